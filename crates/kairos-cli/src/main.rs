@@ -1,0 +1,45 @@
+//! `kairos`: demo scenarios, benchmarks and trace analysis.
+//!
+//! A thin binary over the library crates: each subcommand lives in its own module and
+//! prints a human summary, or JSON with `--json`.
+
+mod bench;
+mod demo;
+mod trace_cmd;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(name = "kairos", version, about = "A robot runtime that is never early and never hangs")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Replay the incidents kairos exists to prevent; with no scenario, run them all.
+    Demo(demo::DemoArgs),
+    /// Timing benchmarks, each measured side by side with a baseline.
+    #[command(subcommand)]
+    Bench(bench::BenchCmd),
+    /// Read and analyze CTF traces (kairos, ROS 2, ROS 1).
+    #[command(subcommand)]
+    Trace(trace_cmd::TraceCmd),
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Demo(args) => demo::run(args),
+        Command::Bench(cmd) => bench::run(cmd),
+        Command::Trace(cmd) => trace_cmd::run(cmd),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("kairos: error: {err:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
