@@ -1,0 +1,174 @@
+//! A cursor over the bits of one packet: CTF fields are bit-aligned and either byte
+//! order fills a byte from a different end (little-endian from the least significant bit,
+//! big-endian from the most significant).
+
+use super::metadata::types::ByteOrder;
+
+/// Why decoding stopped: the bit offset in the packet and what was expected there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodeError {
+    pub bit_offset: u64,
+    pub expected: String,
+}
+
+#[derive(Debug)]
+pub(crate) struct Bits<'a> {
+    buf: &'a [u8],
+    pos: u64,
+    end: u64,
+}
+
+impl<'a> Bits<'a> {
+    /// A cursor at bit `pos` that may not read past bit `end` (nor past `buf`).
+    pub(crate) fn new(buf: &'a [u8], pos: u64, end: u64) -> Self {
+        let end = end.min(buf.len() as u64 * 8);
+        Self { buf, pos, end }
+    }
+
+    pub(crate) fn pos(&self) -> u64 {
+        self.pos
+    }
+
+    pub(crate) fn remaining(&self) -> u64 {
+        self.end.saturating_sub(self.pos)
+    }
+
+    pub(crate) fn error(&self, expected: impl Into<String>) -> DecodeError {
+        DecodeError {
+            bit_offset: self.pos,
+            expected: expected.into(),
+        }
+    }
+
+    fn need(&self, bits: u64, what: &str) -> Result<(), DecodeError> {
+        if self.remaining() < bits {
+            return Err(self.error(format!(
+                "{what} ({bits} bits), but only {} bits are left in the packet",
+                self.remaining()
+            )));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn align(&mut self, align: u32) -> Result<(), DecodeError> {
+        let a = u64::from(align.max(1));
+        let aligned = self.pos.div_ceil(a) * a;
+        if aligned > self.end {
+            return Err(self.error(format!(
+                "padding to a {a}-bit boundary past the end of the packet"
+            )));
+        }
+        self.pos = aligned;
+        Ok(())
+    }
+
+    /// Reads an unsigned integer of 1 to 64 bits.
+    pub(crate) fn read_uint(&mut self, size: u32, order: ByteOrder) -> Result<u64, DecodeError> {
+        debug_assert!((1..=64).contains(&size));
+        self.need(u64::from(size), "an integer")?;
+        let start = (self.pos / 8) as usize;
+        let shift = (self.pos % 8) as u32;
+        let value = if shift == 0 && size % 8 == 0 {
+            let bytes = &self.buf[start..start + (size / 8) as usize];
+            match order {
+                ByteOrder::Big => bytes.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)),
+                _ => bytes
+                    .iter()
+                    .rev()
+                    .fold(0u64, |acc, &b| (acc << 8) | u64::from(b)),
+            }
+        } else {
+            let nbytes = (shift + size).div_ceil(8) as usize;
+            let bytes = &self.buf[start..start + nbytes];
+            let mask = if size == 64 {
+                u128::from(u64::MAX)
+            } else {
+                (1u128 << size) - 1
+            };
+            let v = match order {
+                ByteOrder::Big => {
+                    let acc = bytes
+                        .iter()
+                        .fold(0u128, |acc, &b| (acc << 8) | u128::from(b));
+                    acc >> (nbytes as u32 * 8 - shift - size)
+                }
+                _ => {
+                    let acc = bytes
+                        .iter()
+                        .rev()
+                        .fold(0u128, |acc, &b| (acc << 8) | u128::from(b));
+                    acc >> shift
+                }
+            };
+            (v & mask) as u64
+        };
+        self.pos += u64::from(size);
+        Ok(value)
+    }
+
+    /// Reads `n` whole bytes; the cursor must be byte-aligned.
+    pub(crate) fn read_bytes(&mut self, n: u64) -> Result<&'a [u8], DecodeError> {
+        self.need(n.saturating_mul(8), "bytes")?;
+        let start = (self.pos / 8) as usize;
+        self.pos += n * 8;
+        Ok(&self.buf[start..start + n as usize])
+    }
+
+    /// Reads a NUL-terminated string; the cursor must be byte-aligned.
+    pub(crate) fn read_cstr(&mut self) -> Result<&'a [u8], DecodeError> {
+        let start = (self.pos / 8) as usize;
+        let end = (self.end / 8) as usize;
+        let hay = &self.buf[start.min(end)..end];
+        match hay.iter().position(|&b| b == 0) {
+            Some(n) => {
+                self.pos += (n as u64 + 1) * 8;
+                Ok(&hay[..n])
+            }
+            None => Err(self.error("a NUL-terminated string, but the packet ends first")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn little_endian_bitfields_fill_from_the_low_bit() {
+        // 5-bit id = 31, then 27-bit value = 0x123456.
+        let word: u32 = 31 | (0x0012_3456 << 5);
+        let buf = word.to_le_bytes();
+        let mut b = Bits::new(&buf, 0, 32);
+        assert_eq!(b.read_uint(5, ByteOrder::Little).unwrap(), 31);
+        assert_eq!(b.read_uint(27, ByteOrder::Little).unwrap(), 0x0012_3456);
+    }
+
+    #[test]
+    fn big_endian_bitfields_fill_from_the_high_bit() {
+        // IPv4: version 4 (high nibble), ihl 5 (low nibble).
+        let buf = [0x45u8, 0x12, 0x34];
+        let mut b = Bits::new(&buf, 0, 24);
+        assert_eq!(b.read_uint(4, ByteOrder::Big).unwrap(), 4);
+        assert_eq!(b.read_uint(4, ByteOrder::Big).unwrap(), 5);
+        assert_eq!(b.read_uint(16, ByteOrder::Big).unwrap(), 0x1234);
+    }
+
+    #[test]
+    fn a_64_bit_read_at_an_odd_bit_offset() {
+        let v: u128 = 0xDEAD_BEEF_CAFE_F00D << 3;
+        let buf = v.to_le_bytes();
+        let mut b = Bits::new(&buf, 3, 128);
+        assert_eq!(
+            b.read_uint(64, ByteOrder::Little).unwrap(),
+            0xDEAD_BEEF_CAFE_F00D
+        );
+    }
+
+    #[test]
+    fn reading_past_the_end_is_an_error() {
+        let buf = [b'a', b'b'];
+        let mut b = Bits::new(&buf, 0, 16);
+        assert!(b.read_uint(32, ByteOrder::Little).is_err());
+        assert!(b.read_cstr().is_err());
+    }
+}

@@ -1,0 +1,81 @@
+//! One decoded event and the trace it came from.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::metadata::types::{FieldType, StructType};
+use super::metadata::{EventClass, Metadata};
+use super::value::Value;
+
+/// A trace of a [`super::TraceSet`]: its folder, metadata and hostname.
+#[derive(Debug)]
+pub struct Trace {
+    pub path: PathBuf,
+    pub metadata: Metadata,
+    pub hostname: Option<String>,
+}
+
+/// A decoded event.
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub class: Arc<EventClass>,
+    pub trace: Arc<Trace>,
+    /// Index of the event's stream class in `trace.metadata.streams`.
+    pub stream_class: usize,
+    /// Nanoseconds since the Unix epoch (the clock's offset applied).
+    pub timestamp: i64,
+    /// The `cpu_id` of the packet context, when there is one.
+    pub cpu_id: Option<u64>,
+    pub stream_context: Option<Value>,
+    pub context: Option<Value>,
+    pub payload: Option<Value>,
+}
+
+impl Event {
+    pub fn name(&self) -> &str {
+        &self.class.name
+    }
+
+    /// A payload field by name.
+    pub fn field(&self, name: &str) -> Option<&Value> {
+        struct_field(self.class.payload.as_ref(), self.payload.as_ref(), name)
+    }
+
+    /// A context field by name: the event's own context, then the stream event context.
+    pub fn context_field(&self, name: &str) -> Option<&Value> {
+        struct_field(self.class.context.as_ref(), self.context.as_ref(), name).or_else(|| {
+            let sc = &self.trace.metadata.streams[self.stream_class];
+            struct_field(
+                sc.event_context.as_ref(),
+                self.stream_context.as_ref(),
+                name,
+            )
+        })
+    }
+
+    pub fn u64(&self, name: &str) -> Option<u64> {
+        self.field(name).and_then(Value::as_u64)
+    }
+
+    pub fn i64(&self, name: &str) -> Option<i64> {
+        self.field(name).and_then(Value::as_i64)
+    }
+
+    pub fn str(&self, name: &str) -> Option<&str> {
+        self.field(name).and_then(Value::as_str)
+    }
+}
+
+fn struct_field<'a>(
+    ty: Option<&'a FieldType>,
+    val: Option<&'a Value>,
+    name: &str,
+) -> Option<&'a Value> {
+    match (ty?, val?) {
+        (FieldType::Struct(StructType { fields, .. }), Value::Struct(vals)) => {
+            let i = fields.iter().position(|f| &*f.name == name)?;
+            vals.get(i)
+        }
+        _ => None,
+    }
+}

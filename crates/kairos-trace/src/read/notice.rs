@@ -1,0 +1,82 @@
+//! Things a reader reports while it keeps going: events the tracer discarded, and events
+//! whose timestamp is earlier than one already delivered.
+
+use std::fmt;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    /// The packet context's `events_discarded` counter grew: the tracer lost `count`
+    /// events in this stream before the packet at `packet_offset`.
+    Discarded {
+        path: PathBuf,
+        packet_offset: u64,
+        count: u64,
+        /// The packet's `timestamp_begin`, ns since the epoch, if it has one.
+        at: Option<i64>,
+    },
+    /// A packet begins before the previous packet of its stream ended: the stream's
+    /// time goes backwards by `previous_end - begin` ns (babeltrace2 stops here).
+    PacketOverlap {
+        path: PathBuf,
+        packet_offset: u64,
+        begin: i64,
+        previous_end: i64,
+    },
+    /// An event came out of the merge earlier than the previous one delivered.
+    Backwards {
+        path: PathBuf,
+        event: String,
+        timestamp: i64,
+        previous: i64,
+    },
+}
+
+impl fmt::Display for Notice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Notice::Discarded {
+                path,
+                packet_offset,
+                count,
+                at,
+            } => {
+                write!(
+                    f,
+                    "{}: the tracer discarded {count} events before the packet at byte {packet_offset}",
+                    path.display()
+                )?;
+                if let Some(at) = at {
+                    write!(f, " (at {})", super::text::seconds(*at))?;
+                }
+                Ok(())
+            }
+            Notice::PacketOverlap {
+                path,
+                packet_offset,
+                begin,
+                previous_end,
+            } => write!(
+                f,
+                "{}: timestamp goes backwards: the packet at byte {packet_offset} begins at {}, {} ns before the previous packet ended ({}); reading on",
+                path.display(),
+                super::text::seconds(*begin),
+                previous_end - begin,
+                super::text::seconds(*previous_end),
+            ),
+            Notice::Backwards {
+                path,
+                event,
+                timestamp,
+                previous,
+            } => write!(
+                f,
+                "{}: event {event} at {} is {} ns earlier than the previous event delivered ({}); kept in stream order",
+                path.display(),
+                super::text::seconds(*timestamp),
+                previous - timestamp,
+                super::text::seconds(*previous),
+            ),
+        }
+    }
+}

@@ -1,0 +1,479 @@
+//! One stream file, read packet by packet. Only the current packet is in memory, so a
+//! reader's footprint is one packet per stream whatever the trace's length. A packet
+//! cut short by the end of the file still yields the events it holds before the error.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::bits::{Bits, DecodeError};
+use super::decode::{Clocks, Roots, decode};
+use super::error::ReadError;
+use super::event::{Event, Trace};
+use super::metadata::types::FieldType;
+use super::notice::Notice;
+use super::value::Value;
+
+const PACKET_MAGIC: u64 = 0xC1FC_1FC1;
+/// The first read of a packet, enough for any real header and context.
+const FIRST_READ: u64 = 4096;
+/// A packet larger than this is refused as absurd rather than allocated.
+const MAX_PACKET_BYTES: u64 = 1 << 30;
+
+/// The packet being read.
+#[derive(Debug)]
+struct Packet {
+    offset: u64,
+    stream_class: usize,
+    header: Option<Value>,
+    context: Option<Value>,
+    cpu_id: Option<u64>,
+    pos_bits: u64,
+    content_bits: u64,
+    /// Set when the file ends before the packet does: what was expected.
+    truncated: Option<String>,
+}
+
+/// Where a stream's bytes come from: a file, or memory (for fuzzing and tests).
+#[derive(Debug)]
+enum Source {
+    File(File),
+    Bytes(Vec<u8>),
+}
+
+impl Source {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        match self {
+            Source::File(f) => f.read_exact_at(buf, offset),
+            Source::Bytes(b) => {
+                let start = usize::try_from(offset).unwrap_or(usize::MAX);
+                match b.get(start..).and_then(|rest| rest.get(..buf.len())) {
+                    Some(src) => {
+                        buf.copy_from_slice(src);
+                        Ok(())
+                    }
+                    None => Err(std::io::ErrorKind::UnexpectedEof.into()),
+                }
+            }
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct StreamReader {
+    path: PathBuf,
+    file: Source,
+    file_len: u64,
+    trace: Arc<Trace>,
+    next_packet: u64,
+    packet: Option<Packet>,
+    buf: Vec<u8>,
+    clocks: Clocks,
+    last_discarded: Option<u64>,
+    /// The previous packet's `timestamp_end`, ns since the epoch.
+    last_end: Option<i64>,
+    failed: bool,
+    pub(crate) notices: Vec<Notice>,
+}
+
+impl StreamReader {
+    pub(crate) fn open(path: &Path, trace: Arc<Trace>) -> Result<Self, ReadError> {
+        let io = |source| ReadError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = File::open(path).map_err(io)?;
+        let file_len = file.metadata().map_err(io)?.len();
+        Ok(Self::new(
+            path.to_path_buf(),
+            Source::File(file),
+            file_len,
+            trace,
+        ))
+    }
+
+    /// A reader of a stream held in memory.
+    pub(crate) fn from_bytes(bytes: Vec<u8>, trace: Arc<Trace>) -> Self {
+        let len = bytes.len() as u64;
+        Self::new(PathBuf::from("<memory>"), Source::Bytes(bytes), len, trace)
+    }
+
+    fn new(path: PathBuf, file: Source, file_len: u64, trace: Arc<Trace>) -> Self {
+        let clocks = Clocks {
+            values: vec![0; trace.metadata.clocks.len()],
+            updating: true,
+        };
+        Self {
+            path,
+            file,
+            file_len,
+            trace,
+            next_packet: 0,
+            packet: None,
+            buf: Vec::new(),
+            clocks,
+            last_discarded: None,
+            last_end: None,
+            failed: false,
+            notices: Vec::new(),
+        }
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn damaged(&mut self, offset: u64, expected: impl Into<String>) -> ReadError {
+        self.failed = true;
+        self.packet = None;
+        ReadError::Damaged {
+            path: self.path.clone(),
+            offset,
+            expected: expected.into(),
+        }
+    }
+
+    /// The next event of this stream, `Ok(None)` at its end. After an error the stream
+    /// yields nothing more.
+    pub(crate) fn next_event(&mut self) -> Result<Option<Event>, ReadError> {
+        loop {
+            if self.failed {
+                return Ok(None);
+            }
+            let Some(p) = &self.packet else {
+                if self.next_packet >= self.file_len {
+                    return Ok(None);
+                }
+                self.open_packet()?;
+                continue;
+            };
+            if p.pos_bits >= p.content_bits {
+                if let Some(expected) = p.truncated.clone() {
+                    let at = p.offset + p.content_bits / 8;
+                    return Err(self.damaged(at, expected));
+                }
+                self.packet = None;
+                continue;
+            }
+            return match self.decode_event() {
+                Ok(ev) => Ok(Some(ev)),
+                Err(e) => {
+                    let p = self.packet.as_ref().map_or(0, |p| p.offset);
+                    let expected = match &self.packet {
+                        Some(Packet {
+                            truncated: Some(t), ..
+                        }) => format!("{} ({t})", e.expected),
+                        _ => e.expected,
+                    };
+                    Err(self.damaged(p + e.bit_offset / 8, expected))
+                }
+            };
+        }
+    }
+
+    fn decode_event(&mut self) -> Result<Event, DecodeError> {
+        let Self {
+            trace,
+            packet,
+            buf,
+            clocks,
+            ..
+        } = self;
+        let p = packet.as_mut().expect("a packet is open");
+        let md = &trace.metadata;
+        let sc = &md.streams[p.stream_class];
+        let mut bits = Bits::new(buf, p.pos_bits, p.content_bits);
+        let start = bits.pos();
+        let mut roots = Roots {
+            packet_header: md.packet_header.as_ref().zip(p.header.as_ref()),
+            packet_context: sc.packet_context.as_ref().zip(p.context.as_ref()),
+            ..Roots::default()
+        };
+        clocks.updating = true;
+        let header = sc
+            .event_header
+            .as_ref()
+            .map(|t| decode(t, &mut bits, &roots, clocks))
+            .transpose()?;
+        roots.event_header = sc.event_header.as_ref().zip(header.as_ref());
+        let id = match (&sc.event_header, &header) {
+            (Some(t), Some(v)) => last_uint(t, v, "id").unwrap_or(0),
+            _ => 0,
+        };
+        let Some(class) = sc.events.get(&id) else {
+            return Err(bits.error(format!(
+                "an event id that stream class {} declares, found id {id}",
+                sc.id
+            )));
+        };
+        let stream_context = sc
+            .event_context
+            .as_ref()
+            .map(|t| decode(t, &mut bits, &roots, clocks))
+            .transpose()?;
+        roots.stream_event_context = sc.event_context.as_ref().zip(stream_context.as_ref());
+        let context = class
+            .context
+            .as_ref()
+            .map(|t| decode(t, &mut bits, &roots, clocks))
+            .transpose()?;
+        roots.event_context = class.context.as_ref().zip(context.as_ref());
+        let payload = class
+            .payload
+            .as_ref()
+            .map(|t| decode(t, &mut bits, &roots, clocks))
+            .transpose()?;
+        if bits.pos() == start {
+            return Err(bits.error(
+                "an event that takes at least one bit (the metadata declares an empty event)",
+            ));
+        }
+        p.pos_bits = bits.pos();
+        let timestamp =
+            default_clock(md, p.stream_class).map_or(0, |c| md.clocks[c].to_ns(clocks.values[c]));
+        Ok(Event {
+            class: class.clone(),
+            trace: trace.clone(),
+            stream_class: p.stream_class,
+            timestamp,
+            cpu_id: p.cpu_id,
+            stream_context,
+            context,
+            payload,
+        })
+    }
+
+    fn open_packet(&mut self) -> Result<(), ReadError> {
+        let offset = self.next_packet;
+        let remaining = self.file_len - offset;
+        let mut want = remaining.min(FIRST_READ);
+        let (stream_class, header, context, body_bits) = loop {
+            self.buf.resize(want as usize, 0);
+            if let Err(source) = self.file.read_exact_at(&mut self.buf, offset) {
+                self.failed = true;
+                return Err(ReadError::Io {
+                    path: self.path.clone(),
+                    source,
+                });
+            }
+            match self.decode_packet_start(want) {
+                Ok(start) => break start,
+                Err(_) if want < remaining && want < MAX_PACKET_BYTES => {
+                    want = remaining.min(want * 16)
+                }
+                Err(e) => return Err(self.damaged(offset + e.bit_offset / 8, e.expected)),
+            }
+        };
+        let md = &self.trace.metadata;
+        let sc = &md.streams[stream_class];
+        let ctx = sc.packet_context.as_ref().zip(context.as_ref());
+        let ctx_uint = |name: &str| ctx.and_then(|(t, v)| last_uint(t, v, name));
+        let packet_bits = ctx_uint("packet_size").unwrap_or(remaining.saturating_mul(8));
+        let content_bits = ctx_uint("content_size").unwrap_or(packet_bits);
+        if packet_bits % 8 != 0 || content_bits > packet_bits || content_bits < body_bits {
+            return Err(self.damaged(
+                offset,
+                format!(
+                    "a packet context with content_size ({content_bits} bits) <= packet_size ({packet_bits} bits), a whole number of bytes, holding the header and context ({body_bits} bits)"
+                ),
+            ));
+        }
+        let packet_bytes = packet_bits / 8;
+        if packet_bytes > MAX_PACKET_BYTES {
+            return Err(self.damaged(
+                offset,
+                format!("a packet size up to {MAX_PACKET_BYTES} bytes, found {packet_bytes}"),
+            ));
+        }
+        let (avail, truncated) = if packet_bytes > remaining {
+            let t =
+                format!("the packet's {packet_bytes} bytes, but the file ends after {remaining}");
+            (remaining, Some(t))
+        } else {
+            (packet_bytes, None)
+        };
+        let begin = ctx_uint("timestamp_begin");
+        let discarded = ctx_uint("events_discarded");
+        let cpu_id = ctx_uint("cpu_id");
+        let clock = default_clock(md, stream_class);
+        let at = clock.zip(begin).map(|(c, b)| md.clocks[c].to_ns(b));
+        let end = clock
+            .zip(ctx_uint("timestamp_end"))
+            .map(|(c, e)| md.clocks[c].to_ns(e));
+        if let (Some(begin), Some(previous_end)) = (at, self.last_end)
+            && begin < previous_end
+        {
+            self.notices.push(Notice::PacketOverlap {
+                path: self.path.clone(),
+                packet_offset: offset,
+                begin,
+                previous_end,
+            });
+        }
+        self.last_end = end.or(self.last_end);
+        if let (Some(c), Some(b)) = (clock, begin) {
+            self.clocks.values[c] = b;
+        }
+        if let Some(now) = discarded {
+            let before = self.last_discarded.unwrap_or(0);
+            if now > before {
+                self.notices.push(Notice::Discarded {
+                    path: self.path.clone(),
+                    packet_offset: offset,
+                    count: now - before,
+                    at,
+                });
+            }
+            self.last_discarded = Some(now);
+        }
+        if avail > want {
+            self.buf.resize(avail as usize, 0);
+            if let Err(source) = self
+                .file
+                .read_exact_at(&mut self.buf[want as usize..], offset + want)
+            {
+                self.failed = true;
+                return Err(ReadError::Io {
+                    path: self.path.clone(),
+                    source,
+                });
+            }
+        }
+        self.next_packet = offset + packet_bytes.max(1).min(remaining);
+        self.packet = Some(Packet {
+            offset,
+            stream_class,
+            header,
+            context,
+            cpu_id,
+            pos_bits: body_bits,
+            content_bits: content_bits.min(avail * 8),
+            truncated,
+        });
+        Ok(())
+    }
+
+    /// Decodes the packet header and context from the first `len` bytes of `buf`:
+    /// the stream class index, both values, and where the first event starts.
+    #[allow(clippy::type_complexity)]
+    fn decode_packet_start(
+        &mut self,
+        len: u64,
+    ) -> Result<(usize, Option<Value>, Option<Value>, u64), DecodeError> {
+        let md = &self.trace.metadata;
+        let mut bits = Bits::new(&self.buf, 0, len * 8);
+        self.clocks.updating = false;
+        let mut roots = Roots::default();
+        let header = md
+            .packet_header
+            .as_ref()
+            .map(|t| decode(t, &mut bits, &roots, &mut self.clocks))
+            .transpose()?;
+        roots.packet_header = md.packet_header.as_ref().zip(header.as_ref());
+        let stream_id = match roots.packet_header {
+            Some((t, v)) => {
+                if let Some(magic) = last_uint(t, v, "magic")
+                    && magic != PACKET_MAGIC
+                {
+                    return Err(DecodeError {
+                        bit_offset: 0,
+                        expected: format!(
+                            "the CTF packet magic 0x{PACKET_MAGIC:X}, found 0x{magic:X}"
+                        ),
+                    });
+                }
+                last_uint(t, v, "stream_id")
+            }
+            None => None,
+        };
+        let stream_class = match stream_id {
+            Some(id) => md.streams.iter().position(|s| s.id == id),
+            None if md.streams.len() == 1 => Some(0),
+            None => None,
+        };
+        let Some(stream_class) = stream_class else {
+            return Err(DecodeError {
+                bit_offset: 0,
+                expected: format!("a stream id the metadata declares, found {stream_id:?}"),
+            });
+        };
+        let sc = &md.streams[stream_class];
+        let context = sc
+            .packet_context
+            .as_ref()
+            .map(|t| decode(t, &mut bits, &roots, &mut self.clocks))
+            .transpose()?;
+        self.clocks.updating = true;
+        Ok((stream_class, header, context, bits.pos()))
+    }
+}
+
+/// The clock a stream's event timestamps are on: the clock of the first clock-mapped
+/// integer in its event header, else in its packet context, else the only clock.
+fn default_clock(md: &super::metadata::Metadata, stream_class: usize) -> Option<usize> {
+    let sc = &md.streams[stream_class];
+    sc.event_header
+        .as_ref()
+        .and_then(first_clock)
+        .or_else(|| sc.packet_context.as_ref().and_then(first_clock))
+        .or(if md.clocks.len() == 1 { Some(0) } else { None })
+}
+
+fn first_clock(ty: &FieldType) -> Option<usize> {
+    match ty {
+        FieldType::Int(i) => i.clock,
+        FieldType::Enum(e) => e.container.clock,
+        FieldType::Struct(s) => s.fields.iter().find_map(|f| first_clock(&f.ty)),
+        FieldType::Variant(v) => v.options.iter().find_map(|f| first_clock(&f.ty)),
+        _ => None,
+    }
+}
+
+/// The last integer named `name` in decode order, looking into structures and the
+/// selected options of variants: LTTng's extended event header puts the real id and
+/// timestamp in `v.extended`, after the compact `id`.
+pub(crate) fn last_uint(ty: &FieldType, val: &Value, name: &str) -> Option<u64> {
+    match (ty, val) {
+        (FieldType::Struct(st), Value::Struct(vals)) => {
+            let mut found = None;
+            for (f, v) in st.fields.iter().zip(vals) {
+                if &*f.name == name
+                    && let Some(u) = v.as_u64()
+                {
+                    found = Some(u);
+                }
+                if let Some(u) = last_uint(&f.ty, v, name) {
+                    found = Some(u);
+                }
+            }
+            found
+        }
+        (FieldType::Variant(var), Value::Variant(i, inner)) => {
+            last_uint(&var.options.get(*i)?.ty, inner, name)
+        }
+        _ => None,
+    }
+}
+
+/// Reads every event of an in-memory stream: how many decoded, and the error that
+/// stopped it, if any.
+pub(crate) fn decode_bytes(
+    metadata: &super::metadata::Metadata,
+    bytes: &[u8],
+) -> (usize, Option<ReadError>) {
+    let trace = Arc::new(Trace {
+        path: PathBuf::from("<memory>"),
+        metadata: metadata.clone(),
+        hostname: None,
+    });
+    let mut reader = StreamReader::from_bytes(bytes.to_vec(), trace);
+    let mut n = 0;
+    loop {
+        match reader.next_event() {
+            Ok(Some(_)) => n += 1,
+            Ok(None) => return (n, None),
+            Err(e) => return (n, Some(e)),
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! Finding traces: a folder holding a `metadata` file is a trace and its other regular
+//! files are its streams; any other folder is searched (an LTTng session folder holds
+//! `ust/uid/1000/64-bit/` and `kernel/` traces). Everything found is read as one set.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::error::ReadError;
+use super::event::Trace;
+use super::merge::Events;
+use super::metadata::{Metadata, read_metadata_text};
+use super::stream::StreamReader;
+
+/// Folders nested deeper than this below the given path are not searched.
+const MAX_DEPTH: usize = 8;
+/// A metadata file larger than this is refused.
+const MAX_METADATA_BYTES: u64 = 64 << 20;
+
+/// The traces found under one path.
+#[derive(Debug)]
+pub struct TraceSet {
+    pub traces: Vec<Arc<Trace>>,
+    streams: Vec<Vec<PathBuf>>,
+}
+
+impl TraceSet {
+    /// Finds and parses every trace under `path` (a trace folder, a folder of traces,
+    /// or a `metadata` file).
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, ReadError> {
+        let path = path.as_ref();
+        let root = if path.is_file() && path.file_name().is_some_and(|n| n == "metadata") {
+            path.parent().unwrap_or(Path::new(".")).to_path_buf()
+        } else {
+            path.to_path_buf()
+        };
+        let mut dirs = Vec::new();
+        find_trace_dirs(&root, 0, &mut dirs)?;
+        if dirs.is_empty() {
+            return Err(ReadError::NoTrace {
+                path: path.to_path_buf(),
+            });
+        }
+        let mut set = TraceSet {
+            traces: Vec::new(),
+            streams: Vec::new(),
+        };
+        for dir in dirs {
+            let (trace, streams) = open_trace(&dir)?;
+            set.traces.push(Arc::new(trace));
+            set.streams.push(streams);
+        }
+        Ok(set)
+    }
+
+    /// Every stream file of every trace.
+    pub fn stream_files(&self) -> impl Iterator<Item = &Path> {
+        self.streams.iter().flatten().map(PathBuf::as_path)
+    }
+
+    /// The total size of the stream files in bytes, for progress reporting.
+    pub fn stream_bytes(&self) -> u64 {
+        self.stream_files()
+            .filter_map(|p| fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum()
+    }
+
+    /// All events of all traces, merged by timestamp.
+    pub fn events(&self) -> Result<Events, ReadError> {
+        let mut readers = Vec::new();
+        for (trace, files) in self.traces.iter().zip(&self.streams) {
+            for f in files {
+                readers.push(StreamReader::open(f, trace.clone())?);
+            }
+        }
+        Ok(Events::new(readers))
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ReadError + '_ {
+    move |source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn find_trace_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), ReadError> {
+    if dir.join("metadata").is_file() {
+        out.push(dir.to_path_buf());
+        return Ok(());
+    }
+    if depth >= MAX_DEPTH || !dir.is_dir() {
+        return Ok(());
+    }
+    let mut subdirs: Vec<PathBuf> = fs::read_dir(dir)
+        .map_err(io(dir))?
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    subdirs.sort();
+    for sub in subdirs {
+        find_trace_dirs(&sub, depth + 1, out)?;
+    }
+    Ok(())
+}
+
+fn open_trace(dir: &Path) -> Result<(Trace, Vec<PathBuf>), ReadError> {
+    let md_path = dir.join("metadata");
+    let len = fs::metadata(&md_path).map_err(io(&md_path))?.len();
+    if len > MAX_METADATA_BYTES {
+        return Err(ReadError::Metadata {
+            path: md_path,
+            source: super::metadata::MetadataError::new(
+                0,
+                format!("{len} bytes is larger than the {MAX_METADATA_BYTES}-byte limit"),
+            ),
+        });
+    }
+    let bytes = fs::read(&md_path).map_err(io(&md_path))?;
+    let text = read_metadata_text(&bytes).map_err(|source| ReadError::Metadata {
+        path: md_path.clone(),
+        source,
+    })?;
+    let metadata = Metadata::parse(&text.text).map_err(|source| ReadError::Metadata {
+        path: md_path.clone(),
+        source,
+    })?;
+    let mut streams: Vec<PathBuf> = fs::read_dir(dir)
+        .map_err(io(dir))?
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n != "metadata" && !n.starts_with('.'))
+        })
+        .collect();
+    streams.sort();
+    let hostname = metadata.env_str("hostname").map(str::to_string);
+    Ok((
+        Trace {
+            path: dir.to_path_buf(),
+            metadata,
+            hostname,
+        },
+        streams,
+    ))
+}
