@@ -1,4 +1,19 @@
-//! Trace analysis: models (objects, messages, callbacks, queues, flows, timers, clocks)
-//! built from event streams, and reports rendered from them.
-//!
-//! Not built yet: this crate is a seam that the trace-analysis issue fills.
+//! Trace analysis: one model (objects, messages, callbacks, queues, timers) built from
+//! kairos, ROS 2 (ros2_tracing) and ROS 1 (tracetools) traces, and the analyses and
+//! reports rendered from it. Every report is a plain serializable value that also
+//! prints itself for a person ([`std::fmt::Display`]).
+
+pub mod build;
+pub mod callbacks;
+pub mod chains;
+pub mod flow;
+pub mod html;
+pub mod model;
+pub mod perfetto;
+pub mod queues;
+pub mod stats;
+pub mod summary;
+pub mod timers;
+
+pub use build::{AnalyzeError, Builder, Options, analyze};
+pub use model::Model;

@@ -2,10 +2,12 @@
 //!
 //! Every subcommand takes a trace folder (or a folder of traces, such as an LTTng
 //! session). Problems the reader meets but reads past (discarded events, timestamps
-//! going backwards, a damaged stream) go to stderr as they happen; a damaged stream also
-//! makes the exit status 1, because the output is then incomplete.
+//! going backwards, a damaged stream) go to stderr; a damaged stream also makes `dump`
+//! exit with status 1, because its output is then incomplete.
 
+mod analysis;
 mod dump;
+mod load;
 
 use clap::Subcommand;
 use std::process::ExitCode;
@@ -14,10 +16,34 @@ use std::process::ExitCode;
 pub enum TraceCmd {
     /// Print every event, one line each, as `babeltrace2 --clock-seconds --no-delta` does.
     Dump(dump::Args),
+    /// Processes, nodes, topics with publishers and subscribers, event counts, time span.
+    Summary(analysis::Args),
+    /// Per callback: count and duration mean/p50/p99/max.
+    Callbacks(analysis::Args),
+    /// Per timer: period, actual period, lateness, missed periods.
+    Timers(analysis::Args),
+    /// Per publisher and subscription queue: depth over time, maximum, drops.
+    Queues(analysis::Args),
+    /// Follow one message through queues, transport and callbacks to the graph's end.
+    Flow(analysis::FlowArgs),
+    /// End-to-end latency of every path from a source to a sink callback, per stage.
+    Chains(analysis::Args),
+    /// Write a Chrome/Perfetto trace JSON with callbacks and message flow arrows.
+    Export(analysis::ExportArgs),
+    /// Write a self-contained HTML page: summary, timeline, latency histograms.
+    Report(analysis::ReportArgs),
 }
 
 pub fn run(cmd: TraceCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         TraceCmd::Dump(args) => dump::run(args),
+        TraceCmd::Summary(args) => analysis::summary(args),
+        TraceCmd::Callbacks(args) => analysis::callbacks(args),
+        TraceCmd::Timers(args) => analysis::timers(args),
+        TraceCmd::Queues(args) => analysis::queues(args),
+        TraceCmd::Flow(args) => analysis::flow(args),
+        TraceCmd::Chains(args) => analysis::chains(args),
+        TraceCmd::Export(args) => analysis::export(args),
+        TraceCmd::Report(args) => analysis::report(args),
     }
 }

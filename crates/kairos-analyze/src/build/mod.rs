@@ -1,0 +1,461 @@
+//! Building the [`Model`] in one pass over a trace's events. Each source has its own
+//! mapping (`ros2` also reads kairos traces, which use ros2_tracing's names plus exact
+//! `publisher_handle`/`seq` message ids; `ros1` reads roscpp tracetools traces); both
+//! write into the same builder state, so every analysis works on every source.
+//!
+//! The builder keeps per-thread state (the callback running, the message just taken)
+//! and per-object maps; message records are kept for the flow and chain analyses, and
+//! can be turned off ([`Options::messages`]) for a summary whose memory does not grow
+//! with the trace's length.
+
+mod ros1;
+mod ros2;
+
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+
+use kairos_trace::read::{Event, TraceSet};
+
+use crate::model::{
+    Callback, Delivery, Endpoint, Message, Model, Node, Owner, Process, Queue, QueueDrop,
+    QueueKind, Source, Timer,
+};
+
+/// What the builder keeps beyond counts and objects.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Keep messages, callback runs, timer firings and queue depths (needed by every
+    /// analysis but `summary`).
+    pub messages: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { messages: true }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AnalyzeError {
+    #[error(transparent)]
+    Read(#[from] kairos_trace::read::ReadError),
+}
+
+/// Reads a whole trace (or folder of traces) into a model. Damaged streams do not stop
+/// it: their errors are kept in [`Model::read_errors`].
+pub fn analyze(path: impl AsRef<Path>, options: Options) -> Result<Model, AnalyzeError> {
+    let set = TraceSet::open(path)?;
+    let mut events = set.events()?;
+    let mut b = Builder::new(options);
+    for item in events.by_ref() {
+        match item {
+            Ok(ev) => b.event(&ev),
+            Err(e) => b.read_error(e.to_string()),
+        }
+    }
+    Ok(b.finish(events.discarded(), events.backwards()))
+}
+
+/// How a message is recognized again at a later stage.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum MsgKey {
+    /// kairos: the publisher's handle and the message's sequence number.
+    PubSeq(u64, u64),
+    /// ROS 2 over DDS: the topic and the DDS source timestamp.
+    SourceTs(String, i64),
+    /// ROS 1, publisher side: the process and the serialized buffer's address.
+    Ros1Buf(i64, u64),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    callback: usize,
+    start: i64,
+    consumed: Option<(usize, usize)>,
+}
+
+#[derive(Debug, Default)]
+struct Thread {
+    /// A message published on this thread and not yet handed to transport.
+    publishing: Option<usize>,
+    /// A message taken on this thread whose callback has not started yet.
+    taken: Option<(usize, usize)>,
+    stack: Vec<Frame>,
+}
+
+/// One-pass model builder. Feed it events in timestamp order.
+#[derive(Debug)]
+pub struct Builder {
+    opts: Options,
+    m: Model,
+    processes: HashMap<i64, usize>,
+    nodes: HashMap<(i64, u64), usize>,
+    publishers: HashMap<(i64, u64), usize>,
+    subscriptions: HashMap<(i64, u64), usize>,
+    timers: HashMap<(i64, u64), usize>,
+    callbacks: HashMap<(i64, u64), usize>,
+    services: HashMap<(i64, u64), ()>,
+    messages: HashMap<MsgKey, usize>,
+    threads: HashMap<(i64, i64), Thread>,
+    queues: HashMap<(QueueKind, usize), usize>,
+    /// ROS 1 subscriber side: a received message's address -> (message, delivery).
+    ros1_received: HashMap<(i64, u64), (usize, usize)>,
+    /// ROS 1: messages written to a topic's connections and not yet received.
+    ros1_in_flight: HashMap<String, VecDeque<usize>>,
+    ros1_publishers: HashMap<(i64, String), usize>,
+}
+
+/// The fields every mapping needs from an event.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct At {
+    pub ts: i64,
+    pub pid: i64,
+    pub tid: i64,
+}
+
+impl Builder {
+    pub fn new(opts: Options) -> Self {
+        Self {
+            opts,
+            m: Model::default(),
+            processes: HashMap::new(),
+            nodes: HashMap::new(),
+            publishers: HashMap::new(),
+            subscriptions: HashMap::new(),
+            timers: HashMap::new(),
+            callbacks: HashMap::new(),
+            services: HashMap::new(),
+            messages: HashMap::new(),
+            threads: HashMap::new(),
+            queues: HashMap::new(),
+            ros1_received: HashMap::new(),
+            ros1_in_flight: HashMap::new(),
+            ros1_publishers: HashMap::new(),
+        }
+    }
+
+    pub fn read_error(&mut self, e: String) {
+        self.m.read_errors.push(e);
+    }
+
+    pub fn event(&mut self, ev: &Event) {
+        let name = ev.name();
+        self.m.events += 1;
+        if let Some(c) = self.m.event_counts.get_mut(name) {
+            *c += 1;
+        } else {
+            self.m.event_counts.insert(name.to_string(), 1);
+        }
+        self.m.first_ns = Some(
+            self.m
+                .first_ns
+                .map_or(ev.timestamp, |f| f.min(ev.timestamp)),
+        );
+        self.m.last_ns = Some(self.m.last_ns.map_or(ev.timestamp, |l| l.max(ev.timestamp)));
+        let ctx = |f: &str| ev.context_field(f).and_then(|v| v.as_i64());
+        let at = At {
+            ts: ev.timestamp,
+            pid: ctx("vpid").or(ctx("pid")).unwrap_or(0),
+            tid: ctx("vtid").or(ctx("tid")).unwrap_or(0),
+        };
+        if let Some(procname) = ev.context_field("procname").and_then(|v| v.as_str()) {
+            self.process(at.pid, procname);
+        }
+        let (provider, short) = name.split_once(':').unwrap_or(("", name));
+        match provider {
+            "ros2" | "dds" => {
+                self.source(Source::Ros2);
+                ros2::event(self, at, short, ev);
+            }
+            "kairos" => {
+                self.source(Source::Kairos);
+                ros2::kairos_event(self, at, short, ev);
+            }
+            "roscpp" => {
+                self.source(Source::Ros1);
+                ros1::event(self, at, short, ev);
+            }
+            _ => {}
+        }
+    }
+
+    pub fn finish(mut self, discarded: u64, backwards: u64) -> Model {
+        self.m.discarded_events = discarded;
+        self.m.backwards_timestamps = backwards;
+        if self.opts.messages {
+            self.infer_ros2_queues();
+        }
+        self.m.sources.sort();
+        self.m
+    }
+
+    fn source(&mut self, s: Source) {
+        if !self.m.sources.contains(&s) {
+            self.m.sources.push(s);
+        }
+    }
+
+    fn process(&mut self, pid: i64, name: &str) {
+        match self.processes.get(&pid) {
+            // The first name seen wins, except that ROS 1 renames the thread to the node
+            // name: keep the executable's name.
+            Some(_) => {}
+            None => {
+                self.processes.insert(pid, self.m.processes.len());
+                self.m.processes.push(Process {
+                    pid,
+                    name: name.to_string(),
+                });
+            }
+        }
+    }
+
+    fn node(&mut self, pid: i64, handle: u64, name: String) -> usize {
+        let i = self.m.nodes.len();
+        self.m.nodes.push(Node { pid, name });
+        self.nodes.insert((pid, handle), i);
+        i
+    }
+
+    fn publisher(
+        &mut self,
+        pid: i64,
+        handle: u64,
+        node: Option<usize>,
+        topic: String,
+        depth: Option<u64>,
+    ) -> usize {
+        let i = self.m.publishers.len();
+        self.m.publishers.push(Endpoint {
+            pid,
+            node,
+            topic,
+            queue_depth: depth,
+            callback: None,
+            published: 0,
+        });
+        self.publishers.insert((pid, handle), i);
+        i
+    }
+
+    fn subscription(
+        &mut self,
+        pid: i64,
+        handle: u64,
+        node: Option<usize>,
+        topic: String,
+        depth: Option<u64>,
+    ) -> usize {
+        let i = self.m.subscriptions.len();
+        self.m.subscriptions.push(Endpoint {
+            pid,
+            node,
+            topic,
+            queue_depth: depth,
+            callback: None,
+            published: 0,
+        });
+        self.subscriptions.insert((pid, handle), i);
+        i
+    }
+
+    fn timer(&mut self, pid: i64, handle: u64) -> usize {
+        if let Some(&t) = self.timers.get(&(pid, handle)) {
+            return t;
+        }
+        let i = self.m.timers.len();
+        self.m.timers.push(Timer {
+            pid,
+            node: None,
+            period_ns: None,
+            callback: None,
+            fired: Vec::new(),
+            scheduled: Vec::new(),
+        });
+        self.timers.insert((pid, handle), i);
+        i
+    }
+
+    fn callback(&mut self, pid: i64, handle: u64) -> usize {
+        if let Some(&c) = self.callbacks.get(&(pid, handle)) {
+            return c;
+        }
+        let i = self.m.callbacks.len();
+        self.m.callbacks.push(Callback {
+            pid,
+            handle,
+            symbol: None,
+            owner: Owner::Unknown,
+            runs: Vec::new(),
+            tid: 0,
+        });
+        self.callbacks.insert((pid, handle), i);
+        i
+    }
+
+    fn set_owner(&mut self, cb: usize, owner: Owner) {
+        self.m.callbacks[cb].owner = owner;
+        match owner {
+            Owner::Subscription(s) => self.m.subscriptions[s].callback = Some(cb),
+            Owner::Timer(t) => self.m.timers[t].callback = Some(cb),
+            _ => {}
+        }
+    }
+
+    fn thread(&mut self, at: At) -> &mut Thread {
+        self.threads.entry((at.pid, at.tid)).or_default()
+    }
+
+    /// A new message, published now on this thread by `publisher`.
+    fn publish(&mut self, at: At, publisher: Option<usize>, topic: String) -> Option<usize> {
+        if let Some(p) = publisher {
+            self.m.publishers[p].published += 1;
+        }
+        if !self.opts.messages {
+            return None;
+        }
+        let cause = self.thread(at).stack.last().and_then(|f| f.consumed);
+        let i = self.m.messages.len();
+        self.m.messages.push(Message {
+            topic,
+            publisher,
+            published: Some(at.ts),
+            sent: None,
+            publish_tid: Some(at.tid),
+            cause,
+            deliveries: Vec::new(),
+        });
+        self.thread(at).publishing = Some(i);
+        Some(i)
+    }
+
+    /// A message whose publication is not in the trace.
+    fn orphan(&mut self, topic: String) -> usize {
+        self.m.unmatched_takes += 1;
+        let i = self.m.messages.len();
+        self.m.messages.push(Message {
+            topic,
+            publisher: None,
+            published: None,
+            sent: None,
+            publish_tid: None,
+            cause: None,
+            deliveries: Vec::new(),
+        });
+        i
+    }
+
+    fn deliver(&mut self, msg: usize, d: Delivery) -> usize {
+        let list = &mut self.m.messages[msg].deliveries;
+        list.push(d);
+        list.len() - 1
+    }
+
+    fn callback_start(&mut self, at: At, cb: usize, consumed: Option<(usize, usize)>) {
+        if let Some((m, d)) = consumed {
+            let del = &mut self.m.messages[m].deliveries[d];
+            del.callback = Some(cb);
+            del.callback_start = Some(at.ts);
+            del.tid = Some(at.tid);
+        }
+        self.m.callbacks[cb].tid = at.tid;
+        if let Owner::Timer(t) = self.m.callbacks[cb].owner
+            && self.opts.messages
+        {
+            self.m.timers[t].fired.push(at.ts);
+        }
+        self.thread(at).stack.push(Frame {
+            callback: cb,
+            start: at.ts,
+            consumed,
+        });
+    }
+
+    fn callback_end(&mut self, at: At, cb: usize) {
+        let th = self.thread(at);
+        let Some(pos) = th.stack.iter().rposition(|f| f.callback == cb) else {
+            return;
+        };
+        let frame = th.stack.remove(pos);
+        th.stack.truncate(pos);
+        if let Some((m, d)) = frame.consumed {
+            self.m.messages[m].deliveries[d].callback_end = Some(at.ts);
+        }
+        if self.opts.messages {
+            self.m.callbacks[cb]
+                .runs
+                .push((frame.start, at.ts - frame.start));
+        }
+    }
+
+    fn queue(&mut self, kind: QueueKind, endpoint: usize) -> usize {
+        if let Some(&q) = self.queues.get(&(kind, endpoint)) {
+            return q;
+        }
+        let i = self.m.queues.len();
+        self.m.queues.push(Queue {
+            kind,
+            endpoint,
+            depth: Vec::new(),
+            enqueued: 0,
+            dequeued: 0,
+            drops: Vec::new(),
+            inferred: false,
+        });
+        self.queues.insert((kind, endpoint), i);
+        i
+    }
+
+    /// Records a queue change; `depth` is the depth after it when the trace says so.
+    fn queue_change(&mut self, q: usize, at: i64, delta: i64, depth: Option<u64>) {
+        let queue = &mut self.m.queues[q];
+        let last = queue.depth.last().map_or(0, |&(_, d)| d);
+        let next = depth.unwrap_or_else(|| last.saturating_add_signed(delta));
+        if delta > 0 {
+            queue.enqueued += 1;
+        } else if delta < 0 {
+            queue.dequeued += 1;
+        }
+        if self.opts.messages {
+            queue.depth.push((at, next));
+        }
+    }
+
+    fn queue_drop(&mut self, q: usize, at: i64, message: Option<usize>, depth: Option<u64>) {
+        self.m.queues[q].drops.push(QueueDrop { at, message });
+        self.queue_change(q, at, -1, depth);
+        let queue = &mut self.m.queues[q];
+        queue.dequeued -= 1;
+    }
+
+    /// ros2_tracing records no enqueue: a subscription's depth is inferred from when each
+    /// message it took was sent and taken.
+    fn infer_ros2_queues(&mut self) {
+        let mut changes: HashMap<usize, Vec<(i64, i64)>> = HashMap::new();
+        for msg in &self.m.messages {
+            for d in &msg.deliveries {
+                if let (Some(s), None, Some(sent), Some(taken)) =
+                    (d.subscription, d.enqueued, msg.sent, d.taken)
+                {
+                    let c = changes.entry(s).or_default();
+                    c.push((sent, 1));
+                    c.push((taken, -1));
+                }
+            }
+        }
+        let mut subs: Vec<usize> = changes.keys().copied().collect();
+        subs.sort_unstable();
+        for s in subs {
+            if self.queues.contains_key(&(QueueKind::Subscription, s)) {
+                continue;
+            }
+            let mut c = changes.remove(&s).unwrap_or_default();
+            c.sort_unstable();
+            let q = self.queue(QueueKind::Subscription, s);
+            self.m.queues[q].inferred = true;
+            for (at, delta) in c {
+                self.queue_change(q, at, delta, None);
+            }
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! ros2_tracing events (`ros2:*`, `dds:*`) and kairos events (`kairos:*`, plus the
+//! `publisher_handle`/`seq` fields kairos adds to ros2_tracing's message events).
+//!
+//! A ROS 2 message is followed by the thread it is published on (`rcl_publish` then
+//! `dds:write`, whose DDS source timestamp `rmw_take` reports on the subscriber side) and
+//! by the thread that takes it (`rmw_take` then `callback_start`). A kairos message is
+//! identified exactly by `(publisher_handle, seq)`. `rmw_take` with `taken = 0` found the
+//! queue empty: it is counted, and creates no message.
+
+use kairos_trace::read::Event;
+
+use super::{At, Builder, MsgKey};
+use crate::model::{Delivery, Owner, QueueKind};
+
+pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
+    let pid = at.pid;
+    let h = |f: &str| ev.u64(f).unwrap_or(0);
+    match name {
+        "rcl_node_init" => {
+            let name = ev.str("node_name").unwrap_or("?").to_string();
+            b.node(pid, h("node_handle"), name);
+        }
+        "rcl_publisher_init" => {
+            let node = b.nodes.get(&(pid, h("node_handle"))).copied();
+            let topic = ev.str("topic_name").unwrap_or("?").to_string();
+            let p = b.publisher(
+                pid,
+                h("publisher_handle"),
+                node,
+                topic,
+                ev.u64("queue_depth"),
+            );
+            b.publishers.insert((pid, h("rmw_publisher_handle")), p);
+        }
+        "rcl_subscription_init" => {
+            let node = b.nodes.get(&(pid, h("node_handle"))).copied();
+            let topic = ev.str("topic_name").unwrap_or("?").to_string();
+            let s = b.subscription(
+                pid,
+                h("subscription_handle"),
+                node,
+                topic,
+                ev.u64("queue_depth"),
+            );
+            b.subscriptions
+                .insert((pid, h("rmw_subscription_handle")), s);
+        }
+        "rclcpp_subscription_init" => {
+            if let Some(&s) = b.subscriptions.get(&(pid, h("subscription_handle"))) {
+                b.subscriptions.insert((pid, h("subscription")), s);
+            }
+        }
+        "rclcpp_subscription_callback_added" => {
+            let cb = b.callback(pid, h("callback"));
+            if let Some(&s) = b.subscriptions.get(&(pid, h("subscription"))) {
+                b.set_owner(cb, Owner::Subscription(s));
+            }
+        }
+        "rcl_timer_init" => {
+            let t = b.timer(pid, h("timer_handle"));
+            b.m.timers[t].period_ns = ev.i64("period");
+        }
+        "rclcpp_timer_callback_added" => {
+            let t = b.timer(pid, h("timer_handle"));
+            let cb = b.callback(pid, h("callback"));
+            b.set_owner(cb, Owner::Timer(t));
+        }
+        "rclcpp_timer_link_node" => {
+            let t = b.timer(pid, h("timer_handle"));
+            b.m.timers[t].node = b.nodes.get(&(pid, h("node_handle"))).copied();
+        }
+        "rcl_service_init" => {
+            b.services.insert((pid, h("service_handle")), ());
+        }
+        "rclcpp_service_callback_added" => {
+            let cb = b.callback(pid, h("callback"));
+            b.set_owner(cb, Owner::Service);
+        }
+        "rclcpp_callback_register" => {
+            let cb = b.callback(pid, h("callback"));
+            b.m.callbacks[cb].symbol = ev.str("symbol").map(str::to_string);
+        }
+        "rcl_publish" => {
+            let publisher = b.publishers.get(&(pid, h("publisher_handle"))).copied();
+            let topic =
+                publisher.map_or_else(|| "?".to_string(), |p| b.m.publishers[p].topic.clone());
+            if let Some(msg) = b.publish(at, publisher, topic)
+                && let Some(seq) = ev.u64("seq")
+            {
+                b.messages
+                    .insert(MsgKey::PubSeq(h("publisher_handle"), seq), msg);
+            }
+        }
+        "rmw_publish" => {
+            if let Some(seq) = ev.u64("seq")
+                && let Some(&msg) = b.messages.get(&MsgKey::PubSeq(h("publisher_handle"), seq))
+            {
+                b.m.messages[msg].sent = Some(at.ts);
+                b.thread(at).publishing = None;
+            }
+        }
+        // dds:write: the message left for transport, stamped with its source timestamp.
+        "write" => {
+            if let Some(msg) = b.thread(at).publishing.take()
+                && let Some(ts) = ev.i64("timestamp")
+            {
+                b.m.messages[msg].sent = Some(at.ts);
+                let topic = b.m.messages[msg].topic.clone();
+                b.messages.insert(MsgKey::SourceTs(topic, ts), msg);
+            }
+        }
+        "rmw_take" => take(b, at, ev),
+        "callback_start" => {
+            let cb = b.callback(pid, h("callback"));
+            let consumed = consumable(b, at, cb);
+            b.callback_start(at, cb, consumed);
+        }
+        "callback_end" => {
+            let cb = b.callback(pid, h("callback"));
+            b.callback_end(at, cb);
+        }
+        _ => {}
+    }
+}
+
+pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &Event) {
+    let pid = at.pid;
+    let h = |f: &str| ev.u64(f).unwrap_or(0);
+    match name {
+        "message_enqueue" | "message_drop" => {
+            let Some(&s) = b.subscriptions.get(&(pid, h("subscription_handle"))) else {
+                return;
+            };
+            let q = b.queue(QueueKind::Subscription, s);
+            let depth = ev.u64("queue_depth");
+            let msg = match ev.u64("seq") {
+                Some(seq) if b.opts.messages => Some(
+                    match b.messages.get(&MsgKey::PubSeq(h("publisher_handle"), seq)) {
+                        Some(&m) => m,
+                        None => {
+                            let topic = b.m.subscriptions[s].topic.clone();
+                            b.orphan(topic)
+                        }
+                    },
+                ),
+                _ => None,
+            };
+            if name == "message_enqueue" {
+                if let Some(m) = msg {
+                    b.deliver(
+                        m,
+                        Delivery {
+                            subscription: Some(s),
+                            enqueued: Some(at.ts),
+                            ..Delivery::default()
+                        },
+                    );
+                }
+                b.queue_change(q, at.ts, 1, depth);
+            } else {
+                if let Some(m) = msg {
+                    match pending_delivery(b, m, s) {
+                        Some(d) => b.m.messages[m].deliveries[d].dropped = Some(at.ts),
+                        None => {
+                            b.deliver(
+                                m,
+                                Delivery {
+                                    subscription: Some(s),
+                                    dropped: Some(at.ts),
+                                    ..Delivery::default()
+                                },
+                            );
+                        }
+                    }
+                }
+                b.queue_drop(q, at.ts, msg, depth);
+            }
+        }
+        "timer_fire" => {
+            let t = b.timer(pid, h("timer_handle"));
+            if let (Some(s), Some(a)) = (ev.i64("scheduled"), ev.i64("actual"))
+                && b.opts.messages
+            {
+                b.m.timers[t].scheduled.push((s, a));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A delivery of `msg` to subscription `s` that is neither taken nor dropped yet.
+fn pending_delivery(b: &Builder, msg: usize, s: usize) -> Option<usize> {
+    b.m.messages[msg]
+        .deliveries
+        .iter()
+        .position(|d| d.subscription == Some(s) && d.taken.is_none() && d.dropped.is_none())
+}
+
+fn take(b: &mut Builder, at: At, ev: &Event) {
+    if ev.i64("taken") == Some(0) {
+        b.m.empty_takes += 1;
+        return;
+    }
+    // A take by a subscription that no rcl_subscription_init declared is the
+    // middleware's own (DDS discovery); it is no ROS message.
+    let Some(&s) = b
+        .subscriptions
+        .get(&(at.pid, ev.u64("rmw_subscription_handle").unwrap_or(0)))
+    else {
+        return;
+    };
+    if let Some(&q) = b.queues.get(&(QueueKind::Subscription, s)) {
+        b.queue_change(q, at.ts, -1, None);
+    }
+    if !b.opts.messages {
+        return;
+    }
+    let topic = b.m.subscriptions[s].topic.clone();
+    let key = match (ev.u64("publisher_handle"), ev.u64("seq")) {
+        (Some(p), Some(seq)) => MsgKey::PubSeq(p, seq),
+        _ => MsgKey::SourceTs(topic.clone(), ev.i64("source_timestamp").unwrap_or(0)),
+    };
+    let msg = match b.messages.get(&key) {
+        Some(&m) => m,
+        None => b.orphan(topic),
+    };
+    let d = match pending_delivery(b, msg, s) {
+        Some(d) => d,
+        None => b.deliver(
+            msg,
+            Delivery {
+                subscription: Some(s),
+                ..Delivery::default()
+            },
+        ),
+    };
+    b.m.messages[msg].deliveries[d].taken = Some(at.ts);
+    b.thread(at).taken = Some((msg, d));
+}
+
+/// The message taken on this thread that callback `cb` is about to process, if the
+/// callback serves the subscription that took it.
+fn consumable(b: &mut Builder, at: At, cb: usize) -> Option<(usize, usize)> {
+    let (m, d) = b.thread(at).taken?;
+    let sub = b.m.messages[m].deliveries[d].subscription;
+    let serves = match b.m.callbacks[cb].owner {
+        Owner::Subscription(s) => Some(s) == sub,
+        Owner::Unknown => true,
+        _ => false,
+    };
+    if serves {
+        b.thread(at).taken = None;
+        Some((m, d))
+    } else {
+        None
+    }
+}

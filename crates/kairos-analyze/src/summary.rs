@@ -1,0 +1,177 @@
+//! `summary`: what is in a trace: processes, nodes, topics with their publishers and
+//! subscribers, event counts, time span, and what the reader had to report.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::model::{Model, Source};
+use crate::stats::human_ns;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TopicSummary {
+    pub name: String,
+    pub publishers: Vec<String>,
+    pub subscribers: Vec<String>,
+    pub messages: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeSummary {
+    pub name: String,
+    pub pid: i64,
+    pub process: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub sources: Vec<Source>,
+    pub events: u64,
+    pub first_ns: Option<i64>,
+    pub last_ns: Option<i64>,
+    pub duration_ns: i64,
+    pub discarded_events: u64,
+    pub backwards_timestamps: u64,
+    pub empty_takes: u64,
+    pub read_errors: Vec<String>,
+    pub processes: Vec<(i64, String)>,
+    pub nodes: Vec<NodeSummary>,
+    pub topics: Vec<TopicSummary>,
+    pub event_counts: BTreeMap<String, u64>,
+}
+
+pub fn summary(m: &Model) -> Summary {
+    let mut sum_topics: BTreeMap<String, TopicSummary> = BTreeMap::new();
+    for (list, publisher) in [(&m.publishers, true), (&m.subscriptions, false)] {
+        for e in list.iter() {
+            if e.topic == "?" {
+                continue;
+            }
+            let who = e
+                .node
+                .map_or_else(|| m.process_name(e.pid), |n| m.nodes[n].name.clone());
+            let t = sum_topics
+                .entry(e.topic.clone())
+                .or_insert_with(|| TopicSummary {
+                    name: e.topic.clone(),
+                    publishers: Vec::new(),
+                    subscribers: Vec::new(),
+                    messages: 0,
+                });
+            let side = if publisher {
+                &mut t.publishers
+            } else {
+                &mut t.subscribers
+            };
+            if !side.contains(&who) {
+                side.push(who);
+            }
+        }
+    }
+    for p in &m.publishers {
+        if let Some(t) = sum_topics.get_mut(&p.topic) {
+            t.messages += p.published as usize;
+        }
+    }
+    Summary {
+        sources: m.sources.clone(),
+        events: m.events,
+        first_ns: m.first_ns,
+        last_ns: m.last_ns,
+        duration_ns: m.last_ns.zip(m.first_ns).map_or(0, |(l, f)| l - f),
+        discarded_events: m.discarded_events,
+        backwards_timestamps: m.backwards_timestamps,
+        empty_takes: m.empty_takes,
+        read_errors: m.read_errors.clone(),
+        processes: m
+            .processes
+            .iter()
+            .map(|p| (p.pid, p.name.clone()))
+            .collect(),
+        nodes: m
+            .nodes
+            .iter()
+            .map(|n| NodeSummary {
+                name: n.name.clone(),
+                pid: n.pid,
+                process: m.process_name(n.pid),
+            })
+            .collect(),
+        topics: sum_topics.into_values().collect(),
+        event_counts: m.event_counts.clone(),
+    }
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sources: Vec<String> = self
+            .sources
+            .iter()
+            .map(|s| format!("{s:?}").to_lowercase())
+            .collect();
+        writeln!(
+            f,
+            "{} events over {} ({})",
+            self.events,
+            human_ns(self.duration_ns as f64),
+            if sources.is_empty() {
+                "no known tracepoints".to_string()
+            } else {
+                sources.join(", ")
+            }
+        )?;
+        if self.discarded_events > 0 {
+            writeln!(
+                f,
+                "discarded by the tracer: {} events",
+                self.discarded_events
+            )?;
+        }
+        if self.backwards_timestamps > 0 {
+            writeln!(
+                f,
+                "timestamps going backwards: {}",
+                self.backwards_timestamps
+            )?;
+        }
+        if self.empty_takes > 0 {
+            writeln!(f, "takes that found the queue empty: {}", self.empty_takes)?;
+        }
+        for e in &self.read_errors {
+            writeln!(f, "read error: {e}")?;
+        }
+        writeln!(f, "\nprocesses:")?;
+        for (pid, name) in &self.processes {
+            writeln!(f, "  {pid:>8}  {name}")?;
+        }
+        writeln!(f, "\nnodes:")?;
+        for n in &self.nodes {
+            writeln!(f, "  {}  (pid {}, {})", n.name, n.pid, n.process)?;
+        }
+        writeln!(f, "\ntopics:")?;
+        for t in &self.topics {
+            writeln!(
+                f,
+                "  {}  [{} msgs]  publishers: {}  subscribers: {}",
+                t.name,
+                t.messages,
+                list(&t.publishers),
+                list(&t.subscribers)
+            )?;
+        }
+        writeln!(f, "\nevents:")?;
+        for (name, n) in &self.event_counts {
+            writeln!(f, "  {n:>10}  {name}")?;
+        }
+        Ok(())
+    }
+}
+
+fn list(v: &[String]) -> String {
+    if v.is_empty() {
+        "-".to_string()
+    } else {
+        v.join(", ")
+    }
+}

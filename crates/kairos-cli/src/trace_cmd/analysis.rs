@@ -1,0 +1,130 @@
+//! The analysis subcommands: each loads the model, runs one analysis and prints it as
+//! text or, with `--json`, as JSON.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use kairos_analyze::{Options, callbacks, chains, flow, html, perfetto, queues, summary, timers};
+use serde::Serialize;
+
+use super::load::load;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A trace folder, or a folder of traces such as an LTTng session folder.
+    pub trace: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct FlowArgs {
+    #[command(flatten)]
+    pub common: Args,
+    /// The topic the message was published on, e.g. /topic_a.
+    #[arg(long)]
+    pub topic: String,
+    /// Which message of the topic (0-based, in publication order).
+    #[arg(long, conflicts_with = "at")]
+    pub index: Option<usize>,
+    /// The first message published at or after this time (seconds since the epoch, as
+    /// `dump` prints it).
+    #[arg(long)]
+    pub at: Option<f64>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// Where to write the Chrome/Perfetto trace JSON.
+    #[arg(long)]
+    pub perfetto: PathBuf,
+    pub trace: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Where to write the HTML page.
+    #[arg(long)]
+    pub html: PathBuf,
+    pub trace: PathBuf,
+}
+
+fn print<T: Serialize + std::fmt::Display>(value: &T, json: bool) -> anyhow::Result<ExitCode> {
+    let text = if json {
+        serde_json::to_string_pretty(value)? + "\n"
+    } else {
+        value.to_string()
+    };
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(ExitCode::SUCCESS),
+    }
+}
+
+pub fn summary(a: Args) -> anyhow::Result<ExitCode> {
+    let m = load(&a.trace, Options { messages: false })?;
+    print(&summary::summary(&m), a.json)
+}
+
+pub fn callbacks(a: Args) -> anyhow::Result<ExitCode> {
+    print(
+        &callbacks::callbacks(&load(&a.trace, Options::default())?),
+        a.json,
+    )
+}
+
+pub fn timers(a: Args) -> anyhow::Result<ExitCode> {
+    print(
+        &timers::timers(&load(&a.trace, Options::default())?),
+        a.json,
+    )
+}
+
+pub fn queues(a: Args) -> anyhow::Result<ExitCode> {
+    print(
+        &queues::queues(&load(&a.trace, Options::default())?),
+        a.json,
+    )
+}
+
+pub fn chains(a: Args) -> anyhow::Result<ExitCode> {
+    print(
+        &chains::chains(&load(&a.trace, Options::default())?),
+        a.json,
+    )
+}
+
+pub fn flow(a: FlowArgs) -> anyhow::Result<ExitCode> {
+    let m = load(&a.common.trace, Options::default())?;
+    let pick = match (a.index, a.at) {
+        (_, Some(secs)) => flow::Pick::At((secs * 1e9).round() as i64),
+        (Some(i), None) => flow::Pick::Index(i),
+        (None, None) => flow::Pick::Index(0),
+    };
+    print(&flow::flow(&m, &a.topic, pick)?, a.common.json)
+}
+
+pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
+    let m = load(&a.trace, Options::default())?;
+    let json = perfetto::export(&m);
+    let file = std::fs::File::create(&a.perfetto)
+        .with_context(|| format!("creating {}", a.perfetto.display()))?;
+    serde_json::to_writer(std::io::BufWriter::new(file), &json)?;
+    eprintln!(
+        "wrote {} (open it in ui.perfetto.dev or chrome://tracing)",
+        a.perfetto.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
+    let m = load(&a.trace, Options::default())?;
+    let title = format!("kairos trace report: {}", a.trace.display());
+    std::fs::write(&a.html, html::report(&m, &title))
+        .with_context(|| format!("writing {}", a.html.display()))?;
+    eprintln!("wrote {}", a.html.display());
+    Ok(ExitCode::SUCCESS)
+}
