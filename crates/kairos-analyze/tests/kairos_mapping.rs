@@ -1,0 +1,436 @@
+//! The kairos mapping on a trace laid out as kairos writes it (ros2_tracing event and
+//! field names, plus `publisher_handle`/`seq` on message events and the `kairos:*`
+//! queue and timer events), written here byte by byte so the test does not depend on
+//! the writer. babeltrace2 reads it too, and `dump` must agree with it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kairos_analyze::model::QueueKind;
+use kairos_analyze::{Options, analyze, chains, queues, timers};
+
+/// Field types: hex handle, unsigned, signed 64, signed 32, string.
+#[derive(Clone, Copy)]
+enum T {
+    H,
+    U,
+    I,
+    N,
+    S,
+}
+
+enum V {
+    U(u64),
+    I(i64),
+    S(&'static str),
+}
+
+const EVENTS: &[(&str, &[(&str, T)])] = &[
+    (
+        "ros2:rcl_node_init",
+        &[
+            ("node_handle", T::H),
+            ("rmw_handle", T::H),
+            ("node_name", T::S),
+            ("namespace", T::S),
+        ],
+    ),
+    (
+        "ros2:rcl_publisher_init",
+        &[
+            ("publisher_handle", T::H),
+            ("node_handle", T::H),
+            ("rmw_publisher_handle", T::H),
+            ("topic_name", T::S),
+            ("queue_depth", T::U),
+        ],
+    ),
+    (
+        "ros2:rcl_subscription_init",
+        &[
+            ("subscription_handle", T::H),
+            ("node_handle", T::H),
+            ("rmw_subscription_handle", T::H),
+            ("topic_name", T::S),
+            ("queue_depth", T::U),
+        ],
+    ),
+    (
+        "ros2:rclcpp_subscription_init",
+        &[("subscription_handle", T::H), ("subscription", T::H)],
+    ),
+    (
+        "ros2:rclcpp_subscription_callback_added",
+        &[("subscription", T::H), ("callback", T::H)],
+    ),
+    (
+        "ros2:rcl_timer_init",
+        &[("timer_handle", T::H), ("period", T::I)],
+    ),
+    (
+        "ros2:rclcpp_timer_callback_added",
+        &[("timer_handle", T::H), ("callback", T::H)],
+    ),
+    (
+        "ros2:rclcpp_timer_link_node",
+        &[("timer_handle", T::H), ("node_handle", T::H)],
+    ),
+    (
+        "ros2:callback_start",
+        &[("callback", T::H), ("is_intra_process", T::N)],
+    ),
+    ("ros2:callback_end", &[("callback", T::H)]),
+    (
+        "ros2:rcl_publish",
+        &[("publisher_handle", T::H), ("message", T::H), ("seq", T::U)],
+    ),
+    (
+        "ros2:rmw_publish",
+        &[("message", T::H), ("publisher_handle", T::H), ("seq", T::U)],
+    ),
+    (
+        "kairos:message_enqueue",
+        &[
+            ("subscription_handle", T::H),
+            ("publisher_handle", T::H),
+            ("seq", T::U),
+            ("queue_depth", T::U),
+        ],
+    ),
+    (
+        "kairos:message_drop",
+        &[
+            ("subscription_handle", T::H),
+            ("publisher_handle", T::H),
+            ("seq", T::U),
+            ("queue_depth", T::U),
+        ],
+    ),
+    (
+        "ros2:rmw_take",
+        &[
+            ("rmw_subscription_handle", T::H),
+            ("message", T::H),
+            ("source_timestamp", T::I),
+            ("taken", T::N),
+            ("publisher_handle", T::H),
+            ("seq", T::U),
+        ],
+    ),
+    (
+        "kairos:timer_fire",
+        &[
+            ("timer_handle", T::H),
+            ("clock", T::U),
+            ("scheduled", T::I),
+            ("actual", T::I),
+        ],
+    ),
+];
+
+fn metadata() -> String {
+    let mut md = String::from(
+        "/* CTF 1.8 */\n\
+         typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n\
+         typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n\
+         trace { major = 1; minor = 8; byte_order = le; packet.header := struct { uint32_t magic; uint32_t stream_id; }; };\n\
+         env { hostname = \"kairos-test\"; domain = \"kairos\"; };\n\
+         clock { name = \"monotonic\"; freq = 1000000000; offset = 1700000000000000000; };\n\
+         typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; } := uint64_clock_t;\n\
+         stream { id = 0;\n\
+           packet.context := struct { uint64_clock_t timestamp_begin; uint64_clock_t timestamp_end; uint64_t content_size; uint64_t packet_size; uint64_t events_discarded; uint32_t cpu_id; };\n\
+           event.header := struct { uint32_t id; uint64_clock_t timestamp; };\n\
+           event.context := struct { integer { size = 32; align = 8; signed = 1; } _vpid; integer { size = 32; align = 8; signed = 1; } _vtid; string _procname; };\n\
+         };\n",
+    );
+    for (id, (name, fields)) in EVENTS.iter().enumerate() {
+        md.push_str(&format!(
+            "event {{ name = \"{name}\"; id = {id}; stream_id = 0; fields := struct {{\n"
+        ));
+        for (f, t) in fields.iter() {
+            let ty = match t {
+                T::H => "integer { size = 64; align = 8; signed = 0; base = 16; }",
+                T::U => "integer { size = 64; align = 8; signed = 0; base = 10; }",
+                T::I => "integer { size = 64; align = 8; signed = 1; base = 10; }",
+                T::N => "integer { size = 32; align = 8; signed = 1; base = 10; }",
+                T::S => "string",
+            };
+            md.push_str(&format!("  {ty} _{f};\n"));
+        }
+        md.push_str("}; };\n");
+    }
+    md
+}
+
+/// Appends one event: header, stream context (pid 42, thread `tid`), payload.
+fn event(out: &mut Vec<u8>, ts: u64, tid: i32, name: &str, values: &[V]) {
+    let (id, (_, fields)) = EVENTS
+        .iter()
+        .enumerate()
+        .find(|(_, (n, _))| *n == name)
+        .expect("a declared event");
+    assert_eq!(fields.len(), values.len(), "{name}");
+    out.extend((id as u32).to_le_bytes());
+    out.extend(ts.to_le_bytes());
+    out.extend(42i32.to_le_bytes());
+    out.extend(tid.to_le_bytes());
+    out.extend(b"demo\0");
+    for ((_, t), v) in fields.iter().zip(values) {
+        match (t, v) {
+            (T::H | T::U, V::U(u)) => out.extend(u.to_le_bytes()),
+            (T::I, V::I(i)) => out.extend(i.to_le_bytes()),
+            (T::N, V::I(i)) => out.extend((*i as i32).to_le_bytes()),
+            (T::S, V::S(s)) => {
+                out.extend(s.as_bytes());
+                out.push(0);
+            }
+            _ => panic!("{name}: value does not match the field type"),
+        }
+    }
+}
+
+const MS: u64 = 1_000_000;
+const TALKER: u64 = 0x100;
+const LISTENER: u64 = 0x200;
+const PUB: u64 = 0x300;
+const SUB: u64 = 0x400;
+const RMW_SUB: u64 = 0x401;
+const RCLCPP_SUB: u64 = 0x402;
+const TIMER: u64 = 0x500;
+const TIMER_CB: u64 = 0x600;
+const SUB_CB: u64 = 0x700;
+
+/// Talker: a 10 ms timer publishes /chatter seq 0..4. Listener: queue of depth 2;
+/// seq 2 is dropped, the others are taken and processed.
+fn write_trace(dir: &Path) {
+    use V::{I, S, U};
+    let mut ev = Vec::new();
+    let e = &mut ev;
+    event(
+        e,
+        1_000,
+        1,
+        "ros2:rcl_node_init",
+        &[U(TALKER), U(1), S("talker"), S("/")],
+    );
+    event(
+        e,
+        1_100,
+        1,
+        "ros2:rcl_node_init",
+        &[U(LISTENER), U(2), S("listener"), S("/")],
+    );
+    event(
+        e,
+        1_200,
+        1,
+        "ros2:rcl_publisher_init",
+        &[U(PUB), U(TALKER), U(0x301), S("/chatter"), U(10)],
+    );
+    event(
+        e,
+        1_300,
+        1,
+        "ros2:rcl_subscription_init",
+        &[U(SUB), U(LISTENER), U(RMW_SUB), S("/chatter"), U(2)],
+    );
+    event(
+        e,
+        1_400,
+        1,
+        "ros2:rclcpp_subscription_init",
+        &[U(SUB), U(RCLCPP_SUB)],
+    );
+    event(
+        e,
+        1_500,
+        1,
+        "ros2:rclcpp_subscription_callback_added",
+        &[U(RCLCPP_SUB), U(SUB_CB)],
+    );
+    event(
+        e,
+        1_600,
+        1,
+        "ros2:rcl_timer_init",
+        &[U(TIMER), I(10 * MS as i64)],
+    );
+    event(
+        e,
+        1_700,
+        1,
+        "ros2:rclcpp_timer_callback_added",
+        &[U(TIMER), U(TIMER_CB)],
+    );
+    event(
+        e,
+        1_800,
+        1,
+        "ros2:rclcpp_timer_link_node",
+        &[U(TIMER), U(TALKER)],
+    );
+    for seq in 0..5u64 {
+        let t = 10 * MS * (seq + 1);
+        event(
+            e,
+            t,
+            1,
+            "kairos:timer_fire",
+            &[U(TIMER), U(0), I(t as i64 - 5_000), I(t as i64)],
+        );
+        event(e, t + 10, 1, "ros2:callback_start", &[U(TIMER_CB), I(0)]);
+        event(e, t + 20, 1, "ros2:rcl_publish", &[U(PUB), U(0xAB), U(seq)]);
+        event(e, t + 30, 1, "ros2:rmw_publish", &[U(0xAB), U(PUB), U(seq)]);
+        event(
+            e,
+            t + 40,
+            1,
+            "kairos:message_enqueue",
+            &[U(SUB), U(PUB), U(seq), U(1)],
+        );
+        event(e, t + 50, 1, "ros2:callback_end", &[U(TIMER_CB)]);
+        if seq == 2 {
+            event(
+                e,
+                t + 60,
+                1,
+                "kairos:message_drop",
+                &[U(SUB), U(PUB), U(seq), U(0)],
+            );
+            continue;
+        }
+        event(
+            e,
+            t + 1_000,
+            2,
+            "ros2:rmw_take",
+            &[U(RMW_SUB), U(0xCD), I(0), I(1), U(PUB), U(seq)],
+        );
+        event(e, t + 1_100, 2, "ros2:callback_start", &[U(SUB_CB), I(0)]);
+        event(e, t + 3_100, 2, "ros2:callback_end", &[U(SUB_CB)]);
+    }
+    // One take that finds the queue empty: no message.
+    event(
+        e,
+        60 * MS,
+        2,
+        "ros2:rmw_take",
+        &[U(RMW_SUB), U(0xCD), I(0), I(0), U(0), U(0)],
+    );
+    let mut packet = Vec::new();
+    packet.extend(0xC1FC_1FC1u32.to_le_bytes());
+    packet.extend(0u32.to_le_bytes());
+    let bits = ((8 + 44 + ev.len()) * 8) as u64;
+    for v in [0u64, 60 * MS, bits, bits, 0] {
+        packet.extend(v.to_le_bytes());
+    }
+    packet.extend(0u32.to_le_bytes());
+    packet.extend(ev);
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("metadata"), metadata()).unwrap();
+    std::fs::write(dir.join("channel0_0"), packet).unwrap();
+}
+
+fn trace_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kairos-mapping-{name}-{}", std::process::id()));
+    write_trace(&dir);
+    dir
+}
+
+#[test]
+fn kairos_trace_maps_onto_the_model() {
+    let dir = trace_dir("model");
+    let m = analyze(&dir, Options::default()).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(m.empty_takes, 1);
+    assert_eq!(
+        m.messages.len(),
+        5,
+        "one message per publication, none for the empty take"
+    );
+
+    let q = queues::queues(&m);
+    let sub =
+        q.0.iter()
+            .find(|q| q.kind == QueueKind::Subscription)
+            .unwrap();
+    assert_eq!(
+        (sub.node.as_str(), sub.topic.as_str(), sub.capacity),
+        ("listener", "/chatter", Some(2))
+    );
+    assert!(!sub.inferred, "kairos traces record their queues");
+    assert_eq!(sub.drops.len(), 1);
+    assert_eq!(
+        sub.drops[0].at_ns,
+        1_700_000_000_000_000_000 + 30 * MS as i64 + 60
+    );
+    let dropped = sub.drops[0].message.unwrap();
+    assert_eq!(
+        m.messages[dropped].deliveries[0].dropped,
+        Some(sub.drops[0].at_ns)
+    );
+
+    let ch = chains::chains(&m);
+    let c =
+        ch.0.iter()
+            .find(|c| c.name() == "talker -> /chatter -> listener")
+            .expect("the chain");
+    assert_eq!(c.count, 4, "the dropped message completes no chain");
+    let stage = |n: &str| {
+        c.stages
+            .iter()
+            .find(|s| s.name == n)
+            .unwrap_or_else(|| panic!("no stage {n}"))
+            .latency
+            .clone()
+    };
+    assert_eq!(stage("/chatter publish").p50_ns, 10);
+    assert_eq!(stage("/chatter transport").p50_ns, 10);
+    assert_eq!(stage("/chatter queue in listener").p50_ns, 960);
+    assert_eq!(stage("listener dispatch").p50_ns, 100);
+    assert_eq!(stage("listener callback").p50_ns, 2_000);
+    assert_eq!(c.total.max_ns, 3_080);
+
+    let t = timers::timers(&m);
+    assert_eq!(t.0[0].period_ns, Some(10 * MS as i64));
+    assert_eq!(t.0[0].runs, 5);
+    assert_eq!(
+        t.0[0].lateness.max_ns, 5_000,
+        "lateness from kairos:timer_fire"
+    );
+    assert_eq!(t.0[0].missed_periods, 0);
+}
+
+#[test]
+fn dump_of_a_kairos_trace_agrees_with_babeltrace2() {
+    let dir = trace_dir("dump");
+    let bt = Command::new("babeltrace2")
+        .args(["--clock-seconds", "--no-delta"])
+        .arg(&dir)
+        .output()
+        .unwrap_or_else(|e| panic!("babeltrace2 is needed ({e}): apt-get install babeltrace2"));
+    let ours = kairos_trace_dump(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        bt.status.success(),
+        "{}",
+        String::from_utf8_lossy(&bt.stderr)
+    );
+    let theirs = String::from_utf8_lossy(&bt.stdout);
+    assert_eq!(ours.lines().count(), 53);
+    for (a, b) in ours.lines().zip(theirs.lines()) {
+        assert_eq!(a, b);
+    }
+    assert_eq!(ours.lines().count(), theirs.lines().count());
+}
+
+/// The dump text, produced through the library as `kairos trace dump` does.
+fn kairos_trace_dump(dir: &Path) -> String {
+    let set = kairos_trace::read::TraceSet::open(dir).unwrap();
+    let mut out = String::new();
+    for ev in set.events().unwrap() {
+        kairos_trace::read::text::write_event(&mut out, &ev.unwrap());
+        out.push('\n');
+    }
+    out
+}
