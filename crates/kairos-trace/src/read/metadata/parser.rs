@@ -410,17 +410,16 @@ impl Parser {
             let Some(name) = name else {
                 return self.err("expected a struct name or `{`");
             };
-            let mut st = match self.structs.get(&name) {
+            let st = match self.structs.get(&name) {
                 Some(s) => s.clone(),
                 None => return self.err(format!("unknown struct `{name}`")),
             };
-            st.min_align = st.min_align.max(self.struct_align()?);
-            return Ok(FieldType::Struct(st));
+            return Ok(FieldType::Struct(st.with_min_align(self.struct_align()?)));
         }
         self.pos += 1;
         let fields = self.fields_until_brace()?;
         let min_align = self.struct_align()?;
-        let st = StructType { fields, min_align };
+        let st = StructType::new(fields, min_align);
         if let Some(name) = name {
             self.structs.insert(name, st.clone());
         }

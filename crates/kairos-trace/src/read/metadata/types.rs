@@ -77,9 +77,29 @@ pub struct StructType {
     pub fields: Vec<Field>,
     /// The declared minimum alignment (`align(n)`), at least 1.
     pub min_align: u32,
+    /// The structure's alignment: the largest of `min_align` and its fields'.
+    pub align: u32,
 }
 
 impl StructType {
+    pub fn new(fields: Vec<Field>, min_align: u32) -> Self {
+        let align = fields
+            .iter()
+            .map(|f| f.ty.align())
+            .fold(min_align.max(1), u32::max);
+        Self {
+            fields,
+            min_align,
+            align,
+        }
+    }
+
+    /// The same structure with a larger declared alignment (`struct name align(n)`).
+    pub fn with_min_align(self, min_align: u32) -> Self {
+        let min_align = self.min_align.max(min_align);
+        Self::new(self.fields, min_align)
+    }
+
     pub fn index_of(&self, name: &str) -> Option<usize> {
         self.fields.iter().position(|f| &*f.name == name)
     }
@@ -148,11 +168,7 @@ impl FieldType {
             FieldType::Enum(e) => e.container.align,
             FieldType::Float(f) => f.align,
             FieldType::Str(_) => 8,
-            FieldType::Struct(s) => s
-                .fields
-                .iter()
-                .map(|f| f.ty.align())
-                .fold(s.min_align, u32::max),
+            FieldType::Struct(s) => s.align,
             FieldType::Variant(_) => 1,
             FieldType::Array { elem, .. } | FieldType::Sequence { elem, .. } => elem.align(),
         }
