@@ -52,15 +52,32 @@ struct Frame<'a> {
     parent: Option<&'a Frame<'a>>,
 }
 
-/// The current value of each clock of the trace, in cycles.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Clocks {
+/// What decoding carries from field to field: the current value of each clock of the
+/// trace (in cycles), and how many more values one event may decode.
+#[derive(Debug, Clone)]
+pub(crate) struct DecodeState {
     pub values: Vec<u64>,
     /// Off while decoding a packet context, whose `timestamp_end` must not move the clock.
     pub updating: bool,
+    /// Values left for the current event: nested arrays of empty structures could
+    /// otherwise multiply into billions of values from a few bytes.
+    pub budget: u64,
 }
 
-impl Clocks {
+/// The most values one event (or one packet header and context) may decode into.
+pub(crate) const MAX_VALUES_PER_EVENT: u64 = 1 << 20;
+
+impl Default for DecodeState {
+    fn default() -> Self {
+        Self {
+            values: Vec::new(),
+            updating: true,
+            budget: MAX_VALUES_PER_EVENT,
+        }
+    }
+}
+
+impl DecodeState {
     fn update(&mut self, clock: usize, size: u32, v: u64) {
         if !self.updating {
             return;
@@ -87,7 +104,7 @@ pub(crate) fn decode(
     ty: &FieldType,
     bits: &mut Bits<'_>,
     roots: &Roots<'_>,
-    clocks: &mut Clocks,
+    clocks: &mut DecodeState,
 ) -> Result<Value, DecodeError> {
     decode_in(ty, bits, roots, None, clocks)
 }
@@ -97,8 +114,14 @@ fn decode_in(
     bits: &mut Bits<'_>,
     roots: &Roots<'_>,
     frame: Option<&Frame<'_>>,
-    clocks: &mut Clocks,
+    clocks: &mut DecodeState,
 ) -> Result<Value, DecodeError> {
+    if clocks.budget == 0 {
+        return Err(bits.error(format!(
+            "at most {MAX_VALUES_PER_EVENT} values in one event; the metadata's nested arrays ask for more"
+        )));
+    }
+    clocks.budget -= 1;
     match ty {
         FieldType::Int(int) => decode_int(int, bits, clocks),
         FieldType::Enum(e) => decode_int(&e.container, bits, clocks),
@@ -179,7 +202,7 @@ fn decode_in(
 fn decode_int(
     int: &IntType,
     bits: &mut Bits<'_>,
-    clocks: &mut Clocks,
+    clocks: &mut DecodeState,
 ) -> Result<Value, DecodeError> {
     bits.align(int.align)?;
     let raw = bits.read_uint(int.size, int.byte_order)?;
@@ -200,7 +223,7 @@ fn decode_array(
     bits: &mut Bits<'_>,
     roots: &Roots<'_>,
     frame: Option<&Frame<'_>>,
-    clocks: &mut Clocks,
+    clocks: &mut DecodeState,
 ) -> Result<Value, DecodeError> {
     bits.align(elem.align())?;
     let min = elem.min_bits();
@@ -208,6 +231,12 @@ fn decode_array(
         return Err(bits.error(format!(
             "{len} array elements of at least {min} bits each, but only {} bits are left in the packet",
             bits.remaining()
+        )));
+    }
+    if (min == 0 || !elem.is_char()) && len > clocks.budget {
+        return Err(bits.error(format!(
+            "{len} array elements, more than the {} values this event may still decode",
+            clocks.budget
         )));
     }
     if elem.is_char() {
@@ -319,7 +348,7 @@ mod tests {
             payload(&md),
             &mut bits,
             &Roots::default(),
-            &mut Clocks::default(),
+            &mut DecodeState::default(),
         )
         .unwrap();
         assert_eq!(
@@ -349,17 +378,37 @@ mod tests {
             payload(&md),
             &mut bits,
             &Roots::default(),
-            &mut Clocks::default(),
+            &mut DecodeState::default(),
         )
         .unwrap_err();
         assert!(err.expected.contains("array elements"), "{err:?}");
     }
 
     #[test]
+    fn nested_arrays_of_empty_structures_hit_the_value_budget() {
+        let md = Metadata::parse(
+            r#"/* CTF 1.8 */
+            trace { major = 1; minor = 8; byte_order = le; };
+            event { id = 0; fields := struct { struct { struct { } _e[65536]; } _outer[65536]; }; };"#,
+        )
+        .unwrap();
+        let buf = [0u8; 8];
+        let mut bits = Bits::new(&buf, 0, 64);
+        let err = decode(
+            payload(&md),
+            &mut bits,
+            &Roots::default(),
+            &mut DecodeState::default(),
+        )
+        .unwrap_err();
+        assert!(err.expected.contains("values"), "{err:?}");
+    }
+
+    #[test]
     fn short_clock_fields_wrap_into_the_high_bits() {
-        let mut c = Clocks {
+        let mut c = DecodeState {
             values: vec![0x1_07FF_FFF0],
-            updating: true,
+            ..DecodeState::default()
         };
         c.update(0, 27, 0x10);
         assert_eq!(c.values[0], 0x1_0800_0010);
@@ -381,7 +430,7 @@ mod tests {
             payload(&md),
             &mut bits,
             &Roots::default(),
-            &mut Clocks::default(),
+            &mut DecodeState::default(),
         )
         .unwrap();
         assert_eq!(v, Value::Struct(vec![Value::SInt(-2)]));

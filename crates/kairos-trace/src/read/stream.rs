@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::bits::{Bits, DecodeError};
-use super::decode::{Clocks, Roots, decode};
+use super::decode::{DecodeState, Roots, decode};
 use super::error::ReadError;
 use super::event::{Event, Trace};
 use super::metadata::types::FieldType;
@@ -19,7 +19,7 @@ const PACKET_MAGIC: u64 = 0xC1FC_1FC1;
 /// The first read of a packet, enough for any real header and context.
 const FIRST_READ: u64 = 4096;
 /// A packet larger than this is refused as absurd rather than allocated.
-const MAX_PACKET_BYTES: u64 = 1 << 30;
+const MAX_PACKET_BYTES: u64 = 256 << 20;
 
 /// The packet being read.
 #[derive(Debug)]
@@ -69,7 +69,7 @@ pub(crate) struct StreamReader {
     next_packet: u64,
     packet: Option<Packet>,
     buf: Vec<u8>,
-    clocks: Clocks,
+    clocks: DecodeState,
     last_discarded: Option<u64>,
     /// The previous packet's `timestamp_end`, ns since the epoch.
     last_end: Option<i64>,
@@ -100,9 +100,9 @@ impl StreamReader {
     }
 
     fn new(path: PathBuf, file: Source, file_len: u64, trace: Arc<Trace>) -> Self {
-        let clocks = Clocks {
+        let clocks = DecodeState {
             values: vec![0; trace.metadata.clocks.len()],
-            updating: true,
+            ..DecodeState::default()
         };
         Self {
             path,
@@ -191,6 +191,7 @@ impl StreamReader {
             ..Roots::default()
         };
         clocks.updating = true;
+        clocks.budget = super::decode::MAX_VALUES_PER_EVENT;
         let header = sc
             .event_header
             .as_ref()
@@ -364,6 +365,7 @@ impl StreamReader {
         let md = &self.trace.metadata;
         let mut bits = Bits::new(&self.buf, 0, len * 8);
         self.clocks.updating = false;
+        self.clocks.budget = super::decode::MAX_VALUES_PER_EVENT;
         let mut roots = Roots::default();
         let header = md
             .packet_header
