@@ -6,6 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 secs="${1:-60}"
+if ! rustup run nightly rustc --version >/dev/null 2>&1; then
+    echo "fuzz/run.sh: installing the nightly toolchain (libFuzzer needs it)"
+    rustup toolchain install nightly --profile minimal
+fi
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
     echo "fuzz/run.sh: installing cargo-fuzz"
     cargo install --locked cargo-fuzz

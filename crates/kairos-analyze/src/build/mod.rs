@@ -94,7 +94,6 @@ pub struct Builder {
     subscriptions: HashMap<(i64, u64), usize>,
     timers: HashMap<(i64, u64), usize>,
     callbacks: HashMap<(i64, u64), usize>,
-    services: HashMap<(i64, u64), ()>,
     messages: HashMap<MsgKey, usize>,
     threads: HashMap<(i64, i64), Thread>,
     queues: HashMap<(QueueKind, usize), usize>,
@@ -124,7 +123,6 @@ impl Builder {
             subscriptions: HashMap::new(),
             timers: HashMap::new(),
             callbacks: HashMap::new(),
-            services: HashMap::new(),
             messages: HashMap::new(),
             threads: HashMap::new(),
             queues: HashMap::new(),
@@ -196,17 +194,14 @@ impl Builder {
     }
 
     fn process(&mut self, pid: i64, name: &str) {
-        match self.processes.get(&pid) {
-            // The first name seen wins, except that ROS 1 renames the thread to the node
-            // name: keep the executable's name.
-            Some(_) => {}
-            None => {
-                self.processes.insert(pid, self.m.processes.len());
-                self.m.processes.push(Process {
-                    pid,
-                    name: name.to_string(),
-                });
-            }
+        // The first name seen is the executable's: ROS 1 later renames its threads
+        // after the node.
+        if !self.processes.contains_key(&pid) {
+            self.processes.insert(pid, self.m.processes.len());
+            self.m.processes.push(Process {
+                pid,
+                name: name.to_string(),
+            });
         }
     }
 

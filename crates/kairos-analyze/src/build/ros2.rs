@@ -69,9 +69,6 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
             let t = b.timer(pid, h("timer_handle"));
             b.m.timers[t].node = b.nodes.get(&(pid, h("node_handle"))).copied();
         }
-        "rcl_service_init" => {
-            b.services.insert((pid, h("service_handle")), ());
-        }
         "rclcpp_service_callback_added" => {
             let cb = b.callback(pid, h("callback"));
             b.set_owner(cb, Owner::Service);
