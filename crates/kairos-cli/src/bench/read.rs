@@ -1,8 +1,10 @@
 //! `kairos bench read <trace>`: how fast `kairos trace summary` reads a trace, against
 //! `babeltrace2 <trace> > /dev/null`, in the same run, with the peak resident memory of
-//! each. The trace is first tiled (copied side by side as independent traces, in a
-//! temporary folder removed afterwards) until it holds at least `--events` events, so the
-//! figures are about a long read, not start-up.
+//! each. The trace is first tiled until it holds at least `--events` events, so the
+//! figures are about a long read, not start-up: copies of it, each an independent trace
+//! whose clock offset puts it after the previous copy in time, in a temporary folder
+//! removed afterwards. Each copy adds its streams to the merge, which costs babeltrace2's
+//! muxer more per event as copies are added; the stream count is printed with the figures.
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -30,20 +32,28 @@ struct Measured {
 
 pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let set = TraceSet::open(&args.trace)?;
-    let source_events = set.events()?.filter(Result::is_ok).count() as u64;
+    let (mut source_events, mut first, mut last) = (0u64, i64::MAX, i64::MIN);
+    for ev in set.events()?.flatten() {
+        source_events += 1;
+        first = first.min(ev.timestamp);
+        last = last.max(ev.timestamp);
+    }
     if source_events == 0 {
         bail!("{} holds no event to read", args.trace.display());
     }
     let copies = args.events.div_ceil(source_events).max(1);
     let dir = std::env::temp_dir().join(format!("kairos-bench-read-{}", std::process::id()));
     let result = (|| {
-        tile(&set, copies, &dir)?;
+        // Each copy starts a second after the previous one ended.
+        let span_ns = i128::from(last.saturating_sub(first)) + 1_000_000_000;
+        tile(&set, copies, span_ns, &dir)?;
         let total = source_events * copies;
-        let bytes: u64 = TraceSet::open(&dir)?.stream_bytes();
+        let tiled = TraceSet::open(&dir)?;
         println!(
-            "trace: {} tiled {copies}x = {total} events, {:.0} MiB of streams (in {})",
+            "trace: {} tiled {copies}x in time = {total} events, {} streams, {:.0} MiB (in {})",
             args.trace.display(),
-            bytes as f64 / (1 << 20) as f64,
+            tiled.stream_files().count(),
+            tiled.stream_bytes() as f64 / (1 << 20) as f64,
             dir.display()
         );
         let exe = std::env::current_exe().context("finding the kairos executable")?;
@@ -90,9 +100,10 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
 }
 
 /// Copies each trace of `set` `copies` times under `dir`, each copy an independent trace:
-/// plain-text metadata without the trace UUID (readers merge traces sharing one), and
-/// the stream files hard-linked (copied where links are impossible).
-fn tile(set: &TraceSet, copies: u64, dir: &Path) -> anyhow::Result<()> {
+/// plain-text metadata without the trace UUID (readers merge traces sharing one) and with
+/// its clocks' offsets moved `span_ns` later per copy, and the stream files hard-linked
+/// (copied where links are impossible).
+fn tile(set: &TraceSet, copies: u64, span_ns: i128, dir: &Path) -> anyhow::Result<()> {
     for (t, trace) in set.traces.iter().enumerate() {
         let bytes = fs::read(trace.path.join("metadata"))?;
         let text = read_metadata_text(&bytes)?.text;
@@ -105,7 +116,10 @@ fn tile(set: &TraceSet, copies: u64, dir: &Path) -> anyhow::Result<()> {
         for k in 0..copies {
             let copy = dir.join(format!("t{t}_{k}"));
             fs::create_dir_all(&copy)?;
-            fs::write(copy.join("metadata"), &text)?;
+            fs::write(
+                copy.join("metadata"),
+                shift_clocks(&text, span_ns * i128::from(k)),
+            )?;
             for s in &streams {
                 let to = copy.join(s.file_name().expect("a stream file has a name"));
                 if fs::hard_link(s, &to).is_err() {
@@ -129,6 +143,46 @@ fn without_trace_uuid(text: &str) -> String {
             format!("{}{}", &text[..u], &text[end..])
         }
         None => text.to_string(),
+    }
+}
+
+/// Moves every clock's `offset` (in cycles) `shift_ns` later.
+fn shift_clocks(text: &str, shift_ns: i128) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut rest = text;
+    while let Some(i) = rest.find("clock {") {
+        let (head, tail) = rest.split_at(i);
+        out.push_str(head);
+        let end = tail.find("};").map_or(tail.len(), |e| e + 2);
+        out.push_str(&shift_clock_block(&tail[..end], shift_ns));
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn shift_clock_block(block: &str, shift_ns: i128) -> String {
+    let number_after = |key: &str| -> Option<(usize, usize, i128)> {
+        let mut from = 0;
+        while let Some(i) = block[from..].find(key) {
+            let at = from + i;
+            let after = block[at + key.len()..].trim_start();
+            if let Some(value) = after.strip_prefix('=') {
+                let start = block.len() - value.len();
+                let end = start + value.find(';')?;
+                return Some((start, end, block[start..end].trim().parse().ok()?));
+            }
+            from = at + key.len();
+        }
+        None
+    };
+    let freq = number_after("freq").map_or(1_000_000_000, |(_, _, f)| f);
+    let cycles = shift_ns * freq / 1_000_000_000;
+    match number_after("offset") {
+        Some((start, end, offset)) => {
+            format!("{} {}{}", &block[..start], offset + cycles, &block[end..])
+        }
+        None => block.replacen("clock {", &format!("clock {{ offset = {cycles};"), 1),
     }
 }
 
@@ -163,6 +217,18 @@ fn measure(cmd: &mut Command, stdout_to: Option<&Path>) -> anyhow::Result<Measur
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn clock_offsets_move_by_the_shift_in_cycles() {
+        let text = "clock {\n\tname = a;\n\tfreq = 1000;\n\toffset_s = 3;\n\toffset = 10;\n};\nclock { name = b; };";
+        let out = super::shift_clocks(text, 2_000_000_000);
+        assert!(out.contains("offset = 2010;"), "{out}");
+        assert!(out.contains("offset_s = 3;"), "{out}");
+        assert!(
+            out.contains("clock { offset = 2000000000; name = b;"),
+            "{out}"
+        );
+    }
+
     #[test]
     fn only_the_trace_uuid_is_removed() {
         let text = "clock { uuid = \"c\"; };\ntrace {\n\tmajor = 1;\n\tuuid = \"t\";\n};";
