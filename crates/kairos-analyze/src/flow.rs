@@ -55,6 +55,8 @@ pub struct FlowMessage {
     pub topic: String,
     pub publisher: String,
     pub published_ns: Option<i64>,
+    /// When the publisher's queue dropped it, before any delivery.
+    pub dropped_by_publisher_ns: Option<i64>,
     pub deliveries: Vec<FlowDelivery>,
 }
 
@@ -155,6 +157,7 @@ fn follow(m: &Model, mi: usize, children: &HashMap<(usize, usize), Vec<usize>>) 
         topic: msg.topic.clone(),
         publisher,
         published_ns: msg.published,
+        dropped_by_publisher_ns: msg.dropped_by_publisher,
         deliveries,
     }
 }
@@ -175,7 +178,13 @@ fn write_msg(f: &mut fmt::Formatter<'_>, msg: &FlowMessage, depth: usize) -> fmt
         "{pad}{} message #{} published by {} at {at}",
         msg.topic, msg.message, msg.publisher
     )?;
-    if msg.deliveries.is_empty() {
+    if let Some(t) = msg.dropped_by_publisher_ns {
+        writeln!(
+            f,
+            "{pad}  DROPPED by the publisher's queue at {}",
+            kairos_trace::read::text::seconds(t)
+        )?;
+    } else if msg.deliveries.is_empty() {
         writeln!(f, "{pad}  (no subscriber took it)")?;
     }
     for d in &msg.deliveries {

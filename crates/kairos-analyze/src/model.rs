@@ -86,6 +86,8 @@ pub struct Message {
     pub sent: Option<i64>,
     /// The thread that published it.
     pub publish_tid: Option<i64>,
+    /// When the publisher's own queue dropped it (ROS 1), before any delivery.
+    pub dropped_by_publisher: Option<i64>,
     /// The message whose callback published this one, and which delivery of it.
     pub cause: Option<(usize, usize)>,
     pub deliveries: Vec<Delivery>,

@@ -317,6 +317,7 @@ impl Builder {
             published: Some(at.ts),
             sent: None,
             publish_tid: Some(at.tid),
+            dropped_by_publisher: None,
             cause,
             deliveries: Vec::new(),
         });
@@ -334,6 +335,7 @@ impl Builder {
             published: None,
             sent: None,
             publish_tid: None,
+            dropped_by_publisher: None,
             cause: None,
             deliveries: Vec::new(),
         });

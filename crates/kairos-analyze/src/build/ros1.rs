@@ -72,6 +72,9 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
                     b.ros1_in_flight.entry(t).or_default().push_back(m);
                 }
             } else {
+                if let Some(m) = msg {
+                    b.m.messages[m].dropped_by_publisher = Some(at.ts);
+                }
                 b.queue_drop(q, at.ts, msg, None);
             }
         }
