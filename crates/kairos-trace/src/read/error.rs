@@ -7,17 +7,14 @@ use super::metadata::MetadataError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {cause}", path.display())]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 
-    #[error("{}: bad metadata at {source}; the trace cannot be read without it", path.display())]
-    Metadata {
-        path: PathBuf,
-        source: MetadataError,
-    },
+    #[error("{}: bad metadata at {cause}; the trace cannot be read without it", path.display())]
+    Metadata { path: PathBuf, cause: MetadataError },
 
     #[error(
         "{} at byte {offset}: expected {expected}; the events before this point were read, the rest of this stream is skipped",

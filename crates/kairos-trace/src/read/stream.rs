@@ -79,9 +79,9 @@ pub(crate) struct StreamReader {
 
 impl StreamReader {
     pub(crate) fn open(path: &Path, trace: Arc<Trace>) -> Result<Self, ReadError> {
-        let io = |source| ReadError::Io {
+        let io = |cause| ReadError::Io {
             path: path.to_path_buf(),
-            source,
+            cause,
         };
         let file = File::open(path).map_err(io)?;
         let file_len = file.metadata().map_err(io)?.len();
@@ -251,11 +251,11 @@ impl StreamReader {
         let mut want = remaining.min(FIRST_READ);
         let (stream_class, header, context, body_bits) = loop {
             self.buf.resize(want as usize, 0);
-            if let Err(source) = self.file.read_exact_at(&mut self.buf, offset) {
+            if let Err(cause) = self.file.read_exact_at(&mut self.buf, offset) {
                 self.failed = true;
                 return Err(ReadError::Io {
                     path: self.path.clone(),
-                    source,
+                    cause,
                 });
             }
             match self.decode_packet_start(want) {
@@ -330,14 +330,14 @@ impl StreamReader {
         }
         if avail > want {
             self.buf.resize(avail as usize, 0);
-            if let Err(source) = self
+            if let Err(cause) = self
                 .file
                 .read_exact_at(&mut self.buf[want as usize..], offset + want)
             {
                 self.failed = true;
                 return Err(ReadError::Io {
                     path: self.path.clone(),
-                    source,
+                    cause,
                 });
             }
         }

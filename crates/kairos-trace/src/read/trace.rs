@@ -29,6 +29,12 @@ impl TraceSet {
     /// or a `metadata` file).
     pub fn open(path: impl AsRef<Path>) -> Result<Self, ReadError> {
         let path = path.as_ref();
+        if let Err(cause) = fs::metadata(path) {
+            return Err(ReadError::Io {
+                path: path.to_path_buf(),
+                cause,
+            });
+        }
         let root = if path.is_file() && path.file_name().is_some_and(|n| n == "metadata") {
             path.parent().unwrap_or(Path::new(".")).to_path_buf()
         } else {
@@ -79,9 +85,9 @@ impl TraceSet {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ReadError + '_ {
-    move |source| ReadError::Io {
+    move |cause| ReadError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     }
 }
 
@@ -112,20 +118,20 @@ fn open_trace(dir: &Path) -> Result<(Trace, Vec<PathBuf>), ReadError> {
     if len > MAX_METADATA_BYTES {
         return Err(ReadError::Metadata {
             path: md_path,
-            source: super::metadata::MetadataError::new(
+            cause: super::metadata::MetadataError::new(
                 0,
                 format!("{len} bytes is larger than the {MAX_METADATA_BYTES}-byte limit"),
             ),
         });
     }
     let bytes = fs::read(&md_path).map_err(io(&md_path))?;
-    let text = read_metadata_text(&bytes).map_err(|source| ReadError::Metadata {
+    let text = read_metadata_text(&bytes).map_err(|cause| ReadError::Metadata {
         path: md_path.clone(),
-        source,
+        cause,
     })?;
-    let metadata = Metadata::parse(&text.text).map_err(|source| ReadError::Metadata {
+    let metadata = Metadata::parse(&text.text).map_err(|cause| ReadError::Metadata {
         path: md_path.clone(),
-        source,
+        cause,
     })?;
     let mut streams: Vec<PathBuf> = fs::read_dir(dir)
         .map_err(io(dir))?
