@@ -134,7 +134,7 @@ fn metadata() -> String {
          typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n\
          typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n\
          trace { major = 1; minor = 8; byte_order = le; packet.header := struct { uint32_t magic; uint32_t stream_id; }; };\n\
-         env { hostname = \"kairos-test\"; domain = \"kairos\"; };\n\
+         env { hostname = \"kairos-test\"; domain = \"kairos\"; procname = \"demo\"; vpid = 42; };\n\
          clock { name = \"monotonic\"; freq = 1000000000; offset = 1700000000000000000; };\n\
          typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; } := uint64_clock_t;\n\
          stream { id = 0;\n\
@@ -418,6 +418,11 @@ fn dump_of_a_kairos_trace_agrees_with_babeltrace2() {
     );
     let theirs = String::from_utf8_lossy(&bt.stdout);
     assert_eq!(ours.lines().count(), 53);
+    // babeltrace2 labels events with the environment's hostname, procname and vpid.
+    assert!(
+        ours.lines().all(|l| l.contains("] kairos-test:demo:(42) ")),
+        "{ours}"
+    );
     for (a, b) in ours.lines().zip(theirs.lines()) {
         assert_eq!(a, b);
     }

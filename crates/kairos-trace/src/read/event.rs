@@ -4,15 +4,43 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::metadata::types::{FieldType, StructType};
-use super::metadata::{EventClass, Metadata};
+use super::metadata::{EnvValue, EventClass, Metadata};
 use super::value::Value;
 
-/// A trace of a [`super::TraceSet`]: its folder, metadata and hostname.
+/// A trace of a [`super::TraceSet`]: its folder, metadata, hostname, and the label
+/// babeltrace2 prints before each event's name.
 #[derive(Debug)]
 pub struct Trace {
     pub path: PathBuf,
     pub metadata: Metadata,
     pub hostname: Option<String>,
+    /// The environment's `hostname`, `procname` and `(vpid)` that exist, joined by `:`.
+    pub label: Option<String>,
+}
+
+impl Trace {
+    pub fn new(path: PathBuf, metadata: Metadata) -> Self {
+        let hostname = metadata.env_str("hostname").map(str::to_string);
+        let vpid = metadata.env.iter().find_map(|(k, v)| match v {
+            EnvValue::Int(i) if k == "vpid" => Some(format!("({i})")),
+            _ => None,
+        });
+        let parts: Vec<String> = [
+            hostname.clone(),
+            metadata.env_str("procname").map(str::to_string),
+            vpid,
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let label = (!parts.is_empty()).then(|| parts.join(":"));
+        Self {
+            path,
+            metadata,
+            hostname,
+            label,
+        }
+    }
 }
 
 /// A decoded event.

@@ -464,11 +464,7 @@ pub(crate) fn decode_bytes(
     metadata: &super::metadata::Metadata,
     bytes: &[u8],
 ) -> (usize, Option<ReadError>) {
-    let trace = Arc::new(Trace {
-        path: PathBuf::from("<memory>"),
-        metadata: metadata.clone(),
-        hostname: None,
-    });
+    let trace = Arc::new(Trace::new(PathBuf::from("<memory>"), metadata.clone()));
     let mut reader = StreamReader::from_bytes(bytes.to_vec(), trace);
     let mut n = 0;
     loop {

@@ -20,8 +20,8 @@ pub fn write_event(out: &mut String, ev: &Event) {
     out.push('[');
     out.push_str(&seconds(ev.timestamp));
     out.push_str("] ");
-    if let Some(host) = &ev.trace.hostname {
-        out.push_str(host);
+    if let Some(label) = &ev.trace.label {
+        out.push_str(label);
         out.push(' ');
     }
     out.push_str(ev.name());

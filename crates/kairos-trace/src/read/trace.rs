@@ -145,13 +145,5 @@ fn open_trace(dir: &Path) -> Result<(Trace, Vec<PathBuf>), ReadError> {
         })
         .collect();
     streams.sort();
-    let hostname = metadata.env_str("hostname").map(str::to_string);
-    Ok((
-        Trace {
-            path: dir.to_path_buf(),
-            metadata,
-            hostname,
-        },
-        streams,
-    ))
+    Ok((Trace::new(dir.to_path_buf(), metadata), streams))
 }
