@@ -8,8 +8,9 @@ use std::sync::LazyLock;
 use kairos_trace::read::{Metadata, decode_stream_bytes};
 use libfuzzer_sys::fuzz_target;
 
-static METADATA: LazyLock<Metadata> =
-    LazyLock::new(|| Metadata::parse(include_str!("../hello-lost.tsdl")).expect("the seed metadata parses"));
+static METADATA: LazyLock<Metadata> = LazyLock::new(|| {
+    Metadata::parse(include_str!("../hello-lost.tsdl")).expect("the seed metadata parses")
+});
 
 fuzz_target!(|data: &[u8]| {
     let _ = decode_stream_bytes(&METADATA, data);
