@@ -153,8 +153,8 @@ impl Builder {
         let ctx = |f: &str| ev.context_field(f).and_then(|v| v.as_i64());
         let at = At {
             ts: ev.timestamp,
-            pid: ctx("vpid").or(ctx("pid")).unwrap_or(0),
-            tid: ctx("vtid").or(ctx("tid")).unwrap_or(0),
+            pid: ctx("vpid").or_else(|| ctx("pid")).unwrap_or(0),
+            tid: ctx("vtid").or_else(|| ctx("tid")).unwrap_or(0),
         };
         if let Some(procname) = ev.context_field("procname").and_then(|v| v.as_str()) {
             self.process(at.pid, procname);

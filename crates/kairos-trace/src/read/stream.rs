@@ -73,6 +73,8 @@ pub(crate) struct StreamReader {
     last_discarded: Option<u64>,
     /// The previous packet's `timestamp_end`, ns since the epoch.
     last_end: Option<i64>,
+    /// Per stream class: the clock its timestamps are on.
+    clock_of: Vec<Option<usize>>,
     failed: bool,
     pub(crate) notices: Vec<Notice>,
 }
@@ -100,6 +102,9 @@ impl StreamReader {
     }
 
     fn new(path: PathBuf, file: Source, file_len: u64, trace: Arc<Trace>) -> Self {
+        let clock_of = (0..trace.metadata.streams.len())
+            .map(|i| default_clock(&trace.metadata, i))
+            .collect();
         let clocks = DecodeState {
             values: vec![0; trace.metadata.clocks.len()],
             ..DecodeState::default()
@@ -115,6 +120,7 @@ impl StreamReader {
             clocks,
             last_discarded: None,
             last_end: None,
+            clock_of,
             failed: false,
             notices: Vec::new(),
         }
@@ -178,6 +184,7 @@ impl StreamReader {
             packet,
             buf,
             clocks,
+            clock_of,
             ..
         } = self;
         let p = packet.as_mut().expect("a packet is open");
@@ -232,7 +239,7 @@ impl StreamReader {
         }
         p.pos_bits = bits.pos();
         let timestamp =
-            default_clock(md, p.stream_class).map_or(0, |c| md.clocks[c].to_ns(clocks.values[c]));
+            clock_of[p.stream_class].map_or(0, |c| md.clocks[c].to_ns(clocks.values[c]));
         Ok(Event {
             class: class.clone(),
             trace: trace.clone(),
@@ -297,7 +304,7 @@ impl StreamReader {
         let begin = ctx_uint("timestamp_begin");
         let discarded = ctx_uint("events_discarded");
         let cpu_id = ctx_uint("cpu_id");
-        let clock = default_clock(md, stream_class);
+        let clock = self.clock_of[stream_class];
         let at = clock.zip(begin).map(|(c, b)| md.clocks[c].to_ns(b));
         let end = clock
             .zip(ctx_uint("timestamp_end"))
