@@ -1,3 +1,8 @@
 //! kairos: the runtime robot code links.
 //!
 //! - [`time`]: clocks, sleeps, timers and rates that are never early and never hang.
+//!
+//! The invariants every module keeps are in `ARCHITECTURE.md`; each module's docs say
+//! which of them it is responsible for and how.
+
+pub mod time;
