@@ -5,6 +5,8 @@
 
 mod bench;
 mod demo;
+mod internal;
+mod stats;
 mod trace_cmd;
 
 use clap::{Parser, Subcommand};
@@ -30,6 +32,9 @@ enum Command {
     /// Read and analyze CTF traces (kairos, ROS 2, ROS 1).
     #[command(subcommand)]
     Trace(trace_cmd::TraceCmd),
+    /// Child processes of demos and tests.
+    #[command(subcommand, hide = true)]
+    Internal(internal::InternalCmd),
 }
 
 fn main() -> std::process::ExitCode {
@@ -38,6 +43,7 @@ fn main() -> std::process::ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Bench(cmd) => bench::run(cmd),
         Command::Trace(cmd) => trace_cmd::run(cmd),
+        Command::Internal(cmd) => internal::run(cmd),
     };
     match result {
         Ok(code) => code,
