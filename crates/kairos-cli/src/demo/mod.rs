@@ -24,15 +24,22 @@ pub enum Scenario {
     DelayRace,
     /// Story 4: a wall-clock step under running timers (needs libfaketime).
     ClockJump,
+    /// Story 1: a simulator clock that stops while a sensor thread sleeps on it.
+    SimClockStall,
 }
 
 impl Scenario {
-    const ALL: &'static [Scenario] = &[Scenario::DelayRace, Scenario::ClockJump];
+    const ALL: &'static [Scenario] = &[
+        Scenario::SimClockStall,
+        Scenario::DelayRace,
+        Scenario::ClockJump,
+    ];
 
     fn name(self) -> &'static str {
         match self {
             Scenario::DelayRace => "delay-race",
             Scenario::ClockJump => "clock-jump",
+            Scenario::SimClockStall => "sim-clock-stall",
         }
     }
 }
@@ -61,6 +68,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         let outcome = match scenario {
             Scenario::DelayRace => delay_race::run(args.quick)?,
             Scenario::ClockJump => clock_jump::run(args.quick)?,
+            Scenario::SimClockStall => sim_clock_stall::run(args.quick)?,
         };
         all_passed &= outcome.passed;
         if args.json {
@@ -88,6 +96,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
 
 pub mod clock_jump;
 pub mod delay_race;
+pub mod sim_clock_stall;
 
 /// Where a scenario may write scratch files.
 #[allow(dead_code)]

@@ -10,10 +10,11 @@
 //!   wall monitor wakes it on a forward step, a backward step only makes the loop go
 //!   round again. The kernel never sees a realtime deadline.
 //! - `Sim`: registers in the simulated clock's deadline queue and parks until a publish
-//!   reaches the deadline; cancellation wakes it too.
+//!   reaches the deadline, or until the moment the stall policy needs a look (the stall
+//!   begins; the fallback clock reaches the deadline); cancellation wakes it too.
 
 use super::jump::{self, JumpHandler, JumpThreshold};
-use super::sim::SimClock;
+use super::sim::{SimClock, SimPoll};
 use super::slack::ensure_fine_slack;
 use super::wait::{mono_now, park_until_mono, thread_waker, wall_now};
 use super::{CancelToken, ClockJump, ClockKind, ClockMismatch, Duration, Sleep, Time, WaitError};
@@ -156,6 +157,9 @@ impl Clock {
             }
             .into());
         }
+        let _status = crate::thread::describe_wait(|| {
+            format!("sleep until {deadline} on the {} clock", self.kind())
+        });
         let deadline = deadline.nanos();
         ensure_fine_slack();
         let waker = thread_waker();
@@ -191,6 +195,7 @@ impl Clock {
                 }
             }
             Source::Sim(sim) => {
+                let participant = Some(sim.participant());
                 let mut key = None;
                 let result = loop {
                     if cancel.is_cancelled() {
@@ -199,10 +204,11 @@ impl Clock {
                     if jumped(self) {
                         break Ok(WaitEnd::Jumped);
                     }
-                    if sim.register(deadline, &mut key, &waker) {
-                        break Ok(WaitEnd::Reached);
+                    match sim.poll_wait(deadline, &mut key, &waker, participant) {
+                        SimPoll::Reached => break Ok(WaitEnd::Reached),
+                        SimPoll::Failed(err) => break Err(err),
+                        SimPoll::Pending(recheck_at) => park_until_mono(recheck_at),
                     }
-                    park_until_mono(None);
                 };
                 sim.unregister(key);
                 result

@@ -31,6 +31,7 @@ mod sim;
 pub mod slack;
 mod sleep;
 mod timer;
+mod virtual_clock;
 pub(crate) mod wait;
 
 pub use cancel::CancelToken;
@@ -40,6 +41,7 @@ pub use error::{TimeError, WaitError};
 pub use jump::{ClockChange, ClockJump, JumpHandler, JumpThreshold};
 pub use point::{ClockKind, ClockMismatch, Time};
 pub use rate::{Rate, RateTick};
-pub use sim::SimClock;
+pub use sim::{DEFAULT_STALL_TIMEOUT, SETTLE_TIMEOUT, SimClock};
 pub use sleep::Sleep;
 pub use timer::{MissedPeriods, Tick, Timer};
+pub use virtual_clock::{StallPolicy, VirtualClock};

@@ -9,6 +9,7 @@
 use super::cancel::CancelRegistration;
 use super::driver::driver;
 use super::jump::{self, SleeperGuard};
+use super::sim::SimPoll;
 use super::wait::{mono_now, wall_now};
 use super::{CancelToken, Clock, ClockKind, ClockMismatch, Time, WaitError};
 use std::future::Future;
@@ -25,6 +26,8 @@ pub struct Sleep {
     cancel_registration: Option<CancelRegistration>,
     wall_sleeper: Option<SleeperGuard>,
     key: Option<u64>,
+    /// A simulated sleep's look-again time (stall, fallback) on the time driver.
+    driver_key: Option<u64>,
 }
 
 impl Sleep {
@@ -36,6 +39,7 @@ impl Sleep {
             cancel_registration: None,
             wall_sleeper: None,
             key: None,
+            driver_key: None,
         }
     }
 
@@ -52,6 +56,7 @@ impl Sleep {
             }
             _ => driver().unregister(self.key.take()),
         }
+        driver().unregister(self.driver_key.take());
         self.cancel_registration = None;
         self.wall_sleeper = None;
     }
@@ -103,7 +108,19 @@ impl Future for Sleep {
                 reached
             }
             ClockKind::Sim => match this.clock.as_sim() {
-                Some(sim) => sim.register(deadline, &mut this.key, cx.waker()),
+                Some(sim) => match sim.poll_wait(deadline, &mut this.key, cx.waker(), None) {
+                    SimPoll::Reached => true,
+                    SimPoll::Failed(err) => {
+                        this.release();
+                        return Poll::Ready(Err(err));
+                    }
+                    SimPoll::Pending(recheck_at) => {
+                        if let Some(at) = recheck_at {
+                            driver().register(at, &mut this.driver_key, cx.waker());
+                        }
+                        false
+                    }
+                },
                 None => true,
             },
         };
