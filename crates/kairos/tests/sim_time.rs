@@ -256,3 +256,77 @@ fn stepping_is_deterministic_and_fast() {
         "two minutes of sim time took {took:?}"
     );
 }
+
+#[test]
+fn node_clock_switches_source_and_tells_jump_handlers() {
+    use kairos::time::RosClock;
+    let sim_clock = SimClock::new();
+    sim_clock.publish(sim(42 * MS)).unwrap();
+    let node = RosClock::new(sim_clock.clone());
+    let clock = node.clock();
+    assert_eq!(clock.kind(), ClockKind::System);
+    let (tx, rx) = mpsc::channel();
+    let _h = clock.create_jump_handler(
+        JumpThreshold {
+            min_forward: None,
+            min_backward: None,
+            on_clock_change: true,
+        },
+        || {},
+        move |j| tx.send(j.change).unwrap(),
+    );
+    node.set_use_sim_time(true);
+    assert_eq!(rx.try_recv(), Ok(ClockChange::SimActivated));
+    assert_eq!(clock.now(), sim(42 * MS));
+    node.set_use_sim_time(true); // no change, no report
+    assert!(rx.try_recv().is_err());
+    node.set_use_sim_time(false);
+    assert_eq!(rx.try_recv(), Ok(ClockChange::SimDeactivated));
+    assert_eq!(clock.kind(), ClockKind::System);
+}
+
+#[test]
+fn a_wait_on_the_node_clock_ends_when_the_source_switches() {
+    use kairos::time::RosClock;
+    let sim_clock = SimClock::new();
+    sim_clock.publish(sim(0)).unwrap();
+    let node = RosClock::new(sim_clock.clone());
+    node.set_use_sim_time(true);
+    let clock = node.clock();
+    let c = clock.clone();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        tx.send(c.sleep_for(Duration::from_secs(3600), &CancelToken::new()))
+            .unwrap()
+    });
+    wait_for(|| sim_clock.pending_waits() == 1);
+    node.set_use_sim_time(false);
+    let result = rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the wait did not end on the switch");
+    assert_eq!(result, Err(WaitError::ClockChanged));
+}
+
+#[test]
+fn a_timer_on_the_node_clock_restarts_its_period_on_a_switch() {
+    use kairos::time::{RosClock, Timer};
+    let sim_clock = SimClock::new();
+    sim_clock.publish(sim(0)).unwrap();
+    let node = RosClock::new(sim_clock.clone());
+    node.set_use_sim_time(true);
+    let timer = Timer::new(node.clock(), Duration::from_millis(10)).unwrap();
+    sim_clock.publish(sim(10 * MS)).unwrap();
+    assert!(timer.try_fire().is_some());
+    node.set_use_sim_time(false);
+    let next = timer.next_deadline();
+    assert_eq!(next.kind(), ClockKind::System);
+    let left = timer.time_until_trigger();
+    assert!(
+        left > Duration::ZERO && left <= Duration::from_millis(10),
+        "{left}"
+    );
+    assert!(
+        timer.try_fire().is_none(),
+        "a switch must not fire the timer"
+    );
+}

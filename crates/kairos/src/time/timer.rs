@@ -32,7 +32,7 @@
 //! advanced in one critical section, so two threads can never fire the same deadline.
 //! Waiters in [`Timer::wait`] are woken by `cancel()` and `reset()` through `waiters`.
 
-use super::clock::WaitEnd;
+use super::clock::{JumpsSince, WaitEnd};
 use super::slack::ensure_fine_slack;
 use super::wait::thread_waker;
 use super::{CancelToken, Clock, Duration, Time, TimeError, WaitError};
@@ -273,8 +273,13 @@ impl Timer {
         if current == seen {
             return;
         }
-        let delta = self.clock.jumped_since(seen);
+        let jumps = self.clock.jumped_since(seen);
         s.jump_generation = Some(current);
+        let delta = match jumps {
+            JumpsSince::Net(delta) => delta,
+            // A new source (use_sim_time switched): restart the period on it, as rcl does.
+            JumpsSince::SourceChanged => Duration::from_nanos(-1),
+        };
         if delta.is_negative() {
             s.next = now.saturating_add(s.period);
         } else if now >= s.next {
