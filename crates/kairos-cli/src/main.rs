@@ -39,6 +39,14 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    // KAIROS_TRACE=<dir> traces any run of the binary from start to exit.
+    let _session = match kairos::trace::init_from_env() {
+        Ok(session) => session,
+        Err(err) => {
+            eprintln!("kairos: error: cannot start tracing from KAIROS_TRACE: {err}");
+            return std::process::ExitCode::from(2);
+        }
+    };
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::Bench(cmd) => bench::run(cmd),

@@ -16,6 +16,10 @@ pub struct DemoArgs {
     /// Run faster with fewer samples (used by the test suite).
     #[arg(long)]
     pub quick: bool,
+    /// Record a CTF trace of the run into this directory (read it with `babeltrace2 DIR`
+    /// or `kairos trace summary DIR`).
+    #[arg(long, value_name = "DIR")]
+    pub trace: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -59,6 +63,10 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         Some(s) => vec![s],
         None => Scenario::ALL.to_vec(),
     };
+    let session = match &args.trace {
+        Some(dir) => Some(kairos::trace::Session::start(dir)?),
+        None => None,
+    };
     let mut all_passed = true;
     let mut jsons = Vec::new();
     for scenario in scenarios.iter().copied() {
@@ -78,6 +86,19 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
             let mark = if outcome.passed { "PASS" } else { "FAIL" };
             println!("{mark} {}: {}\n", scenario.name(), outcome.verdict);
         }
+    }
+    if let Some(session) = session {
+        let stats = session.stop()?;
+        eprintln!(
+            "trace: {} events ({} discarded) in {} streams written to {}",
+            stats.events_written,
+            stats.events_discarded,
+            stats.streams,
+            args.trace
+                .as_deref()
+                .unwrap_or(std::path::Path::new("?"))
+                .display()
+        );
     }
     if args.json {
         let value = if jsons.len() == 1 {

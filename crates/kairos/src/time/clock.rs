@@ -124,7 +124,11 @@ impl Clock {
     /// Blocks until this clock reads at least `deadline`, or `cancel` fires.
     /// A deadline at or before now returns at once.
     pub fn sleep_until(&self, deadline: Time, cancel: &CancelToken) -> Result<(), WaitError> {
-        self.block_until(deadline, cancel, None).map(|_| ())
+        let clock = crate::trace::clock(self.kind());
+        crate::trace::tp::sleep_start(clock, deadline.nanos());
+        let result = self.block_until(deadline, cancel, None).map(|_| ());
+        crate::trace::tp::sleep_end(clock, deadline.nanos(), self.now().nanos());
+        result
     }
 
     /// Blocks for at least `duration` of this clock, or until `cancel` fires.

@@ -240,6 +240,15 @@ impl SimClock {
     }
 
     fn report(&self, effect: PublishEffect, woken: Vec<Waker>) {
+        use crate::trace::tp;
+        let sim = kairos_trace::schema::ClockKind::Sim;
+        tp::sim_clock_update(effect.now);
+        if effect.reset {
+            tp::clock_jump(sim, effect.now - effect.delta, effect.now);
+        }
+        if effect.resumed {
+            tp::resume(sim, effect.now, effect.stalled_ns);
+        }
         let wake = || woken.into_iter().for_each(Waker::wake);
         if effect.delta != 0 {
             let jump = ClockJump {
@@ -263,9 +272,14 @@ impl SimClock {
     fn observe_stall(&self) {
         let newly = {
             let mut state = self.inner.state.lock();
-            let newly = state.clock.observe_stall(mono_now());
+            let steady = mono_now();
+            let newly = state.clock.observe_stall(steady);
             if newly {
                 state.stalls += 1;
+                crate::trace::tp::stall(
+                    kairos_trace::schema::ClockKind::Sim,
+                    state.clock.read(steady),
+                );
             }
             newly
         };

@@ -47,6 +47,10 @@ pub(crate) struct PublishEffect {
     pub reset: bool,
     /// The source had been detected as stalled and is now publishing again.
     pub resumed: bool,
+    /// The reported value after the publish.
+    pub now: i64,
+    /// How long the source had been stalled (steady ns), when it resumed.
+    pub stalled_ns: i64,
 }
 
 #[derive(Debug, Clone)]
@@ -112,6 +116,7 @@ impl VirtualClock {
     /// The source published `value` at `steady_now`.
     pub(crate) fn publish(&mut self, value: i64, steady_now: i64) -> PublishEffect {
         let before = self.read(steady_now);
+        let stalled_ns = (steady_now - self.stall_at()).max(0);
         let reset = self.source.is_some_and(|s| value < s);
         self.floor = if reset || value >= before {
             None
@@ -121,10 +126,13 @@ impl VirtualClock {
         self.source = Some(value);
         self.last_update = steady_now;
         let resumed = std::mem::take(&mut self.stalled);
+        let now = self.read(steady_now);
         PublishEffect {
-            delta: self.read(steady_now) - before,
+            delta: now - before,
             reset,
             resumed,
+            now,
+            stalled_ns,
         }
     }
 
