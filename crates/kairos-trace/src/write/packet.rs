@@ -102,6 +102,20 @@ impl PacketBuilder {
         self.events += 1;
     }
 
+    /// A packet with no event at `timestamp`.
+    pub(crate) fn empty(
+        uuid: &[u8; 16],
+        instance_id: u64,
+        timestamp: u64,
+        info: PacketInfo,
+    ) -> Vec<u8> {
+        let mut packet = PacketBuilder::default();
+        packet.begin(uuid, instance_id);
+        packet.first_timestamp = Some(timestamp);
+        packet.last_timestamp = timestamp;
+        packet.finish(info).to_vec()
+    }
+
     /// Fills the packet context and returns the finished packet. Its time range is that of
     /// its events, so consecutive packets of a stream never overlap.
     pub(crate) fn finish(&mut self, info: PacketInfo) -> &[u8] {

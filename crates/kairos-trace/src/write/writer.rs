@@ -162,17 +162,36 @@ impl Writer {
                 self.packet.push(&record, &file.context);
             }
             let events = self.packet.events();
+            // Read after the pops: any discard counted here happened while the queue was
+            // full, before (some of) the events just taken.
+            let discarded = stream.discarded();
+            // babeltrace2 counts discards as the difference between two packets and gives
+            // no count for a stream's first packet: such a stream starts with an empty one.
+            let prefix = (file.next_seq_num == 0 && discarded > 0).then(|| {
+                let info = PacketInfo {
+                    seq_num: 0,
+                    events_discarded: 0,
+                    cpu_id: stream.cpu_id,
+                };
+                PacketBuilder::empty(&self.uuid, stream.instance_id, first.timestamp, info)
+            });
             let info = PacketInfo {
-                seq_num: file.next_seq_num,
-                // Read after the pops: any discard counted here happened while the queue
-                // was full, before (some of) the events just taken.
-                events_discarded: stream.discarded(),
+                seq_num: file.next_seq_num + u64::from(prefix.is_some()),
+                events_discarded: discarded,
                 cpu_id: stream.cpu_id,
             };
-            let bytes = self.packet.finish(info);
-            match file.file.write_all(bytes) {
+            let packet = self.packet.finish(info);
+            // One write per drain of a stream, so a kill rarely lands inside a packet.
+            let written = match prefix {
+                Some(mut bytes) => {
+                    bytes.extend_from_slice(packet);
+                    file.file.write_all(&bytes)
+                }
+                None => file.file.write_all(packet),
+            };
+            match written {
                 Ok(()) => {
-                    file.next_seq_num += 1;
+                    file.next_seq_num = info.seq_num + 1;
                     self.stats.events_written += events;
                     self.stats.packets += 1;
                 }
