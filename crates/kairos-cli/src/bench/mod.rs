@@ -4,9 +4,16 @@
 use clap::Subcommand;
 use std::process::ExitCode;
 
+pub mod trace;
+
 #[derive(Debug, Subcommand)]
-pub enum BenchCmd {}
+pub enum BenchCmd {
+    /// Cost of one trace event, kairos on and off, beside the `tracing` crate.
+    Trace(trace::Args),
+}
 
 pub fn run(cmd: BenchCmd) -> anyhow::Result<ExitCode> {
-    match cmd {}
+    match cmd {
+        BenchCmd::Trace(args) => trace::run(args),
+    }
 }
