@@ -149,6 +149,25 @@ fn nothing_is_recorded_without_a_session() {
 }
 
 #[test]
+fn a_thread_traces_into_each_session_in_turn() {
+    let _session_lock = write_support::exclusive();
+    let first = tempfile::tempdir().unwrap();
+    let second = tempfile::tempdir().unwrap();
+    let session = Session::start(first.path()).unwrap();
+    tp::callback_end(0x1);
+    session.stop().unwrap();
+    let session = Session::start(second.path()).unwrap();
+    tp::callback_end(0x2);
+    session.stop().unwrap();
+    let callbacks = |dir: &std::path::Path| -> Vec<u64> {
+        let events = write_support::read_clean(dir);
+        events.iter().map(|e| e.u64("callback")).collect()
+    };
+    assert_eq!(callbacks(first.path()), [0x1]);
+    assert_eq!(callbacks(second.path()), [0x2]);
+}
+
+#[test]
 fn events_of_a_short_lived_thread_are_kept() {
     let _session_lock = write_support::exclusive();
     let dir = tempfile::tempdir().unwrap();

@@ -40,6 +40,8 @@
 mod buffer;
 mod clock;
 mod error;
+#[cfg(test)]
+mod layout_tests;
 mod metadata;
 mod packet;
 mod session;
