@@ -241,6 +241,14 @@ fn a_second_session_or_a_used_directory_is_refused() {
         Session::start_with(other.path(), zero),
         Err(Error::InvalidConfig(_))
     ));
+    let huge = SessionConfig {
+        buffer_events: kairos_trace::write::MAX_BUFFER_EVENTS + 1,
+        ..SessionConfig::default()
+    };
+    assert!(matches!(
+        Session::start_with(other.path(), huge),
+        Err(Error::InvalidConfig(_))
+    ));
     assert!(!tp::enabled(), "a refused start leaves tracing off");
 }
 

@@ -190,48 +190,112 @@ fn stand_in_e2e_us(rounds: u64) -> anyhow::Result<f64> {
     })
 }
 
+/// Every figure of one run.
+struct Figures {
+    events: u64,
+    disabled_ns: f64,
+    enabled: Enabled,
+    tracing_ns: f64,
+    stand_in_e2e_us: f64,
+}
+
+fn measure(quick: bool) -> anyhow::Result<Figures> {
+    let events = if quick { BATCH } else { 32 * BATCH };
+    Ok(Figures {
+        events,
+        disabled_ns: disabled_ns(events),
+        enabled: enabled_ns(events)?,
+        tracing_ns: tracing_crate_ns(events)?,
+        stand_in_e2e_us: stand_in_e2e_us(if quick { 2_000 } else { 40_000 })?,
+    })
+}
+
+/// The `--json` report; `e2e_overhead_us` stays null until the runtime's pub/sub is
+/// measured (the stand-in round is not that figure).
+fn json_report(figures: &Figures) -> serde_json::Value {
+    json!({
+        "results": [
+            {
+                "name": "kairos",
+                "enabled_ns_per_event": figures.enabled.traced_ns,
+                "disabled_ns_per_event": figures.disabled_ns,
+                "e2e_overhead_us": null,
+            },
+            {
+                "name": "tracing_crate",
+                "enabled_ns_per_event": figures.tracing_ns,
+            },
+        ]
+    })
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let events = if args.quick { BATCH } else { 32 * BATCH };
-    let disabled = disabled_ns(events);
-    let enabled = enabled_ns(events)?;
-    let tracing = tracing_crate_ns(events)?;
-    let stand_in_e2e = stand_in_e2e_us(if args.quick { 2_000 } else { 40_000 })?;
+    let figures = measure(args.quick)?;
     if args.json {
-        let value = json!({
-            "results": [
-                {
-                    "name": "kairos",
-                    "enabled_ns_per_event": enabled.traced_ns,
-                    "disabled_ns_per_event": disabled,
-                    "e2e_overhead_us": null,
-                },
-                {
-                    "name": "tracing_crate",
-                    "enabled_ns_per_event": tracing,
-                },
-            ]
-        });
-        println!("{}", serde_json::to_string_pretty(&value)?);
-    } else {
-        println!("one event, {events} events x {REPEATS} runs, median ns per event");
-        println!("{:<44} {:>10}", "", "ns/event");
-        println!(
-            "{:<44} {:>10.1}",
-            "kairos, session recording (traced thread)", enabled.traced_ns
-        );
-        println!(
-            "{:<44} {:>10.1}",
-            "kairos, writer thread (encode + write)", enabled.writer_ns
-        );
-        println!("{:<44} {:>10.2}", "kairos, no session", disabled);
-        println!(
-            "{:<44} {:>10.1}",
-            "tracing crate, fmt to file (non-blocking)", tracing
-        );
-        println!("kairos events discarded: {}", enabled.discarded);
-        println!(
-            "added per message, stand-in pub/sub round (9 events, 2 threads): {stand_in_e2e:.2} us"
-        );
+        println!("{}", serde_json::to_string_pretty(&json_report(&figures))?);
+        return Ok(ExitCode::SUCCESS);
     }
+    let row = |label: &str, value: f64| println!("{label:<44} {value:>10.2}");
+    println!(
+        "one event, {} events x {REPEATS} runs, median ns per event",
+        figures.events
+    );
+    row(
+        "kairos, session recording (traced thread)",
+        figures.enabled.traced_ns,
+    );
+    row(
+        "kairos, writer thread (encode + write)",
+        figures.enabled.writer_ns,
+    );
+    row("kairos, no session", figures.disabled_ns);
+    row(
+        "tracing crate, fmt to file (non-blocking)",
+        figures.tracing_ns,
+    );
+    println!("kairos events discarded: {}", figures.enabled.discarded);
+    println!(
+        "added per message, stand-in pub/sub round (9 events, 2 threads): {:.2} us",
+        figures.stand_in_e2e_us
+    );
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// A process has one trace session at a time: these tests take turns.
+    static SESSION: Mutex<()> = Mutex::new(());
+
+    #[test]
+    fn e2e_times_the_round_with_tracing_off_and_on() {
+        let _turn = SESSION
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let (mut off, mut on) = (0, 0);
+        e2e_overhead_us(100, || if tp::enabled() { on += 1 } else { off += 1 }).unwrap();
+        assert_eq!((off, on), (100, 100));
+        assert!(!tp::enabled(), "the session is stopped afterwards");
+    }
+
+    #[test]
+    fn json_report_has_every_figure() {
+        let _turn = SESSION
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let figures = measure(true).unwrap();
+        assert_eq!(figures.enabled.discarded, 0, "batches fit the queues");
+        let report = json_report(&figures);
+        let results = report["results"].as_array().unwrap();
+        assert_eq!(results[0]["name"], "kairos");
+        for key in ["enabled_ns_per_event", "disabled_ns_per_event"] {
+            let value = results[0][key].as_f64().unwrap();
+            assert!(value.is_finite() && value > 0.0, "{key}: {value}");
+        }
+        assert!(results[0]["e2e_overhead_us"].is_null());
+        assert_eq!(results[1]["name"], "tracing_crate");
+        assert!(results[1]["enabled_ns_per_event"].as_f64().unwrap() > 0.0);
+    }
 }

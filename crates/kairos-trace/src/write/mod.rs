@@ -48,6 +48,6 @@ mod session;
 mod writer;
 
 pub use error::Error;
-pub use session::{ENV_VAR, Session, SessionConfig, Stats};
+pub use session::{ENV_VAR, MAX_BUFFER_EVENTS, Session, SessionConfig, Stats};
 
 pub(crate) use buffer::{emit, enabled};

@@ -17,6 +17,9 @@ pub use super::writer::Stats;
 /// The environment variable naming a directory to trace into: see [`Session::from_env`].
 pub const ENV_VAR: &str = "KAIROS_TRACE";
 
+/// The largest per-thread queue a session accepts.
+pub const MAX_BUFFER_EVENTS: usize = 16 << 20;
+
 /// How a session buffers and flushes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionConfig {
@@ -68,6 +71,11 @@ impl Session {
         let dir = dir.as_ref().to_path_buf();
         if config.buffer_events == 0 {
             return Err(Error::InvalidConfig("buffer_events must be at least 1"));
+        }
+        if config.buffer_events > MAX_BUFFER_EVENTS {
+            return Err(Error::InvalidConfig(
+                "buffer_events must be at most 16 Mi (about 1.2 GiB per traced thread)",
+            ));
         }
         if config.flush_interval.is_zero() {
             return Err(Error::InvalidConfig(
