@@ -172,12 +172,15 @@ fn events_of_a_short_lived_thread_are_kept() {
     let _session_lock = write_support::exclusive();
     let dir = tempfile::tempdir().unwrap();
     let session = Session::start(dir.path()).unwrap();
-    let vtid = std::thread::spawn(|| {
-        tp::callback_start(0x9, 0);
-        rustix::thread::gettid().as_raw_pid()
-    })
-    .join()
-    .unwrap();
+    let vtid = std::thread::Builder::new()
+        .name("executor-7".into())
+        .spawn(|| {
+            tp::callback_start(0x9, 0);
+            rustix::thread::gettid().as_raw_pid()
+        })
+        .unwrap()
+        .join()
+        .unwrap();
     tp::callback_end(0x9);
     session.stop().unwrap();
     let events = write_support::read_clean(dir.path());
@@ -187,6 +190,7 @@ fn events_of_a_short_lived_thread_are_kept() {
         .find(|e| e.name == "ros2:callback_start")
         .unwrap();
     assert_eq!(start.vtid, i64::from(vtid));
+    assert_eq!(start.procname, "executor-7", "the thread's name");
     let end = events
         .iter()
         .find(|e| e.name == "ros2:callback_end")

@@ -5,7 +5,8 @@
 //!   traced thread, laid out as LTTng-UST lays out a ROS 2 trace: the same packet header,
 //!   packet context (`timestamp_begin`/`_end`, `content_size`, `packet_size`,
 //!   `packet_seq_num`, `events_discarded`, `cpu_id`), event header and event context
-//!   (`_vtid`, `_vpid`, `_procname`), so babeltrace2 and Trace Compass open it as such.
+//!   (`_vtid`, `_vpid`, `_procname`: the thread's name, as LTTng-UST records it), so
+//!   babeltrace2 and Trace Compass open it as such.
 //! - Timestamps come from the monotonic clock; the clock class carries the offset to the
 //!   Unix epoch measured when the session started, so tools show wall-clock times.
 //! - Tracing is cheap where it happens: a disabled tracepoint costs one relaxed atomic

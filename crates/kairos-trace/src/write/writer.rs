@@ -3,7 +3,7 @@
 
 use super::Error;
 use super::buffer::{Registry, ThreadStream};
-use super::packet::{EventContext, PROCNAME_LEN, PacketBuilder, PacketInfo};
+use super::packet::{EventContext, PacketBuilder, PacketInfo};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -75,7 +75,7 @@ impl Writer {
             files: StreamFiles {
                 dir,
                 vpid: std::process::id() as i32,
-                procname: EventContext::procname_field(&procname),
+                procname,
                 open: HashMap::new(),
                 opened: 0,
             },
@@ -208,7 +208,8 @@ impl Writer {
 struct StreamFiles {
     dir: PathBuf,
     vpid: i32,
-    procname: [u8; PROCNAME_LEN],
+    /// The process's name, for threads that have none of their own.
+    procname: String,
     open: HashMap<u64, StreamFile>,
     opened: u64,
 }
@@ -230,7 +231,11 @@ impl StreamFiles {
                     context: EventContext {
                         vtid: stream.vtid,
                         vpid: self.vpid,
-                        procname: self.procname,
+                        procname: EventContext::procname_field(if stream.procname.is_empty() {
+                            &self.procname
+                        } else {
+                            &stream.procname
+                        }),
                     },
                 }))
             }
