@@ -42,7 +42,21 @@ impl Default for SessionConfig {
 
 /// A running trace session: while it lives, every tracepoint in the process records into
 /// its directory. Only one runs at a time. Dropping it stops it, like [`Session::stop`]
-/// (an error is then printed on stderr, since it cannot be returned).
+/// (an error is then printed on stderr, since it cannot be returned). Keep it where the
+/// program ends normally (e.g. in `main`): Rust does not drop statics at exit, and a
+/// session that is never stopped loses its last flush interval.
+///
+/// ```
+/// use kairos_trace::{Session, tp};
+///
+/// let dir = tempfile::tempdir()?;
+/// let session = Session::start(dir.path().join("trace"))?;
+/// tp::rcl_publish(0x1, 0x2, 0); // publisher 0x1, message 0x2, sequence number 0
+/// let stats = session.stop()?;
+/// assert_eq!(stats.events_written, 1);
+/// // `babeltrace2 <dir>/trace` now prints the event.
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Session {
     dir: PathBuf,

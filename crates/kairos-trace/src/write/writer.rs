@@ -111,15 +111,22 @@ impl Writer {
         }
         self.drain();
         self.stats.streams = self.files.opened;
-        for (_, stream) in self.files.open.drain() {
-            if let Err(source) = stream.file.sync_all() {
-                self.failure
-                    .get_or_insert(Error::io("flush", stream.path, source));
-            }
+        let open: Vec<StreamFile> = self.files.open.drain().map(|(_, file)| file).collect();
+        for file in open {
+            self.close(file);
         }
         match self.failure {
             Some(error) => Err(error),
             None => Ok(self.stats),
+        }
+    }
+
+    /// Closes a stream file once its data is on disk, so a write-back error is reported
+    /// rather than lost.
+    fn close(&mut self, stream: StreamFile) {
+        if let Err(source) = stream.file.sync_all() {
+            self.failure
+                .get_or_insert(Error::io("write back", stream.path, source));
         }
     }
 
@@ -130,7 +137,9 @@ impl Writer {
         }
         for stream in self.registry.retire_finished() {
             // The thread exited and its queue is empty: close its file.
-            self.files.open.remove(&stream.instance_id);
+            if let Some(file) = self.files.open.remove(&stream.instance_id) {
+                self.close(file);
+            }
             self.retired_discarded += stream.discarded();
         }
         let live: u64 = self.registry.streams().iter().map(|s| s.discarded()).sum();
