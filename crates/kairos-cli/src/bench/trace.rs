@@ -134,7 +134,7 @@ fn tracing_crate_ns(events: u64) -> anyhow::Result<f64> {
 /// `rounds` times with no session and `rounds` times with a session recording, in
 /// alternating blocks so that drift in machine load hits both alike.
 pub fn e2e_overhead_us(rounds: u64, mut round: impl FnMut()) -> anyhow::Result<f64> {
-    const BLOCKS: u64 = 4;
+    const BLOCKS: u64 = 8;
     let per_block = rounds.div_ceil(BLOCKS);
     let (mut off, mut on) = (Vec::new(), Vec::new());
     for _ in 0..BLOCKS {

@@ -58,7 +58,7 @@ fn compact_timestamps_survive_wraps_and_long_gaps() {
     packet.begin(&info.uuid, 0);
     for (callback, &timestamp) in (0..).zip(&stamps) {
         let event = Event::CallbackEnd { callback };
-        packet.push(&Record { timestamp, event }, &context);
+        assert!(packet.try_push(&Record { timestamp, event }, &context));
     }
     let info = PacketInfo {
         seq_num: 0,

@@ -17,8 +17,9 @@
 //!   the count is written in the stream's `events_discarded`, which babeltrace2 reports.
 //! - A killed process leaves a readable trace: the writer drains every queue and appends
 //!   whole packets at a fixed interval (100 ms by default), so a SIGKILL loses at most the
-//!   events of the last interval. (A kill that lands during the few microseconds of a
-//!   packet `write` can leave that last packet truncated.)
+//!   events of the last interval. Packets are padded to 4 KiB pages, as LTTng's are, so
+//!   that a kill during a `write` (which Linux interrupts only between pages) cannot leave
+//!   half a packet; only an event larger than a page can span a page boundary.
 //!
 //! One stream per thread, not per CPU: a thread is the only producer of its queue, so a
 //! push is a single-producer operation with no lock and no CPU pinning, and events of one

@@ -13,9 +13,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A packet is closed once it holds this many bytes, so one drain of a full queue does not
-/// build one huge packet.
-const PACKET_TARGET_BYTES: usize = 256 * 1024;
+/// Packets are written in batches of about this many bytes, one `write` each.
+const BATCH_BYTES: usize = 256 * 1024;
 
 /// What a session asks of its writer.
 #[derive(Debug)]
@@ -54,6 +53,8 @@ pub(crate) struct Writer {
     interval: Duration,
     files: StreamFiles,
     packet: PacketBuilder,
+    /// Whole packets waiting for their `write`.
+    batch: Vec<u8>,
     stats: Stats,
     /// Discarded counts of streams already retired.
     retired_discarded: u64,
@@ -80,6 +81,7 @@ impl Writer {
                 opened: 0,
             },
             packet: PacketBuilder::default(),
+            batch: Vec::new(),
             stats: Stats::default(),
             retired_discarded: 0,
             failure: None,
@@ -146,66 +148,81 @@ impl Writer {
         self.stats.events_discarded = self.retired_discarded + live;
     }
 
+    /// Writes the events queued on `stream`, a batch of whole packets per `write`.
     fn drain_stream(&mut self, stream: &ThreadStream) {
-        loop {
-            let Some(first) = stream.pop() else {
-                return;
-            };
+        let mut next = stream.pop();
+        while let Some(mut record) = next.take() {
             if self.failure.is_some() {
-                // Writing already failed: count, do not pile up memory.
+                // Writing already failed: count, and do not let the queue fill up.
                 self.stats.events_lost += 1;
+                next = stream.pop();
                 continue;
             }
             let file = match self.files.get(stream) {
                 Ok(file) => file,
                 Err(error) => {
                     self.failure = Some(error);
-                    self.stats.events_lost += 1;
+                    next = Some(record);
                     continue;
                 }
             };
-            self.packet.begin(&self.uuid, stream.instance_id);
-            self.packet.push(&first, &file.context);
-            while self.packet.len() < PACKET_TARGET_BYTES {
-                let Some(record) = stream.pop() else { break };
-                self.packet.push(&record, &file.context);
-            }
-            let events = self.packet.events();
-            // Read after the pops: any discard counted here happened while the queue was
-            // full, before (some of) the events just taken.
-            let discarded = stream.discarded();
-            // babeltrace2 counts discards as the difference between two packets and gives
-            // no count for a stream's first packet: such a stream starts with an empty one.
-            let prefix = (file.next_seq_num == 0 && discarded > 0).then(|| {
+            self.batch.clear();
+            let (mut events, mut packets) = (0, 0);
+            loop {
+                self.packet.begin(&self.uuid, stream.instance_id);
+                let first_timestamp = record.timestamp;
+                self.packet.try_push(&record, &file.context);
+                next = loop {
+                    match stream.pop() {
+                        Some(record) if !self.packet.try_push(&record, &file.context) => {
+                            break Some(record);
+                        }
+                        Some(_) => {}
+                        None => break None,
+                    }
+                };
+                // Read after the pops: a discard counted here happened while the queue
+                // was full, before (some of) the events just taken.
+                let discarded = stream.discarded();
+                if file.next_seq_num == 0 && discarded > 0 {
+                    // babeltrace2 counts discards as the difference between two packets
+                    // and gives no count for a stream's first packet: start with an empty
+                    // one.
+                    let info = PacketInfo {
+                        seq_num: 0,
+                        events_discarded: 0,
+                        cpu_id: stream.cpu_id,
+                    };
+                    let empty =
+                        PacketBuilder::empty(&self.uuid, stream.instance_id, first_timestamp, info);
+                    self.batch.extend_from_slice(&empty);
+                    file.next_seq_num = 1;
+                    packets += 1;
+                }
                 let info = PacketInfo {
-                    seq_num: 0,
-                    events_discarded: 0,
+                    seq_num: file.next_seq_num,
+                    events_discarded: discarded,
                     cpu_id: stream.cpu_id,
                 };
-                PacketBuilder::empty(&self.uuid, stream.instance_id, first.timestamp, info)
-            });
-            let info = PacketInfo {
-                seq_num: file.next_seq_num + u64::from(prefix.is_some()),
-                events_discarded: discarded,
-                cpu_id: stream.cpu_id,
-            };
-            let packet = self.packet.finish(info);
-            // One write per drain of a stream, so a kill rarely lands inside a packet.
-            let written = match prefix {
-                Some(mut bytes) => {
-                    bytes.extend_from_slice(packet);
-                    file.file.write_all(&bytes)
+                self.batch.extend_from_slice(self.packet.finish(info));
+                file.next_seq_num += 1;
+                packets += 1;
+                events += self.packet.events();
+                match next.take() {
+                    Some(more) if self.batch.len() < BATCH_BYTES => record = more,
+                    rest => {
+                        next = rest;
+                        break;
+                    }
                 }
-                None => file.file.write_all(packet),
-            };
-            match written {
+            }
+            match file.file.write_all(&self.batch) {
                 Ok(()) => {
-                    file.next_seq_num = info.seq_num + 1;
                     self.stats.events_written += events;
-                    self.stats.packets += 1;
+                    self.stats.packets += packets;
                 }
                 Err(source) => {
-                    self.failure = Some(Error::io("write a packet to", &file.path, source));
+                    self.failure = Some(Error::io("write packets to", &file.path, source));
                     self.stats.events_lost += events;
                 }
             }
