@@ -135,21 +135,28 @@ fn tracing_crate_ns(events: u64) -> anyhow::Result<f64> {
 /// alternating blocks so that drift in machine load hits both alike.
 pub fn e2e_overhead_us(rounds: u64, mut round: impl FnMut()) -> anyhow::Result<f64> {
     const BLOCKS: u64 = 8;
-    let per_block = rounds.div_ceil(BLOCKS);
     let (mut off, mut on) = (Vec::new(), Vec::new());
-    for _ in 0..BLOCKS {
+    for block in 0..BLOCKS {
+        // Exactly `rounds` in all, spread over the blocks.
+        let count = rounds / BLOCKS + u64::from(block < rounds % BLOCKS);
+        if count == 0 {
+            continue;
+        }
         let time = |round: &mut dyn FnMut()| {
             let start = Instant::now();
-            for _ in 0..per_block {
+            for _ in 0..count {
                 round();
             }
-            start.elapsed().as_nanos() as f64 / per_block as f64
+            start.elapsed().as_nanos() as f64 / count as f64
         };
         off.push(time(&mut round));
         let dir = tempfile::tempdir().context("create a directory for the e2e trace")?;
         let session = Session::start(dir.path())?;
         on.push(time(&mut round));
         session.stop()?;
+    }
+    if off.is_empty() {
+        anyhow::bail!("e2e_overhead_us needs at least one round");
     }
     Ok((median(on) - median(off)) / 1000.0)
 }
