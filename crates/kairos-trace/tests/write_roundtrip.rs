@@ -149,6 +149,31 @@ fn nothing_is_recorded_without_a_session() {
 }
 
 #[test]
+fn an_event_larger_than_a_packet_page_is_written_whole() {
+    let _session_lock = write_support::exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let session = Session::start(dir.path()).unwrap();
+    let symbol: String = (0..10_000)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    tp::callback_end(0x1);
+    tp::rclcpp_callback_register(0x2, &symbol);
+    tp::callback_end(0x3);
+    session.stop().unwrap();
+    let events = write_support::read_clean(dir.path());
+    let names: Vec<&str> = events.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "ros2:callback_end",
+            "ros2:rclcpp_callback_register",
+            "ros2:callback_end"
+        ]
+    );
+    assert_eq!(events[1].field("symbol"), format!("\"{symbol}\""));
+}
+
+#[test]
 fn a_thread_traces_into_each_session_in_turn() {
     let _session_lock = write_support::exclusive();
     let first = tempfile::tempdir().unwrap();
