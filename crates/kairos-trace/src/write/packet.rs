@@ -141,19 +141,19 @@ impl PacketBuilder {
             .resize(self.bytes.len().next_multiple_of(PACKET_BYTES), 0);
         let packet_bits = (self.bytes.len() as u64) * 8;
         let begin = self.first_timestamp.unwrap_or(self.last_timestamp);
-        let mut context = Vec::with_capacity(CONTEXT_LEN);
-        for value in [
+        let context = &mut self.bytes[HEADER_LEN..HEADER_LEN + CONTEXT_LEN];
+        let fields = [
             begin,
             self.last_timestamp,
             content_bits,
             packet_bits,
             info.seq_num,
             info.events_discarded,
-        ] {
-            context.extend_from_slice(&value.to_le_bytes());
+        ];
+        for (slot, value) in context.chunks_exact_mut(8).zip(fields) {
+            slot.copy_from_slice(&value.to_le_bytes());
         }
-        context.extend_from_slice(&info.cpu_id.to_le_bytes());
-        self.bytes[HEADER_LEN..HEADER_LEN + CONTEXT_LEN].copy_from_slice(&context);
+        context[6 * 8..].copy_from_slice(&info.cpu_id.to_le_bytes());
         &self.bytes
     }
 }

@@ -171,6 +171,7 @@ impl Writer {
             loop {
                 self.packet.begin(&self.uuid, stream.instance_id);
                 let first_timestamp = record.timestamp;
+                // The first event always goes in: an empty packet grows to fit it.
                 self.packet.try_push(&record, &file.context);
                 next = loop {
                     match stream.pop() {
