@@ -1,7 +1,8 @@
 //! `kairos bench ...`: timing benchmarks. Each measures kairos beside a baseline in the same
 //! run, because on a shared machine the ratio is what holds, not the absolute figure.
 
-mod timer;
+pub mod timer;
+pub mod trace;
 
 use clap::Subcommand;
 use std::process::ExitCode;
@@ -10,10 +11,13 @@ use std::process::ExitCode;
 pub enum BenchCmd {
     /// 1 kHz periodic wake-up lateness: kairos Timer, std sleep loop, tokio interval, cyclictest.
     Timer(timer::Args),
+    /// Cost of one trace event, kairos on and off, beside the `tracing` crate.
+    Trace(trace::Args),
 }
 
 pub fn run(cmd: BenchCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCmd::Timer(args) => timer::run(args),
+        BenchCmd::Trace(args) => trace::run(args),
     }
 }
