@@ -2,6 +2,8 @@
 //! run, because on a shared machine the ratio is what holds, not the absolute figure.
 
 mod read;
+pub mod timer;
+pub mod trace;
 
 use clap::Subcommand;
 use std::process::ExitCode;
@@ -10,10 +12,16 @@ use std::process::ExitCode;
 pub enum BenchCmd {
     /// Trace read speed and peak memory: `kairos trace summary` against babeltrace2.
     Read(read::Args),
+    /// 1 kHz periodic wake-up lateness: kairos Timer, std sleep loop, tokio interval, cyclictest.
+    Timer(timer::Args),
+    /// Cost of one trace event, kairos on and off, beside the `tracing` crate.
+    Trace(trace::Args),
 }
 
 pub fn run(cmd: BenchCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCmd::Read(args) => read::run(args),
+        BenchCmd::Timer(args) => timer::run(args),
+        BenchCmd::Trace(args) => trace::run(args),
     }
 }
