@@ -43,6 +43,7 @@ pub struct Endpoint {
 #[derive(Debug, Clone, Serialize)]
 pub struct Timer {
     pub pid: i64,
+    pub handle: u64,
     pub node: Option<usize>,
     pub period_ns: Option<i64>,
     pub callback: Option<usize>,

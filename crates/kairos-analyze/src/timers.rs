@@ -55,7 +55,10 @@ pub fn timers(m: &Model) -> Timers {
             };
             let label = match t.callback {
                 Some(cb) => m.callback_label(cb),
-                None => format!("{} timer", m.node_name(t.node)),
+                None => match t.node {
+                    Some(n) => format!("{} timer 0x{:X}", m.nodes[n].name, t.handle),
+                    None => format!("{} timer 0x{:X}", m.process_name(t.pid), t.handle),
+                },
             };
             TimerStats {
                 timer: i,

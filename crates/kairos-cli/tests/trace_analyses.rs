@@ -134,3 +134,33 @@ fn html_report_is_self_contained() {
     assert!(!html.contains("http"), "no network reference");
     assert!(!html.contains("<script"), "no script");
 }
+
+#[test]
+fn analyses_read_a_trace_kairos_writes() {
+    let dir = std::env::temp_dir().join(format!("kairos-analyses-written-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    kairos(&[
+        "demo",
+        "sim-clock-stall",
+        "--quick",
+        "--trace",
+        dir.to_str().unwrap(),
+    ]);
+    let p = dir.to_str().unwrap();
+    let summary: serde_json::Value =
+        serde_json::from_slice(&kairos(&["trace", "summary", "--json", p]).stdout).unwrap();
+    let timers: serde_json::Value =
+        serde_json::from_slice(&kairos(&["trace", "timers", "--json", p]).stdout).unwrap();
+    for sub in ["callbacks", "queues", "chains"] {
+        kairos(&["trace", sub, "--json", p]);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(summary["sources"], serde_json::json!(["kairos", "ros2"]));
+    assert_eq!(summary["event_counts"]["kairos:stall"], 3);
+    let timers = timers.as_array().unwrap();
+    assert_eq!(timers.len(), 3, "one sensor timer per policy");
+    for t in timers {
+        assert_eq!(t["period_ns"], 10_000_000);
+        assert!(t["runs"].as_u64().unwrap() >= 20, "{t}");
+    }
+}

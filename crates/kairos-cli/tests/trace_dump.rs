@@ -135,3 +135,41 @@ fn a_folder_without_a_trace_is_a_clear_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("no CTF trace here"), "{stderr}");
 }
+
+#[test]
+fn dump_agrees_with_babeltrace2_on_a_trace_kairos_writes() {
+    let dir = std::env::temp_dir().join(format!("kairos-dump-written-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let demo = kairos(&[
+        "demo",
+        "sim-clock-stall",
+        "--quick",
+        "--trace",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        demo.status.success(),
+        "{}",
+        String::from_utf8_lossy(&demo.stderr)
+    );
+    let theirs = babeltrace(&dir);
+    let ours = kairos(&["trace", "dump", dir.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        theirs.status.success(),
+        "{}",
+        String::from_utf8_lossy(&theirs.stderr)
+    );
+    assert!(
+        ours.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ours.stderr)
+    );
+    let (ours, theirs) = (canonical(&ours.stdout), canonical(&theirs.stdout));
+    assert!(
+        theirs.len() > 1000,
+        "the demo traced {} events",
+        theirs.len()
+    );
+    assert_same("kairos demo trace", &ours, &theirs);
+}

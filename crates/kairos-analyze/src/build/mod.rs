@@ -261,6 +261,7 @@ impl Builder {
         let i = self.m.timers.len();
         self.m.timers.push(Timer {
             pid,
+            handle,
             node: None,
             period_ns: None,
             callback: None,
