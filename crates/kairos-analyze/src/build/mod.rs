@@ -14,6 +14,9 @@ mod ros2;
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 
+use std::sync::Arc;
+
+use kairos_trace::read::metadata::EventClass;
 use kairos_trace::read::{Event, TraceSet};
 
 use crate::model::{
@@ -102,6 +105,7 @@ pub struct Builder {
     /// ROS 1: messages written to a topic's connections and not yet received.
     ros1_in_flight: HashMap<String, VecDeque<usize>>,
     ros1_publishers: HashMap<(i64, String), usize>,
+    class_counts: HashMap<usize, (Arc<EventClass>, u64)>,
 }
 
 /// The fields every mapping needs from an event.
@@ -129,6 +133,7 @@ impl Builder {
             ros1_received: HashMap::new(),
             ros1_in_flight: HashMap::new(),
             ros1_publishers: HashMap::new(),
+            class_counts: HashMap::new(),
         }
     }
 
@@ -139,10 +144,13 @@ impl Builder {
     pub fn event(&mut self, ev: &Event) {
         let name = ev.name();
         self.m.events += 1;
-        if let Some(c) = self.m.event_counts.get_mut(name) {
-            *c += 1;
-        } else {
-            self.m.event_counts.insert(name.to_string(), 1);
+        // Counted per event class (by address), named once at the end.
+        let key = Arc::as_ptr(&ev.class) as usize;
+        match self.class_counts.get_mut(&key) {
+            Some(c) => c.1 += 1,
+            None => {
+                self.class_counts.insert(key, (ev.class.clone(), 1));
+            }
         }
         self.m.first_ns = Some(
             self.m
@@ -156,7 +164,9 @@ impl Builder {
             pid: ctx("vpid").or_else(|| ctx("pid")).unwrap_or(0),
             tid: ctx("vtid").or_else(|| ctx("tid")).unwrap_or(0),
         };
-        if let Some(procname) = ev.context_field("procname").and_then(|v| v.as_str()) {
+        if !self.processes.contains_key(&at.pid)
+            && let Some(procname) = ev.context_field("procname").and_then(|v| v.as_str())
+        {
             self.process(at.pid, procname);
         }
         let (provider, short) = name.split_once(':').unwrap_or(("", name));
@@ -178,6 +188,13 @@ impl Builder {
     }
 
     pub fn finish(mut self, discarded: u64, backwards: u64) -> Model {
+        for (class, n) in self.class_counts.values() {
+            *self
+                .m
+                .event_counts
+                .entry(class.name.to_string())
+                .or_default() += n;
+        }
         self.m.discarded_events = discarded;
         self.m.backwards_timestamps = backwards;
         if self.opts.messages {

@@ -50,9 +50,11 @@ impl<'a> Bits<'a> {
         Ok(())
     }
 
+    /// Moves to the next multiple of `align` bits, a power of two (the parser checks).
     pub(crate) fn align(&mut self, align: u32) -> Result<(), DecodeError> {
         let a = u64::from(align.max(1));
-        let aligned = self.pos.div_ceil(a) * a;
+        debug_assert!(a.is_power_of_two());
+        let aligned = (self.pos + a - 1) & !(a - 1);
         if aligned > self.end {
             return Err(self.error(format!(
                 "padding to a {a}-bit boundary past the end of the packet"
