@@ -24,6 +24,9 @@ pub struct Args {
     pub events: u64,
 }
 
+/// More copies would mean more stream files than a benchmark should open.
+const MAX_COPIES: u64 = 200;
+
 /// One timed child process.
 struct Measured {
     elapsed: Duration,
@@ -41,7 +44,13 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     if source_events == 0 {
         bail!("{} holds no event to read", args.trace.display());
     }
-    let copies = args.events.div_ceil(source_events).max(1);
+    let copies = args.events.div_ceil(source_events).clamp(1, MAX_COPIES);
+    if copies == MAX_COPIES {
+        eprintln!(
+            "kairos: note: tiling stops at {MAX_COPIES} copies; the trace is too small to reach {} events",
+            args.events
+        );
+    }
     let dir = std::env::temp_dir().join(format!("kairos-bench-read-{}", std::process::id()));
     let result = (|| {
         // Each copy starts a second after the previous one ended.
