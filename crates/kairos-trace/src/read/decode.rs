@@ -276,8 +276,18 @@ fn lookup<'a>(
 ) -> Option<(&'a FieldType, &'a Value)> {
     let (first, rest) = path.names.split_first()?;
     if path.scope != Scope::Relative {
-        let (ty, val) = roots.get(path.scope)?;
-        return follow(ty, val, &path.names);
+        if let Some((ty, val)) = roots.get(path.scope) {
+            return follow(ty, val, &path.names);
+        }
+        // An absolute path into the scope being decoded: start from its outermost
+        // structure, among the members decoded so far.
+        let mut root = frame?;
+        while let Some(parent) = root.parent {
+            root = parent;
+        }
+        let decoded = &root.ty.fields[..root.vals.len()];
+        let i = decoded.iter().position(|fd| fd.name == *first)?;
+        return follow(&root.ty.fields[i].ty, &root.vals[i], rest);
     }
     let mut f = frame;
     while let Some(fr) = f {
