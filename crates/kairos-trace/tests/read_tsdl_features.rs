@@ -103,10 +103,11 @@ fn header(b: &mut Bits, id: i128, ts: i128) {
 }
 
 fn write_trace(dir: &Path) {
-    let mut ev = Bits::default();
     // Events start after the 8-byte header and 32-byte context: offset 320 bits.
-    ev.pos = 320;
-    ev.bytes.resize(40, 0);
+    let mut ev = Bits {
+        bytes: vec![0; 40],
+        pos: 320,
+    };
     for (ts, a, b, c, d) in [(1_000, 5, -1000, 9, -2), (2_000, 7, 4095, 15, 2047)] {
         header(&mut ev, 0, ts);
         // The payload structure aligns as its most aligned member (`_e`, 64 bits).
