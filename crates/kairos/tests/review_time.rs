@@ -174,3 +174,33 @@ fn a_negative_first_sample_is_reported_as_published() {
     clock.publish(sim(-4 * MS)).unwrap();
     assert_eq!(clock.now(), sim(-4 * MS));
 }
+
+/// sim.rs "Stalls": a stall is reported to the jump handlers (and counted) when the policy
+/// applies. Under FallbackToSteady a stall nobody happened to observe still moves the
+/// clock (the publish after it is held at the fallback value), but is never reported.
+#[test]
+fn a_fallback_that_moved_the_clock_is_always_reported_as_a_stall() {
+    use kairos::time::{ClockChange, StallPolicy};
+    let clock =
+        SimClock::with_stall_policy(StallPolicy::FallbackToSteady, Duration::from_millis(20));
+    let heard = Arc::new(Mutex::new(Vec::<ClockChange>::new()));
+    let h = Arc::clone(&heard);
+    let _handler = clock.clock().create_jump_handler(
+        JumpThreshold::ALL,
+        || {},
+        move |j| h.lock().unwrap().push(j.change),
+    );
+    clock.publish(sim(0)).unwrap();
+    // Let the source be silent for longer than the stall timeout, with no one looking.
+    std::thread::sleep(std::time::Duration::from_millis(60));
+    clock.publish(sim(10 * MS)).unwrap();
+    let now = clock.now();
+    assert!(now >= sim(40 * MS), "the fallback did not apply: {now}");
+    assert!(
+        heard.lock().unwrap().contains(&ClockChange::SimStalled) && clock.stall_count() == 1,
+        "the clock fell back to steady time and now holds {now} above the source (10 ms), \
+         but no stall was reported: heard {:?}, stall_count {}",
+        heard.lock().unwrap(),
+        clock.stall_count()
+    );
+}
