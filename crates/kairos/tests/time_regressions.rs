@@ -1,5 +1,5 @@
-//! Review of time/ and thread/: each test here shows a defect against a documented
-//! promise. They fail on the code they were written against; each names the promise.
+//! Regression tests for defects found in review of time/ and thread/: each names the
+//! promise it checks and failed before its fix.
 
 use kairos::thread::PeriodicTask;
 use kairos::time::{
@@ -192,7 +192,9 @@ fn a_fallback_that_moved_the_clock_is_always_reported_as_a_stall() {
     );
     clock.publish(sim(0)).unwrap();
     // Let the source be silent for longer than the stall timeout, with no one looking.
-    std::thread::sleep(std::time::Duration::from_millis(60));
+    Clock::steady()
+        .sleep_for(Duration::from_millis(60), &CancelToken::new())
+        .unwrap();
     clock.publish(sim(10 * MS)).unwrap();
     let now = clock.now();
     assert!(now >= sim(40 * MS), "the fallback did not apply: {now}");

@@ -1,10 +1,10 @@
-//! Review: the wall monitor under real wall-clock steps (libfaketime in a child process).
+//! The wall monitor under real wall-clock steps (libfaketime in a child process).
 //!
 //! jump.rs promises a step is "reported as a ClockJump with its signed delta". Samples are
 //! taken by every system-clock wait and by the monitor thread, concurrently; a sample taken
 //! before a step but compared after a later one must not be reported as a backward jump.
 
-use kairos::time::{Clock, Duration, JumpThreshold, Timer};
+use kairos::time::{CancelToken, Clock, Duration, JumpThreshold, Timer};
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,7 +45,9 @@ fn child(file: &Path) {
         .collect();
     for i in 1..=STEPS {
         set_offset(file, i * STEP_S);
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        Clock::steady()
+            .sleep_for(Duration::from_millis(20), &CancelToken::new())
+            .unwrap();
     }
     stop.store(true, Ordering::Relaxed);
     pollers.into_iter().for_each(|p| p.join().unwrap());
