@@ -79,6 +79,25 @@ fn flow_prints_the_tree_of_one_message() {
     assert!(text.contains("/topic_a message"), "{text}");
     assert!(text.contains("/topic_b message"), "{text}");
     assert!(text.contains("sink callback"), "{text}");
+    // The same message, chosen by its publication time as dump prints it.
+    let at = text
+        .lines()
+        .next()
+        .unwrap()
+        .rsplit(" at ")
+        .next()
+        .unwrap()
+        .to_string();
+    let by_time = kairos(&[
+        "trace",
+        "flow",
+        "--topic",
+        "/topic_a",
+        "--at",
+        &at,
+        p.to_str().unwrap(),
+    ]);
+    assert_eq!(String::from_utf8_lossy(&by_time.stdout), text);
     let bad = Command::new(env!("CARGO_BIN_EXE_kairos"))
         .args(["trace", "flow", "--topic", "/nope", p.to_str().unwrap()])
         .output()

@@ -30,10 +30,10 @@ pub struct FlowArgs {
     /// Which message of the topic (0-based, in publication order).
     #[arg(long, conflicts_with = "at")]
     pub index: Option<usize>,
-    /// The first message published at or after this time (seconds since the epoch, as
-    /// `dump` prints it).
-    #[arg(long)]
-    pub at: Option<f64>,
+    /// The first message published at or after this time: seconds since the epoch with
+    /// up to nine decimals, as `dump` prints it (e.g. 1649361409.090125573).
+    #[arg(long, value_parser = parse_seconds)]
+    pub at: Option<i64>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -100,7 +100,7 @@ pub fn chains(a: Args) -> anyhow::Result<ExitCode> {
 pub fn flow(a: FlowArgs) -> anyhow::Result<ExitCode> {
     let m = load(&a.common.trace, Options::default())?;
     let pick = match (a.index, a.at) {
-        (_, Some(secs)) => flow::Pick::At((secs * 1e9).round() as i64),
+        (_, Some(ns)) => flow::Pick::At(ns),
         (Some(i), None) => flow::Pick::Index(i),
         (None, None) => flow::Pick::Index(0),
     };
@@ -127,4 +127,35 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("writing {}", a.html.display()))?;
     eprintln!("wrote {}", a.html.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// `seconds[.fraction]` since the epoch, exactly, in nanoseconds.
+fn parse_seconds(text: &str) -> Result<i64, String> {
+    let bad = || format!("`{text}` is not seconds like 1649361409.090125573");
+    let (secs, frac) = text.split_once('.').unwrap_or((text, ""));
+    if frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let secs: i64 = secs.parse().map_err(|_| bad())?;
+    let nanos: i64 = format!("{frac:0<9}").parse().map_err(|_| bad())?;
+    secs.checked_mul(1_000_000_000)
+        .and_then(|s| s.checked_add(nanos))
+        .ok_or_else(bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_seconds;
+
+    #[test]
+    fn seconds_parse_to_exact_nanoseconds() {
+        assert_eq!(
+            parse_seconds("1649361409.090125573"),
+            Ok(1_649_361_409_090_125_573)
+        );
+        assert_eq!(parse_seconds("12.5"), Ok(12_500_000_000));
+        assert_eq!(parse_seconds("7"), Ok(7_000_000_000));
+        assert!(parse_seconds("1.0000000001").is_err());
+        assert!(parse_seconds("x").is_err());
+    }
 }
