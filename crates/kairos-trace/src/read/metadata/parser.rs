@@ -18,6 +18,9 @@ use super::{Clock, EnvValue, EventClass, Metadata, MetadataError, StreamClass};
 const MAX_DEPTH: u32 = 64;
 /// A static array larger than this many elements is refused as absurd.
 const MAX_STATIC_LEN: u64 = 1 << 28;
+/// Type nodes that copies of named types (aliases, named structs, enums, variants) may
+/// add up to: a few lines of TSDL that nest aliases can otherwise expand exponentially.
+const MAX_COPIED_NODES: u64 = 1 << 20;
 
 pub(super) fn parse(text: &str) -> Result<Metadata, MetadataError> {
     let toks = tokenize(text)?;
@@ -25,6 +28,7 @@ pub(super) fn parse(text: &str) -> Result<Metadata, MetadataError> {
         toks,
         pos: 0,
         depth: 0,
+        copied: 0,
         aliases: HashMap::new(),
         structs: HashMap::new(),
         enums: HashMap::new(),
@@ -62,6 +66,8 @@ struct Parser {
     toks: Vec<(Tok, u32)>,
     pos: usize,
     depth: u32,
+    /// Type nodes copied out of named types so far (see [`MAX_COPIED_NODES`]).
+    copied: u64,
     aliases: HashMap<String, FieldType>,
     structs: HashMap<String, StructType>,
     enums: HashMap<String, EnumType>,
@@ -207,6 +213,7 @@ impl Parser {
         self.pos += 1;
         let (ty, decls) = self.declaration()?;
         for (name, dims) in decls {
+            self.charge(ty.nodes())?;
             let ty = self.apply_dims(ty.clone(), dims)?;
             self.aliases.insert(name, ty);
         }
@@ -297,13 +304,29 @@ impl Parser {
         Ok(ty)
     }
 
-    fn lookup_alias(&self, name: &str) -> Result<FieldType, MetadataError> {
+    fn lookup_alias(&mut self, name: &str) -> Result<FieldType, MetadataError> {
         match self.aliases.get(name) {
-            Some(t) => Ok(t.clone()),
+            Some(t) => {
+                let t = t.clone();
+                self.charge(t.nodes())?;
+                Ok(t)
+            }
             None => self.err(format!(
                 "unknown type `{name}` (no typealias or typedef declares it)"
             )),
         }
+    }
+
+    /// Accounts for a copy of `nodes` type nodes, refusing metadata whose copies grow
+    /// too large.
+    fn charge(&mut self, nodes: u64) -> Result<(), MetadataError> {
+        self.copied = self.copied.saturating_add(nodes);
+        if self.copied > MAX_COPIED_NODES {
+            return self.err(format!(
+                "the types expand to more than {MAX_COPIED_NODES} fields; such metadata would exhaust memory"
+            ));
+        }
+        Ok(())
     }
 
     /// A type with no declarator after it.
@@ -414,6 +437,7 @@ impl Parser {
                 Some(s) => s.clone(),
                 None => return self.err(format!("unknown struct `{name}`")),
             };
+            self.charge(st.nodes)?;
             return Ok(FieldType::Struct(st.with_min_align(self.struct_align()?)));
         }
         self.pos += 1;
@@ -459,6 +483,7 @@ impl Parser {
             }
             let (ty, decls) = self.declaration()?;
             for (name, dims) in decls {
+                self.charge(ty.nodes())?;
                 let ty = self.apply_dims(ty.clone(), dims)?;
                 fields.push(Field {
                     name: Arc::from(strip_underscore(&name)),
@@ -485,10 +510,12 @@ impl Parser {
             let Some(name) = name else {
                 return self.err("expected an enum name or `{`");
             };
-            return match self.enums.get(&name) {
-                Some(e) => Ok(FieldType::Enum(e.clone())),
-                None => self.err(format!("unknown enum `{name}`")),
+            let e = match self.enums.get(&name) {
+                Some(e) => FieldType::Enum(e.clone()),
+                None => return self.err(format!("unknown enum `{name}`")),
             };
+            self.charge(e.nodes())?;
+            return Ok(e);
         }
         self.pos += 1;
         let container = match container {
@@ -574,7 +601,11 @@ impl Parser {
                 return self.err("expected a variant name or `{`");
             };
             match self.variants.get(name) {
-                Some(o) => o.clone(),
+                Some(o) => {
+                    let o = o.clone();
+                    self.charge(o.iter().map(|f| f.ty.nodes()).sum())?;
+                    o
+                }
                 None => return self.err(format!("unknown variant `{name}`")),
             }
         };
@@ -584,7 +615,7 @@ impl Parser {
             scope: Scope::Relative,
             names: Vec::new(),
         });
-        Ok(FieldType::Variant(VariantType { tag, options }))
+        Ok(FieldType::Variant(VariantType::new(tag, options)))
     }
 
     fn signed_int(&mut self) -> Result<i128, MetadataError> {
@@ -1066,6 +1097,19 @@ event { name = "a:b"; id = 7; stream_id = 3; fields := struct {
         )
         .unwrap_err();
         assert!(err.message.contains("absurd"), "{err}");
+    }
+
+    #[test]
+    fn aliases_that_double_at_each_level_are_refused() {
+        let mut text = String::from("/* CTF 1.8 */\ntypealias integer { size = 8; } := t0;\n");
+        for i in 1..64 {
+            text.push_str(&format!(
+                "typealias struct {{ t{p} a; t{p} b; }} := t{i};\n",
+                p = i - 1
+            ));
+        }
+        let err = Metadata::parse(&text).unwrap_err();
+        assert!(err.message.contains("expand"), "{err}");
     }
 
     #[test]

@@ -79,6 +79,8 @@ pub struct StructType {
     pub min_align: u32,
     /// The structure's alignment: the largest of `min_align` and its fields'.
     pub align: u32,
+    /// How many type nodes the structure holds, itself included.
+    pub nodes: u64,
 }
 
 impl StructType {
@@ -87,10 +89,12 @@ impl StructType {
             .iter()
             .map(|f| f.ty.align())
             .fold(min_align.max(1), u32::max);
+        let nodes = 1 + fields.iter().map(|f| f.ty.nodes()).sum::<u64>();
         Self {
             fields,
             min_align,
             align,
+            nodes,
         }
     }
 
@@ -129,9 +133,20 @@ pub enum Scope {
 pub struct VariantType {
     pub tag: FieldPath,
     pub options: Vec<Field>,
+    /// How many type nodes the variant holds, itself included.
+    pub nodes: u64,
 }
 
 impl VariantType {
+    pub fn new(tag: FieldPath, options: Vec<Field>) -> Self {
+        let nodes = 1 + options.iter().map(|f| f.ty.nodes()).sum::<u64>();
+        Self {
+            tag,
+            options,
+            nodes,
+        }
+    }
+
     /// The option a tag label selects. Tracers add a leading underscore to option names
     /// but not always to labels, so both spellings are accepted.
     pub fn option_for(&self, label: &str) -> Option<usize> {
@@ -171,6 +186,17 @@ impl FieldType {
             FieldType::Struct(s) => s.align,
             FieldType::Variant(_) => 1,
             FieldType::Array { elem, .. } | FieldType::Sequence { elem, .. } => elem.align(),
+        }
+    }
+
+    /// How many type nodes this type holds: what a copy of it costs.
+    pub fn nodes(&self) -> u64 {
+        match self {
+            FieldType::Struct(s) => s.nodes,
+            FieldType::Variant(v) => v.nodes,
+            FieldType::Enum(e) => 1 + e.mappings.len() as u64,
+            FieldType::Array { elem, .. } | FieldType::Sequence { elem, .. } => 1 + elem.nodes(),
+            FieldType::Int(_) | FieldType::Float(_) | FieldType::Str(_) => 1,
         }
     }
 
