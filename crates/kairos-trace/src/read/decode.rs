@@ -1,5 +1,5 @@
 //! Decoding a field type into a [`Value`] from a packet's bits, resolving the fields that
-//! sequence lengths and variant tags name, and advancing clocks as clock-mapped integers
+//! sequence lengths and variant tags name, and advancing state as clock-mapped integers
 //! go by. Lengths are checked against the bits left in the packet before anything is
 //! allocated, so a damaged length costs an error, not memory.
 
@@ -56,7 +56,7 @@ struct Frame<'a> {
 /// trace (in cycles), and how many more values one event may decode.
 #[derive(Debug, Clone)]
 pub(crate) struct DecodeState {
-    pub values: Vec<u64>,
+    pub clocks: Vec<u64>,
     /// Off while decoding a packet context, whose `timestamp_end` must not move the clock.
     pub updating: bool,
     /// Values left for the current event: nested arrays of empty structures could
@@ -70,7 +70,7 @@ pub(crate) const MAX_VALUES_PER_EVENT: u64 = 1 << 20;
 impl Default for DecodeState {
     fn default() -> Self {
         Self {
-            values: Vec::new(),
+            clocks: Vec::new(),
             updating: true,
             budget: MAX_VALUES_PER_EVENT,
         }
@@ -82,7 +82,7 @@ impl DecodeState {
         if !self.updating {
             return;
         }
-        let Some(cur) = self.values.get_mut(clock) else {
+        let Some(cur) = self.clocks.get_mut(clock) else {
             return;
         };
         if size >= 64 {
@@ -104,9 +104,9 @@ pub(crate) fn decode(
     ty: &FieldType,
     bits: &mut Bits<'_>,
     roots: &Roots<'_>,
-    clocks: &mut DecodeState,
+    state: &mut DecodeState,
 ) -> Result<Value, DecodeError> {
-    decode_in(ty, bits, roots, None, clocks)
+    decode_in(ty, bits, roots, None, state)
 }
 
 fn decode_in(
@@ -114,17 +114,17 @@ fn decode_in(
     bits: &mut Bits<'_>,
     roots: &Roots<'_>,
     frame: Option<&Frame<'_>>,
-    clocks: &mut DecodeState,
+    state: &mut DecodeState,
 ) -> Result<Value, DecodeError> {
-    if clocks.budget == 0 {
+    if state.budget == 0 {
         return Err(bits.error(format!(
             "at most {MAX_VALUES_PER_EVENT} values in one event; the metadata's nested arrays ask for more"
         )));
     }
-    clocks.budget -= 1;
+    state.budget -= 1;
     match ty {
-        FieldType::Int(int) => decode_int(int, bits, clocks),
-        FieldType::Enum(e) => decode_int(&e.container, bits, clocks),
+        FieldType::Int(int) => decode_int(int, bits, state),
+        FieldType::Enum(e) => decode_int(&e.container, bits, state),
         FieldType::Float(f) => {
             bits.align(f.align)?;
             let size = f.exp_dig + f.mant_dig;
@@ -150,7 +150,7 @@ fn decode_in(
                         vals: &vals,
                         parent: frame,
                     };
-                    decode_in(&field.ty, bits, roots, Some(&here), clocks)?
+                    decode_in(&field.ty, bits, roots, Some(&here), state)?
                 };
                 vals.push(v);
             }
@@ -177,10 +177,10 @@ fn decode_in(
                     show(&var.tag)
                 )));
             };
-            let inner = decode_in(&var.options[idx].ty, bits, roots, frame, clocks)?;
+            let inner = decode_in(&var.options[idx].ty, bits, roots, frame, state)?;
             Ok(Value::Variant(idx, Box::new(inner)))
         }
-        FieldType::Array { elem, len } => decode_array(elem, *len, bits, roots, frame, clocks),
+        FieldType::Array { elem, len } => decode_array(elem, *len, bits, roots, frame, state),
         FieldType::Sequence { elem, len } => {
             let Some((_, v)) = lookup(len, frame, roots) else {
                 return Err(bits.error(format!(
@@ -194,7 +194,7 @@ fn decode_in(
                     show(len)
                 )));
             };
-            decode_array(elem, n, bits, roots, frame, clocks)
+            decode_array(elem, n, bits, roots, frame, state)
         }
     }
 }
@@ -202,12 +202,12 @@ fn decode_in(
 fn decode_int(
     int: &IntType,
     bits: &mut Bits<'_>,
-    clocks: &mut DecodeState,
+    state: &mut DecodeState,
 ) -> Result<Value, DecodeError> {
     bits.align(int.align)?;
     let raw = bits.read_uint(int.size, int.byte_order)?;
     if let Some(clock) = int.clock {
-        clocks.update(clock, int.size, raw);
+        state.update(clock, int.size, raw);
     }
     if int.signed {
         let shift = 64 - int.size;
@@ -223,7 +223,7 @@ fn decode_array(
     bits: &mut Bits<'_>,
     roots: &Roots<'_>,
     frame: Option<&Frame<'_>>,
-    clocks: &mut DecodeState,
+    state: &mut DecodeState,
 ) -> Result<Value, DecodeError> {
     bits.align(elem.align())?;
     let min = elem.min_bits();
@@ -233,10 +233,10 @@ fn decode_array(
             bits.remaining()
         )));
     }
-    if (min == 0 || !elem.is_char()) && len > clocks.budget {
+    if (min == 0 || !elem.is_char()) && len > state.budget {
         return Err(bits.error(format!(
             "{len} array elements, more than the {} values this event may still decode",
-            clocks.budget
+            state.budget
         )));
     }
     if elem.is_char() {
@@ -246,7 +246,7 @@ fn decode_array(
     }
     let mut out = Vec::with_capacity(len as usize);
     for _ in 0..len {
-        out.push(decode_in(elem, bits, roots, frame, clocks)?);
+        out.push(decode_in(elem, bits, roots, frame, state)?);
     }
     Ok(Value::Array(out))
 }
@@ -417,13 +417,13 @@ mod tests {
     #[test]
     fn short_clock_fields_wrap_into_the_high_bits() {
         let mut c = DecodeState {
-            values: vec![0x1_07FF_FFF0],
+            clocks: vec![0x1_07FF_FFF0],
             ..DecodeState::default()
         };
         c.update(0, 27, 0x10);
-        assert_eq!(c.values[0], 0x1_0800_0010);
+        assert_eq!(c.clocks[0], 0x1_0800_0010);
         c.update(0, 27, 0x20);
-        assert_eq!(c.values[0], 0x1_0800_0020);
+        assert_eq!(c.clocks[0], 0x1_0800_0020);
     }
 
     #[test]

@@ -69,7 +69,7 @@ pub(crate) struct StreamReader {
     next_packet: u64,
     packet: Option<Packet>,
     buf: Vec<u8>,
-    clocks: DecodeState,
+    state: DecodeState,
     last_discarded: Option<u64>,
     /// The previous packet's `timestamp_end`, ns since the epoch.
     last_end: Option<i64>,
@@ -105,8 +105,8 @@ impl StreamReader {
         let clock_of = (0..trace.metadata.streams.len())
             .map(|i| default_clock(&trace.metadata, i))
             .collect();
-        let clocks = DecodeState {
-            values: vec![0; trace.metadata.clocks.len()],
+        let state = DecodeState {
+            clocks: vec![0; trace.metadata.clocks.len()],
             ..DecodeState::default()
         };
         Self {
@@ -117,7 +117,7 @@ impl StreamReader {
             next_packet: 0,
             packet: None,
             buf: Vec::new(),
-            clocks,
+            state,
             last_discarded: None,
             last_end: None,
             clock_of,
@@ -183,7 +183,7 @@ impl StreamReader {
             trace,
             packet,
             buf,
-            clocks,
+            state,
             clock_of,
             ..
         } = self;
@@ -197,12 +197,12 @@ impl StreamReader {
             packet_context: sc.packet_context.as_ref().zip(p.context.as_ref()),
             ..Roots::default()
         };
-        clocks.updating = true;
-        clocks.budget = super::decode::MAX_VALUES_PER_EVENT;
+        state.updating = true;
+        state.budget = super::decode::MAX_VALUES_PER_EVENT;
         let header = sc
             .event_header
             .as_ref()
-            .map(|t| decode(t, &mut bits, &roots, clocks))
+            .map(|t| decode(t, &mut bits, &roots, state))
             .transpose()?;
         roots.event_header = sc.event_header.as_ref().zip(header.as_ref());
         let id = match (&sc.event_header, &header) {
@@ -218,19 +218,19 @@ impl StreamReader {
         let stream_context = sc
             .event_context
             .as_ref()
-            .map(|t| decode(t, &mut bits, &roots, clocks))
+            .map(|t| decode(t, &mut bits, &roots, state))
             .transpose()?;
         roots.stream_event_context = sc.event_context.as_ref().zip(stream_context.as_ref());
         let context = class
             .context
             .as_ref()
-            .map(|t| decode(t, &mut bits, &roots, clocks))
+            .map(|t| decode(t, &mut bits, &roots, state))
             .transpose()?;
         roots.event_context = class.context.as_ref().zip(context.as_ref());
         let payload = class
             .payload
             .as_ref()
-            .map(|t| decode(t, &mut bits, &roots, clocks))
+            .map(|t| decode(t, &mut bits, &roots, state))
             .transpose()?;
         if bits.pos() == start {
             return Err(bits.error(
@@ -238,8 +238,7 @@ impl StreamReader {
             ));
         }
         p.pos_bits = bits.pos();
-        let timestamp =
-            clock_of[p.stream_class].map_or(0, |c| md.clocks[c].to_ns(clocks.values[c]));
+        let timestamp = clock_of[p.stream_class].map_or(0, |c| md.clocks[c].to_ns(state.clocks[c]));
         Ok(Event {
             class: class.clone(),
             trace: trace.clone(),
@@ -321,7 +320,7 @@ impl StreamReader {
         }
         self.last_end = end.or(self.last_end);
         if let (Some(c), Some(b)) = (clock, begin) {
-            self.clocks.values[c] = b;
+            self.state.clocks[c] = b;
         }
         if let Some(now) = discarded {
             let before = self.last_discarded.unwrap_or(0);
@@ -371,13 +370,13 @@ impl StreamReader {
     ) -> Result<(usize, Option<Value>, Option<Value>, u64), DecodeError> {
         let md = &self.trace.metadata;
         let mut bits = Bits::new(&self.buf, 0, len * 8);
-        self.clocks.updating = false;
-        self.clocks.budget = super::decode::MAX_VALUES_PER_EVENT;
+        self.state.updating = false;
+        self.state.budget = super::decode::MAX_VALUES_PER_EVENT;
         let mut roots = Roots::default();
         let header = md
             .packet_header
             .as_ref()
-            .map(|t| decode(t, &mut bits, &roots, &mut self.clocks))
+            .map(|t| decode(t, &mut bits, &roots, &mut self.state))
             .transpose()?;
         roots.packet_header = md.packet_header.as_ref().zip(header.as_ref());
         let stream_id = match roots.packet_header {
@@ -411,9 +410,9 @@ impl StreamReader {
         let context = sc
             .packet_context
             .as_ref()
-            .map(|t| decode(t, &mut bits, &roots, &mut self.clocks))
+            .map(|t| decode(t, &mut bits, &roots, &mut self.state))
             .transpose()?;
-        self.clocks.updating = true;
+        self.state.updating = true;
         Ok((stream_class, header, context, bits.pos()))
     }
 }
