@@ -117,7 +117,7 @@ pub fn chains(m: &Model) -> Chains {
                     .and_then(|s| m.subscriptions[s].node)
                     .map_or_else(|| "?".to_string(), |n| m.nodes[n].name.clone());
                 let mut path = path.clone();
-                path.push(msg.topic.clone());
+                path.push(msg.topic.to_string());
                 path.push(node.clone());
                 let mut st = stages.clone();
                 st.extend(

@@ -65,7 +65,7 @@ pub fn flow(m: &Model, topic: &str, pick: Pick) -> Result<FlowMessage, FlowError
         .messages
         .iter()
         .enumerate()
-        .filter(|(_, msg)| msg.topic == topic && msg.published.is_some())
+        .filter(|(_, msg)| &*msg.topic == topic && msg.published.is_some())
         .map(|(i, _)| i)
         .collect();
     if on_topic.is_empty() {
@@ -73,7 +73,7 @@ pub fn flow(m: &Model, topic: &str, pick: Pick) -> Result<FlowMessage, FlowError
             .messages
             .iter()
             .filter(|x| x.published.is_some())
-            .map(|x| x.topic.as_str())
+            .map(|x| &*x.topic)
             .collect();
         known.sort_unstable();
         known.dedup();
@@ -154,7 +154,7 @@ fn follow(m: &Model, mi: usize, children: &HashMap<(usize, usize), Vec<usize>>) 
         .collect();
     FlowMessage {
         message: mi,
-        topic: msg.topic.clone(),
+        topic: msg.topic.to_string(),
         publisher,
         published_ns: msg.published,
         dropped_by_publisher_ns: msg.dropped_by_publisher,

@@ -3,6 +3,7 @@
 //! Objects refer to each other by index into the [`Model`]'s vectors.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -27,12 +28,15 @@ pub struct Node {
     pub name: String,
 }
 
+/// A topic name, shared by its endpoints and every message on it.
+pub type Topic = Arc<str>;
+
 /// A publisher or a subscription.
 #[derive(Debug, Clone, Serialize)]
 pub struct Endpoint {
     pub pid: i64,
     pub node: Option<usize>,
-    pub topic: String,
+    pub topic: Topic,
     pub queue_depth: Option<u64>,
     /// For a subscription: its callback.
     pub callback: Option<usize>,
@@ -79,7 +83,7 @@ pub struct Callback {
 /// One message on one topic, and where it went.
 #[derive(Debug, Clone, Serialize)]
 pub struct Message {
-    pub topic: String,
+    pub topic: Topic,
     pub publisher: Option<usize>,
     /// When user code published it (None when the publisher was not traced).
     pub published: Option<i64>,

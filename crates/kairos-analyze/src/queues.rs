@@ -59,7 +59,7 @@ pub fn queues(m: &Model) -> Queues {
                 node: ep
                     .node
                     .map_or_else(|| m.process_name(ep.pid), |n| m.nodes[n].name.clone()),
-                topic: ep.topic.clone(),
+                topic: ep.topic.to_string(),
                 capacity: ep.queue_depth,
                 enqueued: q.enqueued,
                 dequeued: q.dequeued,

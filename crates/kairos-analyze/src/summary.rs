@@ -45,16 +45,16 @@ pub fn summary(m: &Model) -> Summary {
     let mut sum_topics: BTreeMap<String, TopicSummary> = BTreeMap::new();
     for (list, publisher) in [(&m.publishers, true), (&m.subscriptions, false)] {
         for e in list.iter() {
-            if e.topic == "?" {
+            if &*e.topic == "?" {
                 continue;
             }
             let who = e
                 .node
                 .map_or_else(|| m.process_name(e.pid), |n| m.nodes[n].name.clone());
             let t = sum_topics
-                .entry(e.topic.clone())
+                .entry(e.topic.to_string())
                 .or_insert_with(|| TopicSummary {
-                    name: e.topic.clone(),
+                    name: e.topic.to_string(),
                     publishers: Vec::new(),
                     subscribers: Vec::new(),
                     messages: 0,
@@ -70,7 +70,7 @@ pub fn summary(m: &Model) -> Summary {
         }
     }
     for p in &m.publishers {
-        if let Some(t) = sum_topics.get_mut(&p.topic) {
+        if let Some(t) = sum_topics.get_mut(&*p.topic) {
             t.messages += p.published as usize;
         }
     }

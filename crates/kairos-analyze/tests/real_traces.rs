@@ -166,7 +166,7 @@ fn ros2_empty_takes_create_no_phantom_messages() {
     let on_a = m
         .messages
         .iter()
-        .filter(|msg| msg.topic == "/topic_a")
+        .filter(|msg| &*msg.topic == "/topic_a")
         .count();
     assert_eq!(on_a, 2031, "every /topic_a message is a published one");
     assert_eq!(summary::summary(&m).empty_takes, 34);

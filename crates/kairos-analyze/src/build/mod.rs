@@ -21,7 +21,7 @@ use kairos_trace::read::{Event, TraceSet};
 
 use crate::model::{
     Callback, Delivery, Endpoint, Message, Model, Node, Owner, Process, Queue, QueueDrop,
-    QueueKind, Source, Timer,
+    QueueKind, Source, Timer, Topic,
 };
 
 /// What the builder keeps beyond counts and objects.
@@ -65,7 +65,7 @@ enum MsgKey {
     /// kairos: the publisher's handle and the message's sequence number.
     PubSeq(u64, u64),
     /// ROS 2 over DDS: the topic and the DDS source timestamp.
-    SourceTs(String, i64),
+    SourceTs(Topic, i64),
     /// ROS 1, publisher side: the process and the serialized buffer's address.
     Ros1Buf(i64, u64),
 }
@@ -103,7 +103,7 @@ pub struct Builder {
     /// ROS 1 subscriber side: a received message's address -> (message, delivery).
     ros1_received: HashMap<(i64, u64), (usize, usize)>,
     /// ROS 1: messages written to a topic's connections and not yet received.
-    ros1_in_flight: HashMap<String, VecDeque<usize>>,
+    ros1_in_flight: HashMap<Topic, VecDeque<usize>>,
     ros1_publishers: HashMap<(i64, String), usize>,
     class_counts: HashMap<usize, (Arc<EventClass>, u64)>,
 }
@@ -234,7 +234,7 @@ impl Builder {
         pid: i64,
         handle: u64,
         node: Option<usize>,
-        topic: String,
+        topic: Topic,
         depth: Option<u64>,
     ) -> usize {
         let i = self.m.publishers.len();
@@ -255,7 +255,7 @@ impl Builder {
         pid: i64,
         handle: u64,
         node: Option<usize>,
-        topic: String,
+        topic: Topic,
         depth: Option<u64>,
     ) -> usize {
         let i = self.m.subscriptions.len();
@@ -320,7 +320,7 @@ impl Builder {
     }
 
     /// A new message, published now on this thread by `publisher`.
-    fn publish(&mut self, at: At, publisher: Option<usize>, topic: String) -> Option<usize> {
+    fn publish(&mut self, at: At, publisher: Option<usize>, topic: Topic) -> Option<usize> {
         if let Some(p) = publisher {
             self.m.publishers[p].published += 1;
         }
@@ -344,7 +344,7 @@ impl Builder {
     }
 
     /// A message whose publication is not in the trace.
-    fn orphan(&mut self, topic: String) -> usize {
+    fn orphan(&mut self, topic: Topic) -> usize {
         self.m.unmatched_takes += 1;
         let i = self.m.messages.len();
         self.m.messages.push(Message {

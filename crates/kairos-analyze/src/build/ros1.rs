@@ -11,17 +11,12 @@
 use kairos_trace::read::Event;
 
 use super::{At, Builder, MsgKey};
-use crate::model::{Delivery, Owner, QueueKind};
+use crate::model::{Delivery, Owner, QueueKind, Topic};
 
 pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
     let pid = at.pid;
     let h = |f: &str| ev.u64(f).unwrap_or(0);
-    let topic = || {
-        ev.str("topic")
-            .or(ev.str("name"))
-            .unwrap_or("?")
-            .to_string()
-    };
+    let topic = || -> Topic { Topic::from(ev.str("topic").or(ev.str("name")).unwrap_or("?")) };
     match name {
         "init_node" => {
             let node = ev.str("node_name").unwrap_or("?").to_string();
@@ -142,7 +137,7 @@ fn ros1_publisher(b: &mut Builder, pid: i64, topic: &str) -> usize {
     b.m.publishers.push(crate::model::Endpoint {
         pid,
         node,
-        topic: topic.to_string(),
+        topic: Topic::from(topic),
         queue_depth: None,
         callback: None,
         published: 0,
@@ -158,13 +153,13 @@ fn ros1_subscription(b: &mut Builder, pid: i64, queue_ref: u64, topic: Option<&s
         Some(&s) => s,
         None => {
             let node = node_of(b, pid);
-            b.subscription(pid, queue_ref, node, "?".to_string(), None)
+            b.subscription(pid, queue_ref, node, Topic::from("?"), None)
         }
     };
     if let Some(t) = topic
-        && b.m.subscriptions[s].topic == "?"
+        && &*b.m.subscriptions[s].topic == "?"
     {
-        b.m.subscriptions[s].topic = t.to_string();
+        b.m.subscriptions[s].topic = Topic::from(t);
     }
     s
 }
@@ -175,7 +170,7 @@ fn ros1_subscription_for_topic(b: &mut Builder, pid: i64, topic: &str) {
     if b.m
         .subscriptions
         .iter()
-        .any(|e| e.pid == pid && (e.topic == topic || e.topic == "?"))
+        .any(|e| e.pid == pid && (&*e.topic == topic || &*e.topic == "?"))
     {
         return;
     }
@@ -183,7 +178,7 @@ fn ros1_subscription_for_topic(b: &mut Builder, pid: i64, topic: &str) {
     b.m.subscriptions.push(crate::model::Endpoint {
         pid,
         node,
-        topic: topic.to_string(),
+        topic: Topic::from(topic),
         queue_depth: None,
         callback: None,
         published: 0,

@@ -10,7 +10,7 @@
 use kairos_trace::read::Event;
 
 use super::{At, Builder, MsgKey};
-use crate::model::{Delivery, Owner, QueueKind};
+use crate::model::{Delivery, Owner, QueueKind, Topic};
 
 pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
     let pid = at.pid;
@@ -22,7 +22,7 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
         }
         "rcl_publisher_init" => {
             let node = b.nodes.get(&(pid, h("node_handle"))).copied();
-            let topic = ev.str("topic_name").unwrap_or("?").to_string();
+            let topic = Topic::from(ev.str("topic_name").unwrap_or("?"));
             let p = b.publisher(
                 pid,
                 h("publisher_handle"),
@@ -34,7 +34,7 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
         }
         "rcl_subscription_init" => {
             let node = b.nodes.get(&(pid, h("node_handle"))).copied();
-            let topic = ev.str("topic_name").unwrap_or("?").to_string();
+            let topic = Topic::from(ev.str("topic_name").unwrap_or("?"));
             let s = b.subscription(
                 pid,
                 h("subscription_handle"),
@@ -80,7 +80,7 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
         "rcl_publish" => {
             let publisher = b.publishers.get(&(pid, h("publisher_handle"))).copied();
             let topic =
-                publisher.map_or_else(|| "?".to_string(), |p| b.m.publishers[p].topic.clone());
+                publisher.map_or_else(|| Topic::from("?"), |p| b.m.publishers[p].topic.clone());
             if let Some(msg) = b.publish(at, publisher, topic)
                 && let Some(seq) = ev.u64("seq")
             {
