@@ -35,7 +35,7 @@ pub struct Summary {
     pub backwards_timestamps: u64,
     pub empty_takes: u64,
     pub read_errors: Vec<String>,
-    pub processes: Vec<(i64, String)>,
+    pub processes: Vec<crate::model::Process>,
     pub nodes: Vec<NodeSummary>,
     pub topics: Vec<TopicSummary>,
     pub event_counts: BTreeMap<String, u64>,
@@ -84,11 +84,7 @@ pub fn summary(m: &Model) -> Summary {
         backwards_timestamps: m.backwards_timestamps,
         empty_takes: m.empty_takes,
         read_errors: m.read_errors.clone(),
-        processes: m
-            .processes
-            .iter()
-            .map(|p| (p.pid, p.name.clone()))
-            .collect(),
+        processes: m.processes.clone(),
         nodes: m
             .nodes
             .iter()
@@ -142,8 +138,8 @@ impl fmt::Display for Summary {
             writeln!(f, "read error: {e}")?;
         }
         writeln!(f, "\nprocesses:")?;
-        for (pid, name) in &self.processes {
-            writeln!(f, "  {pid:>8}  {name}")?;
+        for p in &self.processes {
+            writeln!(f, "  {:>8}  {}", p.pid, p.name)?;
         }
         writeln!(f, "\nnodes:")?;
         for n in &self.nodes {
