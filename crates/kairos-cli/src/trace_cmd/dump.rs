@@ -1,10 +1,12 @@
 //! `kairos trace dump`: every event as one line of babeltrace2-style text.
 
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use kairos_trace::read::{TraceSet, text};
+
+use super::load::Progress;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -19,6 +21,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut out = BufWriter::with_capacity(1 << 16, stdout);
     let mut line = String::with_capacity(512);
     let mut damaged = false;
+    // A spinner only when the events go elsewhere than the terminal.
+    let mut progress = Progress::new(!std::io::stdout().is_terminal());
     while let Some(item) = events.next() {
         match item {
             Ok(ev) => {
@@ -35,14 +39,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Err(e) => {
                 damaged = true;
                 out.flush()?;
-                eprintln!("kairos: error: {e}");
+                progress.suspend(|| eprintln!("kairos: error: {e}"));
             }
         }
         for notice in events.take_notices() {
             out.flush()?;
-            eprintln!("kairos: warning: {notice}");
+            progress.suspend(|| eprintln!("kairos: warning: {notice}"));
         }
+        progress.event();
     }
+    progress.finish();
     if let Err(e) = out.flush()
         && e.kind() != std::io::ErrorKind::BrokenPipe
     {

@@ -1,5 +1,5 @@
-//! Reading a trace into a model, with a progress spinner on stderr when stderr is a
-//! terminal and the read takes more than a second.
+//! Reading a trace into a model, and the progress spinner every long read shows on
+//! stderr: only when stderr is a terminal, and only after the first second.
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -9,40 +9,76 @@ use indicatif::{ProgressBar, ProgressStyle};
 use kairos_analyze::{Builder, Model, Options};
 use kairos_trace::read::TraceSet;
 
+/// Counts events read and shows a spinner once a read has lasted a second.
+#[derive(Debug)]
+pub struct Progress {
+    enabled: bool,
+    started: Instant,
+    bar: Option<ProgressBar>,
+    events: u64,
+}
+
+impl Progress {
+    /// `enabled` is false when a spinner would garble other output (e.g. stdout is the
+    /// same terminal); the spinner also stays off when stderr is not a terminal.
+    pub fn new(enabled: bool) -> Self {
+        Self {
+            enabled: enabled && std::io::stderr().is_terminal(),
+            started: Instant::now(),
+            bar: None,
+            events: 0,
+        }
+    }
+
+    pub fn event(&mut self) {
+        self.events += 1;
+        if !self.enabled || self.events % 65_536 != 0 {
+            return;
+        }
+        if self.bar.is_none() && self.started.elapsed() > Duration::from_secs(1) {
+            let bar = ProgressBar::new_spinner();
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} reading: {msg} ({elapsed})")
+                    .expect("a valid template"),
+            );
+            self.bar = Some(bar);
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_message(format!("{} events", self.events));
+            bar.tick();
+        }
+    }
+
+    /// Clears the spinner before anything else is printed to stderr.
+    pub fn suspend<T>(&self, f: impl FnOnce() -> T) -> T {
+        match &self.bar {
+            Some(bar) => bar.suspend(f),
+            None => f(),
+        }
+    }
+
+    pub fn finish(self) {
+        if let Some(bar) = self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
 pub fn load(path: &Path, options: Options) -> anyhow::Result<Model> {
     let set = TraceSet::open(path)?;
     let mut events = set.events()?;
     let mut builder = Builder::new(options);
-    let started = Instant::now();
-    let terminal = std::io::stderr().is_terminal();
-    let mut bar: Option<ProgressBar> = None;
-    let mut n: u64 = 0;
+    let mut progress = Progress::new(true);
     for item in events.by_ref() {
         match item {
             Ok(ev) => builder.event(&ev),
             Err(e) => {
-                eprintln!("kairos: error: {e}");
+                progress.suspend(|| eprintln!("kairos: error: {e}"));
                 builder.read_error(e.to_string());
             }
         }
-        n += 1;
-        if n % 65_536 == 0 && terminal {
-            if bar.is_none() && started.elapsed() > Duration::from_secs(1) {
-                let b = ProgressBar::new_spinner();
-                b.set_style(
-                    ProgressStyle::with_template("{spinner} reading {msg} ({elapsed})")
-                        .expect("a valid template"),
-                );
-                bar = Some(b);
-            }
-            if let Some(b) = &bar {
-                b.set_message(format!("{n} events"));
-                b.tick();
-            }
-        }
+        progress.event();
     }
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    progress.finish();
     Ok(builder.finish(events.discarded(), events.backwards()))
 }
