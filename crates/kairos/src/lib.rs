@@ -1,3 +1,9 @@
 //! kairos: the runtime robot code links.
 //!
 //! - [`time`]: clocks, sleeps, timers and rates that are never early and never hang.
+//! - [`graph`]: nodes, topics, services and clients, type checked, nothing lost silently.
+//! - [`exec`]: executors and callback groups that never deadlock silently.
+
+pub mod exec;
+pub mod graph;
+mod loom;

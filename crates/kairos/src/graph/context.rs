@@ -1,0 +1,124 @@
+//! The graph a set of nodes shares: its topics and services, each with one type.
+//!
+//! Nodes created with [`Node::new`](super::Node::new) share the process-wide context;
+//! [`Context::new`] makes an isolated graph (tests, several simulated robots in one process).
+
+use super::error::GraphError;
+use super::service::ServiceInner;
+use super::topic::Topic;
+use parking_lot::Mutex;
+use std::any::{Any, TypeId, type_name};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, OnceLock, Weak};
+
+/// A graph of topics and services. Clones refer to the same graph.
+#[derive(Clone, Default)]
+pub struct Context {
+    inner: Arc<ContextInner>,
+}
+
+#[derive(Default)]
+struct ContextInner {
+    topics: Mutex<HashMap<String, TopicSlot>>,
+    services: Mutex<HashMap<String, ServiceSlot>>,
+}
+
+struct TopicSlot {
+    type_name: &'static str,
+    topic: Arc<dyn Any + Send + Sync>,
+}
+
+struct ServiceSlot {
+    types: (TypeId, TypeId),
+    type_names: String,
+    server: Option<Weak<dyn Any + Send + Sync>>,
+}
+
+fn service_type_names<Req, Resp>() -> String {
+    format!("{} -> {}", type_name::<Req>(), type_name::<Resp>())
+}
+
+impl Context {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The process-wide context.
+    pub fn global() -> Self {
+        static GLOBAL: OnceLock<Context> = OnceLock::new();
+        GLOBAL.get_or_init(Context::new).clone()
+    }
+
+    /// The topic `name` (absolute), created on first use; its type is fixed from then on.
+    pub(crate) fn topic<T: Send + Sync + 'static>(&self, name: &str) -> Result<Arc<Topic<T>>, GraphError> {
+        let mut topics = self.inner.topics.lock();
+        let slot = topics.entry(name.to_owned()).or_insert_with(|| TopicSlot {
+            type_name: type_name::<T>(),
+            topic: Arc::new(Topic::<T>::new(name)),
+        });
+        slot.topic.clone().downcast::<Topic<T>>().map_err(|_| GraphError::TypeMismatch {
+            topic: name.to_owned(),
+            existing: slot.type_name,
+            requested: type_name::<T>(),
+        })
+    }
+
+    /// Checks (and on first use fixes) the types of service `name`.
+    pub(crate) fn check_service_types<Req: 'static, Resp: 'static>(&self, name: &str) -> Result<(), GraphError> {
+        service_slot::<Req, Resp>(&mut self.inner.services.lock(), name).map(|_| ())
+    }
+
+    pub(crate) fn register_server<Req, Resp>(&self, name: &str, server: &Arc<ServiceInner<Req, Resp>>) -> Result<(), GraphError>
+    where
+        Req: Send + 'static,
+        Resp: Send + 'static,
+    {
+        let mut services = self.inner.services.lock();
+        let slot = service_slot::<Req, Resp>(&mut services, name)?;
+        if slot.server.as_ref().is_some_and(|s| s.strong_count() > 0) {
+            return Err(GraphError::ServiceExists { service: name.to_owned() });
+        }
+        let weak: Weak<ServiceInner<Req, Resp>> = Arc::downgrade(server);
+        slot.server = Some(weak);
+        Ok(())
+    }
+
+    /// The server of service `name`, if one exists now.
+    pub(crate) fn server<Req, Resp>(&self, name: &str) -> Option<Arc<ServiceInner<Req, Resp>>>
+    where
+        Req: Send + 'static,
+        Resp: Send + 'static,
+    {
+        let services = self.inner.services.lock();
+        let server = services.get(name)?.server.as_ref()?.upgrade()?;
+        server.downcast::<ServiceInner<Req, Resp>>().ok()
+    }
+}
+
+fn service_slot<'a, Req: 'static, Resp: 'static>(
+    services: &'a mut HashMap<String, ServiceSlot>,
+    name: &str,
+) -> Result<&'a mut ServiceSlot, GraphError> {
+    let slot = services.entry(name.to_owned()).or_insert_with(|| ServiceSlot {
+        types: (TypeId::of::<Req>(), TypeId::of::<Resp>()),
+        type_names: service_type_names::<Req, Resp>(),
+        server: None,
+    });
+    if slot.types != (TypeId::of::<Req>(), TypeId::of::<Resp>()) {
+        return Err(GraphError::ServiceTypeMismatch {
+            service: name.to_owned(),
+            existing: slot.type_names.clone(),
+            requested: service_type_names::<Req, Resp>(),
+        });
+    }
+    Ok(slot)
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let topics = self.inner.topics.lock().len();
+        let services = self.inner.services.lock().len();
+        f.debug_struct("Context").field("topics", &topics).field("services", &services).finish()
+    }
+}

@@ -1,0 +1,254 @@
+//! Nodes: a named set of entities (publishers, subscriptions, services, clients, timers,
+//! guard conditions) that an executor runs together.
+//!
+//! A node has a name, a namespace its relative names resolve against, a default mutually
+//! exclusive callback group, and belongs to at most one executor. Entity handles are RAII:
+//! dropping one removes it from the node, its topic and its executor.
+
+use super::client::{Client, ClientInner};
+use super::context::Context;
+use super::error::GraphError;
+use super::name::{NameKind, normalize_namespace, resolve, validate_node_name};
+use super::publisher::Publisher;
+use super::qos::Qos;
+use super::service::{Service, ServiceInner};
+use super::subscription::{SubCallback, SubInner, Subscription};
+use crate::exec::entity::{BoxFuture, Entity, EntityCore};
+use crate::exec::{CallbackGroup, ExecError, ExecShared, GroupKind, GuardCondition, GuardInner};
+use parking_lot::Mutex;
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Weak};
+
+/// A handle to a node; clones refer to the same node. A handle made by
+/// [`with_group`](Node::with_group) creates its entities in that group.
+#[derive(Clone)]
+pub struct Node {
+    shared: Arc<NodeShared>,
+    group: CallbackGroup,
+}
+
+struct NodeShared {
+    name: String,
+    namespace: String,
+    fq_name: String,
+    context: Context,
+    default_group: CallbackGroup,
+    groups: Mutex<Vec<CallbackGroup>>,
+    entities: Mutex<Vec<Arc<dyn Entity>>>,
+    executor: Mutex<Option<Weak<ExecShared>>>,
+}
+
+impl Node {
+    /// A node in the root namespace of the process-wide context.
+    pub fn new(name: &str) -> Result<Self, GraphError> {
+        Self::new_in(&Context::global(), name, "/")
+    }
+
+    /// A node `name` in `namespace` of `context`.
+    pub fn new_in(context: &Context, name: &str, namespace: &str) -> Result<Self, GraphError> {
+        validate_node_name(name)?;
+        let namespace = normalize_namespace(namespace)?;
+        let fq_name = if namespace == "/" { format!("/{name}") } else { format!("{namespace}/{name}") };
+        let default_group = CallbackGroup::new(format!("default group of node {fq_name}"), GroupKind::MutuallyExclusive);
+        Ok(Self {
+            group: default_group.clone(),
+            shared: Arc::new(NodeShared {
+                name: name.to_owned(),
+                namespace,
+                fq_name,
+                context: context.clone(),
+                default_group,
+                groups: Mutex::new(Vec::new()),
+                entities: Mutex::new(Vec::new()),
+                executor: Mutex::new(None),
+            }),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    pub fn namespace(&self) -> &str {
+        &self.shared.namespace
+    }
+
+    /// `namespace/name`, e.g. `/robot/planner`.
+    pub fn fully_qualified_name(&self) -> &str {
+        &self.shared.fq_name
+    }
+
+    pub fn context(&self) -> &Context {
+        &self.shared.context
+    }
+
+    /// The node's default group (mutually exclusive), where entities go unless told otherwise.
+    pub fn default_callback_group(&self) -> &CallbackGroup {
+        &self.shared.default_group
+    }
+
+    /// A new callback group of this node, named `name` in error messages and reports.
+    pub fn create_callback_group(&self, name: &str, kind: GroupKind) -> CallbackGroup {
+        let group = CallbackGroup::new(format!("{name} (node {})", self.shared.fq_name), kind);
+        self.shared.groups.lock().push(group.clone());
+        group
+    }
+
+    /// A handle to this node that creates its entities in `group` (a group of this node).
+    pub fn with_group(&self, group: &CallbackGroup) -> Result<Node, GraphError> {
+        let ours = *group == self.shared.default_group || self.shared.groups.lock().contains(group);
+        if !ours {
+            return Err(GraphError::ForeignGroup { group: group.name().to_owned(), node: self.shared.fq_name.clone() });
+        }
+        Ok(Self { shared: self.shared.clone(), group: group.clone() })
+    }
+
+    /// Resolves a topic or service name against this node.
+    pub fn resolve_name(&self, kind: NameKind, name: &str) -> Result<String, GraphError> {
+        Ok(resolve(kind, name, &self.shared.namespace, &self.shared.name)?)
+    }
+
+    pub fn create_publisher<T: Send + Sync + 'static>(&self, topic: &str, qos: Qos) -> Result<Publisher<T>, GraphError> {
+        qos.capacity()?;
+        let name = self.resolve_name(NameKind::Topic, topic)?;
+        let topic = self.shared.context.topic::<T>(&name)?;
+        Ok(Publisher { topic, qos, published: AtomicU64::new(0) })
+    }
+
+    /// Runs `callback` once per message on the node's executor.
+    pub fn create_subscription<T, F>(&self, topic: &str, qos: Qos, callback: F) -> Result<Subscription<T>, GraphError>
+    where
+        T: Send + Sync + 'static,
+        F: Fn(Arc<T>) + Send + Sync + 'static,
+    {
+        self.subscribe(topic, qos, SubCallback::Sync(Box::new(callback)))
+    }
+
+    /// Like [`create_subscription`](Self::create_subscription) with an `async` callback,
+    /// polled by the executor; the group stays held until its future completes.
+    pub fn create_subscription_async<T, F, Fut>(&self, topic: &str, qos: Qos, callback: F) -> Result<Subscription<T>, GraphError>
+    where
+        T: Send + Sync + 'static,
+        F: Fn(Arc<T>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let callback = move |message| -> BoxFuture { Box::pin(callback(message)) };
+        self.subscribe(topic, qos, SubCallback::Async(Box::new(callback)))
+    }
+
+    fn subscribe<T: Send + Sync + 'static>(&self, topic: &str, qos: Qos, callback: SubCallback<T>) -> Result<Subscription<T>, GraphError> {
+        let capacity = qos.capacity()?;
+        let name = self.resolve_name(NameKind::Topic, topic)?;
+        let topic = self.shared.context.topic::<T>(&name)?;
+        let label = format!("subscription {name} (node {})", self.shared.fq_name);
+        let inner = Arc::new_cyclic(|me: &Weak<SubInner<T>>| {
+            let me: Weak<dyn Entity> = me.clone();
+            SubInner::new(EntityCore::new(label, self.group.clone(), me), qos, capacity, callback)
+        });
+        self.register(inner.clone());
+        topic.subscribe(inner.clone());
+        Ok(Subscription { inner, topic, node: self.clone() })
+    }
+
+    /// Serves `service` with `callback`, run once per request on the node's executor.
+    pub fn create_service<Req, Resp, F>(&self, service: &str, callback: F) -> Result<Service<Req, Resp>, GraphError>
+    where
+        Req: Send + 'static,
+        Resp: Send + 'static,
+        F: Fn(Req) -> Resp + Send + Sync + 'static,
+    {
+        let name: Arc<str> = self.resolve_name(NameKind::Service, service)?.into();
+        let label = format!("service {name} (node {})", self.shared.fq_name);
+        let inner = Arc::new_cyclic(|me: &Weak<ServiceInner<Req, Resp>>| {
+            let me: Weak<dyn Entity> = me.clone();
+            ServiceInner::new(EntityCore::new(label, self.group.clone(), me), name.clone(), Box::new(callback))
+        });
+        self.shared.context.register_server(&name, &inner)?;
+        self.register(inner.clone());
+        Ok(Service { inner, node: self.clone(), context: self.shared.context.clone() })
+    }
+
+    pub fn create_client<Req, Resp>(&self, service: &str) -> Result<Client<Req, Resp>, GraphError>
+    where
+        Req: Send + 'static,
+        Resp: Send + 'static,
+    {
+        let name: Arc<str> = self.resolve_name(NameKind::Service, service)?.into();
+        self.shared.context.check_service_types::<Req, Resp>(&name)?;
+        let label = format!("client {name} (node {})", self.shared.fq_name);
+        let context = self.shared.context.clone();
+        let inner = Arc::new_cyclic(|me: &Weak<ClientInner<Req, Resp>>| {
+            let me: Weak<dyn Entity> = me.clone();
+            ClientInner::new(EntityCore::new(label, self.group.clone(), me), name.clone(), context)
+        });
+        self.register(inner.clone());
+        Ok(Client { inner, node: self.clone() })
+    }
+
+    /// A guard condition named `name` whose `callback` runs once per trigger.
+    pub fn create_guard_condition<F>(&self, name: &str, callback: F) -> GuardCondition
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        let label = format!("guard condition {name} (node {})", self.shared.fq_name);
+        let inner = Arc::new_cyclic(|me: &Weak<GuardInner>| {
+            let me: Weak<dyn Entity> = me.clone();
+            GuardInner::new(EntityCore::new(label, self.group.clone(), me), Box::new(callback))
+        });
+        self.register(inner.clone());
+        let node = self.clone();
+        let id = inner.core().id();
+        GuardCondition { inner, on_drop: Some(Box::new(move || node.forget(id))) }
+    }
+
+    /// Adds an entity; it runs on the node's executor, if any.
+    pub(crate) fn register(&self, entity: Arc<dyn Entity>) {
+        let executor = self.shared.executor.lock();
+        self.shared.entities.lock().push(entity.clone());
+        if let Some(exec) = executor.as_ref().and_then(Weak::upgrade) {
+            entity.core().attach(&exec);
+        }
+    }
+
+    /// Removes an entity whose handle was dropped.
+    pub(crate) fn forget(&self, id: u64) {
+        self.shared.entities.lock().retain(|e| e.core().id() != id);
+    }
+
+    pub(crate) fn attach(&self, exec: &Arc<ExecShared>) -> Result<(), ExecError> {
+        let mut executor = self.shared.executor.lock();
+        if executor.as_ref().is_some_and(|e| e.strong_count() > 0) {
+            return Err(ExecError::AlreadyAttached { node: self.shared.fq_name.clone() });
+        }
+        *executor = Some(Arc::downgrade(exec));
+        for entity in self.shared.entities.lock().iter() {
+            entity.core().attach(exec);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn detach(&self) {
+        let mut executor = self.shared.executor.lock();
+        *executor = None;
+        for entity in self.shared.entities.lock().iter() {
+            entity.core().detach();
+        }
+    }
+
+    pub(crate) fn same_node(&self, other: &Node) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
+    /// The group this handle creates entities in.
+    pub fn callback_group(&self) -> &CallbackGroup {
+        &self.group
+    }
+}
+
+impl fmt::Debug for Node {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Node").field("name", &self.shared.fq_name).field("group", &self.group.name()).finish()
+    }
+}
