@@ -10,7 +10,11 @@ mod trace_cmd;
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "kairos", version, about = "A robot runtime that is never early and never hangs")]
+#[command(
+    name = "kairos",
+    version,
+    about = "A robot runtime that is never early and never hangs"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

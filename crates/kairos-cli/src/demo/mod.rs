@@ -79,7 +79,11 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         };
         println!("{}", serde_json::to_string_pretty(&value)?);
     }
-    Ok(if all_passed { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if all_passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 pub mod clock_jump;

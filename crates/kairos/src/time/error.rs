@@ -1,0 +1,30 @@
+//! Errors of the time layer. Each says what happened and what to do about it.
+
+use super::{ClockMismatch, Duration, Time};
+
+/// Why a wait ended without its deadline being reached.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WaitError {
+    /// The cancel token (stop, shutdown) fired, or the timer waited on was cancelled.
+    #[error("the wait was cancelled (stop, shutdown, or the timer was cancelled)")]
+    Cancelled,
+    /// The deadline was read from another clock than the one waited on.
+    #[error(transparent)]
+    ClockMismatch(#[from] ClockMismatch),
+    /// The simulated clock stopped advancing and its stall policy is `Fail`.
+    #[error(
+        "simulation time stalled at {last}: no clock update for {silent_for}; \
+         is the simulator paused or gone? (stall policy: fail; choose Wait or \
+         FallbackToSteady to keep going)"
+    )]
+    Stalled { last: Time, silent_for: Duration },
+}
+
+/// Invalid arguments to a time primitive.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TimeError {
+    #[error("a period must be positive, got {0}; pass e.g. Duration::from_millis(10)")]
+    InvalidPeriod(Duration),
+}

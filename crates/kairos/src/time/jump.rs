@@ -1,0 +1,411 @@
+//! Clock jumps: detection of wall-clock steps and the handlers told about them.
+//!
+//! The wall clock (`CLOCK_REALTIME`) can be stepped at any time (NTP, `date -s`, a VM
+//! resume). kairos never asks the kernel to wait on it; instead it watches the offset
+//! `realtime - monotonic`. While nothing steps the clock the offset only drifts slowly
+//! (NTP slews at most 500 ppm); a change of at least [`DETECTION_THRESHOLD`] between two
+//! samples is a step, reported as a [`ClockJump`] with its signed delta.
+//!
+//! Samples are taken (a) by every system-clock wait and timer each time it wakes, and (b)
+//! by a monitor thread every [`POLL_INTERVAL`] while anyone sleeps on the system clock or
+//! a handler is registered (so a forward step wakes sleepers within that interval). The
+//! monitor parks indefinitely, not polling, when no one is interested.
+//!
+//! [`JumpHandler`]s follow rclcpp's `JumpHandler`: a `before` callback, an `after` callback
+//! that receives the jump, and a [`JumpThreshold`] that selects which jumps they hear.
+//!
+//! # Ground rules
+//! `state` (baseline offset, generation, recent jumps) is read and written only under its
+//! lock. Handlers and sleepers are snapshot under their lock and called after releasing
+//! it, so a handler may register or drop handlers without deadlocking.
+
+use super::Duration;
+use super::wait::{mono_now, park_until_mono, thread_waker, wall_now};
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::task::Waker;
+use std::thread::Thread;
+
+/// The smallest change of `realtime - monotonic` between two samples that counts as a step.
+pub const DETECTION_THRESHOLD: Duration = Duration::from_millis(1);
+/// How often the monitor samples the offset while someone is interested.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(10);
+
+/// What changed about a clock besides (or instead of) its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockChange {
+    /// The clock's value stepped; its source did not change.
+    None,
+    /// A node clock switched from system time to simulation time (`ROS_TIME_ACTIVATED`).
+    SimActivated,
+    /// A node clock switched from simulation time to system time (`ROS_TIME_DEACTIVATED`).
+    SimDeactivated,
+    /// The simulated clock's source stopped publishing for longer than the stall timeout.
+    SimStalled,
+    /// The simulated clock's source published again after a stall.
+    SimResumed,
+}
+
+/// A discontinuity of a clock, as the handlers hear it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockJump {
+    /// Signed size of the step: positive forward, negative backward.
+    pub delta: Duration,
+    pub change: ClockChange,
+}
+
+/// Which jumps a handler hears, as rclcpp's `rcl_jump_threshold_t`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JumpThreshold {
+    /// Forward steps of at least this size; `None` ignores forward steps.
+    pub min_forward: Option<Duration>,
+    /// Backward steps of at least this size (given as a positive span); `None` ignores them.
+    pub min_backward: Option<Duration>,
+    /// Source changes (sim activated/deactivated, stalled/resumed).
+    pub on_clock_change: bool,
+}
+
+impl JumpThreshold {
+    /// Every step in either direction and every source change.
+    pub const ALL: JumpThreshold = JumpThreshold {
+        min_forward: Some(Duration::ZERO),
+        min_backward: Some(Duration::ZERO),
+        on_clock_change: true,
+    };
+
+    pub fn matches(&self, jump: &ClockJump) -> bool {
+        if jump.change != ClockChange::None {
+            return self.on_clock_change;
+        }
+        if jump.delta.is_negative() {
+            self.min_backward.is_some_and(|min| jump.delta.abs() >= min)
+        } else {
+            self.min_forward.is_some_and(|min| jump.delta >= min)
+        }
+    }
+}
+
+type BeforeFn = dyn Fn() + Send + Sync;
+type AfterFn = dyn Fn(&ClockJump) + Send + Sync;
+
+struct HandlerEntry {
+    threshold: JumpThreshold,
+    before: Box<BeforeFn>,
+    after: Box<AfterFn>,
+}
+
+/// The handlers registered on one clock source.
+#[derive(Default)]
+pub(crate) struct HandlerSet {
+    entries: Mutex<Vec<(u64, Arc<HandlerEntry>)>>,
+    next_key: AtomicU64,
+}
+
+impl std::fmt::Debug for HandlerSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HandlerSet")
+            .field("handlers", &self.entries.lock().len())
+            .finish()
+    }
+}
+
+impl HandlerSet {
+    pub(crate) fn add(
+        self: &Arc<Self>,
+        threshold: JumpThreshold,
+        before: Box<BeforeFn>,
+        after: Box<AfterFn>,
+    ) -> JumpHandler {
+        let key = self.next_key.fetch_add(1, Ordering::Relaxed);
+        let entry = Arc::new(HandlerEntry {
+            threshold,
+            before,
+            after,
+        });
+        self.entries.lock().push((key, entry));
+        JumpHandler {
+            set: Some(Arc::clone(self)),
+            key,
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.lock().is_empty()
+    }
+
+    fn matching(&self, jump: &ClockJump) -> Vec<Arc<HandlerEntry>> {
+        let entries = self.entries.lock();
+        entries
+            .iter()
+            .filter(|(_, e)| e.threshold.matches(jump))
+            .map(|(_, e)| Arc::clone(e))
+            .collect()
+    }
+
+    /// Calls `before` of every matching handler, then `apply`, then `after`.
+    pub(crate) fn dispatch(&self, jump: &ClockJump, apply: impl FnOnce()) {
+        let handlers = self.matching(jump);
+        for h in &handlers {
+            (h.before)();
+        }
+        apply();
+        for h in &handlers {
+            (h.after)(jump);
+        }
+    }
+}
+
+/// A registered jump handler; dropping it unregisters the callbacks.
+#[must_use = "dropping a JumpHandler unregisters it"]
+pub struct JumpHandler {
+    set: Option<Arc<HandlerSet>>,
+    key: u64,
+}
+
+impl JumpHandler {
+    /// A handler that is never called (a steady clock never jumps).
+    pub(crate) fn inert() -> JumpHandler {
+        JumpHandler { set: None, key: 0 }
+    }
+}
+
+impl std::fmt::Debug for JumpHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JumpHandler")
+            .field("key", &self.key)
+            .finish()
+    }
+}
+
+impl Drop for JumpHandler {
+    fn drop(&mut self) {
+        if let Some(set) = self.set.take() {
+            set.entries.lock().retain(|(k, _)| *k != self.key);
+        }
+    }
+}
+
+#[derive(Debug)]
+struct MonitorState {
+    baseline: i64,
+    generation: u64,
+    /// Net delta of every jump since generation 0, so `net_since(g)` is a subtraction.
+    cumulative: Vec<i64>,
+}
+
+/// The process-wide watcher of the wall clock.
+#[derive(Debug)]
+pub(crate) struct WallMonitor {
+    state: Mutex<MonitorState>,
+    pub(crate) handlers: Arc<HandlerSet>,
+    sleepers: Mutex<Vec<(u64, Waker)>>,
+    next_sleeper: AtomicU64,
+    thread: OnceLock<Thread>,
+}
+
+/// The realtime-minus-monotonic offset, read so that a preemption between the two reads
+/// cannot fake a jump: the monotonic clock is read on both sides and a slow pair retried.
+fn offset_sample() -> i64 {
+    let mut best = (i64::MAX, 0);
+    for _ in 0..4 {
+        let m0 = mono_now();
+        let w = wall_now();
+        let m1 = mono_now();
+        let spread = m1 - m0;
+        if spread < best.0 {
+            best = (spread, w - (m0 + spread / 2));
+        }
+        if spread < 20_000 {
+            break;
+        }
+    }
+    best.1
+}
+
+pub(crate) fn monitor() -> &'static WallMonitor {
+    static MONITOR: OnceLock<WallMonitor> = OnceLock::new();
+    MONITOR.get_or_init(|| WallMonitor {
+        state: Mutex::new(MonitorState {
+            baseline: offset_sample(),
+            generation: 0,
+            cumulative: vec![0],
+        }),
+        handlers: Arc::new(HandlerSet::default()),
+        sleepers: Mutex::new(Vec::new()),
+        next_sleeper: AtomicU64::new(0),
+        thread: OnceLock::new(),
+    })
+}
+
+impl WallMonitor {
+    /// Samples the offset; reports a jump if it stepped. Returns the current generation.
+    pub(crate) fn poll(&self) -> u64 {
+        let sample = offset_sample();
+        let mut state = self.state.lock();
+        let delta = sample - state.baseline;
+        state.baseline = sample;
+        if delta.abs() < DETECTION_THRESHOLD.as_nanos() {
+            return state.generation;
+        }
+        state.generation += 1;
+        let total = state.cumulative.last().copied().unwrap_or(0) + delta;
+        state.cumulative.push(total);
+        let generation = state.generation;
+        drop(state);
+        let jump = ClockJump {
+            delta: Duration::from_nanos(delta),
+            change: ClockChange::None,
+        };
+        self.handlers.dispatch(&jump, || self.wake_sleepers());
+        generation
+    }
+
+    /// Net signed size of the jumps after generation `since`.
+    pub(crate) fn net_since(&self, since: u64) -> Duration {
+        let state = self.state.lock();
+        let idx = usize::try_from(since)
+            .unwrap_or(usize::MAX)
+            .min(state.cumulative.len() - 1);
+        let last = state.cumulative.last().copied().unwrap_or(0);
+        Duration::from_nanos(last - state.cumulative[idx])
+    }
+
+    fn wake_sleepers(&self) {
+        let wakers: Vec<Waker> = self
+            .sleepers
+            .lock()
+            .iter()
+            .map(|(_, w)| w.clone())
+            .collect();
+        for w in wakers {
+            w.wake();
+        }
+    }
+
+    /// Wakes `waker` on every detected jump until the guard is dropped, and makes sure the
+    /// monitor thread is watching.
+    pub(crate) fn register_sleeper(&'static self, waker: &Waker) -> SleeperGuard {
+        let key = self.next_sleeper.fetch_add(1, Ordering::Relaxed);
+        self.sleepers.lock().push((key, waker.clone()));
+        self.ensure_watching();
+        SleeperGuard { key }
+    }
+
+    pub(crate) fn update_sleeper(&self, guard: &SleeperGuard, waker: &Waker) {
+        if let Some(entry) = self
+            .sleepers
+            .lock()
+            .iter_mut()
+            .find(|(k, _)| *k == guard.key)
+        {
+            entry.1 = waker.clone();
+        }
+    }
+
+    pub(crate) fn ensure_watching(&'static self) {
+        let thread = self.thread.get_or_init(|| {
+            let spawned = std::thread::Builder::new()
+                .name("kairos-jump-monitor".into())
+                .spawn(move || self.run());
+            match spawned {
+                Ok(handle) => handle.thread().clone(),
+                // Without the thread, jumps are still seen by every system-clock wait when
+                // it wakes; only the wake-up on a forward step is lost.
+                Err(_) => std::thread::current(),
+            }
+        });
+        thread.unpark();
+    }
+
+    fn interested(&self) -> bool {
+        !self.sleepers.lock().is_empty() || !self.handlers.is_empty()
+    }
+
+    fn run(&self) {
+        loop {
+            if self.interested() {
+                self.poll();
+                park_until_mono(Some(mono_now() + POLL_INTERVAL.as_nanos()));
+            } else {
+                park_until_mono(None);
+            }
+        }
+    }
+}
+
+/// Keeps a sleeper registered with the wall monitor.
+#[derive(Debug)]
+pub(crate) struct SleeperGuard {
+    key: u64,
+}
+
+impl Drop for SleeperGuard {
+    fn drop(&mut self) {
+        monitor().sleepers.lock().retain(|(k, _)| *k != self.key);
+    }
+}
+
+/// Registers a handler on the wall clock (used by `Clock::create_jump_handler`).
+pub(crate) fn add_wall_handler(
+    threshold: JumpThreshold,
+    before: Box<BeforeFn>,
+    after: Box<AfterFn>,
+) -> JumpHandler {
+    let m = monitor();
+    let handler = m.handlers.add(threshold, before, after);
+    m.ensure_watching();
+    handler
+}
+
+/// Registers the current thread as a system-clock sleeper (see [`WallMonitor::register_sleeper`]).
+pub(crate) fn register_current_thread() -> SleeperGuard {
+    monitor().register_sleeper(&thread_waker())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threshold_selects_direction_and_size() {
+        let t = JumpThreshold {
+            min_forward: Some(Duration::from_secs(1)),
+            min_backward: None,
+            on_clock_change: false,
+        };
+        let fwd = |s| ClockJump {
+            delta: Duration::from_secs(s),
+            change: ClockChange::None,
+        };
+        assert!(t.matches(&fwd(2)));
+        assert!(!t.matches(&fwd(0)));
+        assert!(!t.matches(&fwd(-5)));
+        let change = ClockJump {
+            delta: Duration::ZERO,
+            change: ClockChange::SimActivated,
+        };
+        assert!(!t.matches(&change));
+        assert!(JumpThreshold::ALL.matches(&change));
+    }
+
+    #[test]
+    fn handlers_run_before_apply_after_in_order() {
+        let set = Arc::new(HandlerSet::default());
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (l1, l2) = (Arc::clone(&log), Arc::clone(&log));
+        let handler = set.add(
+            JumpThreshold::ALL,
+            Box::new(move || l1.lock().push("before".to_string())),
+            Box::new(move |j| l2.lock().push(format!("after {}", j.delta.as_nanos()))),
+        );
+        let jump = ClockJump {
+            delta: Duration::from_nanos(-7),
+            change: ClockChange::None,
+        };
+        set.dispatch(&jump, || log.lock().push("apply".into()));
+        assert_eq!(*log.lock(), ["before", "apply", "after -7"]);
+        drop(handler);
+        assert!(set.is_empty());
+    }
+}

@@ -1,0 +1,130 @@
+//! [`Sleep`]: the async form of `sleep_until`, on any clock.
+//!
+//! Same promise as the blocking wait: it completes only once its clock has reached the
+//! deadline (re-read on every poll), or with [`WaitError::Cancelled`]. Steady and system
+//! deadlines are armed on the time driver as monotonic deadlines (a system sleep is also
+//! woken by the wall monitor on a step, and re-armed); simulated deadlines wait in the
+//! simulated clock's queue.
+
+use super::cancel::CancelRegistration;
+use super::driver::driver;
+use super::jump::{self, SleeperGuard};
+use super::wait::{mono_now, wall_now};
+use super::{CancelToken, Clock, ClockKind, ClockMismatch, Time, WaitError};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// Completes when its clock reaches the deadline; see [`Clock::sleep_until_async`].
+#[must_use = "a Sleep does nothing unless awaited"]
+#[derive(Debug)]
+pub struct Sleep {
+    clock: Clock,
+    deadline: Time,
+    cancel: CancelToken,
+    cancel_registration: Option<CancelRegistration>,
+    wall_sleeper: Option<SleeperGuard>,
+    key: Option<u64>,
+}
+
+impl Sleep {
+    pub(crate) fn new(clock: Clock, deadline: Time, cancel: CancelToken) -> Sleep {
+        Sleep {
+            clock,
+            deadline,
+            cancel,
+            cancel_registration: None,
+            wall_sleeper: None,
+            key: None,
+        }
+    }
+
+    pub fn deadline(&self) -> Time {
+        self.deadline
+    }
+
+    fn release(&mut self) {
+        match self.clock.kind() {
+            ClockKind::Sim => {
+                if let Some(sim) = self.clock.as_sim() {
+                    sim.unregister(self.key.take());
+                }
+            }
+            _ => driver().unregister(self.key.take()),
+        }
+        self.cancel_registration = None;
+        self.wall_sleeper = None;
+    }
+}
+
+impl Future for Sleep {
+    type Output = Result<(), WaitError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        if this.deadline.kind() != this.clock.kind() {
+            let err = ClockMismatch {
+                expected: this.clock.kind(),
+                found: this.deadline.kind(),
+            };
+            return Poll::Ready(Err(err.into()));
+        }
+        match &this.cancel_registration {
+            Some(reg) => reg.update(cx.waker()),
+            None => this.cancel_registration = Some(this.cancel.register(cx.waker())),
+        }
+        if this.cancel.is_cancelled() {
+            this.release();
+            return Poll::Ready(Err(WaitError::Cancelled));
+        }
+        let deadline = this.deadline.nanos();
+        let reached = match this.clock.kind() {
+            ClockKind::Steady => {
+                let reached = mono_now() >= deadline;
+                if !reached {
+                    driver().register(deadline, &mut this.key, cx.waker());
+                }
+                reached
+            }
+            ClockKind::System => {
+                jump::monitor().poll();
+                let now = wall_now();
+                let reached = now >= deadline;
+                if !reached {
+                    match &this.wall_sleeper {
+                        Some(guard) => jump::monitor().update_sleeper(guard, cx.waker()),
+                        None => {
+                            this.wall_sleeper = Some(jump::monitor().register_sleeper(cx.waker()))
+                        }
+                    }
+                    let mono_deadline = mono_now().saturating_add(deadline - now);
+                    driver().register(mono_deadline, &mut this.key, cx.waker());
+                }
+                reached
+            }
+            ClockKind::Sim => match this.clock.as_sim() {
+                Some(sim) => sim.register(deadline, &mut this.key, cx.waker()),
+                None => true,
+            },
+        };
+        if reached {
+            this.release();
+            Poll::Ready(Ok(()))
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+impl Clock {
+    /// A future that completes after at least `duration` of this clock.
+    pub fn sleep_for_async(&self, duration: super::Duration, cancel: &CancelToken) -> Sleep {
+        self.sleep_until_async(self.now() + duration, cancel)
+    }
+}

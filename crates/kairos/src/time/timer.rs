@@ -1,0 +1,285 @@
+//! [`Timer`]: periodic deadlines on any clock that never drift and never fire early.
+//!
+//! # Schedule
+//! Deadlines are absolute: `next = previous + period`, computed from the schedule, never
+//! from when the callback happened to run, so the timer keeps its phase for ever (no drift
+//! over 10^5 periods and beyond). A tick fires only once the clock has reached `next`.
+//!
+//! # Missed periods
+//! When the timer is evaluated more than a period after a deadline, the periods in between
+//! are *missed*: counted in [`Timer::missed_count`] and in the [`Tick`], never silently
+//! dropped. What happens next is the [`MissedPeriods`] policy:
+//! - [`MissedPeriods::Skip`] (the default): fire once now, then continue on the original
+//!   grid (`next` = the first `start + k * period` after now). The timer stays in phase with
+//!   everything else scheduled on that grid and never bursts to catch up, which is also
+//!   what rcl does.
+//! - [`MissedPeriods::Rephase`]: fire once now, then `next = now + period`: the grid moves
+//!   to the late tick, giving at least a full period of rest after an overrun.
+//!
+//! # Clock jumps
+//! A steady timer cannot see a jump: its clock never steps. A system-clock timer reacts to
+//! wall-clock steps detected by the wall monitor (and a simulated-clock timer to resets):
+//! - backward step: the period restarts from now (`next = now + period`), as rcl does, so a
+//!   5 s step back delays the next tick by at most one period, never by 5 s;
+//! - forward step that passes `next`: the timer fires once and restarts the period from
+//!   now; the periods the step jumped over are not counted as missed (no time was lost by
+//!   lateness).
+//!
+//! Jump handlers registered on the clock hear the same jump (see `Clock::create_jump_handler`).
+//!
+//! # Ground rules
+//! All schedule state lives in one `Mutex<Schedule>`; a tick is decided and the schedule
+//! advanced in one critical section, so two threads can never fire the same deadline.
+//! Waiters in [`Timer::wait`] are woken by `cancel()` and `reset()` through `waiters`.
+
+use super::clock::WaitEnd;
+use super::slack::ensure_fine_slack;
+use super::wait::thread_waker;
+use super::{CancelToken, Clock, Duration, Time, TimeError, WaitError};
+use parking_lot::Mutex;
+use std::task::Waker;
+
+/// What a timer does after it was evaluated more than a period late.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MissedPeriods {
+    /// Fire once, then continue on the original grid (the default; see the module docs).
+    #[default]
+    Skip,
+    /// Fire once, then start a new grid at the late tick.
+    Rephase,
+}
+
+/// One firing of a timer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tick {
+    /// The deadline this tick was due at.
+    pub scheduled: Time,
+    /// When the timer was evaluated and fired (`actual >= scheduled`, always).
+    pub actual: Time,
+    /// Periods that passed without a tick before this one.
+    pub missed: u64,
+}
+
+impl Tick {
+    /// How late the tick fired (never negative).
+    pub fn lateness(&self) -> Duration {
+        self.actual.since(self.scheduled).unwrap_or(Duration::ZERO)
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Observed {
+    now: i64,
+    generation: Option<u64>,
+}
+
+#[derive(Debug)]
+struct Schedule {
+    next: i64,
+    period: i64,
+    policy: MissedPeriods,
+    fired: u64,
+    missed: u64,
+    cancelled: bool,
+    jump_generation: Option<u64>,
+    waiters: Vec<Waker>,
+}
+
+/// A periodic timer on any clock. See the module docs for its guarantees.
+#[derive(Debug)]
+pub struct Timer {
+    clock: Clock,
+    state: Mutex<Schedule>,
+}
+
+impl Timer {
+    /// A timer whose first deadline is one `period` from now.
+    pub fn new(clock: Clock, period: Duration) -> Result<Timer, TimeError> {
+        Self::with_policy(clock, period, MissedPeriods::default())
+    }
+
+    pub fn with_policy(
+        clock: Clock,
+        period: Duration,
+        policy: MissedPeriods,
+    ) -> Result<Timer, TimeError> {
+        if !period.is_positive() {
+            return Err(TimeError::InvalidPeriod(period));
+        }
+        let now = clock.now().nanos();
+        let jump_generation = clock.jump_generation();
+        Ok(Timer {
+            state: Mutex::new(Schedule {
+                next: now.saturating_add(period.as_nanos()),
+                period: period.as_nanos(),
+                policy,
+                fired: 0,
+                missed: 0,
+                cancelled: false,
+                jump_generation,
+                waiters: Vec::new(),
+            }),
+            clock,
+        })
+    }
+
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    pub fn period(&self) -> Duration {
+        Duration::from_nanos(self.state.lock().period)
+    }
+
+    pub fn policy(&self) -> MissedPeriods {
+        self.state.lock().policy
+    }
+
+    /// The deadline of the next tick.
+    pub fn next_deadline(&self) -> Time {
+        let observed = self.observe();
+        let mut s = self.state.lock();
+        self.react_to_jumps(&mut s, observed);
+        Time::new(self.clock.kind(), s.next)
+    }
+
+    /// Whether the next deadline has been reached (false when cancelled).
+    pub fn is_ready(&self) -> bool {
+        let observed = self.observe();
+        let now = observed.now;
+        let mut s = self.state.lock();
+        self.react_to_jumps(&mut s, observed);
+        !s.cancelled && now >= s.next
+    }
+
+    /// Time left until the next deadline; zero or negative when due. Cancelled timers
+    /// report [`Duration::MAX`].
+    pub fn time_until_trigger(&self) -> Duration {
+        let observed = self.observe();
+        let now = observed.now;
+        let mut s = self.state.lock();
+        self.react_to_jumps(&mut s, observed);
+        if s.cancelled {
+            Duration::MAX
+        } else {
+            Duration::from_nanos(s.next.saturating_sub(now))
+        }
+    }
+
+    /// Fires if the next deadline has been reached, advancing the schedule by the policy.
+    pub fn try_fire(&self) -> Option<Tick> {
+        let observed = self.observe();
+        let now = observed.now;
+        let mut s = self.state.lock();
+        self.react_to_jumps(&mut s, observed);
+        if s.cancelled || now < s.next {
+            return None;
+        }
+        let scheduled = s.next;
+        let late_periods = u64::try_from((now - scheduled) / s.period).unwrap_or(0);
+        s.next = match s.policy {
+            MissedPeriods::Skip => {
+                scheduled.saturating_add((late_periods as i64 + 1).saturating_mul(s.period))
+            }
+            MissedPeriods::Rephase => now.saturating_add(s.period),
+        };
+        s.fired += 1;
+        s.missed += late_periods;
+        let kind = self.clock.kind();
+        Some(Tick {
+            scheduled: Time::new(kind, scheduled),
+            actual: Time::new(kind, now),
+            missed: late_periods,
+        })
+    }
+
+    /// Blocks until the next tick and returns it; `Err(Cancelled)` when `cancel` fires or
+    /// the timer is cancelled.
+    pub fn wait(&self, cancel: &CancelToken) -> Result<Tick, WaitError> {
+        ensure_fine_slack();
+        loop {
+            let generation = {
+                let mut s = self.state.lock();
+                if s.cancelled {
+                    return Err(WaitError::Cancelled);
+                }
+                let waker = thread_waker();
+                if !s.waiters.iter().any(|w| w.will_wake(&waker)) {
+                    s.waiters.push(waker);
+                }
+                s.jump_generation
+            };
+            if let Some(tick) = self.try_fire() {
+                return Ok(tick);
+            }
+            let deadline = self.next_deadline();
+            match self.clock.block_until(deadline, cancel, generation)? {
+                WaitEnd::Reached | WaitEnd::Jumped => {}
+            }
+            // Woken by cancel()/reset() without the deadline moving: re-check at the top.
+        }
+    }
+
+    /// Stops the timer: it no longer fires, and [`wait`](Self::wait) returns `Cancelled`.
+    pub fn cancel(&self) {
+        let waiters = {
+            let mut s = self.state.lock();
+            s.cancelled = true;
+            std::mem::take(&mut s.waiters)
+        };
+        waiters.into_iter().for_each(Waker::wake);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.state.lock().cancelled
+    }
+
+    /// Restarts the period from now (`next = now + period`) and un-cancels the timer.
+    pub fn reset(&self) {
+        let observed = self.observe();
+        let waiters = {
+            let mut s = self.state.lock();
+            s.cancelled = false;
+            s.next = observed.now.saturating_add(s.period);
+            s.jump_generation = observed.generation;
+            std::mem::take(&mut s.waiters)
+        };
+        waiters.into_iter().for_each(Waker::wake);
+    }
+
+    pub fn fired_count(&self) -> u64 {
+        self.state.lock().fired
+    }
+
+    pub fn missed_count(&self) -> u64 {
+        self.state.lock().missed
+    }
+
+    /// Reads the jump generation, then the clock, outside the schedule lock: sampling the
+    /// wall clock may run jump handlers, which may call back into this timer.
+    fn observe(&self) -> Observed {
+        let generation = self.clock.jump_generation();
+        Observed {
+            now: self.clock.now().nanos(),
+            generation,
+        }
+    }
+
+    fn react_to_jumps(&self, s: &mut Schedule, observed: Observed) {
+        let now = observed.now;
+        let (Some(seen), Some(current)) = (s.jump_generation, observed.generation) else {
+            return;
+        };
+        if current == seen {
+            return;
+        }
+        let delta = self.clock.jumped_since(seen);
+        s.jump_generation = Some(current);
+        if delta.is_negative() {
+            s.next = now.saturating_add(s.period);
+        } else if now >= s.next {
+            // Fire at once, then restart the period from now (see the module docs).
+            s.next = now;
+        }
+    }
+}
