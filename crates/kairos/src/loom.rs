@@ -25,7 +25,11 @@ pub(crate) mod sync {
         }
 
         /// Waits for a notification or the deadline; true if the deadline passed.
-        pub(crate) fn wait_until<T>(&self, guard: &mut MutexGuard<'_, T>, deadline: Instant) -> bool {
+        pub(crate) fn wait_until<T>(
+            &self,
+            guard: &mut MutexGuard<'_, T>,
+            deadline: Instant,
+        ) -> bool {
             self.0.wait_until(guard, deadline).timed_out()
         }
 
@@ -72,13 +76,17 @@ pub(crate) mod sync {
     impl<T> Deref for MutexGuard<'_, T> {
         type Target = T;
         fn deref(&self) -> &T {
-            self.0.as_deref().expect("guard is only empty during a condition wait")
+            self.0
+                .as_deref()
+                .expect("guard is only empty during a condition wait")
         }
     }
 
     impl<T> DerefMut for MutexGuard<'_, T> {
         fn deref_mut(&mut self) -> &mut T {
-            self.0.as_deref_mut().expect("guard is only empty during a condition wait")
+            self.0
+                .as_deref_mut()
+                .expect("guard is only empty during a condition wait")
         }
     }
 
@@ -96,7 +104,11 @@ pub(crate) mod sync {
         }
 
         /// loom does not model time: a timed wait is an untimed one that may wake spuriously.
-        pub(crate) fn wait_until<T>(&self, guard: &mut MutexGuard<'_, T>, deadline: Instant) -> bool {
+        pub(crate) fn wait_until<T>(
+            &self,
+            guard: &mut MutexGuard<'_, T>,
+            deadline: Instant,
+        ) -> bool {
             let inner = guard.0.take().expect("guard is held");
             let timeout = deadline.saturating_duration_since(Instant::now());
             let (inner, result) = self

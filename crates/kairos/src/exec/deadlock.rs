@@ -30,17 +30,59 @@ pub enum DeadlockReason {
 
 /// A blocking wait that would never complete, reported instead of hanging.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{operation} inside callback '{callback}' would deadlock: {explanation} Fix: {fix}")]
+#[error(
+    "{} inside callback '{}' would deadlock: {} Fix: {}",
+    details.operation,
+    details.callback,
+    details.explanation,
+    details.fix
+)]
 pub struct WouldDeadlock {
-    /// What was called (e.g. `call() to service '/add'`).
-    pub operation: String,
-    /// The callback that made the call.
-    pub callback: String,
+    pub reason: DeadlockReason,
     /// The callback group at the heart of the deadlock.
     pub group: String,
-    pub reason: DeadlockReason,
+    details: Box<Details>,
+}
+
+#[derive(Debug, Clone)]
+struct Details {
+    operation: String,
+    callback: String,
     explanation: String,
     fix: String,
+}
+
+impl WouldDeadlock {
+    fn new(
+        operation: &str,
+        callback: &str,
+        group: &str,
+        reason: DeadlockReason,
+        explanation: String,
+        fix: String,
+    ) -> Self {
+        let details = Details {
+            operation: operation.to_owned(),
+            callback: callback.to_owned(),
+            explanation,
+            fix,
+        };
+        Self {
+            reason,
+            group: group.to_owned(),
+            details: Box::new(details),
+        }
+    }
+
+    /// What was called (e.g. `call() to service '/add'`).
+    pub fn operation(&self) -> &str {
+        &self.details.operation
+    }
+
+    /// The callback that made the call.
+    pub fn callback(&self) -> &str {
+        &self.details.callback
+    }
 }
 
 struct Frame {
@@ -59,7 +101,11 @@ pub(crate) struct RunningFrame(());
 impl RunningFrame {
     pub(crate) fn enter(exec: &Arc<ExecShared>, group: &CallbackGroup, callback: &str) -> Self {
         FRAMES.with(|frames| {
-            frames.borrow_mut().push(Frame { exec: exec.clone(), group: group.clone(), callback: callback.to_owned() })
+            frames.borrow_mut().push(Frame {
+                exec: exec.clone(),
+                group: group.clone(),
+                callback: callback.to_owned(),
+            })
         });
         Self(())
     }
@@ -90,17 +136,15 @@ impl fmt::Debug for BlockedWorker {
 }
 
 /// Checks a blocking wait that only `completers` can complete.
-pub(crate) fn check_blocking_wait(operation: &str, completers: &[&EntityCore]) -> Result<BlockedWorker, WouldDeadlock> {
+pub(crate) fn check_blocking_wait(
+    operation: &str,
+    completers: &[&EntityCore],
+) -> Result<BlockedWorker, WouldDeadlock> {
     FRAMES.with(|frames| {
         let frames = frames.borrow();
         let Some(top) = frames.last() else { return Ok(BlockedWorker(Vec::new())) };
-        let would_deadlock = |group: &str, reason, explanation: String, fix: String| WouldDeadlock {
-            operation: operation.to_owned(),
-            callback: top.callback.clone(),
-            group: group.to_owned(),
-            reason,
-            explanation,
-            fix,
+        let would_deadlock = |group: &str, reason, explanation: String, fix: String| {
+            WouldDeadlock::new(operation, &top.callback, group, reason, explanation, fix)
         };
         for completer in completers {
             let Some(exec) = completer.executor() else { continue };
@@ -162,17 +206,17 @@ pub(crate) fn check_not_nested(exec: &ExecShared, operation: &str) -> Result<(),
         let frames = frames.borrow();
         match frames.iter().rev().find(|f| f.exec.id == exec.id) {
             None => Ok(()),
-            Some(frame) => Err(WouldDeadlock {
-                operation: operation.to_owned(),
-                callback: frame.callback.clone(),
-                group: frame.group.name().to_owned(),
-                reason: DeadlockReason::NestedSpin,
-                explanation: format!(
+            Some(frame) => Err(WouldDeadlock::new(
+                operation,
+                &frame.callback,
+                frame.group.name(),
+                DeadlockReason::NestedSpin,
+                format!(
                     "this thread is running a callback of the same executor and holds its callback group '{}'; a nested spin could wait for callbacks of that group, which cannot start until this callback returns.",
                     frame.group.name()
                 ),
-                fix: "`.await` the future in an async callback, or use a done callback; spin an executor only from outside its callbacks.".to_owned(),
-            }),
+                "`.await` the future in an async callback, or use a done callback; spin an executor only from outside its callbacks.".to_owned(),
+            )),
         }
     })
 }

@@ -76,7 +76,11 @@ impl Wake for EntityWaker {
 
 impl EntityCore {
     /// `me` is the entity that owns this core (from `Arc::new_cyclic`).
-    pub(crate) fn new(name: impl Into<Arc<str>>, group: CallbackGroup, me: Weak<dyn Entity>) -> Self {
+    pub(crate) fn new(
+        name: impl Into<Arc<str>>,
+        group: CallbackGroup,
+        me: Weak<dyn Entity>,
+    ) -> Self {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         let waker = Waker::from(Arc::new(EntityWaker(me.clone())));
         Self {
@@ -103,7 +107,9 @@ impl EntityCore {
     /// Something happened: queue the entity on its executor unless it is queued already.
     pub(crate) fn notify(&self) {
         let slot = self.executor.lock();
-        let Some(exec) = slot.as_ref().and_then(Weak::upgrade) else { return };
+        let Some(exec) = slot.as_ref().and_then(Weak::upgrade) else {
+            return;
+        };
         if self.scheduled.set() {
             match self.me.upgrade() {
                 Some(me) => exec.ready.push(Ready::Entity(me)),
@@ -149,6 +155,9 @@ impl EntityCore {
 
 impl fmt::Debug for EntityCore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("EntityCore").field("name", &self.name).field("group", &self.group.name()).finish_non_exhaustive()
+        f.debug_struct("EntityCore")
+            .field("name", &self.name)
+            .field("group", &self.group.name())
+            .finish_non_exhaustive()
     }
 }

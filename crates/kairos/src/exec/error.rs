@@ -5,9 +5,13 @@ use super::deadlock::WouldDeadlock;
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum ExecError {
-    #[error("the executor is already spinning in another thread; spin it from one thread at a time (a multi-threaded executor starts its own workers)")]
+    #[error(
+        "the executor is already spinning in another thread; spin it from one thread at a time (a multi-threaded executor starts its own workers)"
+    )]
     AlreadySpinning,
-    #[error("node '{node}' is already added to an executor; remove it there first (an entity belongs to one executor at a time)")]
+    #[error(
+        "node '{node}' is already added to an executor; remove it there first (an entity belongs to one executor at a time)"
+    )]
     AlreadyAttached { node: String },
     #[error("node '{node}' is not added to this executor")]
     NotAttached { node: String },
@@ -16,7 +20,7 @@ pub enum ExecError {
     #[error("a multi-threaded executor needs at least one worker thread, got {workers}")]
     InvalidWorkers { workers: usize },
     #[error("the future did not complete within {timeout:?}")]
-    Timeout { timeout: std::time::Duration },
+    Timeout { timeout: crate::time::Duration },
     #[error("the spin was cancelled (Executor::cancel) before the future completed")]
     Cancelled,
     #[error("could not start an executor worker thread: {0}")]

@@ -16,6 +16,7 @@ use super::ready::{Popped, ReadyQueue};
 use super::shutdown::{ShutdownReport, StillRunning};
 use super::task::{Task, TaskPoll};
 use crate::graph::Node;
+use crate::time::Duration;
 use parking_lot::{Condvar, Mutex};
 use std::any::Any;
 use std::collections::HashMap;
@@ -27,7 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, JoinHandle, ThreadId};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Runs the callbacks of the nodes added to it. Clones are handles to the same executor,
 /// so another thread can [`cancel`](Executor::cancel) or [`shutdown`](Executor::shutdown) it.
@@ -144,7 +145,9 @@ impl Executor {
     pub fn remove_node(&self, node: &Node) -> Result<(), ExecError> {
         let mut nodes = self.shared.nodes.lock();
         let Some(index) = nodes.iter().position(|n| n.same_node(node)) else {
-            return Err(ExecError::NotAttached { node: node.fully_qualified_name().to_owned() });
+            return Err(ExecError::NotAttached {
+                node: node.fully_qualified_name().to_owned(),
+            });
         };
         nodes.swap_remove(index).detach();
         Ok(())
@@ -152,7 +155,9 @@ impl Executor {
 
     /// Runs callbacks until [`cancel`](Self::cancel) or [`shutdown`](Self::shutdown).
     pub fn spin(&self) -> Result<(), ExecError> {
-        let Some(mut session) = self.shared.begin_spin("spin()")? else { return Ok(()) };
+        let Some(mut session) = self.shared.begin_spin("spin()")? else {
+            return Ok(());
+        };
         session.start_helpers()?;
         loop {
             let seen = self.shared.ready.interrupts();
@@ -167,8 +172,10 @@ impl Executor {
 
     /// Runs at most one callback, waiting up to `timeout` for one; true if one ran.
     pub fn spin_once(&self, timeout: Duration) -> Result<bool, ExecError> {
-        let Some(session) = self.shared.begin_spin("spin_once()")? else { return Ok(false) };
-        let deadline = Instant::now().checked_add(timeout);
+        let Some(session) = self.shared.begin_spin("spin_once()")? else {
+            return Ok(false);
+        };
+        let deadline = deadline_after(timeout);
         loop {
             let seen = self.shared.ready.interrupts();
             if session.should_stop() {
@@ -189,13 +196,17 @@ impl Executor {
     /// Runs the work that is ready now, each ready entity once, without waiting; returns
     /// how many callbacks ran.
     pub fn spin_some(&self) -> Result<usize, ExecError> {
-        let Some(session) = self.shared.begin_spin("spin_some()")? else { return Ok(0) };
+        let Some(session) = self.shared.begin_spin("spin_some()")? else {
+            return Ok(0);
+        };
         let mut ran = 0;
         for _ in 0..self.shared.ready.len() {
             if session.should_stop() {
                 break;
             }
-            let Some(item) = self.shared.ready.try_pop() else { break };
+            let Some(item) = self.shared.ready.try_pop() else {
+                break;
+            };
             ran += usize::from(self.shared.run_ready(item));
         }
         Ok(ran)
@@ -204,11 +215,15 @@ impl Executor {
     /// Runs ready work until none is left or `max_duration` has passed; returns how many
     /// callbacks ran.
     pub fn spin_all(&self, max_duration: Duration) -> Result<usize, ExecError> {
-        let Some(session) = self.shared.begin_spin("spin_all()")? else { return Ok(0) };
-        let until = Instant::now().checked_add(max_duration);
+        let Some(session) = self.shared.begin_spin("spin_all()")? else {
+            return Ok(0);
+        };
+        let until = deadline_after(max_duration);
         let mut ran = 0;
         while !session.should_stop() && until.is_none_or(|until| Instant::now() < until) {
-            let Some(item) = self.shared.ready.try_pop() else { break };
+            let Some(item) = self.shared.ready.try_pop() else {
+                break;
+            };
             ran += usize::from(self.shared.run_ready(item));
         }
         Ok(ran)
@@ -217,15 +232,22 @@ impl Executor {
     /// Runs callbacks until `future` completes and returns its output, or fails after
     /// `timeout`, on cancel or shutdown. Called from inside one of this executor's own
     /// callbacks it returns [`ExecError::WouldDeadlock`] at once.
-    pub fn spin_until_future_complete<F: Future>(&self, future: F, timeout: Duration) -> Result<F::Output, ExecError> {
+    pub fn spin_until_future_complete<F: Future>(
+        &self,
+        future: F,
+        timeout: Duration,
+    ) -> Result<F::Output, ExecError> {
         let Some(mut session) = self.shared.begin_spin("spin_until_future_complete()")? else {
             return Err(ExecError::Cancelled);
         };
         session.start_helpers()?;
-        let wake = Arc::new(FutureWake { woken: AtomicBool::new(true), exec: Arc::downgrade(&self.shared) });
+        let wake = Arc::new(FutureWake {
+            woken: AtomicBool::new(true),
+            exec: Arc::downgrade(&self.shared),
+        });
         let waker = Waker::from(wake.clone());
         let mut future = pin!(future);
-        let deadline = Instant::now().checked_add(timeout);
+        let deadline = deadline_after(timeout);
         loop {
             let seen = self.shared.ready.interrupts();
             if wake.woken.swap(false, Ordering::AcqRel)
@@ -277,7 +299,7 @@ impl Executor {
     pub fn shutdown(&self, deadline: Duration) -> ShutdownReport {
         let exec = &self.shared;
         let start = Instant::now();
-        let until = start.checked_add(deadline);
+        let until = deadline_after(deadline);
         exec.shut_down.store(true, Ordering::Release);
         exec.epoch.fetch_add(1, Ordering::AcqRel);
         exec.ready.interrupt();
@@ -307,12 +329,18 @@ impl Executor {
             .calls
             .values()
             .filter(|call| call.thread != me)
-            .map(|call| StillRunning { callback: call.callback.to_string(), running_for: now - call.since })
+            .map(|call| StillRunning {
+                callback: call.callback.to_string(),
+                running_for: (now - call.since).into(),
+            })
             .collect();
         drop(running);
-        still_running.sort_by(|a, b| b.running_for.cmp(&a.running_for));
+        still_running.sort_by_key(|running| std::cmp::Reverse(running.running_for));
         exec.reap_helpers();
-        let report = ShutdownReport { still_running, waited: start.elapsed() };
+        let report = ShutdownReport {
+            still_running,
+            waited: start.elapsed().into(),
+        };
         hooks::shutdown_report(&report);
         report
     }
@@ -333,8 +361,17 @@ impl Default for Executor {
 
 impl fmt::Debug for Executor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Executor").field("id", &self.shared.id).field("workers", &self.shared.workers).finish()
+        f.debug_struct("Executor")
+            .field("id", &self.shared.id)
+            .field("workers", &self.shared.workers)
+            .finish()
     }
+}
+
+/// The monotonic instant `timeout` from now (a negative timeout is zero); `None` if it is
+/// too far away to represent, i.e. never.
+pub(crate) fn deadline_after(timeout: Duration) -> Option<Instant> {
+    Instant::now().checked_add(timeout.to_std().unwrap_or_default())
 }
 
 /// Wakes a `spin_until_future_complete` when its future can make progress.
@@ -422,7 +459,11 @@ impl ExecShared {
             return Ok(None);
         }
         spin.spinning = true;
-        Ok(Some(SpinSession { exec: self, epoch: self.epoch.load(Ordering::Acquire), helpers: false }))
+        Ok(Some(SpinSession {
+            exec: self,
+            epoch: self.epoch.load(Ordering::Acquire),
+            helpers: false,
+        }))
     }
 
     fn should_stop(&self, epoch: u64) -> bool {
@@ -447,7 +488,8 @@ impl ExecShared {
     /// Joins the worker threads that have finished; the others are left to finish alone.
     fn reap_helpers(&self) {
         let mut helpers = self.helpers.lock();
-        let (finished, alive): (Vec<_>, Vec<_>) = helpers.drain(..).partition(JoinHandle::is_finished);
+        let (finished, alive): (Vec<_>, Vec<_>) =
+            helpers.drain(..).partition(JoinHandle::is_finished);
         *helpers = alive;
         drop(helpers);
         for handle in finished {
@@ -473,7 +515,8 @@ impl ExecShared {
             return false;
         }
         let group = core.group.clone();
-        let Some(Ready::Entity(entity)) = group.shared.gate.enter_or_park(Ready::Entity(entity)) else {
+        let Some(Ready::Entity(entity)) = group.shared.gate.enter_or_park(Ready::Entity(entity))
+        else {
             hooks::parked_by_group(&group);
             return false;
         };
@@ -513,7 +556,12 @@ impl ExecShared {
     }
 
     /// A callback ended: release its group and queue the entity again if it has more work.
-    fn finish(&self, group: &CallbackGroup, entity: &Arc<dyn Entity>, panic: Option<Box<dyn Any + Send>>) {
+    fn finish(
+        &self,
+        group: &CallbackGroup,
+        entity: &Arc<dyn Entity>,
+        panic: Option<Box<dyn Any + Send>>,
+    ) {
         if let Some(panic) = panic {
             self.panicked.fetch_add(1, Ordering::Relaxed);
             hooks::callback_panicked(&entity.core().name, &panic);
@@ -532,12 +580,21 @@ impl ExecShared {
 
     /// Runs `f` as callback `name` of `group`: recorded for deadlock checks and shutdown
     /// reports, its panic caught.
-    fn guarded<R>(self: &Arc<Self>, group: &CallbackGroup, name: &Arc<str>, f: impl FnOnce() -> R) -> std::thread::Result<R> {
+    fn guarded<R>(
+        self: &Arc<Self>,
+        group: &CallbackGroup,
+        name: &Arc<str>,
+        f: impl FnOnce() -> R,
+    ) -> std::thread::Result<R> {
         let ticket = {
             let mut running = self.running.lock();
             running.next_ticket += 1;
             let ticket = running.next_ticket;
-            let call = RunningCall { callback: name.clone(), since: Instant::now(), thread: thread::current().id() };
+            let call = RunningCall {
+                callback: name.clone(),
+                since: Instant::now(),
+                thread: thread::current().id(),
+            };
             running.calls.insert(ticket, call);
             ticket
         };
@@ -558,7 +615,10 @@ impl ExecShared {
 
 impl fmt::Debug for ExecShared {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ExecShared").field("id", &self.id).field("workers", &self.workers).finish_non_exhaustive()
+        f.debug_struct("ExecShared")
+            .field("id", &self.id)
+            .field("workers", &self.workers)
+            .finish_non_exhaustive()
     }
 }
 

@@ -23,7 +23,13 @@ struct GateState<T> {
 
 impl<T> Gate<T> {
     pub(crate) fn new(exclusive: bool) -> Self {
-        Self { exclusive, state: Mutex::new(GateState { holders: 0, parked: VecDeque::new() }) }
+        Self {
+            exclusive,
+            state: Mutex::new(GateState {
+                holders: 0,
+                parked: VecDeque::new(),
+            }),
+        }
     }
 
     /// Enters and gives the item back, or parks it (returns `None`) if the gate is held.
@@ -65,10 +71,17 @@ mod loom_tests {
             let gate = Arc::new(Gate::new(true));
             let inside = Arc::new(AtomicUsize::new(0));
             let ran = Arc::new(AtomicUsize::new(0));
-            let run = |gate: &Gate<u32>, inside: &AtomicUsize, ran: &AtomicUsize, mut item: Option<u32>| {
+            let run = |gate: &Gate<u32>,
+                       inside: &AtomicUsize,
+                       ran: &AtomicUsize,
+                       mut item: Option<u32>| {
                 // What a worker does: run the item it holds, then any item the release hands it.
                 while item.is_some() {
-                    assert_eq!(inside.fetch_add(1, Ordering::AcqRel), 0, "two callbacks overlapped");
+                    assert_eq!(
+                        inside.fetch_add(1, Ordering::AcqRel),
+                        0,
+                        "two callbacks overlapped"
+                    );
                     ran.fetch_add(1, Ordering::AcqRel);
                     inside.fetch_sub(1, Ordering::AcqRel);
                     item = gate.leave().and_then(|next| gate.enter_or_park(next));
@@ -86,7 +99,11 @@ mod loom_tests {
             for t in threads {
                 t.join().unwrap();
             }
-            assert_eq!(ran.load(Ordering::Acquire), 2, "a parked callback was forgotten");
+            assert_eq!(
+                ran.load(Ordering::Acquire),
+                2,
+                "a parked callback was forgotten"
+            );
             assert!(!gate.is_held());
         });
     }

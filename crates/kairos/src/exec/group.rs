@@ -5,8 +5,8 @@
 //! future completes; callbacks of a reentrant group may overlap on a multi-threaded
 //! executor. Work that finds its group busy waits in the group, in arrival order.
 
-use super::gate::Gate;
 use super::entity::Ready;
+use super::gate::Gate;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -38,7 +38,14 @@ impl CallbackGroup {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         let gate = Gate::new(kind == GroupKind::MutuallyExclusive);
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        Self { shared: Arc::new(GroupShared { id, name, kind, gate }) }
+        Self {
+            shared: Arc::new(GroupShared {
+                id,
+                name,
+                kind,
+                gate,
+            }),
+        }
     }
 
     /// The group's name, as error messages and shutdown reports print it.
@@ -66,12 +73,18 @@ impl Eq for CallbackGroup {}
 
 impl fmt::Debug for CallbackGroup {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CallbackGroup").field("name", &self.shared.name).field("kind", &self.shared.kind).finish()
+        f.debug_struct("CallbackGroup")
+            .field("name", &self.shared.name)
+            .field("kind", &self.shared.kind)
+            .finish()
     }
 }
 
 impl fmt::Debug for GroupShared {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("GroupShared").field("id", &self.id).field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("GroupShared")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }

@@ -21,7 +21,11 @@ pub(crate) struct GuardInner {
 
 impl GuardInner {
     pub(crate) fn new(core: EntityCore, callback: Box<dyn Fn() + Send + Sync>) -> Self {
-        Self { core, pending: AtomicU64::new(0), callback }
+        Self {
+            core,
+            pending: AtomicU64::new(0),
+            callback,
+        }
     }
 }
 
@@ -44,7 +48,9 @@ impl Entity for GuardInner {
     }
 
     fn execute(&self) -> Execution {
-        let taken = self.pending.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+        let taken = self
+            .pending
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
         if taken.is_err() {
             return Execution::Idle;
         }
@@ -68,6 +74,8 @@ impl Drop for GuardCondition {
 
 impl fmt::Debug for GuardCondition {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("GuardCondition").field("name", &self.inner.core.name).finish_non_exhaustive()
+        f.debug_struct("GuardCondition")
+            .field("name", &self.inner.core.name)
+            .finish_non_exhaustive()
     }
 }

@@ -21,12 +21,15 @@ mod guard;
 pub(crate) mod ready;
 mod shutdown;
 pub(crate) mod task;
+mod timer;
 
 pub use deadlock::{DeadlockReason, WouldDeadlock};
 pub use error::ExecError;
+pub(crate) use executor::{ExecShared, deadline_after};
 pub use executor::{Executor, ExecutorStats};
 pub use group::{CallbackGroup, GroupKind};
 pub use guard::GuardCondition;
 pub(crate) use guard::GuardInner;
-pub(crate) use executor::ExecShared;
 pub use shutdown::{ShutdownReport, StillRunning};
+pub use timer::CallbackTimer;
+pub(crate) use timer::{TimerCallback, TimerInner};

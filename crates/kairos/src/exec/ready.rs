@@ -36,7 +36,13 @@ pub(crate) enum Popped<T> {
 
 impl<T> ReadyQueue<T> {
     pub(crate) fn new() -> Self {
-        Self { state: Mutex::new(State { items: VecDeque::new(), interrupts: 0 }), available: Condvar::new() }
+        Self {
+            state: Mutex::new(State {
+                items: VecDeque::new(),
+                interrupts: 0,
+            }),
+            available: Condvar::new(),
+        }
     }
 
     /// Appends ready work and wakes one waiting worker.
@@ -149,10 +155,17 @@ mod loom_tests {
             };
             // The worker: take the item, clear the flag, then drain the work it finds.
             let worker = {
-                let (queue, flag, pending, handled) = (queue.clone(), flag.clone(), pending.clone(), handled.clone());
+                let (queue, flag, pending, handled) = (
+                    queue.clone(),
+                    flag.clone(),
+                    pending.clone(),
+                    handled.clone(),
+                );
                 thread::spawn(move || {
                     while handled.load(Ordering::Acquire) < 2 {
-                        let Popped::Item(item) = queue.pop(0, None) else { panic!("no interrupt was sent") };
+                        let Popped::Item(item) = queue.pop(0, None) else {
+                            panic!("no interrupt was sent")
+                        };
                         assert_eq!(item, 7);
                         flag.clear();
                         while pending.load(Ordering::Acquire) > 0 {

@@ -1,7 +1,7 @@
 //! What `Executor::shutdown` found: the callbacks still running when its deadline passed.
 
+use crate::time::Duration;
 use std::fmt;
-use std::time::Duration;
 
 /// A callback that had not returned when the shutdown deadline passed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,9 +32,17 @@ impl fmt::Display for ShutdownReport {
         if self.is_clean() {
             return write!(f, "clean shutdown after {:?}", self.waited);
         }
-        write!(f, "shutdown deadline passed after {:?} with callbacks still running:", self.waited)?;
+        write!(
+            f,
+            "shutdown deadline passed after {:?} with callbacks still running:",
+            self.waited
+        )?;
         for running in &self.still_running {
-            write!(f, " '{}' (running for {:?})", running.callback, running.running_for)?;
+            write!(
+                f,
+                " '{}' (running for {:?})",
+                running.callback, running.running_for
+            )?;
         }
         Ok(())
     }

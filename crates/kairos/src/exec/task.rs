@@ -27,7 +27,11 @@ pub(crate) struct Task {
 }
 
 impl Task {
-    pub(crate) fn new(future: BoxFuture, origin: Arc<dyn Entity>, exec: &Arc<ExecShared>) -> Arc<Self> {
+    pub(crate) fn new(
+        future: BoxFuture,
+        origin: Arc<dyn Entity>,
+        exec: &Arc<ExecShared>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             future: Mutex::new(Some(future)),
             origin,
@@ -40,7 +44,9 @@ impl Task {
     pub(crate) fn poll(self: &Arc<Self>) -> TaskPoll {
         self.scheduled.clear();
         let mut slot = self.future.lock();
-        let Some(future) = slot.as_mut() else { return TaskPoll::Stale };
+        let Some(future) = slot.as_mut() else {
+            return TaskPoll::Stale;
+        };
         let waker = Waker::from(self.clone());
         match future.as_mut().poll(&mut Context::from_waker(&waker)) {
             Poll::Ready(()) => {
@@ -70,6 +76,8 @@ impl Wake for Task {
 
 impl std::fmt::Debug for Task {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Task").field("callback", &self.origin.core().name).finish_non_exhaustive()
+        f.debug_struct("Task")
+            .field("callback", &self.origin.core().name)
+            .finish_non_exhaustive()
     }
 }

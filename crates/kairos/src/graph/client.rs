@@ -10,8 +10,10 @@ use super::context::Context;
 use super::node::Node;
 use super::service::Request;
 use crate::exec::WouldDeadlock;
+use crate::exec::deadline_after;
 use crate::exec::deadlock::check_blocking_wait;
 use crate::exec::entity::{Entity, EntityCore, Execution};
+use crate::time::Duration;
 use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -20,16 +22,21 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context as TaskContext, Poll, Waker};
-use std::time::{Duration, Instant};
 
 /// Why a service call gave no response.
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum CallError {
-    #[error("no server for service '{service}'; create it (Node::create_service) or wait for it (Client::wait_for_service)")]
+    #[error(
+        "no server for service '{service}'; create it (Node::create_service) or wait for it (Client::wait_for_service)"
+    )]
     ServiceUnavailable { service: String },
     #[error("service '{service}' panicked handling request #{seq}: {message}")]
-    ServicePanicked { service: String, seq: u64, message: String },
+    ServicePanicked {
+        service: String,
+        seq: u64,
+        message: String,
+    },
     #[error("service '{service}' was removed before it answered request #{seq}")]
     ServiceGone { service: String, seq: u64 },
     #[error("no response from service '{service}' within {timeout:?}")]
@@ -37,6 +44,9 @@ pub enum CallError {
     #[error(transparent)]
     WouldDeadlock(#[from] WouldDeadlock),
 }
+
+/// A response waiting for its done callback to run.
+type Answered<Resp> = (Arc<Slot<Resp>>, Result<Resp, CallError>);
 
 type DoneCallback<Resp> = Box<dyn FnOnce(Result<Resp, CallError>) + Send>;
 
@@ -53,7 +63,14 @@ struct SlotState<Resp> {
 
 impl<Resp> Slot<Resp> {
     fn new(result: Option<Result<Resp, CallError>>) -> Arc<Self> {
-        Arc::new(Self { state: Mutex::new(SlotState { result, waker: None, on_done: None }), ready: Condvar::new() })
+        Arc::new(Self {
+            state: Mutex::new(SlotState {
+                result,
+                waker: None,
+                on_done: None,
+            }),
+            ready: Condvar::new(),
+        })
     }
 
     fn fulfil(&self, result: Result<Resp, CallError>) {
@@ -84,7 +101,7 @@ pub(crate) struct ClientInner<Req, Resp> {
     next_seq: AtomicU64,
     pending: Mutex<HashMap<u64, Arc<Slot<Resp>>>>,
     /// Responses whose done callback waits to run on the client's executor.
-    done: Mutex<VecDeque<(Arc<Slot<Resp>>, Result<Resp, CallError>)>>,
+    done: Mutex<VecDeque<Answered<Resp>>>,
     late: AtomicU64,
     _request: std::marker::PhantomData<fn(Req)>,
 }
@@ -129,7 +146,9 @@ impl<Req: Send + 'static, Resp: Send + 'static> Entity for ClientInner<Req, Resp
     }
 
     fn execute(&self) -> Execution {
-        let Some((slot, result)) = self.done.lock().pop_front() else { return Execution::Idle };
+        let Some((slot, result)) = self.done.lock().pop_front() else {
+            return Execution::Idle;
+        };
         slot.fulfil(result);
         Execution::Done
     }
@@ -187,7 +206,10 @@ impl<Resp: Send + 'static> ResponseFuture<Resp> {
     /// Blocks until the response arrives or `timeout` passes. Inside a callback whose
     /// executor could never run the service meanwhile, returns `WouldDeadlock` at once.
     pub fn wait(self, timeout: Duration) -> Result<Resp, CallError> {
-        let operation = format!("waiting for the response of service '{}'", self.call_site.service());
+        let operation = format!(
+            "waiting for the response of service '{}'",
+            self.call_site.service()
+        );
         self.wait_as(&operation, timeout)
     }
 
@@ -195,7 +217,7 @@ impl<Resp: Send + 'static> ResponseFuture<Resp> {
         let server = self.call_site.server();
         let completers: Vec<&EntityCore> = server.iter().map(|s| s.core()).collect();
         let _blocked = check_blocking_wait(operation, &completers)?;
-        let deadline = Instant::now().checked_add(timeout);
+        let deadline = deadline_after(timeout);
         let mut state = self.slot.state.lock();
         loop {
             if let Some(result) = state.result.take() {
@@ -209,7 +231,10 @@ impl<Resp: Send + 'static> ResponseFuture<Resp> {
                 }
             };
             if timed_out && state.result.is_none() {
-                return Err(CallError::Timeout { service: self.call_site.service().to_owned(), timeout });
+                return Err(CallError::Timeout {
+                    service: self.call_site.service().to_owned(),
+                    timeout,
+                });
             }
         }
     }
@@ -275,13 +300,29 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
         let seq = inner.next_seq.fetch_add(1, Ordering::Relaxed);
         let call_site: Arc<dyn CallSite> = inner.clone();
         let Some(server) = inner.context.server::<Req, Resp>(&inner.service) else {
-            let unavailable = Err(CallError::ServiceUnavailable { service: inner.service.to_string() });
-            return ResponseFuture { slot: Slot::new(Some(unavailable)), seq, call_site, detached: false };
+            let unavailable = Err(CallError::ServiceUnavailable {
+                service: inner.service.to_string(),
+            });
+            return ResponseFuture {
+                slot: Slot::new(Some(unavailable)),
+                seq,
+                call_site,
+                detached: false,
+            };
         };
         let slot = Slot::new(None);
         inner.pending.lock().insert(seq, slot.clone());
-        server.enqueue(Request { seq, request, client: Arc::downgrade(inner) });
-        ResponseFuture { slot, seq, call_site, detached: false }
+        server.enqueue(Request {
+            seq,
+            request,
+            client: Arc::downgrade(inner),
+        });
+        ResponseFuture {
+            slot,
+            seq,
+            call_site,
+            detached: false,
+        }
     }
 
     /// Sends `request` and blocks for the response, at most `timeout`. Inside a callback
@@ -297,21 +338,26 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
 
     /// Whether the service has a server now.
     pub fn service_is_ready(&self) -> bool {
-        self.inner.context.server::<Req, Resp>(&self.inner.service).is_some()
+        self.inner
+            .context
+            .server::<Req, Resp>(&self.inner.service)
+            .is_some()
     }
 
     /// Waits up to `timeout` for the service to have a server; true if it has.
     pub fn wait_for_service(&self, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline_after(timeout);
         loop {
             if self.service_is_ready() {
                 return true;
             }
-            let now = Instant::now();
-            if now >= deadline {
+            let now = std::time::Instant::now();
+            if deadline.is_some_and(|deadline| now >= deadline) {
                 return false;
             }
-            std::thread::sleep((deadline - now).min(Duration::from_millis(5)));
+            // Servers appear rarely; a short poll keeps this free of graph-wide wake-ups.
+            let left = deadline.map_or(std::time::Duration::MAX, |deadline| deadline - now);
+            std::thread::sleep(left.min(std::time::Duration::from_millis(5)));
         }
     }
 
@@ -335,6 +381,8 @@ impl<Req: Send + 'static, Resp: Send + 'static> Drop for Client<Req, Resp> {
 
 impl<Req: Send + 'static, Resp: Send + 'static> fmt::Debug for Client<Req, Resp> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Client").field("service", &self.inner.service).finish_non_exhaustive()
+        f.debug_struct("Client")
+            .field("service", &self.inner.service)
+            .finish_non_exhaustive()
     }
 }

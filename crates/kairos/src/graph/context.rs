@@ -51,25 +51,38 @@ impl Context {
     }
 
     /// The topic `name` (absolute), created on first use; its type is fixed from then on.
-    pub(crate) fn topic<T: Send + Sync + 'static>(&self, name: &str) -> Result<Arc<Topic<T>>, GraphError> {
+    pub(crate) fn topic<T: Send + Sync + 'static>(
+        &self,
+        name: &str,
+    ) -> Result<Arc<Topic<T>>, GraphError> {
         let mut topics = self.inner.topics.lock();
         let slot = topics.entry(name.to_owned()).or_insert_with(|| TopicSlot {
             type_name: type_name::<T>(),
             topic: Arc::new(Topic::<T>::new(name)),
         });
-        slot.topic.clone().downcast::<Topic<T>>().map_err(|_| GraphError::TypeMismatch {
-            topic: name.to_owned(),
-            existing: slot.type_name,
-            requested: type_name::<T>(),
-        })
+        slot.topic
+            .clone()
+            .downcast::<Topic<T>>()
+            .map_err(|_| GraphError::TypeMismatch {
+                topic: name.to_owned(),
+                existing: slot.type_name,
+                requested: type_name::<T>(),
+            })
     }
 
     /// Checks (and on first use fixes) the types of service `name`.
-    pub(crate) fn check_service_types<Req: 'static, Resp: 'static>(&self, name: &str) -> Result<(), GraphError> {
+    pub(crate) fn check_service_types<Req: 'static, Resp: 'static>(
+        &self,
+        name: &str,
+    ) -> Result<(), GraphError> {
         service_slot::<Req, Resp>(&mut self.inner.services.lock(), name).map(|_| ())
     }
 
-    pub(crate) fn register_server<Req, Resp>(&self, name: &str, server: &Arc<ServiceInner<Req, Resp>>) -> Result<(), GraphError>
+    pub(crate) fn register_server<Req, Resp>(
+        &self,
+        name: &str,
+        server: &Arc<ServiceInner<Req, Resp>>,
+    ) -> Result<(), GraphError>
     where
         Req: Send + 'static,
         Resp: Send + 'static,
@@ -77,7 +90,9 @@ impl Context {
         let mut services = self.inner.services.lock();
         let slot = service_slot::<Req, Resp>(&mut services, name)?;
         if slot.server.as_ref().is_some_and(|s| s.strong_count() > 0) {
-            return Err(GraphError::ServiceExists { service: name.to_owned() });
+            return Err(GraphError::ServiceExists {
+                service: name.to_owned(),
+            });
         }
         let weak: Weak<ServiceInner<Req, Resp>> = Arc::downgrade(server);
         slot.server = Some(weak);
@@ -100,11 +115,13 @@ fn service_slot<'a, Req: 'static, Resp: 'static>(
     services: &'a mut HashMap<String, ServiceSlot>,
     name: &str,
 ) -> Result<&'a mut ServiceSlot, GraphError> {
-    let slot = services.entry(name.to_owned()).or_insert_with(|| ServiceSlot {
-        types: (TypeId::of::<Req>(), TypeId::of::<Resp>()),
-        type_names: service_type_names::<Req, Resp>(),
-        server: None,
-    });
+    let slot = services
+        .entry(name.to_owned())
+        .or_insert_with(|| ServiceSlot {
+            types: (TypeId::of::<Req>(), TypeId::of::<Resp>()),
+            type_names: service_type_names::<Req, Resp>(),
+            server: None,
+        });
     if slot.types != (TypeId::of::<Req>(), TypeId::of::<Resp>()) {
         return Err(GraphError::ServiceTypeMismatch {
             service: name.to_owned(),
@@ -119,6 +136,9 @@ impl fmt::Debug for Context {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let topics = self.inner.topics.lock().len();
         let services = self.inner.services.lock().len();
-        f.debug_struct("Context").field("topics", &topics).field("services", &services).finish()
+        f.debug_struct("Context")
+            .field("topics", &topics)
+            .field("services", &services)
+            .finish()
     }
 }

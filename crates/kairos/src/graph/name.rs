@@ -36,18 +36,37 @@ pub struct NameError {
 }
 
 fn invalid(kind: NameKind, name: &str, reason: impl Into<String>) -> NameError {
-    NameError { kind, name: name.to_owned(), reason: reason.into() }
+    NameError {
+        kind,
+        name: name.to_owned(),
+        reason: reason.into(),
+    }
 }
 
 fn check_token(kind: NameKind, name: &str, token: &str) -> Result<(), NameError> {
     let Some(first) = token.chars().next() else {
-        return Err(invalid(kind, name, "it has an empty token (`//`, or a trailing `/`)"));
+        return Err(invalid(
+            kind,
+            name,
+            "it has an empty token (`//`, or a trailing `/`)",
+        ));
     };
     if first.is_ascii_digit() {
-        return Err(invalid(kind, name, format!("token '{token}' starts with a digit")));
+        return Err(invalid(
+            kind,
+            name,
+            format!("token '{token}' starts with a digit"),
+        ));
     }
-    if let Some(bad) = token.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '_')) {
-        return Err(invalid(kind, name, format!("'{bad}' is not allowed; use letters, digits, '_' and '/'")));
+    if let Some(bad) = token
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
+    {
+        return Err(invalid(
+            kind,
+            name,
+            format!("'{bad}' is not allowed; use letters, digits, '_' and '/'"),
+        ));
     }
     Ok(())
 }
@@ -58,7 +77,11 @@ pub fn validate_node_name(name: &str) -> Result<(), NameError> {
         return Err(invalid(NameKind::Node, name, "it is empty"));
     }
     if name.contains('/') {
-        return Err(invalid(NameKind::Node, name, "a node name has no '/'; put the prefix in the namespace"));
+        return Err(invalid(
+            NameKind::Node,
+            name,
+            "a node name has no '/'; put the prefix in the namespace",
+        ));
     }
     check_token(NameKind::Node, name, name)
 }
@@ -77,18 +100,33 @@ pub fn normalize_namespace(namespace: &str) -> Result<String, NameError> {
 }
 
 /// Resolves a topic or service name for the node `namespace` + `node` to its absolute form.
-pub fn resolve(kind: NameKind, name: &str, namespace: &str, node: &str) -> Result<String, NameError> {
+pub fn resolve(
+    kind: NameKind,
+    name: &str,
+    namespace: &str,
+    node: &str,
+) -> Result<String, NameError> {
     if name.is_empty() {
         return Err(invalid(kind, name, "it is empty"));
     }
-    let join = |prefix: &str, rest: &str| if prefix == "/" { format!("/{rest}") } else { format!("{prefix}/{rest}") };
+    let join = |prefix: &str, rest: &str| {
+        if prefix == "/" {
+            format!("/{rest}")
+        } else {
+            format!("{prefix}/{rest}")
+        }
+    };
     let node_fq = join(namespace, node);
     let absolute = if name == "~" {
         node_fq
     } else if let Some(rest) = name.strip_prefix("~/") {
         join(&node_fq, rest)
     } else if name.starts_with('~') {
-        return Err(invalid(kind, name, "'~' must be followed by '/' (private names are `~/name`)"));
+        return Err(invalid(
+            kind,
+            name,
+            "'~' must be followed by '/' (private names are `~/name`)",
+        ));
     } else if let Some(rest) = name.strip_prefix('/') {
         join("/", rest)
     } else {
@@ -106,10 +144,22 @@ mod tests {
 
     #[test]
     fn resolves_absolute_relative_and_private_names() {
-        assert_eq!(resolve(NameKind::Topic, "/chatter", "/robot", "talker").unwrap(), "/chatter");
-        assert_eq!(resolve(NameKind::Topic, "chatter", "/robot", "talker").unwrap(), "/robot/chatter");
-        assert_eq!(resolve(NameKind::Topic, "chatter", "/", "talker").unwrap(), "/chatter");
-        assert_eq!(resolve(NameKind::Topic, "~/state", "/robot", "talker").unwrap(), "/robot/talker/state");
+        assert_eq!(
+            resolve(NameKind::Topic, "/chatter", "/robot", "talker").unwrap(),
+            "/chatter"
+        );
+        assert_eq!(
+            resolve(NameKind::Topic, "chatter", "/robot", "talker").unwrap(),
+            "/robot/chatter"
+        );
+        assert_eq!(
+            resolve(NameKind::Topic, "chatter", "/", "talker").unwrap(),
+            "/chatter"
+        );
+        assert_eq!(
+            resolve(NameKind::Topic, "~/state", "/robot", "talker").unwrap(),
+            "/robot/talker/state"
+        );
         assert_eq!(resolve(NameKind::Service, "~", "/", "srv").unwrap(), "/srv");
     }
 

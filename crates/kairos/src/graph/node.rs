@@ -14,7 +14,11 @@ use super::qos::Qos;
 use super::service::{Service, ServiceInner};
 use super::subscription::{SubCallback, SubInner, Subscription};
 use crate::exec::entity::{BoxFuture, Entity, EntityCore};
-use crate::exec::{CallbackGroup, ExecError, ExecShared, GroupKind, GuardCondition, GuardInner};
+use crate::exec::{
+    CallbackGroup, CallbackTimer, ExecError, ExecShared, GroupKind, GuardCondition, GuardInner,
+    TimerCallback, TimerInner,
+};
+use crate::time::{Clock, Duration, Tick, Timer};
 use parking_lot::Mutex;
 use std::fmt;
 use std::future::Future;
@@ -38,6 +42,7 @@ struct NodeShared {
     groups: Mutex<Vec<CallbackGroup>>,
     entities: Mutex<Vec<Arc<dyn Entity>>>,
     executor: Mutex<Option<Weak<ExecShared>>>,
+    clock: Mutex<Clock>,
 }
 
 impl Node {
@@ -50,8 +55,15 @@ impl Node {
     pub fn new_in(context: &Context, name: &str, namespace: &str) -> Result<Self, GraphError> {
         validate_node_name(name)?;
         let namespace = normalize_namespace(namespace)?;
-        let fq_name = if namespace == "/" { format!("/{name}") } else { format!("{namespace}/{name}") };
-        let default_group = CallbackGroup::new(format!("default group of node {fq_name}"), GroupKind::MutuallyExclusive);
+        let fq_name = if namespace == "/" {
+            format!("/{name}")
+        } else {
+            format!("{namespace}/{name}")
+        };
+        let default_group = CallbackGroup::new(
+            format!("default group of node {fq_name}"),
+            GroupKind::MutuallyExclusive,
+        );
         Ok(Self {
             group: default_group.clone(),
             shared: Arc::new(NodeShared {
@@ -63,6 +75,7 @@ impl Node {
                 groups: Mutex::new(Vec::new()),
                 entities: Mutex::new(Vec::new()),
                 executor: Mutex::new(None),
+                clock: Mutex::new(Clock::system()),
             }),
         })
     }
@@ -100,25 +113,49 @@ impl Node {
     pub fn with_group(&self, group: &CallbackGroup) -> Result<Node, GraphError> {
         let ours = *group == self.shared.default_group || self.shared.groups.lock().contains(group);
         if !ours {
-            return Err(GraphError::ForeignGroup { group: group.name().to_owned(), node: self.shared.fq_name.clone() });
+            return Err(GraphError::ForeignGroup {
+                group: group.name().to_owned(),
+                node: self.shared.fq_name.clone(),
+            });
         }
-        Ok(Self { shared: self.shared.clone(), group: group.clone() })
+        Ok(Self {
+            shared: self.shared.clone(),
+            group: group.clone(),
+        })
     }
 
     /// Resolves a topic or service name against this node.
     pub fn resolve_name(&self, kind: NameKind, name: &str) -> Result<String, GraphError> {
-        Ok(resolve(kind, name, &self.shared.namespace, &self.shared.name)?)
+        Ok(resolve(
+            kind,
+            name,
+            &self.shared.namespace,
+            &self.shared.name,
+        )?)
     }
 
-    pub fn create_publisher<T: Send + Sync + 'static>(&self, topic: &str, qos: Qos) -> Result<Publisher<T>, GraphError> {
+    pub fn create_publisher<T: Send + Sync + 'static>(
+        &self,
+        topic: &str,
+        qos: Qos,
+    ) -> Result<Publisher<T>, GraphError> {
         qos.capacity()?;
         let name = self.resolve_name(NameKind::Topic, topic)?;
         let topic = self.shared.context.topic::<T>(&name)?;
-        Ok(Publisher { topic, qos, published: AtomicU64::new(0) })
+        Ok(Publisher {
+            topic,
+            qos,
+            published: AtomicU64::new(0),
+        })
     }
 
     /// Runs `callback` once per message on the node's executor.
-    pub fn create_subscription<T, F>(&self, topic: &str, qos: Qos, callback: F) -> Result<Subscription<T>, GraphError>
+    pub fn create_subscription<T, F>(
+        &self,
+        topic: &str,
+        qos: Qos,
+        callback: F,
+    ) -> Result<Subscription<T>, GraphError>
     where
         T: Send + Sync + 'static,
         F: Fn(Arc<T>) + Send + Sync + 'static,
@@ -128,7 +165,12 @@ impl Node {
 
     /// Like [`create_subscription`](Self::create_subscription) with an `async` callback,
     /// polled by the executor; the group stays held until its future completes.
-    pub fn create_subscription_async<T, F, Fut>(&self, topic: &str, qos: Qos, callback: F) -> Result<Subscription<T>, GraphError>
+    pub fn create_subscription_async<T, F, Fut>(
+        &self,
+        topic: &str,
+        qos: Qos,
+        callback: F,
+    ) -> Result<Subscription<T>, GraphError>
     where
         T: Send + Sync + 'static,
         F: Fn(Arc<T>) -> Fut + Send + Sync + 'static,
@@ -138,22 +180,40 @@ impl Node {
         self.subscribe(topic, qos, SubCallback::Async(Box::new(callback)))
     }
 
-    fn subscribe<T: Send + Sync + 'static>(&self, topic: &str, qos: Qos, callback: SubCallback<T>) -> Result<Subscription<T>, GraphError> {
+    fn subscribe<T: Send + Sync + 'static>(
+        &self,
+        topic: &str,
+        qos: Qos,
+        callback: SubCallback<T>,
+    ) -> Result<Subscription<T>, GraphError> {
         let capacity = qos.capacity()?;
         let name = self.resolve_name(NameKind::Topic, topic)?;
         let topic = self.shared.context.topic::<T>(&name)?;
         let label = format!("subscription {name} (node {})", self.shared.fq_name);
         let inner = Arc::new_cyclic(|me: &Weak<SubInner<T>>| {
             let me: Weak<dyn Entity> = me.clone();
-            SubInner::new(EntityCore::new(label, self.group.clone(), me), qos, capacity, callback)
+            SubInner::new(
+                EntityCore::new(label, self.group.clone(), me),
+                qos,
+                capacity,
+                callback,
+            )
         });
         self.register(inner.clone());
         topic.subscribe(inner.clone());
-        Ok(Subscription { inner, topic, node: self.clone() })
+        Ok(Subscription {
+            inner,
+            topic,
+            node: self.clone(),
+        })
     }
 
     /// Serves `service` with `callback`, run once per request on the node's executor.
-    pub fn create_service<Req, Resp, F>(&self, service: &str, callback: F) -> Result<Service<Req, Resp>, GraphError>
+    pub fn create_service<Req, Resp, F>(
+        &self,
+        service: &str,
+        callback: F,
+    ) -> Result<Service<Req, Resp>, GraphError>
     where
         Req: Send + 'static,
         Resp: Send + 'static,
@@ -163,11 +223,19 @@ impl Node {
         let label = format!("service {name} (node {})", self.shared.fq_name);
         let inner = Arc::new_cyclic(|me: &Weak<ServiceInner<Req, Resp>>| {
             let me: Weak<dyn Entity> = me.clone();
-            ServiceInner::new(EntityCore::new(label, self.group.clone(), me), name.clone(), Box::new(callback))
+            ServiceInner::new(
+                EntityCore::new(label, self.group.clone(), me),
+                name.clone(),
+                Box::new(callback),
+            )
         });
         self.shared.context.register_server(&name, &inner)?;
         self.register(inner.clone());
-        Ok(Service { inner, node: self.clone(), context: self.shared.context.clone() })
+        Ok(Service {
+            inner,
+            node: self.clone(),
+            context: self.shared.context.clone(),
+        })
     }
 
     pub fn create_client<Req, Resp>(&self, service: &str) -> Result<Client<Req, Resp>, GraphError>
@@ -176,15 +244,24 @@ impl Node {
         Resp: Send + 'static,
     {
         let name: Arc<str> = self.resolve_name(NameKind::Service, service)?.into();
-        self.shared.context.check_service_types::<Req, Resp>(&name)?;
+        self.shared
+            .context
+            .check_service_types::<Req, Resp>(&name)?;
         let label = format!("client {name} (node {})", self.shared.fq_name);
         let context = self.shared.context.clone();
         let inner = Arc::new_cyclic(|me: &Weak<ClientInner<Req, Resp>>| {
             let me: Weak<dyn Entity> = me.clone();
-            ClientInner::new(EntityCore::new(label, self.group.clone(), me), name.clone(), context)
+            ClientInner::new(
+                EntityCore::new(label, self.group.clone(), me),
+                name.clone(),
+                context,
+            )
         });
         self.register(inner.clone());
-        Ok(Client { inner, node: self.clone() })
+        Ok(Client {
+            inner,
+            node: self.clone(),
+        })
     }
 
     /// A guard condition named `name` whose `callback` runs once per trigger.
@@ -195,12 +272,98 @@ impl Node {
         let label = format!("guard condition {name} (node {})", self.shared.fq_name);
         let inner = Arc::new_cyclic(|me: &Weak<GuardInner>| {
             let me: Weak<dyn Entity> = me.clone();
-            GuardInner::new(EntityCore::new(label, self.group.clone(), me), Box::new(callback))
+            GuardInner::new(
+                EntityCore::new(label, self.group.clone(), me),
+                Box::new(callback),
+            )
         });
         self.register(inner.clone());
         let node = self.clone();
         let id = inner.core().id();
-        GuardCondition { inner, on_drop: Some(Box::new(move || node.forget(id))) }
+        GuardCondition {
+            inner,
+            on_drop: Some(Box::new(move || node.forget(id))),
+        }
+    }
+
+    /// The node's clock: system time unless [`set_clock`](Self::set_clock) chose another
+    /// (simulation time, as `use_sim_time` does in ROS).
+    pub fn clock(&self) -> Clock {
+        self.shared.clock.lock().clone()
+    }
+
+    /// Sets the clock that timers created from now on use.
+    pub fn set_clock(&self, clock: Clock) {
+        *self.shared.clock.lock() = clock;
+    }
+
+    /// Runs `callback` every `period` of the node's clock.
+    pub fn create_timer<F>(
+        &self,
+        period: Duration,
+        callback: F,
+    ) -> Result<CallbackTimer, GraphError>
+    where
+        F: Fn(Tick) + Send + Sync + 'static,
+    {
+        self.create_timer_on(self.clock(), period, callback)
+    }
+
+    /// Runs `callback` every `period` of `clock`.
+    pub fn create_timer_on<F>(
+        &self,
+        clock: Clock,
+        period: Duration,
+        callback: F,
+    ) -> Result<CallbackTimer, GraphError>
+    where
+        F: Fn(Tick) + Send + Sync + 'static,
+    {
+        self.timer(clock, period, TimerCallback::Sync(Box::new(callback)))
+    }
+
+    /// Like [`create_timer`](Self::create_timer) with an `async` callback, polled by the
+    /// executor; the group stays held until its future completes.
+    pub fn create_timer_async<F, Fut>(
+        &self,
+        period: Duration,
+        callback: F,
+    ) -> Result<CallbackTimer, GraphError>
+    where
+        F: Fn(Tick) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let callback = move |tick| -> BoxFuture { Box::pin(callback(tick)) };
+        self.timer(
+            self.clock(),
+            period,
+            TimerCallback::Async(Box::new(callback)),
+        )
+    }
+
+    fn timer(
+        &self,
+        clock: Clock,
+        period: Duration,
+        callback: TimerCallback,
+    ) -> Result<CallbackTimer, GraphError> {
+        let timer = Timer::new(clock, period)?;
+        let label = format!("timer {period} (node {})", self.shared.fq_name);
+        let inner = Arc::new_cyclic(|me: &Weak<TimerInner>| {
+            let me: Weak<dyn Entity> = me.clone();
+            TimerInner::new(
+                EntityCore::new(label, self.group.clone(), me),
+                timer,
+                callback,
+            )
+        });
+        self.register(inner.clone());
+        let node = self.clone();
+        let id = inner.core().id();
+        Ok(CallbackTimer {
+            inner,
+            on_drop: Some(Box::new(move || node.forget(id))),
+        })
     }
 
     /// Adds an entity; it runs on the node's executor, if any.
@@ -220,7 +383,9 @@ impl Node {
     pub(crate) fn attach(&self, exec: &Arc<ExecShared>) -> Result<(), ExecError> {
         let mut executor = self.shared.executor.lock();
         if executor.as_ref().is_some_and(|e| e.strong_count() > 0) {
-            return Err(ExecError::AlreadyAttached { node: self.shared.fq_name.clone() });
+            return Err(ExecError::AlreadyAttached {
+                node: self.shared.fq_name.clone(),
+            });
         }
         *executor = Some(Arc::downgrade(exec));
         for entity in self.shared.entities.lock().iter() {
@@ -249,6 +414,9 @@ impl Node {
 
 impl fmt::Debug for Node {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Node").field("name", &self.shared.fq_name).field("group", &self.group.name()).finish()
+        f.debug_struct("Node")
+            .field("name", &self.shared.fq_name)
+            .field("group", &self.group.name())
+            .finish()
     }
 }

@@ -44,7 +44,10 @@ impl<T: Send + Sync + 'static> Publisher<T> {
 
 impl<T> fmt::Debug for Publisher<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Publisher").field("topic", &self.topic.name).field("qos", &self.qos).finish_non_exhaustive()
+        f.debug_struct("Publisher")
+            .field("topic", &self.topic.name)
+            .field("qos", &self.qos)
+            .finish_non_exhaustive()
     }
 }
 

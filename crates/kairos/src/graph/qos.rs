@@ -39,15 +39,24 @@ pub enum QosError {
 
 impl Qos {
     pub const fn keep_last(depth: usize) -> Self {
-        Self { history: History::KeepLast(depth), durability: Durability::Volatile }
+        Self {
+            history: History::KeepLast(depth),
+            durability: Durability::Volatile,
+        }
     }
 
     pub const fn keep_all(bound: usize) -> Self {
-        Self { history: History::KeepAll { bound }, durability: Durability::Volatile }
+        Self {
+            history: History::KeepAll { bound },
+            durability: Durability::Volatile,
+        }
     }
 
     pub const fn transient_local(self) -> Self {
-        Self { durability: Durability::TransientLocal, ..self }
+        Self {
+            durability: Durability::TransientLocal,
+            ..self
+        }
     }
 
     pub fn is_transient_local(&self) -> bool {

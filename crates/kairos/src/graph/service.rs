@@ -28,8 +28,18 @@ pub(crate) struct ServiceInner<Req, Resp> {
 }
 
 impl<Req: Send + 'static, Resp: Send + 'static> ServiceInner<Req, Resp> {
-    pub(crate) fn new(core: EntityCore, name: Arc<str>, callback: Box<dyn Fn(Req) -> Resp + Send + Sync>) -> Self {
-        Self { core, name, requests: Mutex::new(VecDeque::new()), callback, handled: AtomicU64::new(0) }
+    pub(crate) fn new(
+        core: EntityCore,
+        name: Arc<str>,
+        callback: Box<dyn Fn(Req) -> Resp + Send + Sync>,
+    ) -> Self {
+        Self {
+            core,
+            name,
+            requests: Mutex::new(VecDeque::new()),
+            callback,
+            handled: AtomicU64::new(0),
+        }
     }
 
     pub(crate) fn enqueue(&self, request: Request<Req, Resp>) {
@@ -54,11 +64,20 @@ impl<Req: Send + 'static, Resp: Send + 'static> Entity for ServiceInner<Req, Res
     }
 
     fn execute(&self) -> Execution {
-        let Some(Request { seq, request, client }) = self.requests.lock().pop_front() else {
+        let Some(Request {
+            seq,
+            request,
+            client,
+        }) = self.requests.lock().pop_front()
+        else {
             return Execution::Idle;
         };
         let result = catch_unwind(AssertUnwindSafe(|| (self.callback)(request))).map_err(|panic| {
-            CallError::ServicePanicked { service: self.name.to_string(), seq, message: panic_message(&*panic) }
+            CallError::ServicePanicked {
+                service: self.name.to_string(),
+                seq,
+                message: panic_message(&*panic),
+            }
         });
         self.handled.fetch_add(1, Ordering::Relaxed);
         if let Some(client) = client.upgrade() {
@@ -100,7 +119,13 @@ impl<Req: Send + 'static, Resp: Send + 'static> Drop for Service<Req, Resp> {
         let pending: Vec<_> = self.inner.requests.lock().drain(..).collect();
         for Request { seq, client, .. } in pending {
             if let Some(client) = client.upgrade() {
-                client.respond(seq, Err(CallError::ServiceGone { service: self.inner.name.to_string(), seq }));
+                client.respond(
+                    seq,
+                    Err(CallError::ServiceGone {
+                        service: self.inner.name.to_string(),
+                        seq,
+                    }),
+                );
             }
         }
     }
@@ -108,6 +133,8 @@ impl<Req: Send + 'static, Resp: Send + 'static> Drop for Service<Req, Resp> {
 
 impl<Req: Send + 'static, Resp: Send + 'static> fmt::Debug for Service<Req, Resp> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Service").field("name", &self.inner.name).finish_non_exhaustive()
+        f.debug_struct("Service")
+            .field("name", &self.inner.name)
+            .finish_non_exhaustive()
     }
 }

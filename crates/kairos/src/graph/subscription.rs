@@ -40,7 +40,12 @@ pub(crate) struct SubInner<T> {
 }
 
 impl<T: Send + Sync + 'static> SubInner<T> {
-    pub(crate) fn new(core: EntityCore, qos: Qos, capacity: usize, callback: SubCallback<T>) -> Self {
+    pub(crate) fn new(
+        core: EntityCore,
+        qos: Qos,
+        capacity: usize,
+        callback: SubCallback<T>,
+    ) -> Self {
         Self {
             core,
             qos,
@@ -77,7 +82,9 @@ impl<T: Send + Sync + 'static> Entity for SubInner<T> {
     }
 
     fn execute(&self) -> Execution {
-        let Some(message) = self.queue.pop() else { return Execution::Idle };
+        let Some(message) = self.queue.pop() else {
+            return Execution::Idle;
+        };
         self.delivered.fetch_add(1, Ordering::Relaxed);
         match &self.callback {
             SubCallback::Sync(callback) => {
@@ -126,7 +133,10 @@ impl<T: Send + Sync + 'static> Drop for Subscription<T> {
 
 impl<T: Send + Sync + 'static> fmt::Debug for Subscription<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Subscription").field("topic", &self.topic.name).field("stats", &self.stats()).finish()
+        f.debug_struct("Subscription")
+            .field("topic", &self.topic.name)
+            .field("stats", &self.stats())
+            .finish()
     }
 }
 

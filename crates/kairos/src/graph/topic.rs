@@ -18,7 +18,13 @@ struct TopicState<T> {
 
 impl<T: Send + Sync + 'static> Topic<T> {
     pub(crate) fn new(name: &str) -> Self {
-        Self { name: name.into(), state: Mutex::new(TopicState { subscriptions: Vec::new(), latched: None }) }
+        Self {
+            name: name.into(),
+            state: Mutex::new(TopicState {
+                subscriptions: Vec::new(),
+                latched: None,
+            }),
+        }
     }
 
     /// Delivers `message` to every subscription; `latch` keeps it for late subscribers.
@@ -45,7 +51,10 @@ impl<T: Send + Sync + 'static> Topic<T> {
     }
 
     pub(crate) fn unsubscribe(&self, subscription: &Arc<SubInner<T>>) {
-        self.state.lock().subscriptions.retain(|s| !Arc::ptr_eq(s, subscription));
+        self.state
+            .lock()
+            .subscriptions
+            .retain(|s| !Arc::ptr_eq(s, subscription));
     }
 
     pub(crate) fn subscription_count(&self) -> usize {
