@@ -5,6 +5,8 @@
 
 mod bench;
 mod demo;
+mod internal;
+mod stats;
 mod trace_cmd;
 
 use clap::{Parser, Subcommand};
@@ -30,14 +32,26 @@ enum Command {
     /// Read and analyze CTF traces (kairos, ROS 2, ROS 1).
     #[command(subcommand)]
     Trace(trace_cmd::TraceCmd),
+    /// Child processes of demos and tests.
+    #[command(subcommand, hide = true)]
+    Internal(internal::InternalCmd),
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    // KAIROS_TRACE=<dir> traces any run of the binary from start to exit.
+    let _session = match kairos::trace::init_from_env() {
+        Ok(session) => session,
+        Err(err) => {
+            eprintln!("kairos: error: cannot start tracing from KAIROS_TRACE: {err}");
+            return std::process::ExitCode::from(2);
+        }
+    };
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::Bench(cmd) => bench::run(cmd),
         Command::Trace(cmd) => trace_cmd::run(cmd),
+        Command::Internal(cmd) => internal::run(cmd),
     };
     match result {
         Ok(code) => code,

@@ -1,12 +1,19 @@
 //! `kairos bench ...`: timing benchmarks. Each measures kairos beside a baseline in the same
 //! run, because on a shared machine the ratio is what holds, not the absolute figure.
 
+mod timer;
+
 use clap::Subcommand;
 use std::process::ExitCode;
 
 #[derive(Debug, Subcommand)]
-pub enum BenchCmd {}
+pub enum BenchCmd {
+    /// 1 kHz periodic wake-up lateness: kairos Timer, std sleep loop, tokio interval, cyclictest.
+    Timer(timer::Args),
+}
 
 pub fn run(cmd: BenchCmd) -> anyhow::Result<ExitCode> {
-    match cmd {}
+    match cmd {
+        BenchCmd::Timer(args) => timer::run(args),
+    }
 }

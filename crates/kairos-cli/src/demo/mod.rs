@@ -16,6 +16,10 @@ pub struct DemoArgs {
     /// Run faster with fewer samples (used by the test suite).
     #[arg(long)]
     pub quick: bool,
+    /// Record a CTF trace of the run into this directory (read it with `babeltrace2 DIR`
+    /// or `kairos trace summary DIR`).
+    #[arg(long, value_name = "DIR")]
+    pub trace: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -24,15 +28,22 @@ pub enum Scenario {
     DelayRace,
     /// Story 4: a wall-clock step under running timers (needs libfaketime).
     ClockJump,
+    /// Story 1: a simulator clock that stops while a sensor thread sleeps on it.
+    SimClockStall,
 }
 
 impl Scenario {
-    const ALL: &'static [Scenario] = &[Scenario::DelayRace, Scenario::ClockJump];
+    const ALL: &'static [Scenario] = &[
+        Scenario::SimClockStall,
+        Scenario::DelayRace,
+        Scenario::ClockJump,
+    ];
 
     fn name(self) -> &'static str {
         match self {
             Scenario::DelayRace => "delay-race",
             Scenario::ClockJump => "clock-jump",
+            Scenario::SimClockStall => "sim-clock-stall",
         }
     }
 }
@@ -52,6 +63,10 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         Some(s) => vec![s],
         None => Scenario::ALL.to_vec(),
     };
+    let session = match &args.trace {
+        Some(dir) => Some(kairos::trace::Session::start(dir)?),
+        None => None,
+    };
     let mut all_passed = true;
     let mut jsons = Vec::new();
     for scenario in scenarios.iter().copied() {
@@ -61,6 +76,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         let outcome = match scenario {
             Scenario::DelayRace => delay_race::run(args.quick)?,
             Scenario::ClockJump => clock_jump::run(args.quick)?,
+            Scenario::SimClockStall => sim_clock_stall::run(args.quick)?,
         };
         all_passed &= outcome.passed;
         if args.json {
@@ -70,6 +86,19 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
             let mark = if outcome.passed { "PASS" } else { "FAIL" };
             println!("{mark} {}: {}\n", scenario.name(), outcome.verdict);
         }
+    }
+    if let Some(session) = session {
+        let stats = session.stop()?;
+        eprintln!(
+            "trace: {} events ({} discarded) in {} streams written to {}",
+            stats.events_written,
+            stats.events_discarded,
+            stats.streams,
+            args.trace
+                .as_deref()
+                .unwrap_or(std::path::Path::new("?"))
+                .display()
+        );
     }
     if args.json {
         let value = if jsons.len() == 1 {
@@ -88,6 +117,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
 
 pub mod clock_jump;
 pub mod delay_race;
+pub mod sim_clock_stall;
 
 /// Where a scenario may write scratch files.
 #[allow(dead_code)]

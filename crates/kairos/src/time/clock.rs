@@ -10,13 +10,16 @@
 //!   wall monitor wakes it on a forward step, a backward step only makes the loop go
 //!   round again. The kernel never sees a realtime deadline.
 //! - `Sim`: registers in the simulated clock's deadline queue and parks until a publish
-//!   reaches the deadline; cancellation wakes it too.
+//!   reaches the deadline, or until the moment the stall policy needs a look (the stall
+//!   begins; the fallback clock reaches the deadline); cancellation wakes it too.
 
 use super::jump::{self, JumpHandler, JumpThreshold};
-use super::sim::SimClock;
+use super::ros_clock::RosClock;
+use super::sim::{SimClock, SimPoll};
 use super::slack::ensure_fine_slack;
 use super::wait::{mono_now, park_until_mono, thread_waker, wall_now};
 use super::{CancelToken, ClockJump, ClockKind, ClockMismatch, Duration, Sleep, Time, WaitError};
+use std::sync::Arc;
 
 /// A handle to one clock: system (wall), steady (monotonic) or simulated.
 #[derive(Debug, Clone)]
@@ -29,6 +32,16 @@ enum Source {
     System,
     Steady,
     Sim(SimClock),
+    Ros(RosClock),
+}
+
+/// What happened to a clock since a jump generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JumpsSince {
+    /// Steps of the same source, netting to this delta.
+    Net(Duration),
+    /// The clock switched source (simulation time activated or deactivated).
+    SourceChanged,
 }
 
 /// How a wait that may also end on a clock jump ended.
@@ -54,6 +67,12 @@ impl Clock {
         }
     }
 
+    pub(crate) fn from_ros(ros: RosClock) -> Clock {
+        Clock {
+            source: Source::Ros(ros),
+        }
+    }
+
     pub(crate) fn from_sim(sim: SimClock) -> Clock {
         Clock {
             source: Source::Sim(sim),
@@ -61,17 +80,33 @@ impl Clock {
     }
 
     pub fn kind(&self) -> ClockKind {
-        match self.source {
+        match &self.source {
             Source::System => ClockKind::System,
             Source::Steady => ClockKind::Steady,
             Source::Sim(_) => ClockKind::Sim,
+            Source::Ros(ros) => {
+                if ros.use_sim_time() {
+                    ClockKind::Sim
+                } else {
+                    ClockKind::System
+                }
+            }
         }
     }
 
-    /// The simulated clock behind this handle, if it is one.
+    /// The simulated clock behind this handle, if it reads simulation time now.
     pub fn as_sim(&self) -> Option<&SimClock> {
         match &self.source {
             Source::Sim(sim) => Some(sim),
+            Source::Ros(ros) if ros.use_sim_time() => Some(ros.sim()),
+            _ => None,
+        }
+    }
+
+    /// The node clock behind this handle, if it is one.
+    pub fn as_ros(&self) -> Option<&RosClock> {
+        match &self.source {
+            Source::Ros(ros) => Some(ros),
             _ => None,
         }
     }
@@ -82,13 +117,18 @@ impl Clock {
             Source::System => Time::new(ClockKind::System, wall_now()),
             Source::Steady => Time::new(ClockKind::Steady, mono_now()),
             Source::Sim(sim) => sim.now(),
+            Source::Ros(ros) => ros.active().now(),
         }
     }
 
     /// Blocks until this clock reads at least `deadline`, or `cancel` fires.
     /// A deadline at or before now returns at once.
     pub fn sleep_until(&self, deadline: Time, cancel: &CancelToken) -> Result<(), WaitError> {
-        self.block_until(deadline, cancel, None).map(|_| ())
+        let clock = crate::trace::clock(self.kind());
+        crate::trace::tp::sleep_start(clock, deadline.nanos());
+        let result = self.block_until(deadline, cancel, None).map(|_| ());
+        crate::trace::tp::sleep_end(clock, deadline.nanos(), self.now().nanos());
+        result
     }
 
     /// Blocks for at least `duration` of this clock, or until `cancel` fires.
@@ -119,6 +159,39 @@ impl Clock {
                     .handlers
                     .add(threshold, Box::new(before), Box::new(after))
             }
+            Source::Ros(ros) => {
+                // Source changes from the node clock itself; steps from whichever source is
+                // in force when they happen.
+                let (before, after) = (Arc::new(before), Arc::new(after));
+                let forward = |sim_mode: bool| {
+                    let (r, b, a) = (ros.clone(), Arc::clone(&before), Arc::clone(&after));
+                    let r2 = r.clone();
+                    (
+                        Box::new(move || {
+                            if r.use_sim_time() == sim_mode {
+                                b()
+                            }
+                        }) as Box<dyn Fn() + Send + Sync>,
+                        Box::new(move |j: &ClockJump| {
+                            if r2.use_sim_time() == sim_mode {
+                                a(j)
+                            }
+                        }) as Box<dyn Fn(&ClockJump) + Send + Sync>,
+                    )
+                };
+                let (wb, wa) = forward(false);
+                let (sb, sa) = forward(true);
+                let (b, a) = (Arc::clone(&before), Arc::clone(&after));
+                JumpHandler::combine(vec![
+                    ros.inner.handlers.add(
+                        threshold,
+                        Box::new(move || b()),
+                        Box::new(move |j| a(j)),
+                    ),
+                    jump::add_wall_handler(threshold, wb, wa),
+                    ros.sim().inner.handlers.add(threshold, sb, sa),
+                ])
+            }
         }
     }
 
@@ -129,15 +202,27 @@ impl Clock {
             Source::System => Some(jump::monitor().poll()),
             Source::Steady => None,
             Source::Sim(sim) => Some(sim.generation()),
+            // The switch count in the high bits, the active source's generation below.
+            Source::Ros(ros) => {
+                let source = ros.active().jump_generation().unwrap_or(0);
+                Some((ros.switch_generation() << 40) | (source & ((1 << 40) - 1)))
+            }
         }
     }
 
-    /// Net size of the jumps after generation `since`.
-    pub(crate) fn jumped_since(&self, since: u64) -> Duration {
+    /// What happened after generation `since`.
+    pub(crate) fn jumped_since(&self, since: u64) -> JumpsSince {
         match &self.source {
-            Source::System => jump::monitor().net_since(since),
-            Source::Steady => Duration::ZERO,
-            Source::Sim(sim) => sim.net_since(since),
+            Source::System => JumpsSince::Net(jump::monitor().net_since(since)),
+            Source::Steady => JumpsSince::Net(Duration::ZERO),
+            Source::Sim(sim) => JumpsSince::Net(sim.net_since(since)),
+            Source::Ros(ros) => {
+                if since >> 40 != ros.switch_generation() {
+                    JumpsSince::SourceChanged
+                } else {
+                    ros.active().jumped_since(since & ((1 << 40) - 1))
+                }
+            }
         }
     }
 
@@ -149,6 +234,28 @@ impl Clock {
         cancel: &CancelToken,
         jump_generation: Option<u64>,
     ) -> Result<WaitEnd, WaitError> {
+        if let Source::Ros(ros) = &self.source {
+            let generation = ros.switch_generation();
+            let _switch = ros.register_waiter(&thread_waker());
+            let active = ros.active();
+            if generation != ros.switch_generation() {
+                return Err(WaitError::ClockChanged);
+            }
+            // The active source's own generation (the low bits) for its jump checks.
+            let source_generation = jump_generation.map(|g| g & ((1 << 40) - 1));
+            let switched = || ros.switch_generation() != generation;
+            return active.block_until_source(deadline, cancel, source_generation, &switched);
+        }
+        self.block_until_source(deadline, cancel, jump_generation, &|| false)
+    }
+
+    fn block_until_source(
+        &self,
+        deadline: Time,
+        cancel: &CancelToken,
+        jump_generation: Option<u64>,
+        switched: &dyn Fn() -> bool,
+    ) -> Result<WaitEnd, WaitError> {
         if deadline.kind() != self.kind() {
             return Err(ClockMismatch {
                 expected: self.kind(),
@@ -156,6 +263,9 @@ impl Clock {
             }
             .into());
         }
+        let _status = crate::thread::describe_wait(|| {
+            format!("sleep until {deadline} on the {} clock", self.kind())
+        });
         let deadline = deadline.nanos();
         ensure_fine_slack();
         let waker = thread_waker();
@@ -169,6 +279,9 @@ impl Clock {
                 if cancel.is_cancelled() {
                     return Err(WaitError::Cancelled);
                 }
+                if switched() {
+                    return Err(WaitError::ClockChanged);
+                }
                 if mono_now() >= deadline {
                     return Ok(WaitEnd::Reached);
                 }
@@ -180,6 +293,9 @@ impl Clock {
                     if cancel.is_cancelled() {
                         return Err(WaitError::Cancelled);
                     }
+                    if switched() {
+                        return Err(WaitError::ClockChanged);
+                    }
                     if jumped(self) {
                         return Ok(WaitEnd::Jumped);
                     }
@@ -190,23 +306,34 @@ impl Clock {
                     park_until_mono(Some(mono_now().saturating_add(deadline - now)));
                 }
             }
+            Source::Ros(_) => unreachable_ros(),
             Source::Sim(sim) => {
+                let participant = Some(sim.participant());
                 let mut key = None;
                 let result = loop {
                     if cancel.is_cancelled() {
                         break Err(WaitError::Cancelled);
                     }
+                    if switched() {
+                        break Err(WaitError::ClockChanged);
+                    }
                     if jumped(self) {
                         break Ok(WaitEnd::Jumped);
                     }
-                    if sim.register(deadline, &mut key, &waker) {
-                        break Ok(WaitEnd::Reached);
+                    match sim.poll_wait(deadline, &mut key, &waker, participant) {
+                        SimPoll::Reached => break Ok(WaitEnd::Reached),
+                        SimPoll::Failed(err) => break Err(err),
+                        SimPoll::Pending(recheck_at) => park_until_mono(recheck_at),
                     }
-                    park_until_mono(None);
                 };
                 sim.unregister(key);
                 result
             }
         }
     }
+}
+
+/// `block_until` resolves a node clock to its active source before waiting.
+fn unreachable_ros() -> Result<WaitEnd, WaitError> {
+    Err(WaitError::ClockChanged)
 }

@@ -51,6 +51,10 @@ impl DeadlineQueue {
         }
     }
 
+    pub(crate) fn len(&self) -> usize {
+        self.wakers.len()
+    }
+
     /// The earliest pending deadline.
     pub(crate) fn next_deadline(&mut self) -> Option<i64> {
         while let Some(Reverse((deadline, key))) = self.heap.peek().copied() {
@@ -75,11 +79,23 @@ impl DeadlineQueue {
         }
     }
 
-    /// Removes every registration (a clock reset: everyone re-evaluates).
-    pub(crate) fn drain_all(&mut self, out: &mut Vec<Waker>) {
-        let mut entries: Vec<_> = self.wakers.drain().collect();
-        entries.sort_by_key(|(key, (deadline, _))| (*deadline, *key));
-        out.extend(entries.into_iter().map(|(_, (_, w))| w));
-        self.heap.clear();
+    /// Removes up to `max` registrations due at `now`, in deadline order: their wakers go
+    /// to `out`, their keys are returned.
+    pub(crate) fn pop_due_keys(&mut self, now: i64, out: &mut Vec<Waker>, max: usize) -> Vec<u64> {
+        let mut keys = Vec::new();
+        while keys.len() < max {
+            let Some(Reverse((deadline, key))) = self.heap.peek().copied() else {
+                break;
+            };
+            if deadline > now {
+                break;
+            }
+            self.heap.pop();
+            if let Some((_, waker)) = self.wakers.remove(&key) {
+                out.push(waker);
+                keys.push(key);
+            }
+        }
+        keys
     }
 }

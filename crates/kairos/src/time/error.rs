@@ -12,6 +12,12 @@ pub enum WaitError {
     /// The deadline was read from another clock than the one waited on.
     #[error(transparent)]
     ClockMismatch(#[from] ClockMismatch),
+    /// The node clock switched between simulation and system time during the wait.
+    #[error(
+        "the node's clock switched between simulation and system time during the wait \
+         (use_sim_time changed); read the clock again and wait on the new source"
+    )]
+    ClockChanged,
     /// The simulated clock stopped advancing and its stall policy is `Fail`.
     #[error(
         "simulation time stalled at {last}: no clock update for {silent_for}; \

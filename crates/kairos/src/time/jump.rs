@@ -125,8 +125,7 @@ impl HandlerSet {
         });
         self.entries.lock().push((key, entry));
         JumpHandler {
-            set: Some(Arc::clone(self)),
-            key,
+            registrations: vec![(Arc::clone(self), key)],
         }
     }
 
@@ -159,29 +158,39 @@ impl HandlerSet {
 /// A registered jump handler; dropping it unregisters the callbacks.
 #[must_use = "dropping a JumpHandler unregisters it"]
 pub struct JumpHandler {
-    set: Option<Arc<HandlerSet>>,
-    key: u64,
+    registrations: Vec<(Arc<HandlerSet>, u64)>,
 }
 
 impl JumpHandler {
     /// A handler that is never called (a steady clock never jumps).
     pub(crate) fn inert() -> JumpHandler {
-        JumpHandler { set: None, key: 0 }
+        JumpHandler {
+            registrations: Vec::new(),
+        }
+    }
+
+    /// One handler made of several registrations (a node clock listens to each source).
+    pub(crate) fn combine(mut parts: Vec<JumpHandler>) -> JumpHandler {
+        let registrations = parts
+            .iter_mut()
+            .flat_map(|p| std::mem::take(&mut p.registrations))
+            .collect();
+        JumpHandler { registrations }
     }
 }
 
 impl std::fmt::Debug for JumpHandler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JumpHandler")
-            .field("key", &self.key)
+            .field("registrations", &self.registrations.len())
             .finish()
     }
 }
 
 impl Drop for JumpHandler {
     fn drop(&mut self) {
-        if let Some(set) = self.set.take() {
-            set.entries.lock().retain(|(k, _)| *k != self.key);
+        for (set, key) in self.registrations.drain(..) {
+            set.entries.lock().retain(|(k, _)| *k != key);
         }
     }
 }

@@ -1,53 +1,120 @@
-//! [`SimClock`]: simulation time, set by a simulator.
+//! [`SimClock`]: simulation time, set by a simulator, that cannot freeze shutdown.
 //!
-//! The simulator (or a `/clock` subscription) publishes the current simulated time; every
-//! sleep, timer and rate on the clock waits in a [`DeadlineQueue`] and is woken by the
-//! publish that reaches its deadline, never by polling.
+//! # Source
+//! The simulator (or a `/clock` subscription) calls [`SimClock::publish`]; a test or a
+//! lock-step simulator drives it with [`SimClock::step`] / [`SimClock::run_until`]. Every
+//! sleep, timer and rate on the clock waits in a deadline queue and is woken by the
+//! publish that reaches its deadline, in deadline order, never by polling.
 //!
-//! Before the first sample, `now()` is time zero on the `Sim` clock (as ROS reports before
-//! the first `/clock` message) and waits with a positive deadline wait for samples,
-//! cancellably.
+//! Before the first sample, `now()` is time zero (as ROS reports before the first `/clock`
+//! message); waits with a positive deadline wait for samples, cancellably.
 //!
-//! A publish that goes backwards is a simulation reset: it is reported to jump handlers as
-//! a backward [`ClockJump`], every waiter re-evaluates, and timers restart their period.
+//! # Stalls
+//! A source silent for the stall timeout (measured on the steady clock) is *stalled*: the
+//! first observer reports it to the jump handlers ([`ClockChange::SimStalled`]) and the
+//! declared [`StallPolicy`] applies (see [`VirtualClock`] for the exact semantics: wait,
+//! fall back to rate-1 steady time, or fail the wait). The next publish reports
+//! [`ClockChange::SimResumed`]. Waiters look again at the moment a stall begins, so it is
+//! noticed on time whenever anyone waits.
+//!
+//! # Resets
+//! A publish below the previous source value is a simulation reset: reported as a backward
+//! jump, every waiter re-evaluates, timers restart their period, nothing fires twice.
+//!
+//! # Deterministic stepping
+//! [`SimClock::step`] moves time to each pending deadline in turn and wakes its waiters
+//! one at a time, in (deadline, registration) order; before moving on it waits until the
+//! woken thread is waiting on this clock again or has exited. So threads that wait only
+//! on this clock run one at a time, in the same order every run, with no real waiting
+//! beyond the work they do. (Async sleeps are woken in the same order, but their tasks run
+//! wherever their executor runs them.)
 //!
 //! # Ground rules
-//! `state` (current time, waiters, reset generation) is only touched under its lock.
-//! Wakers are woken after the lock is released, in deadline order.
+//! Everything mutable is in `state`, under its lock; `settled` is signalled under it.
+//! Wakers and jump handlers are called after the lock is released.
 
 use super::deadline_queue::DeadlineQueue;
 use super::jump::{ClockChange, ClockJump, HandlerSet};
-use super::{ClockKind, ClockMismatch, Duration, Time};
-use parking_lot::Mutex;
-use std::sync::Arc;
+use super::virtual_clock::{PublishEffect, StallPolicy, VirtualClock};
+use super::wait::mono_now;
+use super::{ClockKind, ClockMismatch, Duration, Time, WaitError};
+use parking_lot::{Condvar, Mutex};
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::task::Waker;
 
+/// The stall timeout of [`SimClock::new`].
+pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long [`SimClock::step`] waits for a woken thread to come back before moving on.
+pub const SETTLE_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// A simulated clock; cheap to clone (all clones are the same clock).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct SimClock {
     pub(crate) inner: Arc<SimInner>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct SimInner {
-    pub(crate) state: Mutex<SimState>,
+    state: Mutex<SimState>,
+    settled: Condvar,
     pub(crate) handlers: Arc<HandlerSet>,
 }
 
-#[derive(Debug, Default)]
-pub(crate) struct SimState {
-    /// `None` until the first sample.
-    pub(crate) now: Option<i64>,
-    pub(crate) queue: DeadlineQueue,
-    /// Bumped on every backward step (reset); timers compare it to restart their period.
-    pub(crate) generation: u64,
-    /// Net delta of backward steps since generation 0, per generation.
-    pub(crate) cumulative: Vec<i64>,
+#[derive(Debug)]
+struct SimState {
+    clock: VirtualClock,
+    queue: DeadlineQueue,
+    /// Which participant (waiting thread) owns each queue key.
+    owners: HashMap<u64, u64>,
+    /// Participants woken by `step` that have not come back to wait yet.
+    running: HashSet<u64>,
+    /// Bumped on every reset; timers compare it to restart their period.
+    generation: u64,
+    /// Net delta of resets, indexed by generation.
+    cumulative: Vec<i64>,
+    stalls: u64,
+}
+
+/// What a waiter learns from one look at the clock.
+#[derive(Debug)]
+pub(crate) enum SimPoll {
+    Reached,
+    /// Not yet; look again at this steady time (`None`: only a publish can help).
+    Pending(Option<i64>),
+    Failed(WaitError),
+}
+
+impl Default for SimClock {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl SimClock {
+    /// A simulated clock with the [`StallPolicy::Wait`] policy and a 1 s stall timeout.
     pub fn new() -> Self {
-        Self::default()
+        Self::with_stall_policy(StallPolicy::Wait, DEFAULT_STALL_TIMEOUT)
+    }
+
+    pub fn with_stall_policy(policy: StallPolicy, stall_timeout: Duration) -> Self {
+        SimClock {
+            inner: Arc::new(SimInner {
+                state: Mutex::new(SimState {
+                    clock: VirtualClock::new(policy, stall_timeout, mono_now()),
+                    queue: DeadlineQueue::default(),
+                    owners: HashMap::new(),
+                    running: HashSet::new(),
+                    generation: 0,
+                    cumulative: vec![0],
+                    stalls: 0,
+                }),
+                settled: Condvar::new(),
+                handlers: Arc::new(HandlerSet::default()),
+            }),
+        }
     }
 
     /// A [`Clock`](super::Clock) handle reading this simulated time.
@@ -55,18 +122,42 @@ impl SimClock {
         super::Clock::from_sim(self.clone())
     }
 
-    /// The current simulated time; time zero before the first sample.
+    pub fn policy(&self) -> StallPolicy {
+        self.inner.state.lock().clock.policy()
+    }
+
+    /// The current simulated time (time zero before the first sample, unless falling back).
     pub fn now(&self) -> Time {
-        Time::new(ClockKind::Sim, self.inner.state.lock().now.unwrap_or(0))
+        self.observe_stall();
+        Time::new(
+            ClockKind::Sim,
+            self.inner.state.lock().clock.read(mono_now()),
+        )
     }
 
     /// Whether a first sample has been published.
     pub fn has_started(&self) -> bool {
-        self.inner.state.lock().now.is_some()
+        self.inner.state.lock().clock.has_sample()
+    }
+
+    /// Whether the source is currently detected as stalled.
+    pub fn is_stalled(&self) -> bool {
+        self.observe_stall();
+        self.inner.state.lock().clock.is_stalled()
+    }
+
+    /// How many waits are registered on this clock now (sleeps, timers, rates).
+    pub fn pending_waits(&self) -> usize {
+        self.inner.state.lock().queue.len()
+    }
+
+    /// How many stalls have been detected.
+    pub fn stall_count(&self) -> u64 {
+        self.inner.state.lock().stalls
     }
 
     /// Publishes the simulated time `t`: wakes, in deadline order, every wait it reaches.
-    /// A `t` earlier than the current time is a reset, reported as a backward jump.
+    /// A `t` earlier than the previous sample is a reset, reported as a backward jump.
     pub fn publish(&self, t: Time) -> Result<(), ClockMismatch> {
         if t.kind() != ClockKind::Sim {
             return Err(ClockMismatch {
@@ -74,45 +165,130 @@ impl SimClock {
                 found: t.kind(),
             });
         }
-        self.publish_nanos(t.nanos());
+        let mut woken = Vec::new();
+        let effect = {
+            let mut state = self.inner.state.lock();
+            let effect = state.publish(t.nanos());
+            state.pop_reached(effect, &mut woken);
+            effect
+        };
+        self.report(effect, woken);
         Ok(())
     }
 
-    /// Advances the simulated time by `dt` (from zero before the first sample).
-    pub fn advance(&self, dt: Duration) {
-        let now = self.inner.state.lock().now.unwrap_or(0);
-        self.publish_nanos(now.saturating_add(dt.as_nanos()));
+    /// Advances simulated time by `dt`, waking every waiter due on the way one at a time in
+    /// deadline order and letting it run (see "Deterministic stepping" above).
+    pub fn step(&self, dt: Duration) {
+        let target = self.now() + dt;
+        self.run_until(target);
     }
 
-    fn publish_nanos(&self, t: i64) {
-        let mut woken = Vec::new();
-        let previous = {
-            let mut state = self.inner.state.lock();
-            let previous = state.now.replace(t);
-            if previous.is_some_and(|p| t < p) {
-                if state.cumulative.is_empty() {
-                    state.cumulative.push(0);
+    /// Advances simulated time to `t` as [`step`](Self::step) does. A `t` in the past is
+    /// a reset, as with [`publish`](Self::publish).
+    pub fn run_until(&self, t: Time) {
+        let target = t.nanos();
+        loop {
+            let mut woken = Vec::new();
+            let effect = {
+                let mut state = self.inner.state.lock();
+                let now = state.clock.read(mono_now());
+                match state.queue.next_deadline() {
+                    Some(next) if next <= target && now <= target => {
+                        let effect = if next > now {
+                            Some(state.publish(next))
+                        } else {
+                            None
+                        };
+                        state.pop_due(next.max(now), &mut woken, 1);
+                        effect
+                    }
+                    _ => {
+                        let effect = state.publish(target);
+                        state.pop_reached(effect, &mut woken);
+                        drop(state);
+                        self.report(effect, woken);
+                        return;
+                    }
                 }
-                state.generation += 1;
-                let total =
-                    state.cumulative.last().copied().unwrap_or(0) + (t - previous.unwrap_or(0));
-                state.cumulative.push(total);
-                state.queue.drain_all(&mut woken);
-            } else {
-                state.queue.pop_due(t, &mut woken);
+            };
+            match effect {
+                Some(effect) => self.report(effect, woken),
+                None => woken.into_iter().for_each(Waker::wake),
             }
-            previous
-        };
-        let delta = t - previous.unwrap_or(t);
+            self.settle();
+        }
+    }
+
+    /// Waits (bounded by [`SETTLE_TIMEOUT`]) until every thread woken by `step` is waiting
+    /// on this clock again or has exited.
+    fn settle(&self) {
+        let deadline = std::time::Instant::now() + SETTLE_TIMEOUT.to_std().unwrap_or_default();
+        let mut state = self.inner.state.lock();
+        while !state.running.is_empty() {
+            if self
+                .inner
+                .settled
+                .wait_until(&mut state, deadline)
+                .timed_out()
+            {
+                // A participant doing something other than waiting on this clock: move on
+                // rather than hang; determinism is only promised for threads that come back.
+                state.running.clear();
+                return;
+            }
+        }
+    }
+
+    fn report(&self, effect: PublishEffect, woken: Vec<Waker>) {
+        use crate::trace::tp;
+        let sim = kairos_trace::schema::ClockKind::Sim;
+        tp::sim_clock_update(effect.now);
+        if effect.reset {
+            tp::clock_jump(sim, effect.now - effect.delta, effect.now);
+        }
+        if effect.resumed {
+            tp::resume(sim, effect.now, effect.stalled_ns);
+        }
         let wake = || woken.into_iter().for_each(Waker::wake);
-        if delta == 0 {
-            wake();
-        } else {
+        if effect.delta != 0 {
             let jump = ClockJump {
-                delta: Duration::from_nanos(delta),
+                delta: Duration::from_nanos(effect.delta),
                 change: ClockChange::None,
             };
             self.inner.handlers.dispatch(&jump, wake);
+        } else {
+            wake();
+        }
+        if effect.resumed {
+            let jump = ClockJump {
+                delta: Duration::ZERO,
+                change: ClockChange::SimResumed,
+            };
+            self.inner.handlers.dispatch(&jump, || {});
+        }
+    }
+
+    /// Reports a stall to the handlers the first time it is seen.
+    fn observe_stall(&self) {
+        let newly = {
+            let mut state = self.inner.state.lock();
+            let steady = mono_now();
+            let newly = state.clock.observe_stall(steady);
+            if newly {
+                state.stalls += 1;
+                crate::trace::tp::stall(
+                    kairos_trace::schema::ClockKind::Sim,
+                    state.clock.read(steady),
+                );
+            }
+            newly
+        };
+        if newly {
+            let jump = ClockJump {
+                delta: Duration::ZERO,
+                change: ClockChange::SimStalled,
+            };
+            self.inner.handlers.dispatch(&jump, || {});
         }
     }
 
@@ -126,30 +302,147 @@ impl SimClock {
         let base = usize::try_from(since)
             .ok()
             .and_then(|i| state.cumulative.get(i).copied())
-            .unwrap_or(if since == 0 { 0 } else { last });
+            .unwrap_or(last);
         Duration::from_nanos(last - base)
     }
 
-    /// Registers (or refreshes) `waker` for `deadline`. Returns `true` when the deadline has
-    /// already been reached (nothing registered).
-    pub(crate) fn register(&self, deadline: i64, key: &mut Option<u64>, waker: &Waker) -> bool {
+    /// One look at the clock for a waiter of `deadline`: registers (or refreshes) `waker`
+    /// in the deadline queue unless the deadline is reached or the wait failed. A blocking
+    /// waiter passes its participant id so `step` can tell when it is back.
+    pub(crate) fn poll_wait(
+        &self,
+        deadline: i64,
+        key: &mut Option<u64>,
+        waker: &Waker,
+        participant: Option<u64>,
+    ) -> SimPoll {
+        self.observe_stall();
+        let steady = mono_now();
         let mut state = self.inner.state.lock();
-        if state.now.is_some_and(|now| now >= deadline) {
-            if let Some(k) = key.take() {
-                state.queue.remove(k);
-            }
-            return true;
+        if state.clock.read(steady) >= deadline {
+            state.forget(key.take());
+            return SimPoll::Reached;
+        }
+        if state.clock.policy() == StallPolicy::Fail && state.clock.is_silent(steady) {
+            state.forget(key.take());
+            let last = Time::new(ClockKind::Sim, state.clock.read(steady));
+            let silent_for = Duration::from_nanos(
+                steady - (state.clock.stall_at() - state.clock.stall_timeout().as_nanos()),
+            );
+            return SimPoll::Failed(WaitError::Stalled { last, silent_for });
         }
         match *key {
             Some(k) if state.queue.update(k, waker) => {}
-            _ => *key = Some(state.queue.insert(deadline, waker.clone())),
+            _ => {
+                let k = state.queue.insert(deadline, waker.clone());
+                *key = Some(k);
+                if let Some(p) = participant {
+                    state.owners.insert(k, p);
+                    if state.running.remove(&p) && state.running.is_empty() {
+                        self.inner.settled.notify_all();
+                    }
+                }
+            }
         }
-        false
+        SimPoll::Pending(state.clock.recheck_at(deadline, steady))
     }
 
     pub(crate) fn unregister(&self, key: Option<u64>) {
+        if key.is_some() {
+            self.inner.state.lock().forget(key);
+        }
+    }
+
+    /// Marks the current thread as a participant of this clock (see deterministic stepping)
+    /// and returns its id.
+    pub(crate) fn participant(&self) -> u64 {
+        Participant::current(&self.inner)
+    }
+
+    fn leave(&self, participant: u64) {
+        let mut state = self.inner.state.lock();
+        if state.running.remove(&participant) && state.running.is_empty() {
+            self.inner.settled.notify_all();
+        }
+    }
+}
+
+impl SimState {
+    fn publish(&mut self, value: i64) -> PublishEffect {
+        let effect = self.clock.publish(value, mono_now());
+        if effect.reset {
+            self.generation += 1;
+            let total = self.cumulative.last().copied().unwrap_or(0) + effect.delta;
+            self.cumulative.push(total);
+        }
+        effect
+    }
+
+    /// Pops every waiter the clock has reached, or every waiter after a reset so that all
+    /// re-evaluate against the new time.
+    fn pop_reached(&mut self, effect: PublishEffect, out: &mut Vec<Waker>) {
+        let now = if effect.reset {
+            i64::MAX
+        } else {
+            self.clock.read(mono_now())
+        };
+        self.pop_due(now, out, usize::MAX);
+    }
+
+    /// Pops up to `max` waiters due at `now` (all of them after a reset, so they
+    /// re-evaluate), marking their participants as running.
+    fn pop_due(&mut self, now: i64, out: &mut Vec<Waker>, max: usize) {
+        let mut due = Vec::new();
+        let keys = self.queue.pop_due_keys(now, &mut due, max);
+        for k in keys {
+            if let Some(p) = self.owners.remove(&k) {
+                self.running.insert(p);
+            }
+        }
+        out.extend(due);
+    }
+
+    fn forget(&mut self, key: Option<u64>) {
         if let Some(k) = key {
-            self.inner.state.lock().queue.remove(k);
+            self.queue.remove(k);
+            self.owners.remove(&k);
+        }
+    }
+}
+
+static NEXT_PARTICIPANT: AtomicU64 = AtomicU64::new(1);
+
+/// A thread that waits on simulated clocks; leaves them when the thread exits.
+struct Participant {
+    id: u64,
+    clocks: Vec<Weak<SimInner>>,
+}
+
+thread_local! {
+    static PARTICIPANT: RefCell<Option<Participant>> = const { RefCell::new(None) };
+}
+
+impl Participant {
+    fn current(clock: &Arc<SimInner>) -> u64 {
+        PARTICIPANT.with(|cell| {
+            let mut cell = cell.borrow_mut();
+            let p = cell.get_or_insert_with(|| Participant {
+                id: NEXT_PARTICIPANT.fetch_add(1, Ordering::Relaxed),
+                clocks: Vec::new(),
+            });
+            if !p.clocks.iter().any(|w| w.as_ptr() == Arc::as_ptr(clock)) {
+                p.clocks.retain(|w| w.strong_count() > 0);
+                p.clocks.push(Arc::downgrade(clock));
+            }
+            p.id
+        })
+    }
+}
+
+impl Drop for Participant {
+    fn drop(&mut self) {
+        for inner in self.clocks.iter().filter_map(Weak::upgrade) {
+            SimClock { inner }.leave(self.id);
         }
     }
 }

@@ -9,6 +9,8 @@
 use super::cancel::CancelRegistration;
 use super::driver::driver;
 use super::jump::{self, SleeperGuard};
+use super::ros_clock::SwitchWaiter;
+use super::sim::{SimClock, SimPoll};
 use super::wait::{mono_now, wall_now};
 use super::{CancelToken, Clock, ClockKind, ClockMismatch, Time, WaitError};
 use std::future::Future;
@@ -24,18 +26,26 @@ pub struct Sleep {
     cancel: CancelToken,
     cancel_registration: Option<CancelRegistration>,
     wall_sleeper: Option<SleeperGuard>,
-    key: Option<u64>,
+    /// Registration on the time driver: the deadline (steady, system) or a simulated
+    /// sleep's look-again time (stall, fallback).
+    driver_key: Option<u64>,
+    /// Registration in a simulated clock's deadline queue.
+    sim_key: Option<(SimClock, u64)>,
+    /// For a node clock: the switch generation at creation, and the switch waiter.
+    switch: Option<(u64, Option<SwitchWaiter>)>,
 }
 
 impl Sleep {
     pub(crate) fn new(clock: Clock, deadline: Time, cancel: CancelToken) -> Sleep {
         Sleep {
-            clock,
             deadline,
             cancel,
             cancel_registration: None,
             wall_sleeper: None,
-            key: None,
+            driver_key: None,
+            sim_key: None,
+            switch: clock.as_ros().map(|ros| (ros.switch_generation(), None)),
+            clock,
         }
     }
 
@@ -44,16 +54,24 @@ impl Sleep {
     }
 
     fn release(&mut self) {
-        match self.clock.kind() {
-            ClockKind::Sim => {
-                if let Some(sim) = self.clock.as_sim() {
-                    sim.unregister(self.key.take());
-                }
-            }
-            _ => driver().unregister(self.key.take()),
+        if let Some((sim, key)) = self.sim_key.take() {
+            sim.unregister(Some(key));
+        }
+        driver().unregister(self.driver_key.take());
+        if let Some((_, waiter)) = &mut self.switch {
+            waiter.take();
         }
         self.cancel_registration = None;
         self.wall_sleeper = None;
+    }
+}
+
+impl Sleep {
+    fn sim_poll(&mut self, sim: SimClock, deadline: i64, cx: &Context<'_>) -> SimPoll {
+        let mut key = self.sim_key.take().map(|(_, k)| k);
+        let result = sim.poll_wait(deadline, &mut key, cx.waker(), None);
+        self.sim_key = key.map(|k| (sim, k));
+        result
     }
 }
 
@@ -62,6 +80,16 @@ impl Future for Sleep {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
+        if let (Some((generation, waiter)), Some(ros)) = (&mut this.switch, this.clock.as_ros()) {
+            match waiter {
+                Some(w) => w.update(cx.waker()),
+                None => *waiter = Some(ros.register_waiter(cx.waker())),
+            }
+            if *generation != ros.switch_generation() {
+                this.release();
+                return Poll::Ready(Err(WaitError::ClockChanged));
+            }
+        }
         if this.deadline.kind() != this.clock.kind() {
             let err = ClockMismatch {
                 expected: this.clock.kind(),
@@ -82,7 +110,7 @@ impl Future for Sleep {
             ClockKind::Steady => {
                 let reached = mono_now() >= deadline;
                 if !reached {
-                    driver().register(deadline, &mut this.key, cx.waker());
+                    driver().register(deadline, &mut this.driver_key, cx.waker());
                 }
                 reached
             }
@@ -98,12 +126,24 @@ impl Future for Sleep {
                         }
                     }
                     let mono_deadline = mono_now().saturating_add(deadline - now);
-                    driver().register(mono_deadline, &mut this.key, cx.waker());
+                    driver().register(mono_deadline, &mut this.driver_key, cx.waker());
                 }
                 reached
             }
             ClockKind::Sim => match this.clock.as_sim() {
-                Some(sim) => sim.register(deadline, &mut this.key, cx.waker()),
+                Some(sim) => match this.sim_poll(sim.clone(), deadline, cx) {
+                    SimPoll::Reached => true,
+                    SimPoll::Failed(err) => {
+                        this.release();
+                        return Poll::Ready(Err(err));
+                    }
+                    SimPoll::Pending(recheck_at) => {
+                        if let Some(at) = recheck_at {
+                            driver().register(at, &mut this.driver_key, cx.waker());
+                        }
+                        false
+                    }
+                },
                 None => true,
             },
         };

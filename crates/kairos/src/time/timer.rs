@@ -32,7 +32,7 @@
 //! advanced in one critical section, so two threads can never fire the same deadline.
 //! Waiters in [`Timer::wait`] are woken by `cancel()` and `reset()` through `waiters`.
 
-use super::clock::WaitEnd;
+use super::clock::{JumpsSince, WaitEnd};
 use super::slack::ensure_fine_slack;
 use super::wait::thread_waker;
 use super::{CancelToken, Clock, Duration, Time, TimeError, WaitError};
@@ -88,6 +88,8 @@ struct Schedule {
 /// A periodic timer on any clock. See the module docs for its guarantees.
 #[derive(Debug)]
 pub struct Timer {
+    /// The handle the trace knows this timer by.
+    handle: u64,
     clock: Clock,
     state: Mutex<Schedule>,
 }
@@ -108,7 +110,10 @@ impl Timer {
         }
         let now = clock.now().nanos();
         let jump_generation = clock.jump_generation();
+        let handle = crate::trace::next_handle();
+        crate::trace::tp::rcl_timer_init(handle, period.as_nanos());
         Ok(Timer {
+            handle,
             state: Mutex::new(Schedule {
                 next: now.saturating_add(period.as_nanos()),
                 period: period.as_nanos(),
@@ -125,6 +130,11 @@ impl Timer {
 
     pub fn clock(&self) -> &Clock {
         &self.clock
+    }
+
+    /// The handle this timer has in traces (`timer_handle` of `ros2:rcl_timer_init`).
+    pub fn trace_handle(&self) -> u64 {
+        self.handle
     }
 
     pub fn period(&self) -> Duration {
@@ -186,6 +196,7 @@ impl Timer {
         s.fired += 1;
         s.missed += late_periods;
         let kind = self.clock.kind();
+        crate::trace::tp::timer_fire(self.handle, crate::trace::clock(kind), scheduled, now);
         Some(Tick {
             scheduled: Time::new(kind, scheduled),
             actual: Time::new(kind, now),
@@ -273,8 +284,13 @@ impl Timer {
         if current == seen {
             return;
         }
-        let delta = self.clock.jumped_since(seen);
+        let jumps = self.clock.jumped_since(seen);
         s.jump_generation = Some(current);
+        let delta = match jumps {
+            JumpsSince::Net(delta) => delta,
+            // A new source (use_sim_time switched): restart the period on it, as rcl does.
+            JumpsSince::SourceChanged => Duration::from_nanos(-1),
+        };
         if delta.is_negative() {
             s.next = now.saturating_add(s.period);
         } else if now >= s.next {

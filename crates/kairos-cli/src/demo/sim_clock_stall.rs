@@ -1,0 +1,241 @@
+//! `kairos demo sim-clock-stall`: story 1, the simulator clock that froze shutdown.
+//!
+//! A "sensor server" loops publish + 10 ms sleep on simulation time; a "simulator" thread
+//! publishes the clock at real-time rate. Then the simulator stops publishing (the model
+//! was deleted) and, as the driver's destructor did, asks the sensor server to stop.
+//! kairos: the stall is detected after the configured timeout, the stop returns within
+//! milliseconds, and the clock does what the declared policy says. Beside it, a naive
+//! contender (sleep until the next clock message, join with no timeout) hangs; a watchdog
+//! bounds it so the demo always ends.
+
+use super::Outcome;
+use kairos::thread::PeriodicTask;
+use kairos::time::{
+    CancelToken, ClockChange, ClockKind, Duration, JumpThreshold, SimClock, StallPolicy, Time,
+};
+use serde_json::json;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, mpsc};
+
+const STALL_TIMEOUT: Duration = Duration::from_millis(200);
+const SIM_STEP: Duration = Duration::from_millis(1);
+const SIM_RUN: Duration = Duration::from_millis(300);
+
+fn steady_ms_since(start: Time) -> f64 {
+    kairos::time::Clock::steady()
+        .now()
+        .since(start)
+        .unwrap_or(Duration::ZERO)
+        .as_millis_f64()
+}
+
+/// The simulator: publishes one step of simulated time per step of steady time, for
+/// `SIM_RUN`, then falls silent. Returns the steady time of the last publish.
+fn simulate(sim: &SimClock) -> anyhow::Result<Time> {
+    let steady = kairos::time::Clock::steady();
+    let token = CancelToken::new();
+    let mut t = Time::new(ClockKind::Sim, 0);
+    let start = steady.now();
+    let mut next = start;
+    let mut last_publish = start;
+    while steady.now().since(start)? < SIM_RUN {
+        t = t + SIM_STEP;
+        sim.publish(t)?;
+        last_publish = steady.now();
+        next = next + SIM_STEP;
+        steady.sleep_until(next, &token)?;
+    }
+    Ok(last_publish)
+}
+
+struct PolicyRun {
+    policy: StallPolicy,
+    stall_detected_ms: f64,
+    stop_ms: f64,
+    stopped: bool,
+    sensor_loops: u64,
+    clock_at_silence_ms: f64,
+    clock_at_stop_ms: f64,
+    ended_with: Option<String>,
+}
+
+fn run_policy(policy: StallPolicy) -> anyhow::Result<PolicyRun> {
+    let sim = SimClock::with_stall_policy(policy, STALL_TIMEOUT);
+    let (stall_tx, stall_rx) = mpsc::channel();
+    let _handler = sim.clock().create_jump_handler(
+        JumpThreshold {
+            min_forward: None,
+            min_backward: None,
+            on_clock_change: true,
+        },
+        || {},
+        move |jump| {
+            if jump.change == ClockChange::SimStalled {
+                let _ = stall_tx.send(kairos::time::Clock::steady().now());
+            }
+        },
+    );
+    let loops = Arc::new(AtomicU64::new(0));
+    let count = Arc::clone(&loops);
+    let sensor = PeriodicTask::spawn(
+        "sensor-server",
+        sim.clock(),
+        Duration::from_millis(10),
+        move |_| {
+            count.fetch_add(1, Ordering::Relaxed); // "publish" a reading
+        },
+    )?;
+
+    let silent_since = simulate(&sim)?;
+    let clock_at_silence_ms = sim.now().nanos() as f64 / 1e6;
+    // Wait (bounded) for the stall to be noticed: the sensor's sleep looks at the moment
+    // the stall timeout expires.
+    let detected = stall_rx
+        .recv_timeout(std::time::Duration::from_secs(5))
+        .ok();
+    let stall_detected_ms = detected.map_or(f64::NAN, |at| {
+        at.since(silent_since).unwrap_or_default().as_millis_f64()
+    });
+    // Let the fallback clock (if any) run a little before the model is deleted.
+    let _ = kairos::time::Clock::steady().sleep_for(Duration::from_millis(50), &CancelToken::new());
+
+    let ended_with = sensor.ended_with().map(|e| e.to_string());
+    let asked = kairos::time::Clock::steady().now();
+    let report = sensor.stop(Duration::from_secs(1));
+    let stop_ms = steady_ms_since(asked);
+    Ok(PolicyRun {
+        policy,
+        stall_detected_ms,
+        stop_ms,
+        stopped: report.stopped(),
+        sensor_loops: loops.load(Ordering::Relaxed),
+        clock_at_silence_ms,
+        clock_at_stop_ms: sim.now().nanos() as f64 / 1e6,
+        ended_with,
+    })
+}
+
+/// The naive contender: a delay that waits for the next clock message with no timeout and
+/// no stop check, and a stop that joins with no timeout. Returns whether it hung (the
+/// watchdog gave up on the join).
+fn naive_hangs() -> bool {
+    // (simulated time in ms, stop requested, sensor is inside a delay)
+    let clock = Arc::new((Mutex::new((0i64, false, false)), Condvar::new()));
+    let sensor_clock = Arc::clone(&clock);
+    let sensor = std::thread::spawn(move || {
+        let (lock, cv) = &*sensor_clock;
+        let Ok(mut state) = lock.lock() else { return };
+        loop {
+            if state.1 {
+                return; // stop requested, seen only between delays
+            }
+            // delay(10 ms) on the network clock: wait for clock messages, no timeout.
+            let target = state.0 + 10;
+            state.2 = true;
+            cv.notify_all();
+            while state.0 < target {
+                state = match cv.wait(state) {
+                    Ok(s) => s,
+                    Err(_) => return,
+                };
+            }
+            state.2 = false;
+        }
+    });
+    // The simulator stops publishing (the model is deleted) while the sensor is in its
+    // delay; then the destructor stops the driver: set the flag, join with no timeout.
+    {
+        let (lock, cv) = &*clock;
+        let Ok(mut state) = lock.lock() else {
+            return false;
+        };
+        while !state.2 {
+            state = match cv.wait(state) {
+                Ok(s) => s,
+                Err(_) => return false,
+            };
+        }
+        state.1 = true;
+    }
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sensor.join();
+        let _ = done_tx.send(());
+    });
+    // The watchdog: the naive join gets 1 s; the hung threads are left behind.
+    done_rx
+        .recv_timeout(std::time::Duration::from_secs(1))
+        .is_err()
+}
+
+pub fn run(_quick: bool) -> anyhow::Result<Outcome> {
+    let naive_hung = naive_hangs();
+    let mut runs = Vec::new();
+    for policy in [
+        StallPolicy::Wait,
+        StallPolicy::FallbackToSteady,
+        StallPolicy::Fail,
+    ] {
+        runs.push(run_policy(policy)?);
+    }
+    let mut report = format!(
+        "stall timeout {STALL_TIMEOUT}; the simulator publishes for {SIM_RUN}, then falls silent and the sensor server is stopped\n\
+         policy               stall_detected_ms  stop_ms  stopped  loops  clock at silence -> at stop\n"
+    );
+    for r in &runs {
+        report.push_str(&format!(
+            "{:<20} {:>17.1} {:>8.2} {:>8} {:>6}  {:.1} ms -> {:.1} ms{}\n",
+            r.policy.name(),
+            r.stall_detected_ms,
+            r.stop_ms,
+            r.stopped,
+            r.sensor_loops,
+            r.clock_at_silence_ms,
+            r.clock_at_stop_ms,
+            r.ended_with
+                .as_deref()
+                .map(|e| format!(" (loop ended: {e})"))
+                .unwrap_or_default()
+        ));
+    }
+    report.push_str(&format!(
+        "naive contender (delay on the next clock message, join without timeout): {}",
+        if naive_hung {
+            "HUNG (stopped by the demo's watchdog after 1 s)"
+        } else {
+            "did not hang"
+        }
+    ));
+    let passed = runs
+        .iter()
+        .all(|r| r.stopped && r.stop_ms < 100.0 && r.stall_detected_ms.is_finite());
+    let worst = runs.iter().map(|r| r.stop_ms).fold(0.0, f64::max);
+    let verdict = format!(
+        "stop under a stalled sim clock took at most {worst:.2} ms for every policy; naive join {}",
+        if naive_hung {
+            "hung"
+        } else {
+            "did not hang (scenario did not reproduce)"
+        }
+    );
+    let json = json!({
+        "naive_hung": naive_hung,
+        "stall_timeout_ms": STALL_TIMEOUT.as_millis_f64(),
+        "policies": runs.iter().map(|r| json!({
+            "policy": r.policy.name(),
+            "stall_detected_ms": r.stall_detected_ms,
+            "stop_ms": r.stop_ms,
+            "stopped": r.stopped,
+            "sensor_loops": r.sensor_loops,
+            "clock_at_silence_ms": r.clock_at_silence_ms,
+            "clock_at_stop_ms": r.clock_at_stop_ms,
+            "loop_ended_with": r.ended_with,
+        })).collect::<Vec<_>>(),
+    });
+    Ok(Outcome {
+        passed,
+        verdict,
+        report,
+        json,
+    })
+}

@@ -1,0 +1,70 @@
+//! `kairos internal ...`: processes the demos and tests start as children. Hidden from help.
+
+use clap::Subcommand;
+use kairos::time::{CancelToken, Clock, Duration, Timer};
+use std::process::ExitCode;
+
+#[derive(Debug, Subcommand)]
+pub enum InternalCmd {
+    /// The clock-jump demo's child, run under libfaketime.
+    ClockJumpChild,
+    /// Sleeps on the system and steady clocks and runs a timer on each, so a test can
+    /// check under strace which clock the kernel is asked to wait on.
+    WaitOnClocks,
+}
+
+pub fn run(cmd: InternalCmd) -> anyhow::Result<ExitCode> {
+    match cmd {
+        InternalCmd::ClockJumpChild => crate::demo::clock_jump::child_main()?,
+        InternalCmd::WaitOnClocks => wait_on_clocks()?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn wait_on_clocks() -> anyhow::Result<()> {
+    let token = CancelToken::new();
+    let ms = Duration::from_millis;
+    Clock::system().sleep_for(ms(20), &token)?;
+    Clock::steady().sleep_for(ms(20), &token)?;
+    let system_deadline = Clock::system().now() + ms(20);
+    futures_lite_block_on(Clock::system().sleep_until_async(system_deadline, &token))?;
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    for clock in [Clock::system(), Clock::steady()] {
+        let (token, done) = (token.clone(), done_tx.clone());
+        std::thread::spawn(move || {
+            let run = || -> anyhow::Result<()> {
+                let timer = Timer::new(clock, ms(10))?;
+                for _ in 0..5 {
+                    timer.wait(&token)?;
+                }
+                Ok(())
+            };
+            let _ = done.send(run());
+        });
+    }
+    for _ in 0..2 {
+        done_rx.recv_timeout(std::time::Duration::from_secs(30))??;
+    }
+    println!("waited on system and steady clocks");
+    Ok(())
+}
+
+/// Polls a future to completion on this thread (enough for one sleep).
+fn futures_lite_block_on<F: std::future::Future>(f: F) -> F::Output {
+    use std::task::{Context, Poll, Wake, Waker};
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut f = std::pin::pin!(f);
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
+}

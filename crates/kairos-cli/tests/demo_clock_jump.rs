@@ -1,0 +1,53 @@
+//! Story 4 under libfaketime: the wall clock of a child process is stepped back 5 s and
+//! forward 5 s while timers run. kairos's steady timer keeps every period; the naive
+//! wall-deadline contender stalls (so the scenario really reproduces the bug); the child's
+//! jump handler saw both jumps (so the test cannot pass by not jumping).
+
+mod common;
+use common::{json_of, kairos, require_tool, run_ok};
+
+#[test]
+fn steady_timer_ignores_wall_clock_steps_and_naive_contender_stalls() {
+    require_tool("faketime", "faketime");
+    let out = run_ok(kairos().args(["demo", "clock-jump", "--json"]));
+    let v = json_of(&out);
+    let jumps: Vec<f64> = v["jumps_seen_ms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j.as_f64().unwrap())
+        .collect();
+    assert!(
+        jumps.iter().any(|d| (d + 5000.0).abs() < 500.0),
+        "backward jump not reported: {jumps:?}"
+    );
+    assert!(
+        jumps.iter().any(|d| (d - 5000.0).abs() < 500.0),
+        "forward jump not reported: {jumps:?}"
+    );
+
+    let steady = &v["contenders"]["kairos_steady_timer"];
+    let expected = steady["expected_ticks"].as_i64().unwrap();
+    let ticks = steady["ticks"].as_i64().unwrap();
+    assert!(
+        (ticks - expected).abs() <= 1,
+        "steady timer ticked {ticks} times, expected {expected}: {v}"
+    );
+    let gap = steady["max_gap_ms"].as_f64().unwrap();
+    assert!(
+        gap <= 150.0,
+        "steady timer had a {gap} ms gap (over 1.5 periods): {v}"
+    );
+
+    let system = &v["contenders"]["kairos_system_timer"];
+    assert!(
+        system["max_gap_ms"].as_f64().unwrap() < 250.0,
+        "system-clock timer stalled on a jump: {v}"
+    );
+
+    let naive = &v["contenders"]["naive_wall_deadline"];
+    assert!(
+        naive["max_gap_ms"].as_f64().unwrap() > 900.0,
+        "the naive contender did not stall; the scenario proves nothing: {v}"
+    );
+}

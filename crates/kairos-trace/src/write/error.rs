@@ -1,0 +1,55 @@
+//! What can go wrong while tracing.
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A trace session could not start, flush or stop cleanly.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Error {
+    /// A file-system operation failed.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// What the writer was doing, e.g. "write a packet to".
+        action: &'static str,
+        /// The file or directory concerned.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: Arc<io::Error>,
+    },
+    /// The directory already holds a trace.
+    #[error(
+        "{} already holds a trace (it has a metadata file): give a new or empty directory",
+        path.display()
+    )]
+    TraceExists {
+        /// The directory given.
+        path: PathBuf,
+    },
+    /// Another session is running in this process.
+    #[error(
+        "a trace session is already running in this process, writing to {}: stop it before starting another",
+        dir.display()
+    )]
+    AlreadyActive {
+        /// Where the running session writes.
+        dir: PathBuf,
+    },
+    /// A [`SessionConfig`](super::SessionConfig) value is unusable.
+    #[error("invalid trace session configuration: {0}")]
+    InvalidConfig(&'static str),
+    /// The writer thread died (a bug): the trace ends at its last complete packet.
+    #[error("the trace writer thread stopped unexpectedly; the trace ends at its last packet")]
+    WriterGone,
+}
+
+impl Error {
+    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+        Error::Io {
+            action,
+            path: path.into(),
+            source: Arc::new(source),
+        }
+    }
+}
