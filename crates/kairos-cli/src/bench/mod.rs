@@ -1,6 +1,8 @@
 //! `kairos bench ...`: timing benchmarks. Each measures kairos beside a baseline in the same
 //! run, because on a shared machine the ratio is what holds, not the absolute figure.
 
+mod dispatch;
+mod pubsub;
 mod timer;
 
 use clap::Subcommand;
@@ -10,10 +12,16 @@ use std::process::ExitCode;
 pub enum BenchCmd {
     /// 1 kHz periodic wake-up lateness: kairos Timer, std sleep loop, tokio interval, cyclictest.
     Timer(timer::Args),
+    /// Intra-process publish -> callback latency and throughput, beside crossbeam-channel.
+    Pubsub(pubsub::Args),
+    /// Callbacks per second a single-threaded executor dispatches when all are ready.
+    Dispatch(dispatch::Args),
 }
 
 pub fn run(cmd: BenchCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCmd::Timer(args) => timer::run(args),
+        BenchCmd::Pubsub(args) => pubsub::run(args),
+        BenchCmd::Dispatch(args) => dispatch::run(args),
     }
 }

@@ -88,7 +88,7 @@ impl WouldDeadlock {
 struct Frame {
     exec: Arc<ExecShared>,
     group: CallbackGroup,
-    callback: String,
+    callback: Arc<str>,
 }
 
 thread_local! {
@@ -99,12 +99,12 @@ thread_local! {
 pub(crate) struct RunningFrame(());
 
 impl RunningFrame {
-    pub(crate) fn enter(exec: &Arc<ExecShared>, group: &CallbackGroup, callback: &str) -> Self {
+    pub(crate) fn enter(exec: &Arc<ExecShared>, group: &CallbackGroup, callback: &Arc<str>) -> Self {
         FRAMES.with(|frames| {
             frames.borrow_mut().push(Frame {
                 exec: exec.clone(),
                 group: group.clone(),
-                callback: callback.to_owned(),
+                callback: callback.clone(),
             })
         });
         Self(())
