@@ -99,7 +99,11 @@ thread_local! {
 pub(crate) struct RunningFrame(());
 
 impl RunningFrame {
-    pub(crate) fn enter(exec: &Arc<ExecShared>, group: &CallbackGroup, callback: &Arc<str>) -> Self {
+    pub(crate) fn enter(
+        exec: &Arc<ExecShared>,
+        group: &CallbackGroup,
+        callback: &Arc<str>,
+    ) -> Self {
         FRAMES.with(|frames| {
             frames.borrow_mut().push(Frame {
                 exec: exec.clone(),

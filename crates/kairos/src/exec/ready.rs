@@ -6,7 +6,7 @@
 //! [`ReadyQueue::interrupt`] wakes every worker without giving it work (cancel, shutdown,
 //! the future a `spin_until_future_complete` waits on was woken).
 
-use crate::loom::sync::atomic::{AtomicBool, Ordering};
+use crate::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::loom::sync::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -16,6 +16,8 @@ use std::time::Instant;
 pub(crate) struct ReadyQueue<T> {
     state: Mutex<State<T>>,
     available: Condvar,
+    /// How many items are queued, readable without the lock (a hint for spinning).
+    len_hint: AtomicUsize,
 }
 
 #[derive(Debug)]
@@ -42,18 +44,25 @@ impl<T> ReadyQueue<T> {
                 interrupts: 0,
             }),
             available: Condvar::new(),
+            len_hint: AtomicUsize::new(0),
         }
     }
 
     /// Appends ready work and wakes one waiting worker.
     pub(crate) fn push(&self, item: T) {
-        self.state.lock().items.push_back(item);
+        let mut state = self.state.lock();
+        state.items.push_back(item);
+        self.len_hint.store(state.items.len(), Ordering::Release);
+        drop(state);
         self.available.notify_one();
     }
 
     /// Puts work that was already waiting (released by a callback group) at the front.
     pub(crate) fn push_front(&self, item: T) {
-        self.state.lock().items.push_front(item);
+        let mut state = self.state.lock();
+        state.items.push_front(item);
+        self.len_hint.store(state.items.len(), Ordering::Release);
+        drop(state);
         self.available.notify_one();
     }
 
@@ -73,28 +82,56 @@ impl<T> ReadyQueue<T> {
     }
 
     pub(crate) fn try_pop(&self) -> Option<T> {
-        self.state.lock().items.pop_front()
+        let mut state = self.state.lock();
+        let item = state.items.pop_front();
+        self.len_hint.store(state.items.len(), Ordering::Release);
+        item
     }
+
+    /// Before sleeping, spins then yields briefly for work (crossbeam-channel's backoff):
+    /// a burst's next item usually arrives within that, and a futex wake-up costs more.
+    #[cfg(not(loom))]
+    fn spin_for_work(&self) {
+        let backoff = crossbeam_utils::Backoff::new();
+        while !backoff.is_completed() {
+            if self.len_hint.load(Ordering::Acquire) > 0 {
+                return;
+            }
+            backoff.snooze();
+        }
+    }
+
+    /// loom explores every interleaving of the real protocol; spinning only adds states.
+    #[cfg(loom)]
+    fn spin_for_work(&self) {}
 
     /// Takes the oldest item, waiting until one arrives, an interrupt newer than `seen`, or
     /// the deadline (none: no deadline; the caller's way out is then an interrupt).
     pub(crate) fn pop(&self, seen: u64, deadline: Option<Instant>) -> Popped<T> {
         let mut state = self.state.lock();
+        let mut spun = false;
         loop {
             if state.interrupts != seen {
                 return Popped::Interrupted;
             }
             if let Some(item) = state.items.pop_front() {
+                self.len_hint.store(state.items.len(), Ordering::Release);
                 return Popped::Item(item);
+            }
+            if !spun {
+                spun = true;
+                drop(state);
+                self.spin_for_work();
+                state = self.state.lock();
+                continue;
             }
             match deadline {
                 None => self.available.wait(&mut state),
                 Some(deadline) => {
                     if self.available.wait_until(&mut state, deadline) {
-                        return match state.items.pop_front() {
-                            Some(item) => Popped::Item(item),
-                            None => Popped::TimedOut,
-                        };
+                        let item = state.items.pop_front();
+                        self.len_hint.store(state.items.len(), Ordering::Release);
+                        return item.map_or(Popped::TimedOut, Popped::Item);
                     }
                 }
             }
