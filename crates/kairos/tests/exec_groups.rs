@@ -304,7 +304,7 @@ fn a_timer_on_simulated_time_fires_only_when_simulated_time_advances() {
         !exec.spin_once(Duration::from_millis(20)).unwrap(),
         "no simulated time passed"
     );
-    sim.advance(Duration::from_millis(250));
+    sim.step(Duration::from_millis(250));
     assert!(exec.spin_once(Duration::from_secs(10)).unwrap());
     assert_eq!(fired.load(Ordering::Relaxed), 1);
     assert_eq!(
