@@ -288,8 +288,26 @@ fn a_call_to_a_missing_service_fails_at_once() {
     let node = Node::new_in(&ctx, "lonely", "/").unwrap();
     let client: Client<i64, i64> = node.create_client("nobody").unwrap();
     assert!(!client.service_is_ready());
+    assert!(!client.wait_for_service(Duration::from_millis(20)));
     match client.call(1, CALL_TIMEOUT) {
         Err(CallError::ServiceUnavailable { service }) => assert_eq!(service, "/nobody"),
         other => panic!("expected ServiceUnavailable, got {other:?}"),
     }
+}
+
+#[test]
+fn wait_for_service_returns_when_the_server_appears() {
+    let ctx = Context::new();
+    let node = Node::new_in(&ctx, "patient", "/").unwrap();
+    let client: Client<i64, i64> = node.create_client("late").unwrap();
+    let server_node = Node::new_in(&ctx, "late_server", "/").unwrap();
+    let (tx, rx) = mpsc::channel();
+    let server = std::thread::spawn(move || {
+        let service = server_node.create_service("late", |x: i64| x).unwrap();
+        tx.send(()).unwrap();
+        service
+    });
+    assert!(client.wait_for_service(Duration::from_secs(10)));
+    rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+    drop(server.join().unwrap());
 }

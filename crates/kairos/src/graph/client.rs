@@ -346,19 +346,9 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
 
     /// Waits up to `timeout` for the service to have a server; true if it has.
     pub fn wait_for_service(&self, timeout: Duration) -> bool {
-        let deadline = deadline_after(timeout);
-        loop {
-            if self.service_is_ready() {
-                return true;
-            }
-            let now = std::time::Instant::now();
-            if deadline.is_some_and(|deadline| now >= deadline) {
-                return false;
-            }
-            // Servers appear rarely; a short poll keeps this free of graph-wide wake-ups.
-            let left = deadline.map_or(std::time::Duration::MAX, |deadline| deadline - now);
-            std::thread::sleep(left.min(std::time::Duration::from_millis(5)));
-        }
+        self.inner
+            .context
+            .wait_for_server(&self.inner.service, deadline_after(timeout))
     }
 
     /// The resolved service name.

@@ -6,11 +6,12 @@
 use super::error::GraphError;
 use super::service::ServiceInner;
 use super::topic::Topic;
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use std::any::{Any, TypeId, type_name};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock, Weak};
+use std::time::Instant;
 
 /// A graph of topics and services. Clones refer to the same graph.
 #[derive(Clone, Default)]
@@ -22,6 +23,8 @@ pub struct Context {
 struct ContextInner {
     topics: Mutex<HashMap<String, TopicSlot>>,
     services: Mutex<HashMap<String, ServiceSlot>>,
+    /// Notified when a server is registered.
+    server_added: Condvar,
 }
 
 struct TopicSlot {
@@ -96,7 +99,39 @@ impl Context {
         }
         let weak: Weak<ServiceInner<Req, Resp>> = Arc::downgrade(server);
         slot.server = Some(weak);
+        drop(services);
+        self.inner.server_added.notify_all();
         Ok(())
+    }
+
+    /// Waits until service `name` has a server or `deadline` passes (none: no deadline);
+    /// true if it has one.
+    pub(crate) fn wait_for_server(&self, name: &str, deadline: Option<Instant>) -> bool {
+        let has_server = |services: &HashMap<String, ServiceSlot>| {
+            services
+                .get(name)
+                .and_then(|slot| slot.server.as_ref())
+                .is_some_and(|s| s.strong_count() > 0)
+        };
+        let mut services = self.inner.services.lock();
+        loop {
+            if has_server(&services) {
+                return true;
+            }
+            match deadline {
+                Some(deadline) => {
+                    if self
+                        .inner
+                        .server_added
+                        .wait_until(&mut services, deadline)
+                        .timed_out()
+                    {
+                        return has_server(&services);
+                    }
+                }
+                None => self.inner.server_added.wait(&mut services),
+            }
+        }
     }
 
     /// The server of service `name`, if one exists now.
