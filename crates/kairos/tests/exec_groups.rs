@@ -315,3 +315,87 @@ fn a_timer_on_simulated_time_fires_only_when_simulated_time_advances() {
     let report = exec.shutdown(Duration::from_secs(1));
     assert!(report.is_clean(), "{report}");
 }
+
+/// An async callback holds its (mutually exclusive) group while it awaits a sleep: another
+/// callback of the group triggered meanwhile runs only after it completes.
+#[test]
+fn an_async_callback_holds_its_group_until_it_completes() {
+    let exec = Executor::single_threaded();
+    let node = node("holder");
+    let order = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let (awaiting_tx, awaiting_rx) = mpsc::channel();
+    let clock = node.clock();
+    let _sub = {
+        let order = order.clone();
+        node.create_subscription_async("go", Qos::default(), move |_: Arc<()>| {
+            let (order, awaiting_tx, clock) = (order.clone(), awaiting_tx.clone(), clock.clone());
+            async move {
+                let wake_at = clock.now() + Duration::from_millis(30);
+                let sleep = clock.sleep_until_async(wake_at, &kairos::time::CancelToken::new());
+                awaiting_tx.send(()).unwrap();
+                sleep.await.unwrap();
+                order.lock().push("async callback done");
+            }
+        })
+        .unwrap()
+    };
+    let guard = {
+        let order = order.clone();
+        node.create_guard_condition("same_group", move || order.lock().push("guard"))
+    };
+    let publisher = node.create_publisher::<()>("go", Qos::default()).unwrap();
+    exec.add_node(&node).unwrap();
+    publisher.publish(());
+    assert!(exec.spin_once(Duration::from_secs(5)).unwrap());
+    awaiting_rx.recv_timeout(LONG).unwrap();
+    guard.trigger();
+    while order.lock().len() < 2 {
+        assert!(
+            exec.spin_once(Duration::from_secs(5)).unwrap(),
+            "no progress"
+        );
+    }
+    assert_eq!(*order.lock(), vec!["async callback done", "guard"]);
+}
+
+/// While an async callback is suspended, the (single) executor thread runs callbacks of
+/// other groups: here the one that completes what it awaits.
+#[test]
+fn a_suspended_async_callback_frees_the_thread_for_other_groups() {
+    let exec = Executor::single_threaded();
+    let node = node("suspender");
+    let other = node.create_callback_group("other", GroupKind::MutuallyExclusive);
+    let (wake_tx, wake_rx) = futures::channel::oneshot::channel::<u32>();
+    let wake_rx = parking_lot::Mutex::new(Some(wake_rx));
+    let (done_tx, done_rx) = futures::channel::oneshot::channel::<u32>();
+    let done_tx = Arc::new(parking_lot::Mutex::new(Some(done_tx)));
+    let _sub = node
+        .create_subscription_async("go", Qos::default(), move |_: Arc<()>| {
+            let (wake_rx, done_tx) = (wake_rx.lock().take(), done_tx.clone());
+            async move {
+                let Some(wake_rx) = wake_rx else { return };
+                let value = wake_rx.await.unwrap();
+                if let Some(done_tx) = done_tx.lock().take() {
+                    done_tx.send(value + 1).unwrap();
+                }
+            }
+        })
+        .unwrap();
+    let wake_tx = parking_lot::Mutex::new(Some(wake_tx));
+    let guard = node
+        .with_group(&other)
+        .unwrap()
+        .create_guard_condition("waker", move || {
+            if let Some(wake_tx) = wake_tx.lock().take() {
+                wake_tx.send(41).unwrap();
+            }
+        });
+    let publisher = node.create_publisher::<()>("go", Qos::default()).unwrap();
+    exec.add_node(&node).unwrap();
+    publisher.publish(());
+    guard.trigger();
+    let result = exec
+        .spin_until_future_complete(done_rx, Duration::from_secs(10))
+        .unwrap();
+    assert_eq!(result.unwrap(), 42);
+}
