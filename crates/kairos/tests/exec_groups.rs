@@ -165,7 +165,11 @@ fn shutdown_returns_by_its_deadline_and_names_a_callback_that_never_returns() {
         report.still_running[0].callback.contains("never_returns"),
         "{report}"
     );
-    assert!(report.still_running[0].running_for >= Duration::from_millis(100));
+    // Measured on the coarse monotonic clock (a few ms resolution).
+    assert!(
+        report.still_running[0].running_for >= Duration::from_millis(90),
+        "{report}"
+    );
     assert!(matches!(
         exec.spin_once(Duration::ZERO),
         Err(ExecError::ShutDown)

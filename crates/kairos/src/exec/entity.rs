@@ -54,6 +54,8 @@ pub(crate) struct EntityCore {
     pub(crate) group: CallbackGroup,
     scheduled: ScheduleFlag,
     executor: Mutex<Option<Weak<ExecShared>>>,
+    /// The id of the executor in `executor` (0: none), readable without the lock.
+    executor_id: AtomicU64,
     me: Weak<dyn Entity>,
     waker: Waker,
     destroyed: AtomicBool,
@@ -88,6 +90,7 @@ impl EntityCore {
             group,
             scheduled: ScheduleFlag::new(),
             executor: Mutex::new(None),
+            executor_id: AtomicU64::new(0),
             me,
             waker,
             destroyed: AtomicBool::new(false),
@@ -124,13 +127,19 @@ impl EntityCore {
     }
 
     pub(crate) fn attach(&self, exec: &Arc<ExecShared>) {
-        *self.executor.lock() = Some(Arc::downgrade(exec));
+        let mut slot = self.executor.lock();
+        *slot = Some(Arc::downgrade(exec));
+        self.executor_id.store(exec.id, Ordering::Release);
+        drop(slot);
         // An entity may have become ready before, and a timer needs a first poll to arm.
         self.notify();
     }
 
     pub(crate) fn detach(&self) {
-        *self.executor.lock() = None;
+        let mut slot = self.executor.lock();
+        *slot = None;
+        self.executor_id.store(0, Ordering::Release);
+        drop(slot);
         self.scheduled.clear();
     }
 
@@ -139,7 +148,7 @@ impl EntityCore {
     }
 
     pub(crate) fn is_attached_to(&self, exec: &ExecShared) -> bool {
-        self.executor().is_some_and(|e| e.id == exec.id)
+        self.executor_id.load(Ordering::Acquire) == exec.id
     }
 
     /// Its handle was dropped: the entity never runs again.

@@ -19,7 +19,6 @@ use crate::graph::Node;
 use crate::time::Duration;
 use parking_lot::{Condvar, Mutex};
 use std::any::Any;
-use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -72,17 +71,54 @@ struct SpinState {
     cancel_pending: bool,
 }
 
+/// The callbacks running now, in slots reused as callbacks end.
 #[derive(Debug, Default)]
 struct Running {
-    next_ticket: u64,
-    calls: HashMap<u64, RunningCall>,
+    slots: Vec<Option<RunningCall>>,
+    free: Vec<usize>,
 }
 
 #[derive(Debug)]
 struct RunningCall {
     callback: Arc<str>,
-    since: Instant,
+    /// Coarse monotonic nanoseconds (a few ms resolution, a fraction of `Instant::now`'s
+    /// cost on every dispatch): enough to say how long a stuck callback has run.
+    since_ns: i64,
     thread: ThreadId,
+}
+
+impl Running {
+    fn start(&mut self, call: RunningCall) -> usize {
+        match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot] = Some(call);
+                slot
+            }
+            None => {
+                self.slots.push(Some(call));
+                self.slots.len() - 1
+            }
+        }
+    }
+
+    fn end(&mut self, slot: usize) {
+        if let Some(entry) = self.slots.get_mut(slot)
+            && entry.take().is_some()
+        {
+            self.free.push(slot);
+        }
+    }
+
+    fn calls(&self) -> impl Iterator<Item = &RunningCall> {
+        self.slots.iter().flatten()
+    }
+}
+
+fn coarse_now_ns() -> i64 {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::MonotonicCoarse);
+    now.tv_sec
+        .saturating_mul(1_000_000_000)
+        .saturating_add(now.tv_nsec)
 }
 
 impl Executor {
@@ -220,7 +256,13 @@ impl Executor {
         };
         let until = deadline_after(max_duration);
         let mut ran = 0;
-        while !session.should_stop() && until.is_none_or(|until| Instant::now() < until) {
+        for dispatched in 0usize.. {
+            // Reading the clock costs as much as a dispatch: check it every few items.
+            let out_of_time =
+                dispatched % 16 == 0 && until.is_some_and(|until| Instant::now() >= until);
+            if out_of_time || session.should_stop() {
+                break;
+            }
             let Some(item) = self.shared.ready.try_pop() else {
                 break;
             };
@@ -309,7 +351,7 @@ impl Executor {
         let me = thread::current().id();
         let mut running = exec.running.lock();
         loop {
-            let busy = running.calls.values().any(|call| call.thread != me);
+            let busy = running.calls().any(|call| call.thread != me);
             if !busy && exec.live_helpers.load(Ordering::Acquire) == 0 {
                 break;
             }
@@ -324,14 +366,13 @@ impl Executor {
                 break;
             }
         }
-        let now = Instant::now();
+        let now_ns = coarse_now_ns();
         let mut still_running: Vec<StillRunning> = running
-            .calls
-            .values()
+            .calls()
             .filter(|call| call.thread != me)
             .map(|call| StillRunning {
                 callback: call.callback.to_string(),
-                running_for: (now - call.since).into(),
+                running_for: Duration::from_nanos(now_ns - call.since_ns),
             })
             .collect();
         drop(running);
@@ -587,16 +628,12 @@ impl ExecShared {
         f: impl FnOnce() -> R,
     ) -> std::thread::Result<R> {
         let ticket = {
-            let mut running = self.running.lock();
-            running.next_ticket += 1;
-            let ticket = running.next_ticket;
             let call = RunningCall {
                 callback: name.clone(),
-                since: Instant::now(),
+                since_ns: coarse_now_ns(),
                 thread: thread::current().id(),
             };
-            running.calls.insert(ticket, call);
-            ticket
+            self.running.lock().start(call)
         };
         hooks::callback_start(name);
         let result = {
@@ -605,7 +642,7 @@ impl ExecShared {
         };
         hooks::callback_end(name);
         let mut running = self.running.lock();
-        running.calls.remove(&ticket);
+        running.end(ticket);
         if self.shut_down.load(Ordering::Acquire) {
             self.idle.notify_all();
         }

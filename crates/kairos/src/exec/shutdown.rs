@@ -7,7 +7,8 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StillRunning {
     pub callback: String,
-    /// How long it had been running when the report was made.
+    /// How long it had been running when the report was made (to the coarse monotonic
+    /// clock's resolution, a few milliseconds).
     pub running_for: Duration,
 }
 
