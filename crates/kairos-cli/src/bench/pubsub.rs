@@ -3,7 +3,9 @@
 //! message in flight at a time (the executor thread sleeps between messages, so each
 //! handoff includes its wake-up); throughput is a burst of messages, publish to last
 //! callback. Beside it, the floor: the same handoffs through a bare `crossbeam-channel`
-//! with a blocking receive.
+//! with a blocking receive. Where the machine has two CPUs, both contenders run with the
+//! publisher pinned to one and the receiver to the other, so the scheduler's placement
+//! (same core or not) does not decide the comparison.
 
 use crate::stats::Summary;
 use clap::Args as ClapArgs;
@@ -39,11 +41,27 @@ fn now_ns() -> i64 {
     Clock::steady().now().nanos()
 }
 
+/// The two CPUs the publisher and the receiver are pinned to, if this process may use two.
+fn cpu_pair() -> Option<(usize, usize)> {
+    let allowed = rustix::thread::sched_getaffinity(None).ok()?;
+    let mut cpus = (0..rustix::thread::CpuSet::MAX_CPU).filter(|&cpu| allowed.is_set(cpu));
+    Some((cpus.next()?, cpus.next()?))
+}
+
+/// Pins the calling thread to `cpu` (best effort: an unpinned run is still a valid run).
+fn pin(cpu: Option<usize>) {
+    if let Some(cpu) = cpu {
+        let mut set = rustix::thread::CpuSet::new();
+        set.set(cpu);
+        let _ = rustix::thread::sched_setaffinity(None, &set);
+    }
+}
+
 /// Waits (spinning, then yielding) until `counter` reaches `target`.
 fn wait_for(counter: &AtomicU64, target: u64) {
     let mut spins = 0u32;
     while counter.load(Ordering::Acquire) < target {
-        if spins < 1_000 {
+        if spins < 64 {
             std::hint::spin_loop();
             spins += 1;
         } else {
@@ -59,6 +77,8 @@ struct Measured {
 }
 
 fn kairos_intra(samples: u64, burst: u64) -> anyhow::Result<Measured> {
+    let cpus = cpu_pair();
+    pin(cpus.map(|c| c.0));
     let ctx = Context::new();
     let talker = Node::new_in(&ctx, "talker", "/")?;
     let listener = Node::new_in(&ctx, "listener", "/")?;
@@ -84,7 +104,10 @@ fn kairos_intra(samples: u64, burst: u64) -> anyhow::Result<Measured> {
     exec.add_node(&listener)?;
     let spinner = {
         let exec = exec.clone();
-        std::thread::spawn(move || exec.spin())
+        std::thread::spawn(move || {
+            pin(cpus.map(|c| c.1));
+            exec.spin()
+        })
     };
     for seq in 0..samples {
         publisher.publish(Stamp {
@@ -120,11 +143,14 @@ fn kairos_intra(samples: u64, burst: u64) -> anyhow::Result<Measured> {
 }
 
 fn crossbeam_channel(samples: u64, burst: u64) -> anyhow::Result<Measured> {
+    let cpus = cpu_pair();
+    pin(cpus.map(|c| c.0));
     let (tx, rx) = crossbeam_channel::unbounded::<Stamp>();
     let received = Arc::new(AtomicU64::new(0));
     let receiver = {
         let received = received.clone();
         std::thread::spawn(move || {
+            pin(cpus.map(|c| c.1));
             let mut latencies = vec![0i64; samples as usize];
             while let Ok(m) = rx.recv() {
                 let latency = now_ns() - m.sent_ns;
