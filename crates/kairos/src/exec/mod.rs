@@ -1,7 +1,7 @@
 //! Execution: executors, callback groups, async callbacks, deadlock detection, shutdown.
 //!
 //! What this module promises:
-//! - Readiness is event driven and served in arrival order ([`ready`]): dispatch costs
+//! - Readiness is event driven and served in arrival order (the `ready` module): dispatch costs
 //!   O(ready) and a busy entity cannot starve another.
 //! - Callback groups ([`CallbackGroup`]) gate which ready work may start, with rclcpp/rclpy
 //!   semantics; an `async` callback holds its group until its future completes.
