@@ -311,3 +311,44 @@ fn wait_for_service_returns_when_the_server_appears() {
     rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
     drop(server.join().unwrap());
 }
+
+/// A chain of blocking calls across groups: a timer calls service `outer`, whose callback
+/// calls service `inner`. Each blocked caller holds a worker, so with 2 workers the inner
+/// call can never be served (WouldDeadlock at once); with 3 it completes.
+/// Returns the outer response: the inner call's result, or its error message.
+fn call_chain(workers: usize) -> Result<i64, String> {
+    let exec = Executor::multi_threaded(workers).unwrap();
+    let ctx = Context::new();
+    let inner_node = Node::new_in(&ctx, "inner", "/").unwrap();
+    let _inner = inner_node.create_service("inner", |x: i64| x + 1).unwrap();
+    let outer_node = Node::new_in(&ctx, "outer", "/").unwrap();
+    let inner_client: Client<i64, i64> = outer_node.create_client("inner").unwrap();
+    let _outer = outer_node
+        .create_service("outer", move |x: i64| {
+            match inner_client.call(x, CALL_TIMEOUT) {
+                Ok(y) => Ok(y * 10),
+                Err(err) => Err(err.to_string()),
+            }
+        })
+        .unwrap();
+    let caller = Node::new_in(&ctx, "chain_caller", "/").unwrap();
+    caller.set_clock(Clock::steady());
+    let outer_client: Client<i64, Result<i64, String>> = caller.create_client("outer").unwrap();
+    for node in [&inner_node, &outer_node, &caller] {
+        exec.add_node(node).unwrap();
+    }
+    let (result, took) = first_tick(&exec, &caller, move || outer_client.call(4, CALL_TIMEOUT));
+    assert!(took < std::time::Duration::from_secs(1), "took {took:?}");
+    assert!(exec.shutdown(Duration::from_secs(5)).is_clean());
+    result.expect("the outer service answered")
+}
+
+#[test]
+fn a_call_chain_longer_than_the_workers_would_deadlock_and_fits_with_more_workers() {
+    let message = call_chain(2).expect_err("2 workers: the inner call must report WouldDeadlock");
+    assert!(
+        message.contains("would deadlock") && message.contains("all 2 workers"),
+        "{message}"
+    );
+    assert_eq!(call_chain(3), Ok(50));
+}
