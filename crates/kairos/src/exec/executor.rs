@@ -195,12 +195,12 @@ impl Executor {
             return Ok(());
         };
         session.start_helpers()?;
+        let mut seen = self.shared.ready.interrupts();
         loop {
-            let seen = self.shared.ready.interrupts();
             if session.should_stop() {
                 return Ok(());
             }
-            if let Popped::Item(item) = self.shared.ready.pop(seen, None) {
+            if let Popped::Item(item) = self.shared.ready.pop(&mut seen, None) {
                 self.shared.run_ready(item);
             }
         }
@@ -212,12 +212,12 @@ impl Executor {
             return Ok(false);
         };
         let deadline = deadline_after(timeout);
+        let mut seen = self.shared.ready.interrupts();
         loop {
-            let seen = self.shared.ready.interrupts();
             if session.should_stop() {
                 return Ok(false);
             }
-            match self.shared.ready.pop(seen, deadline) {
+            match self.shared.ready.pop(&mut seen, deadline) {
                 Popped::Item(item) => {
                     if self.shared.run_ready(item) {
                         return Ok(true);
@@ -290,8 +290,9 @@ impl Executor {
         let waker = Waker::from(wake.clone());
         let mut future = pin!(future);
         let deadline = deadline_after(timeout);
+        // Read before the first poll: a wake-up after it interrupts the pop below.
+        let mut seen = self.shared.ready.interrupts();
         loop {
-            let seen = self.shared.ready.interrupts();
             if wake.woken.swap(false, Ordering::AcqRel)
                 && let Poll::Ready(output) = future.as_mut().poll(&mut Context::from_waker(&waker))
             {
@@ -303,7 +304,7 @@ impl Executor {
             if session.should_stop() {
                 return Err(ExecError::Cancelled);
             }
-            match self.shared.ready.pop(seen, deadline) {
+            match self.shared.ready.pop(&mut seen, deadline) {
                 Popped::Item(item) => {
                     self.shared.run_ready(item);
                 }
@@ -512,12 +513,12 @@ impl ExecShared {
     }
 
     fn helper_loop(self: Arc<Self>, epoch: u64) {
+        let mut seen = self.ready.interrupts();
         loop {
-            let seen = self.ready.interrupts();
             if self.should_stop(epoch) {
                 break;
             }
-            if let Popped::Item(item) = self.ready.pop(seen, None) {
+            if let Popped::Item(item) = self.ready.pop(&mut seen, None) {
                 self.run_ready(item);
             }
         }

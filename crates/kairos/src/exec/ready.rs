@@ -72,7 +72,7 @@ impl<T> ReadyQueue<T> {
         self.available.notify_all();
     }
 
-    /// The interrupt count to pass to [`ReadyQueue::pop`].
+    /// The interrupt count a worker starts from (see [`ReadyQueue::pop`]).
     pub(crate) fn interrupts(&self) -> u64 {
         self.state.lock().interrupts
     }
@@ -105,13 +105,15 @@ impl<T> ReadyQueue<T> {
     #[cfg(loom)]
     fn spin_for_work(&self) {}
 
-    /// Takes the oldest item, waiting until one arrives, an interrupt newer than `seen`, or
-    /// the deadline (none: no deadline; the caller's way out is then an interrupt).
-    pub(crate) fn pop(&self, seen: u64, deadline: Option<Instant>) -> Popped<T> {
+    /// Takes the oldest item, waiting until one arrives, an interrupt newer than `seen`
+    /// (which is then updated, so the caller re-checks why it was woken before popping
+    /// again), or the deadline (none: no deadline; the caller's way out is an interrupt).
+    pub(crate) fn pop(&self, seen: &mut u64, deadline: Option<Instant>) -> Popped<T> {
         let mut state = self.state.lock();
         let mut spun = false;
         loop {
-            if state.interrupts != seen {
+            if state.interrupts != *seen {
+                *seen = state.interrupts;
                 return Popped::Interrupted;
             }
             if let Some(item) = state.items.pop_front() {
@@ -200,7 +202,7 @@ mod loom_tests {
                 );
                 thread::spawn(move || {
                     while handled.load(Ordering::Acquire) < 2 {
-                        let Popped::Item(item) = queue.pop(0, None) else {
+                        let Popped::Item(item) = queue.pop(&mut 0, None) else {
                             panic!("no interrupt was sent")
                         };
                         assert_eq!(item, 7);
@@ -228,7 +230,7 @@ mod loom_tests {
             let seen = queue.interrupts();
             let worker = {
                 let queue = queue.clone();
-                thread::spawn(move || queue.pop(seen, None))
+                thread::spawn(move || queue.pop(&mut { seen }, None))
             };
             queue.interrupt();
             assert_eq!(worker.join().unwrap(), Popped::Interrupted);
@@ -243,7 +245,7 @@ mod loom_tests {
             let workers: Vec<_> = (0..2)
                 .map(|_| {
                     let queue = queue.clone();
-                    thread::spawn(move || match queue.pop(0, None) {
+                    thread::spawn(move || match queue.pop(&mut 0, None) {
                         Popped::Item(item) => item,
                         other => panic!("unexpected {other:?}"),
                     })
