@@ -115,7 +115,10 @@ impl EntityCore {
         };
         if self.scheduled.set() {
             match self.me.upgrade() {
-                Some(me) => exec.ready.push(Ready::Entity(me)),
+                Some(me) => {
+                    hooks::ready(&self.name);
+                    exec.ready.push(Ready::Entity(me));
+                }
                 None => self.scheduled.clear(),
             }
         }
@@ -169,4 +172,11 @@ impl fmt::Debug for EntityCore {
             .field("group", &self.group.name())
             .finish_non_exhaustive()
     }
+}
+
+/// Where tracepoints go (one function per event site).
+mod hooks {
+    /// An entity became ready and was queued on its executor.
+    #[inline]
+    pub(super) fn ready(_entity: &str) {}
 }
