@@ -35,9 +35,16 @@ pub enum QosError {
     ZeroDepth,
     #[error("a keep-all history needs a bound of at least 1, got 0")]
     ZeroBound,
+    #[error(
+        "a queue of {requested} messages is more than the {max} a subscription may keep (its slots are allocated up front); use a smaller depth or bound"
+    )]
+    TooDeep { requested: usize, max: usize },
 }
 
 impl Qos {
+    /// The most messages a subscription queue may hold (4 Mi; 32 MiB of slots).
+    pub const MAX_DEPTH: usize = 1 << 22;
+
     pub const fn keep_last(depth: usize) -> Self {
         Self {
             history: History::KeepLast(depth),
@@ -68,6 +75,14 @@ impl Qos {
         match self.history {
             History::KeepLast(0) => Err(QosError::ZeroDepth),
             History::KeepAll { bound: 0 } => Err(QosError::ZeroBound),
+            History::KeepLast(depth) | History::KeepAll { bound: depth }
+                if depth > Self::MAX_DEPTH =>
+            {
+                Err(QosError::TooDeep {
+                    requested: depth,
+                    max: Self::MAX_DEPTH,
+                })
+            }
             History::KeepLast(depth) => Ok(depth),
             History::KeepAll { bound } => Ok(bound),
         }
