@@ -218,6 +218,10 @@ fn a_node_in_two_executors_is_an_error() {
         Executor::multi_threaded(0),
         Err(ExecError::InvalidWorkers { workers: 0 })
     ));
+    assert!(matches!(
+        Executor::multi_threaded(1 << 20),
+        Err(ExecError::InvalidWorkers { .. })
+    ));
 }
 
 #[test]

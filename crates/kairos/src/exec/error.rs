@@ -17,7 +17,7 @@ pub enum ExecError {
     NotAttached { node: String },
     #[error("the executor was shut down; create a new one to spin again")]
     ShutDown,
-    #[error("a multi-threaded executor needs at least one worker thread, got {workers}")]
+    #[error("a multi-threaded executor needs 1 to 1024 worker threads, got {workers}")]
     InvalidWorkers { workers: usize },
     #[error("the future did not complete within {timeout:?}")]
     Timeout { timeout: crate::time::Duration },

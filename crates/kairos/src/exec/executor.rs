@@ -127,9 +127,12 @@ impl Executor {
         Self::with_workers(1)
     }
 
+    /// The most worker threads an executor may have.
+    pub const MAX_WORKERS: usize = 1024;
+
     /// An executor with `workers` threads: the one that spins it and `workers - 1` it starts.
     pub fn multi_threaded(workers: usize) -> Result<Self, ExecError> {
-        if workers == 0 {
+        if workers == 0 || workers > Self::MAX_WORKERS {
             return Err(ExecError::InvalidWorkers { workers });
         }
         Ok(Self::with_workers(workers))
