@@ -407,3 +407,61 @@ fn a_suspended_async_callback_frees_the_thread_for_other_groups() {
         .unwrap();
     assert_eq!(result.unwrap(), 42);
 }
+
+/// Shuts an executor down from inside its own callback; returns the report, how long the
+/// shutdown took, and whether the callback ran on a worker thread the executor started.
+fn shutdown_from_callback() -> (kairos::exec::ShutdownReport, std::time::Duration, bool) {
+    let exec = Executor::multi_threaded(2).unwrap();
+    let node = node("self_stopping");
+    let (tx, rx) = mpsc::channel();
+    let stopper = exec.clone();
+    // The holder keeps the first free thread busy until `stop` has started on the other.
+    let (started_tx, started_rx) = mpsc::channel::<()>();
+    let started_rx = parking_lot::Mutex::new(started_rx);
+    let holder_group = node.create_callback_group("holder", GroupKind::MutuallyExclusive);
+    let holder = node
+        .with_group(&holder_group)
+        .unwrap()
+        .create_guard_condition("holder", move || {
+            let _ = started_rx.lock().recv_timeout(LONG);
+        });
+    let guard = node.create_guard_condition("stop", move || {
+        started_tx.send(()).unwrap();
+        let on_worker = std::thread::current()
+            .name()
+            .is_some_and(|n| n.starts_with("kairos-exec"));
+        let start = Instant::now();
+        let report = stopper.shutdown(Duration::from_secs(5));
+        let _ = tx.send((report, start.elapsed(), on_worker));
+    });
+    exec.add_node(&node).unwrap();
+    let spinner = spin_in_background(&exec);
+    holder.trigger();
+    guard.trigger();
+    let result = rx.recv_timeout(LONG).unwrap();
+    spinner.join().unwrap().unwrap();
+    result
+}
+
+#[test]
+fn shutdown_from_inside_a_callback_returns_at_once_on_any_thread() {
+    // Which thread runs the callback is the scheduler's choice: repeat until both kinds ran.
+    let (mut on_worker, mut on_spinner) = (false, false);
+    for _ in 0..40 {
+        let (report, took, worker) = shutdown_from_callback();
+        assert!(report.is_clean(), "{report}");
+        assert!(
+            took < std::time::Duration::from_secs(2),
+            "waited for its own thread: {took:?}"
+        );
+        on_worker |= worker;
+        on_spinner |= !worker;
+        if on_worker && on_spinner {
+            return;
+        }
+    }
+    assert!(
+        on_worker,
+        "the callback never ran on a started worker thread in 40 runs"
+    );
+}

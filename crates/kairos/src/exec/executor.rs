@@ -19,6 +19,7 @@ use crate::graph::Node;
 use crate::time::Duration;
 use parking_lot::{Condvar, Mutex};
 use std::any::Any;
+use std::cell::Cell;
 use std::fmt;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -356,7 +357,9 @@ impl Executor {
         let mut running = exec.running.lock();
         loop {
             let busy = running.calls().any(|call| call.thread != me);
-            if !busy && exec.live_helpers.load(Ordering::Acquire) == 0 {
+            // A shutdown called from a callback on a worker thread cannot wait for that thread.
+            let own = usize::from(HELPER_OF.with(Cell::get) == exec.id);
+            if !busy && exec.live_helpers.load(Ordering::Acquire) <= own {
                 break;
             }
             let timed_out = match until {
@@ -438,6 +441,11 @@ impl Wake for FutureWake {
     }
 }
 
+thread_local! {
+    /// The id of the executor this thread is a worker of (0: none).
+    static HELPER_OF: Cell<u64> = const { Cell::new(0) };
+}
+
 /// One spin in progress; ending it stops the workers it started.
 struct SpinSession<'a> {
     exec: &'a Arc<ExecShared>,
@@ -516,6 +524,7 @@ impl ExecShared {
     }
 
     fn helper_loop(self: Arc<Self>, epoch: u64) {
+        HELPER_OF.with(|helper_of| helper_of.set(self.id));
         let mut seen = self.ready.interrupts();
         loop {
             if self.should_stop(epoch) {
