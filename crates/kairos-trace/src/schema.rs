@@ -1,9 +1,10 @@
 //! The kairos event schema: every event a kairos trace can hold, written once.
 //!
-//! The table in [`for_each_event!`] is the single definition. Three things are generated
-//! from it, so they cannot disagree: the [`Event`] enum that the per-thread buffers carry,
-//! the [`EVENT_CLASSES`] table from which the writer prints the CTF metadata (and which a
-//! reader or analyzer can consult), and the typed tracepoint functions in [`crate::tp`].
+//! The table in the `for_each_event!` macro below is the single definition. Three things
+//! are generated from it, so they cannot disagree: the [`Event`] enum that the per-thread
+//! buffers carry, the [`EVENT_CLASSES`] table from which the writer prints the CTF
+//! metadata (and which a reader or analyzer can consult), and the typed tracepoint
+//! functions in [`crate::tp`].
 //!
 //! Names follow ros2_tracing wherever the meaning is the same: provider `ros2`, the same
 //! event names, field names and field types as ros2_tracing 4.1.0 writes them (see the

@@ -3,7 +3,8 @@
 
 mod dispatch;
 mod pubsub;
-mod timer;
+pub mod timer;
+pub mod trace;
 
 use clap::Subcommand;
 use std::process::ExitCode;
@@ -12,6 +13,8 @@ use std::process::ExitCode;
 pub enum BenchCmd {
     /// 1 kHz periodic wake-up lateness: kairos Timer, std sleep loop, tokio interval, cyclictest.
     Timer(timer::Args),
+    /// Cost of one trace event, kairos on and off, beside the `tracing` crate.
+    Trace(trace::Args),
     /// Intra-process publish -> callback latency and throughput, beside crossbeam-channel.
     Pubsub(pubsub::Args),
     /// Callbacks per second a single-threaded executor dispatches when all are ready.
@@ -21,6 +24,7 @@ pub enum BenchCmd {
 pub fn run(cmd: BenchCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCmd::Timer(args) => timer::run(args),
+        BenchCmd::Trace(args) => trace::run(args),
         BenchCmd::Pubsub(args) => pubsub::run(args),
         BenchCmd::Dispatch(args) => dispatch::run(args),
     }

@@ -27,6 +27,8 @@ pub(crate) struct ThreadStream {
     /// The stream's `stream_instance_id`, unique in the session.
     pub(crate) instance_id: u64,
     pub(crate) vtid: i32,
+    /// The thread's name when it first traced, as LTTng-UST's `procname` context gives it.
+    pub(crate) procname: String,
     /// The CPU the thread was on when it first traced.
     pub(crate) cpu_id: u32,
     queue: ArrayQueue<Record>,
@@ -145,6 +147,9 @@ fn register(generation: u64) -> Option<Arc<ThreadStream>> {
     let stream = Arc::new(ThreadStream {
         instance_id: registry.next_instance.fetch_add(1, Ordering::Relaxed),
         vtid: rustix::thread::gettid().as_raw_pid(),
+        procname: rustix::thread::name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default(),
         cpu_id: u32::try_from(rustix::thread::sched_getcpu()).unwrap_or(u32::MAX),
         queue: ArrayQueue::new(registry.capacity),
         discarded: AtomicU64::new(0),

@@ -5,7 +5,8 @@
 //!   traced thread, laid out as LTTng-UST lays out a ROS 2 trace: the same packet header,
 //!   packet context (`timestamp_begin`/`_end`, `content_size`, `packet_size`,
 //!   `packet_seq_num`, `events_discarded`, `cpu_id`), event header and event context
-//!   (`_vtid`, `_vpid`, `_procname`), so babeltrace2 and Trace Compass open it as such.
+//!   (`_vtid`, `_vpid`, `_procname`: the thread's name, as LTTng-UST records it), so
+//!   babeltrace2 and Trace Compass open it as such.
 //! - Timestamps come from the monotonic clock; the clock class carries the offset to the
 //!   Unix epoch measured when the session started, so tools show wall-clock times.
 //! - Tracing is cheap where it happens: a disabled tracepoint costs one relaxed atomic
@@ -16,8 +17,9 @@
 //!   the count is written in the stream's `events_discarded`, which babeltrace2 reports.
 //! - A killed process leaves a readable trace: the writer drains every queue and appends
 //!   whole packets at a fixed interval (100 ms by default), so a SIGKILL loses at most the
-//!   events of the last interval. (A kill that lands during the few microseconds of a
-//!   packet `write` can leave that last packet truncated.)
+//!   events of the last interval. Packets are padded to 4 KiB pages, as LTTng's are, so
+//!   that a kill during a `write` (which Linux interrupts only between pages) cannot leave
+//!   half a packet; only an event larger than a page can span a page boundary.
 //!
 //! One stream per thread, not per CPU: a thread is the only producer of its queue, so a
 //! push is a single-producer operation with no lock and no CPU pinning, and events of one
@@ -40,12 +42,14 @@
 mod buffer;
 mod clock;
 mod error;
+#[cfg(test)]
+mod layout_tests;
 mod metadata;
 mod packet;
 mod session;
 mod writer;
 
 pub use error::Error;
-pub use session::{ENV_VAR, Session, SessionConfig, Stats};
+pub use session::{ENV_VAR, MAX_BUFFER_EVENTS, Session, SessionConfig, Stats};
 
 pub(crate) use buffer::{emit, enabled};

@@ -43,7 +43,15 @@ pub(crate) struct PacketInfo {
     pub(crate) cpu_id: u32,
 }
 
-/// Builds one packet in memory so it reaches the file in a single write.
+/// Packets are padded to a multiple of this many bytes, and a packet holds as many events
+/// as fit in one such page (an event that alone does not fit gets a packet of several).
+///
+/// Why: Linux copies a `write` to a regular file page by page and gives up between pages
+/// when a fatal signal arrives; with every page boundary a packet boundary, a SIGKILL
+/// during a write leaves whole packets only, so the trace stays readable.
+pub(crate) const PACKET_BYTES: usize = 4096;
+
+/// Builds one packet in memory.
 #[derive(Debug, Default)]
 pub(crate) struct PacketBuilder {
     bytes: Vec<u8>,
@@ -65,18 +73,27 @@ impl PacketBuilder {
         self.events = 0;
     }
 
-    /// Bytes written so far.
-    pub(crate) fn len(&self) -> usize {
-        self.bytes.len()
-    }
-
     /// Events in the packet so far.
     pub(crate) fn events(&self) -> u64 {
         self.events
     }
 
-    /// Appends one event. Records must come in timestamp order.
-    pub(crate) fn push(&mut self, record: &Record, context: &EventContext) {
+    /// Appends one event if it fits in the packet's page, or if the packet is empty;
+    /// otherwise leaves the packet as it was and returns false. Records must come in
+    /// timestamp order.
+    pub(crate) fn try_push(&mut self, record: &Record, context: &EventContext) -> bool {
+        let (len, last_timestamp) = (self.bytes.len(), self.last_timestamp);
+        self.push(record, context);
+        if self.events > 1 && self.bytes.len() > PACKET_BYTES {
+            self.bytes.truncate(len);
+            self.last_timestamp = last_timestamp;
+            self.events -= 1;
+            return false;
+        }
+        true
+    }
+
+    fn push(&mut self, record: &Record, context: &EventContext) {
         let id = record.event.id() as u16;
         let timestamp = record.timestamp;
         // The 32-bit form stores the low bits; a reader infers at most one wrap since the
@@ -102,24 +119,41 @@ impl PacketBuilder {
         self.events += 1;
     }
 
-    /// Fills the packet context and returns the finished packet. Its time range is that of
-    /// its events, so consecutive packets of a stream never overlap.
+    /// A packet with no event at `timestamp`.
+    pub(crate) fn empty(
+        uuid: &[u8; 16],
+        instance_id: u64,
+        timestamp: u64,
+        info: PacketInfo,
+    ) -> Vec<u8> {
+        let mut packet = PacketBuilder::default();
+        packet.begin(uuid, instance_id);
+        packet.first_timestamp = Some(timestamp);
+        packet.last_timestamp = timestamp;
+        packet.finish(info).to_vec()
+    }
+
+    /// Fills the packet context, pads the packet to whole pages and returns it. Its time
+    /// range is that of its events, so consecutive packets of a stream never overlap.
     pub(crate) fn finish(&mut self, info: PacketInfo) -> &[u8] {
-        let bits = (self.bytes.len() as u64) * 8;
+        let content_bits = (self.bytes.len() as u64) * 8;
+        self.bytes
+            .resize(self.bytes.len().next_multiple_of(PACKET_BYTES), 0);
+        let packet_bits = (self.bytes.len() as u64) * 8;
         let begin = self.first_timestamp.unwrap_or(self.last_timestamp);
-        let mut context = Vec::with_capacity(CONTEXT_LEN);
-        for value in [
+        let context = &mut self.bytes[HEADER_LEN..HEADER_LEN + CONTEXT_LEN];
+        let fields = [
             begin,
             self.last_timestamp,
-            bits, // content_size
-            bits, // packet_size: no padding
+            content_bits,
+            packet_bits,
             info.seq_num,
             info.events_discarded,
-        ] {
-            context.extend_from_slice(&value.to_le_bytes());
+        ];
+        for (slot, value) in context.chunks_exact_mut(8).zip(fields) {
+            slot.copy_from_slice(&value.to_le_bytes());
         }
-        context.extend_from_slice(&info.cpu_id.to_le_bytes());
-        self.bytes[HEADER_LEN..HEADER_LEN + CONTEXT_LEN].copy_from_slice(&context);
+        context[6 * 8..].copy_from_slice(&info.cpu_id.to_le_bytes());
         &self.bytes
     }
 }
@@ -148,18 +182,18 @@ mod tests {
     fn first_event_and_long_gaps_use_the_extended_header() {
         let mut packet = PacketBuilder::default();
         packet.begin(&[0; 16], 0);
-        let start = packet.len();
+        let start = packet.bytes.len();
         packet.push(&record(10), &context());
-        let extended = packet.len() - start;
+        let extended = packet.bytes.len() - start;
         packet.push(&record(20), &context());
-        let compact = packet.len() - start - extended;
+        let compact = packet.bytes.len() - start - extended;
         assert_eq!(
             extended - compact,
             8,
             "extended adds a 32-bit id and 32 more bits"
         );
         packet.push(&record(20 + (1 << 32)), &context());
-        assert_eq!(packet.len() - start, 2 * extended + compact);
+        assert_eq!(packet.bytes.len() - start, 2 * extended + compact);
     }
 
     #[test]
@@ -168,6 +202,7 @@ mod tests {
         packet.begin(&[0; 16], 3);
         packet.push(&record(100), &context());
         packet.push(&record(250), &context());
+        let content = packet.bytes.len() as u64;
         let info = PacketInfo {
             seq_num: 4,
             events_discarded: 9,
@@ -177,9 +212,48 @@ mod tests {
         let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
         assert_eq!(u64_at(HEADER_LEN), 100);
         assert_eq!(u64_at(HEADER_LEN + 8), 250);
-        assert_eq!(u64_at(HEADER_LEN + 16), bytes.len() as u64 * 8);
+        assert_eq!(u64_at(HEADER_LEN + 16), content * 8);
+        assert_eq!(u64_at(HEADER_LEN + 24), PACKET_BYTES as u64 * 8);
+        assert_eq!(bytes.len(), PACKET_BYTES);
         assert_eq!(u64_at(HEADER_LEN + 32), 4);
         assert_eq!(u64_at(HEADER_LEN + 40), 9);
+    }
+
+    #[test]
+    fn a_packet_stops_at_its_page_unless_one_event_needs_more() {
+        let mut packet = PacketBuilder::default();
+        packet.begin(&[0; 16], 0);
+        let mut timestamp = 0;
+        while packet.try_push(&record(timestamp), &context()) {
+            timestamp += 1;
+        }
+        let full = packet.bytes.len();
+        assert!(full <= PACKET_BYTES && full + 60 > PACKET_BYTES, "{full}");
+        assert_eq!(packet.events(), timestamp);
+        assert_eq!(
+            packet.last_timestamp,
+            timestamp - 1,
+            "the refused event left no trace"
+        );
+
+        packet.begin(&[0; 16], 0);
+        let big = Record {
+            timestamp: 1,
+            event: Event::RclcppCallbackRegister {
+                callback: 1,
+                symbol: "x".repeat(2 * PACKET_BYTES).into(),
+            },
+        };
+        assert!(
+            packet.try_push(&big, &context()),
+            "alone, it gets a bigger packet"
+        );
+        let info = PacketInfo {
+            seq_num: 0,
+            events_discarded: 0,
+            cpu_id: 0,
+        };
+        assert_eq!(packet.finish(info).len(), 3 * PACKET_BYTES);
     }
 
     #[test]

@@ -17,6 +17,9 @@ pub use super::writer::Stats;
 /// The environment variable naming a directory to trace into: see [`Session::from_env`].
 pub const ENV_VAR: &str = "KAIROS_TRACE";
 
+/// The largest per-thread queue a session accepts.
+pub const MAX_BUFFER_EVENTS: usize = 16 << 20;
+
 /// How a session buffers and flushes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionConfig {
@@ -39,7 +42,21 @@ impl Default for SessionConfig {
 
 /// A running trace session: while it lives, every tracepoint in the process records into
 /// its directory. Only one runs at a time. Dropping it stops it, like [`Session::stop`]
-/// (an error is then printed on stderr, since it cannot be returned).
+/// (an error is then printed on stderr, since it cannot be returned). Keep it where the
+/// program ends normally (e.g. in `main`): Rust does not drop statics at exit, and a
+/// session that is never stopped loses its last flush interval.
+///
+/// ```
+/// use kairos_trace::{Session, tp};
+///
+/// let dir = tempfile::tempdir()?;
+/// let session = Session::start(dir.path().join("trace"))?;
+/// tp::rcl_publish(0x1, 0x2, 0); // publisher 0x1, message 0x2, sequence number 0
+/// let stats = session.stop()?;
+/// assert_eq!(stats.events_written, 1);
+/// // `babeltrace2 <dir>/trace` now prints the event.
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Session {
     dir: PathBuf,
@@ -68,6 +85,11 @@ impl Session {
         let dir = dir.as_ref().to_path_buf();
         if config.buffer_events == 0 {
             return Err(Error::InvalidConfig("buffer_events must be at least 1"));
+        }
+        if config.buffer_events > MAX_BUFFER_EVENTS {
+            return Err(Error::InvalidConfig(
+                "buffer_events must be at most 16 Mi (about 1.2 GiB per traced thread)",
+            ));
         }
         if config.flush_interval.is_zero() {
             return Err(Error::InvalidConfig(

@@ -3,7 +3,7 @@
 
 use super::Error;
 use super::buffer::{Registry, ThreadStream};
-use super::packet::{EventContext, PROCNAME_LEN, PacketBuilder, PacketInfo};
+use super::packet::{EventContext, PacketBuilder, PacketInfo};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -13,9 +13,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A packet is closed once it holds this many bytes, so one drain of a full queue does not
-/// build one huge packet.
-const PACKET_TARGET_BYTES: usize = 256 * 1024;
+/// Packets are written in batches of about this many bytes, one `write` each.
+const BATCH_BYTES: usize = 256 * 1024;
 
 /// What a session asks of its writer.
 #[derive(Debug)]
@@ -54,6 +53,8 @@ pub(crate) struct Writer {
     interval: Duration,
     files: StreamFiles,
     packet: PacketBuilder,
+    /// Whole packets waiting for their `write`.
+    batch: Vec<u8>,
     stats: Stats,
     /// Discarded counts of streams already retired.
     retired_discarded: u64,
@@ -75,11 +76,12 @@ impl Writer {
             files: StreamFiles {
                 dir,
                 vpid: std::process::id() as i32,
-                procname: EventContext::procname_field(&procname),
+                procname,
                 open: HashMap::new(),
                 opened: 0,
             },
             packet: PacketBuilder::default(),
+            batch: Vec::new(),
             stats: Stats::default(),
             retired_discarded: 0,
             failure: None,
@@ -111,15 +113,22 @@ impl Writer {
         }
         self.drain();
         self.stats.streams = self.files.opened;
-        for (_, stream) in self.files.open.drain() {
-            if let Err(source) = stream.file.sync_all() {
-                self.failure
-                    .get_or_insert(Error::io("flush", stream.path, source));
-            }
+        let open: Vec<StreamFile> = self.files.open.drain().map(|(_, file)| file).collect();
+        for file in open {
+            self.close(file);
         }
         match self.failure {
             Some(error) => Err(error),
             None => Ok(self.stats),
+        }
+    }
+
+    /// Closes a stream file once its data is on disk, so a write-back error is reported
+    /// rather than lost.
+    fn close(&mut self, stream: StreamFile) {
+        if let Err(source) = stream.file.sync_all() {
+            self.failure
+                .get_or_insert(Error::io("write back", stream.path, source));
         }
     }
 
@@ -130,54 +139,91 @@ impl Writer {
         }
         for stream in self.registry.retire_finished() {
             // The thread exited and its queue is empty: close its file.
-            self.files.open.remove(&stream.instance_id);
+            if let Some(file) = self.files.open.remove(&stream.instance_id) {
+                self.close(file);
+            }
             self.retired_discarded += stream.discarded();
         }
         let live: u64 = self.registry.streams().iter().map(|s| s.discarded()).sum();
         self.stats.events_discarded = self.retired_discarded + live;
     }
 
+    /// Writes the events queued on `stream`, a batch of whole packets per `write`.
     fn drain_stream(&mut self, stream: &ThreadStream) {
-        loop {
-            let Some(first) = stream.pop() else {
-                return;
-            };
+        let mut next = stream.pop();
+        while let Some(mut record) = next.take() {
             if self.failure.is_some() {
-                // Writing already failed: count, do not pile up memory.
+                // Writing already failed: count, and do not let the queue fill up.
                 self.stats.events_lost += 1;
+                next = stream.pop();
                 continue;
             }
             let file = match self.files.get(stream) {
                 Ok(file) => file,
                 Err(error) => {
                     self.failure = Some(error);
-                    self.stats.events_lost += 1;
+                    next = Some(record);
                     continue;
                 }
             };
-            self.packet.begin(&self.uuid, stream.instance_id);
-            self.packet.push(&first, &file.context);
-            while self.packet.len() < PACKET_TARGET_BYTES {
-                let Some(record) = stream.pop() else { break };
-                self.packet.push(&record, &file.context);
-            }
-            let events = self.packet.events();
-            let info = PacketInfo {
-                seq_num: file.next_seq_num,
-                // Read after the pops: any discard counted here happened while the queue
+            self.batch.clear();
+            let (mut events, mut packets) = (0, 0);
+            loop {
+                self.packet.begin(&self.uuid, stream.instance_id);
+                let first_timestamp = record.timestamp;
+                // The first event always goes in: an empty packet grows to fit it.
+                self.packet.try_push(&record, &file.context);
+                next = loop {
+                    match stream.pop() {
+                        Some(record) if !self.packet.try_push(&record, &file.context) => {
+                            break Some(record);
+                        }
+                        Some(_) => {}
+                        None => break None,
+                    }
+                };
+                // Read after the pops: a discard counted here happened while the queue
                 // was full, before (some of) the events just taken.
-                events_discarded: stream.discarded(),
-                cpu_id: stream.cpu_id,
-            };
-            let bytes = self.packet.finish(info);
-            match file.file.write_all(bytes) {
+                let discarded = stream.discarded();
+                if file.next_seq_num == 0 && discarded > 0 {
+                    // babeltrace2 counts discards as the difference between two packets
+                    // and gives no count for a stream's first packet: start with an empty
+                    // one.
+                    let info = PacketInfo {
+                        seq_num: 0,
+                        events_discarded: 0,
+                        cpu_id: stream.cpu_id,
+                    };
+                    let empty =
+                        PacketBuilder::empty(&self.uuid, stream.instance_id, first_timestamp, info);
+                    self.batch.extend_from_slice(&empty);
+                    file.next_seq_num = 1;
+                    packets += 1;
+                }
+                let info = PacketInfo {
+                    seq_num: file.next_seq_num,
+                    events_discarded: discarded,
+                    cpu_id: stream.cpu_id,
+                };
+                self.batch.extend_from_slice(self.packet.finish(info));
+                file.next_seq_num += 1;
+                packets += 1;
+                events += self.packet.events();
+                match next.take() {
+                    Some(more) if self.batch.len() < BATCH_BYTES => record = more,
+                    rest => {
+                        next = rest;
+                        break;
+                    }
+                }
+            }
+            match file.file.write_all(&self.batch) {
                 Ok(()) => {
-                    file.next_seq_num += 1;
                     self.stats.events_written += events;
-                    self.stats.packets += 1;
+                    self.stats.packets += packets;
                 }
                 Err(source) => {
-                    self.failure = Some(Error::io("write a packet to", &file.path, source));
+                    self.failure = Some(Error::io("write packets to", &file.path, source));
                     self.stats.events_lost += events;
                 }
             }
@@ -189,7 +235,8 @@ impl Writer {
 struct StreamFiles {
     dir: PathBuf,
     vpid: i32,
-    procname: [u8; PROCNAME_LEN],
+    /// The process's name, for threads that have none of their own.
+    procname: String,
     open: HashMap<u64, StreamFile>,
     opened: u64,
 }
@@ -211,7 +258,11 @@ impl StreamFiles {
                     context: EventContext {
                         vtid: stream.vtid,
                         vpid: self.vpid,
-                        procname: self.procname,
+                        procname: EventContext::procname_field(if stream.procname.is_empty() {
+                            &self.procname
+                        } else {
+                            &stream.procname
+                        }),
                     },
                 }))
             }

@@ -92,6 +92,12 @@ impl ManagedThread {
         body: impl FnOnce(&CancelToken) + Send + 'static,
     ) -> std::io::Result<ManagedThread> {
         let name = name.into();
+        if name.contains('\0') {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("thread name {name:?} contains a NUL byte; give a name without one"),
+            ));
+        }
         let token = CancelToken::new();
         let status = Arc::new(WaitStatus::default());
         let (done_tx, done) = mpsc::channel();

@@ -126,7 +126,9 @@ impl Clock {
     pub fn sleep_until(&self, deadline: Time, cancel: &CancelToken) -> Result<(), WaitError> {
         let clock = crate::trace::clock(self.kind());
         crate::trace::tp::sleep_start(clock, deadline.nanos());
-        let result = self.block_until(deadline, cancel, None).map(|_| ());
+        let result = self
+            .block_until(deadline, cancel, None, &|| None)
+            .map(|_| ());
         crate::trace::tp::sleep_end(clock, deadline.nanos(), self.now().nanos());
         result
     }
@@ -204,8 +206,9 @@ impl Clock {
             Source::Sim(sim) => Some(sim.generation()),
             // The switch count in the high bits, the active source's generation below.
             Source::Ros(ros) => {
-                let source = ros.active().jump_generation().unwrap_or(0);
-                Some((ros.switch_generation() << 40) | (source & ((1 << 40) - 1)))
+                let (switches, active) = ros.snapshot();
+                let source = active.jump_generation().unwrap_or(0);
+                Some((switches << 40) | (source & SOURCE_GENERATION_MASK))
             }
         }
     }
@@ -220,33 +223,47 @@ impl Clock {
                 if since >> 40 != ros.switch_generation() {
                     JumpsSince::SourceChanged
                 } else {
-                    ros.active().jumped_since(since & ((1 << 40) - 1))
+                    ros.active().jumped_since(since & SOURCE_GENERATION_MASK)
                 }
             }
         }
     }
 
     /// The wait loop. With `jump_generation`, also returns [`WaitEnd::Jumped`] as soon as
-    /// the clock's jump generation differs from it.
+    /// the clock's jump generation differs from it. `interrupt` is checked on every turn
+    /// (the caller's own reasons to stop: a timer cancelled or reset); whatever makes it
+    /// answer must also wake this thread.
     pub(crate) fn block_until(
         &self,
         deadline: Time,
         cancel: &CancelToken,
         jump_generation: Option<u64>,
+        interrupt: &dyn Fn() -> Option<Result<WaitEnd, WaitError>>,
     ) -> Result<WaitEnd, WaitError> {
-        if let Source::Ros(ros) = &self.source {
-            let generation = ros.switch_generation();
-            let _switch = ros.register_waiter(&thread_waker());
-            let active = ros.active();
-            if generation != ros.switch_generation() {
-                return Err(WaitError::ClockChanged);
-            }
-            // The active source's own generation (the low bits) for its jump checks.
-            let source_generation = jump_generation.map(|g| g & ((1 << 40) - 1));
-            let switched = || ros.switch_generation() != generation;
-            return active.block_until_source(deadline, cancel, source_generation, &switched);
+        let Source::Ros(ros) = &self.source else {
+            return self.block_until_source(deadline, cancel, jump_generation, interrupt);
+        };
+        let _switch = ros.register_waiter(&thread_waker());
+        let (generation, active) = ros.snapshot();
+        if deadline.kind() != active.kind() && deadline.kind() != ClockKind::Steady {
+            // A deadline read from the node clock before it switched source.
+            return Err(WaitError::ClockChanged);
         }
-        self.block_until_source(deadline, cancel, jump_generation, &|| false)
+        // The active source's own generation (the low bits) for its jump checks.
+        let source_generation = jump_generation.map(|g| g & SOURCE_GENERATION_MASK);
+        let switched_or_interrupted = || {
+            if ros.switch_generation() != generation {
+                Some(Err(WaitError::ClockChanged))
+            } else {
+                interrupt()
+            }
+        };
+        active.block_until_source(
+            deadline,
+            cancel,
+            source_generation,
+            &switched_or_interrupted,
+        )
     }
 
     fn block_until_source(
@@ -254,7 +271,7 @@ impl Clock {
         deadline: Time,
         cancel: &CancelToken,
         jump_generation: Option<u64>,
-        switched: &dyn Fn() -> bool,
+        interrupt: &dyn Fn() -> Option<Result<WaitEnd, WaitError>>,
     ) -> Result<WaitEnd, WaitError> {
         if deadline.kind() != self.kind() {
             return Err(ClockMismatch {
@@ -270,17 +287,22 @@ impl Clock {
         ensure_fine_slack();
         let waker = thread_waker();
         let _cancel_registration = cancel.register(&waker);
-        let jumped = |clock: &Clock| match jump_generation {
-            Some(g) => clock.jump_generation().is_some_and(|now| now != g),
-            None => false,
+        // Every reason to end the wait other than reaching the deadline, checked each turn.
+        let stop = || {
+            if cancel.is_cancelled() {
+                return Some(Err(WaitError::Cancelled));
+            }
+            if let Some(end) = interrupt() {
+                return Some(end);
+            }
+            let jumped =
+                jump_generation.is_some_and(|g| self.jump_generation().is_some_and(|now| now != g));
+            jumped.then_some(Ok(WaitEnd::Jumped))
         };
         match &self.source {
             Source::Steady => loop {
-                if cancel.is_cancelled() {
-                    return Err(WaitError::Cancelled);
-                }
-                if switched() {
-                    return Err(WaitError::ClockChanged);
+                if let Some(end) = stop() {
+                    return end;
                 }
                 if mono_now() >= deadline {
                     return Ok(WaitEnd::Reached);
@@ -290,35 +312,24 @@ impl Clock {
             Source::System => {
                 let _sleeper = jump::register_current_thread();
                 loop {
-                    if cancel.is_cancelled() {
-                        return Err(WaitError::Cancelled);
-                    }
-                    if switched() {
-                        return Err(WaitError::ClockChanged);
-                    }
-                    if jumped(self) {
-                        return Ok(WaitEnd::Jumped);
+                    if let Some(end) = stop() {
+                        return end;
                     }
                     let now = wall_now();
                     if now >= deadline {
                         return Ok(WaitEnd::Reached);
                     }
-                    park_until_mono(Some(mono_now().saturating_add(deadline - now)));
+                    park_until_mono(Some(
+                        mono_now().saturating_add(deadline.saturating_sub(now)),
+                    ));
                 }
             }
-            Source::Ros(_) => unreachable_ros(),
             Source::Sim(sim) => {
                 let participant = Some(sim.participant());
                 let mut key = None;
                 let result = loop {
-                    if cancel.is_cancelled() {
-                        break Err(WaitError::Cancelled);
-                    }
-                    if switched() {
-                        break Err(WaitError::ClockChanged);
-                    }
-                    if jumped(self) {
-                        break Ok(WaitEnd::Jumped);
+                    if let Some(end) = stop() {
+                        break end;
                     }
                     match sim.poll_wait(deadline, &mut key, &waker, participant) {
                         SimPoll::Reached => break Ok(WaitEnd::Reached),
@@ -329,11 +340,23 @@ impl Clock {
                 sim.unregister(key);
                 result
             }
+            // `block_until` resolves a node clock to its active source before waiting.
+            Source::Ros(_) => Err(WaitError::ClockChanged),
+        }
+    }
+
+    /// The jump generation and the time, read consistently: retried if a jump or a source
+    /// switch happened between the reads, so the time belongs to the generation.
+    pub(crate) fn observe(&self) -> (Option<u64>, Time) {
+        loop {
+            let before = self.jump_generation();
+            let now = self.now();
+            if self.jump_generation() == before {
+                return (before, now);
+            }
         }
     }
 }
 
-/// `block_until` resolves a node clock to its active source before waiting.
-fn unreachable_ros() -> Result<WaitEnd, WaitError> {
-    Err(WaitError::ClockChanged)
-}
+/// The low bits of a node clock's jump generation: its active source's own generation.
+const SOURCE_GENERATION_MASK: u64 = (1 << 40) - 1;

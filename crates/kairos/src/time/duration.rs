@@ -146,12 +146,18 @@ impl Mul<i64> for Duration {
 
 impl Div<i64> for Duration {
     type Output = Duration;
-    /// Division by zero saturates to the signed bound instead of panicking.
+    /// Saturates instead of overflowing (`MIN / -1`); division by zero saturates to the
+    /// bound of the dividend's sign instead of panicking.
     fn div(self, rhs: i64) -> Duration {
-        match self.nanos.checked_div(rhs) {
-            Some(nanos) => Duration { nanos },
-            None if self.nanos < 0 => Duration { nanos: i64::MIN },
-            None => Duration::MAX,
+        if rhs == 0 {
+            return if self.nanos < 0 {
+                Duration { nanos: i64::MIN }
+            } else {
+                Duration::MAX
+            };
+        }
+        Duration {
+            nanos: self.nanos.saturating_div(rhs),
         }
     }
 }

@@ -214,29 +214,32 @@ pub(crate) struct WallMonitor {
 }
 
 /// The realtime-minus-monotonic offset, read so that a preemption between the two reads
-/// cannot fake a jump: the monotonic clock is read on both sides and a slow pair retried.
-fn offset_sample() -> i64 {
-    let mut best = (i64::MAX, 0);
+/// cannot fake a jump: the monotonic clock is read on both sides, a slow pair is retried,
+/// and `None` when every try was too slow to trust.
+fn offset_sample() -> Option<i64> {
+    let mut best: Option<(i64, i64)> = None;
     for _ in 0..4 {
         let m0 = mono_now();
         let w = wall_now();
         let m1 = mono_now();
         let spread = m1 - m0;
-        if spread < best.0 {
-            best = (spread, w - (m0 + spread / 2));
+        if best.is_none_or(|(s, _)| spread < s) {
+            best = Some((spread, w.saturating_sub(m0 + spread / 2)));
         }
         if spread < 20_000 {
             break;
         }
     }
-    best.1
+    // A pair read across a long preemption cannot tell a step from the delay: no sample.
+    best.filter(|(spread, _)| *spread < DETECTION_THRESHOLD.as_nanos() / 2)
+        .map(|(_, offset)| offset)
 }
 
 pub(crate) fn monitor() -> &'static WallMonitor {
     static MONITOR: OnceLock<WallMonitor> = OnceLock::new();
     MONITOR.get_or_init(|| WallMonitor {
         state: Mutex::new(MonitorState {
-            baseline: offset_sample(),
+            baseline: offset_sample().unwrap_or_else(|| wall_now().saturating_sub(mono_now())),
             generation: 0,
             cumulative: vec![0],
         }),
@@ -250,18 +253,33 @@ pub(crate) fn monitor() -> &'static WallMonitor {
 impl WallMonitor {
     /// Samples the offset; reports a jump if it stepped. Returns the current generation.
     pub(crate) fn poll(&self) -> u64 {
-        let sample = offset_sample();
         let mut state = self.state.lock();
-        let delta = sample - state.baseline;
+        // Sampled under the lock: a sample taken before a step and compared after a newer
+        // one would turn a forward step into a step back and forth.
+        let Some(sample) = offset_sample() else {
+            return state.generation;
+        };
+        let delta = sample.saturating_sub(state.baseline);
         state.baseline = sample;
-        if delta.abs() < DETECTION_THRESHOLD.as_nanos() {
+        if delta.saturating_abs() < DETECTION_THRESHOLD.as_nanos() {
             return state.generation;
         }
         state.generation += 1;
-        let total = state.cumulative.last().copied().unwrap_or(0) + delta;
+        let total = state
+            .cumulative
+            .last()
+            .copied()
+            .unwrap_or(0)
+            .saturating_add(delta);
         state.cumulative.push(total);
         let generation = state.generation;
         drop(state);
+        let after = wall_now();
+        crate::trace::tp::clock_jump(
+            kairos_trace::schema::ClockKind::System,
+            after.saturating_sub(delta),
+            after,
+        );
         let jump = ClockJump {
             delta: Duration::from_nanos(delta),
             change: ClockChange::None,
@@ -277,7 +295,7 @@ impl WallMonitor {
             .unwrap_or(usize::MAX)
             .min(state.cumulative.len() - 1);
         let last = state.cumulative.last().copied().unwrap_or(0);
-        Duration::from_nanos(last - state.cumulative[idx])
+        Duration::from_nanos(last.saturating_sub(state.cumulative[idx]))
     }
 
     fn wake_sleepers(&self) {

@@ -119,6 +119,17 @@ impl RosClock {
             .dispatch(&jump, || waiters.into_iter().for_each(Waker::wake));
     }
 
+    /// The switch generation and the source in force, read together.
+    pub(crate) fn snapshot(&self) -> (u64, Clock) {
+        let mode = *self.inner.mode.lock();
+        let active = if mode.use_sim_time {
+            self.inner.sim.clock()
+        } else {
+            Clock::system()
+        };
+        (mode.generation, active)
+    }
+
     pub(crate) fn switch_generation(&self) -> u64 {
         self.inner.mode.lock().generation
     }

@@ -165,6 +165,8 @@ impl SimClock {
                 found: t.kind(),
             });
         }
+        // A stall nobody observed still moved a falling-back clock: report it first.
+        self.observe_stall();
         let mut woken = Vec::new();
         let effect = {
             let mut state = self.inner.state.lock();
@@ -188,6 +190,7 @@ impl SimClock {
     pub fn run_until(&self, t: Time) {
         let target = t.nanos();
         loop {
+            self.observe_stall();
             let mut woken = Vec::new();
             let effect = {
                 let mut state = self.inner.state.lock();
@@ -199,7 +202,7 @@ impl SimClock {
                         } else {
                             None
                         };
-                        state.pop_due(next.max(now), &mut woken, 1);
+                        state.pop_due(next.max(now), &mut woken, 1, true);
                         effect
                     }
                     _ => {
@@ -244,7 +247,7 @@ impl SimClock {
         let sim = kairos_trace::schema::ClockKind::Sim;
         tp::sim_clock_update(effect.now);
         if effect.reset {
-            tp::clock_jump(sim, effect.now - effect.delta, effect.now);
+            tp::clock_jump(sim, effect.now.saturating_sub(effect.delta), effect.now);
         }
         if effect.resumed {
             tp::resume(sim, effect.now, effect.stalled_ns);
@@ -303,7 +306,7 @@ impl SimClock {
             .ok()
             .and_then(|i| state.cumulative.get(i).copied())
             .unwrap_or(last);
-        Duration::from_nanos(last - base)
+        Duration::from_nanos(last.saturating_sub(base))
     }
 
     /// One look at the clock for a waiter of `deadline`: registers (or refreshes) `waker`
@@ -327,7 +330,12 @@ impl SimClock {
             state.forget(key.take());
             let last = Time::new(ClockKind::Sim, state.clock.read(steady));
             let silent_for = Duration::from_nanos(
-                steady - (state.clock.stall_at() - state.clock.stall_timeout().as_nanos()),
+                steady.saturating_sub(
+                    state
+                        .clock
+                        .stall_at()
+                        .saturating_sub(state.clock.stall_timeout().as_nanos()),
+                ),
             );
             return SimPoll::Failed(WaitError::Stalled { last, silent_for });
         }
@@ -372,7 +380,12 @@ impl SimState {
         let effect = self.clock.publish(value, mono_now());
         if effect.reset {
             self.generation += 1;
-            let total = self.cumulative.last().copied().unwrap_or(0) + effect.delta;
+            let total = self
+                .cumulative
+                .last()
+                .copied()
+                .unwrap_or(0)
+                .saturating_add(effect.delta);
             self.cumulative.push(total);
         }
         effect
@@ -386,20 +399,19 @@ impl SimState {
         } else {
             self.clock.read(mono_now())
         };
-        self.pop_due(now, out, usize::MAX);
+        self.pop_due(now, out, usize::MAX, false);
     }
 
-    /// Pops up to `max` waiters due at `now` (all of them after a reset, so they
-    /// re-evaluate), marking their participants as running.
-    fn pop_due(&mut self, now: i64, out: &mut Vec<Waker>, max: usize) {
-        let mut due = Vec::new();
-        let keys = self.queue.pop_due_keys(now, &mut due, max);
-        for k in keys {
+    /// Pops up to `max` waiters due at `now`. With `track`, their threads count as
+    /// running until they are back (only `run_until` waits for them, never a publish).
+    fn pop_due(&mut self, now: i64, out: &mut Vec<Waker>, max: usize, track: bool) {
+        for k in self.queue.pop_due_keys(now, out, max) {
             if let Some(p) = self.owners.remove(&k) {
-                self.running.insert(p);
+                if track {
+                    self.running.insert(p);
+                }
             }
         }
-        out.extend(due);
     }
 
     fn forget(&mut self, key: Option<u64>) {

@@ -80,21 +80,29 @@ impl Future for Sleep {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        if let (Some((generation, waiter)), Some(ros)) = (&mut this.switch, this.clock.as_ros()) {
-            match waiter {
-                Some(w) => w.update(cx.waker()),
-                None => *waiter = Some(ros.register_waiter(cx.waker())),
+        // A node clock is resolved to its source once per poll, with its switch generation,
+        // and every decision below is made on that one source.
+        let source = match (&mut this.switch, this.clock.as_ros()) {
+            (Some((generation, waiter)), Some(ros)) => {
+                match waiter {
+                    Some(w) => w.update(cx.waker()),
+                    None => *waiter = Some(ros.register_waiter(cx.waker())),
+                }
+                let (now_generation, active) = ros.snapshot();
+                if *generation != now_generation {
+                    this.release();
+                    return Poll::Ready(Err(WaitError::ClockChanged));
+                }
+                active
             }
-            if *generation != ros.switch_generation() {
-                this.release();
-                return Poll::Ready(Err(WaitError::ClockChanged));
-            }
-        }
-        if this.deadline.kind() != this.clock.kind() {
+            _ => this.clock.clone(),
+        };
+        if this.deadline.kind() != source.kind() {
             let err = ClockMismatch {
-                expected: this.clock.kind(),
+                expected: source.kind(),
                 found: this.deadline.kind(),
             };
+            this.release();
             return Poll::Ready(Err(err.into()));
         }
         match &this.cancel_registration {
@@ -106,15 +114,28 @@ impl Future for Sleep {
             return Poll::Ready(Err(WaitError::Cancelled));
         }
         let deadline = this.deadline.nanos();
-        let reached = match this.clock.kind() {
-            ClockKind::Steady => {
+        let reached = match source.as_sim() {
+            Some(sim) => match this.sim_poll(sim.clone(), deadline, cx) {
+                SimPoll::Reached => true,
+                SimPoll::Failed(err) => {
+                    this.release();
+                    return Poll::Ready(Err(err));
+                }
+                SimPoll::Pending(recheck_at) => {
+                    if let Some(at) = recheck_at {
+                        driver().register(at, &mut this.driver_key, cx.waker());
+                    }
+                    false
+                }
+            },
+            None if source.kind() == ClockKind::Steady => {
                 let reached = mono_now() >= deadline;
                 if !reached {
                     driver().register(deadline, &mut this.driver_key, cx.waker());
                 }
                 reached
             }
-            ClockKind::System => {
+            None => {
                 jump::monitor().poll();
                 let now = wall_now();
                 let reached = now >= deadline;
@@ -125,27 +146,11 @@ impl Future for Sleep {
                             this.wall_sleeper = Some(jump::monitor().register_sleeper(cx.waker()))
                         }
                     }
-                    let mono_deadline = mono_now().saturating_add(deadline - now);
+                    let mono_deadline = mono_now().saturating_add(deadline.saturating_sub(now));
                     driver().register(mono_deadline, &mut this.driver_key, cx.waker());
                 }
                 reached
             }
-            ClockKind::Sim => match this.clock.as_sim() {
-                Some(sim) => match this.sim_poll(sim.clone(), deadline, cx) {
-                    SimPoll::Reached => true,
-                    SimPoll::Failed(err) => {
-                        this.release();
-                        return Poll::Ready(Err(err));
-                    }
-                    SimPoll::Pending(recheck_at) => {
-                        if let Some(at) = recheck_at {
-                            driver().register(at, &mut this.driver_key, cx.waker());
-                        }
-                        false
-                    }
-                },
-                None => true,
-            },
         };
         if reached {
             this.release();

@@ -35,7 +35,7 @@
 use super::clock::{JumpsSince, WaitEnd};
 use super::slack::ensure_fine_slack;
 use super::wait::thread_waker;
-use super::{CancelToken, Clock, Duration, Time, TimeError, WaitError};
+use super::{CancelToken, Clock, ClockKind, Duration, Time, TimeError, WaitError};
 use parking_lot::Mutex;
 use std::task::Waker;
 
@@ -70,6 +70,7 @@ impl Tick {
 #[derive(Debug, Clone, Copy)]
 struct Observed {
     now: i64,
+    kind: ClockKind,
     generation: Option<u64>,
 }
 
@@ -81,6 +82,8 @@ struct Schedule {
     fired: u64,
     missed: u64,
     cancelled: bool,
+    /// Bumped by `cancel` and `reset`, so a waiter sees its wait was made stale.
+    version: u64,
     jump_generation: Option<u64>,
     waiters: Vec<Waker>,
 }
@@ -121,6 +124,7 @@ impl Timer {
                 fired: 0,
                 missed: 0,
                 cancelled: false,
+                version: 0,
                 jump_generation,
                 waiters: Vec::new(),
             }),
@@ -150,7 +154,7 @@ impl Timer {
         let observed = self.observe();
         let mut s = self.state.lock();
         self.react_to_jumps(&mut s, observed);
-        Time::new(self.clock.kind(), s.next)
+        Time::new(observed.kind, s.next)
     }
 
     /// Whether the next deadline has been reached (false when cancelled).
@@ -186,16 +190,19 @@ impl Timer {
             return None;
         }
         let scheduled = s.next;
-        let late_periods = u64::try_from((now - scheduled) / s.period).unwrap_or(0);
-        s.next = match s.policy {
-            MissedPeriods::Skip => {
-                scheduled.saturating_add((late_periods as i64 + 1).saturating_mul(s.period))
-            }
-            MissedPeriods::Rephase => now.saturating_add(s.period),
+        // In i128: a simulated clock may jump across most of the i64 range.
+        let (now_w, scheduled_w, period_w) =
+            (i128::from(now), i128::from(scheduled), i128::from(s.period));
+        let late = (now_w - scheduled_w) / period_w;
+        let late_periods = u64::try_from(late).unwrap_or(u64::MAX);
+        let next = match s.policy {
+            MissedPeriods::Skip => scheduled_w + (late + 1) * period_w,
+            MissedPeriods::Rephase => now_w + period_w,
         };
+        s.next = i64::try_from(next).unwrap_or(i64::MAX);
         s.fired += 1;
-        s.missed += late_periods;
-        let kind = self.clock.kind();
+        s.missed = s.missed.saturating_add(late_periods);
+        let kind = observed.kind;
         crate::trace::tp::timer_fire(self.handle, crate::trace::clock(kind), scheduled, now);
         Some(Tick {
             scheduled: Time::new(kind, scheduled),
@@ -209,7 +216,7 @@ impl Timer {
     pub fn wait(&self, cancel: &CancelToken) -> Result<Tick, WaitError> {
         ensure_fine_slack();
         loop {
-            let generation = {
+            let (generation, version) = {
                 let mut s = self.state.lock();
                 if s.cancelled {
                     return Err(WaitError::Cancelled);
@@ -218,16 +225,27 @@ impl Timer {
                 if !s.waiters.iter().any(|w| w.will_wake(&waker)) {
                     s.waiters.push(waker);
                 }
-                s.jump_generation
+                (s.jump_generation, s.version)
             };
             if let Some(tick) = self.try_fire() {
                 return Ok(tick);
             }
             let deadline = self.next_deadline();
-            match self.clock.block_until(deadline, cancel, generation)? {
-                WaitEnd::Reached | WaitEnd::Jumped => {}
+            // cancel() and reset() wake this thread through `waiters`; this is how it learns.
+            let stale = || {
+                let s = self.state.lock();
+                if s.cancelled {
+                    Some(Err(WaitError::Cancelled))
+                } else {
+                    (s.version != version).then_some(Ok(WaitEnd::Jumped))
+                }
+            };
+            match self.clock.block_until(deadline, cancel, generation, &stale) {
+                Ok(WaitEnd::Reached | WaitEnd::Jumped) => {}
+                // A node clock switched source: the next turn restarts the period on it.
+                Err(WaitError::ClockChanged) => {}
+                Err(err) => return Err(err),
             }
-            // Woken by cancel()/reset() without the deadline moving: re-check at the top.
         }
     }
 
@@ -236,6 +254,7 @@ impl Timer {
         let waiters = {
             let mut s = self.state.lock();
             s.cancelled = true;
+            s.version += 1;
             std::mem::take(&mut s.waiters)
         };
         waiters.into_iter().for_each(Waker::wake);
@@ -251,6 +270,7 @@ impl Timer {
         let waiters = {
             let mut s = self.state.lock();
             s.cancelled = false;
+            s.version += 1;
             s.next = observed.now.saturating_add(s.period);
             s.jump_generation = observed.generation;
             std::mem::take(&mut s.waiters)
@@ -269,9 +289,10 @@ impl Timer {
     /// Reads the jump generation, then the clock, outside the schedule lock: sampling the
     /// wall clock may run jump handlers, which may call back into this timer.
     fn observe(&self) -> Observed {
-        let generation = self.clock.jump_generation();
+        let (generation, now) = self.clock.observe();
         Observed {
-            now: self.clock.now().nanos(),
+            now: now.nanos(),
+            kind: now.kind(),
             generation,
         }
     }

@@ -107,7 +107,7 @@ impl VirtualClock {
     pub fn read(&self, steady_now: i64) -> i64 {
         let held = self.held();
         if self.policy == StallPolicy::FallbackToSteady && self.is_silent(steady_now) {
-            held.saturating_add(steady_now - self.stall_at())
+            held.saturating_add(steady_now.saturating_sub(self.stall_at()))
         } else {
             held
         }
@@ -116,9 +116,14 @@ impl VirtualClock {
     /// The source published `value` at `steady_now`.
     pub(crate) fn publish(&mut self, value: i64, steady_now: i64) -> PublishEffect {
         let before = self.read(steady_now);
-        let stalled_ns = (steady_now - self.stall_at()).max(0);
-        let reset = self.source.is_some_and(|s| value < s);
-        self.floor = if reset || value >= before {
+        let stalled_ns = steady_now.saturating_sub(self.stall_at()).max(0);
+        // Before the first sample the clock reads a placeholder zero (unless a fallback
+        // has moved it): the first sample is taken as published, and one below zero is
+        // reported as a reset so that nothing scheduled on the placeholder fires early.
+        let placeholder = self.source.is_none() && before == 0;
+        let reset = self.source.is_some_and(|s| value < s) || (placeholder && value < 0);
+        // After that the clock holds rather than step back, except at a reset.
+        self.floor = if placeholder || reset || value >= before {
             None
         } else {
             Some(before)
@@ -128,7 +133,7 @@ impl VirtualClock {
         let resumed = std::mem::take(&mut self.stalled);
         let now = self.read(steady_now);
         PublishEffect {
-            delta: now - before,
+            delta: now.saturating_sub(before),
             reset,
             resumed,
             now,
