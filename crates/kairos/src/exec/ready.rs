@@ -90,8 +90,10 @@ impl<T> ReadyQueue<T> {
 
     /// Before sleeping, spins then yields briefly for work (crossbeam-channel's backoff):
     /// a burst's next item usually arrives within that, and a futex wake-up costs more.
-    #[cfg(not(loom))]
     fn spin_for_work(&self) {
+        if crate::loom::MODEL_CHECKED {
+            return;
+        }
         let backoff = crossbeam_utils::Backoff::new();
         while !backoff.is_completed() {
             if self.len_hint.load(Ordering::Acquire) > 0 {
@@ -100,10 +102,6 @@ impl<T> ReadyQueue<T> {
             backoff.snooze();
         }
     }
-
-    /// loom explores every interleaving of the real protocol; spinning only adds states.
-    #[cfg(loom)]
-    fn spin_for_work(&self) {}
 
     /// Takes the oldest item, waiting until one arrives, an interrupt newer than `seen`
     /// (which is then updated, so the caller re-checks why it was woken before popping
@@ -159,103 +157,5 @@ impl ScheduleFlag {
 
     pub(crate) fn clear(&self) {
         self.0.store(false, Ordering::Release);
-    }
-}
-
-#[cfg(all(test, loom))]
-mod loom_tests {
-    use super::*;
-    use loom::sync::Arc;
-    use loom::sync::atomic::AtomicUsize;
-    use loom::thread;
-
-    /// An event producer and a worker: every event is handled (no lost wake-up) and the
-    /// item is never in the queue twice (no double dispatch).
-    #[test]
-    fn loom_schedule_flag_never_loses_or_duplicates_work() {
-        loom::model(|| {
-            let queue = Arc::new(ReadyQueue::new());
-            let flag = Arc::new(ScheduleFlag::new());
-            let pending = Arc::new(AtomicUsize::new(0));
-            let handled = Arc::new(AtomicUsize::new(0));
-
-            let notify = |queue: &ReadyQueue<u32>, flag: &ScheduleFlag, pending: &AtomicUsize| {
-                pending.fetch_add(1, Ordering::AcqRel);
-                if flag.set() {
-                    queue.push(7);
-                }
-            };
-            let producer = {
-                let (queue, flag, pending) = (queue.clone(), flag.clone(), pending.clone());
-                thread::spawn(move || {
-                    notify(&queue, &flag, &pending);
-                    notify(&queue, &flag, &pending);
-                })
-            };
-            // The worker: take the item, clear the flag, then drain the work it finds.
-            let worker = {
-                let (queue, flag, pending, handled) = (
-                    queue.clone(),
-                    flag.clone(),
-                    pending.clone(),
-                    handled.clone(),
-                );
-                thread::spawn(move || {
-                    while handled.load(Ordering::Acquire) < 2 {
-                        let Popped::Item(item) = queue.pop(&mut 0, None) else {
-                            panic!("no interrupt was sent")
-                        };
-                        assert_eq!(item, 7);
-                        flag.clear();
-                        while pending.load(Ordering::Acquire) > 0 {
-                            pending.fetch_sub(1, Ordering::AcqRel);
-                            handled.fetch_add(1, Ordering::AcqRel);
-                        }
-                    }
-                })
-            };
-            producer.join().unwrap();
-            worker.join().unwrap();
-            assert_eq!(handled.load(Ordering::Acquire), 2);
-            // At most one stale entry can remain (pushed after the last drain), never two.
-            assert!(queue.len() <= 1);
-        });
-    }
-
-    /// An interrupt reaches a worker blocked in `pop` even when it races with the wait.
-    #[test]
-    fn loom_interrupt_wakes_a_blocked_worker() {
-        loom::model(|| {
-            let queue: Arc<ReadyQueue<u32>> = Arc::new(ReadyQueue::new());
-            let seen = queue.interrupts();
-            let worker = {
-                let queue = queue.clone();
-                thread::spawn(move || queue.pop(&mut { seen }, None))
-            };
-            queue.interrupt();
-            assert_eq!(worker.join().unwrap(), Popped::Interrupted);
-        });
-    }
-
-    /// Two workers and two pushes: each item is popped exactly once.
-    #[test]
-    fn loom_each_item_is_dispatched_once() {
-        loom::model(|| {
-            let queue = Arc::new(ReadyQueue::new());
-            let workers: Vec<_> = (0..2)
-                .map(|_| {
-                    let queue = queue.clone();
-                    thread::spawn(move || match queue.pop(&mut 0, None) {
-                        Popped::Item(item) => item,
-                        other => panic!("unexpected {other:?}"),
-                    })
-                })
-                .collect();
-            queue.push(1);
-            queue.push(2);
-            let mut got: Vec<u32> = workers.into_iter().map(|w| w.join().unwrap()).collect();
-            got.sort_unstable();
-            assert_eq!(got, vec![1, 2]);
-        });
     }
 }
