@@ -234,7 +234,6 @@ impl Node {
         Ok(Service {
             inner,
             node: self.clone(),
-            context: self.shared.context.clone(),
         })
     }
 

@@ -3,7 +3,6 @@
 //! executor goes on.
 
 use super::client::{CallError, ClientInner};
-use super::context::Context;
 use super::node::Node;
 use crate::exec::entity::{Entity, EntityCore, Execution};
 use parking_lot::Mutex;
@@ -97,7 +96,6 @@ impl<Req: Send + 'static, Resp: Send + 'static> Entity for ServiceInner<Req, Res
 pub struct Service<Req: Send + 'static, Resp: Send + 'static> {
     pub(crate) inner: Arc<ServiceInner<Req, Resp>>,
     pub(crate) node: Node,
-    pub(crate) context: Context,
 }
 
 impl<Req: Send + 'static, Resp: Send + 'static> Service<Req, Resp> {
@@ -116,7 +114,6 @@ impl<Req: Send + 'static, Resp: Send + 'static> Drop for Service<Req, Resp> {
     fn drop(&mut self) {
         self.inner.core.destroy();
         self.node.forget(self.inner.core.id());
-        let _ = &self.context;
         let pending: Vec<_> = self.inner.requests.lock().drain(..).collect();
         for Request { seq, client, .. } in pending {
             if let Some(client) = client.upgrade() {
