@@ -352,3 +352,24 @@ fn a_call_chain_longer_than_the_workers_would_deadlock_and_fits_with_more_worker
     );
     assert_eq!(call_chain(3), Ok(50));
 }
+
+#[test]
+fn a_dropped_service_fails_pending_calls_and_frees_its_name() {
+    let ctx = Context::new();
+    let node = Node::new_in(&ctx, "fickle", "/").unwrap();
+    let service = node.create_service("once", |x: i64| x).unwrap();
+    let client: Client<i64, i64> = node.create_client("once").unwrap();
+    let pending = client.call_async(1);
+    drop(service);
+    match pending.wait(CALL_TIMEOUT) {
+        Err(CallError::ServiceGone { seq: 1, .. }) => {}
+        other => panic!("expected ServiceGone, got {other:?}"),
+    }
+    assert!(!client.service_is_ready());
+    assert!(matches!(
+        client.call(2, CALL_TIMEOUT),
+        Err(CallError::ServiceUnavailable { .. })
+    ));
+    let _again = node.create_service("once", |x: i64| x * 2).unwrap();
+    assert!(client.service_is_ready());
+}

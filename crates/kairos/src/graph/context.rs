@@ -134,6 +134,23 @@ impl Context {
         }
     }
 
+    /// Removes `server` from its service (if it is still the registered one).
+    pub(crate) fn unregister_server<Req, Resp>(&self, server: &Arc<ServiceInner<Req, Resp>>)
+    where
+        Req: Send + 'static,
+        Resp: Send + 'static,
+    {
+        let mut services = self.inner.services.lock();
+        if let Some(slot) = services.get_mut(&*server.name)
+            && slot
+                .server
+                .as_ref()
+                .is_some_and(|s| std::ptr::addr_eq(s.as_ptr(), Arc::as_ptr(server)))
+        {
+            slot.server = None;
+        }
+    }
+
     /// The server of service `name`, if one exists now.
     pub(crate) fn server<Req, Resp>(&self, name: &str) -> Option<Arc<ServiceInner<Req, Resp>>>
     where

@@ -41,9 +41,26 @@ impl<Req: Send + 'static, Resp: Send + 'static> ServiceInner<Req, Resp> {
         }
     }
 
+    /// Queues a request; a service being dropped answers it `ServiceGone` at once.
     pub(crate) fn enqueue(&self, request: Request<Req, Resp>) {
-        self.requests.lock().push_back(request);
+        let mut requests = self.requests.lock();
+        // Checked under the lock its `Drop` drains, after marking the service destroyed.
+        if self.core.is_destroyed() {
+            drop(requests);
+            self.gone(request);
+            return;
+        }
+        requests.push_back(request);
+        drop(requests);
         self.core.notify();
+    }
+
+    fn gone(&self, request: Request<Req, Resp>) {
+        let Request { seq, client, .. } = request;
+        if let Some(client) = client.upgrade() {
+            let service = self.name.to_string();
+            client.respond(seq, Err(CallError::ServiceGone { service, seq }));
+        }
     }
 }
 
@@ -113,18 +130,11 @@ impl<Req: Send + 'static, Resp: Send + 'static> Service<Req, Resp> {
 impl<Req: Send + 'static, Resp: Send + 'static> Drop for Service<Req, Resp> {
     fn drop(&mut self) {
         self.inner.core.destroy();
+        self.node.context().unregister_server(&self.inner);
         self.node.forget(self.inner.core.id());
         let pending: Vec<_> = self.inner.requests.lock().drain(..).collect();
-        for Request { seq, client, .. } in pending {
-            if let Some(client) = client.upgrade() {
-                client.respond(
-                    seq,
-                    Err(CallError::ServiceGone {
-                        service: self.inner.name.to_string(),
-                        seq,
-                    }),
-                );
-            }
+        for request in pending {
+            self.inner.gone(request);
         }
     }
 }
