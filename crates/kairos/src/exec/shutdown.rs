@@ -22,7 +22,8 @@ pub struct ShutdownReport {
 }
 
 impl ShutdownReport {
-    /// Every callback had returned and every worker thread was joined.
+    /// Every callback had returned by the deadline (and every worker thread had left its
+    /// loop; a suspended `async` callback is dropped with the executor, not reported).
     pub fn is_clean(&self) -> bool {
         self.still_running.is_empty()
     }
