@@ -23,7 +23,7 @@ pub struct ShutdownReport {
 
 impl ShutdownReport {
     /// Every callback had returned by the deadline (and every worker thread had left its
-    /// loop; a suspended `async` callback is dropped with the executor, not reported).
+    /// loop). An `async` callback suspended at an `.await` is not running and not reported.
     pub fn is_clean(&self) -> bool {
         self.still_running.is_empty()
     }
