@@ -41,6 +41,32 @@ pub(crate) trait Entity: Send + Sync + 'static {
     fn has_work(&self) -> bool;
 }
 
+/// Brackets one run of a user callback with `ros2:callback_start` / `callback_end` (the
+/// callback handle is the entity's id). An async callback's end is traced by the executor
+/// when its future completes: [`CallbackScope::start_async`].
+pub(crate) struct CallbackScope(u64);
+
+impl CallbackScope {
+    #[inline]
+    pub(crate) fn enter(core: &EntityCore) -> CallbackScope {
+        crate::trace::tp::callback_start(core.id, 1);
+        CallbackScope(core.id)
+    }
+
+    /// Starts an async callback; the executor traces its end.
+    #[inline]
+    pub(crate) fn start_async(core: &EntityCore) {
+        crate::trace::tp::callback_start(core.id, 1);
+    }
+}
+
+impl Drop for CallbackScope {
+    #[inline]
+    fn drop(&mut self) {
+        crate::trace::tp::callback_end(self.0);
+    }
+}
+
 /// One item of ready work.
 pub(crate) enum Ready {
     Entity(Arc<dyn Entity>),
@@ -83,10 +109,12 @@ impl EntityCore {
         group: CallbackGroup,
         me: Weak<dyn Entity>,
     ) -> Self {
-        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        let id = crate::trace::next_handle();
+        let name = name.into();
+        crate::trace::tp::rclcpp_callback_register(id, &name);
         let waker = Waker::from(Arc::new(EntityWaker(me.clone())));
         Self {
-            name: name.into(),
+            name,
             group,
             scheduled: ScheduleFlag::new(),
             executor: Mutex::new(None),
@@ -94,7 +122,7 @@ impl EntityCore {
             me,
             waker,
             destroyed: AtomicBool::new(false),
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            id,
         }
     }
 
@@ -116,7 +144,6 @@ impl EntityCore {
         if self.scheduled.set() {
             match self.me.upgrade() {
                 Some(me) => {
-                    hooks::ready(&self.name);
                     exec.ready.push(Ready::Entity(me));
                 }
                 None => self.scheduled.clear(),
@@ -172,11 +199,4 @@ impl fmt::Debug for EntityCore {
             .field("group", &self.group.name())
             .finish_non_exhaustive()
     }
-}
-
-/// Where tracepoints go (one function per event site).
-mod hooks {
-    /// An entity became ready and was queued on its executor.
-    #[inline]
-    pub(super) fn ready(_entity: &str) {}
 }

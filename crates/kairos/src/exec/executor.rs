@@ -146,10 +146,9 @@ impl Executor {
     }
 
     fn with_workers(workers: usize) -> Self {
-        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         Self {
             shared: Arc::new(ExecShared {
-                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                id: crate::trace::next_handle(),
                 workers,
                 ready: ReadyQueue::new(),
                 blocked_workers: AtomicUsize::new(0),
@@ -389,7 +388,10 @@ impl Executor {
             still_running,
             waited: start.elapsed().into(),
         };
-        hooks::shutdown_report(&report);
+        for running in &report.still_running {
+            let ns = u64::try_from(running.running_for.as_nanos()).unwrap_or(0);
+            crate::trace::tp::shutdown_report(exec.id, &running.callback, "still_running_ns", ns);
+        }
         report
     }
 
@@ -571,10 +573,10 @@ impl ExecShared {
         let group = core.group.clone();
         let Some(Ready::Entity(entity)) = group.shared.gate.enter_or_park(Ready::Entity(entity))
         else {
-            hooks::parked_by_group(&group);
             return false;
         };
         let core = entity.core();
+        crate::trace::tp::rclcpp_executor_execute(core.id(), self.id);
         core.taken();
         let outcome = self.guarded(&group, &core.name, || entity.execute());
         match outcome {
@@ -601,8 +603,12 @@ impl ExecShared {
         let group = origin.core().group.clone();
         match self.guarded(&group, &origin.core().name, || task.poll()) {
             Ok(TaskPoll::Pending | TaskPoll::Stale) => {}
-            Ok(TaskPoll::Completed) => self.finish(&group, origin, None),
+            Ok(TaskPoll::Completed) => {
+                crate::trace::tp::callback_end(origin.core().id());
+                self.finish(&group, origin, None)
+            }
             Err(panic) => {
+                crate::trace::tp::callback_end(origin.core().id());
                 task.abandon();
                 self.finish(&group, origin, Some(panic));
             }
@@ -616,9 +622,8 @@ impl ExecShared {
         entity: &Arc<dyn Entity>,
         panic: Option<Box<dyn Any + Send>>,
     ) {
-        if let Some(panic) = panic {
+        if panic.is_some() {
             self.panicked.fetch_add(1, Ordering::Relaxed);
-            hooks::callback_panicked(&entity.core().name, &panic);
         }
         self.leave(group);
         if entity.has_work() {
@@ -648,12 +653,10 @@ impl ExecShared {
             };
             self.running.lock().start(call)
         };
-        hooks::callback_start(name);
         let result = {
             let _frame = RunningFrame::enter(self, group, name);
             catch_unwind(AssertUnwindSafe(f))
         };
-        hooks::callback_end(name);
         let mut running = self.running.lock();
         running.end(ticket);
         if self.shut_down.load(Ordering::Acquire) {
@@ -670,25 +673,4 @@ impl fmt::Debug for ExecShared {
             .field("workers", &self.workers)
             .finish_non_exhaustive()
     }
-}
-
-/// Where tracepoints go (one function per event site); the tracing layer fills them in.
-mod hooks {
-    use super::{CallbackGroup, ShutdownReport};
-    use std::any::Any;
-
-    #[inline]
-    pub(super) fn callback_start(_callback: &str) {}
-
-    #[inline]
-    pub(super) fn callback_end(_callback: &str) {}
-
-    #[inline]
-    pub(super) fn parked_by_group(_group: &CallbackGroup) {}
-
-    #[inline]
-    pub(super) fn callback_panicked(_callback: &str, _panic: &Box<dyn Any + Send>) {}
-
-    #[inline]
-    pub(super) fn shutdown_report(_report: &ShutdownReport) {}
 }

@@ -1,6 +1,6 @@
 //! Guard conditions: a callback another thread (or callback) can trigger.
 
-use super::entity::{Entity, EntityCore, Execution};
+use super::entity::{CallbackScope, Entity, EntityCore, Execution};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -54,6 +54,7 @@ impl Entity for GuardInner {
         if taken.is_err() {
             return Execution::Idle;
         }
+        let _scope = CallbackScope::enter(&self.core);
         (self.callback)();
         Execution::Done
     }

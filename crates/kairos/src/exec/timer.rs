@@ -6,7 +6,7 @@
 //! running the callback. A callback longer than the period re-queues the timer behind the
 //! work that arrived meanwhile, so it cannot starve it.
 
-use super::entity::{BoxFuture, Entity, EntityCore, Execution};
+use super::entity::{BoxFuture, CallbackScope, Entity, EntityCore, Execution};
 use crate::time::{CancelToken, Clock, Duration, Sleep, Tick, Timer};
 use parking_lot::Mutex;
 use std::fmt;
@@ -81,13 +81,16 @@ impl Entity for TimerInner {
         let Some(tick) = tick else {
             return Execution::Idle;
         };
-        hooks::timer_fired(&self.core.name, &tick);
         match &self.callback {
             TimerCallback::Sync(callback) => {
+                let _scope = CallbackScope::enter(&self.core);
                 callback(tick);
                 Execution::Done
             }
-            TimerCallback::Async(callback) => Execution::Pending(callback(tick)),
+            TimerCallback::Async(callback) => {
+                CallbackScope::start_async(&self.core);
+                Execution::Pending(callback(tick))
+            }
         }
     }
 
@@ -161,12 +164,4 @@ impl fmt::Debug for CallbackTimer {
             .field("period", &self.inner.timer.period())
             .finish_non_exhaustive()
     }
-}
-
-/// Where tracepoints go (one function per event site).
-mod hooks {
-    use crate::time::Tick;
-
-    #[inline]
-    pub(super) fn timer_fired(_timer: &str, _tick: &Tick) {}
 }

@@ -43,6 +43,8 @@ struct NodeShared {
     entities: Mutex<Vec<Arc<dyn Entity>>>,
     executor: Mutex<Option<Weak<ExecShared>>>,
     clock: Mutex<Clock>,
+    /// The handle the trace knows this node by.
+    handle: u64,
 }
 
 impl Node {
@@ -60,6 +62,8 @@ impl Node {
         } else {
             format!("{namespace}/{name}")
         };
+        let handle = crate::trace::next_handle();
+        crate::trace::tp::rcl_node_init(handle, handle, name, &namespace);
         let default_group = CallbackGroup::new(
             format!("default group of node {fq_name}"),
             GroupKind::MutuallyExclusive,
@@ -76,6 +80,7 @@ impl Node {
                 entities: Mutex::new(Vec::new()),
                 executor: Mutex::new(None),
                 clock: Mutex::new(Clock::system()),
+                handle,
             }),
         })
     }
@@ -142,10 +147,14 @@ impl Node {
         qos.capacity()?;
         let name = self.resolve_name(NameKind::Topic, topic)?;
         let topic = self.shared.context.topic::<T>(&name)?;
+        let handle = crate::trace::next_handle();
+        let depth = qos.capacity()? as u64;
+        crate::trace::tp::rcl_publisher_init(handle, self.shared.handle, handle, &name, depth);
         Ok(Publisher {
             topic,
             qos,
             published: AtomicU64::new(0),
+            handle,
         })
     }
 
@@ -199,6 +208,10 @@ impl Node {
                 callback,
             )
         });
+        let id = inner.core().id();
+        crate::trace::tp::rcl_subscription_init(id, self.shared.handle, id, &name, capacity as u64);
+        crate::trace::tp::rclcpp_subscription_init(id, id);
+        crate::trace::tp::rclcpp_subscription_callback_added(id, id);
         self.register(inner.clone());
         topic.subscribe(inner.clone());
         Ok(Subscription {
@@ -230,6 +243,9 @@ impl Node {
             )
         });
         self.shared.context.register_server(&name, &inner)?;
+        let id = inner.core().id();
+        crate::trace::tp::rcl_service_init(id, self.shared.handle, id, &name);
+        crate::trace::tp::rclcpp_service_callback_added(id, id);
         self.register(inner.clone());
         Ok(Service {
             inner,
@@ -256,6 +272,8 @@ impl Node {
                 context,
             )
         });
+        let id = inner.core().id();
+        crate::trace::tp::rcl_client_init(id, self.shared.handle, id, &name);
         self.register(inner.clone());
         Ok(Client {
             inner,
@@ -347,6 +365,7 @@ impl Node {
         callback: TimerCallback,
     ) -> Result<CallbackTimer, GraphError> {
         let timer = Timer::new(clock, period)?;
+        let timer_handle = timer.trace_handle();
         let label = format!("timer {period} (node {})", self.shared.fq_name);
         let inner = Arc::new_cyclic(|me: &Weak<TimerInner>| {
             let me: Weak<dyn Entity> = me.clone();
@@ -356,9 +375,11 @@ impl Node {
                 callback,
             )
         });
+        let id = inner.core().id();
+        crate::trace::tp::rclcpp_timer_callback_added(timer_handle, id);
+        crate::trace::tp::rclcpp_timer_link_node(timer_handle, self.shared.handle);
         self.register(inner.clone());
         let node = self.clone();
-        let id = inner.core().id();
         Ok(CallbackTimer {
             inner,
             on_drop: Some(Box::new(move || node.forget(id))),
@@ -367,7 +388,6 @@ impl Node {
 
     /// Adds an entity; it runs on the node's executor, if any.
     pub(crate) fn register(&self, entity: Arc<dyn Entity>) {
-        hooks::entity_created(&self.shared.fq_name, &entity.core().name);
         let executor = self.shared.executor.lock();
         self.shared.entities.lock().push(entity.clone());
         if let Some(exec) = executor.as_ref().and_then(Weak::upgrade) {
@@ -419,10 +439,4 @@ impl fmt::Debug for Node {
             .field("group", &self.group.name())
             .finish()
     }
-}
-
-/// Where tracepoints go (one function per event site).
-mod hooks {
-    #[inline]
-    pub(super) fn entity_created(_node: &str, _entity: &str) {}
 }

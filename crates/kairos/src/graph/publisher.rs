@@ -2,6 +2,7 @@
 //! copying the message.
 
 use super::qos::Qos;
+use super::subscription::Envelope;
 use super::topic::Topic;
 use std::fmt;
 use std::sync::Arc;
@@ -12,6 +13,8 @@ pub struct Publisher<T> {
     pub(crate) topic: Arc<Topic<T>>,
     pub(crate) qos: Qos,
     pub(crate) published: AtomicU64,
+    /// The handle the trace knows this publisher by; messages carry it with their `seq`.
+    pub(crate) handle: u64,
 }
 
 impl<T: Send + Sync + 'static> Publisher<T> {
@@ -22,9 +25,26 @@ impl<T: Send + Sync + 'static> Publisher<T> {
 
     /// Publishes a shared message (subscribers get the same `Arc`, no copy).
     pub fn publish_arc(&self, message: Arc<T>) -> usize {
-        self.published.fetch_add(1, Ordering::Relaxed);
-        hooks::publish(&self.topic.name);
-        self.topic.publish(message, self.qos.is_transient_local())
+        use crate::trace::tp;
+        let seq = self.published.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut envelope = Envelope {
+            message,
+            publisher: self.handle,
+            seq,
+            stamp: 0,
+        };
+        if tp::enabled() {
+            let address = envelope.address();
+            tp::rclcpp_publish(address, self.handle, seq);
+            envelope.stamp = crate::time::wait::mono_now();
+            tp::rmw_publish(address, self.handle, seq);
+        }
+        self.topic.publish(envelope, self.qos.is_transient_local())
+    }
+
+    /// The handle of this publisher in traces (`publisher_handle`).
+    pub fn trace_handle(&self) -> u64 {
+        self.handle
     }
 
     /// Messages published so far.
@@ -49,10 +69,4 @@ impl<T> fmt::Debug for Publisher<T> {
             .field("qos", &self.qos)
             .finish_non_exhaustive()
     }
-}
-
-/// Where tracepoints go (one function per event site).
-mod hooks {
-    #[inline]
-    pub(super) fn publish(_topic: &str) {}
 }

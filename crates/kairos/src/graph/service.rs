@@ -4,7 +4,7 @@
 
 use super::client::{CallError, ClientInner};
 use super::node::Node;
-use crate::exec::entity::{Entity, EntityCore, Execution};
+use crate::exec::entity::{CallbackScope, Entity, EntityCore, Execution};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::fmt;
@@ -88,15 +88,15 @@ impl<Req: Send + 'static, Resp: Send + 'static> Entity for ServiceInner<Req, Res
         else {
             return Execution::Idle;
         };
-        let result = catch_unwind(AssertUnwindSafe(|| (self.callback)(request))).map_err(|panic| {
-            CallError::ServicePanicked {
-                service: self.name.to_string(),
-                seq,
-                message: panic_message(&*panic),
-            }
+        let scope = CallbackScope::enter(&self.core);
+        let result = catch_unwind(AssertUnwindSafe(|| (self.callback)(request)));
+        drop(scope);
+        let result = result.map_err(|panic| CallError::ServicePanicked {
+            service: self.name.to_string(),
+            seq,
+            message: panic_message(&*panic),
         });
         self.handled.fetch_add(1, Ordering::Relaxed);
-        hooks::request_handled(&self.name, seq, result.is_ok());
         if let Some(client) = client.upgrade() {
             client.respond(seq, result);
         }
@@ -145,10 +145,4 @@ impl<Req: Send + 'static, Resp: Send + 'static> fmt::Debug for Service<Req, Resp
             .field("name", &self.inner.name)
             .finish_non_exhaustive()
     }
-}
-
-/// Where tracepoints go (one function per event site).
-mod hooks {
-    #[inline]
-    pub(super) fn request_handled(_service: &str, _seq: u64, _ok: bool) {}
 }

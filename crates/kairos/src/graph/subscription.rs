@@ -4,7 +4,7 @@
 use super::node::Node;
 use super::qos::Qos;
 use super::topic::Topic;
-use crate::exec::entity::{BoxFuture, Entity, EntityCore, Execution};
+use crate::exec::entity::{BoxFuture, CallbackScope, Entity, EntityCore, Execution};
 use crossbeam_queue::ArrayQueue;
 use std::fmt;
 use std::sync::Arc;
@@ -24,6 +24,32 @@ pub struct SubscriptionStats {
     pub queued: u64,
 }
 
+/// A message in a subscription queue, with the identity the trace links it by.
+pub(crate) struct Envelope<T> {
+    pub(crate) message: Arc<T>,
+    pub(crate) publisher: u64,
+    pub(crate) seq: u64,
+    /// Steady time of the publish (0 when not tracing).
+    pub(crate) stamp: i64,
+}
+
+impl<T> Clone for Envelope<T> {
+    fn clone(&self) -> Self {
+        Envelope {
+            message: self.message.clone(),
+            publisher: self.publisher,
+            seq: self.seq,
+            stamp: self.stamp,
+        }
+    }
+}
+
+impl<T> Envelope<T> {
+    pub(crate) fn address(&self) -> u64 {
+        Arc::as_ptr(&self.message) as *const () as usize as u64
+    }
+}
+
 pub(crate) enum SubCallback<T> {
     Sync(Box<dyn Fn(Arc<T>) + Send + Sync>),
     Async(Box<dyn Fn(Arc<T>) -> BoxFuture + Send + Sync>),
@@ -32,7 +58,7 @@ pub(crate) enum SubCallback<T> {
 pub(crate) struct SubInner<T> {
     pub(crate) core: EntityCore,
     pub(crate) qos: Qos,
-    queue: ArrayQueue<Arc<T>>,
+    queue: ArrayQueue<Envelope<T>>,
     received: AtomicU64,
     delivered: AtomicU64,
     dropped: AtomicU64,
@@ -57,11 +83,20 @@ impl<T: Send + Sync + 'static> SubInner<T> {
         }
     }
 
-    pub(crate) fn deliver(&self, message: Arc<T>) {
+    pub(crate) fn deliver(&self, envelope: Envelope<T>) {
+        use crate::trace::tp;
         self.received.fetch_add(1, Ordering::Relaxed);
-        if self.queue.force_push(message).is_some() {
+        let (publisher, seq) = (envelope.publisher, envelope.seq);
+        let evicted = self.queue.force_push(envelope);
+        if tp::enabled() {
+            let depth = self.queue.len() as u64;
+            tp::message_enqueue(self.core.id(), publisher, seq, depth);
+            if let Some(old) = &evicted {
+                tp::message_drop(self.core.id(), old.publisher, old.seq, depth);
+            }
+        }
+        if evicted.is_some() {
             self.dropped.fetch_add(1, Ordering::Relaxed);
-            hooks::dropped(&self.core.name);
         }
         self.core.notify();
     }
@@ -82,16 +117,23 @@ impl<T: Send + Sync + 'static> Entity for SubInner<T> {
     }
 
     fn execute(&self) -> Execution {
-        let Some(message) = self.queue.pop() else {
+        let Some(envelope) = self.queue.pop() else {
             return Execution::Idle;
         };
         self.delivered.fetch_add(1, Ordering::Relaxed);
+        let (address, publisher, seq) = (envelope.address(), envelope.publisher, envelope.seq);
+        crate::trace::tp::rmw_take(self.core.id(), address, envelope.stamp, 1, publisher, seq);
+        let message = envelope.message;
         match &self.callback {
             SubCallback::Sync(callback) => {
+                let _scope = CallbackScope::enter(&self.core);
                 callback(message);
                 Execution::Done
             }
-            SubCallback::Async(callback) => Execution::Pending(callback(message)),
+            SubCallback::Async(callback) => {
+                CallbackScope::start_async(&self.core);
+                Execution::Pending(callback(message))
+            }
         }
     }
 
@@ -138,10 +180,4 @@ impl<T: Send + Sync + 'static> fmt::Debug for Subscription<T> {
             .field("stats", &self.stats())
             .finish()
     }
-}
-
-/// Where tracepoints go (one function per event site).
-mod hooks {
-    #[inline]
-    pub(super) fn dropped(_subscription: &str) {}
 }

@@ -2,7 +2,7 @@
 //! transient-local subscribers. Registration and delivery share one lock, so a subscription
 //! created during a publish gets that message exactly once, from the publish or the latch.
 
-use super::subscription::SubInner;
+use super::subscription::{Envelope, SubInner};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ pub(crate) struct Topic<T> {
 
 struct TopicState<T> {
     subscriptions: Vec<Arc<SubInner<T>>>,
-    latched: Option<Arc<T>>,
+    latched: Option<Envelope<T>>,
 }
 
 impl<T: Send + Sync + 'static> Topic<T> {
@@ -28,7 +28,7 @@ impl<T: Send + Sync + 'static> Topic<T> {
     }
 
     /// Delivers `message` to every subscription; `latch` keeps it for late subscribers.
-    pub(crate) fn publish(&self, message: Arc<T>, latch: bool) -> usize {
+    pub(crate) fn publish(&self, message: Envelope<T>, latch: bool) -> usize {
         let mut state = self.state.lock();
         for subscription in &state.subscriptions {
             subscription.deliver(message.clone());
