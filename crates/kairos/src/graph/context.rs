@@ -6,12 +6,23 @@
 use super::error::GraphError;
 use super::service::ServiceInner;
 use super::topic::Topic;
+use crate::time::{SimClock, Time};
 use parking_lot::{Condvar, Mutex};
 use std::any::{Any, TypeId, type_name};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Instant;
+
+/// The topic simulated time is published on.
+pub const CLOCK_TOPIC: &str = "/clock";
+
+/// The message of the `/clock` topic (ROS's `rosgraph_msgs/Clock`): the current
+/// simulated time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockMsg {
+    pub clock: Time,
+}
 
 /// A graph of topics and services. Clones refer to the same graph.
 #[derive(Clone, Default)]
@@ -25,6 +36,8 @@ struct ContextInner {
     services: Mutex<HashMap<String, ServiceSlot>>,
     /// Notified when a server is registered.
     server_added: Condvar,
+    /// Simulation time of this graph, fed by its `/clock` topic (created on first use).
+    sim_clock: OnceLock<SimClock>,
 }
 
 struct TopicSlot {
@@ -51,6 +64,30 @@ impl Context {
     pub fn global() -> Self {
         static GLOBAL: OnceLock<Context> = OnceLock::new();
         GLOBAL.get_or_init(Context::new).clone()
+    }
+
+    /// The simulated clock of this graph: every [`ClockMsg`] published on `/clock` sets
+    /// it, at once and in the publishing thread (no executor in between, so a node
+    /// waiting on simulation time cannot block its own clock), as ROS's `use_sim_time`
+    /// nodes follow `/clock`.
+    pub fn sim_clock(&self) -> Result<SimClock, GraphError> {
+        if let Some(sim) = self.inner.sim_clock.get() {
+            return Ok(sim.clone());
+        }
+        let topic = self.topic::<ClockMsg>(CLOCK_TOPIC)?;
+        let mut installed = false;
+        let sim = self.inner.sim_clock.get_or_init(|| {
+            installed = true;
+            SimClock::new()
+        });
+        if installed {
+            let target = sim.clone();
+            topic.listen(Arc::new(move |msg: &ClockMsg| {
+                // A message of another clock kind is ignored: only simulated time drives it.
+                let _ = target.publish(msg.clock);
+            }));
+        }
+        Ok(sim.clone())
     }
 
     /// The topic `name` (absolute), created on first use; its type is fixed from then on.

@@ -22,7 +22,7 @@ mod subscription;
 mod topic;
 
 pub use client::{CallError, Client, ResponseFuture};
-pub use context::Context;
+pub use context::{CLOCK_TOPIC, ClockMsg, Context};
 pub use error::GraphError;
 pub use name::{NameError, NameKind, normalize_namespace, resolve, validate_node_name};
 pub use node::Node;

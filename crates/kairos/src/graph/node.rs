@@ -62,6 +62,8 @@ impl Node {
         } else {
             format!("{namespace}/{name}")
         };
+        // The node clock: system time until `set_use_sim_time(true)` (ROS time semantics).
+        let clock = crate::time::RosClock::new(context.sim_clock()?).clock();
         let handle = crate::trace::next_handle();
         crate::trace::tp::rcl_node_init(handle, handle, name, &namespace);
         let default_group = CallbackGroup::new(
@@ -79,7 +81,7 @@ impl Node {
                 groups: Mutex::new(Vec::new()),
                 entities: Mutex::new(Vec::new()),
                 executor: Mutex::new(None),
-                clock: Mutex::new(Clock::system()),
+                clock: Mutex::new(clock),
                 handle,
             }),
         })
@@ -303,10 +305,31 @@ impl Node {
         }
     }
 
-    /// The node's clock: system time unless [`set_clock`](Self::set_clock) chose another
-    /// (simulation time, as `use_sim_time` does in ROS).
+    /// The node's clock: ROS time, i.e. system time, or the context's simulation time
+    /// after [`set_use_sim_time(true)`](Self::set_use_sim_time); or whatever clock
+    /// [`set_clock`](Self::set_clock) chose.
     pub fn clock(&self) -> Clock {
         self.shared.clock.lock().clone()
+    }
+
+    /// Switches the node between simulation time (its context's `/clock`) and system time,
+    /// as ROS's `use_sim_time` parameter does: the node's clock becomes a
+    /// [`RosClock`](crate::time::RosClock) over the context's simulated clock (made on the
+    /// first call), and switching it tells its jump handlers, ends waits in progress with
+    /// `ClockChanged`, and restarts its timers' periods.
+    pub fn set_use_sim_time(&self, on: bool) -> Result<(), GraphError> {
+        let mut clock = self.shared.clock.lock();
+        let ros = match clock.as_ros() {
+            Some(ros) => ros.clone(),
+            None => {
+                let ros = crate::time::RosClock::new(self.shared.context.sim_clock()?);
+                *clock = ros.clock();
+                ros
+            }
+        };
+        drop(clock);
+        ros.set_use_sim_time(on);
+        Ok(())
     }
 
     /// Sets the clock that timers created from now on use.

@@ -6,6 +6,10 @@ use super::subscription::{Envelope, SubInner};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
+/// Called with every message published on a topic, after delivery, outside the topic's
+/// lock (the `/clock` topic drives the context's simulated clock this way).
+pub(crate) type Listener<T> = Arc<dyn Fn(&T) + Send + Sync>;
+
 pub(crate) struct Topic<T> {
     pub(crate) name: Arc<str>,
     state: Mutex<TopicState<T>>,
@@ -14,6 +18,7 @@ pub(crate) struct Topic<T> {
 struct TopicState<T> {
     subscriptions: Vec<Arc<SubInner<T>>>,
     latched: Option<Envelope<T>>,
+    listeners: Vec<Listener<T>>,
 }
 
 impl<T: Send + Sync + 'static> Topic<T> {
@@ -23,6 +28,7 @@ impl<T: Send + Sync + 'static> Topic<T> {
             state: Mutex::new(TopicState {
                 subscriptions: Vec::new(),
                 latched: None,
+                listeners: Vec::new(),
             }),
         }
     }
@@ -34,10 +40,27 @@ impl<T: Send + Sync + 'static> Topic<T> {
             subscription.deliver(message.clone());
         }
         let reached = state.subscriptions.len();
+        let listeners = (!state.listeners.is_empty()).then(|| state.listeners.clone());
         if latch {
-            state.latched = Some(message);
+            state.latched = Some(message.clone());
+        }
+        drop(state);
+        for listener in listeners.iter().flatten() {
+            listener(&message.message);
         }
         reached
+    }
+
+    /// Calls `listener` with every later message, and now with the latched one if any.
+    pub(crate) fn listen(&self, listener: Listener<T>) {
+        let latched = {
+            let mut state = self.state.lock();
+            state.listeners.push(listener.clone());
+            state.latched.clone()
+        };
+        if let Some(last) = latched {
+            listener(&last.message);
+        }
     }
 
     pub(crate) fn subscribe(&self, subscription: Arc<SubInner<T>>) {
