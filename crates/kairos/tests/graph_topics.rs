@@ -146,20 +146,20 @@ fn a_full_queue_drops_the_oldest_message() {
 fn a_late_transient_local_subscription_gets_the_last_message() {
     let ctx = Context::new();
     let n = node(&ctx, "n");
-    let clock_pub = n
-        .create_publisher::<u64>("/clock", Qos::keep_last(1).transient_local())
+    let map_pub = n
+        .create_publisher::<u64>("/map", Qos::keep_last(1).transient_local())
         .unwrap();
-    clock_pub.publish(1);
-    clock_pub.publish(2);
+    map_pub.publish(1);
+    map_pub.publish(2);
     let late = n
         .create_subscription(
-            "/clock",
+            "/map",
             Qos::keep_last(1).transient_local(),
             |_: Arc<u64>| {},
         )
         .unwrap();
     let volatile = n
-        .create_subscription("/clock", Qos::keep_last(1), |_: Arc<u64>| {})
+        .create_subscription("/map", Qos::keep_last(1), |_: Arc<u64>| {})
         .unwrap();
     assert_eq!(late.stats().received, 1);
     assert_eq!(volatile.stats().received, 0);
