@@ -330,3 +330,47 @@ fn a_timer_on_the_node_clock_restarts_its_period_on_a_switch() {
         "a switch must not fire the timer"
     );
 }
+
+#[test]
+fn a_node_with_sim_time_follows_the_clock_topic_and_its_timers_fire_on_it() {
+    use kairos::exec::Executor;
+    use kairos::graph::{ClockMsg, Context, Node, Qos};
+    let context = Context::new();
+    let simulator = Node::new_in(&context, "simulator", "/").unwrap();
+    let clock_pub = simulator
+        .create_publisher::<ClockMsg>("/clock", Qos::keep_last(1))
+        .unwrap();
+    let robot = Node::new_in(&context, "robot", "/").unwrap();
+    assert_eq!(
+        robot.clock().kind(),
+        ClockKind::System,
+        "ROS time is system time by default"
+    );
+    robot.set_use_sim_time(true).unwrap();
+    assert_eq!(robot.clock().kind(), ClockKind::Sim);
+    let fired = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&fired);
+    let _timer = robot
+        .create_timer(Duration::from_millis(100), move |tick| {
+            log.lock().unwrap().push(tick.scheduled.nanos())
+        })
+        .unwrap();
+    let executor = Executor::single_threaded();
+    executor.add_node(&robot).unwrap();
+    // The simulator publishes 0.5 s of simulated time in 10 ms steps; no real waiting.
+    for step in 0..=50 {
+        clock_pub.publish(ClockMsg {
+            clock: sim(step * 10 * MS),
+        });
+        while executor.spin_some().unwrap() > 0 {}
+    }
+    assert_eq!(
+        robot.clock().now(),
+        sim(500 * MS),
+        "the node clock follows /clock"
+    );
+    assert_eq!(
+        *fired.lock().unwrap(),
+        [100 * MS, 200 * MS, 300 * MS, 400 * MS, 500 * MS]
+    );
+}

@@ -1,6 +1,8 @@
 //! `kairos bench ...`: timing benchmarks. Each measures kairos beside a baseline in the same
 //! run, because on a shared machine the ratio is what holds, not the absolute figure.
 
+mod dispatch;
+mod pubsub;
 mod read;
 pub mod timer;
 pub mod trace;
@@ -16,6 +18,10 @@ pub enum BenchCmd {
     Timer(timer::Args),
     /// Cost of one trace event, kairos on and off, beside the `tracing` crate.
     Trace(trace::Args),
+    /// Intra-process publish -> callback latency and throughput, beside crossbeam-channel.
+    Pubsub(pubsub::Args),
+    /// Callbacks per second a single-threaded executor dispatches when all are ready.
+    Dispatch(dispatch::Args),
 }
 
 pub fn run(cmd: BenchCmd) -> anyhow::Result<ExitCode> {
@@ -23,5 +29,7 @@ pub fn run(cmd: BenchCmd) -> anyhow::Result<ExitCode> {
         BenchCmd::Read(args) => read::run(args),
         BenchCmd::Timer(args) => timer::run(args),
         BenchCmd::Trace(args) => trace::run(args),
+        BenchCmd::Pubsub(args) => pubsub::run(args),
+        BenchCmd::Dispatch(args) => dispatch::run(args),
     }
 }

@@ -30,6 +30,8 @@ pub enum Scenario {
     ClockJump,
     /// Story 1: a simulator clock that stops while a sensor thread sleeps on it.
     SimClockStall,
+    /// Story 3: a service called from a callback, five ways, under a watchdog.
+    Deadlock,
 }
 
 impl Scenario {
@@ -37,6 +39,7 @@ impl Scenario {
         Scenario::SimClockStall,
         Scenario::DelayRace,
         Scenario::ClockJump,
+        Scenario::Deadlock,
     ];
 
     fn name(self) -> &'static str {
@@ -44,6 +47,7 @@ impl Scenario {
             Scenario::DelayRace => "delay-race",
             Scenario::ClockJump => "clock-jump",
             Scenario::SimClockStall => "sim-clock-stall",
+            Scenario::Deadlock => "deadlock",
         }
     }
 }
@@ -77,6 +81,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
             Scenario::DelayRace => delay_race::run(args.quick)?,
             Scenario::ClockJump => clock_jump::run(args.quick)?,
             Scenario::SimClockStall => sim_clock_stall::run(args.quick)?,
+            Scenario::Deadlock => deadlock::run(args.quick)?,
         };
         all_passed &= outcome.passed;
         if args.json {
@@ -116,6 +121,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub mod clock_jump;
+pub mod deadlock;
 pub mod delay_race;
 pub mod sim_clock_stall;
 

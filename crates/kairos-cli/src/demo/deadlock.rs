@@ -1,0 +1,302 @@
+//! Story 3 replayed: the ways rclpy/rclcpp users call a service from a callback, each run
+//! on a kairos executor under a watchdog so the demo always ends. The patterns that
+//! deadlock there must return `WouldDeadlock` here at once; the ones that work there must
+//! work here.
+
+use super::Outcome;
+use kairos::exec::{Executor, GroupKind};
+use kairos::graph::{CallError, Client, Context, Node, Service};
+use kairos::time::{Clock, Duration};
+use serde_json::json;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+/// How long a blocking call may wait: far beyond what a working call needs.
+const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+/// The watchdog: a case still running after this is reported as hung.
+const WATCHDOG: std::time::Duration = std::time::Duration::from_secs(10);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    Completed,
+    WouldDeadlock,
+}
+
+impl Expect {
+    fn label(self) -> &'static str {
+        match self {
+            Expect::Completed => "completed",
+            Expect::WouldDeadlock => "would_deadlock",
+        }
+    }
+}
+
+/// What the blocking operation in the first timer tick returned, and how long it took.
+struct Attempt {
+    outcome: &'static str,
+    detail: String,
+    took: std::time::Duration,
+}
+
+impl Attempt {
+    fn of<E: std::fmt::Display>(
+        result: Result<i64, E>,
+        would_deadlock: impl Fn(&E) -> bool,
+        took: std::time::Duration,
+    ) -> Self {
+        match result {
+            Ok(sum) => Attempt {
+                outcome: "completed",
+                detail: format!("response {sum}"),
+                took,
+            },
+            Err(err) if would_deadlock(&err) => Attempt {
+                outcome: "would_deadlock",
+                detail: err.to_string(),
+                took,
+            },
+            Err(err) => Attempt {
+                outcome: "error",
+                detail: err.to_string(),
+                took,
+            },
+        }
+    }
+}
+
+struct Graph {
+    caller: Node,
+    exec: Executor,
+    _server: Node,
+    _service: Service<(i64, i64), i64>,
+}
+
+fn graph(exec: Executor) -> anyhow::Result<Graph> {
+    let ctx = Context::new();
+    let server = Node::new_in(&ctx, "server", "/")?;
+    let caller = Node::new_in(&ctx, "caller", "/")?;
+    caller.set_clock(Clock::steady());
+    let service = server.create_service("add_two_ints", |(a, b): (i64, i64)| a + b)?;
+    exec.add_node(&server)?;
+    exec.add_node(&caller)?;
+    Ok(Graph {
+        caller,
+        exec,
+        _server: server,
+        _service: service,
+    })
+}
+
+/// Spins until the first tick of a 1 ms timer on `node` has run `body` once.
+fn first_tick(
+    exec: &Executor,
+    node: &Node,
+    body: impl Fn() -> Attempt + Send + Sync + 'static,
+) -> anyhow::Result<Attempt> {
+    let (tx, rx) = mpsc::channel();
+    let once = AtomicBool::new(false);
+    let stopper = exec.clone();
+    let _timer = node.create_timer(Duration::from_millis(1), move |_| {
+        if !once.swap(true, Ordering::AcqRel) {
+            let _ = tx.send(body());
+            stopper.cancel();
+        }
+    })?;
+    exec.spin()?;
+    Ok(rx.recv_timeout(WATCHDOG)?)
+}
+
+fn add_client(node: &Node) -> anyhow::Result<Client<(i64, i64), i64>> {
+    Ok(node.create_client("add_two_ints")?)
+}
+
+fn blocking_call(client: &Client<(i64, i64), i64>) -> Attempt {
+    let start = Instant::now();
+    let result = client.call((2, 3), CALL_TIMEOUT);
+    Attempt::of(
+        result,
+        |e| matches!(e, CallError::WouldDeadlock(_)),
+        start.elapsed(),
+    )
+}
+
+fn case_a() -> anyhow::Result<Attempt> {
+    let g = graph(Executor::single_threaded())?;
+    let client = add_client(&g.caller)?;
+    first_tick(&g.exec, &g.caller, move || blocking_call(&client))
+}
+
+fn case_b() -> anyhow::Result<Attempt> {
+    let g = graph(Executor::single_threaded())?;
+    let group = g
+        .caller
+        .create_callback_group("client_group", GroupKind::MutuallyExclusive);
+    let client = add_client(&g.caller.with_group(&group)?)?;
+    first_tick(&g.exec, &g.caller, move || blocking_call(&client))
+}
+
+fn case_c() -> anyhow::Result<Attempt> {
+    let g = graph(Executor::multi_threaded(2)?)?;
+    let group = g
+        .caller
+        .create_callback_group("client_group", GroupKind::MutuallyExclusive);
+    let client = add_client(&g.caller.with_group(&group)?)?;
+    let attempt = first_tick(&g.exec, &g.caller, move || blocking_call(&client));
+    g.exec.shutdown(Duration::from_secs(1));
+    attempt
+}
+
+fn case_d() -> anyhow::Result<Attempt> {
+    let g = graph(Executor::single_threaded())?;
+    let client = add_client(&g.caller)?;
+    let exec = g.exec.clone();
+    first_tick(&g.exec, &g.caller, move || {
+        let start = Instant::now();
+        let result = exec.spin_until_future_complete(client.call_async((2, 3)), CALL_TIMEOUT);
+        let result = result
+            .map_err(anyhow::Error::from)
+            .and_then(|response| Ok(response?));
+        Attempt::of(
+            result,
+            |e| e.to_string().contains("would deadlock"),
+            start.elapsed(),
+        )
+    })
+}
+
+fn case_e() -> anyhow::Result<Attempt> {
+    let g = graph(Executor::single_threaded())?;
+    let client = Arc::new(add_client(&g.caller)?);
+    let (tx, rx) = mpsc::sync_channel(1);
+    let once = Arc::new(AtomicBool::new(false));
+    let stopper = g.exec.clone();
+    let _timer = g
+        .caller
+        .create_timer_async(Duration::from_millis(1), move |_| {
+            let (client, tx, once, stopper) =
+                (client.clone(), tx.clone(), once.clone(), stopper.clone());
+            async move {
+                if once.swap(true, Ordering::AcqRel) {
+                    return;
+                }
+                let start = Instant::now();
+                let result = client.call_async((2, 3)).await;
+                let _ = tx.send(Attempt::of(
+                    result,
+                    |e| matches!(e, CallError::WouldDeadlock(_)),
+                    start.elapsed(),
+                ));
+                stopper.cancel();
+            }
+        })?;
+    g.exec.spin()?;
+    Ok(rx.recv_timeout(WATCHDOG)?)
+}
+
+type Case = (
+    &'static str,
+    &'static str,
+    Expect,
+    fn() -> anyhow::Result<Attempt>,
+);
+
+const CASES: &[Case] = &[
+    (
+        "a_call_in_timer_default_group",
+        "call() in a timer callback, default group, single-threaded",
+        Expect::WouldDeadlock,
+        case_a,
+    ),
+    (
+        "b_client_in_second_group_single_threaded",
+        "the same with the client in a second group, single-threaded",
+        Expect::WouldDeadlock,
+        case_b,
+    ),
+    (
+        "c_two_groups_multi_threaded",
+        "call() with the client in a second group, multi-threaded executor",
+        Expect::Completed,
+        case_c,
+    ),
+    (
+        "d_spin_until_future_complete_in_callback",
+        "spin_until_future_complete() inside a callback",
+        Expect::WouldDeadlock,
+        case_d,
+    ),
+    (
+        "e_awaited_call_async_single_threaded",
+        "an awaited call_async() in an async callback, single-threaded",
+        Expect::Completed,
+        case_e,
+    ),
+];
+
+/// Runs one case in its own thread under the watchdog.
+fn run_case(case: fn() -> anyhow::Result<Attempt>) -> Attempt {
+    let start = Instant::now();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(case());
+    });
+    match rx.recv_timeout(WATCHDOG) {
+        Ok(Ok(attempt)) => attempt,
+        Ok(Err(err)) => Attempt {
+            outcome: "error",
+            detail: format!("{err:#}"),
+            took: start.elapsed(),
+        },
+        Err(_) => Attempt {
+            outcome: "hung",
+            detail: format!("no result within the {WATCHDOG:?} watchdog"),
+            took: start.elapsed(),
+        },
+    }
+}
+
+pub fn run(_quick: bool) -> anyhow::Result<Outcome> {
+    let mut report = String::new();
+    let mut rows = Vec::new();
+    let mut failures = Vec::new();
+    report.push_str(&format!(
+        "{:<44} {:>16} {:>16} {:>10}\n",
+        "case", "expected", "outcome", "ms"
+    ));
+    for &(name, what, expect, case) in CASES {
+        let attempt = run_case(case);
+        let ms = attempt.took.as_secs_f64() * 1e3;
+        let fast =
+            expect != Expect::WouldDeadlock || attempt.took < std::time::Duration::from_secs(1);
+        if attempt.outcome != expect.label() || !fast {
+            failures.push(name);
+        }
+        report.push_str(&format!(
+            "{name:<44} {:>16} {:>16} {ms:>10.3}\n",
+            expect.label(),
+            attempt.outcome
+        ));
+        report.push_str(&format!("    {what}: {}\n", attempt.detail));
+        rows.push(json!({
+            "name": name,
+            "outcome": attempt.outcome,
+            "ms": ms,
+            "expected": expect.label(),
+            "detail": attempt.detail,
+        }));
+    }
+    let passed = failures.is_empty();
+    let verdict = if passed {
+        "every pattern that deadlocks in rclpy returned WouldDeadlock at once (< 1 s), every pattern that works there completed".to_owned()
+    } else {
+        format!("unexpected outcome in {}", failures.join(", "))
+    };
+    Ok(Outcome {
+        passed,
+        verdict,
+        report,
+        json: json!({ "cases": rows }),
+    })
+}

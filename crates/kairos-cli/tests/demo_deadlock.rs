@@ -1,0 +1,77 @@
+//! Story 3 through the binary: `kairos demo deadlock` ends with every case's expected
+//! outcome, and the pubsub/dispatch benchmarks print their figures beside their floors.
+
+mod common;
+use common::{json_of, kairos, run_ok};
+
+#[test]
+fn demo_deadlock_reports_each_case_and_fails_fast() {
+    let v = json_of(&run_ok(kairos().args(["demo", "deadlock", "--json"])));
+    let cases = v["cases"].as_array().expect("cases");
+    let outcome = |name: &str| {
+        let case = cases
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("case {name} in {v}"));
+        (
+            case["outcome"].as_str().unwrap().to_owned(),
+            case["ms"].as_f64().unwrap(),
+        )
+    };
+    for name in [
+        "a_call_in_timer_default_group",
+        "b_client_in_second_group_single_threaded",
+        "d_spin_until_future_complete_in_callback",
+    ] {
+        let (result, ms) = outcome(name);
+        assert_eq!(result, "would_deadlock", "{name}: {v}");
+        assert!(ms < 1000.0, "{name} took {ms} ms");
+    }
+    for name in [
+        "c_two_groups_multi_threaded",
+        "e_awaited_call_async_single_threaded",
+    ] {
+        assert_eq!(outcome(name).0, "completed", "{name}: {v}");
+    }
+}
+
+#[test]
+fn bench_pubsub_measures_kairos_and_the_crossbeam_floor() {
+    let v = json_of(&run_ok(kairos().args([
+        "bench",
+        "pubsub",
+        "--samples",
+        "300",
+        "--burst",
+        "3000",
+        "--json",
+    ])));
+    let results = v["results"].as_array().unwrap();
+    let names: Vec<&str> = results
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["kairos_intra", "crossbeam_channel"]);
+    for r in results {
+        assert!(r["p50_us"].as_f64().unwrap() > 0.0, "{v}");
+        assert!(
+            r["p99_us"].as_f64().unwrap() >= r["p50_us"].as_f64().unwrap(),
+            "{v}"
+        );
+        assert!(r["msgs_per_s"].as_f64().unwrap() > 0.0, "{v}");
+    }
+}
+
+#[test]
+fn bench_dispatch_reports_a_rate() {
+    let v = json_of(&run_ok(kairos().args([
+        "bench",
+        "dispatch",
+        "--entities",
+        "50",
+        "--rounds",
+        "20",
+        "--json",
+    ])));
+    assert!(v["callbacks_per_s"].as_f64().unwrap() > 0.0, "{v}");
+}

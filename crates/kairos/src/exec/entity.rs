@@ -1,0 +1,202 @@
+//! Executor entities: anything that becomes ready and runs a callback (subscriptions,
+//! timers, services, clients, guard conditions), and the event-driven readiness they share.
+//!
+//! An entity is attached to at most one executor. When an event makes it ready it pushes
+//! itself on that executor's ready queue (once, however many events arrive before a worker
+//! takes it); a worker runs one unit of its work and re-queues it behind newer work if more
+//! remains. Futures inside an entity (a timer's sleep, an awaited response) wake it
+//! through [`EntityCore::waker`].
+
+use super::executor::ExecShared;
+use super::group::CallbackGroup;
+use super::ready::ScheduleFlag;
+use super::task::Task;
+use parking_lot::Mutex;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::task::{Wake, Waker};
+
+/// The future of an `async` callback, polled by the executor.
+pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// What running one unit of an entity's work gave.
+pub(crate) enum Execution {
+    /// Nothing was ready after all (a spurious wake-up).
+    Idle,
+    /// The callback ran to its end.
+    Done,
+    /// An async callback suspended; the executor keeps polling it, holding the group.
+    Pending(BoxFuture),
+}
+
+pub(crate) trait Entity: Send + Sync + 'static {
+    fn core(&self) -> &EntityCore;
+    /// Runs one unit of ready work: a plain callback to its end, an async one until it
+    /// first suspends.
+    fn execute(&self) -> Execution;
+    /// Whether more work is ready (the entity is then queued again, behind newer work).
+    fn has_work(&self) -> bool;
+}
+
+/// Brackets one run of a user callback with `ros2:callback_start` / `callback_end` (the
+/// callback handle is the entity's id). An async callback's end is traced by the executor
+/// when its future completes: [`CallbackScope::start_async`].
+pub(crate) struct CallbackScope(u64);
+
+impl CallbackScope {
+    #[inline]
+    pub(crate) fn enter(core: &EntityCore) -> CallbackScope {
+        crate::trace::tp::callback_start(core.id, 1);
+        CallbackScope(core.id)
+    }
+
+    /// Starts an async callback; the executor traces its end.
+    #[inline]
+    pub(crate) fn start_async(core: &EntityCore) {
+        crate::trace::tp::callback_start(core.id, 1);
+    }
+}
+
+impl Drop for CallbackScope {
+    #[inline]
+    fn drop(&mut self) {
+        crate::trace::tp::callback_end(self.0);
+    }
+}
+
+/// One item of ready work.
+pub(crate) enum Ready {
+    Entity(Arc<dyn Entity>),
+    /// A suspended async callback that was woken.
+    Task(Arc<Task>),
+}
+
+/// What every entity has: identity, group, and its link to an executor.
+pub(crate) struct EntityCore {
+    pub(crate) name: Arc<str>,
+    pub(crate) group: CallbackGroup,
+    scheduled: ScheduleFlag,
+    executor: Mutex<Option<Weak<ExecShared>>>,
+    /// The id of the executor in `executor` (0: none), readable without the lock.
+    executor_id: AtomicU64,
+    me: Weak<dyn Entity>,
+    waker: Waker,
+    destroyed: AtomicBool,
+    id: u64,
+}
+
+struct EntityWaker(Weak<dyn Entity>);
+
+impl Wake for EntityWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if let Some(entity) = self.0.upgrade() {
+            entity.core().notify();
+        }
+    }
+}
+
+impl EntityCore {
+    /// `me` is the entity that owns this core (from `Arc::new_cyclic`).
+    pub(crate) fn new(
+        name: impl Into<Arc<str>>,
+        group: CallbackGroup,
+        me: Weak<dyn Entity>,
+    ) -> Self {
+        let id = crate::trace::next_handle();
+        let name = name.into();
+        crate::trace::tp::rclcpp_callback_register(id, &name);
+        let waker = Waker::from(Arc::new(EntityWaker(me.clone())));
+        Self {
+            name,
+            group,
+            scheduled: ScheduleFlag::new(),
+            executor: Mutex::new(None),
+            executor_id: AtomicU64::new(0),
+            me,
+            waker,
+            destroyed: AtomicBool::new(false),
+            id,
+        }
+    }
+
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// A waker that makes this entity ready.
+    pub(crate) fn waker(&self) -> &Waker {
+        &self.waker
+    }
+
+    /// Something happened: queue the entity on its executor unless it is queued already.
+    pub(crate) fn notify(&self) {
+        let slot = self.executor.lock();
+        let Some(exec) = slot.as_ref().and_then(Weak::upgrade) else {
+            return;
+        };
+        if self.scheduled.set() {
+            match self.me.upgrade() {
+                Some(me) => {
+                    exec.ready.push(Ready::Entity(me));
+                }
+                None => self.scheduled.clear(),
+            }
+        }
+    }
+
+    /// A worker took the entity from the ready queue: later events must queue it again.
+    pub(crate) fn taken(&self) {
+        self.scheduled.clear();
+    }
+
+    pub(crate) fn attach(&self, exec: &Arc<ExecShared>) {
+        let mut slot = self.executor.lock();
+        *slot = Some(Arc::downgrade(exec));
+        self.executor_id.store(exec.id, Ordering::Release);
+        drop(slot);
+        // An entity may have become ready before, and a timer needs a first poll to arm.
+        self.notify();
+    }
+
+    pub(crate) fn detach(&self) {
+        let mut slot = self.executor.lock();
+        *slot = None;
+        self.executor_id.store(0, Ordering::Release);
+        drop(slot);
+        self.scheduled.clear();
+    }
+
+    pub(crate) fn executor(&self) -> Option<Arc<ExecShared>> {
+        self.executor.lock().as_ref().and_then(Weak::upgrade)
+    }
+
+    pub(crate) fn is_attached_to(&self, exec: &ExecShared) -> bool {
+        self.executor_id.load(Ordering::Acquire) == exec.id
+    }
+
+    /// Its handle was dropped: the entity never runs again.
+    pub(crate) fn destroy(&self) {
+        self.destroyed.store(true, Ordering::Release);
+        self.detach();
+    }
+
+    pub(crate) fn is_destroyed(&self) -> bool {
+        self.destroyed.load(Ordering::Acquire)
+    }
+}
+
+impl fmt::Debug for EntityCore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EntityCore")
+            .field("name", &self.name)
+            .field("group", &self.group.name())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,57 @@
+//! The callback-group gate: decides whether ready work may start now.
+//!
+//! A mutually exclusive gate admits one holder at a time; work that arrives while it is
+//! held is parked here in arrival order and handed back, one item per release, to be queued
+//! at the front of the ready queue. A reentrant gate admits everything. Parking and
+//! releasing happen under one lock, so parked work is never forgotten: every park happens
+//! while a holder exists, and that holder's release returns it.
+
+use crate::loom::sync::Mutex;
+use std::collections::VecDeque;
+
+#[derive(Debug)]
+pub(crate) struct Gate<T> {
+    exclusive: bool,
+    state: Mutex<GateState<T>>,
+}
+
+#[derive(Debug)]
+struct GateState<T> {
+    holders: usize,
+    parked: VecDeque<T>,
+}
+
+impl<T> Gate<T> {
+    pub(crate) fn new(exclusive: bool) -> Self {
+        Self {
+            exclusive,
+            state: Mutex::new(GateState {
+                holders: 0,
+                parked: VecDeque::new(),
+            }),
+        }
+    }
+
+    /// Enters and gives the item back, or parks it (returns `None`) if the gate is held.
+    pub(crate) fn enter_or_park(&self, item: T) -> Option<T> {
+        let mut state = self.state.lock();
+        if self.exclusive && state.holders > 0 {
+            state.parked.push_back(item);
+            return None;
+        }
+        state.holders += 1;
+        Some(item)
+    }
+
+    /// Leaves the gate; returns the oldest parked item, which the caller must make ready.
+    pub(crate) fn leave(&self) -> Option<T> {
+        let mut state = self.state.lock();
+        state.holders = state.holders.saturating_sub(1);
+        state.parked.pop_front()
+    }
+
+    /// Whether some callback currently holds the gate.
+    pub(crate) fn is_held(&self) -> bool {
+        self.state.lock().holders > 0
+    }
+}

@@ -1,0 +1,90 @@
+//! Callback groups: which callbacks may run at the same time.
+//!
+//! Same semantics as rclcpp and rclpy: in a mutually exclusive group (every node's default)
+//! at most one callback runs at a time, an `async` callback holding the group until its
+//! future completes; callbacks of a reentrant group may overlap on a multi-threaded
+//! executor. Work that finds its group busy waits in the group, in arrival order.
+
+use super::entity::Ready;
+use super::gate::Gate;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// How the callbacks of a group may overlap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupKind {
+    /// One callback of the group at a time (the default group of every node).
+    MutuallyExclusive,
+    /// Callbacks of the group may run in parallel on a multi-threaded executor.
+    Reentrant,
+}
+
+/// A handle to a callback group; clones refer to the same group.
+#[derive(Clone)]
+pub struct CallbackGroup {
+    pub(crate) shared: Arc<GroupShared>,
+}
+
+pub(crate) struct GroupShared {
+    pub(crate) id: u64,
+    pub(crate) name: String,
+    pub(crate) kind: GroupKind,
+    pub(crate) gate: Gate<Ready>,
+}
+
+impl CallbackGroup {
+    pub(crate) fn new(name: String, kind: GroupKind) -> Self {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        let gate = Gate::new(kind == GroupKind::MutuallyExclusive);
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        Self {
+            shared: Arc::new(GroupShared {
+                id,
+                name,
+                kind,
+                gate,
+            }),
+        }
+    }
+
+    /// The group's name, as error messages and shutdown reports print it.
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    pub fn kind(&self) -> GroupKind {
+        self.shared.kind
+    }
+
+    /// Whether a callback of this group is running (or an async one is pending) right now.
+    pub fn is_busy(&self) -> bool {
+        self.shared.gate.is_held()
+    }
+}
+
+impl PartialEq for CallbackGroup {
+    fn eq(&self, other: &Self) -> bool {
+        self.shared.id == other.shared.id
+    }
+}
+
+impl Eq for CallbackGroup {}
+
+impl fmt::Debug for CallbackGroup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallbackGroup")
+            .field("name", &self.shared.name)
+            .field("kind", &self.shared.kind)
+            .finish()
+    }
+}
+
+impl fmt::Debug for GroupShared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GroupShared")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,161 @@
+//! The ready queue: work that can run now, served in arrival order.
+//!
+//! An entity that becomes ready pushes itself here (at most once at a time, guarded by its
+//! [`ScheduleFlag`]) and wakes one worker, so a dispatch costs O(ready) and a busy entity
+//! that re-queues itself goes behind everything that arrived meanwhile: nothing starves.
+//! [`ReadyQueue::interrupt`] wakes every worker without giving it work (cancel, shutdown,
+//! the future a `spin_until_future_complete` waits on was woken).
+
+use crate::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use crate::loom::sync::{Condvar, Mutex};
+use std::collections::VecDeque;
+use std::time::Instant;
+
+/// A FIFO of ready work with blocking, deadline-bounded pops.
+#[derive(Debug)]
+pub(crate) struct ReadyQueue<T> {
+    state: Mutex<State<T>>,
+    available: Condvar,
+    /// How many items are queued, readable without the lock (a hint for spinning).
+    len_hint: AtomicUsize,
+}
+
+#[derive(Debug)]
+struct State<T> {
+    items: VecDeque<T>,
+    /// Bumped by every interrupt; a waiter that saw an older value returns.
+    interrupts: u64,
+}
+
+/// What a blocking pop returned.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Popped<T> {
+    Item(T),
+    /// [`ReadyQueue::interrupt`] was called since the caller read [`ReadyQueue::interrupts`].
+    Interrupted,
+    TimedOut,
+}
+
+impl<T> ReadyQueue<T> {
+    pub(crate) fn new() -> Self {
+        Self {
+            state: Mutex::new(State {
+                items: VecDeque::new(),
+                interrupts: 0,
+            }),
+            available: Condvar::new(),
+            len_hint: AtomicUsize::new(0),
+        }
+    }
+
+    /// Appends ready work and wakes one waiting worker.
+    pub(crate) fn push(&self, item: T) {
+        let mut state = self.state.lock();
+        state.items.push_back(item);
+        self.len_hint.store(state.items.len(), Ordering::Release);
+        drop(state);
+        self.available.notify_one();
+    }
+
+    /// Puts work that was already waiting (released by a callback group) at the front.
+    pub(crate) fn push_front(&self, item: T) {
+        let mut state = self.state.lock();
+        state.items.push_front(item);
+        self.len_hint.store(state.items.len(), Ordering::Release);
+        drop(state);
+        self.available.notify_one();
+    }
+
+    /// Wakes every waiter without work; each returns [`Popped::Interrupted`].
+    pub(crate) fn interrupt(&self) {
+        self.state.lock().interrupts += 1;
+        self.available.notify_all();
+    }
+
+    /// The interrupt count a worker starts from (see [`ReadyQueue::pop`]).
+    pub(crate) fn interrupts(&self) -> u64 {
+        self.state.lock().interrupts
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.state.lock().items.len()
+    }
+
+    pub(crate) fn try_pop(&self) -> Option<T> {
+        let mut state = self.state.lock();
+        let item = state.items.pop_front();
+        self.len_hint.store(state.items.len(), Ordering::Release);
+        item
+    }
+
+    /// Before sleeping, spins then yields briefly for work (crossbeam-channel's backoff):
+    /// a burst's next item usually arrives within that, and a futex wake-up costs more.
+    fn spin_for_work(&self) {
+        if crate::loom::MODEL_CHECKED {
+            return;
+        }
+        let backoff = crossbeam_utils::Backoff::new();
+        while !backoff.is_completed() {
+            if self.len_hint.load(Ordering::Acquire) > 0 {
+                return;
+            }
+            backoff.snooze();
+        }
+    }
+
+    /// Takes the oldest item, waiting until one arrives, an interrupt newer than `seen`
+    /// (which is then updated, so the caller re-checks why it was woken before popping
+    /// again), or the deadline (none: no deadline; the caller's way out is an interrupt).
+    pub(crate) fn pop(&self, seen: &mut u64, deadline: Option<Instant>) -> Popped<T> {
+        let mut state = self.state.lock();
+        let mut spun = false;
+        loop {
+            if state.interrupts != *seen {
+                *seen = state.interrupts;
+                return Popped::Interrupted;
+            }
+            if let Some(item) = state.items.pop_front() {
+                self.len_hint.store(state.items.len(), Ordering::Release);
+                return Popped::Item(item);
+            }
+            if !spun {
+                spun = true;
+                drop(state);
+                self.spin_for_work();
+                state = self.state.lock();
+                continue;
+            }
+            match deadline {
+                None => self.available.wait(&mut state),
+                Some(deadline) => {
+                    if self.available.wait_until(&mut state, deadline) {
+                        let item = state.items.pop_front();
+                        self.len_hint.store(state.items.len(), Ordering::Release);
+                        return item.map_or(Popped::TimedOut, Popped::Item);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// "Already in the ready queue": makes a push idempotent until the worker that took the
+/// item clears the flag, which it does before looking for work so that an event arriving
+/// while it works queues the item again (no lost wake-up, no duplicate entry).
+#[derive(Debug, Default)]
+pub(crate) struct ScheduleFlag(AtomicBool);
+
+impl ScheduleFlag {
+    pub(crate) fn new() -> Self {
+        Self(AtomicBool::new(false))
+    }
+
+    /// Marks the item queued; true if the caller must push it (it was not queued).
+    pub(crate) fn set(&self) -> bool {
+        !self.0.swap(true, Ordering::AcqRel)
+    }
+
+    pub(crate) fn clear(&self) {
+        self.0.store(false, Ordering::Release);
+    }
+}

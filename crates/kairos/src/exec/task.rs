@@ -1,0 +1,83 @@
+//! A suspended `async` callback: the executor polls it whenever its waker fires, and the
+//! callback's group stays held until the future completes (as in rclpy).
+
+use super::entity::{BoxFuture, Entity, Ready};
+use super::executor::ExecShared;
+use super::ready::ScheduleFlag;
+use parking_lot::Mutex;
+use std::sync::{Arc, Weak};
+use std::task::{Context, Poll, Wake, Waker};
+
+/// What polling a task gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TaskPoll {
+    Pending,
+    /// The callback just completed: its group must be released (exactly once).
+    Completed,
+    /// A late wake-up of a task that had already completed or was abandoned.
+    Stale,
+}
+
+pub(crate) struct Task {
+    future: Mutex<Option<BoxFuture>>,
+    /// The entity whose callback this is; its group is held while the task lives.
+    pub(crate) origin: Arc<dyn Entity>,
+    scheduled: ScheduleFlag,
+    exec: Weak<ExecShared>,
+}
+
+impl Task {
+    pub(crate) fn new(
+        future: BoxFuture,
+        origin: Arc<dyn Entity>,
+        exec: &Arc<ExecShared>,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            future: Mutex::new(Some(future)),
+            origin,
+            scheduled: ScheduleFlag::new(),
+            exec: Arc::downgrade(exec),
+        })
+    }
+
+    /// Polls the future once.
+    pub(crate) fn poll(self: &Arc<Self>) -> TaskPoll {
+        self.scheduled.clear();
+        let mut slot = self.future.lock();
+        let Some(future) = slot.as_mut() else {
+            return TaskPoll::Stale;
+        };
+        let waker = Waker::from(self.clone());
+        match future.as_mut().poll(&mut Context::from_waker(&waker)) {
+            Poll::Ready(()) => {
+                *slot = None;
+                TaskPoll::Completed
+            }
+            Poll::Pending => TaskPoll::Pending,
+        }
+    }
+
+    /// Drops the future (its callback panicked or the executor is gone).
+    pub(crate) fn abandon(&self) {
+        self.future.lock().take();
+    }
+}
+
+impl Wake for Task {
+    fn wake(self: Arc<Self>) {
+        if self.scheduled.set() {
+            match self.exec.upgrade() {
+                Some(exec) => exec.ready.push(Ready::Task(self)),
+                None => self.scheduled.clear(),
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Task {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Task")
+            .field("callback", &self.origin.core().name)
+            .finish_non_exhaustive()
+    }
+}

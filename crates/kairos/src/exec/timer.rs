@@ -1,0 +1,167 @@
+//! Timers as executor entities, on any clock.
+//!
+//! The entity waits for the timer's next deadline with an async [`Sleep`] on the timer's
+//! clock, woken by the time driver (or by simulated-time updates) through the entity's
+//! waker; when the deadline is reached it queues itself, fires the timer and re-arms before
+//! running the callback. A callback longer than the period re-queues the timer behind the
+//! work that arrived meanwhile, so it cannot starve it.
+
+use super::entity::{BoxFuture, CallbackScope, Entity, EntityCore, Execution};
+use crate::time::{CancelToken, Clock, Duration, Sleep, Tick, Timer};
+use parking_lot::Mutex;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+pub(crate) enum TimerCallback {
+    Sync(Box<dyn Fn(Tick) + Send + Sync>),
+    Async(Box<dyn Fn(Tick) -> BoxFuture + Send + Sync>),
+}
+
+pub(crate) struct TimerInner {
+    core: EntityCore,
+    timer: Timer,
+    cancel: CancelToken,
+    sleep: Mutex<Option<Sleep>>,
+    callback: TimerCallback,
+}
+
+impl TimerInner {
+    pub(crate) fn new(core: EntityCore, timer: Timer, callback: TimerCallback) -> Self {
+        Self {
+            core,
+            timer,
+            cancel: CancelToken::new(),
+            sleep: Mutex::new(None),
+            callback,
+        }
+    }
+
+    /// Makes sure a sleep until the next deadline is pending with this entity's waker.
+    fn arm(&self) {
+        let mut slot = self.sleep.lock();
+        loop {
+            if self.timer.is_cancelled() {
+                *slot = None;
+                return;
+            }
+            let deadline = self.timer.next_deadline();
+            let sleep = match slot.as_mut() {
+                Some(sleep) if sleep.deadline() == deadline => sleep,
+                _ => slot.insert(self.timer.clock().sleep_until_async(deadline, &self.cancel)),
+            };
+            match Pin::new(sleep).poll(&mut Context::from_waker(self.core.waker())) {
+                Poll::Pending => return,
+                Poll::Ready(Ok(())) => {
+                    *slot = None;
+                    if self.timer.is_ready() {
+                        self.core.notify();
+                        return;
+                    }
+                }
+                // Cancelled (the handle was dropped) or the clock cannot serve the wait.
+                Poll::Ready(Err(_)) => {
+                    *slot = None;
+                    return;
+                }
+            }
+        }
+    }
+}
+
+impl Entity for TimerInner {
+    fn core(&self) -> &EntityCore {
+        &self.core
+    }
+
+    fn execute(&self) -> Execution {
+        let tick = self.timer.try_fire();
+        self.arm();
+        let Some(tick) = tick else {
+            return Execution::Idle;
+        };
+        match &self.callback {
+            TimerCallback::Sync(callback) => {
+                let _scope = CallbackScope::enter(&self.core);
+                callback(tick);
+                Execution::Done
+            }
+            TimerCallback::Async(callback) => {
+                CallbackScope::start_async(&self.core);
+                Execution::Pending(callback(tick))
+            }
+        }
+    }
+
+    fn has_work(&self) -> bool {
+        self.timer.is_ready()
+    }
+}
+
+/// A timer whose callback runs on its node's executor; dropping the handle removes it.
+#[must_use = "the timer is removed when its handle is dropped"]
+pub struct CallbackTimer {
+    pub(crate) inner: std::sync::Arc<TimerInner>,
+    pub(crate) on_drop: Option<Box<dyn FnOnce() + Send + Sync>>,
+}
+
+impl CallbackTimer {
+    /// Stops the timer; its callback does not run again until [`reset`](Self::reset).
+    pub fn cancel(&self) {
+        self.inner.timer.cancel();
+        self.inner.core.notify();
+    }
+
+    /// Restarts the period from now and un-cancels the timer.
+    pub fn reset(&self) {
+        self.inner.timer.reset();
+        self.inner.core.notify();
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.timer.is_cancelled()
+    }
+
+    pub fn period(&self) -> Duration {
+        self.inner.timer.period()
+    }
+
+    pub fn clock(&self) -> &Clock {
+        self.inner.timer.clock()
+    }
+
+    /// Times the callback was started.
+    pub fn fired_count(&self) -> u64 {
+        self.inner.timer.fired_count()
+    }
+
+    /// Periods skipped because a tick came late.
+    pub fn missed_count(&self) -> u64 {
+        self.inner.timer.missed_count()
+    }
+
+    pub fn time_until_trigger(&self) -> Duration {
+        self.inner.timer.time_until_trigger()
+    }
+}
+
+impl Drop for CallbackTimer {
+    fn drop(&mut self) {
+        self.inner.cancel.cancel();
+        self.inner.timer.cancel();
+        self.inner.core.destroy();
+        if let Some(on_drop) = self.on_drop.take() {
+            on_drop();
+        }
+    }
+}
+
+impl fmt::Debug for CallbackTimer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallbackTimer")
+            .field("name", &self.inner.core.name)
+            .field("period", &self.inner.timer.period())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,378 @@
+//! Clients: `call_async` returns a [`ResponseFuture`] that can be awaited (in an async
+//! callback), waited on with a timeout, or given a done callback; `call` is the blocking
+//! form. Each request has a sequence number. A blocking wait made inside a callback that
+//! could never complete returns [`CallError::WouldDeadlock`] at once.
+//!
+//! A response wakes its future directly; only a done callback runs as a callback of the
+//! client (in the client's group, on its executor), as in rclpy.
+
+use super::context::Context;
+use super::node::Node;
+use super::service::Request;
+use crate::exec::WouldDeadlock;
+use crate::exec::deadline_after;
+use crate::exec::deadlock::check_blocking_wait;
+use crate::exec::entity::{Entity, EntityCore, Execution};
+use crate::time::Duration;
+use parking_lot::{Condvar, Mutex};
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context as TaskContext, Poll, Waker};
+
+/// Why a service call gave no response.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallError {
+    #[error(
+        "no server for service '{service}'; create it (Node::create_service) or wait for it (Client::wait_for_service)"
+    )]
+    ServiceUnavailable { service: String },
+    #[error("service '{service}' panicked handling request #{seq}: {message}")]
+    ServicePanicked {
+        service: String,
+        seq: u64,
+        message: String,
+    },
+    #[error("service '{service}' was removed before it answered request #{seq}")]
+    ServiceGone { service: String, seq: u64 },
+    #[error("no response from service '{service}' within {timeout:?}")]
+    Timeout { service: String, timeout: Duration },
+    #[error(transparent)]
+    WouldDeadlock(#[from] WouldDeadlock),
+}
+
+/// A response waiting for its done callback to run.
+type Answered<Resp> = (Arc<Slot<Resp>>, Result<Resp, CallError>);
+
+type DoneCallback<Resp> = Box<dyn FnOnce(Result<Resp, CallError>) + Send>;
+
+struct Slot<Resp> {
+    state: Mutex<SlotState<Resp>>,
+    ready: Condvar,
+}
+
+struct SlotState<Resp> {
+    result: Option<Result<Resp, CallError>>,
+    waker: Option<Waker>,
+    on_done: Option<DoneCallback<Resp>>,
+}
+
+impl<Resp> Slot<Resp> {
+    fn new(result: Option<Result<Resp, CallError>>) -> Arc<Self> {
+        Arc::new(Self {
+            state: Mutex::new(SlotState {
+                result,
+                waker: None,
+                on_done: None,
+            }),
+            ready: Condvar::new(),
+        })
+    }
+
+    fn fulfil(&self, result: Result<Resp, CallError>) {
+        let mut state = self.state.lock();
+        if let Some(on_done) = state.on_done.take() {
+            drop(state);
+            on_done(result);
+            return;
+        }
+        state.result = Some(result);
+        let waker = state.waker.take();
+        drop(state);
+        self.ready.notify_all();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    fn has_done_callback(&self) -> bool {
+        self.state.lock().on_done.is_some()
+    }
+}
+
+pub(crate) struct ClientInner<Req, Resp> {
+    pub(crate) core: EntityCore,
+    pub(crate) service: Arc<str>,
+    context: Context,
+    next_seq: AtomicU64,
+    pending: Mutex<HashMap<u64, Arc<Slot<Resp>>>>,
+    /// Responses whose done callback waits to run on the client's executor.
+    done: Mutex<VecDeque<Answered<Resp>>>,
+    late: AtomicU64,
+    _request: std::marker::PhantomData<fn(Req)>,
+}
+
+impl<Req: Send + 'static, Resp: Send + 'static> ClientInner<Req, Resp> {
+    pub(crate) fn new(core: EntityCore, service: Arc<str>, context: Context) -> Self {
+        Self {
+            core,
+            service,
+            context,
+            next_seq: AtomicU64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            done: Mutex::new(VecDeque::new()),
+            late: AtomicU64::new(0),
+            _request: std::marker::PhantomData,
+        }
+    }
+
+    /// A response arrived (on the service's thread).
+    pub(crate) fn respond(&self, seq: u64, result: Result<Resp, CallError>) {
+        let Some(slot) = self.pending.lock().remove(&seq) else {
+            // The caller gave up (timeout or dropped future): count it, never lose it silently.
+            self.late.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        if slot.has_done_callback() && self.core.executor().is_some() {
+            self.done.lock().push_back((slot, result));
+            self.core.notify();
+        } else {
+            slot.fulfil(result);
+        }
+    }
+
+    fn forget(&self, seq: u64) {
+        self.pending.lock().remove(&seq);
+    }
+}
+
+impl<Req: Send + 'static, Resp: Send + 'static> Entity for ClientInner<Req, Resp> {
+    fn core(&self) -> &EntityCore {
+        &self.core
+    }
+
+    fn execute(&self) -> Execution {
+        let Some((slot, result)) = self.done.lock().pop_front() else {
+            return Execution::Idle;
+        };
+        slot.fulfil(result);
+        Execution::Done
+    }
+
+    fn has_work(&self) -> bool {
+        !self.done.lock().is_empty()
+    }
+}
+
+/// What a response future needs from its client, whatever the request type.
+trait CallSite: Send + Sync {
+    fn service(&self) -> &str;
+    /// The entity that must run for the call to complete (the service), if it exists.
+    fn server(&self) -> Option<Arc<dyn Entity>>;
+    fn forget(&self, seq: u64);
+}
+
+impl<Req: Send + 'static, Resp: Send + 'static> CallSite for ClientInner<Req, Resp> {
+    fn service(&self) -> &str {
+        &self.service
+    }
+
+    fn server(&self) -> Option<Arc<dyn Entity>> {
+        let server = self.context.server::<Req, Resp>(&self.service)?;
+        Some(server)
+    }
+
+    fn forget(&self, seq: u64) {
+        ClientInner::forget(self, seq);
+    }
+}
+
+/// The response to one request: `.await` it, [`wait`](Self::wait) for it, or hand it a
+/// done callback with [`on_done`](Self::on_done). Dropping it abandons the request (a
+/// response arriving later is counted as late).
+#[must_use = "a response future does nothing unless awaited, waited on or given a done callback"]
+pub struct ResponseFuture<Resp> {
+    slot: Arc<Slot<Resp>>,
+    seq: u64,
+    call_site: Arc<dyn CallSite>,
+    detached: bool,
+}
+
+impl<Resp: Send + 'static> ResponseFuture<Resp> {
+    /// The request's sequence number (per client, from 1).
+    pub fn sequence(&self) -> u64 {
+        self.seq
+    }
+
+    /// Whether the response has arrived.
+    pub fn is_done(&self) -> bool {
+        self.slot.state.lock().result.is_some()
+    }
+
+    /// Blocks until the response arrives or `timeout` passes. Inside a callback whose
+    /// executor could never run the service meanwhile, returns `WouldDeadlock` at once.
+    pub fn wait(self, timeout: Duration) -> Result<Resp, CallError> {
+        let operation = format!(
+            "waiting for the response of service '{}'",
+            self.call_site.service()
+        );
+        self.wait_as(&operation, timeout)
+    }
+
+    fn wait_as(self, operation: &str, timeout: Duration) -> Result<Resp, CallError> {
+        let server = self.call_site.server();
+        let completers: Vec<&EntityCore> = server.iter().map(|s| s.core()).collect();
+        let _blocked = check_blocking_wait(operation, &completers)?;
+        let deadline = deadline_after(timeout);
+        let mut state = self.slot.state.lock();
+        loop {
+            if let Some(result) = state.result.take() {
+                return result;
+            }
+            let timed_out = match deadline {
+                Some(deadline) => self.slot.ready.wait_until(&mut state, deadline).timed_out(),
+                None => {
+                    self.slot.ready.wait(&mut state);
+                    false
+                }
+            };
+            if timed_out && state.result.is_none() {
+                return Err(CallError::Timeout {
+                    service: self.call_site.service().to_owned(),
+                    timeout,
+                });
+            }
+        }
+    }
+
+    /// Runs `callback` with the response when it arrives: as a callback of the client on
+    /// its executor, or at once if it has already arrived (or the client has no executor).
+    pub fn on_done(mut self, callback: impl FnOnce(Result<Resp, CallError>) + Send + 'static) {
+        self.detached = true;
+        let mut state = self.slot.state.lock();
+        match state.result.take() {
+            Some(result) => {
+                drop(state);
+                callback(result);
+            }
+            None => state.on_done = Some(Box::new(callback)),
+        }
+    }
+}
+
+impl<Resp> Future for ResponseFuture<Resp> {
+    type Output = Result<Resp, CallError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let mut state = self.slot.state.lock();
+        match state.result.take() {
+            Some(result) => Poll::Ready(result),
+            None => {
+                state.waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl<Resp> Drop for ResponseFuture<Resp> {
+    fn drop(&mut self) {
+        if !self.detached {
+            self.call_site.forget(self.seq);
+        }
+    }
+}
+
+impl<Resp> fmt::Debug for ResponseFuture<Resp> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResponseFuture")
+            .field("service", &self.call_site.service())
+            .field("seq", &self.seq)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A client of one service; dropping it abandons its pending requests.
+#[must_use = "the client is removed when its handle is dropped"]
+pub struct Client<Req: Send + 'static, Resp: Send + 'static> {
+    pub(crate) inner: Arc<ClientInner<Req, Resp>>,
+    pub(crate) node: Node,
+}
+
+impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
+    /// Sends `request`; the future resolves with the response (or why there is none).
+    pub fn call_async(&self, request: Req) -> ResponseFuture<Resp> {
+        let inner = &self.inner;
+        let seq = inner.next_seq.fetch_add(1, Ordering::Relaxed);
+        let call_site: Arc<dyn CallSite> = inner.clone();
+        let Some(server) = inner.context.server::<Req, Resp>(&inner.service) else {
+            let unavailable = Err(CallError::ServiceUnavailable {
+                service: inner.service.to_string(),
+            });
+            return ResponseFuture {
+                slot: Slot::new(Some(unavailable)),
+                seq,
+                call_site,
+                detached: false,
+            };
+        };
+        let slot = Slot::new(None);
+        inner.pending.lock().insert(seq, slot.clone());
+        server.enqueue(Request {
+            seq,
+            request,
+            client: Arc::downgrade(inner),
+        });
+        ResponseFuture {
+            slot,
+            seq,
+            call_site,
+            detached: false,
+        }
+    }
+
+    /// Sends `request` and blocks for the response, at most `timeout`. Inside a callback
+    /// whose executor could never run the service meanwhile, returns `WouldDeadlock` at once.
+    pub fn call(&self, request: Req, timeout: Duration) -> Result<Resp, CallError> {
+        let operation = format!("call() to service '{}'", self.inner.service);
+        if let Some(server) = self.inner.context.server::<Req, Resp>(&self.inner.service) {
+            // Check before sending: a request that can never be served is not sent at all.
+            drop(check_blocking_wait(&operation, &[server.core()])?);
+        }
+        self.call_async(request).wait_as(&operation, timeout)
+    }
+
+    /// Whether the service has a server now.
+    pub fn service_is_ready(&self) -> bool {
+        self.inner
+            .context
+            .server::<Req, Resp>(&self.inner.service)
+            .is_some()
+    }
+
+    /// Waits up to `timeout` for the service to have a server; true if it has.
+    pub fn wait_for_service(&self, timeout: Duration) -> bool {
+        self.inner
+            .context
+            .wait_for_server(&self.inner.service, deadline_after(timeout))
+    }
+
+    /// The resolved service name.
+    pub fn service(&self) -> &str {
+        &self.inner.service
+    }
+
+    /// Responses that arrived after their caller gave up.
+    pub fn late_responses(&self) -> u64 {
+        self.inner.late.load(Ordering::Relaxed)
+    }
+}
+
+impl<Req: Send + 'static, Resp: Send + 'static> Drop for Client<Req, Resp> {
+    fn drop(&mut self) {
+        self.inner.core.destroy();
+        self.node.forget(self.inner.core.id());
+    }
+}
+
+impl<Req: Send + 'static, Resp: Send + 'static> fmt::Debug for Client<Req, Resp> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("service", &self.inner.service)
+            .finish_non_exhaustive()
+    }
+}

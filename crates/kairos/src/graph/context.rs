@@ -1,0 +1,233 @@
+//! The graph a set of nodes shares: its topics and services, each with one type.
+//!
+//! Nodes created with [`Node::new`](super::Node::new) share the process-wide context;
+//! [`Context::new`] makes an isolated graph (tests, several simulated robots in one process).
+
+use super::error::GraphError;
+use super::service::ServiceInner;
+use super::topic::Topic;
+use crate::time::{SimClock, Time};
+use parking_lot::{Condvar, Mutex};
+use std::any::{Any, TypeId, type_name};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::Instant;
+
+/// The topic simulated time is published on.
+pub const CLOCK_TOPIC: &str = "/clock";
+
+/// The message of the `/clock` topic (ROS's `rosgraph_msgs/Clock`): the current
+/// simulated time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockMsg {
+    pub clock: Time,
+}
+
+/// A graph of topics and services. Clones refer to the same graph.
+#[derive(Clone, Default)]
+pub struct Context {
+    inner: Arc<ContextInner>,
+}
+
+#[derive(Default)]
+struct ContextInner {
+    topics: Mutex<HashMap<String, TopicSlot>>,
+    services: Mutex<HashMap<String, ServiceSlot>>,
+    /// Notified when a server is registered.
+    server_added: Condvar,
+    /// Simulation time of this graph, fed by its `/clock` topic (created on first use).
+    sim_clock: OnceLock<SimClock>,
+}
+
+struct TopicSlot {
+    type_name: &'static str,
+    topic: Arc<dyn Any + Send + Sync>,
+}
+
+struct ServiceSlot {
+    types: (TypeId, TypeId),
+    type_names: String,
+    server: Option<Weak<dyn Any + Send + Sync>>,
+}
+
+fn service_type_names<Req, Resp>() -> String {
+    format!("{} -> {}", type_name::<Req>(), type_name::<Resp>())
+}
+
+impl Context {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The process-wide context.
+    pub fn global() -> Self {
+        static GLOBAL: OnceLock<Context> = OnceLock::new();
+        GLOBAL.get_or_init(Context::new).clone()
+    }
+
+    /// The simulated clock of this graph: every [`ClockMsg`] published on `/clock` sets
+    /// it, at once and in the publishing thread (no executor in between, so a node
+    /// waiting on simulation time cannot block its own clock), as ROS's `use_sim_time`
+    /// nodes follow `/clock`.
+    pub fn sim_clock(&self) -> Result<SimClock, GraphError> {
+        if let Some(sim) = self.inner.sim_clock.get() {
+            return Ok(sim.clone());
+        }
+        let topic = self.topic::<ClockMsg>(CLOCK_TOPIC)?;
+        let mut installed = false;
+        let sim = self.inner.sim_clock.get_or_init(|| {
+            installed = true;
+            SimClock::new()
+        });
+        if installed {
+            let target = sim.clone();
+            topic.listen(Arc::new(move |msg: &ClockMsg| {
+                // A message of another clock kind is ignored: only simulated time drives it.
+                let _ = target.publish(msg.clock);
+            }));
+        }
+        Ok(sim.clone())
+    }
+
+    /// The topic `name` (absolute), created on first use; its type is fixed from then on.
+    pub(crate) fn topic<T: Send + Sync + 'static>(
+        &self,
+        name: &str,
+    ) -> Result<Arc<Topic<T>>, GraphError> {
+        let mut topics = self.inner.topics.lock();
+        let slot = topics.entry(name.to_owned()).or_insert_with(|| TopicSlot {
+            type_name: type_name::<T>(),
+            topic: Arc::new(Topic::<T>::new(name)),
+        });
+        slot.topic
+            .clone()
+            .downcast::<Topic<T>>()
+            .map_err(|_| GraphError::TypeMismatch {
+                topic: name.to_owned(),
+                existing: slot.type_name,
+                requested: type_name::<T>(),
+            })
+    }
+
+    /// Checks (and on first use fixes) the types of service `name`.
+    pub(crate) fn check_service_types<Req: 'static, Resp: 'static>(
+        &self,
+        name: &str,
+    ) -> Result<(), GraphError> {
+        service_slot::<Req, Resp>(&mut self.inner.services.lock(), name).map(|_| ())
+    }
+
+    pub(crate) fn register_server<Req, Resp>(
+        &self,
+        name: &str,
+        server: &Arc<ServiceInner<Req, Resp>>,
+    ) -> Result<(), GraphError>
+    where
+        Req: Send + 'static,
+        Resp: Send + 'static,
+    {
+        let mut services = self.inner.services.lock();
+        let slot = service_slot::<Req, Resp>(&mut services, name)?;
+        if slot.server.as_ref().is_some_and(|s| s.strong_count() > 0) {
+            return Err(GraphError::ServiceExists {
+                service: name.to_owned(),
+            });
+        }
+        let weak: Weak<ServiceInner<Req, Resp>> = Arc::downgrade(server);
+        slot.server = Some(weak);
+        drop(services);
+        self.inner.server_added.notify_all();
+        Ok(())
+    }
+
+    /// Waits until service `name` has a server or `deadline` passes (none: no deadline);
+    /// true if it has one.
+    pub(crate) fn wait_for_server(&self, name: &str, deadline: Option<Instant>) -> bool {
+        let has_server = |services: &HashMap<String, ServiceSlot>| {
+            services
+                .get(name)
+                .and_then(|slot| slot.server.as_ref())
+                .is_some_and(|s| s.strong_count() > 0)
+        };
+        let mut services = self.inner.services.lock();
+        loop {
+            if has_server(&services) {
+                return true;
+            }
+            match deadline {
+                Some(deadline) => {
+                    if self
+                        .inner
+                        .server_added
+                        .wait_until(&mut services, deadline)
+                        .timed_out()
+                    {
+                        return has_server(&services);
+                    }
+                }
+                None => self.inner.server_added.wait(&mut services),
+            }
+        }
+    }
+
+    /// Removes `server` from its service (if it is still the registered one).
+    pub(crate) fn unregister_server<Req, Resp>(&self, server: &Arc<ServiceInner<Req, Resp>>)
+    where
+        Req: Send + 'static,
+        Resp: Send + 'static,
+    {
+        let mut services = self.inner.services.lock();
+        if let Some(slot) = services.get_mut(&*server.name)
+            && slot
+                .server
+                .as_ref()
+                .is_some_and(|s| std::ptr::addr_eq(s.as_ptr(), Arc::as_ptr(server)))
+        {
+            slot.server = None;
+        }
+    }
+
+    /// The server of service `name`, if one exists now.
+    pub(crate) fn server<Req, Resp>(&self, name: &str) -> Option<Arc<ServiceInner<Req, Resp>>>
+    where
+        Req: Send + 'static,
+        Resp: Send + 'static,
+    {
+        let services = self.inner.services.lock();
+        let server = services.get(name)?.server.as_ref()?.upgrade()?;
+        server.downcast::<ServiceInner<Req, Resp>>().ok()
+    }
+}
+
+fn service_slot<'a, Req: 'static, Resp: 'static>(
+    services: &'a mut HashMap<String, ServiceSlot>,
+    name: &str,
+) -> Result<&'a mut ServiceSlot, GraphError> {
+    let slot = services
+        .entry(name.to_owned())
+        .or_insert_with(|| ServiceSlot {
+            types: (TypeId::of::<Req>(), TypeId::of::<Resp>()),
+            type_names: service_type_names::<Req, Resp>(),
+            server: None,
+        });
+    if slot.types != (TypeId::of::<Req>(), TypeId::of::<Resp>()) {
+        return Err(GraphError::ServiceTypeMismatch {
+            service: name.to_owned(),
+            existing: slot.type_names.clone(),
+            requested: service_type_names::<Req, Resp>(),
+        });
+    }
+    Ok(slot)
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let topics = self.inner.topics.lock().len();
+        let services = self.inner.services.lock().len();
+        f.debug_struct("Context")
+            .field("topics", &topics)
+            .field("services", &services)
+            .finish()
+    }
+}

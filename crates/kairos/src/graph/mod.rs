@@ -1,0 +1,32 @@
+//! The graph: nodes, topics, publishers, subscriptions, services and clients.
+//!
+//! What this module promises:
+//! - Names are validated and resolved against the node (absolute, relative, `~` private);
+//!   a bad name is a [`NameError`] saying what is wrong.
+//! - A topic has one message type; a publisher or subscription of another type is a
+//!   [`GraphError::TypeMismatch`]. Delivery in the process shares one `Arc<T>`, no copies.
+//! - Every subscription accounts for every message: received = delivered + dropped +
+//!   queued ([`SubscriptionStats`]); a full queue drops its oldest message and counts it.
+//! - A service call ends with a response or a [`CallError`] saying why not (no server,
+//!   service panicked, timeout, would deadlock), never a hang.
+
+mod client;
+mod context;
+mod error;
+mod name;
+mod node;
+mod publisher;
+mod qos;
+mod service;
+mod subscription;
+mod topic;
+
+pub use client::{CallError, Client, ResponseFuture};
+pub use context::{CLOCK_TOPIC, ClockMsg, Context};
+pub use error::GraphError;
+pub use name::{NameError, NameKind, normalize_namespace, resolve, validate_node_name};
+pub use node::Node;
+pub use publisher::Publisher;
+pub use qos::{Durability, History, Qos, QosError};
+pub use service::Service;
+pub use subscription::{Subscription, SubscriptionStats};

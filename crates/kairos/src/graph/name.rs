@@ -1,0 +1,179 @@
+//! Node, namespace, topic and service names: validated and resolved the ROS 2 way.
+//!
+//! A name is a `/`-separated list of tokens made of letters, digits and `_`, no token
+//! starting with a digit. Topic and service names resolve against the node: `/a` is
+//! absolute, `a` is relative to the node's namespace, `~` and `~/a` are private to the node.
+
+use std::fmt;
+
+/// What kind of name was invalid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameKind {
+    Node,
+    Namespace,
+    Topic,
+    Service,
+}
+
+impl fmt::Display for NameKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            NameKind::Node => "node",
+            NameKind::Namespace => "namespace",
+            NameKind::Topic => "topic",
+            NameKind::Service => "service",
+        })
+    }
+}
+
+/// A name that cannot be used, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {kind} name '{name}': {reason}")]
+pub struct NameError {
+    pub kind: NameKind,
+    pub name: String,
+    pub reason: String,
+}
+
+fn invalid(kind: NameKind, name: &str, reason: impl Into<String>) -> NameError {
+    NameError {
+        kind,
+        name: name.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+fn check_token(kind: NameKind, name: &str, token: &str) -> Result<(), NameError> {
+    let Some(first) = token.chars().next() else {
+        return Err(invalid(
+            kind,
+            name,
+            "it has an empty token (`//`, or a trailing `/`)",
+        ));
+    };
+    if first.is_ascii_digit() {
+        return Err(invalid(
+            kind,
+            name,
+            format!("token '{token}' starts with a digit"),
+        ));
+    }
+    if let Some(bad) = token
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
+    {
+        return Err(invalid(
+            kind,
+            name,
+            format!("'{bad}' is not allowed; use letters, digits, '_' and '/'"),
+        ));
+    }
+    Ok(())
+}
+
+/// Validates a node's base name (one token, no `/`).
+pub fn validate_node_name(name: &str) -> Result<(), NameError> {
+    if name.is_empty() {
+        return Err(invalid(NameKind::Node, name, "it is empty"));
+    }
+    if name.contains('/') {
+        return Err(invalid(
+            NameKind::Node,
+            name,
+            "a node name has no '/'; put the prefix in the namespace",
+        ));
+    }
+    check_token(NameKind::Node, name, name)
+}
+
+/// Validates a namespace and returns it absolute (`""` and `"/"` are the root, `a/b`
+/// becomes `/a/b`).
+pub fn normalize_namespace(namespace: &str) -> Result<String, NameError> {
+    let trimmed = namespace.strip_prefix('/').unwrap_or(namespace);
+    if trimmed.is_empty() {
+        return Ok("/".to_owned());
+    }
+    for token in trimmed.split('/') {
+        check_token(NameKind::Namespace, namespace, token)?;
+    }
+    Ok(format!("/{trimmed}"))
+}
+
+/// Resolves a topic or service name for the node `namespace` + `node` to its absolute form.
+pub fn resolve(
+    kind: NameKind,
+    name: &str,
+    namespace: &str,
+    node: &str,
+) -> Result<String, NameError> {
+    if name.is_empty() {
+        return Err(invalid(kind, name, "it is empty"));
+    }
+    let join = |prefix: &str, rest: &str| {
+        if prefix == "/" {
+            format!("/{rest}")
+        } else {
+            format!("{prefix}/{rest}")
+        }
+    };
+    let node_fq = join(namespace, node);
+    let absolute = if name == "~" {
+        node_fq
+    } else if let Some(rest) = name.strip_prefix("~/") {
+        join(&node_fq, rest)
+    } else if name.starts_with('~') {
+        return Err(invalid(
+            kind,
+            name,
+            "'~' must be followed by '/' (private names are `~/name`)",
+        ));
+    } else if let Some(rest) = name.strip_prefix('/') {
+        join("/", rest)
+    } else {
+        join(namespace, name)
+    };
+    for token in absolute[1..].split('/') {
+        check_token(kind, name, token)?;
+    }
+    Ok(absolute)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_absolute_relative_and_private_names() {
+        assert_eq!(
+            resolve(NameKind::Topic, "/chatter", "/robot", "talker").unwrap(),
+            "/chatter"
+        );
+        assert_eq!(
+            resolve(NameKind::Topic, "chatter", "/robot", "talker").unwrap(),
+            "/robot/chatter"
+        );
+        assert_eq!(
+            resolve(NameKind::Topic, "chatter", "/", "talker").unwrap(),
+            "/chatter"
+        );
+        assert_eq!(
+            resolve(NameKind::Topic, "~/state", "/robot", "talker").unwrap(),
+            "/robot/talker/state"
+        );
+        assert_eq!(resolve(NameKind::Service, "~", "/", "srv").unwrap(), "/srv");
+    }
+
+    #[test]
+    fn rejects_bad_names_with_a_reason() {
+        for bad in ["", "a//b", "a/", "1abc", "a b", "a-b", "~x", "/"] {
+            let err = resolve(NameKind::Topic, bad, "/", "n").unwrap_err();
+            assert_eq!(err.kind, NameKind::Topic, "{bad}");
+            assert!(err.to_string().contains("invalid topic name"), "{err}");
+        }
+        assert!(validate_node_name("a/b").is_err());
+        assert!(validate_node_name("9lives").is_err());
+        assert!(normalize_namespace("/a//b").is_err());
+        assert_eq!(normalize_namespace("a/b").unwrap(), "/a/b");
+        assert_eq!(normalize_namespace("").unwrap(), "/");
+    }
+}

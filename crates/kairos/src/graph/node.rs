@@ -1,0 +1,465 @@
+//! Nodes: a named set of entities (publishers, subscriptions, services, clients, timers,
+//! guard conditions) that an executor runs together.
+//!
+//! A node has a name, a namespace its relative names resolve against, a default mutually
+//! exclusive callback group, and belongs to at most one executor. Entity handles are RAII:
+//! dropping one removes it from the node, its topic and its executor.
+
+use super::client::{Client, ClientInner};
+use super::context::Context;
+use super::error::GraphError;
+use super::name::{NameKind, normalize_namespace, resolve, validate_node_name};
+use super::publisher::Publisher;
+use super::qos::Qos;
+use super::service::{Service, ServiceInner};
+use super::subscription::{SubCallback, SubInner, Subscription};
+use crate::exec::entity::{BoxFuture, Entity, EntityCore};
+use crate::exec::{
+    CallbackGroup, CallbackTimer, ExecError, ExecShared, GroupKind, GuardCondition, GuardInner,
+    TimerCallback, TimerInner,
+};
+use crate::time::{Clock, Duration, Tick, Timer};
+use parking_lot::Mutex;
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Weak};
+
+/// A handle to a node; clones refer to the same node. A handle made by
+/// [`with_group`](Node::with_group) creates its entities in that group.
+#[derive(Clone)]
+pub struct Node {
+    shared: Arc<NodeShared>,
+    group: CallbackGroup,
+}
+
+struct NodeShared {
+    name: String,
+    namespace: String,
+    fq_name: String,
+    context: Context,
+    default_group: CallbackGroup,
+    groups: Mutex<Vec<CallbackGroup>>,
+    entities: Mutex<Vec<Arc<dyn Entity>>>,
+    executor: Mutex<Option<Weak<ExecShared>>>,
+    clock: Mutex<Clock>,
+    /// The handle the trace knows this node by.
+    handle: u64,
+}
+
+impl Node {
+    /// A node in the root namespace of the process-wide context.
+    pub fn new(name: &str) -> Result<Self, GraphError> {
+        Self::new_in(&Context::global(), name, "/")
+    }
+
+    /// A node `name` in `namespace` of `context`.
+    pub fn new_in(context: &Context, name: &str, namespace: &str) -> Result<Self, GraphError> {
+        validate_node_name(name)?;
+        let namespace = normalize_namespace(namespace)?;
+        let fq_name = if namespace == "/" {
+            format!("/{name}")
+        } else {
+            format!("{namespace}/{name}")
+        };
+        // The node clock: system time until `set_use_sim_time(true)` (ROS time semantics).
+        let clock = crate::time::RosClock::new(context.sim_clock()?).clock();
+        let handle = crate::trace::next_handle();
+        crate::trace::tp::rcl_node_init(handle, handle, name, &namespace);
+        let default_group = CallbackGroup::new(
+            format!("default group of node {fq_name}"),
+            GroupKind::MutuallyExclusive,
+        );
+        Ok(Self {
+            group: default_group.clone(),
+            shared: Arc::new(NodeShared {
+                name: name.to_owned(),
+                namespace,
+                fq_name,
+                context: context.clone(),
+                default_group,
+                groups: Mutex::new(Vec::new()),
+                entities: Mutex::new(Vec::new()),
+                executor: Mutex::new(None),
+                clock: Mutex::new(clock),
+                handle,
+            }),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    pub fn namespace(&self) -> &str {
+        &self.shared.namespace
+    }
+
+    /// `namespace/name`, e.g. `/robot/planner`.
+    pub fn fully_qualified_name(&self) -> &str {
+        &self.shared.fq_name
+    }
+
+    pub fn context(&self) -> &Context {
+        &self.shared.context
+    }
+
+    /// The node's default group (mutually exclusive), where entities go unless told otherwise.
+    pub fn default_callback_group(&self) -> &CallbackGroup {
+        &self.shared.default_group
+    }
+
+    /// A new callback group of this node, named `name` in error messages and reports.
+    pub fn create_callback_group(&self, name: &str, kind: GroupKind) -> CallbackGroup {
+        let group = CallbackGroup::new(format!("{name} (node {})", self.shared.fq_name), kind);
+        self.shared.groups.lock().push(group.clone());
+        group
+    }
+
+    /// A handle to this node that creates its entities in `group` (a group of this node).
+    pub fn with_group(&self, group: &CallbackGroup) -> Result<Node, GraphError> {
+        let ours = *group == self.shared.default_group || self.shared.groups.lock().contains(group);
+        if !ours {
+            return Err(GraphError::ForeignGroup {
+                group: group.name().to_owned(),
+                node: self.shared.fq_name.clone(),
+            });
+        }
+        Ok(Self {
+            shared: self.shared.clone(),
+            group: group.clone(),
+        })
+    }
+
+    /// Resolves a topic or service name against this node.
+    pub fn resolve_name(&self, kind: NameKind, name: &str) -> Result<String, GraphError> {
+        Ok(resolve(
+            kind,
+            name,
+            &self.shared.namespace,
+            &self.shared.name,
+        )?)
+    }
+
+    pub fn create_publisher<T: Send + Sync + 'static>(
+        &self,
+        topic: &str,
+        qos: Qos,
+    ) -> Result<Publisher<T>, GraphError> {
+        qos.capacity()?;
+        let name = self.resolve_name(NameKind::Topic, topic)?;
+        let topic = self.shared.context.topic::<T>(&name)?;
+        let handle = crate::trace::next_handle();
+        let depth = qos.capacity()? as u64;
+        crate::trace::tp::rcl_publisher_init(handle, self.shared.handle, handle, &name, depth);
+        Ok(Publisher {
+            topic,
+            qos,
+            published: AtomicU64::new(0),
+            handle,
+        })
+    }
+
+    /// Runs `callback` once per message on the node's executor.
+    pub fn create_subscription<T, F>(
+        &self,
+        topic: &str,
+        qos: Qos,
+        callback: F,
+    ) -> Result<Subscription<T>, GraphError>
+    where
+        T: Send + Sync + 'static,
+        F: Fn(Arc<T>) + Send + Sync + 'static,
+    {
+        self.subscribe(topic, qos, SubCallback::Sync(Box::new(callback)))
+    }
+
+    /// Like [`create_subscription`](Self::create_subscription) with an `async` callback,
+    /// polled by the executor; the group stays held until its future completes.
+    pub fn create_subscription_async<T, F, Fut>(
+        &self,
+        topic: &str,
+        qos: Qos,
+        callback: F,
+    ) -> Result<Subscription<T>, GraphError>
+    where
+        T: Send + Sync + 'static,
+        F: Fn(Arc<T>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let callback = move |message| -> BoxFuture { Box::pin(callback(message)) };
+        self.subscribe(topic, qos, SubCallback::Async(Box::new(callback)))
+    }
+
+    fn subscribe<T: Send + Sync + 'static>(
+        &self,
+        topic: &str,
+        qos: Qos,
+        callback: SubCallback<T>,
+    ) -> Result<Subscription<T>, GraphError> {
+        let capacity = qos.capacity()?;
+        let name = self.resolve_name(NameKind::Topic, topic)?;
+        let topic = self.shared.context.topic::<T>(&name)?;
+        let label = format!("subscription {name} (node {})", self.shared.fq_name);
+        let inner = Arc::new_cyclic(|me: &Weak<SubInner<T>>| {
+            let me: Weak<dyn Entity> = me.clone();
+            SubInner::new(
+                EntityCore::new(label, self.group.clone(), me),
+                qos,
+                capacity,
+                callback,
+            )
+        });
+        let id = inner.core().id();
+        crate::trace::tp::rcl_subscription_init(id, self.shared.handle, id, &name, capacity as u64);
+        crate::trace::tp::rclcpp_subscription_init(id, id);
+        crate::trace::tp::rclcpp_subscription_callback_added(id, id);
+        self.register(inner.clone());
+        topic.subscribe(inner.clone());
+        Ok(Subscription {
+            inner,
+            topic,
+            node: self.clone(),
+        })
+    }
+
+    /// Serves `service` with `callback`, run once per request on the node's executor.
+    pub fn create_service<Req, Resp, F>(
+        &self,
+        service: &str,
+        callback: F,
+    ) -> Result<Service<Req, Resp>, GraphError>
+    where
+        Req: Send + 'static,
+        Resp: Send + 'static,
+        F: Fn(Req) -> Resp + Send + Sync + 'static,
+    {
+        let name: Arc<str> = self.resolve_name(NameKind::Service, service)?.into();
+        let label = format!("service {name} (node {})", self.shared.fq_name);
+        let inner = Arc::new_cyclic(|me: &Weak<ServiceInner<Req, Resp>>| {
+            let me: Weak<dyn Entity> = me.clone();
+            ServiceInner::new(
+                EntityCore::new(label, self.group.clone(), me),
+                name.clone(),
+                Box::new(callback),
+            )
+        });
+        self.shared.context.register_server(&name, &inner)?;
+        let id = inner.core().id();
+        crate::trace::tp::rcl_service_init(id, self.shared.handle, id, &name);
+        crate::trace::tp::rclcpp_service_callback_added(id, id);
+        self.register(inner.clone());
+        Ok(Service {
+            inner,
+            node: self.clone(),
+        })
+    }
+
+    pub fn create_client<Req, Resp>(&self, service: &str) -> Result<Client<Req, Resp>, GraphError>
+    where
+        Req: Send + 'static,
+        Resp: Send + 'static,
+    {
+        let name: Arc<str> = self.resolve_name(NameKind::Service, service)?.into();
+        self.shared
+            .context
+            .check_service_types::<Req, Resp>(&name)?;
+        let label = format!("client {name} (node {})", self.shared.fq_name);
+        let context = self.shared.context.clone();
+        let inner = Arc::new_cyclic(|me: &Weak<ClientInner<Req, Resp>>| {
+            let me: Weak<dyn Entity> = me.clone();
+            ClientInner::new(
+                EntityCore::new(label, self.group.clone(), me),
+                name.clone(),
+                context,
+            )
+        });
+        let id = inner.core().id();
+        crate::trace::tp::rcl_client_init(id, self.shared.handle, id, &name);
+        self.register(inner.clone());
+        Ok(Client {
+            inner,
+            node: self.clone(),
+        })
+    }
+
+    /// A guard condition named `name` whose `callback` runs once per trigger.
+    pub fn create_guard_condition<F>(&self, name: &str, callback: F) -> GuardCondition
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        let label = format!("guard condition {name} (node {})", self.shared.fq_name);
+        let inner = Arc::new_cyclic(|me: &Weak<GuardInner>| {
+            let me: Weak<dyn Entity> = me.clone();
+            GuardInner::new(
+                EntityCore::new(label, self.group.clone(), me),
+                Box::new(callback),
+            )
+        });
+        self.register(inner.clone());
+        let node = self.clone();
+        let id = inner.core().id();
+        GuardCondition {
+            inner,
+            on_drop: Some(Box::new(move || node.forget(id))),
+        }
+    }
+
+    /// The node's clock: ROS time, i.e. system time, or the context's simulation time
+    /// after [`set_use_sim_time(true)`](Self::set_use_sim_time); or whatever clock
+    /// [`set_clock`](Self::set_clock) chose.
+    pub fn clock(&self) -> Clock {
+        self.shared.clock.lock().clone()
+    }
+
+    /// Switches the node between simulation time (its context's `/clock`) and system time,
+    /// as ROS's `use_sim_time` parameter does: the node's clock becomes a
+    /// [`RosClock`](crate::time::RosClock) over the context's simulated clock (made on the
+    /// first call), and switching it tells its jump handlers, ends waits in progress with
+    /// `ClockChanged`, and restarts its timers' periods.
+    pub fn set_use_sim_time(&self, on: bool) -> Result<(), GraphError> {
+        let mut clock = self.shared.clock.lock();
+        let ros = match clock.as_ros() {
+            Some(ros) => ros.clone(),
+            None => {
+                let ros = crate::time::RosClock::new(self.shared.context.sim_clock()?);
+                *clock = ros.clock();
+                ros
+            }
+        };
+        drop(clock);
+        ros.set_use_sim_time(on);
+        Ok(())
+    }
+
+    /// Sets the clock that timers created from now on use.
+    pub fn set_clock(&self, clock: Clock) {
+        *self.shared.clock.lock() = clock;
+    }
+
+    /// Runs `callback` every `period` of the node's clock.
+    pub fn create_timer<F>(
+        &self,
+        period: Duration,
+        callback: F,
+    ) -> Result<CallbackTimer, GraphError>
+    where
+        F: Fn(Tick) + Send + Sync + 'static,
+    {
+        self.create_timer_on(self.clock(), period, callback)
+    }
+
+    /// Runs `callback` every `period` of `clock`.
+    pub fn create_timer_on<F>(
+        &self,
+        clock: Clock,
+        period: Duration,
+        callback: F,
+    ) -> Result<CallbackTimer, GraphError>
+    where
+        F: Fn(Tick) + Send + Sync + 'static,
+    {
+        self.timer(clock, period, TimerCallback::Sync(Box::new(callback)))
+    }
+
+    /// Like [`create_timer`](Self::create_timer) with an `async` callback, polled by the
+    /// executor; the group stays held until its future completes.
+    pub fn create_timer_async<F, Fut>(
+        &self,
+        period: Duration,
+        callback: F,
+    ) -> Result<CallbackTimer, GraphError>
+    where
+        F: Fn(Tick) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let callback = move |tick| -> BoxFuture { Box::pin(callback(tick)) };
+        self.timer(
+            self.clock(),
+            period,
+            TimerCallback::Async(Box::new(callback)),
+        )
+    }
+
+    fn timer(
+        &self,
+        clock: Clock,
+        period: Duration,
+        callback: TimerCallback,
+    ) -> Result<CallbackTimer, GraphError> {
+        let timer = Timer::new(clock, period)?;
+        let timer_handle = timer.trace_handle();
+        let label = format!("timer {period} (node {})", self.shared.fq_name);
+        let inner = Arc::new_cyclic(|me: &Weak<TimerInner>| {
+            let me: Weak<dyn Entity> = me.clone();
+            TimerInner::new(
+                EntityCore::new(label, self.group.clone(), me),
+                timer,
+                callback,
+            )
+        });
+        let id = inner.core().id();
+        crate::trace::tp::rclcpp_timer_callback_added(timer_handle, id);
+        crate::trace::tp::rclcpp_timer_link_node(timer_handle, self.shared.handle);
+        self.register(inner.clone());
+        let node = self.clone();
+        Ok(CallbackTimer {
+            inner,
+            on_drop: Some(Box::new(move || node.forget(id))),
+        })
+    }
+
+    /// Adds an entity; it runs on the node's executor, if any.
+    pub(crate) fn register(&self, entity: Arc<dyn Entity>) {
+        let executor = self.shared.executor.lock();
+        self.shared.entities.lock().push(entity.clone());
+        if let Some(exec) = executor.as_ref().and_then(Weak::upgrade) {
+            entity.core().attach(&exec);
+        }
+    }
+
+    /// Removes an entity whose handle was dropped.
+    pub(crate) fn forget(&self, id: u64) {
+        self.shared.entities.lock().retain(|e| e.core().id() != id);
+    }
+
+    pub(crate) fn attach(&self, exec: &Arc<ExecShared>) -> Result<(), ExecError> {
+        let mut executor = self.shared.executor.lock();
+        if executor.as_ref().is_some_and(|e| e.strong_count() > 0) {
+            return Err(ExecError::AlreadyAttached {
+                node: self.shared.fq_name.clone(),
+            });
+        }
+        *executor = Some(Arc::downgrade(exec));
+        for entity in self.shared.entities.lock().iter() {
+            entity.core().attach(exec);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn detach(&self) {
+        let mut executor = self.shared.executor.lock();
+        *executor = None;
+        for entity in self.shared.entities.lock().iter() {
+            entity.core().detach();
+        }
+    }
+
+    pub(crate) fn same_node(&self, other: &Node) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
+    /// The group this handle creates entities in.
+    pub fn callback_group(&self) -> &CallbackGroup {
+        &self.group
+    }
+}
+
+impl fmt::Debug for Node {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Node")
+            .field("name", &self.shared.fq_name)
+            .field("group", &self.group.name())
+            .finish()
+    }
+}

@@ -1,0 +1,72 @@
+//! Publishers: send `Arc<T>` to every subscription of a topic, in this process, without
+//! copying the message.
+
+use super::qos::Qos;
+use super::subscription::Envelope;
+use super::topic::Topic;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+#[must_use = "a publisher does nothing unless you publish with it"]
+pub struct Publisher<T> {
+    pub(crate) topic: Arc<Topic<T>>,
+    pub(crate) qos: Qos,
+    pub(crate) published: AtomicU64,
+    /// The handle the trace knows this publisher by; messages carry it with their `seq`.
+    pub(crate) handle: u64,
+}
+
+impl<T: Send + Sync + 'static> Publisher<T> {
+    /// Publishes `message`; returns how many subscriptions it reached.
+    pub fn publish(&self, message: T) -> usize {
+        self.publish_arc(Arc::new(message))
+    }
+
+    /// Publishes a shared message (subscribers get the same `Arc`, no copy).
+    pub fn publish_arc(&self, message: Arc<T>) -> usize {
+        use crate::trace::tp;
+        let seq = self.published.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut envelope = Envelope {
+            message,
+            publisher: self.handle,
+            seq,
+            stamp: 0,
+        };
+        if tp::enabled() {
+            let address = envelope.address();
+            tp::rclcpp_publish(address, self.handle, seq);
+            envelope.stamp = crate::time::wait::mono_now();
+            tp::rmw_publish(address, self.handle, seq);
+        }
+        self.topic.publish(envelope, self.qos.is_transient_local())
+    }
+
+    /// The handle of this publisher in traces (`publisher_handle`).
+    pub fn trace_handle(&self) -> u64 {
+        self.handle
+    }
+
+    /// Messages published so far.
+    pub fn published(&self) -> u64 {
+        self.published.load(Ordering::Relaxed)
+    }
+
+    /// The resolved topic name.
+    pub fn topic(&self) -> &str {
+        &self.topic.name
+    }
+
+    pub fn subscription_count(&self) -> usize {
+        self.topic.subscription_count()
+    }
+}
+
+impl<T> fmt::Debug for Publisher<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Publisher")
+            .field("topic", &self.topic.name)
+            .field("qos", &self.qos)
+            .finish_non_exhaustive()
+    }
+}

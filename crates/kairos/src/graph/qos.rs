@@ -1,0 +1,97 @@
+//! Quality of service for intra-process topics: how many messages a subscription keeps
+//! and whether late subscribers get the last message.
+//!
+//! A full queue drops its oldest message and counts it: every subscription can account for
+//! every message published to it (received = delivered + dropped + still queued).
+
+/// How many messages a subscription queue keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum History {
+    /// The newest `depth` messages.
+    KeepLast(usize),
+    /// Every message, up to `bound` (then the oldest is dropped and counted).
+    KeepAll { bound: usize },
+}
+
+/// Whether a topic keeps its last message for subscriptions created later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    Volatile,
+    /// A transient-local publisher leaves its last message on the topic; a transient-local
+    /// subscription created later receives it first (`/clock`, parameters).
+    TransientLocal,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Qos {
+    pub history: History,
+    pub durability: Durability,
+}
+
+/// A QoS that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QosError {
+    #[error("a keep-last history needs a depth of at least 1, got 0")]
+    ZeroDepth,
+    #[error("a keep-all history needs a bound of at least 1, got 0")]
+    ZeroBound,
+    #[error(
+        "a queue of {requested} messages is more than the {max} a subscription may keep (its slots are allocated up front); use a smaller depth or bound"
+    )]
+    TooDeep { requested: usize, max: usize },
+}
+
+impl Qos {
+    /// The most messages a subscription queue may hold (4 Mi; 32 MiB of slots).
+    pub const MAX_DEPTH: usize = 1 << 22;
+
+    pub const fn keep_last(depth: usize) -> Self {
+        Self {
+            history: History::KeepLast(depth),
+            durability: Durability::Volatile,
+        }
+    }
+
+    pub const fn keep_all(bound: usize) -> Self {
+        Self {
+            history: History::KeepAll { bound },
+            durability: Durability::Volatile,
+        }
+    }
+
+    pub const fn transient_local(self) -> Self {
+        Self {
+            durability: Durability::TransientLocal,
+            ..self
+        }
+    }
+
+    pub fn is_transient_local(&self) -> bool {
+        self.durability == Durability::TransientLocal
+    }
+
+    /// The queue capacity this QoS asks for.
+    pub fn capacity(&self) -> Result<usize, QosError> {
+        match self.history {
+            History::KeepLast(0) => Err(QosError::ZeroDepth),
+            History::KeepAll { bound: 0 } => Err(QosError::ZeroBound),
+            History::KeepLast(depth) | History::KeepAll { bound: depth }
+                if depth > Self::MAX_DEPTH =>
+            {
+                Err(QosError::TooDeep {
+                    requested: depth,
+                    max: Self::MAX_DEPTH,
+                })
+            }
+            History::KeepLast(depth) => Ok(depth),
+            History::KeepAll { bound } => Ok(bound),
+        }
+    }
+}
+
+impl Default for Qos {
+    /// Keep the last 10 messages, volatile (the ROS 2 default).
+    fn default() -> Self {
+        Self::keep_last(10)
+    }
+}

@@ -1,0 +1,183 @@
+//! Subscriptions: a bounded queue per subscription that drops its oldest message when full
+//! and counts it, and a callback the executor runs once per message.
+
+use super::node::Node;
+use super::qos::Qos;
+use super::topic::Topic;
+use crate::exec::entity::{BoxFuture, CallbackScope, Entity, EntityCore, Execution};
+use crossbeam_queue::ArrayQueue;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What happened to the messages published to one subscription:
+/// `received == delivered + dropped + queued`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SubscriptionStats {
+    /// Messages that reached the queue.
+    pub received: u64,
+    /// Messages handed to the callback.
+    pub delivered: u64,
+    /// Messages dropped, oldest first, because the queue was full.
+    pub dropped: u64,
+    /// Messages waiting in the queue now.
+    pub queued: u64,
+}
+
+/// A message in a subscription queue, with the identity the trace links it by.
+pub(crate) struct Envelope<T> {
+    pub(crate) message: Arc<T>,
+    pub(crate) publisher: u64,
+    pub(crate) seq: u64,
+    /// Steady time of the publish (0 when not tracing).
+    pub(crate) stamp: i64,
+}
+
+impl<T> Clone for Envelope<T> {
+    fn clone(&self) -> Self {
+        Envelope {
+            message: self.message.clone(),
+            publisher: self.publisher,
+            seq: self.seq,
+            stamp: self.stamp,
+        }
+    }
+}
+
+impl<T> Envelope<T> {
+    pub(crate) fn address(&self) -> u64 {
+        Arc::as_ptr(&self.message) as *const () as usize as u64
+    }
+}
+
+pub(crate) enum SubCallback<T> {
+    Sync(Box<dyn Fn(Arc<T>) + Send + Sync>),
+    Async(Box<dyn Fn(Arc<T>) -> BoxFuture + Send + Sync>),
+}
+
+pub(crate) struct SubInner<T> {
+    pub(crate) core: EntityCore,
+    pub(crate) qos: Qos,
+    queue: ArrayQueue<Envelope<T>>,
+    received: AtomicU64,
+    delivered: AtomicU64,
+    dropped: AtomicU64,
+    callback: SubCallback<T>,
+}
+
+impl<T: Send + Sync + 'static> SubInner<T> {
+    pub(crate) fn new(
+        core: EntityCore,
+        qos: Qos,
+        capacity: usize,
+        callback: SubCallback<T>,
+    ) -> Self {
+        Self {
+            core,
+            qos,
+            queue: ArrayQueue::new(capacity),
+            received: AtomicU64::new(0),
+            delivered: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            callback,
+        }
+    }
+
+    pub(crate) fn deliver(&self, envelope: Envelope<T>) {
+        use crate::trace::tp;
+        self.received.fetch_add(1, Ordering::Relaxed);
+        let (publisher, seq) = (envelope.publisher, envelope.seq);
+        let evicted = self.queue.force_push(envelope);
+        if tp::enabled() {
+            let depth = self.queue.len() as u64;
+            tp::message_enqueue(self.core.id(), publisher, seq, depth);
+            if let Some(old) = &evicted {
+                tp::message_drop(self.core.id(), old.publisher, old.seq, depth);
+            }
+        }
+        if evicted.is_some() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+        self.core.notify();
+    }
+
+    fn stats(&self) -> SubscriptionStats {
+        SubscriptionStats {
+            received: self.received.load(Ordering::Relaxed),
+            delivered: self.delivered.load(Ordering::Relaxed),
+            dropped: self.dropped.load(Ordering::Relaxed),
+            queued: self.queue.len() as u64,
+        }
+    }
+}
+
+impl<T: Send + Sync + 'static> Entity for SubInner<T> {
+    fn core(&self) -> &EntityCore {
+        &self.core
+    }
+
+    fn execute(&self) -> Execution {
+        let Some(envelope) = self.queue.pop() else {
+            return Execution::Idle;
+        };
+        self.delivered.fetch_add(1, Ordering::Relaxed);
+        let (address, publisher, seq) = (envelope.address(), envelope.publisher, envelope.seq);
+        crate::trace::tp::rmw_take(self.core.id(), address, envelope.stamp, 1, publisher, seq);
+        let message = envelope.message;
+        match &self.callback {
+            SubCallback::Sync(callback) => {
+                let _scope = CallbackScope::enter(&self.core);
+                callback(message);
+                Execution::Done
+            }
+            SubCallback::Async(callback) => {
+                CallbackScope::start_async(&self.core);
+                Execution::Pending(callback(message))
+            }
+        }
+    }
+
+    fn has_work(&self) -> bool {
+        !self.queue.is_empty()
+    }
+}
+
+/// A subscription to a topic; dropping it unsubscribes.
+#[must_use = "the subscription is removed when its handle is dropped"]
+pub struct Subscription<T: Send + Sync + 'static> {
+    pub(crate) inner: Arc<SubInner<T>>,
+    pub(crate) topic: Arc<Topic<T>>,
+    pub(crate) node: Node,
+}
+
+impl<T: Send + Sync + 'static> Subscription<T> {
+    pub fn stats(&self) -> SubscriptionStats {
+        self.inner.stats()
+    }
+
+    /// The resolved topic name.
+    pub fn topic(&self) -> &str {
+        &self.topic.name
+    }
+
+    pub fn qos(&self) -> Qos {
+        self.inner.qos
+    }
+}
+
+impl<T: Send + Sync + 'static> Drop for Subscription<T> {
+    fn drop(&mut self) {
+        self.topic.unsubscribe(&self.inner);
+        self.inner.core.destroy();
+        self.node.forget(self.inner.core.id());
+    }
+}
+
+impl<T: Send + Sync + 'static> fmt::Debug for Subscription<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Subscription")
+            .field("topic", &self.topic.name)
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
