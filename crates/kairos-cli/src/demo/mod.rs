@@ -24,6 +24,8 @@ pub struct DemoArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Scenario {
+    /// Story 5: a four-node pipeline, traced, and the analyzer says where the time went.
+    Pipeline,
     /// Story 2: `delay(1)` that returned early, against kairos's sleep.
     DelayRace,
     /// Story 4: a wall-clock step under running timers (needs libfaketime).
@@ -36,10 +38,11 @@ pub enum Scenario {
 
 impl Scenario {
     const ALL: &'static [Scenario] = &[
+        Scenario::Pipeline,
         Scenario::SimClockStall,
+        Scenario::Deadlock,
         Scenario::DelayRace,
         Scenario::ClockJump,
-        Scenario::Deadlock,
     ];
 
     fn name(self) -> &'static str {
@@ -47,6 +50,7 @@ impl Scenario {
             Scenario::DelayRace => "delay-race",
             Scenario::ClockJump => "clock-jump",
             Scenario::SimClockStall => "sim-clock-stall",
+            Scenario::Pipeline => "pipeline",
             Scenario::Deadlock => "deadlock",
         }
     }
@@ -67,21 +71,41 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         Some(s) => vec![s],
         None => Scenario::ALL.to_vec(),
     };
-    let session = match &args.trace {
-        Some(dir) => Some(kairos::trace::Session::start(dir)?),
-        None => None,
-    };
     let mut all_passed = true;
     let mut jsons = Vec::new();
     for scenario in scenarios.iter().copied() {
         if !args.json {
             eprintln!("== {} ==", scenario.name());
         }
-        let outcome = match scenario {
-            Scenario::DelayRace => delay_race::run(args.quick)?,
-            Scenario::ClockJump => clock_jump::run(args.quick)?,
-            Scenario::SimClockStall => sim_clock_stall::run(args.quick)?,
-            Scenario::Deadlock => deadlock::run(args.quick)?,
+        // With --trace DIR, each scenario is traced into DIR/<scenario>; babeltrace2 and
+        // `kairos trace` read the folder recursively.
+        let trace_dir = args.trace.as_ref().map(|dir| dir.join(scenario.name()));
+        let outcome = if scenario == Scenario::Pipeline {
+            // The pipeline records (and then analyzes) its own trace.
+            pipeline::run(args.quick, trace_dir.as_deref())?
+        } else {
+            let session = match &trace_dir {
+                Some(dir) => Some(start_session(dir)?),
+                None => None,
+            };
+            let outcome = match scenario {
+                Scenario::DelayRace => delay_race::run(args.quick)?,
+                Scenario::ClockJump => clock_jump::run(args.quick)?,
+                Scenario::SimClockStall => sim_clock_stall::run(args.quick)?,
+                Scenario::Deadlock => deadlock::run(args.quick)?,
+                Scenario::Pipeline => unreachable!("handled above"),
+            };
+            if let (Some(session), Some(dir)) = (session, &trace_dir) {
+                let stats = session.stop()?;
+                eprintln!(
+                    "trace: {} events ({} discarded) in {} streams written to {}",
+                    stats.events_written,
+                    stats.events_discarded,
+                    stats.streams,
+                    dir.display()
+                );
+            }
+            outcome
         };
         all_passed &= outcome.passed;
         if args.json {
@@ -91,19 +115,6 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
             let mark = if outcome.passed { "PASS" } else { "FAIL" };
             println!("{mark} {}: {}\n", scenario.name(), outcome.verdict);
         }
-    }
-    if let Some(session) = session {
-        let stats = session.stop()?;
-        eprintln!(
-            "trace: {} events ({} discarded) in {} streams written to {}",
-            stats.events_written,
-            stats.events_discarded,
-            stats.streams,
-            args.trace
-                .as_deref()
-                .unwrap_or(std::path::Path::new("?"))
-                .display()
-        );
     }
     if args.json {
         let value = if jsons.len() == 1 {
@@ -120,9 +131,22 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Starts a trace session for one scenario, with a clear error when the process is
+/// already traced through `KAIROS_TRACE` (one session per process).
+pub fn start_session(dir: &std::path::Path) -> anyhow::Result<kairos::trace::Session> {
+    if kairos::trace::tp::enabled() {
+        anyhow::bail!(
+            "this process is already traced (KAIROS_TRACE is set): unset KAIROS_TRACE to let \
+             the demo record its own trace, or drop --trace"
+        );
+    }
+    Ok(kairos::trace::Session::start(dir)?)
+}
+
 pub mod clock_jump;
 pub mod deadlock;
 pub mod delay_race;
+pub mod pipeline;
 pub mod sim_clock_stall;
 
 /// Where a scenario may write scratch files.

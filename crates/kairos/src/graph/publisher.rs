@@ -36,6 +36,7 @@ impl<T: Send + Sync + 'static> Publisher<T> {
         if tp::enabled() {
             let address = envelope.address();
             tp::rclcpp_publish(address, self.handle, seq);
+            tp::rcl_publish(self.handle, address, seq);
             envelope.stamp = crate::time::wait::mono_now();
             tp::rmw_publish(address, self.handle, seq);
         }

@@ -1,0 +1,216 @@
+//! `kairos demo pipeline`: story 5, "where did this message spend its time?"
+//!
+//! Four nodes in a chain, as in the 2019 message-flow analysis: a `source` publishing
+//! readings at 10 Hz, a `filter`, a `planner` whose callback deliberately takes 100 ms,
+//! and a `printer`, on a multi-threaded executor. The run is traced (into `--trace DIR`,
+//! or a temporary folder), then the trace is read back by kairos's own analyzer, which
+//! must find the chain source -> filter -> planner -> printer and name the planner's
+//! callback as the stage where the time went, with an end-to-end latency that agrees
+//! with what the printer measured in-process.
+
+use super::Outcome;
+use anyhow::{Context as _, bail};
+use kairos::exec::Executor;
+use kairos::graph::{Context, Node, Qos};
+use kairos::time::{CancelToken, Clock, Duration};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+const PLANNER_WORK: Duration = Duration::from_millis(100);
+const PERIOD: Duration = Duration::from_millis(200);
+
+/// A reading and the steady time it was born at the source.
+#[derive(Debug, Clone, Copy)]
+struct Reading {
+    seq: u64,
+    born_ns: i64,
+}
+
+/// Runs the pipeline for `count` readings while `session` records; returns the
+/// end-to-end latencies the printer measured (ns).
+fn run_pipeline(count: u64) -> anyhow::Result<Vec<i64>> {
+    let context = Context::new();
+    let node = |name: &str| Node::new_in(&context, name, "/pipeline");
+    let (source, filter, planner, printer) = (
+        node("source")?,
+        node("filter")?,
+        node("planner")?,
+        node("printer")?,
+    );
+    let raw = source.create_publisher::<Reading>("readings", Qos::keep_last(10))?;
+    let filtered = filter.create_publisher::<Reading>("filtered", Qos::keep_last(10))?;
+    let planned = planner.create_publisher::<Reading>("plans", Qos::keep_last(10))?;
+
+    let sent = Arc::new(Mutex::new(0u64));
+    let counter = Arc::clone(&sent);
+    let _timer = source.create_timer(PERIOD, move |_| {
+        let Ok(mut n) = counter.lock() else { return };
+        if *n < count {
+            *n += 1;
+            raw.publish(Reading {
+                seq: *n,
+                born_ns: Clock::steady().now().nanos(),
+            });
+        }
+    })?;
+    let _filter =
+        filter.create_subscription("readings", Qos::keep_last(10), move |r: Arc<Reading>| {
+            filtered.publish(*r);
+        })?;
+    let token = CancelToken::new();
+    let work = token.clone();
+    let _planner =
+        planner.create_subscription("filtered", Qos::keep_last(10), move |r: Arc<Reading>| {
+            // The deliberate 100 ms of work the analysis must find.
+            let _ = Clock::steady().sleep_for(PLANNER_WORK, &work);
+            planned.publish(*r);
+        })?;
+    let latencies = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::clone(&latencies);
+    let _printer =
+        printer.create_subscription("plans", Qos::keep_last(10), move |r: Arc<Reading>| {
+            let e2e = Clock::steady().now().nanos() - r.born_ns;
+            if let Ok(mut v) = record.lock() {
+                v.push((r.seq, e2e));
+            }
+        })?;
+
+    let executor = Executor::multi_threaded(4)?;
+    for n in [&source, &filter, &planner, &printer] {
+        executor.add_node(n)?;
+    }
+    let spinner = {
+        let executor = executor.clone();
+        std::thread::spawn(move || executor.spin())
+    };
+    // Bounded: the readings need count * PERIOD plus the pipeline's own latency.
+    let give_up = Clock::steady().now() + PERIOD * (count as i64 + 10);
+    while latencies
+        .lock()
+        .map(|v| (v.len() as u64) < count)
+        .unwrap_or(false)
+    {
+        if Clock::steady().now() >= give_up {
+            break;
+        }
+        Clock::steady().sleep_for(Duration::from_millis(5), &CancelToken::new())?;
+    }
+    token.cancel();
+    let report = executor.shutdown(Duration::from_secs(2));
+    if !report.is_clean() {
+        bail!("the pipeline did not stop: {report}");
+    }
+    let _ = spinner.join();
+    let mut got = latencies.lock().map(|v| v.clone()).unwrap_or_default();
+    got.sort_unstable();
+    if (got.len() as u64) < count {
+        bail!("the printer got {} of {count} readings", got.len());
+    }
+    Ok(got.into_iter().map(|(_, e2e)| e2e).collect())
+}
+
+pub fn run(quick: bool, trace: Option<&Path>) -> anyhow::Result<Outcome> {
+    let count = if quick { 8 } else { 25 };
+    let scratch;
+    let dir: PathBuf = match trace {
+        Some(dir) => dir.to_path_buf(),
+        None => {
+            scratch =
+                tempfile::tempdir().context("cannot create a folder for the pipeline trace")?;
+            scratch.path().join("pipeline")
+        }
+    };
+    let session = super::start_session(&dir)?;
+    let measured = run_pipeline(count);
+    let stats = session.stop()?;
+    let measured = measured?;
+    analyze(&dir, &measured, stats.events_written)
+}
+
+/// Reads the trace back with kairos's analyzer and checks it found where the time went.
+fn analyze(dir: &Path, measured: &[i64], events: u64) -> anyhow::Result<Outcome> {
+    let model = kairos_analyze::analyze(dir, kairos_analyze::Options::default())
+        .with_context(|| format!("cannot analyze the pipeline trace in {}", dir.display()))?;
+    let chains = kairos_analyze::chains::chains(&model);
+    let chain = chains
+        .0
+        .iter()
+        .filter(|c| {
+            c.path.first().is_some_and(|n| n.ends_with("source"))
+                && c.path.last().is_some_and(|n| n.ends_with("printer"))
+        })
+        .max_by_key(|c| c.count)
+        .with_context(|| {
+            format!(
+                "the analyzer found no chain from source to printer in {}",
+                dir.display()
+            )
+        })?;
+    let measured_mean = measured.iter().sum::<i64>() as f64 / measured.len().max(1) as f64;
+    let traced_mean = chain.total.mean_ns;
+    let dominant = chain.dominant.clone().unwrap_or_default();
+    let planner_found = dominant.contains("planner");
+    let agrees = (traced_mean - measured_mean).abs() <= (0.05 * measured_mean).max(2e6);
+    let passed =
+        planner_found && agrees && chain.count as usize >= measured.len().saturating_sub(1);
+
+    let ms = |ns: f64| ns / 1e6;
+    let mut report = format!(
+        "{} readings through {} ({} events traced in {})\n",
+        measured.len(),
+        chain.name(),
+        events,
+        dir.display()
+    );
+    report.push_str("stage                                              mean_ms    p99_ms\n");
+    for stage in &chain.stages {
+        report.push_str(&format!(
+            "{:<48} {:>9.3} {:>9.3}{}\n",
+            stage.name,
+            ms(stage.latency.mean_ns),
+            ms(stage.latency.p99_ns as f64),
+            if stage.name == dominant {
+                "   <- dominant"
+            } else {
+                ""
+            }
+        ));
+    }
+    report.push_str(&format!(
+        "end to end: traced mean {:.3} ms, measured in-process {:.3} ms",
+        ms(traced_mean),
+        ms(measured_mean)
+    ));
+    let verdict = format!(
+        "the analyzer followed {} messages source -> printer and found {:.1} of {:.1} ms in '{}'{}",
+        chain.count,
+        ms(chain
+            .stages
+            .iter()
+            .find(|s| s.name == dominant)
+            .map_or(0.0, |s| s.latency.mean_ns)),
+        ms(traced_mean),
+        dominant,
+        if agrees {
+            ""
+        } else {
+            " -- TRACE AND IN-PROCESS LATENCY DISAGREE"
+        }
+    );
+    let json = json!({
+        "chain": chain.path,
+        "messages": chain.count,
+        "dominant": dominant,
+        "traced_e2e_mean_ms": ms(traced_mean),
+        "measured_e2e_mean_ms": ms(measured_mean),
+        "stages": chain.stages.iter().map(|s| json!({"name": s.name, "mean_ms": ms(s.latency.mean_ns)})).collect::<Vec<_>>(),
+        "trace": dir,
+    });
+    Ok(Outcome {
+        passed,
+        verdict,
+        report,
+        json,
+    })
+}
