@@ -310,7 +310,18 @@ fn from_env_starts_a_session_only_when_asked() {
     let session = Session::from_env().unwrap().expect("KAIROS_TRACE is set");
     // SAFETY: as above.
     unsafe { std::env::remove_var(kairos_trace::write::ENV_VAR) };
-    assert_eq!(session.dir(), trace_dir);
+    // Each process gets a subdirectory of its own: <dir>/<procname>-<pid>-<time>.
+    assert_eq!(session.dir().parent(), Some(trace_dir.as_path()));
+    let name = session
+        .dir()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        name.contains(&format!("-{}-", std::process::id())),
+        "{name} names the process"
+    );
     tp::sim_clock_update(5);
     drop(session); // stops and writes, like `stop`
     let events = write_support::read_clean(&trace_dir);

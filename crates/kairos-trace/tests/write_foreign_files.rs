@@ -1,11 +1,9 @@
-//! Review: `Session::start` accepts a directory that already holds other files, and the
-//! trace it writes there is one babeltrace2 refuses.
+//! `Session::start` refuses a directory that already holds other files.
 //!
-//! Only a `metadata` file makes `start` refuse a directory (its error says "give a new or
-//! empty directory", but emptiness is not checked). `KAIROS_TRACE=$HOME/logs` or a
-//! directory with a leftover `stream_0` from an interrupted trace starts fine; every
-//! regular file in a CTF trace directory is read as a data stream, so babeltrace2 fails on
-//! the whole trace, or, with a leftover stream file, the session loses every event.
+//! Every regular file in a CTF trace directory is read as a data stream, so a trace
+//! written into `$HOME/logs` or next to a leftover `stream_0` of an interrupted trace
+//! would be rejected by babeltrace2 or lose every event: `start` refuses such a directory
+//! with a typed error saying to give a new or empty one.
 
 mod write_support;
 

@@ -1,9 +1,8 @@
-//! Review: a flush interval the session accepts must not kill the writer thread.
+//! A flush interval the session accepts does not kill the writer thread.
 //!
-//! `Session::start_with` rejects only a zero `flush_interval`; a very long one (e.g.
-//! `Duration::MAX`, "flush only when asked") is accepted, and the writer thread then
-//! panics computing `Instant::now() + interval`: every event is lost and `stop` only says
-//! `WriterGone`.
+//! A very long one (e.g. `Duration::MAX`, "flush only when asked") would overflow the
+//! writer's `Instant` arithmetic, losing every event with only `WriterGone` to show:
+//! `Session::start_with` refuses intervals outside 1 ms ..= a day with `InvalidConfig`.
 
 mod write_support;
 

@@ -1,9 +1,8 @@
-//! Review: a session started with a relative directory writes its stream files relative to
-//! whatever the current directory is when the writer creates them.
+//! A relative trace directory means the directory at start, wherever the program goes.
 //!
 //! `KAIROS_TRACE=trace ./robot` is the natural use, and programs change directory (daemons
-//! `chdir("/")`, tools `cd` into a workspace). The metadata lands in the directory meant
-//! at start, the streams elsewhere (or nowhere): the trace has no events.
+//! `chdir("/")`, tools `cd` into a workspace); stream files created relative to the new
+//! current directory would leave the trace without events.
 
 mod write_support;
 

@@ -1,11 +1,10 @@
-//! Review: `KAIROS_TRACE=<dir>` traces only the first of several processes that inherit it.
+//! `KAIROS_TRACE=<dir>` traces every process that inherits it.
 //!
 //! A robot is several processes started together with one environment (a launch file; the
-//! reference ROS 2 trace holds three). `Session::from_env` starts every one of them in the
-//! same directory, and every process after the first fails with `TraceExists` (or, racing,
-//! overwrites the first one's metadata), so the promise "traces any kairos program from
-//! its start to its exit" holds for one process only. LTTng gives each process its own
-//! trace under the session directory, which babeltrace2 reads as one.
+//! reference ROS 2 trace holds three). `Session::from_env` gives each process its own
+//! trace under `<dir>` (`<procname>-<pid>-<time>`), as LTTng does, and babeltrace2 reads
+//! `<dir>` as one trace; were they to share `<dir>`, every process after the first would
+//! fail with `TraceExists`.
 
 mod write_support;
 
