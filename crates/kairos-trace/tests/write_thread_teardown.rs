@@ -1,11 +1,9 @@
-//! Review: an event traced while a thread is being torn down is neither written nor
-//! counted.
+//! An event traced while a thread is being torn down is written (or at least counted).
 //!
 //! A thread-local whose destructor traces (a runtime object kept per thread, reporting at
 //! its end) runs after the tracer's own thread-local is gone when it was created before
-//! the thread's first event (thread-local destructors run in reverse order of
-//! creation). `emit` then drops the event: `events_written + events_discarded` is less
-//! than what the program emitted, and nothing in the trace says so.
+//! the thread's first event (thread-local destructors run in reverse order of creation):
+//! the event then has no queue of its thread to go to.
 
 mod write_support;
 
