@@ -1,12 +1,10 @@
-//! Review: one thread that traces without pause keeps the writer thread on its queue for
-//! as long as it traces.
+//! One thread that traces without pause does not keep the writer thread on its queue: a
+//! pass over a queue takes at most what it held when the pass began, so `Session::flush`
+//! returns and the other threads' queues are written at the flush interval.
 //!
-//! `Writer::drain_stream` pops until the queue is empty. A thread that pushes at least as
-//! fast as the writer encodes (a burst of long-named events; once its queue is full each
-//! failed push is cheaper still) refills the queue behind each pop, so the writer never
-//! leaves that stream: `Session::flush` does not return, and the other threads' queues are
-//! not written at the flush interval (a SIGKILL then loses far more than one interval,
-//! and their queues overflow).
+//! A thread that pushes at least as fast as the writer encodes (a burst of long-named
+//! events; once its queue is full each failed push is cheaper still) refills its queue
+//! behind each pop; a writer that popped until the queue was empty would never leave it.
 //!
 //! To be independent of the machine's load, every thread of the test (the writer
 //! inherits it) runs on one CPU: the writer then never gets the long stretch without the

@@ -1,12 +1,9 @@
-//! Review: one stream file the writer cannot create makes it drop every later event of
-//! every thread, including threads whose stream files are open and writable.
+//! One stream file that cannot be created loses only its own stream's events: the writer
+//! keeps writing the threads whose stream files are open.
 //!
 //! One stream file per live thread means one open file per traced thread: a process with
-//! many threads (or many sockets) reaches its open-file limit, `File::create_new` fails
-//! with `EMFILE` for the newest thread, and `Writer::drain_stream` then sets `failure`,
-//! after which it counts every event of every stream as lost instead of writing it. The
-//! trace silently ends (for the reader) at the first thread too many; the threads that
-//! were being traced fine stop appearing.
+//! many threads (or many sockets) reaches its open-file limit, and creating the newest
+//! thread's file fails with `EMFILE`.
 //!
 //! The child runs under `ulimit -n` so that the limit is reached by a few dozen threads.
 

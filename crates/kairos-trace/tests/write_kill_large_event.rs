@@ -1,14 +1,13 @@
-//! Review: a process killed while the writer appends a packet larger than a page leaves
-//! a cut packet, and babeltrace2 then rejects the whole trace.
+//! A process killed while the writer appends packets of large events leaves a readable
+//! trace.
 //!
 //! Packets are page-sized so that a SIGKILL, which Linux delivers between the pages of a
 //! `write`, leaves whole packets. An event larger than a page (a long callback `symbol`,
-//! a long topic or node name list in a `shutdown_report`) gets a packet of several
-//! pages, and a kill between those pages cuts it: the trace is not "readable up to the
-//! last flush" (the module docs own the gap; the promise of issue 5 has no exception).
+//! a long topic or node name list in a `shutdown_report`) would need a packet of several
+//! pages, which a kill could cut; instead its strings are cut to fit one page.
 //!
-//! The child traces such events continuously so that the writer is almost always inside
-//! a multi-page write; the test kills it a few times and fails if any trace is unreadable.
+//! The child traces such events continuously so that the writer is almost always writing
+//! them; the test kills it a few times and fails if any trace is unreadable.
 
 use kairos_trace::write::SessionConfig;
 use kairos_trace::{Session, tp};

@@ -1,11 +1,10 @@
-//! Review: when a write fails part-way (disk full, file-size limit), the stream file keeps
-//! the part of a packet that was written, and babeltrace2 then rejects the whole trace.
+//! A write that fails part-way (disk full, file-size limit) leaves the trace readable up
+//! to it.
 //!
-//! `write_all` of a batch of packets can write some bytes and then fail (Linux writes up to
-//! the space or limit left, then returns `ENOSPC`/`EFBIG`). The writer records the error
-//! but leaves the cut packet at the end of the stream file, so the trace is not "readable
-//! up to the last flush", the promise for a killed process, which a full disk should keep
-//! too.
+//! A `write` of a batch of packets can write some bytes and then fail (Linux writes up to
+//! the space or limit left, then returns `ENOSPC`/`EFBIG`). The writer cuts the stream
+//! file back to its last whole packet, so the trace stays readable, as it does for a
+//! killed process, and `stop` reports the error.
 //!
 //! The child runs under `ulimit -f` (SIGXFSZ ignored, so the write fails with `EFBIG`
 //! instead of killing it): a file-size limit not on a packet boundary stands in for a
