@@ -12,6 +12,7 @@ use std::time::Duration;
 
 #[test]
 fn a_very_long_flush_interval_is_rejected_or_honoured() {
+    let _session_lock = write_support::exclusive();
     let dir = tempfile::tempdir().unwrap();
     let config = SessionConfig {
         flush_interval: Duration::MAX,
@@ -32,4 +33,21 @@ fn a_very_long_flush_interval_is_rejected_or_honoured() {
     assert_eq!(stats.events_written, 1);
     let events = write_support::read_clean(dir.path());
     assert_eq!(events.len(), 1);
+}
+
+#[test]
+fn a_sub_millisecond_flush_interval_is_refused() {
+    let _session_lock = write_support::exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let config = SessionConfig {
+        flush_interval: Duration::from_micros(999),
+        ..SessionConfig::default()
+    };
+    match Session::start_with(dir.path(), config) {
+        Err(error @ Error::InvalidConfig(_)) => {
+            assert!(error.to_string().contains("at least 1 ms"), "{error}")
+        }
+        other => panic!("expected InvalidConfig, got {other:?}"),
+    }
+    assert!(!tp::enabled(), "a refused start leaves tracing off");
 }

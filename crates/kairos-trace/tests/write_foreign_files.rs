@@ -16,6 +16,12 @@ fn start_traces_cleanly_or_refuses(dir: &std::path::Path) {
     let session = match Session::start(dir) {
         Err(refused) => {
             assert!(!matches!(refused, Error::AlreadyActive { .. }), "{refused}");
+            assert!(
+                refused
+                    .to_string()
+                    .contains("give a new or empty directory"),
+                "the refusal says what to do: {refused}"
+            );
             return;
         }
         Ok(session) => session,
