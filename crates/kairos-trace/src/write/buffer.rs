@@ -46,6 +46,11 @@ impl ThreadStream {
         self.queue.pop()
     }
 
+    /// Records queued now.
+    pub(crate) fn len(&self) -> usize {
+        self.queue.len()
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.queue.is_empty()
     }
@@ -162,22 +167,35 @@ fn register(generation: u64) -> Option<Arc<ThreadStream>> {
 #[inline(never)]
 pub(crate) fn emit(event: Event) {
     // `try_with` fails only while the thread is being torn down (a tracepoint in a
-    // thread-local destructor): there is no queue left to count the event in.
-    let _ = LOCAL.try_with(|local| {
-        // A re-entrant call (impossible today: nothing here traces) would find it borrowed.
-        let Ok(mut local) = local.try_borrow_mut() else {
-            return;
-        };
-        let generation = GENERATION.load(Ordering::Acquire);
-        if local.generation != generation {
-            local.stream = register(generation);
-            local.generation = generation;
-        }
-        if let Some(stream) = &local.stream {
-            stream.push(Record {
-                timestamp: clock::now_ns(),
-                event,
-            });
-        }
-    });
+    // thread-local destructor that runs after this one's): the thread's queue is gone, so
+    // the event gets a stream of its own. Rare, and better than losing it.
+    let mut event = Some(event);
+    let torn_down = LOCAL
+        .try_with(|local| {
+            // A re-entrant call (impossible today: nothing here traces) would find it borrowed.
+            let Ok(mut local) = local.try_borrow_mut() else {
+                return;
+            };
+            let generation = GENERATION.load(Ordering::Acquire);
+            if local.generation != generation {
+                local.stream = register(generation);
+                local.generation = generation;
+            }
+            if let (Some(stream), Some(event)) = (&local.stream, event.take()) {
+                stream.push(Record {
+                    timestamp: clock::now_ns(),
+                    event,
+                });
+            }
+        })
+        .is_err();
+    if torn_down
+        && let Some(event) = event
+        && let Some(stream) = register(GENERATION.load(Ordering::Acquire))
+    {
+        stream.push(Record {
+            timestamp: clock::now_ns(),
+            event,
+        });
+    }
 }

@@ -27,6 +27,19 @@ pub enum Error {
         /// The directory given.
         path: PathBuf,
     },
+    /// The directory holds files that are not a trace: babeltrace2 reads every file of a
+    /// trace directory as trace data, so a trace written there would be unreadable.
+    #[error(
+        "{} is not empty (it holds {}): a trace directory holds only the trace; give a new or empty directory",
+        path.display(),
+        entry.display()
+    )]
+    DirectoryNotEmpty {
+        /// The directory given.
+        path: PathBuf,
+        /// One of the entries found in it.
+        entry: PathBuf,
+    },
     /// Another session is running in this process.
     #[error(
         "a trace session is already running in this process, writing to {}: stop it before starting another",

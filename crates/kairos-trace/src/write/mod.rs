@@ -17,9 +17,17 @@
 //!   the count is written in the stream's `events_discarded`, which babeltrace2 reports.
 //! - A killed process leaves a readable trace: the writer drains every queue and appends
 //!   whole packets at a fixed interval (100 ms by default), so a SIGKILL loses at most the
-//!   events of the last interval. Packets are padded to 4 KiB pages, as LTTng's are, so
-//!   that a kill during a `write` (which Linux interrupts only between pages) cannot leave
-//!   half a packet; only an event larger than a page can span a page boundary.
+//!   events of the last interval. Every packet is one 4 KiB page, as LTTng's sub-buffers
+//!   are, so that a kill during a `write` (which Linux interrupts only between pages)
+//!   cannot leave half a packet. An event larger than a page has its longest string fields
+//!   cut to fit, each ending in `...[truncated]`.
+//! - A failed write (disk full) or a stream file that cannot be created (too many open
+//!   files) loses only the events of that stream and write: the file is cut back to its
+//!   last whole packet, the other streams go on, the loss is counted in [`Stats`] and in
+//!   the stream's `events_discarded` once a later packet of it can be written, and
+//!   `flush`/`stop` return the first error.
+//! - An event traced while its thread is being torn down (from a thread-local destructor)
+//!   is written too, in a stream of its own.
 //!
 //! One stream per thread, not per CPU: a thread is the only producer of its queue, so a
 //! push is a single-producer operation with no lock and no CPU pinning, and events of one
@@ -50,6 +58,9 @@ mod session;
 mod writer;
 
 pub use error::Error;
-pub use session::{ENV_VAR, MAX_BUFFER_EVENTS, Session, SessionConfig, Stats};
+pub use session::{
+    ENV_VAR, MAX_BUFFER_EVENTS, MAX_FLUSH_INTERVAL, MIN_FLUSH_INTERVAL, Session, SessionConfig,
+    Stats,
+};
 
 pub(crate) use buffer::{emit, enabled};

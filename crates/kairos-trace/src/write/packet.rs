@@ -2,6 +2,7 @@
 //! metadata in [`super::metadata`] declares (little-endian, byte-aligned).
 
 use super::buffer::Record;
+use crate::schema::{FieldClass, FieldType};
 
 const MAGIC: u32 = 0xC1FC_1FC1;
 /// The `event_header_large` id that announces the extended form.
@@ -43,13 +44,96 @@ pub(crate) struct PacketInfo {
     pub(crate) cpu_id: u32,
 }
 
-/// Packets are padded to a multiple of this many bytes, and a packet holds as many events
-/// as fit in one such page (an event that alone does not fit gets a packet of several).
+/// Every packet is exactly this many bytes (one page), holding as many events as fit; an
+/// event that alone does not fit is refused (the writer counts it as discarded).
 ///
 /// Why: Linux copies a `write` to a regular file page by page and gives up between pages
 /// when a fatal signal arrives; with every page boundary a packet boundary, a SIGKILL
 /// during a write leaves whole packets only, so the trace stays readable.
 pub(crate) const PACKET_BYTES: usize = 4096;
+
+/// What ends a string field cut so that its event fits in one packet.
+pub(crate) const TRUNCATED_MARK: &str = "...[truncated]";
+
+/// `payload`, encoded as `fields` declare, re-encoded in at most `room` bytes by cutting
+/// its longest strings (at a character boundary) and ending each cut one with
+/// [`TRUNCATED_MARK`]; `None` if it cannot fit.
+fn truncate_strings(fields: &[FieldClass], payload: &[u8], room: usize) -> Option<Vec<u8>> {
+    enum Piece<'a> {
+        Fixed(&'a [u8]),
+        Str(&'a [u8]),
+    }
+    let mut pieces = Vec::with_capacity(fields.len());
+    let mut rest = payload;
+    for field in fields {
+        let len = match field.ty {
+            FieldType::Hex64 | FieldType::U64 | FieldType::I64 => 8,
+            FieldType::I32 => 4,
+            FieldType::Clock => 1,
+            FieldType::Str => {
+                let end = rest.iter().position(|&b| b == 0)?;
+                pieces.push(Piece::Str(&rest[..end]));
+                rest = &rest[end + 1..];
+                continue;
+            }
+        };
+        let (fixed, after) = rest.split_at_checked(len)?;
+        pieces.push(Piece::Fixed(fixed));
+        rest = after;
+    }
+    // Bytes that do not shrink: fixed fields and each string's NUL.
+    let fixed: usize = pieces
+        .iter()
+        .map(|piece| match piece {
+            Piece::Fixed(bytes) => bytes.len(),
+            Piece::Str(_) => 1,
+        })
+        .sum();
+    let size_with_cap = |cap: usize| {
+        let strings: usize = pieces
+            .iter()
+            .map(|piece| match piece {
+                Piece::Str(bytes) => bytes.len().min(cap),
+                Piece::Fixed(_) => 0,
+            })
+            .sum();
+        fixed + strings
+    };
+    // The largest cap on string lengths (mark included) with which the payload fits.
+    let (mut fits, mut too_long) = (TRUNCATED_MARK.len(), payload.len());
+    if size_with_cap(fits) > room {
+        return None;
+    }
+    while too_long - fits > 1 {
+        let mid = fits + (too_long - fits) / 2;
+        if size_with_cap(mid) <= room {
+            fits = mid;
+        } else {
+            too_long = mid;
+        }
+    }
+    let mut out = Vec::with_capacity(room);
+    for piece in pieces {
+        match piece {
+            Piece::Fixed(bytes) => out.extend_from_slice(bytes),
+            Piece::Str(bytes) if bytes.len() <= fits => {
+                out.extend_from_slice(bytes);
+                out.push(0);
+            }
+            Piece::Str(bytes) => {
+                let mut end = fits - TRUNCATED_MARK.len();
+                // Back off to the start of a UTF-8 character.
+                while end > 0 && bytes[end] & 0xC0 == 0x80 {
+                    end -= 1;
+                }
+                out.extend_from_slice(&bytes[..end]);
+                out.extend_from_slice(TRUNCATED_MARK.as_bytes());
+                out.push(0);
+            }
+        }
+    }
+    Some(out)
+}
 
 /// Builds one packet in memory.
 #[derive(Debug, Default)]
@@ -78,22 +162,48 @@ impl PacketBuilder {
         self.events
     }
 
-    /// Appends one event if it fits in the packet's page, or if the packet is empty;
-    /// otherwise leaves the packet as it was and returns false. Records must come in
-    /// timestamp order.
+    /// Appends one event if it fits in the packet's page; otherwise leaves the packet as
+    /// it was and returns false. An event that alone does not fit in a page goes into an
+    /// empty packet with its longest strings cut to fit, each ending in
+    /// [`TRUNCATED_MARK`]; false from an empty packet means even that does not fit.
+    /// Records must come in timestamp order.
     pub(crate) fn try_push(&mut self, record: &Record, context: &EventContext) -> bool {
-        let (len, last_timestamp) = (self.bytes.len(), self.last_timestamp);
-        self.push(record, context);
-        if self.events > 1 && self.bytes.len() > PACKET_BYTES {
-            self.bytes.truncate(len);
-            self.last_timestamp = last_timestamp;
-            self.events -= 1;
-            return false;
+        let len = self.bytes.len();
+        self.push_header(record, context);
+        let payload_at = self.bytes.len();
+        record.event.encode_payload(&mut self.bytes);
+        if self.bytes.len() > PACKET_BYTES {
+            let fitted = (self.events == 0)
+                .then(|| {
+                    let fields = record.event.id().class().fields;
+                    let room = PACKET_BYTES.saturating_sub(payload_at);
+                    truncate_strings(fields, &self.bytes[payload_at..], room)
+                })
+                .flatten();
+            match fitted {
+                Some(payload) => {
+                    self.bytes.truncate(payload_at);
+                    self.bytes.extend_from_slice(&payload);
+                }
+                None => {
+                    self.bytes.truncate(len);
+                    return false;
+                }
+            }
         }
+        self.first_timestamp.get_or_insert(record.timestamp);
+        self.last_timestamp = record.timestamp;
+        self.events += 1;
         true
     }
 
-    fn push(&mut self, record: &Record, context: &EventContext) {
+    /// The timestamp of the packet's first event (0 while it has none).
+    pub(crate) fn first_timestamp(&self) -> u64 {
+        self.first_timestamp.unwrap_or_default()
+    }
+
+    /// Appends an event's header and context.
+    fn push_header(&mut self, record: &Record, context: &EventContext) {
         let id = record.event.id() as u16;
         let timestamp = record.timestamp;
         // The 32-bit form stores the low bits; a reader infers at most one wrap since the
@@ -113,9 +223,14 @@ impl PacketBuilder {
         self.bytes.extend_from_slice(&context.vtid.to_le_bytes());
         self.bytes.extend_from_slice(&context.vpid.to_le_bytes());
         self.bytes.extend_from_slice(&context.procname);
+    }
+
+    #[cfg(test)]
+    fn push(&mut self, record: &Record, context: &EventContext) {
+        self.push_header(record, context);
         record.event.encode_payload(&mut self.bytes);
-        self.first_timestamp.get_or_insert(timestamp);
-        self.last_timestamp = timestamp;
+        self.first_timestamp.get_or_insert(record.timestamp);
+        self.last_timestamp = record.timestamp;
         self.events += 1;
     }
 
@@ -133,7 +248,7 @@ impl PacketBuilder {
         packet.finish(info).to_vec()
     }
 
-    /// Fills the packet context, pads the packet to whole pages and returns it. Its time
+    /// Fills the packet context, pads the packet to its page and returns it. Its time
     /// range is that of its events, so consecutive packets of a stream never overlap.
     pub(crate) fn finish(&mut self, info: PacketInfo) -> &[u8] {
         let content_bits = (self.bytes.len() as u64) * 8;
@@ -220,7 +335,7 @@ mod tests {
     }
 
     #[test]
-    fn a_packet_stops_at_its_page_unless_one_event_needs_more() {
+    fn a_packet_stops_at_its_page_and_refuses_an_event_larger_than_one() {
         let mut packet = PacketBuilder::default();
         packet.begin(&[0; 16], 0);
         let mut timestamp = 0;
@@ -246,14 +361,54 @@ mod tests {
         };
         assert!(
             packet.try_push(&big, &context()),
-            "alone, it gets a bigger packet"
+            "alone, it goes in with its symbol cut"
+        );
+        assert_eq!(packet.events(), 1);
+        let text = String::from_utf8_lossy(&packet.bytes);
+        assert!(
+            text.contains(&format!("xxx{TRUNCATED_MARK}\0")),
+            "the cut is visible"
         );
         let info = PacketInfo {
             seq_num: 0,
             events_discarded: 0,
             cpu_id: 0,
         };
-        assert_eq!(packet.finish(info).len(), 3 * PACKET_BYTES);
+        assert_eq!(
+            packet.finish(info).len(),
+            PACKET_BYTES,
+            "no packet is larger than a page"
+        );
+    }
+
+    #[test]
+    fn strings_are_cut_longest_first_at_character_boundaries() {
+        let event = Event::RclPublisherInit {
+            publisher_handle: 1,
+            node_handle: 2,
+            rmw_publisher_handle: 3,
+            topic_name: "é".repeat(100).into(),
+            queue_depth: 10,
+        };
+        let mut payload = Vec::new();
+        event.encode_payload(&mut payload);
+        let fields = event.id().class().fields;
+        let room = 3 * 8 + 8 + 51;
+        let cut = truncate_strings(fields, &payload, room).expect("fits once cut");
+        assert!(cut.len() <= room, "{} bytes", cut.len());
+        assert_eq!(cut[..24], payload[..24], "fixed fields before are kept");
+        assert_eq!(
+            cut[cut.len() - 8..],
+            payload[payload.len() - 8..],
+            "and after"
+        );
+        let topic = std::str::from_utf8(&cut[24..cut.len() - 9]).expect("still UTF-8");
+        assert_eq!(topic, format!("{}{TRUNCATED_MARK}", "é".repeat(18)));
+        assert_eq!(
+            truncate_strings(fields, &payload, 32 + 10),
+            None,
+            "too small"
+        );
     }
 
     #[test]

@@ -20,6 +20,14 @@ pub const ENV_VAR: &str = "KAIROS_TRACE";
 /// The largest per-thread queue a session accepts.
 pub const MAX_BUFFER_EVENTS: usize = 16 << 20;
 
+/// The shortest flush interval a session accepts: a shorter one would keep the writer
+/// thread busy waking up.
+pub const MIN_FLUSH_INTERVAL: Duration = Duration::from_millis(1);
+
+/// The longest flush interval a session accepts (a day: in effect, write only on
+/// [`Session::flush`] and [`Session::stop`]).
+pub const MAX_FLUSH_INTERVAL: Duration = Duration::from_secs(24 * 3600);
+
 /// How a session buffers and flushes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionConfig {
@@ -27,7 +35,7 @@ pub struct SessionConfig {
     /// discarded. Memory is about 80 bytes per event per traced thread.
     pub buffer_events: usize,
     /// How often the writer drains the queues and appends packets: the most a killed
-    /// process can lose.
+    /// process can lose. From [`MIN_FLUSH_INTERVAL`] to [`MAX_FLUSH_INTERVAL`].
     pub flush_interval: Duration,
 }
 
@@ -71,18 +79,33 @@ impl Session {
         Session::start_with(dir, SessionConfig::default())
     }
 
-    /// Starts tracing into `dir` when the environment variable `KAIROS_TRACE` names one;
+    /// Starts tracing when the environment variable `KAIROS_TRACE` names a directory;
     /// `Ok(None)` when it is unset or empty.
+    ///
+    /// The trace goes into a subdirectory of its own, `<dir>/<procname>-<pid>-<time>`
+    /// (UTC, `YYYYMMDD-HHMMSS`), as LTTng names per-process traces: every process that
+    /// inherits the variable (the nodes of one launch, a program and its children) is
+    /// traced, and `babeltrace2 <dir>` reads them all as one trace.
     pub fn from_env() -> Result<Option<Session>, Error> {
         match std::env::var_os(ENV_VAR) {
-            Some(dir) if !dir.is_empty() => Session::start(PathBuf::from(dir)).map(Some),
+            Some(dir) if !dir.is_empty() => {
+                let name = format!(
+                    "{}-{}-{}",
+                    procname(),
+                    std::process::id(),
+                    utc_timestamp(std::time::SystemTime::now())
+                );
+                Session::start(Path::new(&dir).join(name)).map(Some)
+            }
             _ => Ok(None),
         }
     }
 
-    /// Starts tracing into `dir` (created if needed; it must not already hold a trace).
+    /// Starts tracing into `dir` (created if needed; it must be empty). A relative `dir`
+    /// is taken from the current directory now, wherever the program goes next.
     pub fn start_with(dir: impl AsRef<Path>, config: SessionConfig) -> Result<Session, Error> {
-        let dir = dir.as_ref().to_path_buf();
+        let dir = std::path::absolute(dir.as_ref())
+            .map_err(|source| Error::io("find the absolute path of", dir.as_ref(), source))?;
         if config.buffer_events == 0 {
             return Err(Error::InvalidConfig("buffer_events must be at least 1"));
         }
@@ -91,9 +114,14 @@ impl Session {
                 "buffer_events must be at most 16 Mi (about 1.2 GiB per traced thread)",
             ));
         }
-        if config.flush_interval.is_zero() {
+        if config.flush_interval < MIN_FLUSH_INTERVAL {
             return Err(Error::InvalidConfig(
-                "flush_interval must be longer than zero",
+                "flush_interval must be at least 1 ms (shorter keeps the writer busy waking up)",
+            ));
+        }
+        if config.flush_interval > MAX_FLUSH_INTERVAL {
+            return Err(Error::InvalidConfig(
+                "flush_interval must be at most a day (flush and stop write in any case)",
             ));
         }
         fs::create_dir_all(&dir)
@@ -101,6 +129,14 @@ impl Session {
         let metadata_path = dir.join("metadata");
         if metadata_path.exists() {
             return Err(Error::TraceExists { path: dir });
+        }
+        let mut entries = fs::read_dir(&dir)
+            .map_err(|source| Error::io("list the trace directory", &dir, source))?;
+        if let Some(entry) = entries.next() {
+            let entry = entry
+                .map_err(|source| Error::io("list the trace directory", &dir, source))?
+                .path();
+            return Err(Error::DirectoryNotEmpty { path: dir, entry });
         }
         let procname = procname();
         let info = TraceInfo {
@@ -194,6 +230,31 @@ impl Drop for Session {
 /// Where the active session writes, for the error a second `start` returns.
 static ACTIVE_DIR: parking_lot::Mutex<Option<PathBuf>> = parking_lot::Mutex::new(None);
 
+/// `YYYYMMDD-HHMMSS` of `time`, in UTC (the epoch for a time before it).
+fn utc_timestamp(time: std::time::SystemTime) -> String {
+    let secs = time
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    let (days, time) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}",
+        time / 3600,
+        time / 60 % 60,
+        time % 60
+    )
+}
+
 fn random_uuid() -> [u8; 16] {
     let mut uuid = [0u8; 16];
     if rustix::rand::getrandom(&mut uuid, rustix::rand::GetRandomFlags::empty()).is_err() {
@@ -224,4 +285,18 @@ fn procname() -> String {
                 .and_then(|exe| exe.file_name().map(|n| n.to_string_lossy().into_owned()))
         })
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc_timestamp;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn utc_timestamp_gives_the_civil_date_and_time() {
+        assert_eq!(utc_timestamp(UNIX_EPOCH), "19700101-000000");
+        // 2024-02-29 13:05:09 UTC, a leap day.
+        let leap_day = UNIX_EPOCH + Duration::from_secs(1_709_211_909);
+        assert_eq!(utc_timestamp(leap_day), "20240229-130509");
+    }
 }
