@@ -2,7 +2,10 @@
 //! of [`kairos_trace::tp`].
 //!
 //! Start a session from code with [`Session::start`], or for any kairos program by setting
-//! `KAIROS_TRACE=<dir>` and calling [`init_from_env`] at start (the `kairos` binary does).
+//! `KAIROS_TRACE=<dir>` and calling [`init_from_env`] at start (the `kairos` binary does):
+//! each process then traces into its own folder `<dir>/<procname>-<pid>-<time>`, so a
+//! program and the children it starts are all traced; `babeltrace2 <dir>` and
+//! `kairos trace ... <dir>` read them together.
 //! While no session runs, every tracepoint costs one relaxed atomic load.
 
 pub use kairos_trace::Session;
