@@ -107,7 +107,8 @@ fn a_timer_longer_than_its_period_does_not_starve_a_subscription_or_a_service() 
         node.create_timer(Duration::from_millis(2), move |_| {
             let tick = ticks.fetch_add(1, Ordering::AcqRel) + 1;
             // Each callback takes 5 periods: the timer is always due again when it ends.
-            std::thread::sleep(std::time::Duration::from_millis(10));
+            let _ = kairos::time::Clock::steady()
+                .sleep_for(Duration::from_millis(10), &kairos::time::CancelToken::new());
             if tick == 3 {
                 publisher.publish(7);
                 *response.lock() = Some(client.call_async(1));
