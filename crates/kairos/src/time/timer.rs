@@ -111,8 +111,10 @@ impl Timer {
         if !period.is_positive() {
             return Err(TimeError::InvalidPeriod(period));
         }
-        let now = clock.now().nanos();
-        let jump_generation = clock.jump_generation();
+        // Read together: a node clock switching between the two reads would otherwise
+        // give a first deadline on one source and a generation of the other.
+        let (jump_generation, now) = clock.observe();
+        let now = now.nanos();
         let handle = crate::trace::next_handle();
         crate::trace::tp::rcl_timer_init(handle, period.as_nanos());
         Ok(Timer {
