@@ -13,7 +13,9 @@ fn the_analyzer_finds_where_the_pipeline_spends_its_time() {
     let v = json_of(&run_ok(
         kairos()
             .args(["demo", "pipeline", "--quick", "--json", "--trace"])
-            .arg(&trace),
+            .arg(&trace)
+            .arg("--out")
+            .arg(dir.path().join("out")),
     ));
     let chain: Vec<&str> = v["chain"]
         .as_array()
@@ -57,4 +59,71 @@ fn the_analyzer_finds_where_the_pipeline_spends_its_time() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The demo keeps what it traced in the folder it names: a trace that `kairos trace
+/// summary` and babeltrace2 read, the HTML report and the Perfetto file; the next run
+/// replaces them, and a folder the demo did not write is refused, not emptied.
+#[test]
+fn the_pipeline_keeps_its_trace_report_and_perfetto_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("demo-out");
+    let run = || {
+        let output = run_ok(
+            kairos()
+                .args(["demo", "pipeline", "--quick", "--out"])
+                .arg(&out),
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let text = run();
+    let artifacts = out.join("pipeline");
+    let trace = artifacts.join("trace");
+    for file in [
+        artifacts.join("report.html"),
+        artifacts.join("perfetto.json"),
+    ] {
+        assert!(
+            file.is_file(),
+            "{} missing; the demo said:\n{text}",
+            file.display()
+        );
+        assert!(text.contains(&file.display().to_string()), "{text}");
+    }
+    assert!(
+        text.contains("trace chains"),
+        "ends with the commands to look: {text}"
+    );
+    let summary = json_of(&run_ok(
+        kairos().args(["trace", "summary", "--json"]).arg(&trace),
+    ));
+    assert!(summary["events"].as_u64().unwrap() > 100, "{summary}");
+    require_tool("babeltrace2", "babeltrace2");
+    let bt = std::process::Command::new("babeltrace2")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(bt.status.success() && bt.stderr.is_empty(), "{bt:?}");
+    let html = std::fs::read_to_string(artifacts.join("report.html")).unwrap();
+    assert!(html.contains("planner"), "the report names the nodes");
+
+    // Run again: replaced, not refused.
+    run();
+    assert!(trace.is_dir());
+
+    // A folder the demo did not write is left alone.
+    let foreign = dir.path().join("mine");
+    std::fs::create_dir_all(foreign.join("pipeline")).unwrap();
+    std::fs::write(foreign.join("pipeline/notes.txt"), "keep me").unwrap();
+    let refused = kairos()
+        .args(["demo", "pipeline", "--quick", "--out"])
+        .arg(&foreign)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--out"),
+        "{refused:?}"
+    );
+    assert!(foreign.join("pipeline/notes.txt").is_file());
 }

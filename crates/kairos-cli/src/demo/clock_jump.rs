@@ -48,19 +48,41 @@ pub struct ChildReport {
     pub jumps_seen_ms: Vec<f64>,
 }
 
-pub fn libfaketime_path() -> anyhow::Result<PathBuf> {
-    LIBFAKETIME
+/// The clock-jump scenario cannot run on this machine: what is missing and how to get it.
+/// `kairos demo` (every scenario) reports it as a skip and goes on; `kairos demo
+/// clock-jump` fails with it.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "libfaketime is not installed (looked for {looked}): install it with \
+     `sudo apt-get install faketime`, or point KAIROS_LIBFAKETIME at libfaketime.so.1; the \
+     clock-jump scenario steps the wall clock of a child process with it"
+)]
+pub struct LibfaketimeMissing {
+    looked: String,
+}
+
+/// Where libfaketime is: `KAIROS_LIBFAKETIME` when set (a non-standard install), else
+/// Debian's locations.
+pub fn libfaketime_path() -> Result<PathBuf, LibfaketimeMissing> {
+    let candidates: Vec<PathBuf> = match std::env::var_os("KAIROS_LIBFAKETIME") {
+        Some(path) => vec![PathBuf::from(path)],
+        None => LIBFAKETIME.iter().map(PathBuf::from).collect(),
+    };
+    candidates
         .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-        .with_context(|| {
-            "libfaketime not found: install it with `apt-get install faketime` (the clock-jump \
-         demo steps the wall clock of a child process with it)"
+        .find(|p| p.is_file())
+        .cloned()
+        .ok_or_else(|| LibfaketimeMissing {
+            looked: candidates
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
         })
 }
 
 pub fn run(_quick: bool) -> anyhow::Result<Outcome> {
-    let lib = libfaketime_path()?;
+    let lib = libfaketime_path().map_err(super::Unavailable::from)?;
     let dir = super::scratch_dir("clock-jump")?;
     let step_file = dir.join("faketime-offset");
     std::fs::write(&step_file, "+0\n")?;

@@ -2,7 +2,7 @@
 //! shows the bug is real on this machine, each ending in a one-line verdict.
 
 use clap::{Args, ValueEnum};
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -20,6 +20,10 @@ pub struct DemoArgs {
     /// or `kairos trace summary DIR`).
     #[arg(long, value_name = "DIR")]
     pub trace: Option<PathBuf>,
+    /// Where the pipeline scenario keeps its trace, HTML report and Perfetto file
+    /// (`DIR/pipeline`, replaced by the next run).
+    #[arg(long, value_name = "DIR", default_value = "kairos-demo")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -77,35 +81,25 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         if !args.json {
             eprintln!("== {} ==", scenario.name());
         }
-        // With --trace DIR, each scenario is traced into DIR/<scenario>; babeltrace2 and
-        // `kairos trace` read the folder recursively.
-        let trace_dir = args.trace.as_ref().map(|dir| dir.join(scenario.name()));
-        let outcome = if scenario == Scenario::Pipeline {
-            // The pipeline records (and then analyzes) its own trace.
-            pipeline::run(args.quick, trace_dir.as_deref())?
-        } else {
-            let session = match &trace_dir {
-                Some(dir) => Some(start_session(dir)?),
-                None => None,
-            };
-            let outcome = match scenario {
-                Scenario::DelayRace => delay_race::run(args.quick)?,
-                Scenario::ClockJump => clock_jump::run(args.quick)?,
-                Scenario::SimClockStall => sim_clock_stall::run(args.quick)?,
-                Scenario::Deadlock => deadlock::run(args.quick)?,
-                Scenario::Pipeline => unreachable!("handled above"),
-            };
-            if let (Some(session), Some(dir)) = (session, &trace_dir) {
-                let stats = session.stop()?;
-                eprintln!(
-                    "trace: {} events ({} discarded) in {} streams written to {}",
-                    stats.events_written,
-                    stats.events_discarded,
-                    stats.streams,
-                    dir.display()
-                );
-            }
-            outcome
+        let outcome = match run_one(scenario, &args) {
+            Ok(outcome) => outcome,
+            // Running every scenario, one that this machine lacks a tool for is skipped
+            // with what to install; asked for by name, it is an error.
+            Err(error) if args.scenario.is_none() => match error.downcast::<Unavailable>() {
+                Ok(unavailable) => {
+                    if args.json {
+                        jsons.push((
+                            scenario.name(),
+                            json!({ "skipped": unavailable.to_string() }),
+                        ));
+                    } else {
+                        println!("SKIP {}: {unavailable}\n", scenario.name());
+                    }
+                    continue;
+                }
+                Err(error) => return Err(error),
+            },
+            Err(error) => return Err(error),
         };
         all_passed &= outcome.passed;
         if args.json {
@@ -130,6 +124,45 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         ExitCode::FAILURE
     })
 }
+
+/// Runs one scenario, traced into `--trace DIR/<scenario>` when asked.
+fn run_one(scenario: Scenario, args: &DemoArgs) -> anyhow::Result<Outcome> {
+    // With --trace DIR, each scenario is traced into DIR/<scenario>; babeltrace2 and
+    // `kairos trace` read the folder recursively.
+    let trace_dir = args.trace.as_ref().map(|dir| dir.join(scenario.name()));
+    if scenario == Scenario::Pipeline {
+        // The pipeline records (and then analyzes) its own trace.
+        return pipeline::run(args.quick, trace_dir.as_deref(), &args.out);
+    }
+    let session = match &trace_dir {
+        Some(dir) => Some(start_session(dir)?),
+        None => None,
+    };
+    let outcome = match scenario {
+        Scenario::DelayRace => delay_race::run(args.quick),
+        Scenario::ClockJump => clock_jump::run(args.quick),
+        Scenario::SimClockStall => sim_clock_stall::run(args.quick),
+        Scenario::Deadlock => deadlock::run(args.quick),
+        Scenario::Pipeline => unreachable!("handled above"),
+    };
+    if let (Some(session), Some(dir)) = (session, &trace_dir) {
+        let stats = session.stop()?;
+        eprintln!(
+            "trace: {} events ({} discarded) in {} streams written to {}",
+            stats.events_written,
+            stats.events_discarded,
+            stats.streams,
+            dir.display()
+        );
+    }
+    outcome
+}
+
+/// A scenario this machine cannot run for want of a system package: what is missing and
+/// the command that installs it.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct Unavailable(#[from] pub clock_jump::LibfaketimeMissing);
 
 /// Starts a trace session for one scenario, with a clear error when the process is
 /// already traced through `KAIROS_TRACE` (one session per process).

@@ -110,26 +110,61 @@ fn run_pipeline(count: u64) -> anyhow::Result<Vec<i64>> {
     Ok(got.into_iter().map(|(_, e2e)| e2e).collect())
 }
 
-pub fn run(quick: bool, trace: Option<&Path>) -> anyhow::Result<Outcome> {
+/// The marker that says a folder was made by this demo, so the next run may replace it.
+const MARKER: &str = ".kairos-demo";
+
+/// Empties `dir` for a new run: a folder this demo made before is replaced; anything else
+/// that is not empty is left alone and refused.
+fn prepare_output(dir: &Path) -> anyhow::Result<()> {
+    if dir.join(MARKER).is_file() {
+        std::fs::remove_dir_all(dir)
+            .with_context(|| format!("cannot replace the previous run in {}", dir.display()))?;
+    } else if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
+        bail!(
+            "{} exists and was not written by `kairos demo`: choose another folder with --out DIR",
+            dir.display()
+        );
+    }
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the demo's output folder {}", dir.display()))?;
+    std::fs::write(
+        dir.join(MARKER),
+        "written by `kairos demo pipeline`; replaced by its next run\n",
+    )?;
+    Ok(())
+}
+
+/// Runs the pipeline, traced into `trace` (or `out/pipeline/trace`), and keeps the trace,
+/// the HTML report and the Perfetto file in `out/pipeline`.
+pub fn run(quick: bool, trace: Option<&Path>, out: &Path) -> anyhow::Result<Outcome> {
     let count = if quick { 8 } else { 25 };
-    let scratch;
+    let artifacts = out.join("pipeline");
+    prepare_output(&artifacts)?;
     let dir: PathBuf = match trace {
         Some(dir) => dir.to_path_buf(),
-        None => {
-            scratch =
-                tempfile::tempdir().context("cannot create a folder for the pipeline trace")?;
-            scratch.path().join("pipeline")
-        }
+        None => artifacts.join("trace"),
     };
     let session = super::start_session(&dir)?;
     let measured = run_pipeline(count);
     let stats = session.stop()?;
     let measured = measured?;
-    analyze(&dir, &measured, stats.events_written)
+    analyze(&dir, &artifacts, &measured, stats.events_written)
+}
+
+/// How a user runs `kairos` again: the binary's name, or `cargo run --release --` when it
+/// was started from a cargo build folder.
+fn kairos_command() -> &'static str {
+    let from_cargo = std::env::current_exe()
+        .is_ok_and(|exe| exe.components().any(|c| c.as_os_str() == "target"));
+    if from_cargo {
+        "cargo run --release --"
+    } else {
+        "kairos"
+    }
 }
 
 /// Reads the trace back with kairos's analyzer and checks it found where the time went.
-fn analyze(dir: &Path, measured: &[i64], events: u64) -> anyhow::Result<Outcome> {
+fn analyze(dir: &Path, artifacts: &Path, measured: &[i64], events: u64) -> anyhow::Result<Outcome> {
     let model = kairos_analyze::analyze(dir, kairos_analyze::Options::default())
         .with_context(|| format!("cannot analyze the pipeline trace in {}", dir.display()))?;
     let chains = kairos_analyze::chains::chains(&model);
@@ -178,9 +213,34 @@ fn analyze(dir: &Path, measured: &[i64], events: u64) -> anyhow::Result<Outcome>
         ));
     }
     report.push_str(&format!(
-        "end to end: traced mean {:.3} ms, measured in-process {:.3} ms",
+        "end to end: traced mean {:.3} ms, measured in-process {:.3} ms\n",
         ms(traced_mean),
         ms(measured_mean)
+    ));
+    let html = artifacts.join("report.html");
+    std::fs::write(
+        &html,
+        kairos_analyze::html::report(&model, "kairos demo pipeline"),
+    )
+    .with_context(|| format!("cannot write {}", html.display()))?;
+    let perfetto = artifacts.join("perfetto.json");
+    std::fs::write(
+        &perfetto,
+        serde_json::to_vec(&kairos_analyze::perfetto::export(&model))?,
+    )
+    .with_context(|| format!("cannot write {}", perfetto.display()))?;
+    let kairos = kairos_command();
+    report.push_str(&format!(
+        "\nkept in {}:\n  trace        {}\n  report       {}\n  perfetto     {}\nlook at them:\n  \
+         {kairos} trace chains {}\n  babeltrace2 {} | less\n  open {} in a browser; load {} in ui.perfetto.dev",
+        artifacts.display(),
+        dir.display(),
+        html.display(),
+        perfetto.display(),
+        dir.display(),
+        dir.display(),
+        html.display(),
+        perfetto.display(),
     ));
     let verdict = format!(
         "the analyzer followed {} messages source -> printer and found {:.1} of {:.1} ms in '{}'{}",
@@ -206,6 +266,8 @@ fn analyze(dir: &Path, measured: &[i64], events: u64) -> anyhow::Result<Outcome>
         "measured_e2e_mean_ms": ms(measured_mean),
         "stages": chain.stages.iter().map(|s| json!({"name": s.name, "mean_ms": ms(s.latency.mean_ns)})).collect::<Vec<_>>(),
         "trace": dir,
+        "report": html,
+        "perfetto": perfetto,
     });
     Ok(Outcome {
         passed,
