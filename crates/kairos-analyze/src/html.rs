@@ -1,41 +1,87 @@
-//! A self-contained HTML page (no script, no network): the summary, a timeline of
-//! callbacks per thread, a latency histogram per chain, and the dominant chain's
-//! stages. Plots are inline SVG.
+//! The HTML report: one self-contained page (inline SVG and CSS, no script, no network)
+//! that answers "where did the time go?" for a kairos, ROS 2 or ROS 1 trace.
+//!
+//! Sections, each an element with a stable id (tests and links rely on them):
+//! - `summary`: events, duration, losses, topics;
+//! - `timeline`: callbacks per thread on a time axis, the slowest runs outlined and
+//!   listed, clock jumps and stalls marked;
+//! - `callbacks`: per callback, a duration histogram with axes and counts;
+//! - `queues`: per queue, its depth over time with drops marked;
+//! - `timers`: per timer, how late each run started;
+//! - `chain`: the dominant chain's stages drawn to scale, and every chain's end-to-end
+//!   latency histogram;
+//! - `clock`: the clock events, listed.
+//!
+//! What is drawn is bounded (slices, points, bins, charts per section), so the page of a
+//! long trace stays light; where a section shows only part, it says so.
 
 use std::fmt::Write;
 
+use crate::callbacks::callbacks;
 use crate::chains::chains;
-use crate::model::Model;
+use crate::model::{ClockMark, ClockMarkKind, Model};
+use crate::plot::{self, Frame, count_label, esc, ns_label};
+use crate::queues::queues;
 use crate::stats::human_ns;
 use crate::summary::summary;
+use crate::timers::timers;
 
 /// Slices drawn in the timeline at most; beyond this the longest runs are kept.
 const MAX_SLICES: usize = 20_000;
+/// Slowest runs outlined on the timeline and listed under it.
+const SLOWEST: usize = 15;
+/// Charts drawn per section at most (the busiest first).
+const MAX_CHARTS: usize = 12;
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+const COLORS: [&str; 8] = [
+    "#4a90d9", "#5cb85c", "#f0ad4e", "#9b59b6", "#1abc9c", "#e67e22", "#34495e", "#c0392b",
+];
+
+const STYLE: &str = "body{font-family:sans-serif;margin:2em;color:#222;max-width:1300px}\
+table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}\
+th{background:#eee}.num{text-align:right}svg{background:#fcfcfc;border:1px solid #ddd;margin:4px 0}\
+nav a{margin-right:1em}section{margin-top:2em}.chart-title{margin:1em 0 0;font-weight:bold}\
+.note{color:#666;font-size:90%}.legend span{display:inline-block;margin-right:1em}\
+.swatch{display:inline-block;width:10px;height:10px;margin-right:4px}";
 
 pub fn report(m: &Model, title: &str) -> String {
     let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{t}</title><style>{STYLE}</style></head>\
+         <body><h1>{t}</h1><nav><a href=\"#summary\">summary</a><a href=\"#timeline\">timeline</a>\
+         <a href=\"#callbacks\">callbacks</a><a href=\"#queues\">queues</a><a href=\"#timers\">timers</a>\
+         <a href=\"#chain\">chains</a><a href=\"#clock\">clock</a></nav>",
+        t = esc(title),
+    );
+    summary_section(&mut h, m);
+    timeline_section(&mut h, m);
+    callbacks_section(&mut h, m);
+    queues_section(&mut h, m);
+    timers_section(&mut h, m);
+    chain_section(&mut h, m);
+    clock_section(&mut h, m);
+    h.push_str("</body></html>\n");
+    h
+}
+
+fn summary_section(h: &mut String, m: &Model) {
     let s = summary(m);
     let _ = write!(
         h,
-        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{t}</title><style>\
-         body{{font-family:sans-serif;margin:2em;color:#222}} table{{border-collapse:collapse}}\
-         td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left}} th{{background:#eee}}\
-         .num{{text-align:right}} svg{{background:#fafafa;border:1px solid #ddd}}</style></head><body>\
-         <h1>{t}</h1><p>{} events over {}; {} discarded by the tracer; {} timestamps going backwards.</p>",
+        "<section id=\"summary\"><h2>Summary</h2><p>{} events over {}; {} discarded by the tracer; \
+         {} timestamps going backwards; {} processes, {} nodes, {} callbacks.</p>",
         s.events,
         human_ns(s.duration_ns as f64),
         s.discarded_events,
         s.backwards_timestamps,
-        t = esc(title),
+        m.processes.len(),
+        m.nodes.len(),
+        m.callbacks.len(),
     );
-    h.push_str("<h2>Topics</h2><table><tr><th>topic</th><th>messages</th><th>publishers</th><th>subscribers</th></tr>");
+    h.push_str(
+        "<table><tr><th>topic</th><th>messages</th><th>publishers</th><th>subscribers</th></tr>",
+    );
     for t in &s.topics {
         let _ = write!(
             h,
@@ -46,134 +92,549 @@ pub fn report(m: &Model, title: &str) -> String {
             esc(&t.subscribers.join(", "))
         );
     }
-    h.push_str("</table>");
-    timeline(&mut h, m);
-    let ch = chains(m);
-    if let Some(c) = ch.0.first() {
-        let _ = write!(
-            h,
-            "<h2>Dominant chain: {} ({} messages)</h2><table><tr><th>stage</th><th>mean</th><th>p50</th><th>p99</th><th>max</th></tr>",
-            esc(&c.name()),
-            c.count
-        );
-        for st in &c.stages {
-            let d = &st.latency;
-            let bold = c.dominant.as_deref() == Some(&st.name);
-            let (o, e) = if bold { ("<b>", "</b>") } else { ("", "") };
-            let _ = write!(
-                h,
-                "<tr><td>{o}{}{e}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td></tr>",
-                esc(&st.name),
-                human_ns(d.mean_ns),
-                human_ns(d.p50_ns as f64),
-                human_ns(d.p99_ns as f64),
-                human_ns(d.max_ns as f64)
-            );
-        }
-        let _ = write!(
-            h,
-            "<tr><th>end to end</th><th class=num>{}</th><th class=num>{}</th><th class=num>{}</th><th class=num>{}</th></tr></table>",
-            human_ns(c.total.mean_ns),
-            human_ns(c.total.p50_ns as f64),
-            human_ns(c.total.p99_ns as f64),
-            human_ns(c.total.max_ns as f64)
-        );
-    }
-    h.push_str("<h2>End-to-end latency per chain</h2>");
-    for c in &ch.0 {
-        let _ = write!(h, "<h3>{}</h3>", esc(&c.name()));
-        histogram(&mut h, &c.samples);
-    }
-    h.push_str("</body></html>\n");
-    h
+    h.push_str("</table></section>");
 }
 
-/// A histogram of `values` (sorted) in 40 bins between the smallest and the largest.
-fn histogram(h: &mut String, values: &[i64]) {
-    const BINS: usize = 40;
-    let (Some(&lo), Some(&hi)) = (values.first(), values.last()) else {
-        return;
-    };
-    let width = ((hi - lo) as f64 / BINS as f64).max(1.0);
-    let mut counts = [0usize; BINS];
-    for &v in values {
-        counts[(((v - lo) as f64 / width) as usize).min(BINS - 1)] += 1;
-    }
-    let peak = counts.iter().copied().max().unwrap_or(1).max(1) as f64;
-    let (w, ht) = (600.0, 120.0);
-    let bw = w / BINS as f64;
-    let _ = write!(h, "<svg width=\"{w}\" height=\"{}\">", ht + 20.0);
-    for (i, &c) in counts.iter().enumerate() {
-        let bh = c as f64 / peak * ht;
-        let _ = write!(
-            h,
-            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{bh:.1}\" fill=\"#4a90d9\"><title>{c} messages from {}</title></rect>",
-            i as f64 * bw,
-            ht - bh,
-            bw - 1.0,
-            human_ns(lo as f64 + i as f64 * width)
-        );
-    }
-    let _ = write!(
-        h,
-        "<text x=\"0\" y=\"{:.1}\" font-size=\"11\">{}</text><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"end\">{}</text></svg>",
-        ht + 14.0,
-        human_ns(lo as f64),
-        w,
-        ht + 14.0,
-        human_ns(hi as f64)
-    );
+/// One callback run on the timeline.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    callback: usize,
+    start: i64,
+    duration: i64,
 }
 
-fn timeline(h: &mut String, m: &Model) {
+fn timeline_section(h: &mut String, m: &Model) {
+    h.push_str("<section id=\"timeline\"><h2>Timeline: callbacks per thread</h2>");
     let (Some(first), Some(last)) = (m.first_ns, m.last_ns) else {
+        h.push_str("<p>the trace has no events</p></section>");
         return;
     };
-    let span = (last - first).max(1) as f64;
-    let mut lanes: Vec<(i64, i64)> = m.callbacks.iter().map(|c| (c.pid, c.tid)).collect();
+    let mut lanes: Vec<(i64, i64)> = m
+        .callbacks
+        .iter()
+        .filter(|c| !c.runs.is_empty())
+        .map(|c| (c.pid, c.tid))
+        .collect();
     lanes.sort_unstable();
     lanes.dedup();
-    let mut runs: Vec<(usize, i64, i64)> = m
+    if lanes.is_empty() && m.clock_marks.is_empty() {
+        h.push_str("<p>no callback ran in this trace</p></section>");
+        return;
+    }
+    let mut runs: Vec<Run> = m
         .callbacks
         .iter()
         .enumerate()
-        .flat_map(|(i, c)| c.runs.iter().map(move |&(s, d)| (i, s, d)))
+        .flat_map(|(callback, c)| {
+            c.runs.iter().map(move |&(start, duration)| Run {
+                callback,
+                start,
+                duration,
+            })
+        })
         .collect();
-    if runs.len() > MAX_SLICES {
-        runs.sort_by_key(|&(_, _, d)| std::cmp::Reverse(d));
-        runs.truncate(MAX_SLICES);
-    }
-    let (w, lane_h, left) = (1000.0, 18.0, 220.0);
-    let height = lanes.len() as f64 * lane_h + 10.0;
+    runs.sort_by_key(|r| std::cmp::Reverse(r.duration));
+    let total_runs = runs.len();
+    runs.truncate(MAX_SLICES);
+    let slowest = &runs[..runs.len().min(SLOWEST)];
+
+    let lane_h = 24.0;
+    let label_w = 230.0;
+    // With no callback, one empty lane still carries the clock's jumps and stalls.
+    let lane_count = lanes.len().max(1);
+    let frame = Frame::new(
+        (0.0, (last - first) as f64),
+        (0.0, lane_count as f64),
+        900.0,
+        lane_count as f64 * lane_h,
+    );
+    // The frame's own y axis would number the lanes; the lanes are labelled in a column
+    // of their own instead, so the axis is drawn without y ticks.
     let _ = write!(
         h,
-        "<h2>Timeline (callbacks per thread)</h2><svg width=\"{}\" height=\"{height}\">",
-        w + left
+        "<svg width=\"{:.0}\" height=\"{:.0}\" font-size=\"11\"><g>",
+        label_w + 64.0 + 900.0 + 16.0,
+        lane_count as f64 * lane_h + 10.0 + 38.0
     );
     for (i, (pid, tid)) in lanes.iter().enumerate() {
         let _ = write!(
             h,
-            "<text x=\"2\" y=\"{:.1}\" font-size=\"11\">{} tid {tid}</text>",
-            i as f64 * lane_h + 13.0,
+            "<text x=\"2\" y=\"{:.1}\">{} tid {tid}</text>",
+            frame.py(lane_count as f64 - i as f64) + 16.0,
             esc(&m.process_name(*pid))
         );
     }
-    let colors = [
-        "#4a90d9", "#d9534f", "#5cb85c", "#f0ad4e", "#9b59b6", "#1abc9c",
-    ];
-    for (cb, start, dur) in runs {
-        let c = &m.callbacks[cb];
-        let lane = lanes.binary_search(&(c.pid, c.tid)).unwrap_or(0);
-        let x = left + (start - first) as f64 / span * w;
-        let wd = (dur as f64 / span * w).max(0.5);
+    let _ = write!(h, "</g><g transform=\"translate({label_w} 0)\">");
+    frame.axes(h, "time since the trace began", "", ns_label, |_| {
+        String::new()
+    });
+    clock_overlay(h, m, &frame, first);
+    let lane_y = |pid: i64, tid: i64| {
+        let lane = lanes.binary_search(&(pid, tid)).unwrap_or(0);
+        frame.py(lane_count as f64 - lane as f64) + 2.0
+    };
+    for run in runs.iter().rev() {
+        let c = &m.callbacks[run.callback];
+        let x = frame.px((run.start - first) as f64);
+        let width = (frame.px((run.start - first + run.duration) as f64) - x).max(0.6);
         let _ = write!(
             h,
-            "<rect x=\"{x:.2}\" y=\"{:.1}\" width=\"{wd:.2}\" height=\"{:.1}\" fill=\"{}\"><title>{}</title></rect>",
-            lane as f64 * lane_h + 2.0,
+            "<rect x=\"{x:.2}\" y=\"{:.1}\" width=\"{width:.2}\" height=\"{:.1}\" fill=\"{}\">\
+             <title>{} took {}</title></rect>",
+            lane_y(c.pid, c.tid),
             lane_h - 4.0,
-            colors[cb % colors.len()],
-            esc(&m.callback_label(cb))
+            COLORS[run.callback % COLORS.len()],
+            esc(&m.callback_label(run.callback)),
+            human_ns(run.duration as f64)
         );
     }
-    h.push_str("</svg>");
+    for (rank, run) in slowest.iter().enumerate() {
+        let c = &m.callbacks[run.callback];
+        let x = frame.px((run.start - first) as f64);
+        let width = (frame.px((run.start - first + run.duration) as f64) - x).max(2.0);
+        let y = lane_y(c.pid, c.tid);
+        let _ = write!(
+            h,
+            "<rect class=\"slow\" x=\"{:.2}\" y=\"{:.1}\" width=\"{:.2}\" height=\"{:.1}\" fill=\"none\" \
+             stroke=\"#d9534f\" stroke-width=\"1.5\"/><text x=\"{:.1}\" y=\"{:.1}\" fill=\"#d9534f\" \
+             font-size=\"9\">{}</text>",
+            x - 1.0,
+            y - 1.0,
+            width + 2.0,
+            lane_h - 2.0,
+            x,
+            y - 2.0,
+            rank + 1
+        );
+    }
+    h.push_str("</g></svg>");
+    if lanes.is_empty() {
+        h.push_str("<p>no callback ran in this trace; its clock events are marked.</p></section>");
+        return;
+    }
+    legend(h, m);
+    if total_runs > MAX_SLICES {
+        let _ = write!(
+            h,
+            "<p class=note>{total_runs} runs; the {MAX_SLICES} longest are drawn.</p>"
+        );
+    }
+    h.push_str(
+        "<p class=\"chart-title\">Slowest callback runs (outlined and numbered above)</p>\
+         <table><tr><th>#</th><th>callback</th><th>thread</th><th>started at</th><th>took</th></tr>",
+    );
+    for (rank, run) in slowest.iter().enumerate() {
+        let c = &m.callbacks[run.callback];
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{} tid {}</td><td class=num>{}</td><td class=num>{}</td></tr>",
+            rank + 1,
+            esc(&m.callback_label(run.callback)),
+            esc(&m.process_name(c.pid)),
+            c.tid,
+            human_ns((run.start - first) as f64),
+            human_ns(run.duration as f64)
+        );
+    }
+    h.push_str("</table></section>");
+}
+
+/// Which color stands for which callback, for the callbacks that ran.
+fn legend(h: &mut String, m: &Model) {
+    h.push_str("<p class=legend>");
+    for (i, c) in m.callbacks.iter().enumerate().take(40) {
+        if c.runs.is_empty() {
+            continue;
+        }
+        let _ = write!(
+            h,
+            "<span><i class=swatch style=\"background:{}\"></i>{}</span>",
+            COLORS[i % COLORS.len()],
+            esc(&m.callback_label(i))
+        );
+    }
+    h.push_str("</p>");
+}
+
+/// Clock jumps as red lines and stalls as orange bands across the timeline.
+fn clock_overlay(h: &mut String, m: &Model, frame: &Frame, first: i64) {
+    let (top, bottom) = (frame.py(frame.y.1), frame.py(frame.y.0));
+    let mut stalled_since: Option<(i64, &'static str)> = None;
+    let band = |h: &mut String, from: i64, to: i64, clock: &str| {
+        let (x0, x1) = (
+            frame.px((from - first) as f64),
+            frame.px((to - first) as f64),
+        );
+        let _ = write!(
+            h,
+            "<rect class=\"stall\" x=\"{x0:.1}\" y=\"{top:.1}\" width=\"{:.1}\" height=\"{:.1}\" \
+             fill=\"#f0ad4e\" opacity=\"0.25\"><title>{clock} clock stalled for {}</title></rect>",
+            (x1 - x0).max(1.0),
+            bottom - top,
+            human_ns((to - from) as f64)
+        );
+    };
+    for mark in &m.clock_marks {
+        match mark.kind {
+            ClockMarkKind::Jump { delta_ns } => {
+                let x = frame.px((mark.at - first) as f64);
+                let _ = write!(
+                    h,
+                    "<line class=\"jump\" x1=\"{x:.1}\" y1=\"{top:.1}\" x2=\"{x:.1}\" y2=\"{bottom:.1}\" \
+                     stroke=\"#d9534f\" stroke-dasharray=\"4 2\"><title>{} clock jumped {}{}</title></line>",
+                    mark.clock,
+                    if delta_ns >= 0 { "+" } else { "" },
+                    human_ns(delta_ns as f64)
+                );
+            }
+            ClockMarkKind::Stall => stalled_since = Some((mark.at, mark.clock)),
+            ClockMarkKind::Resume { .. } => {
+                if let Some((from, clock)) = stalled_since.take() {
+                    band(h, from, mark.at, clock);
+                }
+            }
+        }
+    }
+    if let (Some((from, clock)), Some(last)) = (stalled_since, m.last_ns) {
+        band(h, from, last, clock);
+    }
+}
+
+fn callbacks_section(h: &mut String, m: &Model) {
+    h.push_str("<section id=\"callbacks\"><h2>Callbacks: how long each run took</h2>");
+    let all = callbacks(m);
+    if all.0.is_empty() {
+        h.push_str("<p>no callback ran in this trace</p></section>");
+        return;
+    }
+    h.push_str(
+        "<table><tr><th>callback</th><th>runs</th><th>mean</th><th>p50</th><th>p99</th><th>max</th>\
+         <th>total</th></tr>",
+    );
+    for c in &all.0 {
+        let d = &c.duration;
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td>\
+             <td class=num>{}</td><td class=num>{}</td><td class=num>{}</td></tr>",
+            esc(&c.label),
+            d.count,
+            human_ns(d.mean_ns),
+            human_ns(d.p50_ns as f64),
+            human_ns(d.p99_ns as f64),
+            human_ns(d.max_ns as f64),
+            human_ns(c.total_ns as f64)
+        );
+    }
+    h.push_str("</table>");
+    for c in all.0.iter().take(MAX_CHARTS) {
+        let _ = write!(
+            h,
+            "<p class=\"chart-title\">{} ({} runs)</p>",
+            esc(&c.label),
+            c.duration.count
+        );
+        let durations: Vec<i64> = m.callbacks[c.callback]
+            .runs
+            .iter()
+            .map(|&(_, d)| d)
+            .collect();
+        plot::histogram(h, &durations, "duration");
+    }
+    more_note(h, all.0.len(), "callbacks", "by total time");
+    h.push_str("</section>");
+}
+
+fn more_note(h: &mut String, total: usize, what: &str, order: &str) {
+    if total > MAX_CHARTS {
+        let _ = write!(
+            h,
+            "<p class=note>{total} {what}; the first {MAX_CHARTS} {order} are drawn.</p>"
+        );
+    }
+}
+
+fn queues_section(h: &mut String, m: &Model) {
+    h.push_str("<section id=\"queues\"><h2>Queues: depth over time, drops marked</h2>");
+    let mut all = queues(m).0;
+    if all.is_empty() {
+        h.push_str("<p>no queue in this trace</p></section>");
+        return;
+    }
+    all.sort_by_key(|q| std::cmp::Reverse((q.drops.len(), q.max_depth)));
+    let first = m.first_ns.unwrap_or(0);
+    let span = (m.last_ns.unwrap_or(first) - first) as f64;
+    for q in all.iter().take(MAX_CHARTS) {
+        let _ = write!(
+            h,
+            "<p class=\"chart-title\">{}: max depth {}{}, {} dropped{}</p>",
+            esc(&q.name()),
+            q.max_depth,
+            q.capacity.map_or(String::new(), |c| format!(" of {c}")),
+            q.drops.len(),
+            if q.inferred {
+                " (depth inferred from send and take times)"
+            } else {
+                ""
+            }
+        );
+        let top = q.capacity.unwrap_or(0).max(q.max_depth).max(1) as f64;
+        let frame = Frame::new((0.0, span), (0.0, top * 1.1), 900.0, 100.0);
+        frame.open(
+            h,
+            "time since the trace began",
+            "depth",
+            ns_label,
+            count_label,
+        );
+        let points: Vec<(f64, f64)> = q
+            .depth
+            .iter()
+            .map(|&(t, d)| ((t - first) as f64, d as f64))
+            .collect();
+        plot::step_line(h, &frame, &plot::thin(&points), "#4a90d9");
+        for drop in q.drops.iter().take(plot::MAX_POINTS) {
+            let x = frame.px((drop.at_ns - first) as f64);
+            let y = frame.py(top);
+            let _ = write!(
+                h,
+                "<path class=\"drop\" d=\"M{:.1},{:.1} l6,6 m0,-6 l-6,6\" stroke=\"#d9534f\" stroke-width=\"1.5\">\
+                 <title>dropped at {}</title></path>",
+                x - 3.0,
+                y - 3.0,
+                human_ns((drop.at_ns - first) as f64)
+            );
+        }
+        h.push_str("</svg>");
+    }
+    more_note(h, all.len(), "queues", "by drops and depth");
+    h.push_str("</section>");
+}
+
+fn timers_section(h: &mut String, m: &Model) {
+    h.push_str("<section id=\"timers\"><h2>Timers: how late each run started</h2>");
+    let stats = timers(m);
+    if stats.0.is_empty() {
+        h.push_str("<p>no timer in this trace</p></section>");
+        return;
+    }
+    h.push_str(
+        "<table><tr><th>timer</th><th>period</th><th>runs</th><th>missed periods</th>\
+         <th>lateness p50</th><th>p99</th><th>max</th></tr>",
+    );
+    for t in &stats.0 {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td>\
+             <td class=num>{}</td><td class=num>{}</td><td class=num>{}</td></tr>",
+            esc(&t.label),
+            t.period_ns.map_or("?".into(), |p| human_ns(p as f64)),
+            t.runs,
+            t.missed_periods,
+            human_ns(t.lateness.p50_ns as f64),
+            human_ns(t.lateness.p99_ns as f64),
+            human_ns(t.lateness.max_ns as f64)
+        );
+    }
+    h.push_str("</table>");
+    let first = m.first_ns.unwrap_or(0);
+    for t in stats.0.iter().take(MAX_CHARTS) {
+        let timer = &m.timers[t.timer];
+        // Each run's lateness, at the trace time it ran when the trace says (executor
+        // timers), else by run number (a timer waited on by a thread of its own).
+        let by_time = timer.fired.len() == timer.scheduled.len() || timer.scheduled.is_empty();
+        let points: Vec<(f64, f64)> = if !timer.scheduled.is_empty() {
+            timer
+                .scheduled
+                .iter()
+                .enumerate()
+                .map(|(i, &(s, a))| {
+                    let x = if by_time {
+                        (timer.fired[i] - first) as f64
+                    } else {
+                        (i + 1) as f64
+                    };
+                    (x, (a - s) as f64)
+                })
+                .collect()
+        } else if let Some(p) = timer.period_ns.filter(|&p| p > 0) {
+            timer
+                .fired
+                .windows(2)
+                .map(|w| ((w[1] - first) as f64, (w[1] - w[0] - p) as f64))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if points.is_empty() {
+            continue;
+        }
+        let _ = write!(h, "<p class=\"chart-title\">{}</p>", esc(&t.label));
+        let (lo, hi) = points
+            .iter()
+            .fold((0.0f64, 0.0f64), |(lo, hi), &(_, y)| (lo.min(y), hi.max(y)));
+        let frame = if by_time {
+            let span = (m.last_ns.unwrap_or(first) - first) as f64;
+            let frame = Frame::new((0.0, span), (lo, (hi * 1.1).max(1e3)), 900.0, 100.0);
+            frame.open(
+                h,
+                "time since the trace began",
+                "late by",
+                ns_label,
+                ns_label,
+            );
+            frame
+        } else {
+            let frame = Frame::new(
+                (1.0, points.len() as f64),
+                (lo, (hi * 1.1).max(1e3)),
+                900.0,
+                100.0,
+            );
+            frame.open(h, "run", "late by", count_label, ns_label);
+            frame
+        };
+        plot::dots(h, &frame, &plot::thin(&points), "#9b59b6");
+        h.push_str("</svg>");
+    }
+    more_note(h, stats.0.len(), "timers", "in trace order");
+    h.push_str("</section>");
+}
+
+fn chain_section(h: &mut String, m: &Model) {
+    h.push_str("<section id=\"chain\"><h2>Chains: where each message's time went</h2>");
+    let all = chains(m);
+    let Some(c) = all.0.first() else {
+        h.push_str("<p>no chain of callbacks and topics in this trace</p></section>");
+        return;
+    };
+    let _ = write!(
+        h,
+        "<p class=\"chart-title\">Dominant chain: {} ({} messages, end to end {} mean)</p>",
+        esc(&c.name()),
+        c.count,
+        human_ns(c.total.mean_ns)
+    );
+    // The stages side by side, each as wide as its mean share of the end-to-end time.
+    let total: f64 = c.stages.iter().map(|s| s.latency.mean_ns.max(0.0)).sum();
+    let (width, bar_h) = (1000.0, 34.0);
+    let _ = write!(
+        h,
+        "<svg class=\"stages\" width=\"{width}\" height=\"{:.0}\" font-size=\"11\">",
+        bar_h + 40.0
+    );
+    let mut x = 0.0;
+    for (i, stage) in c.stages.iter().enumerate() {
+        let share = if total > 0.0 {
+            stage.latency.mean_ns.max(0.0) / total
+        } else {
+            0.0
+        };
+        let w = share * width;
+        let dominant = c.dominant.as_deref() == Some(stage.name.as_str());
+        let _ = write!(
+            h,
+            "<rect x=\"{x:.1}\" y=\"4\" width=\"{:.2}\" height=\"{bar_h}\" fill=\"{}\" stroke=\"{}\">\
+             <title>{}: {} mean ({:.1} %)</title></rect>",
+            w.max(0.5),
+            if dominant {
+                "#d9534f"
+            } else {
+                COLORS[i % COLORS.len()]
+            },
+            if dominant { "#000" } else { "#fff" },
+            esc(&stage.name),
+            human_ns(stage.latency.mean_ns),
+            share * 100.0
+        );
+        if w > 90.0 {
+            let _ = write!(
+                h,
+                "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#fff\">{} {}</text>",
+                x + 4.0,
+                4.0 + bar_h / 2.0 + 4.0,
+                esc(&stage.name),
+                human_ns(stage.latency.mean_ns)
+            );
+        }
+        x += w;
+    }
+    let _ = write!(
+        h,
+        "<text x=\"0\" y=\"{:.1}\">0</text><text x=\"{width}\" y=\"{:.1}\" text-anchor=\"end\">{}</text></svg>",
+        bar_h + 20.0,
+        bar_h + 20.0,
+        human_ns(total)
+    );
+    h.push_str("<table><tr><th>stage</th><th>mean</th><th>p50</th><th>p99</th><th>max</th></tr>");
+    for st in &c.stages {
+        let d = &st.latency;
+        let bold = c.dominant.as_deref() == Some(&st.name);
+        let (o, e) = if bold { ("<b>", "</b>") } else { ("", "") };
+        let _ = write!(
+            h,
+            "<tr><td>{o}{}{e}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td></tr>",
+            esc(&st.name),
+            human_ns(d.mean_ns),
+            human_ns(d.p50_ns as f64),
+            human_ns(d.p99_ns as f64),
+            human_ns(d.max_ns as f64)
+        );
+    }
+    let _ = write!(
+        h,
+        "<tr><th>end to end</th><th class=num>{}</th><th class=num>{}</th><th class=num>{}</th><th class=num>{}</th></tr></table>",
+        human_ns(c.total.mean_ns),
+        human_ns(c.total.p50_ns as f64),
+        human_ns(c.total.p99_ns as f64),
+        human_ns(c.total.max_ns as f64)
+    );
+    h.push_str("<h3>End-to-end latency per chain</h3>");
+    for c in all.0.iter().take(MAX_CHARTS) {
+        let _ = write!(
+            h,
+            "<p class=\"chart-title\">{} ({} messages)</p>",
+            esc(&c.name()),
+            c.count
+        );
+        plot::histogram(h, &c.samples, "end-to-end latency");
+    }
+    more_note(h, all.0.len(), "chains", "by messages");
+    h.push_str("</section>");
+}
+
+fn clock_section(h: &mut String, m: &Model) {
+    h.push_str("<section id=\"clock\"><h2>Clock jumps and stalls</h2>");
+    if m.clock_marks.is_empty() {
+        h.push_str("<p>no clock jump or stall in this trace</p></section>");
+        return;
+    }
+    let first = m.first_ns.unwrap_or(0);
+    h.push_str("<table><tr><th>at</th><th>process</th><th>clock</th><th>what</th></tr>");
+    for ClockMark {
+        at,
+        pid,
+        clock,
+        kind,
+    } in &m.clock_marks
+    {
+        let what = match *kind {
+            ClockMarkKind::Jump { delta_ns } => format!(
+                "jumped {}{}",
+                if delta_ns >= 0 { "+" } else { "" },
+                human_ns(delta_ns as f64)
+            ),
+            ClockMarkKind::Stall => "stalled".to_string(),
+            ClockMarkKind::Resume { stalled_ns } => {
+                format!("resumed after {}", human_ns(stalled_ns as f64))
+            }
+        };
+        let _ = write!(
+            h,
+            "<tr><td class=num>{}</td><td>{}</td><td>{clock}</td><td>{what}</td></tr>",
+            human_ns((at - first) as f64),
+            esc(&m.process_name(*pid))
+        );
+    }
+    h.push_str("</table></section>");
 }

@@ -10,6 +10,7 @@ pub mod flow;
 pub mod html;
 pub mod model;
 pub mod perfetto;
+pub mod plot;
 pub mod queues;
 pub mod stats;
 pub mod summary;

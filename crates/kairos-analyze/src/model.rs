@@ -148,6 +148,28 @@ impl Queue {
     }
 }
 
+/// What happened to a clock: a jump, a stall, or the end of a stall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockMarkKind {
+    /// The clock's value stepped by `delta_ns` (signed).
+    Jump { delta_ns: i64 },
+    /// The clock stopped advancing (a silent simulator).
+    Stall,
+    /// The clock advanced again after `stalled_ns`.
+    Resume { stalled_ns: i64 },
+}
+
+/// A clock event, at a trace timestamp, on the clock named by its kind label
+/// (`steady`, `system`, `sim`).
+#[derive(Debug, Clone, Serialize)]
+pub struct ClockMark {
+    pub at: i64,
+    pub pid: i64,
+    pub clock: &'static str,
+    pub kind: ClockMarkKind,
+}
+
 /// Everything known about a trace after one pass.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Model {
@@ -160,6 +182,8 @@ pub struct Model {
     pub callbacks: Vec<Callback>,
     pub messages: Vec<Message>,
     pub queues: Vec<Queue>,
+    /// Clock jumps, stalls and resumes (kairos traces), in trace order.
+    pub clock_marks: Vec<ClockMark>,
     pub event_counts: BTreeMap<String, u64>,
     pub events: u64,
     pub first_ns: Option<i64>,

@@ -8,9 +8,10 @@
 //! queue empty: it is counted, and creates no message.
 
 use kairos_trace::read::Event;
+use kairos_trace::schema::ClockKind;
 
 use super::{At, Builder, MsgKey};
-use crate::model::{Delivery, Owner, QueueKind, Topic};
+use crate::model::{ClockMark, ClockMarkKind, Delivery, Owner, QueueKind, Topic};
 
 pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
     let pid = at.pid;
@@ -124,6 +125,27 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &Event) {
     let pid = at.pid;
     let h = |f: &str| ev.u64(f).unwrap_or(0);
     match name {
+        "clock_jump" | "stall" | "resume" => {
+            let clock = ev
+                .u64("clock")
+                .and_then(|v| ClockKind::ALL.iter().find(|(k, _)| *k as u64 == v))
+                .map_or("?", |(_, label)| label);
+            let kind = match name {
+                "clock_jump" => ClockMarkKind::Jump {
+                    delta_ns: ev.i64("after").unwrap_or(0) - ev.i64("before").unwrap_or(0),
+                },
+                "stall" => ClockMarkKind::Stall,
+                _ => ClockMarkKind::Resume {
+                    stalled_ns: ev.i64("stalled_ns").unwrap_or(0),
+                },
+            };
+            b.m.clock_marks.push(ClockMark {
+                at: at.ts,
+                pid,
+                clock,
+                kind,
+            });
+        }
         "message_enqueue" | "message_drop" => {
             let Some(&s) = b.subscriptions.get(&(pid, h("subscription_handle"))) else {
                 return;
