@@ -19,6 +19,7 @@ fn concurrent_threads_give_monotonic_streams_and_whole_events() {
     let config = SessionConfig {
         buffer_events: EVENTS as usize,
         flush_interval: Duration::from_millis(1),
+        ..SessionConfig::default()
     };
     let session = Session::start_with(dir.path(), config).unwrap();
     let start = Barrier::new(THREADS as usize);

@@ -24,6 +24,7 @@ fn run_flooding_child(dir: &Path) -> ! {
     let config = SessionConfig {
         buffer_events: 256 * 1024,
         flush_interval: Duration::from_millis(1),
+        ..SessionConfig::default()
     };
     let session = Session::start_with(dir, config).expect("child starts a session");
     println!("\ntracing");

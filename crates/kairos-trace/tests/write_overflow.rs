@@ -14,6 +14,7 @@ fn manual_flush() -> SessionConfig {
     SessionConfig {
         buffer_events: QUEUE,
         flush_interval: Duration::from_secs(3600),
+        ..SessionConfig::default()
     }
 }
 

@@ -70,6 +70,7 @@ fn enabled_ns(events: u64) -> anyhow::Result<Enabled> {
     let config = SessionConfig {
         buffer_events: 2 * BATCH as usize,
         flush_interval: Duration::from_secs(3600),
+        ..SessionConfig::default()
     };
     let session = Session::start_with(dir.path(), config)?;
     let (mut traced, mut writer) = (Vec::new(), Duration::ZERO);

@@ -37,6 +37,8 @@ fn compact_timestamps_survive_wraps_and_long_gaps() {
     let info = TraceInfo {
         uuid: [1; 16],
         clock_uuid: [2; 16],
+        clock_name: "monotonic".into(),
+        clock_description: "Monotonic Clock".into(),
         clock_offset_ns: 0,
         hostname: "host".into(),
         procname: "proc".into(),

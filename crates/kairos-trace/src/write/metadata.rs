@@ -13,7 +13,9 @@ use std::fmt::Write;
 pub(crate) struct TraceInfo {
     pub(crate) uuid: [u8; 16],
     pub(crate) clock_uuid: [u8; 16],
-    /// Unix-epoch time of monotonic zero, in ns.
+    /// The clock's name and description, and the Unix-epoch time of its zero in ns.
+    pub(crate) clock_name: String,
+    pub(crate) clock_description: String,
     pub(crate) clock_offset_ns: i64,
     pub(crate) hostname: String,
     pub(crate) procname: String,
@@ -59,15 +61,16 @@ typealias integer { size = 64; align = 8; signed = false; } := uint64_t;
 typealias integer { size = 64; align = 8; signed = false; } := unsigned long;
 "#;
 
+/// The stream's types, mapped onto the clock named `CLOCK`.
 const STREAM: &str = r#"
 typealias integer {
 	size = 32; align = 8; signed = false;
-	map = clock.monotonic.value;
+	map = clock.CLOCK.value;
 } := uint32_clock_monotonic_t;
 
 typealias integer {
 	size = 64; align = 8; signed = false;
-	map = clock.monotonic.value;
+	map = clock.CLOCK.value;
 } := uint64_clock_monotonic_t;
 
 struct packet_context {
@@ -139,9 +142,9 @@ env {{
 }};
 
 clock {{
-	name = "monotonic";
+	name = "{clock_name}";
 	uuid = "{clock_uuid}";
-	description = "Monotonic Clock";
+	description = {clock_description};
 	freq = 1000000000; /* Frequency, in Hz */
 	/* clock value offset from Epoch is: offset * (1/freq) */
 	offset = {offset};
@@ -152,9 +155,11 @@ clock {{
         procname = quoted(&info.procname),
         version = env!("CARGO_PKG_VERSION"),
         clock_uuid = format_uuid(&info.clock_uuid),
+        clock_name = info.clock_name,
+        clock_description = quoted(&info.clock_description),
         offset = info.clock_offset_ns,
     );
-    out.push_str(STREAM);
+    out.push_str(&STREAM.replace("CLOCK", &info.clock_name));
     for class in EVENT_CLASSES {
         let _ = write!(
             out,

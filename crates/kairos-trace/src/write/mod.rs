@@ -57,6 +57,7 @@ mod packet;
 mod session;
 mod writer;
 
+pub use clock::{ClockSource, TraceClock};
 pub use error::Error;
 pub use session::{
     ENV_VAR, MAX_BUFFER_EVENTS, MAX_FLUSH_INTERVAL, MIN_FLUSH_INTERVAL, Session, SessionConfig,

@@ -2,7 +2,7 @@
 
 use super::Error;
 use super::buffer::{self, Registry};
-use super::clock;
+use super::clock::{self, TraceClock};
 use super::metadata::{self, TraceInfo};
 use super::writer::{Command, Writer};
 use crossbeam_channel::Sender;
@@ -37,6 +37,9 @@ pub struct SessionConfig {
     /// How often the writer drains the queues and appends packets: the most a killed
     /// process can lose. From [`MIN_FLUSH_INTERVAL`] to [`MAX_FLUSH_INTERVAL`].
     pub flush_interval: Duration,
+    /// What stamps the events: the monotonic clock, or one of the program's own such as
+    /// simulation time.
+    pub clock: TraceClock,
 }
 
 impl Default for SessionConfig {
@@ -44,6 +47,7 @@ impl Default for SessionConfig {
         SessionConfig {
             buffer_events: 16 * 1024,
             flush_interval: Duration::from_millis(100),
+            clock: TraceClock::Monotonic,
         }
     }
 }
@@ -124,6 +128,11 @@ impl Session {
                 "flush_interval must be at most a day (flush and stop write in any case)",
             ));
         }
+        if !TraceClock::valid_name(config.clock.name()) {
+            return Err(Error::InvalidConfig(
+                "a custom trace clock's name must be letters, digits and '_', not starting with a digit",
+            ));
+        }
         fs::create_dir_all(&dir)
             .map_err(|source| Error::io("create the trace directory", &dir, source))?;
         let metadata_path = dir.join("metadata");
@@ -142,7 +151,12 @@ impl Session {
         let info = TraceInfo {
             uuid: random_uuid(),
             clock_uuid: random_uuid(),
-            clock_offset_ns: clock::epoch_offset_ns(),
+            clock_name: config.clock.name().to_owned(),
+            clock_description: config.clock.description().to_owned(),
+            clock_offset_ns: match config.clock {
+                TraceClock::Monotonic => clock::epoch_offset_ns(),
+                TraceClock::Custom { .. } => 0,
+            },
             hostname: hostname(),
             procname: procname.clone(),
         };
@@ -150,6 +164,10 @@ impl Session {
             buffer::activate(config.buffer_events).ok_or_else(|| Error::AlreadyActive {
                 dir: ACTIVE_DIR.lock().clone().unwrap_or_default(),
             })?;
+        // Only the session that won the activation installs its clock. A thread that
+        // traces in the instant between the two may stamp one event on the monotonic
+        // clock: a custom clock's session is started before the threads it traces.
+        clock::install(&config.clock);
         // From here on, failing must deactivate again.
         let started = (|| {
             fs::write(&metadata_path, metadata::tsdl(&info))
@@ -180,6 +198,7 @@ impl Session {
             }
             Err(error) => {
                 buffer::deactivate(&registry);
+                clock::uninstall();
                 Err(error)
             }
         }
@@ -210,6 +229,7 @@ impl Session {
             return Err(Error::WriterGone);
         };
         buffer::deactivate(&self.registry);
+        clock::uninstall();
         *ACTIVE_DIR.lock() = None;
         // A send error means the writer already ended; `join` tells how.
         let _ = self.commands.send(Command::Stop);
