@@ -56,6 +56,8 @@ pub(crate) struct ExecShared {
     /// Workers blocked in a wait (see `deadlock`), which cannot run callbacks meanwhile.
     pub(crate) blocked_workers: AtomicUsize,
     spin: Mutex<SpinState>,
+    /// Notified (under `spin`) when a spin begins.
+    spin_started: Condvar,
     /// Bumped when a spin ends or is cancelled: workers of older spins stop.
     epoch: AtomicU64,
     shut_down: AtomicBool,
@@ -75,7 +77,17 @@ pub(crate) struct ExecShared {
     quiet_lock: Mutex<()>,
     quiet: Condvar,
     /// The async callbacks started and not yet completed (suspended or being polled).
-    tasks: Mutex<HashMap<u64, Arc<Task>>>,
+    tasks: Mutex<TaskSet>,
+}
+
+/// The live tasks of an executor. Shutdown *sweeps* them once (abandoning each one not
+/// being polled, under this lock); a task being polled then is abandoned by its worker when
+/// the poll returns, which it learns from `swept` under the same lock, so every task is
+/// abandoned exactly once and none is missed.
+#[derive(Debug, Default)]
+struct TaskSet {
+    live: HashMap<u64, Arc<Task>>,
+    swept: bool,
 }
 
 #[derive(Debug, Default)]
@@ -165,6 +177,7 @@ impl Executor {
                 ready: ReadyQueue::new(),
                 blocked_workers: AtomicUsize::new(0),
                 spin: Mutex::new(SpinState::default()),
+                spin_started: Condvar::new(),
                 epoch: AtomicU64::new(0),
                 shut_down: AtomicBool::new(false),
                 running: Mutex::new(Running::default()),
@@ -179,7 +192,7 @@ impl Executor {
                 quiet_waiters: AtomicUsize::new(0),
                 quiet_lock: Mutex::new(()),
                 quiet: Condvar::new(),
-                tasks: Mutex::new(HashMap::new()),
+                tasks: Mutex::new(TaskSet::default()),
             }),
         }
     }
@@ -357,6 +370,39 @@ impl Executor {
         self.shared.spin.lock().spinning
     }
 
+    /// Spins this executor on a new thread and returns once the spin has begun: from then
+    /// on a simulated step ([`SimClock::step`](crate::time::SimClock::step), `/clock`)
+    /// waits for the callbacks it makes due on this executor, so stepping right after this
+    /// call is deterministic. Stop it with [`SpinThread::stop`] (or
+    /// [`shutdown`](Self::shutdown)).
+    pub fn spin_thread(&self) -> Result<SpinThread, ExecError> {
+        let exec = self.clone();
+        let handle = thread::Builder::new()
+            .name(format!("kairos-exec{}-spin", self.shared.id))
+            .spawn(move || exec.spin())
+            .map_err(|err| ExecError::Spawn(err.to_string()))?;
+        let mut spin = self.shared.spin.lock();
+        while !spin.spinning {
+            if handle.is_finished() {
+                drop(spin);
+                return match handle.join() {
+                    Ok(Err(err)) => Err(err),
+                    // Cancelled before it began, or it panicked: not spinning.
+                    _ => Err(ExecError::Cancelled),
+                };
+            }
+            // Woken by `begin_spin`; the timeout only covers a spin that failed at once.
+            self.shared
+                .spin_started
+                .wait_for(&mut spin, std::time::Duration::from_millis(50));
+        }
+        drop(spin);
+        Ok(SpinThread {
+            exec: self.clone(),
+            handle: Some(handle),
+        })
+    }
+
     /// Stops the executor for good: spins return, no new callback starts (not even one a
     /// worker had already taken from the queue), and this waits up to `deadline` for
     /// running callbacks and worker threads. In order:
@@ -380,7 +426,7 @@ impl Executor {
         let nodes: Vec<Node> = exec.nodes.lock().drain(..).collect();
         let entities: Vec<Arc<dyn Entity>> = nodes.iter().flat_map(Node::entities).collect();
         let parked_entities = parked_in_groups(&entities);
-        let live_tasks = exec.tasks.lock().len();
+        let live_tasks = exec.tasks.lock().live.len();
         for node in &nodes {
             node.detach();
         }
@@ -442,7 +488,7 @@ impl Executor {
 
     /// Async callbacks started and not completed: suspended at an `.await` or being polled.
     pub fn live_tasks(&self) -> usize {
-        self.shared.tasks.lock().len()
+        self.shared.tasks.lock().live.len()
     }
 
     /// Ready work of this executor's nodes waiting behind a busy mutually exclusive group.
@@ -495,6 +541,42 @@ impl fmt::Debug for Executor {
         f.debug_struct("Executor")
             .field("id", &self.shared.id)
             .field("workers", &self.shared.workers)
+            .finish()
+    }
+}
+
+/// An executor spinning on its own thread (see [`Executor::spin_thread`]). Dropping it
+/// cancels the spin without waiting for the thread.
+#[must_use = "the spin is cancelled when this handle is dropped"]
+pub struct SpinThread {
+    exec: Executor,
+    handle: Option<JoinHandle<Result<(), ExecError>>>,
+}
+
+impl SpinThread {
+    /// Cancels the spin and joins the thread (which returns once the callbacks running now
+    /// have returned); the spin's result.
+    pub fn stop(mut self) -> Result<(), ExecError> {
+        self.exec.cancel();
+        match self.handle.take().map(JoinHandle::join) {
+            Some(Ok(result)) => result,
+            Some(Err(_)) | None => Err(ExecError::Cancelled),
+        }
+    }
+}
+
+impl Drop for SpinThread {
+    fn drop(&mut self) {
+        if self.handle.is_some() {
+            self.exec.cancel();
+        }
+    }
+}
+
+impl fmt::Debug for SpinThread {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SpinThread")
+            .field("exec", &self.exec)
             .finish()
     }
 }
@@ -595,6 +677,7 @@ impl ExecShared {
             return Ok(None);
         }
         spin.spinning = true;
+        self.spin_started.notify_all();
         Ok(Some(SpinSession {
             exec: self,
             epoch: self.epoch.load(Ordering::Acquire),
@@ -731,7 +814,7 @@ impl ExecShared {
             Ok(Execution::Pending(future)) => {
                 self.callbacks.fetch_add(1, Ordering::Relaxed);
                 let task = Task::new(future, entity.clone(), self);
-                self.tasks.lock().insert(task.id, task.clone());
+                self.tasks.lock().live.insert(task.id, task.clone());
                 self.poll_task(&task);
                 true
             }
@@ -753,8 +836,10 @@ impl ExecShared {
         match polled {
             Ok(TaskPoll::Stale) => {}
             Ok(TaskPoll::Pending) => {
-                // Shut down while this poll ran: nobody will poll the task again.
-                if self.shut_down.load(Ordering::SeqCst) && self.forget_task(task) {
+                // Shut down and swept while this poll ran: nobody will poll the task again.
+                let mut tasks = self.tasks.lock();
+                if tasks.swept && tasks.live.remove(&task.id).is_some() {
+                    drop(tasks);
                     task.abandon();
                     self.leave(&group);
                 }
@@ -778,21 +863,29 @@ impl ExecShared {
     /// Removes a task from the live set; true if this call removed it (so exactly one
     /// caller releases its group).
     fn forget_task(&self, task: &Task) -> bool {
-        self.tasks.lock().remove(&task.id).is_some()
+        self.tasks.lock().live.remove(&task.id).is_some()
     }
 
     /// Abandons every live task that is not being polled right now (a task being polled
     /// is abandoned by its worker when the poll returns) and releases their groups.
     fn abandon_tasks(&self, now_ns: i64) -> Vec<Suspended> {
-        let tasks: Vec<Arc<Task>> = self.tasks.lock().values().cloned().collect();
-        let mut suspended = Vec::new();
-        for task in tasks {
-            let Some(future) = task.try_take_future() else {
-                continue;
-            };
-            if !self.forget_task(&task) {
-                continue;
+        let mut abandoned = Vec::new();
+        {
+            let mut tasks = self.tasks.lock();
+            tasks.swept = true;
+            let ids: Vec<u64> = tasks.live.keys().copied().collect();
+            for id in ids {
+                let Some(future) = tasks.live.get(&id).and_then(|task| task.try_take_future())
+                else {
+                    continue;
+                };
+                if let Some(task) = tasks.live.remove(&id) {
+                    abandoned.push((task, future));
+                }
             }
+        }
+        let mut suspended = Vec::new();
+        for (task, future) in abandoned {
             suspended.push(Suspended {
                 callback: task.origin.core().name.to_string(),
                 suspended_for: Duration::from_nanos(now_ns - task.started_ns),
