@@ -116,7 +116,7 @@ fn shutdown_reports_an_async_callback_parked_at_an_await_and_frees_it() {
     let spin = exec.spin_thread().unwrap();
     rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
     assert_eq!(exec.live_tasks(), 1, "the suspended callback is visible");
-    drop(spin);
+    spin.stop().unwrap();
     let report = exec.shutdown(Duration::from_secs(2));
     assert!(!report.is_clean(), "{report}");
     assert_eq!(report.live_tasks, 1, "{report}");

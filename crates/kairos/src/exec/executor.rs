@@ -720,6 +720,10 @@ impl ExecShared {
 
     /// Queues ready work (counted until run, see `settle`).
     pub(crate) fn push_ready(self: &Arc<Self>, item: Ready) {
+        if self.shut_down.load(Ordering::Acquire) {
+            // Nothing runs any more; a late wake must not keep what it holds alive.
+            return;
+        }
         self.busy.fetch_add(1, Ordering::SeqCst);
         self.ready.push(item);
         settle::note(self);
