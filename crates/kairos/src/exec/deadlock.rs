@@ -7,6 +7,23 @@
 //! them is in a mutually exclusive group this thread holds, or needs a worker of this
 //! thread's executor and none is free or ever can be (single-threaded executor, or every
 //! other worker is itself blocked), the wait fails at once with [`WouldDeadlock`].
+//!
+//! Waits across threads are checked too: every blocked wait is recorded in a process-wide
+//! wait-for graph (which mutually exclusive groups its thread holds, which groups must run
+//! to complete it). A wait whose completers' groups are held by blocked threads that wait,
+//! directly or through others, for a group this thread holds closes a cycle: it fails at
+//! once with [`DeadlockReason::WaitCycle`], naming both callbacks, and the first waiter
+//! completes once this callback returns.
+//!
+//! An awaited response (`call_async(..).await` in an async callback) is checked when it is
+//! first polled: an async callback holds its group until its future completes (as a
+//! coroutine task does in rclpy, where the group is released only when the coroutine
+//! finishes), so a service in that same mutually exclusive group can never answer it.
+//!
+//! # Ground rules
+//! `FRAMES` is per thread. `WAITS` (the wait-for graph) is read and written only under its
+//! lock, and a wait checks for a cycle and records itself in one critical section, so of
+//! two waits that close a cycle the second always sees the first.
 
 use super::entity::EntityCore;
 use super::executor::ExecShared;
@@ -26,6 +43,8 @@ pub enum DeadlockReason {
     NoFreeWorker,
     /// The executor was asked to spin from inside one of its own callbacks.
     NestedSpin,
+    /// Blocked callbacks in different groups wait for each other (a wait-for cycle).
+    WaitCycle,
 }
 
 /// A blocking wait that would never complete, reported instead of hanging.
@@ -121,22 +140,136 @@ impl Drop for RunningFrame {
     }
 }
 
+/// Whether this thread is running a callback of executor `exec_id` now.
+pub(crate) fn runs_on(exec_id: u64) -> bool {
+    FRAMES.with(|frames| frames.borrow().iter().any(|f| f.exec.id == exec_id))
+}
+
+/// The shutdown token of the executor whose callback this thread runs, if any: a kairos
+/// wait made inside a callback also ends when that executor shuts down.
+pub(crate) fn current_shutdown_token() -> Option<crate::time::CancelToken> {
+    FRAMES.with(|frames| {
+        frames
+            .borrow()
+            .last()
+            .map(|f| f.exec.shutdown_token.clone())
+    })
+}
+
+/// One blocked wait in the wait-for graph.
+struct WaitRecord {
+    key: u64,
+    callback: Arc<str>,
+    /// The mutually exclusive groups the waiting thread holds: (id, name).
+    holds: Vec<(u64, String)>,
+    /// The groups that must run to complete the wait: (id, name, completer name).
+    waits_for: Vec<(u64, String, Arc<str>)>,
+}
+
+static WAITS: parking_lot::Mutex<Vec<WaitRecord>> = parking_lot::const_mutex(Vec::new());
+
 /// Counts this thread as blocked on its executors until dropped, so that the other
-/// workers' waits know it cannot help them.
-pub(crate) struct BlockedWorker(Vec<Arc<ExecShared>>);
+/// workers' waits know it cannot help them, and keeps its wait in the wait-for graph.
+pub(crate) struct BlockedWorker {
+    execs: Vec<Arc<ExecShared>>,
+    record: Option<u64>,
+}
 
 impl Drop for BlockedWorker {
     fn drop(&mut self) {
-        for exec in &self.0 {
+        for exec in &self.execs {
             exec.blocked_workers.fetch_sub(1, Ordering::AcqRel);
+        }
+        if let Some(key) = self.record {
+            WAITS.lock().retain(|r| r.key != key);
         }
     }
 }
 
 impl fmt::Debug for BlockedWorker {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("BlockedWorker").field(&self.0.len()).finish()
+        f.debug_tuple("BlockedWorker")
+            .field(&self.execs.len())
+            .finish()
     }
+}
+
+/// A blocked wait whose completers' groups lead back to one this thread holds.
+struct Cycle {
+    group: String,
+    completer: Arc<str>,
+    other_callback: Arc<str>,
+    other_waits_for: Arc<str>,
+    held_group: String,
+}
+
+fn find_cycle(
+    waits: &[WaitRecord],
+    holds: &[(u64, String)],
+    start: &[(u64, String, Arc<str>)],
+) -> Option<Cycle> {
+    for (group, group_name, completer) in start {
+        let mut frontier = vec![*group];
+        let mut visited = vec![*group];
+        while let Some(g) = frontier.pop() {
+            for record in waits
+                .iter()
+                .filter(|r| r.holds.iter().any(|(id, _)| *id == g))
+            {
+                for (next, _, next_completer) in &record.waits_for {
+                    if let Some((_, held)) = holds.iter().find(|(id, _)| id == next) {
+                        return Some(Cycle {
+                            group: group_name.clone(),
+                            completer: completer.clone(),
+                            other_callback: record.callback.clone(),
+                            other_waits_for: next_completer.clone(),
+                            held_group: held.clone(),
+                        });
+                    }
+                    if !visited.contains(next) {
+                        visited.push(*next);
+                        frontier.push(*next);
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Checks an `.await` of a response that only `completers` can complete, made inside an
+/// async callback: a completer in the mutually exclusive group the callback holds (until
+/// its future completes) can never run.
+pub(crate) fn check_await(
+    operation: &str,
+    completers: &[&EntityCore],
+) -> Result<(), WouldDeadlock> {
+    FRAMES.with(|frames| {
+        let frames = frames.borrow();
+        let Some(top) = frames.last() else { return Ok(()) };
+        for completer in completers {
+            let Some(exec) = completer.executor() else { continue };
+            let held = frames.iter().any(|f| f.exec.id == exec.id && f.group == completer.group);
+            if held && completer.group.kind() == GroupKind::MutuallyExclusive {
+                return Err(WouldDeadlock::new(
+                    operation,
+                    &top.callback,
+                    completer.group.name(),
+                    DeadlockReason::GroupHeld,
+                    format!(
+                        "it needs '{}' to run, which is in the mutually exclusive callback group '{}'; an async callback holds its group until its future completes (as a coroutine does in rclpy), so the awaited response could never come.",
+                        completer.name,
+                        completer.group.name()
+                    ),
+                    format!(
+                        "put '{}' in another callback group (Node::create_callback_group, Node::with_group), or use a done callback (ResponseFuture::on_done) and return.",
+                        completer.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    })
 }
 
 /// Checks a blocking wait that only `completers` can complete.
@@ -146,7 +279,7 @@ pub(crate) fn check_blocking_wait(
 ) -> Result<BlockedWorker, WouldDeadlock> {
     FRAMES.with(|frames| {
         let frames = frames.borrow();
-        let Some(top) = frames.last() else { return Ok(BlockedWorker(Vec::new())) };
+        let Some(top) = frames.last() else { return Ok(BlockedWorker { execs: Vec::new(), record: None }) };
         let would_deadlock = |group: &str, reason, explanation: String, fix: String| {
             WouldDeadlock::new(operation, &top.callback, group, reason, explanation, fix)
         };
@@ -163,7 +296,7 @@ pub(crate) fn check_blocking_wait(
                         completer.group.name()
                     ),
                     format!(
-                        "`.await` it in an async callback, or use a done callback (ResponseFuture::on_done), or put '{}' in another callback group and spin a multi-threaded executor.",
+                        "use a done callback (ResponseFuture::on_done) and return, or put '{}' in another callback group and spin a multi-threaded executor (`.await` in an async callback does not help here: it holds its group until it completes).",
                         completer.name
                     ),
                 ));
@@ -193,6 +326,41 @@ pub(crate) fn check_blocking_wait(
                 ));
             }
         }
+        let mut holds: Vec<(u64, String)> = Vec::new();
+        for frame in frames.iter() {
+            let group = &frame.group;
+            if group.kind() == GroupKind::MutuallyExclusive && !holds.iter().any(|(id, _)| *id == group.shared.id) {
+                holds.push((group.shared.id, group.name().to_owned()));
+            }
+        }
+        let waits_for: Vec<(u64, String, Arc<str>)> = completers
+            .iter()
+            .filter(|c| c.group.kind() == GroupKind::MutuallyExclusive)
+            .map(|c| (c.group.shared.id, c.group.name().to_owned(), c.name.clone()))
+            .collect();
+        let record = if holds.is_empty() || waits_for.is_empty() {
+            None
+        } else {
+            let mut waits = WAITS.lock();
+            if let Some(cycle) = find_cycle(&waits, &holds, &waits_for) {
+                return Err(would_deadlock(
+                    &cycle.group,
+                    DeadlockReason::WaitCycle,
+                    format!(
+                        "it needs '{}' (group '{}') to run, but callback '{}' holds that group and is itself blocked waiting for '{}', which needs group '{}' that this callback holds: each would wait for the other.",
+                        cycle.completer, cycle.group, cycle.other_callback, cycle.other_waits_for, cycle.held_group
+                    ),
+                    format!(
+                        "make one of the two calls non-blocking (a done callback, ResponseFuture::on_done, and return), or put '{}' or '{}' in a callback group that neither caller holds.",
+                        cycle.completer, cycle.other_waits_for
+                    ),
+                ));
+            }
+            static NEXT_KEY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+            let key = NEXT_KEY.fetch_add(1, Ordering::Relaxed);
+            waits.push(WaitRecord { key, callback: top.callback.clone(), holds, waits_for });
+            Some(key)
+        };
         let mut blocked: Vec<Arc<ExecShared>> = Vec::new();
         for frame in frames.iter() {
             if !blocked.iter().any(|e| e.id == frame.exec.id) {
@@ -200,7 +368,7 @@ pub(crate) fn check_blocking_wait(
                 blocked.push(frame.exec.clone());
             }
         }
-        Ok(BlockedWorker(blocked))
+        Ok(BlockedWorker { execs: blocked, record })
     })
 }
 

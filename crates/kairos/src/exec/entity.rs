@@ -39,6 +39,20 @@ pub(crate) trait Entity: Send + Sync + 'static {
     fn execute(&self) -> Execution;
     /// Whether more work is ready (the entity is then queued again, behind newer work).
     fn has_work(&self) -> bool;
+    /// It was attached to an executor: queue it if it has work (a timer arms here, so a
+    /// simulated step made right after `add_node` already sees its deadline).
+    fn attached(&self) {
+        self.core().notify();
+    }
+    /// Responses waiting for their done callback to run (clients only).
+    fn queued_responses(&self) -> usize {
+        0
+    }
+    /// Its executor shut down (or its node was removed): whatever it queued for a
+    /// callback that will now never run there is failed, saying why; returns how many.
+    fn fail_queued(&self) -> usize {
+        0
+    }
 }
 
 /// Brackets one run of a user callback with `ros2:callback_start` / `callback_end` (the
@@ -143,9 +157,7 @@ impl EntityCore {
         };
         if self.scheduled.set() {
             match self.me.upgrade() {
-                Some(me) => {
-                    exec.ready.push(Ready::Entity(me));
-                }
+                Some(me) => exec.push_ready(Ready::Entity(me)),
                 None => self.scheduled.clear(),
             }
         }
@@ -162,7 +174,9 @@ impl EntityCore {
         self.executor_id.store(exec.id, Ordering::Release);
         drop(slot);
         // An entity may have become ready before, and a timer needs a first poll to arm.
-        self.notify();
+        if let Some(me) = self.me.upgrade() {
+            me.attached();
+        }
     }
 
     pub(crate) fn detach(&self) {
@@ -171,6 +185,14 @@ impl EntityCore {
         self.executor_id.store(0, Ordering::Release);
         drop(slot);
         self.scheduled.clear();
+        // Work parked behind a busy group would hold this entity (and the group, which
+        // it holds in turn) for ever: take it out.
+        let me = self.me.as_ptr() as *const ();
+        let parked = self.group.shared.gate.unpark(|item| match item {
+            Ready::Entity(entity) => std::ptr::eq(Arc::as_ptr(entity) as *const (), me),
+            Ready::Task(_) => false,
+        });
+        drop(parked);
     }
 
     pub(crate) fn executor(&self) -> Option<Arc<ExecShared>> {

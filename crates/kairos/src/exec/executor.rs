@@ -13,13 +13,16 @@ use super::entity::{Entity, Execution, Ready};
 use super::error::ExecError;
 use super::group::CallbackGroup;
 use super::ready::{Popped, ReadyQueue};
-use super::shutdown::{ShutdownReport, StillRunning};
+use super::settle;
+use super::shutdown::{ShutdownReport, StillRunning, Suspended};
 use super::task::{Task, TaskPoll};
 use crate::graph::Node;
+use crate::time::CancelToken;
 use crate::time::Duration;
 use parking_lot::{Condvar, Mutex};
 use std::any::Any;
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -53,6 +56,8 @@ pub(crate) struct ExecShared {
     /// Workers blocked in a wait (see `deadlock`), which cannot run callbacks meanwhile.
     pub(crate) blocked_workers: AtomicUsize,
     spin: Mutex<SpinState>,
+    /// Notified (under `spin`) when a spin begins.
+    spin_started: Condvar,
     /// Bumped when a spin ends or is cancelled: workers of older spins stop.
     epoch: AtomicU64,
     shut_down: AtomicBool,
@@ -64,6 +69,25 @@ pub(crate) struct ExecShared {
     nodes: Mutex<Vec<Node>>,
     callbacks: AtomicU64,
     panicked: AtomicU64,
+    /// Tripped by `shutdown`: wakes every kairos wait made inside this executor's callbacks.
+    pub(crate) shutdown_token: CancelToken,
+    /// Ready items queued or being run (see `settle`).
+    busy: AtomicUsize,
+    quiet_waiters: AtomicUsize,
+    quiet_lock: Mutex<()>,
+    quiet: Condvar,
+    /// The async callbacks started and not yet completed (suspended or being polled).
+    tasks: Mutex<TaskSet>,
+}
+
+/// The live tasks of an executor. Shutdown *sweeps* them once (abandoning each one not
+/// being polled, under this lock); a task being polled then is abandoned by its worker when
+/// the poll returns, which it learns from `swept` under the same lock, so every task is
+/// abandoned exactly once and none is missed.
+#[derive(Debug, Default)]
+struct TaskSet {
+    live: HashMap<u64, Arc<Task>>,
+    swept: bool,
 }
 
 #[derive(Debug, Default)]
@@ -153,6 +177,7 @@ impl Executor {
                 ready: ReadyQueue::new(),
                 blocked_workers: AtomicUsize::new(0),
                 spin: Mutex::new(SpinState::default()),
+                spin_started: Condvar::new(),
                 epoch: AtomicU64::new(0),
                 shut_down: AtomicBool::new(false),
                 running: Mutex::new(Running::default()),
@@ -162,6 +187,12 @@ impl Executor {
                 nodes: Mutex::new(Vec::new()),
                 callbacks: AtomicU64::new(0),
                 panicked: AtomicU64::new(0),
+                shutdown_token: CancelToken::new(),
+                busy: AtomicUsize::new(0),
+                quiet_waiters: AtomicUsize::new(0),
+                quiet_lock: Mutex::new(()),
+                quiet: Condvar::new(),
+                tasks: Mutex::new(TaskSet::default()),
             }),
         }
     }
@@ -339,19 +370,67 @@ impl Executor {
         self.shared.spin.lock().spinning
     }
 
-    /// Stops the executor for good: spins return, no new callback starts, and this waits
-    /// up to `deadline` for running callbacks and worker threads. Callbacks still running
-    /// then are named in the report and their threads left behind, never joined.
+    /// Spins this executor on a new thread and returns once the spin has begun: from then
+    /// on a simulated step ([`SimClock::step`](crate::time::SimClock::step), `/clock`)
+    /// waits for the callbacks it makes due on this executor, so stepping right after this
+    /// call is deterministic. Stop it with [`SpinThread::stop`] (or
+    /// [`shutdown`](Self::shutdown)).
+    pub fn spin_thread(&self) -> Result<SpinThread, ExecError> {
+        let exec = self.clone();
+        let handle = thread::Builder::new()
+            .name(format!("kairos-exec{}-spin", self.shared.id))
+            .spawn(move || exec.spin())
+            .map_err(|err| ExecError::Spawn(err.to_string()))?;
+        let mut spin = self.shared.spin.lock();
+        while !spin.spinning {
+            if handle.is_finished() {
+                drop(spin);
+                return match handle.join() {
+                    Ok(Err(err)) => Err(err),
+                    // Cancelled before it began, or it panicked: not spinning.
+                    _ => Err(ExecError::Cancelled),
+                };
+            }
+            // Woken by `begin_spin`; the timeout only covers a spin that failed at once.
+            self.shared
+                .spin_started
+                .wait_for(&mut spin, std::time::Duration::from_millis(50));
+        }
+        drop(spin);
+        Ok(SpinThread {
+            exec: self.clone(),
+            handle: Some(handle),
+        })
+    }
+
+    /// Stops the executor for good: spins return, no new callback starts (not even one a
+    /// worker had already taken from the queue), and this waits up to `deadline` for
+    /// running callbacks and worker threads. In order:
+    /// 1. the shutdown token is tripped: a callback blocked in a kairos wait (a sleep, a
+    ///    timer wait, a service call) wakes with `Cancelled` and can return;
+    /// 2. nodes are detached; responses queued in their clients have their done callbacks
+    ///    run now, on this thread, with [`CallError::ExecutorShutDown`](crate::graph::CallError);
+    ///    work parked behind a busy callback group is dropped (and counted);
+    /// 3. running callbacks get until the deadline; those still running then are named in
+    ///    the report and their threads left behind, never joined;
+    /// 4. async callbacks suspended at an `.await` are abandoned (their futures dropped,
+    ///    which frees what they hold) and named in the report.
     pub fn shutdown(&self, deadline: Duration) -> ShutdownReport {
         let exec = &self.shared;
         let start = Instant::now();
         let until = deadline_after(deadline);
-        exec.shut_down.store(true, Ordering::Release);
+        exec.shut_down.store(true, Ordering::SeqCst);
         exec.epoch.fetch_add(1, Ordering::AcqRel);
         exec.ready.interrupt();
-        for node in exec.nodes.lock().drain(..) {
+        exec.shutdown_token.cancel();
+        let nodes: Vec<Node> = exec.nodes.lock().drain(..).collect();
+        let entities: Vec<Arc<dyn Entity>> = nodes.iter().flat_map(Node::entities).collect();
+        let parked_entities = parked_in_groups(&entities);
+        let live_tasks = exec.tasks.lock().live.len();
+        for node in &nodes {
             node.detach();
         }
+        let queued_responses = entities.iter().map(|e| e.fail_queued()).sum();
         let me = thread::current().id();
         let mut running = exec.running.lock();
         loop {
@@ -383,16 +462,64 @@ impl Executor {
             .collect();
         drop(running);
         still_running.sort_by_key(|running| std::cmp::Reverse(running.running_for));
+        let mut suspended = exec.abandon_tasks(now_ns);
+        suspended.sort_by_key(|task| std::cmp::Reverse(task.suspended_for));
+        // Queued work never runs now; dropping it frees the entities and tasks it holds.
+        drop(exec.ready.drain());
         exec.reap_helpers();
         let report = ShutdownReport {
             still_running,
+            suspended,
+            live_tasks,
+            parked_entities,
+            queued_responses,
             waited: start.elapsed().into(),
         };
         for running in &report.still_running {
             let ns = u64::try_from(running.running_for.as_nanos()).unwrap_or(0);
             crate::trace::tp::shutdown_report(exec.id, &running.callback, "still_running_ns", ns);
         }
+        for task in &report.suspended {
+            let ns = u64::try_from(task.suspended_for.as_nanos()).unwrap_or(0);
+            crate::trace::tp::shutdown_report(exec.id, &task.callback, "suspended_ns", ns);
+        }
         report
+    }
+
+    /// Async callbacks started and not completed: suspended at an `.await` or being polled.
+    pub fn live_tasks(&self) -> usize {
+        self.shared.tasks.lock().live.len()
+    }
+
+    /// Ready work of this executor's nodes waiting behind a busy mutually exclusive group.
+    pub fn parked_entities(&self) -> usize {
+        let entities: Vec<Arc<dyn Entity>> = self
+            .shared
+            .nodes
+            .lock()
+            .iter()
+            .flat_map(Node::entities)
+            .collect();
+        parked_in_groups(&entities)
+    }
+
+    /// Responses that arrived for this executor's clients and wait for their done callback
+    /// to run.
+    pub fn queued_responses(&self) -> usize {
+        let entities: Vec<Arc<dyn Entity>> = self
+            .shared
+            .nodes
+            .lock()
+            .iter()
+            .flat_map(Node::entities)
+            .collect();
+        entities.iter().map(|e| e.queued_responses()).sum()
+    }
+
+    /// A token that is cancelled when this executor shuts down: pass it to waits that must
+    /// end then. (Kairos waits made inside this executor's callbacks end anyway.)
+    pub fn shutdown_token(&self) -> CancelToken {
+        self.shared.shutdown_token.child()
     }
 
     pub fn stats(&self) -> ExecutorStats {
@@ -414,6 +541,42 @@ impl fmt::Debug for Executor {
         f.debug_struct("Executor")
             .field("id", &self.shared.id)
             .field("workers", &self.shared.workers)
+            .finish()
+    }
+}
+
+/// An executor spinning on its own thread (see [`Executor::spin_thread`]). Dropping it
+/// cancels the spin without waiting for the thread.
+#[must_use = "the spin is cancelled when this handle is dropped"]
+pub struct SpinThread {
+    exec: Executor,
+    handle: Option<JoinHandle<Result<(), ExecError>>>,
+}
+
+impl SpinThread {
+    /// Cancels the spin and joins the thread (which returns once the callbacks running now
+    /// have returned); the spin's result.
+    pub fn stop(mut self) -> Result<(), ExecError> {
+        self.exec.cancel();
+        match self.handle.take().map(JoinHandle::join) {
+            Some(Ok(result)) => result,
+            Some(Err(_)) | None => Err(ExecError::Cancelled),
+        }
+    }
+}
+
+impl Drop for SpinThread {
+    fn drop(&mut self) {
+        if self.handle.is_some() {
+            self.exec.cancel();
+        }
+    }
+}
+
+impl fmt::Debug for SpinThread {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SpinThread")
+            .field("exec", &self.exec)
             .finish()
     }
 }
@@ -514,6 +677,7 @@ impl ExecShared {
             return Ok(None);
         }
         spin.spinning = true;
+        self.spin_started.notify_all();
         Ok(Some(SpinSession {
             exec: self,
             epoch: self.epoch.load(Ordering::Acquire),
@@ -554,31 +718,98 @@ impl ExecShared {
         }
     }
 
+    /// Queues ready work (counted until run, see `settle`).
+    pub(crate) fn push_ready(self: &Arc<Self>, item: Ready) {
+        if self.shut_down.load(Ordering::Acquire) {
+            // Nothing runs any more; a late wake must not keep what it holds alive.
+            return;
+        }
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        self.ready.push(item);
+        settle::note(self);
+    }
+
+    /// Queues work that was already waiting (released by a callback group) at the front.
+    fn push_ready_front(self: &Arc<Self>, item: Ready) {
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        self.ready.push_front(item);
+        settle::note(self);
+    }
+
+    /// Waits until nothing is queued or running, or `deadline`; true unless it timed out.
+    /// Returns at once for an executor that cannot progress meanwhile: shut down, not
+    /// spinning, or spun by this very thread.
+    pub(crate) fn wait_quiet(&self, deadline: Instant) -> bool {
+        let cannot_progress = self.shut_down.load(Ordering::Acquire)
+            || !self.spin.lock().spinning
+            || HELPER_OF.with(Cell::get) == self.id
+            || super::deadlock::runs_on(self.id);
+        if cannot_progress {
+            return true;
+        }
+        self.quiet_waiters.fetch_add(1, Ordering::SeqCst);
+        let mut guard = self.quiet_lock.lock();
+        let quiet = loop {
+            if self.busy.load(Ordering::SeqCst) == 0 || self.shut_down.load(Ordering::Acquire) {
+                break true;
+            }
+            if self.quiet.wait_until(&mut guard, deadline).timed_out() {
+                break self.busy.load(Ordering::SeqCst) == 0;
+            }
+        };
+        drop(guard);
+        self.quiet_waiters.fetch_sub(1, Ordering::SeqCst);
+        quiet
+    }
+
+    /// One popped item was run (or dropped).
+    fn work_done(&self) {
+        if self.busy.fetch_sub(1, Ordering::SeqCst) == 1
+            && self.quiet_waiters.load(Ordering::SeqCst) > 0
+        {
+            let _guard = self.quiet_lock.lock();
+            self.quiet.notify_all();
+        }
+    }
+
     /// Runs one item of ready work; true if a callback ran.
     fn run_ready(self: &Arc<Self>, item: Ready) -> bool {
-        match item {
+        let ran = match item {
             Ready::Entity(entity) => self.run_entity(entity),
             Ready::Task(task) => {
                 self.poll_task(&task);
                 true
             }
-        }
+        };
+        self.work_done();
+        ran
     }
 
     fn run_entity(self: &Arc<Self>, entity: Arc<dyn Entity>) -> bool {
         let core = entity.core();
+        let group = core.group.clone();
         if core.is_destroyed() || !core.is_attached_to(self) {
+            // This item may have been handed the group by a release: hand it on, or work
+            // parked behind it would wait for a release that never comes.
+            if let Some(next) = group.shared.gate.kick() {
+                hand_on(next);
+            }
             return false;
         }
-        let group = core.group.clone();
         let Some(Ready::Entity(entity)) = group.shared.gate.enter_or_park(Ready::Entity(entity))
         else {
             return false;
         };
         let core = entity.core();
-        crate::trace::tp::rclcpp_executor_execute(core.id(), self.id);
         core.taken();
-        let outcome = self.guarded(&group, &core.name, || entity.execute());
+        let Some(outcome) = self.guarded(&group, &core.name, || {
+            crate::trace::tp::rclcpp_executor_execute(core.id(), self.id);
+            entity.execute()
+        }) else {
+            // Shut down after this item was taken: it must not start.
+            self.leave(&group);
+            return false;
+        };
         match outcome {
             Ok(Execution::Idle) => {
                 self.leave(&group);
@@ -587,6 +818,7 @@ impl ExecShared {
             Ok(Execution::Pending(future)) => {
                 self.callbacks.fetch_add(1, Ordering::Relaxed);
                 let task = Task::new(future, entity.clone(), self);
+                self.tasks.lock().live.insert(task.id, task.clone());
                 self.poll_task(&task);
                 true
             }
@@ -601,18 +833,72 @@ impl ExecShared {
     fn poll_task(self: &Arc<Self>, task: &Arc<Task>) {
         let origin = &task.origin;
         let group = origin.core().group.clone();
-        match self.guarded(&group, &origin.core().name, || task.poll()) {
-            Ok(TaskPoll::Pending | TaskPoll::Stale) => {}
+        let Some(polled) = self.guarded(&group, &origin.core().name, || task.poll()) else {
+            // Shut down: `shutdown` abandons the task (or does it below, once polled).
+            return;
+        };
+        match polled {
+            Ok(TaskPoll::Stale) => {}
+            Ok(TaskPoll::Pending) => {
+                // Shut down and swept while this poll ran: nobody will poll the task again.
+                let mut tasks = self.tasks.lock();
+                if tasks.swept && tasks.live.remove(&task.id).is_some() {
+                    drop(tasks);
+                    task.abandon();
+                    self.leave(&group);
+                }
+            }
             Ok(TaskPoll::Completed) => {
                 crate::trace::tp::callback_end(origin.core().id());
-                self.finish(&group, origin, None)
+                if self.forget_task(task) {
+                    self.finish(&group, origin, None)
+                }
             }
             Err(panic) => {
                 crate::trace::tp::callback_end(origin.core().id());
                 task.abandon();
-                self.finish(&group, origin, Some(panic));
+                if self.forget_task(task) {
+                    self.finish(&group, origin, Some(panic));
+                }
             }
         }
+    }
+
+    /// Removes a task from the live set; true if this call removed it (so exactly one
+    /// caller releases its group).
+    fn forget_task(&self, task: &Task) -> bool {
+        self.tasks.lock().live.remove(&task.id).is_some()
+    }
+
+    /// Abandons every live task that is not being polled right now (a task being polled
+    /// is abandoned by its worker when the poll returns) and releases their groups.
+    fn abandon_tasks(&self, now_ns: i64) -> Vec<Suspended> {
+        let mut abandoned = Vec::new();
+        {
+            let mut tasks = self.tasks.lock();
+            tasks.swept = true;
+            let ids: Vec<u64> = tasks.live.keys().copied().collect();
+            for id in ids {
+                let Some(future) = tasks.live.get(&id).and_then(|task| task.try_take_future())
+                else {
+                    continue;
+                };
+                if let Some(task) = tasks.live.remove(&id) {
+                    abandoned.push((task, future));
+                }
+            }
+        }
+        let mut suspended = Vec::new();
+        for (task, future) in abandoned {
+            suspended.push(Suspended {
+                callback: task.origin.core().name.to_string(),
+                suspended_for: Duration::from_nanos(now_ns - task.started_ns),
+            });
+            // Dropped outside every lock: a future's destructor may do anything.
+            drop(future);
+            self.leave(&task.origin.core().group);
+        }
+        suspended
     }
 
     /// A callback ended: release its group and queue the entity again if it has more work.
@@ -633,25 +919,31 @@ impl ExecShared {
 
     fn leave(&self, group: &CallbackGroup) {
         if let Some(next) = group.shared.gate.leave() {
-            self.ready.push_front(next);
+            hand_on(next);
         }
     }
 
     /// Runs `f` as callback `name` of `group`: recorded for deadlock checks and shutdown
-    /// reports, its panic caught.
+    /// reports, its panic caught. `None` (and `f` not run) once the executor is shut
+    /// down: checked under the lock `shutdown` reads the running callbacks under, so a
+    /// callback either shows in its report or never starts.
     fn guarded<R>(
         self: &Arc<Self>,
         group: &CallbackGroup,
         name: &Arc<str>,
         f: impl FnOnce() -> R,
-    ) -> std::thread::Result<R> {
+    ) -> Option<std::thread::Result<R>> {
         let ticket = {
             let call = RunningCall {
                 callback: name.clone(),
                 since_ns: coarse_now_ns(),
                 thread: thread::current().id(),
             };
-            self.running.lock().start(call)
+            let mut running = self.running.lock();
+            if self.shut_down.load(Ordering::SeqCst) {
+                return None;
+            }
+            running.start(call)
         };
         let result = {
             let _frame = RunningFrame::enter(self, group, name);
@@ -662,8 +954,34 @@ impl ExecShared {
         if self.shut_down.load(Ordering::Acquire) {
             self.idle.notify_all();
         }
-        result
+        Some(result)
     }
+}
+
+/// Queues work released by a callback group on the executor its entity is attached to
+/// (none: it is dropped; the entity is queued again when it is attached and notified).
+fn hand_on(next: Ready) {
+    let exec = match &next {
+        Ready::Entity(entity) => entity.core().executor(),
+        Ready::Task(task) => task.executor(),
+    };
+    if let Some(exec) = exec {
+        exec.push_ready_front(next);
+    }
+}
+
+/// How many items are parked in the distinct callback groups of `entities`.
+fn parked_in_groups(entities: &[Arc<dyn Entity>]) -> usize {
+    let mut seen: Vec<&CallbackGroup> = Vec::new();
+    let mut parked = 0;
+    for entity in entities {
+        let group = &entity.core().group;
+        if !seen.contains(&group) {
+            seen.push(group);
+            parked += group.parked();
+        }
+    }
+    parked
 }
 
 impl fmt::Debug for ExecShared {

@@ -50,6 +50,38 @@ impl<T> Gate<T> {
         state.parked.pop_front()
     }
 
+    /// Returns the oldest parked item if nobody holds the gate: an item that was handed
+    /// the gate by [`leave`](Self::leave) and will not run passes it on this way.
+    pub(crate) fn kick(&self) -> Option<T> {
+        let mut state = self.state.lock();
+        if state.holders > 0 {
+            return None;
+        }
+        state.parked.pop_front()
+    }
+
+    /// Removes the parked items for which `gone` holds (their entity was destroyed or
+    /// detached) and returns them, so the caller drops them outside the lock.
+    pub(crate) fn unpark(&self, gone: impl Fn(&T) -> bool) -> Vec<T> {
+        let mut state = self.state.lock();
+        let mut removed = Vec::new();
+        let mut kept = VecDeque::with_capacity(state.parked.len());
+        for item in state.parked.drain(..) {
+            if gone(&item) {
+                removed.push(item);
+            } else {
+                kept.push_back(item);
+            }
+        }
+        state.parked = kept;
+        removed
+    }
+
+    /// How many items are parked.
+    pub(crate) fn parked(&self) -> usize {
+        self.state.lock().parked.len()
+    }
+
     /// Whether some callback currently holds the gate.
     pub(crate) fn is_held(&self) -> bool {
         self.state.lock().holders > 0

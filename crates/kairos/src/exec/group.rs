@@ -57,6 +57,12 @@ impl CallbackGroup {
         self.shared.kind
     }
 
+    /// Ready work waiting for this (mutually exclusive) group to be free: it runs, in
+    /// arrival order, as the callback holding the group returns.
+    pub fn parked(&self) -> usize {
+        self.shared.gate.parked()
+    }
+
     /// Whether a callback of this group is running (or an async one is pending) right now.
     pub fn is_busy(&self) -> bool {
         self.shared.gate.is_held()

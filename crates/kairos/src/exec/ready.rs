@@ -81,6 +81,13 @@ impl<T> ReadyQueue<T> {
         self.state.lock().items.len()
     }
 
+    /// Takes every queued item (the executor shut down: none will run).
+    pub(crate) fn drain(&self) -> Vec<T> {
+        let mut state = self.state.lock();
+        self.len_hint.store(0, Ordering::Release);
+        state.items.drain(..).collect()
+    }
+
     pub(crate) fn try_pop(&self) -> Option<T> {
         let mut state = self.state.lock();
         let item = state.items.pop_front();

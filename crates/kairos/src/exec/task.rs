@@ -5,6 +5,7 @@ use super::entity::{BoxFuture, Entity, Ready};
 use super::executor::ExecShared;
 use super::ready::ScheduleFlag;
 use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 
@@ -19,6 +20,10 @@ pub(crate) enum TaskPoll {
 }
 
 pub(crate) struct Task {
+    /// Key in the executor's set of live tasks.
+    pub(crate) id: u64,
+    /// Coarse monotonic nanoseconds when the callback started.
+    pub(crate) started_ns: i64,
     future: Mutex<Option<BoxFuture>>,
     /// The entity whose callback this is; its group is held while the task lives.
     pub(crate) origin: Arc<dyn Entity>,
@@ -32,7 +37,14 @@ impl Task {
         origin: Arc<dyn Entity>,
         exec: &Arc<ExecShared>,
     ) -> Arc<Self> {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        let now = rustix::time::clock_gettime(rustix::time::ClockId::MonotonicCoarse);
         Arc::new(Self {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            started_ns: now
+                .tv_sec
+                .saturating_mul(1_000_000_000)
+                .saturating_add(now.tv_nsec),
             future: Mutex::new(Some(future)),
             origin,
             scheduled: ScheduleFlag::new(),
@@ -59,7 +71,18 @@ impl Task {
 
     /// Drops the future (its callback panicked or the executor is gone).
     pub(crate) fn abandon(&self) {
-        self.future.lock().take();
+        let future = self.future.lock().take();
+        drop(future);
+    }
+
+    /// Takes the future unless it is being polled right now (`None` then, or if it is
+    /// gone already): the caller drops it, outside every lock.
+    pub(crate) fn try_take_future(&self) -> Option<BoxFuture> {
+        self.future.try_lock()?.take()
+    }
+
+    pub(crate) fn executor(&self) -> Option<Arc<ExecShared>> {
+        self.exec.upgrade()
     }
 }
 
@@ -67,7 +90,7 @@ impl Wake for Task {
     fn wake(self: Arc<Self>) {
         if self.scheduled.set() {
             match self.exec.upgrade() {
-                Some(exec) => exec.ready.push(Ready::Task(self)),
+                Some(exec) => exec.push_ready(Ready::Task(self)),
                 None => self.scheduled.clear(),
             }
         }

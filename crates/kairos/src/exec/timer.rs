@@ -5,13 +5,20 @@
 //! waker; when the deadline is reached it queues itself, fires the timer and re-arms before
 //! running the callback. A callback longer than the period re-queues the timer behind the
 //! work that arrived meanwhile, so it cannot starve it.
+//!
+//! A timer arms as soon as it is attached to an executor (so a simulated step made right
+//! after `add_node` sees its deadline). When its wait fails because a simulated clock with
+//! [`StallPolicy::Fail`](crate::time::StallPolicy) stalled, the timer *gives up* for the
+//! stall, counted in [`CallbackTimer::stall_count`], and re-arms at the clock's next sample:
+//! after a resume it fires again on its grid.
 
 use super::entity::{BoxFuture, CallbackScope, Entity, EntityCore, Execution};
-use crate::time::{CancelToken, Clock, Duration, Sleep, Tick, Timer};
+use crate::time::{CancelToken, Clock, Duration, Sleep, Tick, Timer, WaitError};
 use parking_lot::Mutex;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
 pub(crate) enum TimerCallback {
@@ -25,6 +32,8 @@ pub(crate) struct TimerInner {
     cancel: CancelToken,
     sleep: Mutex<Option<Sleep>>,
     callback: TimerCallback,
+    /// Times its wait failed on a stalled simulated clock (see the module docs).
+    stalls: AtomicU64,
 }
 
 impl TimerInner {
@@ -35,12 +44,16 @@ impl TimerInner {
             cancel: CancelToken::new(),
             sleep: Mutex::new(None),
             callback,
+            stalls: AtomicU64::new(0),
         }
     }
 
     /// Makes sure a sleep until the next deadline is pending with this entity's waker.
     fn arm(&self) {
         let mut slot = self.sleep.lock();
+        // A node clock that switched source ends the sleep once; the next turn re-arms
+        // on the new source. Bounded, in case it keeps switching under us.
+        let mut switches = 0;
         loop {
             if self.timer.is_cancelled() {
                 *slot = None;
@@ -59,6 +72,16 @@ impl TimerInner {
                         self.core.notify();
                         return;
                     }
+                }
+                Poll::Ready(Err(WaitError::Stalled { .. })) => {
+                    *slot = None;
+                    self.stalls.fetch_add(1, Ordering::Relaxed);
+                    self.timer.clock().wake_on_next_sample(self.core.waker());
+                    return;
+                }
+                Poll::Ready(Err(WaitError::ClockChanged)) if switches < 3 => {
+                    *slot = None;
+                    switches += 1;
                 }
                 // Cancelled (the handle was dropped) or the clock cannot serve the wait.
                 Poll::Ready(Err(_)) => {
@@ -97,6 +120,10 @@ impl Entity for TimerInner {
     fn has_work(&self) -> bool {
         self.timer.is_ready()
     }
+
+    fn attached(&self) {
+        self.arm();
+    }
 }
 
 /// A timer whose callback runs on its node's executor; dropping the handle removes it.
@@ -134,6 +161,12 @@ impl CallbackTimer {
     /// Times the callback was started.
     pub fn fired_count(&self) -> u64 {
         self.inner.timer.fired_count()
+    }
+
+    /// Times the timer gave up waiting because its simulated clock stalled under
+    /// [`StallPolicy::Fail`](crate::time::StallPolicy); it re-arms at the next sample.
+    pub fn stall_count(&self) -> u64 {
+        self.inner.stalls.load(Ordering::Relaxed)
     }
 
     /// Periods skipped because a tick came late.

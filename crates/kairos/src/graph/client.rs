@@ -11,7 +11,7 @@ use super::node::Node;
 use super::service::Request;
 use crate::exec::WouldDeadlock;
 use crate::exec::deadline_after;
-use crate::exec::deadlock::check_blocking_wait;
+use crate::exec::deadlock::{check_await, check_blocking_wait, current_shutdown_token};
 use crate::exec::entity::{Entity, EntityCore, Execution};
 use crate::time::Duration;
 use parking_lot::{Condvar, Mutex};
@@ -21,7 +21,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::task::{Context as TaskContext, Poll, Waker};
+use std::task::{Context as TaskContext, Poll, Wake, Waker};
 
 /// Why a service call gave no response.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -41,6 +41,12 @@ pub enum CallError {
     ServiceGone { service: String, seq: u64 },
     #[error("no response from service '{service}' within {timeout:?}")]
     Timeout { service: String, timeout: Duration },
+    #[error(
+        "the executor shut down before the response to request #{seq} of service '{service}' was delivered"
+    )]
+    ExecutorShutDown { service: String, seq: u64 },
+    #[error("the client of service '{service}' was dropped before request #{seq} was answered")]
+    ClientDropped { service: String, seq: u64 },
     #[error(transparent)]
     WouldDeadlock(#[from] WouldDeadlock),
 }
@@ -51,6 +57,8 @@ type Answered<Resp> = (Arc<Slot<Resp>>, Result<Resp, CallError>);
 type DoneCallback<Resp> = Box<dyn FnOnce(Result<Resp, CallError>) + Send>;
 
 struct Slot<Resp> {
+    /// The request's sequence number.
+    seq: u64,
     state: Mutex<SlotState<Resp>>,
     ready: Condvar,
 }
@@ -62,8 +70,9 @@ struct SlotState<Resp> {
 }
 
 impl<Resp> Slot<Resp> {
-    fn new(result: Option<Result<Resp, CallError>>) -> Arc<Self> {
+    fn new(seq: u64, result: Option<Result<Resp, CallError>>) -> Arc<Self> {
         Arc::new(Self {
+            seq,
             state: Mutex::new(SlotState {
                 result,
                 waker: None,
@@ -91,6 +100,19 @@ impl<Resp> Slot<Resp> {
 
     fn has_done_callback(&self) -> bool {
         self.state.lock().on_done.is_some()
+    }
+}
+
+/// Wakes a blocking [`ResponseFuture::wait`] (used for the shutdown token).
+struct SlotWaker<Resp>(std::sync::Weak<Slot<Resp>>);
+
+impl<Resp: Send + 'static> Wake for SlotWaker<Resp> {
+    fn wake(self: Arc<Self>) {
+        if let Some(slot) = self.0.upgrade() {
+            // Under the lock: the waiter is either before its check or inside its wait.
+            let _state = slot.state.lock();
+            slot.ready.notify_all();
+        }
     }
 }
 
@@ -138,6 +160,24 @@ impl<Req: Send + 'static, Resp: Send + 'static> ClientInner<Req, Resp> {
     fn forget(&self, seq: u64) {
         self.pending.lock().remove(&seq);
     }
+
+    /// Runs the done callbacks of the responses queued for the executor with
+    /// `ExecutorShutDown`: they will not run there now. Returns how many.
+    fn fail_done_queue(&self) -> usize {
+        let queued: Vec<Answered<Resp>> = self.done.lock().drain(..).collect();
+        let failed = queued.len();
+        for (slot, result) in queued {
+            let seq = slot.seq;
+            // The response itself is dropped here: counted as late, never silently.
+            drop(result);
+            self.late.fetch_add(1, Ordering::Relaxed);
+            slot.fulfil(Err(CallError::ExecutorShutDown {
+                service: self.service.to_string(),
+                seq,
+            }));
+        }
+        failed
+    }
 }
 
 impl<Req: Send + 'static, Resp: Send + 'static> Entity for ClientInner<Req, Resp> {
@@ -155,6 +195,14 @@ impl<Req: Send + 'static, Resp: Send + 'static> Entity for ClientInner<Req, Resp
 
     fn has_work(&self) -> bool {
         !self.done.lock().is_empty()
+    }
+
+    fn queued_responses(&self) -> usize {
+        self.done.lock().len()
+    }
+
+    fn fail_queued(&self) -> usize {
+        self.fail_done_queue()
     }
 }
 
@@ -190,6 +238,8 @@ pub struct ResponseFuture<Resp> {
     seq: u64,
     call_site: Arc<dyn CallSite>,
     detached: bool,
+    /// Whether the first poll checked that the await can complete.
+    checked: bool,
 }
 
 impl<Resp: Send + 'static> ResponseFuture<Resp> {
@@ -218,10 +268,20 @@ impl<Resp: Send + 'static> ResponseFuture<Resp> {
         let completers: Vec<&EntityCore> = server.iter().map(|s| s.core()).collect();
         let _blocked = check_blocking_wait(operation, &completers)?;
         let deadline = deadline_after(timeout);
+        // Inside a callback, the executor's shutdown ends the wait.
+        let shutdown = current_shutdown_token();
+        let waker = Waker::from(Arc::new(SlotWaker(Arc::downgrade(&self.slot))));
+        let _registration = shutdown.as_ref().map(|token| token.register(&waker));
         let mut state = self.slot.state.lock();
         loop {
             if let Some(result) = state.result.take() {
                 return result;
+            }
+            if shutdown.as_ref().is_some_and(|token| token.is_cancelled()) {
+                return Err(CallError::ExecutorShutDown {
+                    service: self.call_site.service().to_owned(),
+                    seq: self.seq,
+                });
             }
             let timed_out = match deadline {
                 Some(deadline) => self.slot.ready.wait_until(&mut state, deadline).timed_out(),
@@ -257,15 +317,34 @@ impl<Resp: Send + 'static> ResponseFuture<Resp> {
 impl<Resp> Future for ResponseFuture<Resp> {
     type Output = Result<Resp, CallError>;
 
+    /// The first poll inside an async callback checks that the response can come: a
+    /// service in the mutually exclusive group that callback holds (until it completes)
+    /// never could, and the await fails at once with `WouldDeadlock` (see `exec`).
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
-        let mut state = self.slot.state.lock();
-        match state.result.take() {
-            Some(result) => Poll::Ready(result),
-            None => {
-                state.waker = Some(cx.waker().clone());
-                Poll::Pending
+        let this = self.get_mut();
+        let mut state = this.slot.state.lock();
+        if let Some(result) = state.result.take() {
+            return Poll::Ready(result);
+        }
+        if !this.checked {
+            this.checked = true;
+            drop(state);
+            let operation = format!(
+                "awaiting the response of service '{}'",
+                this.call_site.service()
+            );
+            let server = this.call_site.server();
+            let completers: Vec<&EntityCore> = server.iter().map(|s| s.core()).collect();
+            if let Err(err) = check_await(&operation, &completers) {
+                return Poll::Ready(Err(err.into()));
+            }
+            state = this.slot.state.lock();
+            if let Some(result) = state.result.take() {
+                return Poll::Ready(result);
             }
         }
+        state.waker = Some(cx.waker().clone());
+        Poll::Pending
     }
 }
 
@@ -304,13 +383,14 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
                 service: inner.service.to_string(),
             });
             return ResponseFuture {
-                slot: Slot::new(Some(unavailable)),
+                slot: Slot::new(seq, Some(unavailable)),
                 seq,
                 call_site,
                 detached: false,
+                checked: false,
             };
         };
-        let slot = Slot::new(None);
+        let slot = Slot::new(seq, None);
         inner.pending.lock().insert(seq, slot.clone());
         server.enqueue(Request {
             seq,
@@ -322,6 +402,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
             seq,
             call_site,
             detached: false,
+            checked: false,
         }
     }
 
@@ -356,16 +437,45 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
         &self.inner.service
     }
 
-    /// Responses that arrived after their caller gave up.
+    /// Responses that arrived after their caller gave up, or whose done callback could
+    /// not run on the client's executor (shut down: it ran with `ExecutorShutDown`).
     pub fn late_responses(&self) -> u64 {
         self.inner.late.load(Ordering::Relaxed)
+    }
+
+    /// Responses that arrived and wait for their done callback to run on the executor.
+    pub fn queued_responses(&self) -> usize {
+        self.inner.done.lock().len()
+    }
+
+    /// Requests sent and not answered yet (awaited, waited on or with a done callback).
+    pub fn pending_requests(&self) -> usize {
+        self.inner.pending.lock().len()
     }
 }
 
 impl<Req: Send + 'static, Resp: Send + 'static> Drop for Client<Req, Resp> {
+    /// Every request still pending ends now: its done callback runs (or its awaiting task
+    /// wakes) with `ClientDropped`; a queued response's done callback with
+    /// `ExecutorShutDown`. Nothing waits for ever on a client that is gone.
     fn drop(&mut self) {
         self.inner.core.destroy();
         self.node.forget(self.inner.core.id());
+        self.inner.fail_done_queue();
+        let pending: Vec<Arc<Slot<Resp>>> = self
+            .inner
+            .pending
+            .lock()
+            .drain()
+            .map(|(_, slot)| slot)
+            .collect();
+        for slot in pending {
+            let seq = slot.seq;
+            slot.fulfil(Err(CallError::ClientDropped {
+                service: self.inner.service.to_string(),
+                seq,
+            }));
+        }
     }
 }
 

@@ -69,7 +69,8 @@ impl Context {
     /// The simulated clock of this graph: every [`ClockMsg`] published on `/clock` sets
     /// it, at once and in the publishing thread (no executor in between, so a node
     /// waiting on simulation time cannot block its own clock), as ROS's `use_sim_time`
-    /// nodes follow `/clock`.
+    /// nodes follow `/clock`. The publish returns once the callbacks it made due have run
+    /// ([`SimClock::publish_settled`]): `/clock` drives node timers in lock-step.
     pub fn sim_clock(&self) -> Result<SimClock, GraphError> {
         if let Some(sim) = self.inner.sim_clock.get() {
             return Ok(sim.clone());
@@ -84,7 +85,7 @@ impl Context {
             let target = sim.clone();
             topic.listen(Arc::new(move |msg: &ClockMsg| {
                 // A message of another clock kind is ignored: only simulated time drives it.
-                let _ = target.publish(msg.clock);
+                let _ = target.publish_settled(msg.clock);
             }));
         }
         Ok(sim.clone())

@@ -418,6 +418,11 @@ impl Node {
         }
     }
 
+    /// The node's entities now (a snapshot, for the executor's counts and shutdown).
+    pub(crate) fn entities(&self) -> Vec<Arc<dyn Entity>> {
+        self.shared.entities.lock().clone()
+    }
+
     /// Removes an entity whose handle was dropped.
     pub(crate) fn forget(&self, id: u64) {
         self.shared.entities.lock().retain(|e| e.core().id() != id);

@@ -287,9 +287,12 @@ impl Clock {
         ensure_fine_slack();
         let waker = thread_waker();
         let _cancel_registration = cancel.register(&waker);
+        // Inside an executor's callback the wait also ends when that executor shuts down.
+        let shutdown = crate::exec::deadlock::current_shutdown_token();
+        let _shutdown_registration = shutdown.as_ref().map(|token| token.register(&waker));
         // Every reason to end the wait other than reaching the deadline, checked each turn.
         let stop = || {
-            if cancel.is_cancelled() {
+            if cancel.is_cancelled() || shutdown.as_ref().is_some_and(CancelToken::is_cancelled) {
                 return Some(Err(WaitError::Cancelled));
             }
             if let Some(end) = interrupt() {
@@ -342,6 +345,22 @@ impl Clock {
             }
             // `block_until` resolves a node clock to its active source before waiting.
             Source::Ros(_) => Err(WaitError::ClockChanged),
+        }
+    }
+
+    /// Wakes `waker` at the next sample of the simulated clock this clock reads now (a
+    /// waiter that failed on a stall re-arms then); false if it reads no simulated clock.
+    pub(crate) fn wake_on_next_sample(&self, waker: &std::task::Waker) -> bool {
+        let active = match &self.source {
+            Source::Ros(ros) => ros.active(),
+            _ => self.clone(),
+        };
+        match active.as_sim() {
+            Some(sim) => {
+                sim.wake_on_next_sample(waker);
+                true
+            }
+            None => false,
         }
     }
 

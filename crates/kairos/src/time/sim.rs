@@ -24,10 +24,16 @@
 //! # Deterministic stepping
 //! [`SimClock::step`] moves time to each pending deadline in turn and wakes its waiters
 //! one at a time, in (deadline, registration) order; before moving on it waits until the
-//! woken thread is waiting on this clock again or has exited. So threads that wait only
-//! on this clock run one at a time, in the same order every run, with no real waiting
-//! beyond the work they do. (Async sleeps are woken in the same order, but their tasks run
-//! wherever their executor runs them.)
+//! woken thread is waiting on this clock again or has exited, and until every executor the
+//! wake queued work on (a timer, an async sleep) has run it and everything it queued in
+//! turn: whatever thread spins that executor. So node timers, tasks and threads that wait
+//! on this clock run in the same order every run, with no real waiting beyond the work
+//! they do. A `/clock` message is applied the same way
+//! ([`publish_settled`](SimClock::publish_settled)): the publisher returns once the
+//! callbacks it made due have run. The wait is bounded by [`SETTLE_TIMEOUT`] per wake
+//! (a callback that never returns delays the step, never hangs it), and skipped for an
+//! executor that is not spinning (the caller spins it: `while exec.spin_some()? > 0 {}`)
+//! or that the stepping thread itself is running.
 //!
 //! # Ground rules
 //! Everything mutable is in `state`, under its lock; `settled` is signalled under it.
@@ -38,6 +44,8 @@ use super::jump::{ClockChange, ClockJump, HandlerSet};
 use super::virtual_clock::{PublishEffect, StallPolicy, VirtualClock};
 use super::wait::mono_now;
 use super::{ClockKind, ClockMismatch, Duration, Time, WaitError};
+use crate::exec::ExecShared;
+use crate::exec::settle;
 use parking_lot::{Condvar, Mutex};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -76,6 +84,10 @@ struct SimState {
     /// Net delta of resets, indexed by generation.
     cumulative: Vec<i64>,
     stalls: u64,
+    /// Waiters that gave up on a stall and want to hear of the next sample.
+    sample_wakers: Vec<Waker>,
+    /// Of those, the ones a publish made due, woken with the next batch.
+    sample_due: Vec<Waker>,
 }
 
 /// What a waiter learns from one look at the clock.
@@ -110,6 +122,8 @@ impl SimClock {
                     generation: 0,
                     cumulative: vec![0],
                     stalls: 0,
+                    sample_wakers: Vec::new(),
+                    sample_due: Vec::new(),
                 }),
                 settled: Condvar::new(),
                 handlers: Arc::new(HandlerSet::default()),
@@ -178,6 +192,35 @@ impl SimClock {
         Ok(())
     }
 
+    /// Publishes `t` as [`publish`](Self::publish) does, then waits (bounded by
+    /// [`SETTLE_TIMEOUT`]) until the callbacks it made due have run, on whatever executor
+    /// runs them, and the threads it woke wait on this clock again: the lock-step form a
+    /// `/clock` message takes (see "Deterministic stepping" above).
+    pub fn publish_settled(&self, t: Time) -> Result<(), ClockMismatch> {
+        if t.kind() != ClockKind::Sim {
+            return Err(ClockMismatch {
+                expected: ClockKind::Sim,
+                found: t.kind(),
+            });
+        }
+        self.observe_stall();
+        let mut woken = Vec::new();
+        let effect = {
+            let mut state = self.inner.state.lock();
+            let effect = state.publish(t.nanos());
+            let now = if effect.reset {
+                i64::MAX
+            } else {
+                state.clock.read(mono_now())
+            };
+            state.pop_due(now, &mut woken, usize::MAX, true);
+            effect
+        };
+        let execs = settle::collect(|| self.report(effect, woken));
+        self.settle(&execs);
+        Ok(())
+    }
+
     /// Advances simulated time by `dt`, waking every waiter due on the way one at a time in
     /// deadline order and letting it run (see "Deterministic stepping" above).
     pub fn step(&self, dt: Duration) {
@@ -189,6 +232,7 @@ impl SimClock {
     /// a reset, as with [`publish`](Self::publish).
     pub fn run_until(&self, t: Time) {
         let target = t.nanos();
+        self.resume_given_up();
         loop {
             self.observe_stall();
             let mut woken = Vec::new();
@@ -209,37 +253,69 @@ impl SimClock {
                         let effect = state.publish(target);
                         state.pop_reached(effect, &mut woken);
                         drop(state);
-                        self.report(effect, woken);
+                        let execs = settle::collect(|| self.report(effect, woken));
+                        self.settle(&execs);
                         return;
                     }
                 }
             };
-            match effect {
+            let execs = settle::collect(|| match effect {
                 Some(effect) => self.report(effect, woken),
                 None => woken.into_iter().for_each(Waker::wake),
+            });
+            self.settle(&execs);
+        }
+    }
+
+    /// Before stepping a clock on which waiters gave up (a `Fail` stall): resumes it at its
+    /// current value so they re-arm on its grid first, instead of hearing of the resume
+    /// only after the step's first move has passed their deadlines.
+    fn resume_given_up(&self) {
+        let mut woken = Vec::new();
+        let effect = {
+            let mut state = self.inner.state.lock();
+            if state.sample_wakers.is_empty() {
+                return;
             }
-            self.settle();
+            let now = state.clock.read(mono_now());
+            let effect = state.publish(now);
+            state.pop_due(now, &mut woken, usize::MAX, true);
+            effect
+        };
+        let execs = settle::collect(|| self.report(effect, woken));
+        self.settle(&execs);
+    }
+
+    /// Wakes `waker` at the next sample (a waiter that gave up on a stall re-arms then).
+    pub(crate) fn wake_on_next_sample(&self, waker: &Waker) {
+        let mut state = self.inner.state.lock();
+        if !state.sample_wakers.iter().any(|w| w.will_wake(waker)) {
+            state.sample_wakers.push(waker.clone());
         }
     }
 
     /// Waits (bounded by [`SETTLE_TIMEOUT`]) until every thread woken by `step` is waiting
-    /// on this clock again or has exited.
-    fn settle(&self) {
+    /// on this clock again or has exited, and every executor in `execs` is quiet.
+    fn settle(&self, execs: &[Weak<ExecShared>]) {
         let deadline = std::time::Instant::now() + SETTLE_TIMEOUT.to_std().unwrap_or_default();
-        let mut state = self.inner.state.lock();
-        while !state.running.is_empty() {
-            if self
-                .inner
-                .settled
-                .wait_until(&mut state, deadline)
-                .timed_out()
-            {
-                // A participant doing something other than waiting on this clock: move on
-                // rather than hang; determinism is only promised for threads that come back.
-                state.running.clear();
-                return;
+        {
+            let mut state = self.inner.state.lock();
+            while !state.running.is_empty() {
+                if self
+                    .inner
+                    .settled
+                    .wait_until(&mut state, deadline)
+                    .timed_out()
+                {
+                    // A participant doing something other than waiting on this clock: move
+                    // on rather than hang; determinism is only promised for threads that
+                    // come back.
+                    state.running.clear();
+                    break;
+                }
             }
         }
+        settle::wait_quiet(execs, deadline);
     }
 
     fn report(&self, effect: PublishEffect, woken: Vec<Waker>) {
@@ -378,6 +454,8 @@ impl SimClock {
 impl SimState {
     fn publish(&mut self, value: i64) -> PublishEffect {
         let effect = self.clock.publish(value, mono_now());
+        let given_up = std::mem::take(&mut self.sample_wakers);
+        self.sample_due.extend(given_up);
         if effect.reset {
             self.generation += 1;
             let total = self
@@ -405,6 +483,7 @@ impl SimState {
     /// Pops up to `max` waiters due at `now`. With `track`, their threads count as
     /// running until they are back (only `run_until` waits for them, never a publish).
     fn pop_due(&mut self, now: i64, out: &mut Vec<Waker>, max: usize, track: bool) {
+        out.append(&mut self.sample_due);
         for k in self.queue.pop_due_keys(now, out, max) {
             if let Some(p) = self.owners.remove(&k) {
                 if track {

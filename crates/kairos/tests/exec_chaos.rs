@@ -1,0 +1,355 @@
+//! Issue 13's defects, found by a randomized campaign, each replayed here as a
+//! deterministic probe (barriers, channels and observable state; no timing guesses), plus
+//! the shutdown token and the counts that make the runtime's state visible.
+
+use kairos::exec::{DeadlockReason, Executor, GroupKind};
+use kairos::graph::{CallError, Client, Context, Node};
+use kairos::time::{CancelToken, Clock, Duration, SimClock, WaitError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Barrier, Mutex, mpsc};
+use std::time::Instant;
+
+const TEN_S: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Spins (bounded) until `ready` holds: synchronization on observable state.
+fn wait_for(what: &str, ready: impl Fn() -> bool) {
+    let give_up = Instant::now() + TEN_S;
+    while !ready() {
+        assert!(Instant::now() < give_up, "never happened: {what}");
+        std::thread::yield_now();
+    }
+}
+
+fn steady_node(context: &Context, name: &str) -> Node {
+    let node = Node::new_in(context, name, "/").unwrap();
+    node.set_clock(Clock::steady());
+    node
+}
+
+/// A guard condition whose callback holds its group until `release` is sent.
+struct Blocker {
+    guard: kairos::exec::GuardCondition,
+    entered: mpsc::Receiver<()>,
+    release: mpsc::Sender<()>,
+}
+
+fn blocker(node: &Node) -> Blocker {
+    let (entered_tx, entered) = mpsc::channel();
+    let (release, release_rx) = mpsc::channel::<()>();
+    let entered_tx = Mutex::new(entered_tx);
+    let release_rx = Mutex::new(release_rx);
+    let guard = node.create_guard_condition("long", move || {
+        let _ = entered_tx.lock().unwrap().send(());
+        let _ = release_rx.lock().unwrap().recv_timeout(TEN_S);
+    });
+    Blocker {
+        guard,
+        entered,
+        release,
+    }
+}
+
+impl Blocker {
+    fn hold(&self) {
+        self.guard.trigger();
+        self.entered
+            .recv_timeout(TEN_S)
+            .expect("the long callback ran");
+    }
+}
+
+// --- 13.1: a timer parked behind a dropped entity is not starved ------------------------
+
+#[test]
+fn a_timer_parked_behind_a_dropped_guard_condition_runs_when_the_group_frees() {
+    let node = steady_node(&Context::new(), "node");
+    let exec = Executor::multi_threaded(2).unwrap();
+    exec.add_node(&node).unwrap();
+    let spin = exec.spin_thread().unwrap();
+    let long = blocker(&node);
+    long.hold();
+    let group = node.default_callback_group().clone();
+    let parked = node.create_guard_condition("parked", || {});
+    parked.trigger();
+    wait_for("the guard condition parks", || group.parked() == 1);
+    let ticks = Arc::new(AtomicU64::new(0));
+    let count = ticks.clone();
+    let timer = node
+        .create_timer(Duration::from_millis(2), move |_| {
+            count.fetch_add(1, Ordering::Relaxed);
+        })
+        .unwrap();
+    wait_for("the timer parks", || group.parked() == 2);
+    assert_eq!(exec.parked_entities(), 2);
+    drop(parked);
+    long.release.send(()).unwrap();
+    wait_for("the timer ticks three times", || {
+        ticks.load(Ordering::Relaxed) >= 3
+    });
+    drop(spin);
+    assert!(exec.shutdown(Duration::from_secs(5)).is_clean());
+    drop(timer);
+}
+
+// --- 13.2: a done callback is never lost at shutdown -----------------------------------
+
+#[test]
+fn a_done_callback_whose_response_is_queued_at_shutdown_runs_with_an_error() {
+    let context = Context::new();
+    let server = steady_node(&context, "server");
+    let _service = server
+        .create_service("add", |(a, b): (i64, i64)| a + b)
+        .unwrap();
+    let server_exec = Executor::single_threaded();
+    server_exec.add_node(&server).unwrap();
+    let server_spin = server_exec.spin_thread().unwrap();
+
+    let caller = steady_node(&context, "caller");
+    let client: Arc<Client<(i64, i64), i64>> = Arc::new(caller.create_client("add").unwrap());
+    let exec = Executor::single_threaded();
+    exec.add_node(&caller).unwrap();
+    let spin = exec.spin_thread().unwrap();
+    let (done_tx, done_rx) = mpsc::channel();
+    let (entered_tx, entered_rx) = mpsc::channel();
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let (calling, done_tx, entered_tx, release_rx) = (
+        client.clone(),
+        Mutex::new(done_tx),
+        Mutex::new(entered_tx),
+        Mutex::new(release_rx),
+    );
+    let busy = caller.create_guard_condition("busy", move || {
+        let done_tx = done_tx.lock().unwrap().clone();
+        calling.call_async((2, 3)).on_done(move |result| {
+            let _ = done_tx.send(result);
+        });
+        let _ = entered_tx.lock().unwrap().send(());
+        let _ = release_rx.lock().unwrap().recv_timeout(TEN_S);
+    });
+    busy.trigger();
+    entered_rx.recv_timeout(TEN_S).unwrap();
+    wait_for("the response is queued behind the busy callback", || {
+        client.queued_responses() == 1
+    });
+    assert_eq!(exec.queued_responses(), 1);
+    let report = exec.shutdown(Duration::ZERO);
+    assert_eq!(report.queued_responses, 1, "{report}");
+    assert_eq!(report.still_running.len(), 1, "{report}");
+    match done_rx.recv_timeout(TEN_S).expect("the done callback ran") {
+        Err(CallError::ExecutorShutDown { seq: 1, service }) => assert_eq!(service, "/add"),
+        other => panic!("expected ExecutorShutDown, got {other:?}"),
+    }
+    assert_eq!(
+        client.late_responses(),
+        1,
+        "the dropped response is counted"
+    );
+    release_tx.send(()).unwrap();
+    drop(spin);
+    drop(server_spin);
+    server_exec.shutdown(Duration::from_secs(5));
+}
+
+#[test]
+fn dropping_a_client_ends_its_pending_calls_with_an_error() {
+    let context = Context::new();
+    let server = steady_node(&context, "server");
+    // Never spun: the request is never answered.
+    let _service = server
+        .create_service("add", |(a, b): (i64, i64)| a + b)
+        .unwrap();
+    let caller = steady_node(&context, "caller");
+    let client: Client<(i64, i64), i64> = caller.create_client("add").unwrap();
+    let (tx, rx) = mpsc::channel();
+    client.call_async((1, 2)).on_done(move |result| {
+        let _ = tx.send(result);
+    });
+    assert_eq!(client.pending_requests(), 1);
+    drop(client);
+    match rx.recv_timeout(TEN_S).expect("the done callback ran") {
+        Err(CallError::ClientDropped { seq: 1, .. }) => {}
+        other => panic!("expected ClientDropped, got {other:?}"),
+    }
+}
+
+// --- 13.4: a cross-group call cycle fails fast -----------------------------------------
+
+#[test]
+fn a_cross_group_call_cycle_fails_at_once_naming_both_callbacks() {
+    let node = steady_node(&Context::new(), "node");
+    let g1 = node.create_callback_group("one", GroupKind::MutuallyExclusive);
+    let g2 = node.create_callback_group("two", GroupKind::MutuallyExclusive);
+    let n1 = node.with_group(&g1).unwrap();
+    let n2 = node.with_group(&g2).unwrap();
+    let _s1 = n1.create_service("s1", |x: i64| x + 1).unwrap();
+    let _s2 = n2.create_service("s2", |x: i64| x + 2).unwrap();
+    let c1: Client<i64, i64> = n1.create_client("s2").unwrap();
+    let c2: Client<i64, i64> = n2.create_client("s1").unwrap();
+    let exec = Executor::multi_threaded(4).unwrap();
+    exec.add_node(&node).unwrap();
+    let spin = exec.spin_thread().unwrap();
+    let both_running = Arc::new(Barrier::new(2));
+    let (tx, rx) = mpsc::channel();
+    let make = |client: Client<i64, i64>, name: &'static str| {
+        let (barrier, tx) = (both_running.clone(), Mutex::new(tx.clone()));
+        move || {
+            barrier.wait();
+            let start = Instant::now();
+            // Long enough that a missed cycle fails the test by its 10 s receive bound.
+            let result = client.call(0, Duration::from_secs(60));
+            let _ = tx.lock().unwrap().send((name, result, start.elapsed()));
+        }
+    };
+    let a = n1.create_guard_condition("caller_one", make(c1, "caller_one"));
+    let b = n2.create_guard_condition("caller_two", make(c2, "caller_two"));
+    a.trigger();
+    b.trigger();
+    let first = rx.recv_timeout(TEN_S).expect("one caller returned at once");
+    let second = rx.recv_timeout(TEN_S).expect("the other completed");
+    drop(spin);
+    exec.shutdown(Duration::from_secs(5));
+    let (failed, succeeded) = match (&first.1, &second.1) {
+        (Err(_), Ok(_)) => (&first, &second),
+        (Ok(_), Err(_)) => (&second, &first),
+        _ => panic!("exactly one call fails: {first:?} {second:?}"),
+    };
+    let Err(CallError::WouldDeadlock(err)) = &failed.1 else {
+        panic!("expected WouldDeadlock: {failed:?}")
+    };
+    assert_eq!(err.reason, DeadlockReason::WaitCycle, "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains("caller_one") && message.contains("caller_two"),
+        "both callbacks are named: {message}"
+    );
+    assert!(failed.2 < std::time::Duration::from_secs(1), "{failed:?}");
+    let expected = if succeeded.0 == "caller_one" { 2 } else { 1 };
+    assert_eq!(succeeded.1.as_ref().unwrap(), &expected);
+}
+
+// --- 13.5 and the shutdown token: nothing left behind ----------------------------------
+
+#[test]
+fn async_callbacks_asleep_at_shutdown_are_freed_on_every_clock() {
+    let sim = SimClock::new();
+    for clock in [Clock::system(), Clock::steady(), sim.clock()] {
+        let node = Node::new_in(&Context::new(), "sleeper", "/").unwrap();
+        node.set_clock(Clock::steady());
+        let exec = Executor::single_threaded();
+        exec.add_node(&node).unwrap();
+        let held = Arc::new(());
+        let witness = Arc::downgrade(&held);
+        let (tx, rx) = mpsc::sync_channel(1);
+        let sleep_clock = clock.clone();
+        let timer = node
+            .create_timer_async(Duration::from_millis(1), move |_| {
+                let (tx, held, clock) = (tx.clone(), held.clone(), sleep_clock.clone());
+                async move {
+                    let _ = tx.try_send(());
+                    let _ = clock
+                        .sleep_for_async(Duration::from_secs(3600), &CancelToken::new())
+                        .await;
+                    drop(held);
+                }
+            })
+            .unwrap();
+        let spin = exec.spin_thread().unwrap();
+        rx.recv_timeout(TEN_S).unwrap();
+        wait_for("the callback is suspended", || exec.live_tasks() == 1);
+        spin.stop().unwrap();
+        let report = exec.shutdown(Duration::from_secs(5));
+        assert_eq!(report.suspended.len(), 1, "{:?}: {report}", clock.kind());
+        drop((timer, node, exec));
+        assert!(
+            witness.upgrade().is_none(),
+            "{:?}: the suspended callback was freed",
+            clock.kind()
+        );
+    }
+    assert_eq!(
+        sim.pending_waits(),
+        0,
+        "no sleep left on the simulated clock"
+    );
+}
+
+#[test]
+fn work_parked_behind_a_busy_group_at_shutdown_is_counted_and_freed() {
+    let node = steady_node(&Context::new(), "node");
+    let exec = Executor::multi_threaded(2).unwrap();
+    exec.add_node(&node).unwrap();
+    let spin = exec.spin_thread().unwrap();
+    let long = blocker(&node);
+    long.hold();
+    let held = Arc::new(());
+    let witness = Arc::downgrade(&held);
+    let parked = node.create_guard_condition("parked", move || {
+        let _ = &held;
+    });
+    parked.trigger();
+    wait_for("the guard condition parks", || exec.parked_entities() == 1);
+    let stopper = std::thread::spawn(move || spin.stop());
+    let report = exec.shutdown(Duration::ZERO);
+    assert_eq!(report.parked_entities, 1, "{report}");
+    assert_eq!(node.default_callback_group().parked(), 0, "the gate let go");
+    long.release.send(()).unwrap();
+    stopper.join().unwrap().unwrap();
+    drop((parked, long, node, exec));
+    assert!(witness.upgrade().is_none(), "the parked entity was freed");
+}
+
+#[test]
+fn shutdown_wakes_a_callback_blocked_in_a_kairos_sleep_or_call() {
+    let context = Context::new();
+    let node = steady_node(&context, "node");
+    let others = node.create_callback_group("others", GroupKind::Reentrant);
+    let server = node.with_group(&others).unwrap();
+    let entered = Arc::new(AtomicU64::new(0));
+    let count = entered.clone();
+    // A service that is never answered in time: its callback waits for the shutdown too.
+    let _service = server
+        .create_service("slow", move |_: ()| {
+            count.fetch_add(1, Ordering::SeqCst);
+            let _ = Clock::steady().sleep_for(Duration::from_secs(3600), &CancelToken::new());
+        })
+        .unwrap();
+    let client: Client<(), ()> = node.create_client("slow").unwrap();
+    let exec = Executor::multi_threaded(3).unwrap();
+    exec.add_node(&node).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let (sleep_tx, call_tx) = (Mutex::new(tx.clone()), Mutex::new(tx));
+    let (count_sleep, count_call) = (entered.clone(), entered.clone());
+    let sleeper = node.create_guard_condition("sleeper", move || {
+        count_sleep.fetch_add(1, Ordering::SeqCst);
+        let result = Clock::steady().sleep_for(Duration::from_secs(3600), &CancelToken::new());
+        let _ = sleep_tx.lock().unwrap().send(format!("sleep: {result:?}"));
+    });
+    let caller = server.create_guard_condition("caller", move || {
+        count_call.fetch_add(1, Ordering::SeqCst);
+        let result = client.call((), Duration::from_secs(3600));
+        let _ = call_tx.lock().unwrap().send(format!("call: {result:?}"));
+    });
+    let user_token = exec.shutdown_token();
+    let spin = exec.spin_thread().unwrap();
+    sleeper.trigger();
+    caller.trigger();
+    wait_for("three callbacks block", || {
+        entered.load(Ordering::SeqCst) == 3
+    });
+    drop(spin);
+    let start = Instant::now();
+    let report = exec.shutdown(Duration::from_secs(30));
+    assert!(report.is_clean(), "every blocked wait woke: {report}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(10));
+    assert!(user_token.is_cancelled(), "the executor's token is tripped");
+    let mut ends = vec![
+        rx.recv_timeout(TEN_S).unwrap(),
+        rx.recv_timeout(TEN_S).unwrap(),
+    ];
+    ends.sort();
+    // The call ends either way: its wait woke, or the woken service answered first.
+    let call_ended = ends[0] == "call: Err(ExecutorShutDown { service: \"/slow\", seq: 1 })"
+        || ends[0] == "call: Ok(())";
+    assert!(call_ended, "{ends:?}");
+    assert_eq!(ends[1], format!("sleep: Err({:?})", WaitError::Cancelled));
+}
