@@ -127,3 +127,43 @@ fn the_pipeline_keeps_its_trace_report_and_perfetto_file() {
     );
     assert!(foreign.join("pipeline/notes.txt").is_file());
 }
+
+/// `--sim`: a minute of robot time on simulation time, run twice: the same trace both
+/// times (events, order, simulated timestamps), every end-to-end latency exactly the
+/// planner's 100 ms of simulated work, and faster than real time.
+#[test]
+fn the_simulated_pipeline_traces_identically_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = json_of(&run_ok(
+        kairos()
+            .args(["demo", "pipeline", "--sim", "--json", "--out"])
+            .arg(dir.path()),
+    ));
+    let sim = &v["sim"];
+    assert_eq!(sim["identical"], true, "{v}");
+    assert_eq!(sim["latencies_exactly_planner_work"], true, "{v}");
+    assert_eq!(sim["events"][0], sim["events"][1], "{v}");
+    assert!(sim["events"][0].as_u64().unwrap() > 60_000, "{v}");
+    assert_eq!(v["dominant"], "planner callback to publish", "{v}");
+    assert_eq!(v["traced_e2e_mean_ms"], 100.0, "{v}");
+    let wall = sim["wall_s"][0].as_f64().unwrap();
+    assert!(
+        wall < sim["robot_time_s"].as_f64().unwrap(),
+        "simulated time must run faster than real time: {v}"
+    );
+    // The trace babeltrace2 reads, on the simulated clock.
+    require_tool("babeltrace2", "babeltrace2");
+    let trace = dir.path().join("pipeline-sim/trace");
+    let bt = std::process::Command::new("babeltrace2")
+        .arg("--clock-seconds")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(bt.status.success() && bt.stderr.is_empty(), "{bt:?}");
+    let text = String::from_utf8_lossy(&bt.stdout);
+    assert!(
+        text.lines().last().unwrap().starts_with("[60.000000000]"),
+        "the last event is at simulated 60 s: {}",
+        text.lines().last().unwrap()
+    );
+}

@@ -19,6 +19,15 @@ pub fn enabled() -> bool {
     write::enabled()
 }
 
+/// The trace clock's reading now, in ns: what the next event would be stamped with (the
+/// monotonic clock, or the session's own clock such as simulation time). For values a
+/// field carries that must compare with event timestamps, such as a message's
+/// `source_timestamp`.
+#[inline]
+pub fn timestamp() -> u64 {
+    write::now_ns()
+}
+
 macro_rules! define_tracepoints {
     ($(
         $(#[doc = $doc:literal])*

@@ -24,6 +24,10 @@ pub struct DemoArgs {
     /// (`DIR/pipeline`, replaced by the next run).
     #[arg(long, value_name = "DIR", default_value = "kairos-demo")]
     pub out: PathBuf,
+    /// Run the pipeline on simulation time, stepped as fast as it goes, twice, and
+    /// compare the two traces (`DIR/pipeline-sim`).
+    #[arg(long)]
+    pub sim: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -132,6 +136,9 @@ fn run_one(scenario: Scenario, args: &DemoArgs) -> anyhow::Result<Outcome> {
     let trace_dir = args.trace.as_ref().map(|dir| dir.join(scenario.name()));
     if scenario == Scenario::Pipeline {
         // The pipeline records (and then analyzes) its own trace.
+        if args.sim {
+            return pipeline_sim::run(args.quick, &args.out);
+        }
         return pipeline::run(args.quick, trace_dir.as_deref(), &args.out);
     }
     let session = match &trace_dir {
@@ -180,6 +187,7 @@ pub mod clock_jump;
 pub mod deadlock;
 pub mod delay_race;
 pub mod pipeline;
+pub mod pipeline_sim;
 pub mod sim_clock_stall;
 
 /// Where a scenario may write scratch files.

@@ -17,14 +17,14 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-const PLANNER_WORK: Duration = Duration::from_millis(100);
+pub(super) const PLANNER_WORK: Duration = Duration::from_millis(100);
 const PERIOD: Duration = Duration::from_millis(200);
 
 /// A reading and the steady time it was born at the source.
 #[derive(Debug, Clone, Copy)]
-struct Reading {
-    seq: u64,
-    born_ns: i64,
+pub(super) struct Reading {
+    pub(super) seq: u64,
+    pub(super) born_ns: i64,
 }
 
 /// Runs the pipeline for `count` readings while `session` records; returns the
@@ -115,7 +115,7 @@ const MARKER: &str = ".kairos-demo";
 
 /// Empties `dir` for a new run: a folder this demo made before is replaced; anything else
 /// that is not empty is left alone and refused.
-fn prepare_output(dir: &Path) -> anyhow::Result<()> {
+pub(super) fn prepare_output(dir: &Path) -> anyhow::Result<()> {
     if dir.join(MARKER).is_file() {
         std::fs::remove_dir_all(dir)
             .with_context(|| format!("cannot replace the previous run in {}", dir.display()))?;
@@ -164,7 +164,12 @@ fn kairos_command() -> &'static str {
 }
 
 /// Reads the trace back with kairos's analyzer and checks it found where the time went.
-fn analyze(dir: &Path, artifacts: &Path, measured: &[i64], events: u64) -> anyhow::Result<Outcome> {
+pub(super) fn analyze(
+    dir: &Path,
+    artifacts: &Path,
+    measured: &[i64],
+    events: u64,
+) -> anyhow::Result<Outcome> {
     let model = kairos_analyze::analyze(dir, kairos_analyze::Options::default())
         .with_context(|| format!("cannot analyze the pipeline trace in {}", dir.display()))?;
     let chains = kairos_analyze::chains::chains(&model);

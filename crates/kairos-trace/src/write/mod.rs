@@ -8,7 +8,8 @@
 //!   (`_vtid`, `_vpid`, `_procname`: the thread's name, as LTTng-UST records it), so
 //!   babeltrace2 and Trace Compass open it as such.
 //! - Timestamps come from the monotonic clock; the clock class carries the offset to the
-//!   Unix epoch measured when the session started, so tools show wall-clock times.
+//!   Unix epoch measured when the session started, so tools show wall-clock times. A
+//!   session may stamp with a clock of the program's own instead ([`TraceClock`]).
 //! - Tracing is cheap where it happens: a disabled tracepoint costs one relaxed atomic
 //!   load; an enabled one reads the clock and pushes a fixed-size record onto its thread's
 //!   own bounded queue, without a lock. Encoding and file writes happen on a background
@@ -57,6 +58,7 @@ mod packet;
 mod session;
 mod writer;
 
+pub(crate) use clock::now_ns;
 pub use clock::{ClockSource, TraceClock};
 pub use error::Error;
 pub use session::{

@@ -37,7 +37,7 @@ impl<T: Send + Sync + 'static> Publisher<T> {
             let address = envelope.address();
             tp::rclcpp_publish(address, self.handle, seq);
             tp::rcl_publish(self.handle, address, seq);
-            envelope.stamp = crate::time::wait::mono_now();
+            envelope.stamp = tp::timestamp() as i64;
             tp::rmw_publish(address, self.handle, seq);
         }
         self.topic.publish(envelope, self.qos.is_transient_local())
