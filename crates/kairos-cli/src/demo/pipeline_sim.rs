@@ -216,9 +216,7 @@ fn rename_volatile(line: &str, names: &mut HashMap<String, usize>) -> String {
                 let len = if let Some(quoted) = value.strip_prefix('"') {
                     quoted.find('"').map_or(value.len(), |end| end + 2)
                 } else {
-                    value
-                        .find(|c: char| c == ',' || c == ' ' || c == '}')
-                        .unwrap_or(value.len())
+                    value.find([',', ' ', '}']).unwrap_or(value.len())
                 };
                 (f, len)
             }
