@@ -53,6 +53,25 @@ impl Scenario {
         Scenario::ClockJump,
     ];
 
+    /// The incident it replays and the promise at stake, in one line.
+    fn story(self) -> &'static str {
+        match self {
+            Scenario::Pipeline => {
+                "story 5, where did each message spend its time? every stage is traced and explained"
+            }
+            Scenario::SimClockStall => {
+                "story 1, a simulator clock that froze shutdown: every blocking call has a way out"
+            }
+            Scenario::Deadlock => {
+                "story 3, a callback that deadlocked its executor: impossible waits fail fast"
+            }
+            Scenario::DelayRace => "story 2, a delay that returned early: never early",
+            Scenario::ClockJump => {
+                "story 4, a timer stopped by an NTP step: the kernel only waits on the monotonic clock"
+            }
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Scenario::DelayRace => "delay-race",
@@ -81,9 +100,10 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     };
     let mut all_passed = true;
     let mut jsons = Vec::new();
+    let mut verdicts = Vec::new();
     for scenario in scenarios.iter().copied() {
         if !args.json {
-            eprintln!("== {} ==", scenario.name());
+            println!("== {}: {} ==", scenario.name(), scenario.story());
         }
         let outcome = match run_one(scenario, &args) {
             Ok(outcome) => outcome,
@@ -98,6 +118,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
                         ));
                     } else {
                         println!("SKIP {}: {unavailable}\n", scenario.name());
+                        verdicts.push(format!("SKIP {:<16} {unavailable}", scenario.name()));
                     }
                     continue;
                 }
@@ -112,7 +133,23 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
             println!("{}", outcome.report);
             let mark = if outcome.passed { "PASS" } else { "FAIL" };
             println!("{mark} {}: {}\n", scenario.name(), outcome.verdict);
+            verdicts.push(format!(
+                "{mark} {:<16} {}",
+                scenario.name(),
+                outcome.verdict
+            ));
         }
+    }
+    if !args.json && verdicts.len() > 1 {
+        println!("== in short ==");
+        for verdict in &verdicts {
+            println!("{verdict}");
+        }
+        println!(
+            "\nnext: `demo pipeline --sim` runs the pipeline on simulation time (a minute of robot \
+             time in a fraction of a second, traced identically twice); `demo <scenario> --json` \
+             for scripts"
+        );
     }
     if args.json {
         let value = if jsons.len() == 1 {
