@@ -28,8 +28,21 @@ proptest! {
 
     #[test]
     fn arbitrary_input_is_an_error_not_a_panic(name in any::<String>(), namespace in any::<String>()) {
-        let _ = normalize_namespace(&namespace);
-        let _ = validate_node_name(&name);
-        let _ = resolve(NameKind::Service, &name, "/", "n");
+        // Whatever is accepted is well formed; whatever is refused says why.
+        match normalize_namespace(&namespace) {
+            Ok(normalized) => prop_assert!(
+                normalized == "/" || well_formed(&normalized),
+                "{namespace:?} normalized to {normalized:?}"
+            ),
+            Err(error) => prop_assert!(!error.to_string().is_empty()),
+        }
+        match validate_node_name(&name) {
+            Ok(()) => prop_assert!(well_formed(&format!("/{name}")), "node name {name:?} accepted"),
+            Err(error) => prop_assert!(!error.to_string().is_empty()),
+        }
+        match resolve(NameKind::Service, &name, "/", "n") {
+            Ok(resolved) => prop_assert!(well_formed(&resolved), "{name:?} resolved to {resolved:?}"),
+            Err(error) => prop_assert!(!error.to_string().is_empty()),
+        }
     }
 }
