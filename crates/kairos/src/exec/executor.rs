@@ -992,3 +992,42 @@ impl fmt::Debug for ExecShared {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::Context;
+
+    /// Issue 13, defect 3: a worker that took an item from the queue just before a shutdown
+    /// must not start its callback after `shutdown` has returned. Replayed step by step:
+    /// the item is taken, the executor shut down, then the worker runs what it took.
+    #[test]
+    fn an_item_taken_before_shutdown_does_not_start_after_it() {
+        let node = Node::new_in(&Context::new(), "node", "/").unwrap();
+        let exec = Executor::single_threaded();
+        exec.add_node(&node).unwrap();
+        let ran = Arc::new(AtomicU64::new(0));
+        let count = ran.clone();
+        let guard = node.create_guard_condition("late", move || {
+            count.fetch_add(1, Ordering::SeqCst);
+        });
+        guard.trigger();
+        let taken = exec
+            .shared
+            .ready
+            .try_pop()
+            .expect("the guard condition is queued");
+        let report = exec.shutdown(Duration::ZERO);
+        assert!(report.is_clean(), "{report}");
+        // The worker had checked that the entity was attached before the shutdown detached
+        // it (the window the campaign hit): replayed by attaching it again.
+        guard.inner.core().attach(&exec.shared);
+        let started = exec.shared.run_ready(taken);
+        assert!(!started, "no callback may start after shutdown returned");
+        assert_eq!(ran.load(Ordering::SeqCst), 0);
+        assert!(
+            !node.default_callback_group().is_busy(),
+            "the group was left"
+        );
+    }
+}
