@@ -10,6 +10,7 @@
 use super::executor::ExecShared;
 use super::group::CallbackGroup;
 use super::ready::ScheduleFlag;
+use super::settle::{self, Ticket};
 use super::task::Task;
 use parking_lot::Mutex;
 use std::fmt;
@@ -99,6 +100,10 @@ pub(crate) struct EntityCore {
     me: Weak<dyn Entity>,
     waker: Waker,
     destroyed: AtomicBool,
+    /// The simulated step waiting for this entity's next run (see `settle`), and a flag
+    /// readable without the lock.
+    settle: Mutex<Option<Arc<Ticket>>>,
+    settling: AtomicBool,
     id: u64,
 }
 
@@ -136,6 +141,8 @@ impl EntityCore {
             me,
             waker,
             destroyed: AtomicBool::new(false),
+            settle: Mutex::new(None),
+            settling: AtomicBool::new(false),
             id,
         }
     }
@@ -155,11 +162,43 @@ impl EntityCore {
         let Some(exec) = slot.as_ref().and_then(Weak::upgrade) else {
             return;
         };
+        settle::note(self, &exec);
         if self.scheduled.set() {
             match self.me.upgrade() {
                 Some(me) => exec.push_ready(Ready::Entity(me)),
                 None => self.scheduled.clear(),
             }
+        }
+    }
+
+    /// A simulated step waits for this entity's next run (see `settle`).
+    pub(crate) fn mark(&self, ticket: Arc<Ticket>) {
+        let mut settle = self.settle.lock();
+        if settle.is_none() {
+            ticket.add();
+            *settle = Some(ticket);
+            self.settling.store(true, Ordering::Release);
+        }
+    }
+
+    /// The step waiting for this run, if any.
+    #[inline]
+    pub(crate) fn settle_ticket(&self) -> Option<Arc<Ticket>> {
+        if !self.settling.load(Ordering::Acquire) {
+            return None;
+        }
+        self.settle.lock().clone()
+    }
+
+    /// The run the step waited for has ended.
+    pub(crate) fn release_settle(&self) {
+        let ticket = {
+            let mut settle = self.settle.lock();
+            self.settling.store(false, Ordering::Release);
+            settle.take()
+        };
+        if let Some(ticket) = ticket {
+            ticket.release();
         }
     }
 
@@ -185,6 +224,8 @@ impl EntityCore {
         self.executor_id.store(0, Ordering::Release);
         drop(slot);
         self.scheduled.clear();
+        // It will not run here: a step waiting for it must not.
+        self.release_settle();
         // Work parked behind a busy group would hold this entity (and the group, which
         // it holds in turn) for ever: take it out.
         let me = self.me.as_ptr() as *const ();
