@@ -768,7 +768,7 @@ impl ExecShared {
             if let Some(next) = group.shared.gate.kick() {
                 hand_on(next);
             }
-            return Run::NotRun;
+            return Run::Skipped;
         }
         let Some(Ready::Entity(entity)) = group.shared.gate.enter_or_park(Ready::Entity(entity))
         else {
@@ -782,12 +782,12 @@ impl ExecShared {
         }) else {
             // Shut down after this item was taken: it must not start.
             self.leave(&group);
-            return Run::NotRun;
+            return Run::Skipped;
         };
         match outcome {
             Ok(Execution::Idle) => {
                 self.leave(&group);
-                Run::NotRun
+                Run::Skipped
             }
             Ok(Execution::Pending(future)) => {
                 self.callbacks.fetch_add(1, Ordering::Relaxed);
@@ -938,7 +938,7 @@ enum Run {
     /// Its callback ran.
     Ran,
     /// Nothing ran (destroyed, detached, shut down, or no work after all).
-    NotRun,
+    Skipped,
     /// It waits in its callback group's gate.
     Parked,
 }
