@@ -174,11 +174,17 @@ impl EntityCore {
     /// A simulated step waits for this entity's next run (see `settle`).
     pub(crate) fn mark(&self, ticket: Arc<Ticket>) {
         let mut settle = self.settle.lock();
-        if settle.is_none() {
-            ticket.add();
-            *settle = Some(ticket);
-            self.settling.store(true, Ordering::Release);
+        if let Some(old) = settle.as_ref() {
+            if Arc::ptr_eq(old, &ticket) {
+                return;
+            }
+            // A mark left by an earlier step whose wait ended (its executor stopped
+            // spinning): the step now waiting takes it over.
+            old.release();
         }
+        ticket.add();
+        *settle = Some(ticket);
+        self.settling.store(true, Ordering::Release);
     }
 
     /// The step waiting for this run, if any.
