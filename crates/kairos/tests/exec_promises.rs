@@ -244,3 +244,56 @@ fn example_lockstep() {
     assert_eq!(lockstep::run(lockstep::Drive::Step, 2, 60), 60);
     assert_eq!(lockstep::run(lockstep::Drive::ClockTopic, 2, 60), 60);
 }
+
+#[test]
+fn a_simulator_publishing_clock_from_a_callback_of_the_same_executor_is_not_held_up() {
+    use kairos::graph::{ClockMsg, Qos};
+    use kairos::time::{ClockKind, Time};
+    // The simulator is a node on the very executor that runs the robot's timer: a lock-step
+    // wait there could only time out, so /clock must not wait for that executor.
+    let context = Context::new();
+    let robot = Node::new_in(&context, "robot", "/").unwrap();
+    robot.set_use_sim_time(true).unwrap();
+    let ticks = Arc::new(AtomicU64::new(0));
+    let count = ticks.clone();
+    let _timer = robot
+        .create_timer(Duration::from_millis(10), move |_| {
+            count.fetch_add(1, Ordering::Relaxed);
+        })
+        .unwrap();
+    let simulator = Node::new_in(&context, "simulator", "/").unwrap();
+    simulator.set_clock(Clock::steady());
+    let clock = simulator
+        .create_publisher::<ClockMsg>("/clock", Qos::keep_last(1))
+        .unwrap();
+    let published = Arc::new(AtomicU64::new(0));
+    let step = published.clone();
+    let _sim_timer = simulator
+        .create_timer(Duration::from_micros(100), move |_| {
+            let n = step.fetch_add(1, Ordering::Relaxed) + 1;
+            if n <= 50 {
+                clock.publish(ClockMsg {
+                    clock: Time::new(ClockKind::Sim, n as i64 * 10_000_000),
+                });
+            }
+        })
+        .unwrap();
+    let exec = Executor::single_threaded();
+    exec.add_node(&robot).unwrap();
+    exec.add_node(&simulator).unwrap();
+    let start = Instant::now();
+    let spin = exec.spin_thread().unwrap();
+    let give_up = Instant::now() + std::time::Duration::from_secs(20);
+    while ticks.load(Ordering::Relaxed) < 50 {
+        assert!(Instant::now() < give_up, "the robot timer fell behind");
+        std::thread::yield_now();
+    }
+    spin.stop().unwrap();
+    exec.shutdown(Duration::from_secs(5));
+    // 50 publishes held up by a 2 s settle each would take 100 s.
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(20),
+        "took {:?}",
+        start.elapsed()
+    );
+}
