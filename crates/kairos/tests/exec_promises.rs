@@ -297,3 +297,41 @@ fn a_simulator_publishing_clock_from_a_callback_of_the_same_executor_is_not_held
         start.elapsed()
     );
 }
+
+#[test]
+fn a_step_waits_for_an_async_callback_it_wakes_from_a_simulated_sleep() {
+    // An async 1 s timer awaits 0.5 s of simulated time, then counts: after every 250 ms
+    // step, the count is exactly the number of k >= 1 with k + 0.5 s reached.
+    let sim = SimClock::new();
+    let node = Node::new_in(&Context::new(), "robot", "/").unwrap();
+    node.set_clock(sim.clock());
+    let done = Arc::new(AtomicU64::new(0));
+    let count = done.clone();
+    let sleep_clock = sim.clock();
+    let _timer = node
+        .create_timer_async(Duration::from_secs(1), move |_| {
+            let (count, clock) = (count.clone(), sleep_clock.clone());
+            async move {
+                let _ = clock
+                    .sleep_for_async(Duration::from_millis(500), &CancelToken::new())
+                    .await;
+                count.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+        .unwrap();
+    let exec = Executor::multi_threaded(2).unwrap();
+    exec.add_node(&node).unwrap();
+    let spin = exec.spin_thread().unwrap();
+    for quarter in 1..=40u64 {
+        sim.step(Duration::from_millis(250));
+        let expected = if quarter >= 6 { (quarter - 2) / 4 } else { 0 };
+        assert_eq!(
+            done.load(Ordering::SeqCst),
+            expected,
+            "at {} ms",
+            quarter * 250
+        );
+    }
+    spin.stop().unwrap();
+    exec.shutdown(Duration::from_secs(5));
+}

@@ -10,7 +10,7 @@
 use super::executor::ExecShared;
 use super::group::CallbackGroup;
 use super::ready::ScheduleFlag;
-use super::settle::{self, Ticket};
+use super::settle;
 use super::task::Task;
 use parking_lot::Mutex;
 use std::fmt;
@@ -100,10 +100,8 @@ pub(crate) struct EntityCore {
     me: Weak<dyn Entity>,
     waker: Waker,
     destroyed: AtomicBool,
-    /// The simulated step waiting for this entity's next run (see `settle`), and a flag
-    /// readable without the lock.
-    settle: Mutex<Option<Arc<Ticket>>>,
-    settling: AtomicBool,
+    /// The simulated step waiting for this entity's next run (see `settle`).
+    settle: settle::Mark,
     id: u64,
 }
 
@@ -141,8 +139,7 @@ impl EntityCore {
             me,
             waker,
             destroyed: AtomicBool::new(false),
-            settle: Mutex::new(None),
-            settling: AtomicBool::new(false),
+            settle: settle::Mark::default(),
             id,
         }
     }
@@ -162,7 +159,7 @@ impl EntityCore {
         let Some(exec) = slot.as_ref().and_then(Weak::upgrade) else {
             return;
         };
-        settle::note(self, &exec);
+        settle::note(&self.settle, &exec);
         if self.scheduled.set() {
             match self.me.upgrade() {
                 Some(me) => exec.push_ready(Ready::Entity(me)),
@@ -171,41 +168,9 @@ impl EntityCore {
         }
     }
 
-    /// A simulated step waits for this entity's next run (see `settle`).
-    pub(crate) fn mark(&self, ticket: Arc<Ticket>) {
-        let mut settle = self.settle.lock();
-        if let Some(old) = settle.as_ref() {
-            if Arc::ptr_eq(old, &ticket) {
-                return;
-            }
-            // A mark left by an earlier step whose wait ended (its executor stopped
-            // spinning): the step now waiting takes it over.
-            old.release();
-        }
-        ticket.add();
-        *settle = Some(ticket);
-        self.settling.store(true, Ordering::Release);
-    }
-
-    /// The step waiting for this run, if any.
-    #[inline]
-    pub(crate) fn settle_ticket(&self) -> Option<Arc<Ticket>> {
-        if !self.settling.load(Ordering::Acquire) {
-            return None;
-        }
-        self.settle.lock().clone()
-    }
-
-    /// The run the step waited for has ended.
-    pub(crate) fn release_settle(&self) {
-        let ticket = {
-            let mut settle = self.settle.lock();
-            self.settling.store(false, Ordering::Release);
-            settle.take()
-        };
-        if let Some(ticket) = ticket {
-            ticket.release();
-        }
+    /// The simulated step waiting for this entity's next run (see `settle`).
+    pub(crate) fn settle(&self) -> &settle::Mark {
+        &self.settle
     }
 
     /// A worker took the entity from the ready queue: later events must queue it again.
@@ -231,7 +196,7 @@ impl EntityCore {
         drop(slot);
         self.scheduled.clear();
         // It will not run here: a step waiting for it must not.
-        self.release_settle();
+        self.settle.release();
         // Work parked behind a busy group would hold this entity (and the group, which
         // it holds in turn) for ever: take it out.
         let me = self.me.as_ptr() as *const ();

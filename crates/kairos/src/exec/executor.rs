@@ -739,7 +739,7 @@ impl ExecShared {
     /// Runs one item of ready work; true if a callback ran.
     fn run_ready(self: &Arc<Self>, item: Ready) -> bool {
         match item {
-            Ready::Entity(entity) => match entity.core().settle_ticket() {
+            Ready::Entity(entity) => match entity.core().settle().ticket() {
                 None => self.run_entity(entity) == Run::Ran,
                 // Marked by a simulated step: run in its scope, then release the mark (a
                 // parked entity keeps it until it runs).
@@ -747,13 +747,15 @@ impl ExecShared {
                     let marked = entity.clone();
                     let run = settle::scope(Some(ticket), || self.run_entity(entity));
                     if run != Run::Parked {
-                        marked.core().release_settle();
+                        marked.core().settle().release();
                     }
                     run == Run::Ran
                 }
             },
             Ready::Task(task) => {
-                self.poll_task(&task);
+                let ticket = task.settle.ticket();
+                settle::scope(ticket, || self.poll_task(&task));
+                task.settle.release();
                 true
             }
         }
@@ -870,6 +872,7 @@ impl ExecShared {
             });
             // Dropped outside every lock: a future's destructor may do anything.
             drop(future);
+            task.settle.release();
             self.leave(&task.origin.core().group);
         }
         suspended

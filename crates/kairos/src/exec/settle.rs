@@ -9,7 +9,9 @@
 //! publishes to, a service it calls, a guard condition it triggers) are marked too; the
 //! entity's mark is released when its run ends. The step then waits until the ticket has
 //! no marked entity left: the due callbacks and the work they caused have all run, while
-//! unrelated work (a steady timer on the same executor) is not waited for.
+//! unrelated work (a steady timer on the same executor) is not waited for. A suspended
+//! async callback woken by the step (an `.await` of a simulated sleep) is marked the same
+//! way, for its next poll.
 //!
 //! Nothing is marked on an executor that cannot run it meanwhile (not spinning, shut down,
 //! or spun by the stepping thread itself, e.g. a simulator callback publishing `/clock`):
@@ -21,11 +23,11 @@
 //! An entity's mark (`EntityCore::settle`) is set and taken under the entity's own lock;
 //! each set adds one to its ticket and each take removes one, so the count is exact.
 
-use super::entity::EntityCore;
 use super::executor::ExecShared;
 use parking_lot::{Condvar, Mutex};
 use std::cell::RefCell;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// The marked entities of one step that have not finished their run.
@@ -86,14 +88,63 @@ pub(crate) fn collect(wake: impl FnOnce()) -> Arc<Ticket> {
     ticket
 }
 
-/// `core` was queued on `exec` by this thread: marked if a scope is active and `exec`
-/// can run it meanwhile.
+/// The ticket of the step waiting for one entity's or task's next run, with a flag
+/// readable without the lock.
+#[derive(Debug, Default)]
+pub(crate) struct Mark {
+    ticket: Mutex<Option<Arc<Ticket>>>,
+    marked: AtomicBool,
+}
+
+impl Mark {
+    fn set(&self, ticket: Arc<Ticket>) {
+        let mut slot = self.ticket.lock();
+        if let Some(old) = slot.as_ref() {
+            if Arc::ptr_eq(old, &ticket) {
+                return;
+            }
+            // A mark left by an earlier step whose wait ended (its executor stopped
+            // spinning): the step now waiting takes it over.
+            old.release();
+        }
+        ticket.add();
+        *slot = Some(ticket);
+        self.marked.store(true, Ordering::Release);
+    }
+
+    /// The step waiting for this run, if any.
+    #[inline]
+    pub(crate) fn ticket(&self) -> Option<Arc<Ticket>> {
+        if !self.marked.load(Ordering::Acquire) {
+            return None;
+        }
+        self.ticket.lock().clone()
+    }
+
+    /// The run the step waited for has ended (or will not happen).
+    pub(crate) fn release(&self) {
+        if !self.marked.load(Ordering::Acquire) {
+            return;
+        }
+        let ticket = {
+            let mut slot = self.ticket.lock();
+            self.marked.store(false, Ordering::Release);
+            slot.take()
+        };
+        if let Some(ticket) = ticket {
+            ticket.release();
+        }
+    }
+}
+
+/// Work with `mark` was queued on `exec` by this thread: marked if a scope is active and
+/// `exec` can run it meanwhile.
 #[inline]
-pub(crate) fn note(core: &EntityCore, exec: &ExecShared) {
+pub(crate) fn note(mark: &Mark, exec: &ExecShared) {
     let ticket = SCOPE.with(|s| s.borrow().clone());
     if let Some(ticket) = ticket
         && exec.settles_for_this_thread()
     {
-        core.mark(ticket);
+        mark.set(ticket);
     }
 }
