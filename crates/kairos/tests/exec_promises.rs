@@ -244,3 +244,94 @@ fn example_lockstep() {
     assert_eq!(lockstep::run(lockstep::Drive::Step, 2, 60), 60);
     assert_eq!(lockstep::run(lockstep::Drive::ClockTopic, 2, 60), 60);
 }
+
+#[test]
+fn a_simulator_publishing_clock_from_a_callback_of_the_same_executor_is_not_held_up() {
+    use kairos::graph::{ClockMsg, Qos};
+    use kairos::time::{ClockKind, Time};
+    // The simulator is a node on the very executor that runs the robot's timer: a lock-step
+    // wait there could only time out, so /clock must not wait for that executor.
+    let context = Context::new();
+    let robot = Node::new_in(&context, "robot", "/").unwrap();
+    robot.set_use_sim_time(true).unwrap();
+    let ticks = Arc::new(AtomicU64::new(0));
+    let count = ticks.clone();
+    let _timer = robot
+        .create_timer(Duration::from_millis(10), move |_| {
+            count.fetch_add(1, Ordering::Relaxed);
+        })
+        .unwrap();
+    let simulator = Node::new_in(&context, "simulator", "/").unwrap();
+    simulator.set_clock(Clock::steady());
+    let clock = simulator
+        .create_publisher::<ClockMsg>("/clock", Qos::keep_last(1))
+        .unwrap();
+    let published = Arc::new(AtomicU64::new(0));
+    let step = published.clone();
+    let _sim_timer = simulator
+        .create_timer(Duration::from_micros(100), move |_| {
+            let n = step.fetch_add(1, Ordering::Relaxed) + 1;
+            if n <= 50 {
+                clock.publish(ClockMsg {
+                    clock: Time::new(ClockKind::Sim, n as i64 * 10_000_000),
+                });
+            }
+        })
+        .unwrap();
+    let exec = Executor::single_threaded();
+    exec.add_node(&robot).unwrap();
+    exec.add_node(&simulator).unwrap();
+    let start = Instant::now();
+    let spin = exec.spin_thread().unwrap();
+    let give_up = Instant::now() + std::time::Duration::from_secs(20);
+    while ticks.load(Ordering::Relaxed) < 50 {
+        assert!(Instant::now() < give_up, "the robot timer fell behind");
+        std::thread::yield_now();
+    }
+    spin.stop().unwrap();
+    exec.shutdown(Duration::from_secs(5));
+    // 50 publishes held up by a 2 s settle each would take 100 s.
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(20),
+        "took {:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn a_step_waits_for_an_async_callback_it_wakes_from_a_simulated_sleep() {
+    // An async 1 s timer awaits 0.5 s of simulated time, then counts: after every 250 ms
+    // step, the count is exactly the number of k >= 1 with k + 0.5 s reached.
+    let sim = SimClock::new();
+    let node = Node::new_in(&Context::new(), "robot", "/").unwrap();
+    node.set_clock(sim.clock());
+    let done = Arc::new(AtomicU64::new(0));
+    let count = done.clone();
+    let sleep_clock = sim.clock();
+    let _timer = node
+        .create_timer_async(Duration::from_secs(1), move |_| {
+            let (count, clock) = (count.clone(), sleep_clock.clone());
+            async move {
+                let _ = clock
+                    .sleep_for_async(Duration::from_millis(500), &CancelToken::new())
+                    .await;
+                count.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+        .unwrap();
+    let exec = Executor::multi_threaded(2).unwrap();
+    exec.add_node(&node).unwrap();
+    let spin = exec.spin_thread().unwrap();
+    for quarter in 1..=40u64 {
+        sim.step(Duration::from_millis(250));
+        let expected = if quarter >= 6 { (quarter - 2) / 4 } else { 0 };
+        assert_eq!(
+            done.load(Ordering::SeqCst),
+            expected,
+            "at {} ms",
+            quarter * 250
+        );
+    }
+    spin.stop().unwrap();
+    exec.shutdown(Duration::from_secs(5));
+}

@@ -10,6 +10,7 @@
 use super::executor::ExecShared;
 use super::group::CallbackGroup;
 use super::ready::ScheduleFlag;
+use super::settle;
 use super::task::Task;
 use parking_lot::Mutex;
 use std::fmt;
@@ -99,6 +100,8 @@ pub(crate) struct EntityCore {
     me: Weak<dyn Entity>,
     waker: Waker,
     destroyed: AtomicBool,
+    /// The simulated step waiting for this entity's next run (see `settle`).
+    settle: settle::Mark,
     id: u64,
 }
 
@@ -136,6 +139,7 @@ impl EntityCore {
             me,
             waker,
             destroyed: AtomicBool::new(false),
+            settle: settle::Mark::default(),
             id,
         }
     }
@@ -155,12 +159,18 @@ impl EntityCore {
         let Some(exec) = slot.as_ref().and_then(Weak::upgrade) else {
             return;
         };
+        settle::note(&self.settle, &exec);
         if self.scheduled.set() {
             match self.me.upgrade() {
                 Some(me) => exec.push_ready(Ready::Entity(me)),
                 None => self.scheduled.clear(),
             }
         }
+    }
+
+    /// The simulated step waiting for this entity's next run (see `settle`).
+    pub(crate) fn settle(&self) -> &settle::Mark {
+        &self.settle
     }
 
     /// A worker took the entity from the ready queue: later events must queue it again.
@@ -185,6 +195,8 @@ impl EntityCore {
         self.executor_id.store(0, Ordering::Release);
         drop(slot);
         self.scheduled.clear();
+        // It will not run here: a step waiting for it must not.
+        self.settle.release();
         // Work parked behind a busy group would hold this entity (and the group, which
         // it holds in turn) for ever: take it out.
         let me = self.me.as_ptr() as *const ();

@@ -71,11 +71,6 @@ pub(crate) struct ExecShared {
     panicked: AtomicU64,
     /// Tripped by `shutdown`: wakes every kairos wait made inside this executor's callbacks.
     pub(crate) shutdown_token: CancelToken,
-    /// Ready items queued or being run (see `settle`).
-    busy: AtomicUsize,
-    quiet_waiters: AtomicUsize,
-    quiet_lock: Mutex<()>,
-    quiet: Condvar,
     /// The async callbacks started and not yet completed (suspended or being polled).
     tasks: Mutex<TaskSet>,
 }
@@ -188,10 +183,6 @@ impl Executor {
                 callbacks: AtomicU64::new(0),
                 panicked: AtomicU64::new(0),
                 shutdown_token: CancelToken::new(),
-                busy: AtomicUsize::new(0),
-                quiet_waiters: AtomicUsize::new(0),
-                quiet_lock: Mutex::new(()),
-                quiet: Condvar::new(),
                 tasks: Mutex::new(TaskSet::default()),
             }),
         }
@@ -718,74 +709,59 @@ impl ExecShared {
         }
     }
 
-    /// Queues ready work (counted until run, see `settle`).
+    /// Queues ready work.
     pub(crate) fn push_ready(self: &Arc<Self>, item: Ready) {
         if self.shut_down.load(Ordering::Acquire) {
             // Nothing runs any more; a late wake must not keep what it holds alive.
             return;
         }
-        self.busy.fetch_add(1, Ordering::SeqCst);
         self.ready.push(item);
-        settle::note(self);
     }
 
     /// Queues work that was already waiting (released by a callback group) at the front.
     fn push_ready_front(self: &Arc<Self>, item: Ready) {
-        self.busy.fetch_add(1, Ordering::SeqCst);
+        if self.shut_down.load(Ordering::Acquire) {
+            return;
+        }
         self.ready.push_front(item);
-        settle::note(self);
     }
 
-    /// Waits until nothing is queued or running, or `deadline`; true unless it timed out.
-    /// Returns at once for an executor that cannot progress meanwhile: shut down, not
-    /// spinning, or spun by this very thread.
-    pub(crate) fn wait_quiet(&self, deadline: Instant) -> bool {
-        let cannot_progress = self.shut_down.load(Ordering::Acquire)
-            || !self.spin.lock().spinning
-            || HELPER_OF.with(Cell::get) == self.id
-            || super::deadlock::runs_on(self.id);
-        if cannot_progress {
-            return true;
-        }
-        self.quiet_waiters.fetch_add(1, Ordering::SeqCst);
-        let mut guard = self.quiet_lock.lock();
-        let quiet = loop {
-            if self.busy.load(Ordering::SeqCst) == 0 || self.shut_down.load(Ordering::Acquire) {
-                break true;
-            }
-            if self.quiet.wait_until(&mut guard, deadline).timed_out() {
-                break self.busy.load(Ordering::SeqCst) == 0;
-            }
-        };
-        drop(guard);
-        self.quiet_waiters.fetch_sub(1, Ordering::SeqCst);
-        quiet
-    }
-
-    /// One popped item was run (or dropped).
-    fn work_done(&self) {
-        if self.busy.fetch_sub(1, Ordering::SeqCst) == 1
-            && self.quiet_waiters.load(Ordering::SeqCst) > 0
-        {
-            let _guard = self.quiet_lock.lock();
-            self.quiet.notify_all();
-        }
+    /// Whether a simulated step made on this thread should wait for work it queues here
+    /// (see `settle`): not when this executor cannot run it meanwhile, being shut down,
+    /// not spinning, or spun by this very thread.
+    pub(crate) fn settles_for_this_thread(&self) -> bool {
+        !self.shut_down.load(Ordering::Acquire)
+            && self.spin.lock().spinning
+            && HELPER_OF.with(Cell::get) != self.id
+            && !super::deadlock::runs_on(self.id)
     }
 
     /// Runs one item of ready work; true if a callback ran.
     fn run_ready(self: &Arc<Self>, item: Ready) -> bool {
-        let ran = match item {
-            Ready::Entity(entity) => self.run_entity(entity),
+        match item {
+            Ready::Entity(entity) => match entity.core().settle().ticket() {
+                None => self.run_entity(entity) == Run::Ran,
+                // Marked by a simulated step: run in its scope, then release the mark (a
+                // parked entity keeps it until it runs).
+                Some(ticket) => {
+                    let marked = entity.clone();
+                    let run = settle::scope(Some(ticket), || self.run_entity(entity));
+                    if run != Run::Parked {
+                        marked.core().settle().release();
+                    }
+                    run == Run::Ran
+                }
+            },
             Ready::Task(task) => {
-                self.poll_task(&task);
+                let ticket = task.settle.ticket();
+                settle::scope(ticket, || self.poll_task(&task));
+                task.settle.release();
                 true
             }
-        };
-        self.work_done();
-        ran
+        }
     }
 
-    fn run_entity(self: &Arc<Self>, entity: Arc<dyn Entity>) -> bool {
+    fn run_entity(self: &Arc<Self>, entity: Arc<dyn Entity>) -> Run {
         let core = entity.core();
         let group = core.group.clone();
         if core.is_destroyed() || !core.is_attached_to(self) {
@@ -794,11 +770,11 @@ impl ExecShared {
             if let Some(next) = group.shared.gate.kick() {
                 hand_on(next);
             }
-            return false;
+            return Run::Skipped;
         }
         let Some(Ready::Entity(entity)) = group.shared.gate.enter_or_park(Ready::Entity(entity))
         else {
-            return false;
+            return Run::Parked;
         };
         let core = entity.core();
         core.taken();
@@ -808,24 +784,24 @@ impl ExecShared {
         }) else {
             // Shut down after this item was taken: it must not start.
             self.leave(&group);
-            return false;
+            return Run::Skipped;
         };
         match outcome {
             Ok(Execution::Idle) => {
                 self.leave(&group);
-                false
+                Run::Skipped
             }
             Ok(Execution::Pending(future)) => {
                 self.callbacks.fetch_add(1, Ordering::Relaxed);
                 let task = Task::new(future, entity.clone(), self);
                 self.tasks.lock().live.insert(task.id, task.clone());
                 self.poll_task(&task);
-                true
+                Run::Ran
             }
             Ok(Execution::Done) | Err(_) => {
                 self.callbacks.fetch_add(1, Ordering::Relaxed);
                 self.finish(&group, &entity, outcome.err());
-                true
+                Run::Ran
             }
         }
     }
@@ -896,6 +872,7 @@ impl ExecShared {
             });
             // Dropped outside every lock: a future's destructor may do anything.
             drop(future);
+            task.settle.release();
             self.leave(&task.origin.core().group);
         }
         suspended
@@ -958,6 +935,17 @@ impl ExecShared {
     }
 }
 
+/// How running one ready entity ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Run {
+    /// Its callback ran.
+    Ran,
+    /// Nothing ran (destroyed, detached, shut down, or no work after all).
+    Skipped,
+    /// It waits in its callback group's gate.
+    Parked,
+}
+
 /// Queues work released by a callback group on the executor its entity is attached to
 /// (none: it is dropped; the entity is queued again when it is attached and notified).
 fn hand_on(next: Ready) {
@@ -990,5 +978,44 @@ impl fmt::Debug for ExecShared {
             .field("id", &self.id)
             .field("workers", &self.workers)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::Context;
+
+    /// Issue 13, defect 3: a worker that took an item from the queue just before a shutdown
+    /// must not start its callback after `shutdown` has returned. Replayed step by step:
+    /// the item is taken, the executor shut down, then the worker runs what it took.
+    #[test]
+    fn an_item_taken_before_shutdown_does_not_start_after_it() {
+        let node = Node::new_in(&Context::new(), "node", "/").unwrap();
+        let exec = Executor::single_threaded();
+        exec.add_node(&node).unwrap();
+        let ran = Arc::new(AtomicU64::new(0));
+        let count = ran.clone();
+        let guard = node.create_guard_condition("late", move || {
+            count.fetch_add(1, Ordering::SeqCst);
+        });
+        guard.trigger();
+        let taken = exec
+            .shared
+            .ready
+            .try_pop()
+            .expect("the guard condition is queued");
+        let report = exec.shutdown(Duration::ZERO);
+        assert!(report.is_clean(), "{report}");
+        // The worker had checked that the entity was attached before the shutdown detached
+        // it (the window the campaign hit): replayed by attaching it again.
+        guard.inner.core().attach(&exec.shared);
+        let started = exec.shared.run_ready(taken);
+        assert!(!started, "no callback may start after shutdown returned");
+        assert_eq!(ran.load(Ordering::SeqCst), 0);
+        assert!(
+            !node.default_callback_group().is_busy(),
+            "the group was left"
+        );
     }
 }

@@ -21,6 +21,13 @@ pub enum GroupKind {
 }
 
 /// A handle to a callback group; clones refer to the same group.
+///
+/// As in rclcpp, what decides whether a service call from a callback can complete is the
+/// *service's* group (a response wakes its future directly; only a done callback runs in
+/// the client's group). An `async` callback holds its group until its future completes,
+/// as a coroutine does in rclpy, so awaiting a service of that same mutually exclusive
+/// group fails at once with [`WouldDeadlock`](super::WouldDeadlock); give the service a
+/// group of its own (`Node::create_callback_group` + `Node::with_group`).
 #[derive(Clone)]
 pub struct CallbackGroup {
     pub(crate) shared: Arc<GroupShared>,

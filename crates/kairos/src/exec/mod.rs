@@ -4,12 +4,27 @@
 //! - Readiness is event driven and served in arrival order (the `ready` module): dispatch costs
 //!   O(ready) and a busy entity cannot starve another.
 //! - Callback groups ([`CallbackGroup`]) gate which ready work may start, with rclcpp/rclpy
-//!   semantics; an `async` callback holds its group until its future completes.
+//!   semantics; an `async` callback holds its group until its future completes, as a
+//!   coroutine task does in rclpy (its executor releases the group only when the coroutine
+//!   finishes). So work of the same mutually exclusive group never interleaves with an
+//!   async callback's `.await`s, and an awaited response whose service is in that group
+//!   could never come: the await fails at once with [`WouldDeadlock`] (never a silent
+//!   wait). Put such a service in a group of its own, or use a done callback.
+//! - Blocking waits that form a cycle across groups and threads (two callbacks each calling
+//!   the other's service with `call()`) are detected: one gets [`WouldDeadlock`] naming both.
+//! - Lock-step simulation: a [`SimClock`](crate::time::SimClock) step waits until the
+//!   callbacks it made due on a spinning executor have run (see `settle`);
+//!   [`Executor::spin_thread`] spins on a thread and returns once the spin has begun.
 //! - A blocking wait made on an executor worker that could never complete returns
 //!   [`WouldDeadlock`] at once, naming the group and the fix, instead of hanging.
 //! - Nothing waits without a way out: spins end on cancel, shutdown or a timeout, and
 //!   [`Executor::shutdown`] returns by its deadline with a [`ShutdownReport`] naming any
-//!   callback that is still running.
+//!   callback that is still running or suspended at an `.await`, and counting the work it
+//!   dropped; it trips a token that wakes kairos waits made inside its callbacks, no
+//!   callback starts after it returns, and nothing it dropped stays referenced.
+//! - The state is visible while it runs: [`Executor::live_tasks`],
+//!   [`Executor::parked_entities`], [`Executor::queued_responses`], [`CallbackGroup::parked`],
+//!   [`Client::queued_responses`](crate::graph::Client::queued_responses).
 
 pub(crate) mod deadlock;
 pub(crate) mod entity;

@@ -1,66 +1,150 @@
-//! Settling: waiting until the executors that a clock update made busy are quiet again.
+//! Settling: waiting until the callbacks a clock update made due have run.
 //!
 //! Lock-step simulation ([`SimClock::step`](crate::time::SimClock::step), `/clock`) promises
 //! that the callbacks a step made due have run before time moves on, identically every
 //! run, whichever thread spins the executor that runs them. The step wakes the waiters it
-//! made due on its own thread; each wake that queues work on an executor is *noted* here
-//! (a thread-local list, active only while a step wakes), and the step then waits until
-//! each noted executor is *quiet*: nothing queued and no callback running, so everything
-//! the woken callbacks queued in turn has run too.
+//! made due on its own thread inside [`collect`]: every entity that a wake queues on an
+//! executor is *marked* with the step's [`Ticket`]. A worker runs a marked entity inside
+//! the ticket's scope, so the entities *its* callback makes ready (a subscription it
+//! publishes to, a service it calls, a guard condition it triggers) are marked too; the
+//! entity's mark is released when its run ends. The step then waits until the ticket has
+//! no marked entity left: the due callbacks and the work they caused have all run, while
+//! unrelated work (a steady timer on the same executor) is not waited for. A suspended
+//! async callback woken by the step (an `.await` of a simulated sleep) is marked the same
+//! way, for its next poll.
 //!
-//! The wait is skipped for an executor that cannot make progress meanwhile (not spinning,
-//! shut down, or spun by the stepping thread itself: a simulator callback publishing
-//! `/clock`), and it is bounded by the caller's deadline: a callback that never returns
-//! delays a step by that much, never for ever.
+//! Nothing is marked on an executor that cannot run it meanwhile (not spinning, shut down,
+//! or spun by the stepping thread itself, e.g. a simulator callback publishing `/clock`):
+//! its caller spins it (`while exec.spin_some()? > 0 {}`). The wait is bounded by the
+//! caller's deadline: a callback that never returns delays a step, never hangs it.
 //!
 //! # Ground rules
-//! `ExecShared::busy` counts ready items queued or being run; it is incremented before an
-//! item is pushed and decremented after the worker that popped it has run it. A waiter
-//! registers in `quiet_waiters` before reading `busy` under `quiet_lock`; the worker that
-//! brings `busy` to zero reads `quiet_waiters` after, and notifies under `quiet_lock`.
-//! Both sides use `SeqCst`, so one of them always sees the other: no lost wake-up.
+//! A ticket's count changes only under its lock, and reaching zero is signalled under it.
+//! An entity's mark (`EntityCore::settle`) is set and taken under the entity's own lock;
+//! each set adds one to its ticket and each take removes one, so the count is exact.
 
 use super::executor::ExecShared;
-use std::cell::{Cell, RefCell};
-use std::sync::{Arc, Weak};
+use parking_lot::{Condvar, Mutex};
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-thread_local! {
-    static COLLECTING: Cell<bool> = const { Cell::new(false) };
-    static NOTED: RefCell<Vec<Weak<ExecShared>>> = const { RefCell::new(Vec::new()) };
+/// The marked entities of one step that have not finished their run.
+#[derive(Debug, Default)]
+pub(crate) struct Ticket {
+    pending: Mutex<usize>,
+    done: Condvar,
 }
 
-/// Work was queued on `exec` by this thread: remembered if a step is collecting.
-#[inline]
-pub(crate) fn note(exec: &Arc<ExecShared>) {
-    if COLLECTING.with(Cell::get) {
-        NOTED.with(|noted| {
-            let mut noted = noted.borrow_mut();
-            if !noted.iter().any(|w| w.as_ptr() == Arc::as_ptr(exec)) {
-                noted.push(Arc::downgrade(exec));
+impl Ticket {
+    pub(crate) fn add(&self) {
+        *self.pending.lock() += 1;
+    }
+
+    pub(crate) fn release(&self) {
+        let mut pending = self.pending.lock();
+        *pending = pending.saturating_sub(1);
+        if *pending == 0 {
+            self.done.notify_all();
+        }
+    }
+
+    /// Waits until no marked entity is left, or `deadline`; false if it timed out.
+    pub(crate) fn wait(&self, deadline: Instant) -> bool {
+        let mut pending = self.pending.lock();
+        while *pending > 0 {
+            if self.done.wait_until(&mut pending, deadline).timed_out() {
+                return *pending == 0;
             }
-        });
+        }
+        true
     }
 }
 
-/// Runs `wake` (which wakes waiters on this thread) and returns the executors it queued
-/// work on.
-pub(crate) fn collect(wake: impl FnOnce()) -> Vec<Weak<ExecShared>> {
-    let outer = COLLECTING.with(|c| c.replace(true));
-    wake();
-    COLLECTING.with(|c| c.set(outer));
-    if outer {
-        // A nested collection (a wake that stepped another clock): the outer one settles.
-        return Vec::new();
-    }
-    NOTED.with(|noted| std::mem::take(&mut *noted.borrow_mut()))
+thread_local! {
+    /// The ticket whose entities this thread marks when it makes them ready.
+    static SCOPE: RefCell<Option<Arc<Ticket>>> = const { RefCell::new(None) };
 }
 
-/// Waits, until `deadline` at the latest, for each executor in `execs` to be quiet.
-/// Returns false if the deadline passed first.
-pub(crate) fn wait_quiet(execs: &[Weak<ExecShared>], deadline: Instant) -> bool {
-    execs
-        .iter()
-        .filter_map(Weak::upgrade)
-        .all(|exec| exec.wait_quiet(deadline))
+/// Runs `f` with `ticket` as this thread's scope (none: no marking).
+pub(crate) fn scope<R>(ticket: Option<Arc<Ticket>>, f: impl FnOnce() -> R) -> R {
+    if ticket.is_none() && SCOPE.with(|s| s.borrow().is_none()) {
+        return f();
+    }
+    let outer = SCOPE.with(|s| s.replace(ticket));
+    let result = f();
+    SCOPE.with(|s| *s.borrow_mut() = outer);
+    result
+}
+
+/// Runs `wake` (which wakes waiters on this thread) in a new ticket's scope and returns
+/// the ticket, to wait on. Nested in another scope, the outer ticket is used.
+pub(crate) fn collect(wake: impl FnOnce()) -> Arc<Ticket> {
+    let ticket = SCOPE
+        .with(|s| s.borrow().clone())
+        .unwrap_or_else(|| Arc::new(Ticket::default()));
+    scope(Some(ticket.clone()), wake);
+    ticket
+}
+
+/// The ticket of the step waiting for one entity's or task's next run, with a flag
+/// readable without the lock.
+#[derive(Debug, Default)]
+pub(crate) struct Mark {
+    ticket: Mutex<Option<Arc<Ticket>>>,
+    marked: AtomicBool,
+}
+
+impl Mark {
+    fn set(&self, ticket: Arc<Ticket>) {
+        let mut slot = self.ticket.lock();
+        if let Some(old) = slot.as_ref() {
+            if Arc::ptr_eq(old, &ticket) {
+                return;
+            }
+            // A mark left by an earlier step whose wait ended (its executor stopped
+            // spinning): the step now waiting takes it over.
+            old.release();
+        }
+        ticket.add();
+        *slot = Some(ticket);
+        self.marked.store(true, Ordering::Release);
+    }
+
+    /// The step waiting for this run, if any.
+    #[inline]
+    pub(crate) fn ticket(&self) -> Option<Arc<Ticket>> {
+        if !self.marked.load(Ordering::Acquire) {
+            return None;
+        }
+        self.ticket.lock().clone()
+    }
+
+    /// The run the step waited for has ended (or will not happen).
+    pub(crate) fn release(&self) {
+        if !self.marked.load(Ordering::Acquire) {
+            return;
+        }
+        let ticket = {
+            let mut slot = self.ticket.lock();
+            self.marked.store(false, Ordering::Release);
+            slot.take()
+        };
+        if let Some(ticket) = ticket {
+            ticket.release();
+        }
+    }
+}
+
+/// Work with `mark` was queued on `exec` by this thread: marked if a scope is active and
+/// `exec` can run it meanwhile.
+#[inline]
+pub(crate) fn note(mark: &Mark, exec: &ExecShared) {
+    let ticket = SCOPE.with(|s| s.borrow().clone());
+    if let Some(ticket) = ticket
+        && exec.settles_for_this_thread()
+    {
+        mark.set(ticket);
+    }
 }

@@ -70,7 +70,7 @@ impl fmt::Display for ShutdownReport {
             for task in &self.suspended {
                 write!(
                     f,
-                    " '{}' (started {} before)",
+                    " '{}' (started {} ago)",
                     task.callback, task.suspended_for
                 )?;
             }

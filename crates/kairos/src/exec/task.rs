@@ -4,6 +4,7 @@
 use super::entity::{BoxFuture, Entity, Ready};
 use super::executor::ExecShared;
 use super::ready::ScheduleFlag;
+use super::settle;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -29,6 +30,8 @@ pub(crate) struct Task {
     pub(crate) origin: Arc<dyn Entity>,
     scheduled: ScheduleFlag,
     exec: Weak<ExecShared>,
+    /// The simulated step waiting for this task's next poll (see `settle`).
+    pub(crate) settle: settle::Mark,
 }
 
 impl Task {
@@ -49,6 +52,7 @@ impl Task {
             origin,
             scheduled: ScheduleFlag::new(),
             exec: Arc::downgrade(exec),
+            settle: settle::Mark::default(),
         })
     }
 
@@ -88,11 +92,12 @@ impl Task {
 
 impl Wake for Task {
     fn wake(self: Arc<Self>) {
+        let Some(exec) = self.exec.upgrade() else {
+            return;
+        };
+        settle::note(&self.settle, &exec);
         if self.scheduled.set() {
-            match self.exec.upgrade() {
-                Some(exec) => exec.push_ready(Ready::Task(self)),
-                None => self.scheduled.clear(),
-            }
+            exec.push_ready(Ready::Task(self));
         }
     }
 }

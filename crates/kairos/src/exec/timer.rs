@@ -6,14 +6,14 @@
 //! running the callback. A callback longer than the period re-queues the timer behind the
 //! work that arrived meanwhile, so it cannot starve it.
 //!
-//! A timer arms as soon as it is attached to an executor (so a simulated step made right
-//! after `add_node` sees its deadline). When its wait fails because a simulated clock with
+//! A timer on simulated time arms as soon as it is attached to an executor (so a simulated
+//! step made right after `add_node` sees its deadline). When its wait fails because a simulated clock with
 //! [`StallPolicy::Fail`](crate::time::StallPolicy) stalled, the timer *gives up* for the
 //! stall, counted in [`CallbackTimer::stall_count`], and re-arms at the clock's next sample:
 //! after a resume it fires again on its grid.
 
 use super::entity::{BoxFuture, CallbackScope, Entity, EntityCore, Execution};
-use crate::time::{CancelToken, Clock, Duration, Sleep, Tick, Timer, WaitError};
+use crate::time::{CancelToken, Clock, ClockKind, Duration, Sleep, Tick, Timer, WaitError};
 use parking_lot::Mutex;
 use std::fmt;
 use std::future::Future;
@@ -122,7 +122,14 @@ impl Entity for TimerInner {
     }
 
     fn attached(&self) {
-        self.arm();
+        // On simulated time, arm here so a step made right after `add_node` sees the
+        // deadline. Other clocks arm on the first run, as before: a wall-clock poll may run
+        // jump handlers, which must not run under the node's locks held here.
+        if self.timer.clock().kind() == ClockKind::Sim {
+            self.arm();
+        } else {
+            self.core.notify();
+        }
     }
 }
 

@@ -24,11 +24,13 @@
 //! # Deterministic stepping
 //! [`SimClock::step`] moves time to each pending deadline in turn and wakes its waiters
 //! one at a time, in (deadline, registration) order; before moving on it waits until the
-//! woken thread is waiting on this clock again or has exited, and until every executor the
-//! wake queued work on (a timer, an async sleep) has run it and everything it queued in
-//! turn: whatever thread spins that executor. So node timers, tasks and threads that wait
-//! on this clock run in the same order every run, with no real waiting beyond the work
-//! they do. A `/clock` message is applied the same way
+//! woken thread is waiting on this clock again or has exited, and until the callbacks the
+//! wake made ready on a spinning executor (a node timer) have run, with the callbacks
+//! they made ready in turn (a subscription it published to, a service it called):
+//! whatever thread spins that executor, and without waiting for unrelated work there. So
+//! node timers and threads that wait on this clock run in the same order every run, with
+//! no real waiting beyond the work they do. (An async callback is waited for up to its
+//! first `.await`.) A `/clock` message is applied the same way
 //! ([`publish_settled`](SimClock::publish_settled)): the publisher returns once the
 //! callbacks it made due have run. The wait is bounded by [`SETTLE_TIMEOUT`] per wake
 //! (a callback that never returns delays the step, never hangs it), and skipped for an
@@ -44,7 +46,6 @@ use super::jump::{ClockChange, ClockJump, HandlerSet};
 use super::virtual_clock::{PublishEffect, StallPolicy, VirtualClock};
 use super::wait::mono_now;
 use super::{ClockKind, ClockMismatch, Duration, Time, WaitError};
-use crate::exec::ExecShared;
 use crate::exec::settle;
 use parking_lot::{Condvar, Mutex};
 use std::cell::RefCell;
@@ -216,8 +217,8 @@ impl SimClock {
             state.pop_due(now, &mut woken, usize::MAX, true);
             effect
         };
-        let execs = settle::collect(|| self.report(effect, woken));
-        self.settle(&execs);
+        let ticket = settle::collect(|| self.report(effect, woken));
+        self.settle(&ticket);
         Ok(())
     }
 
@@ -253,17 +254,17 @@ impl SimClock {
                         let effect = state.publish(target);
                         state.pop_reached(effect, &mut woken);
                         drop(state);
-                        let execs = settle::collect(|| self.report(effect, woken));
-                        self.settle(&execs);
+                        let ticket = settle::collect(|| self.report(effect, woken));
+                        self.settle(&ticket);
                         return;
                     }
                 }
             };
-            let execs = settle::collect(|| match effect {
+            let ticket = settle::collect(|| match effect {
                 Some(effect) => self.report(effect, woken),
                 None => woken.into_iter().for_each(Waker::wake),
             });
-            self.settle(&execs);
+            self.settle(&ticket);
         }
     }
 
@@ -282,8 +283,8 @@ impl SimClock {
             state.pop_due(now, &mut woken, usize::MAX, true);
             effect
         };
-        let execs = settle::collect(|| self.report(effect, woken));
-        self.settle(&execs);
+        let ticket = settle::collect(|| self.report(effect, woken));
+        self.settle(&ticket);
     }
 
     /// Wakes `waker` at the next sample (a waiter that gave up on a stall re-arms then).
@@ -295,8 +296,8 @@ impl SimClock {
     }
 
     /// Waits (bounded by [`SETTLE_TIMEOUT`]) until every thread woken by `step` is waiting
-    /// on this clock again or has exited, and every executor in `execs` is quiet.
-    fn settle(&self, execs: &[Weak<ExecShared>]) {
+    /// on this clock again or has exited, and every callback `ticket` marked has run.
+    fn settle(&self, ticket: &settle::Ticket) {
         let deadline = std::time::Instant::now() + SETTLE_TIMEOUT.to_std().unwrap_or_default();
         {
             let mut state = self.inner.state.lock();
@@ -315,7 +316,7 @@ impl SimClock {
                 }
             }
         }
-        settle::wait_quiet(execs, deadline);
+        ticket.wait(deadline);
     }
 
     fn report(&self, effect: PublishEffect, woken: Vec<Waker>) {
