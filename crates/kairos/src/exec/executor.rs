@@ -166,6 +166,11 @@ impl Executor {
         }
     }
 
+    /// A handle to the executor of `shared` (the signal handler keeps weak ones).
+    pub(crate) fn from_shared(shared: Arc<ExecShared>) -> Self {
+        Self { shared }
+    }
+
     pub fn workers(&self) -> usize {
         self.shared.workers
     }
@@ -210,7 +215,8 @@ impl Executor {
     }
 
     /// Runs at most one callback, waiting up to `timeout` for one; true if one ran.
-    pub fn spin_once(&self, timeout: Duration) -> Result<bool, ExecError> {
+    pub fn spin_once(&self, timeout: impl Into<Duration>) -> Result<bool, ExecError> {
+        let timeout = timeout.into();
         let Some(session) = self.shared.begin_spin("spin_once()")? else {
             return Ok(false);
         };
@@ -253,7 +259,8 @@ impl Executor {
 
     /// Runs ready work until none is left or `max_duration` has passed; returns how many
     /// callbacks ran.
-    pub fn spin_all(&self, max_duration: Duration) -> Result<usize, ExecError> {
+    pub fn spin_all(&self, max_duration: impl Into<Duration>) -> Result<usize, ExecError> {
+        let max_duration = max_duration.into();
         let Some(session) = self.shared.begin_spin("spin_all()")? else {
             return Ok(0);
         };
@@ -280,8 +287,9 @@ impl Executor {
     pub fn spin_until_future_complete<F: Future>(
         &self,
         future: F,
-        timeout: Duration,
+        timeout: impl Into<Duration>,
     ) -> Result<F::Output, ExecError> {
+        let timeout = timeout.into();
         let Some(mut session) = self.shared.begin_spin("spin_until_future_complete()")? else {
             return Err(ExecError::Cancelled);
         };
@@ -342,7 +350,8 @@ impl Executor {
     /// Stops the executor for good: spins return, no new callback starts, and this waits
     /// up to `deadline` for running callbacks and worker threads. Callbacks still running
     /// then are named in the report and their threads left behind, never joined.
-    pub fn shutdown(&self, deadline: Duration) -> ShutdownReport {
+    pub fn shutdown(&self, deadline: impl Into<Duration>) -> ShutdownReport {
+        let deadline = deadline.into();
         let exec = &self.shared;
         let start = Instant::now();
         let until = deadline_after(deadline);

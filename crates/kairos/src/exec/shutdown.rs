@@ -32,17 +32,17 @@ impl ShutdownReport {
 impl fmt::Display for ShutdownReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_clean() {
-            return write!(f, "clean shutdown after {:?}", self.waited);
+            return write!(f, "clean shutdown after {}", self.waited);
         }
         write!(
             f,
-            "shutdown deadline passed after {:?} with callbacks still running:",
+            "shutdown deadline passed after {} with callbacks still running:",
             self.waited
         )?;
         for running in &self.still_running {
             write!(
                 f,
-                " '{}' (running for {:?})",
+                " '{}' (running for {})",
                 running.callback, running.running_for
             )?;
         }

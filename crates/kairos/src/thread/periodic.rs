@@ -23,9 +23,10 @@ impl PeriodicTask {
     pub fn spawn(
         name: impl Into<String>,
         clock: Clock,
-        period: Duration,
+        period: impl Into<Duration>,
         mut body: impl FnMut(&Tick) + Send + 'static,
     ) -> Result<PeriodicTask, PeriodicTaskError> {
+        let period = period.into();
         let timer = Timer::new(clock, period)?;
         let ended = Arc::new(Mutex::new(None));
         let end = Arc::clone(&ended);
@@ -58,7 +59,8 @@ impl PeriodicTask {
     }
 
     /// Stops the loop: wakes its wait at once, waits for the thread at most `timeout`.
-    pub fn stop(self, timeout: Duration) -> StopReport {
+    pub fn stop(self, timeout: impl Into<Duration>) -> StopReport {
+        let timeout = timeout.into();
         self.thread.stop(timeout)
     }
 }

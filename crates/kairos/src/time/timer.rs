@@ -99,15 +99,17 @@ pub struct Timer {
 
 impl Timer {
     /// A timer whose first deadline is one `period` from now.
-    pub fn new(clock: Clock, period: Duration) -> Result<Timer, TimeError> {
+    pub fn new(clock: Clock, period: impl Into<Duration>) -> Result<Timer, TimeError> {
+        let period = period.into();
         Self::with_policy(clock, period, MissedPeriods::default())
     }
 
     pub fn with_policy(
         clock: Clock,
-        period: Duration,
+        period: impl Into<Duration>,
         policy: MissedPeriods,
     ) -> Result<Timer, TimeError> {
+        let period = period.into();
         if !period.is_positive() {
             return Err(TimeError::InvalidPeriod(period));
         }
