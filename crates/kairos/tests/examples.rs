@@ -99,3 +99,20 @@ fn ctrl_c_shuts_the_executor_down_reports_and_leaves_a_whole_trace() {
         "callbacks are traced"
     );
 }
+
+#[test]
+fn opting_out_leaves_ctrl_c_its_default_action() {
+    let mut command = Command::new(example("ctrl_c"));
+    command.env(kairos::signal::ENV_VAR, "0");
+    let (child, _) = spawn_until_line(&mut command, "heard the first message");
+    send_signal(&child, Signal::INT);
+    let out = finish_within(child, LIMIT).expect("SIGINT ends the example");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        out.status.signal(),
+        Some(Signal::INT.as_raw()),
+        "killed by SIGINT, as without kairos: {stderr}"
+    );
+    assert!(!stderr.contains("kairos: SIGINT"), "{stderr}");
+}
