@@ -11,7 +11,9 @@ use crate::time::{Clock, Duration, Tick, TimeError, Timer, WaitError};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
-/// A body run every period on its own thread; see the module docs.
+/// A body run every period of any clock on its own managed thread. The loop waits on a
+/// [`Timer`] with the thread's cancel token, so [`stop`](Self::stop) wakes it at once, even
+/// on a simulated clock that stopped; a `Fail` stall policy ends the loop by itself.
 #[derive(Debug)]
 pub struct PeriodicTask {
     thread: ManagedThread,
