@@ -10,6 +10,8 @@
 //! - Nothing waits without a way out: spins end on cancel, shutdown or a timeout, and
 //!   [`Executor::shutdown`] returns by its deadline with a [`ShutdownReport`] naming any
 //!   callback that is still running.
+//!
+#![doc = include_str!("callback_groups.md")]
 
 pub(crate) mod deadlock;
 pub(crate) mod entity;
