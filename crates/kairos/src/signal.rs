@@ -48,6 +48,8 @@ static EXECUTORS: Mutex<Vec<Weak<ExecShared>>> = Mutex::new(Vec::new());
 /// Held by the handler thread while it shuts down, prints and flushes: the spins it ends
 /// may let `main` return before the report is printed, so exit waits for it (bounded).
 static HANDLING: Mutex<()> = Mutex::new(());
+/// Set by a second signal: exit without waiting for the first one's report.
+static EXIT_NOW: AtomicBool = AtomicBool::new(false);
 
 /// Turns graceful shutdown on SIGINT/SIGTERM on (the default) or off. Off before the
 /// runtime's first use, no handler is installed at all; off later, a signal gets its
@@ -124,7 +126,7 @@ fn start_handler_thread() -> Result<(), SignalError> {
 }
 
 extern "C" fn finish_handling_at_exit() {
-    if REQUESTED.load(Ordering::Acquire) {
+    if REQUESTED.load(Ordering::Acquire) && !EXIT_NOW.load(Ordering::Acquire) {
         let limit =
             Duration::from_nanos(DEADLINE_NS.load(Ordering::Acquire)) + Duration::from_secs(2);
         let limit = limit.to_std().unwrap_or_default();
@@ -145,6 +147,7 @@ fn on_signal(signal: i32) {
     }
     if REQUESTED.swap(true, Ordering::AcqRel) {
         eprintln!("kairos: {name} again: exiting now");
+        EXIT_NOW.store(true, Ordering::Release);
         std::process::exit(128 + signal);
     }
     // The shutdown runs in its own thread, so that this one hears a second signal while
@@ -159,7 +162,7 @@ fn on_signal(signal: i32) {
 }
 
 fn shut_down(name: &str, signal: i32) {
-    let _handling = HANDLING.lock();
+    let handling = HANDLING.lock();
     let executors: Vec<Executor> = EXECUTORS
         .lock()
         .iter()
@@ -169,6 +172,7 @@ fn shut_down(name: &str, signal: i32) {
     if executors.is_empty() {
         eprintln!("kairos: {name}: no executor runs a node; exiting");
         crate::trace::flush_from_env();
+        drop(handling); // The exit below waits for it.
         std::process::exit(128 + signal);
     }
     let deadline = Duration::from_nanos(DEADLINE_NS.load(Ordering::Acquire));
