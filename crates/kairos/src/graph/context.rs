@@ -42,7 +42,9 @@ pub struct ClockMsg {
 /// ([`NodeOptions::sim_stall`](super::NodeOptions::sim_stall)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SimStall {
+    /// What waits on the stalled clock do.
     pub policy: StallPolicy,
+    /// Steady time without a `/clock` message after which the clock is stalled.
     pub timeout: Duration,
 }
 

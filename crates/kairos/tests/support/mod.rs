@@ -40,7 +40,16 @@ pub fn example(name: &str) -> PathBuf {
     let target_dir = profile_dir.parent().unwrap();
     let mut build = Command::new(env!("CARGO"));
     build
-        .args(["build", "--quiet", "--example", name, "--manifest-path"])
+        // `--workspace`, as scripts/test's `cargo test --workspace`: the same features,
+        // hence the artifacts that run already built, and nothing to rebuild.
+        .args([
+            "build",
+            "--quiet",
+            "--workspace",
+            "--example",
+            name,
+            "--manifest-path",
+        ])
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
         .arg("--target-dir")
         .arg(target_dir);
