@@ -43,6 +43,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     executor.spin()?;
 
     // Reached after Ctrl-C: the handler shut the executor down and printed its report.
+    // `shutdown_requested` is what a loop that does not spin checks (rclcpp's `!ok()`).
+    assert!(kairos::signal::shutdown_requested());
     println!(
         "spin returned after Ctrl-C; heard {} messages; exiting",
         heard.load(Ordering::Relaxed)

@@ -6,7 +6,7 @@ mod support;
 
 use kairos::graph::{Context, Node};
 use rustix::process::Signal;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 use support::{finish_within, send_signal, spawn_until_line};
 
@@ -17,10 +17,10 @@ fn ctrl_c_without_a_spinning_executor_exits_at_once() {
     if std::env::var_os(CHILD).is_some() {
         let _node = Node::new_in(&Context::new(), "idle", "/").unwrap();
         println!("ready");
-        // Blocks until the parent ends the process: stdin stays open and silent.
-        let mut line = String::new();
-        let _ = std::io::stdin().read_line(&mut line);
-        return;
+        // Idle until the signal ends the process (the parent kills it after a minute).
+        loop {
+            std::thread::park();
+        }
     }
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
@@ -31,8 +31,7 @@ fn ctrl_c_without_a_spinning_executor_exits_at_once() {
         ])
         .env(CHILD, "1")
         .env_remove(kairos::signal::ENV_VAR)
-        .env_remove(kairos::trace::ENV_VAR)
-        .stdin(Stdio::piped());
+        .env_remove(kairos::trace::ENV_VAR);
     let (child, _) = spawn_until_line(&mut command, "ready");
     send_signal(&child, Signal::INT);
     let out = finish_within(child, Duration::from_secs(60)).expect("SIGINT ends the child");

@@ -115,7 +115,7 @@ impl Context {
     /// An isolated graph whose `use_sim_time` nodes wait when `/clock` stalls (ROS's
     /// behaviour; see [`SimStall`]).
     pub fn new() -> Self {
-        Self::with_sim_stall(SimStall::default()).expect("the default stall setting is valid")
+        Self::build(SimStall::default())
     }
 
     /// An isolated graph whose `use_sim_time` nodes handle a silent `/clock` as `stall`
@@ -137,16 +137,20 @@ impl Context {
     /// # Ok::<(), kairos::graph::GraphError>(())
     /// ```
     pub fn with_sim_stall(stall: SimStall) -> Result<Self, GraphError> {
+        Ok(Self::build(stall.check()?))
+    }
+
+    fn build(sim_stall: SimStall) -> Self {
         crate::runtime_first_use();
-        Ok(Context {
+        Context {
             inner: Arc::new(ContextInner {
                 topics: Mutex::default(),
                 services: Mutex::default(),
                 server_added: Condvar::new(),
-                sim_stall: stall.check()?,
+                sim_stall,
                 sim_clocks: Mutex::default(),
             }),
-        })
+        }
     }
 
     /// The process-wide context.

@@ -128,7 +128,9 @@ impl Node {
         let sim_stall = options.sim_stall.unwrap_or(context.sim_stall()).check()?;
         // The node clock: system time until `set_use_sim_time(true)` (ROS time semantics).
         let ros = RosClock::new(context.sim_clock_with(sim_stall)?);
-        ros.set_use_sim_time(options.use_sim_time);
+        if options.use_sim_time {
+            ros.set_use_sim_time(true);
+        }
         let handle = crate::trace::next_handle();
         crate::trace::tp::rcl_node_init(handle, handle, name, &namespace);
         let default_group = CallbackGroup::new(
