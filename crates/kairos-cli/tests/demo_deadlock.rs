@@ -19,17 +19,19 @@ fn demo_deadlock_reports_each_case_and_fails_fast() {
         )
     };
     for name in [
-        "a_call_in_timer_default_group",
-        "b_client_in_second_group_single_threaded",
+        "a_blocking_call_single_threaded",
+        "b_blocking_call_client_in_own_group_single_threaded",
         "d_spin_until_future_complete_in_callback",
+        "f_blocking_call_service_in_caller_group_multi_threaded",
     ] {
         let (result, ms) = outcome(name);
         assert_eq!(result, "would_deadlock", "{name}: {v}");
         assert!(ms < 1000.0, "{name} took {ms} ms");
     }
     for name in [
-        "c_two_groups_multi_threaded",
+        "c_blocking_call_service_in_other_group_multi_threaded",
         "e_awaited_call_async_single_threaded",
+        "g_blocking_call_client_in_caller_group_multi_threaded",
     ] {
         assert_eq!(outcome(name).0, "completed", "{name}: {v}");
     }

@@ -4,14 +4,29 @@
 //! - [`graph`]: nodes, topics, services and clients, type checked, nothing lost silently.
 //! - [`exec`]: executors and callback groups that never deadlock silently.
 //! - [`thread`]: threads the runtime owns, stopped with a deadline and a report.
-//! - [`trace`]: trace sessions (CTF) and the runtime's tracepoints.
+//! - [`trace`]: trace sessions (CTF) and the runtime's tracepoints; `KAIROS_TRACE=<dir>`
+//!   traces any kairos program from its first node on.
+//! - [`signal`]: Ctrl-C (SIGINT, SIGTERM) shuts the executors down with a report, as in
+//!   rclcpp and rclpy.
 //!
 //! The invariants every module keeps are in `ARCHITECTURE.md`; each module's docs say
 //! which of them it is responsible for and how.
 
+mod at_exit;
 pub mod exec;
 pub mod graph;
 mod loom;
+pub mod signal;
 pub mod thread;
 pub mod time;
 pub mod trace;
+
+/// The runtime's first use (the first `Context`, hence the first node): what `rclcpp::init`
+/// does, done once per process without asking the program to call anything.
+pub(crate) fn runtime_first_use() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        trace::start_from_env_on_first_use();
+        signal::install_on_first_use();
+    });
+}

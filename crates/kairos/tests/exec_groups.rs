@@ -375,7 +375,7 @@ fn a_suspended_async_callback_frees_the_thread_for_other_groups() {
     let node = node("suspender");
     let other = node.create_callback_group("other", GroupKind::MutuallyExclusive);
     let (wake_tx, wake_rx) = futures::channel::oneshot::channel::<u32>();
-    let wake_rx = parking_lot::Mutex::new(Some(wake_rx));
+    let wake_rx = Arc::new(parking_lot::Mutex::new(Some(wake_rx)));
     let (done_tx, done_rx) = futures::channel::oneshot::channel::<u32>();
     let done_tx = Arc::new(parking_lot::Mutex::new(Some(done_tx)));
     let _sub = node

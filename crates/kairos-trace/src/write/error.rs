@@ -5,7 +5,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// A trace session could not start, flush or stop cleanly.
-#[derive(Debug, Clone, thiserror::Error)]
+///
+/// `Debug` prints the same sentence as `Display`: a `main` that returns
+/// `Result<_, kairos_trace::write::Error>` (or a `Box<dyn Error>` holding one) shows users
+/// what to do, not the variant's fields.
+#[derive(Clone, thiserror::Error)]
 pub enum Error {
     /// A file-system operation failed.
     #[error("cannot {action} {}: {source}", path.display())]
@@ -55,6 +59,12 @@ pub enum Error {
     /// The writer thread died (a bug): the trace ends at its last complete packet.
     #[error("the trace writer thread stopped unexpectedly; the trace ends at its last packet")]
     WriterGone,
+}
+
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 impl Error {

@@ -19,7 +19,7 @@ pub enum ExecError {
     ShutDown,
     #[error("a multi-threaded executor needs 1 to 1024 worker threads, got {workers}")]
     InvalidWorkers { workers: usize },
-    #[error("the future did not complete within {timeout:?}")]
+    #[error("the future did not complete within {timeout}")]
     Timeout { timeout: crate::time::Duration },
     #[error("the spin was cancelled (Executor::cancel) before the future completed")]
     Cancelled,

@@ -188,6 +188,11 @@ impl Executor {
         }
     }
 
+    /// A handle to the executor of `shared` (the signal handler keeps weak ones).
+    pub(crate) fn from_shared(shared: Arc<ExecShared>) -> Self {
+        Self { shared }
+    }
+
     pub fn workers(&self) -> usize {
         self.shared.workers
     }
@@ -232,7 +237,8 @@ impl Executor {
     }
 
     /// Runs at most one callback, waiting up to `timeout` for one; true if one ran.
-    pub fn spin_once(&self, timeout: Duration) -> Result<bool, ExecError> {
+    pub fn spin_once(&self, timeout: impl Into<Duration>) -> Result<bool, ExecError> {
+        let timeout = timeout.into();
         let Some(session) = self.shared.begin_spin("spin_once()")? else {
             return Ok(false);
         };
@@ -275,7 +281,8 @@ impl Executor {
 
     /// Runs ready work until none is left or `max_duration` has passed; returns how many
     /// callbacks ran.
-    pub fn spin_all(&self, max_duration: Duration) -> Result<usize, ExecError> {
+    pub fn spin_all(&self, max_duration: impl Into<Duration>) -> Result<usize, ExecError> {
+        let max_duration = max_duration.into();
         let Some(session) = self.shared.begin_spin("spin_all()")? else {
             return Ok(0);
         };
@@ -302,8 +309,9 @@ impl Executor {
     pub fn spin_until_future_complete<F: Future>(
         &self,
         future: F,
-        timeout: Duration,
+        timeout: impl Into<Duration>,
     ) -> Result<F::Output, ExecError> {
+        let timeout = timeout.into();
         let Some(mut session) = self.shared.begin_spin("spin_until_future_complete()")? else {
             return Err(ExecError::Cancelled);
         };
@@ -406,7 +414,8 @@ impl Executor {
     ///    the report and their threads left behind, never joined;
     /// 4. async callbacks suspended at an `.await` are abandoned (their futures dropped,
     ///    which frees what they hold) and named in the report.
-    pub fn shutdown(&self, deadline: Duration) -> ShutdownReport {
+    pub fn shutdown(&self, deadline: impl Into<Duration>) -> ShutdownReport {
+        let deadline = deadline.into();
         let exec = &self.shared;
         let start = Instant::now();
         let until = deadline_after(deadline);

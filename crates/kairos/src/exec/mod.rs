@@ -25,6 +25,8 @@
 //! - The state is visible while it runs: [`Executor::live_tasks`],
 //!   [`Executor::parked_entities`], [`Executor::queued_responses`], [`CallbackGroup::parked`],
 //!   [`Client::queued_responses`](crate::graph::Client::queued_responses).
+//!
+#![doc = include_str!("callback_groups.md")]
 
 pub(crate) mod deadlock;
 pub(crate) mod entity;

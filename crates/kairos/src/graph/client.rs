@@ -39,7 +39,7 @@ pub enum CallError {
     },
     #[error("service '{service}' was removed before it answered request #{seq}")]
     ServiceGone { service: String, seq: u64 },
-    #[error("no response from service '{service}' within {timeout:?}")]
+    #[error("no response from service '{service}' within {timeout}")]
     Timeout { service: String, timeout: Duration },
     #[error(
         "the executor shut down before the response to request #{seq} of service '{service}' was delivered"
@@ -255,7 +255,8 @@ impl<Resp: Send + 'static> ResponseFuture<Resp> {
 
     /// Blocks until the response arrives or `timeout` passes. Inside a callback whose
     /// executor could never run the service meanwhile, returns `WouldDeadlock` at once.
-    pub fn wait(self, timeout: Duration) -> Result<Resp, CallError> {
+    pub fn wait(self, timeout: impl Into<Duration>) -> Result<Resp, CallError> {
+        let timeout = timeout.into();
         let operation = format!(
             "waiting for the response of service '{}'",
             self.call_site.service()
@@ -365,11 +366,41 @@ impl<Resp> fmt::Debug for ResponseFuture<Resp> {
     }
 }
 
-/// A client of one service; dropping it abandons its pending requests.
+/// A client of one service. Clones are cheap handles to the same client (one sequence of
+/// requests), so several callbacks can share it; dropping the last one removes it and
+/// abandons its pending requests.
 #[must_use = "the client is removed when its handle is dropped"]
 pub struct Client<Req: Send + 'static, Resp: Send + 'static> {
     pub(crate) inner: Arc<ClientInner<Req, Resp>>,
-    pub(crate) node: Node,
+    registration: Arc<Registration<Req, Resp>>,
+}
+
+/// Shared by a client's handles: the last one dropped removes the client from its node.
+struct Registration<Req: Send + 'static, Resp: Send + 'static> {
+    inner: Arc<ClientInner<Req, Resp>>,
+    node: Node,
+}
+
+impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
+    pub(crate) fn new(inner: Arc<ClientInner<Req, Resp>>, node: Node) -> Self {
+        let registration = Arc::new(Registration {
+            inner: inner.clone(),
+            node,
+        });
+        Self {
+            inner,
+            registration,
+        }
+    }
+}
+
+impl<Req: Send + 'static, Resp: Send + 'static> Clone for Client<Req, Resp> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            registration: self.registration.clone(),
+        }
+    }
 }
 
 impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
@@ -408,7 +439,8 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
 
     /// Sends `request` and blocks for the response, at most `timeout`. Inside a callback
     /// whose executor could never run the service meanwhile, returns `WouldDeadlock` at once.
-    pub fn call(&self, request: Req, timeout: Duration) -> Result<Resp, CallError> {
+    pub fn call(&self, request: Req, timeout: impl Into<Duration>) -> Result<Resp, CallError> {
+        let timeout = timeout.into();
         let operation = format!("call() to service '{}'", self.inner.service);
         if let Some(server) = self.inner.context.server::<Req, Resp>(&self.inner.service) {
             // Check before sending: a request that can never be served is not sent at all.
@@ -426,7 +458,8 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
     }
 
     /// Waits up to `timeout` for the service to have a server; true if it has.
-    pub fn wait_for_service(&self, timeout: Duration) -> bool {
+    pub fn wait_for_service(&self, timeout: impl Into<Duration>) -> bool {
+        let timeout = timeout.into();
         self.inner
             .context
             .wait_for_server(&self.inner.service, deadline_after(timeout))
@@ -454,10 +487,11 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
     }
 }
 
-impl<Req: Send + 'static, Resp: Send + 'static> Drop for Client<Req, Resp> {
-    /// Every request still pending ends now: its done callback runs (or its awaiting task
-    /// wakes) with `ClientDropped`; a queued response's done callback with
-    /// `ExecutorShutDown`. Nothing waits for ever on a client that is gone.
+impl<Req: Send + 'static, Resp: Send + 'static> Drop for Registration<Req, Resp> {
+    /// When the client's last handle is dropped, every request still pending ends: its
+    /// done callback runs (or its awaiting task wakes) with `ClientDropped`; a queued
+    /// response's done callback with `ExecutorShutDown`. Nothing waits for ever on a
+    /// client that is gone.
     fn drop(&mut self) {
         self.inner.core.destroy();
         self.node.forget(self.inner.core.id());

@@ -2,11 +2,19 @@
 //!
 //! Nodes created with [`Node::new`](super::Node::new) share the process-wide context;
 //! [`Context::new`] makes an isolated graph (tests, several simulated robots in one process).
+//!
+//! A context also carries the simulation time of its `/clock` topic: one [`SimClock`] per
+//! stall setting ([`SimStall`]), all fed by the same `/clock` messages, so nodes that
+//! chose different stall policies still read the same simulated time.
+//!
+//! Creating the first context of the process is the runtime's first use: it starts
+//! tracing when `KAIROS_TRACE` is set ([`crate::trace`]) and installs the Ctrl-C handler
+//! ([`crate::signal`]), as `rclcpp::init` does.
 
 use super::error::GraphError;
 use super::service::ServiceInner;
 use super::topic::Topic;
-use crate::time::{SimClock, Time};
+use crate::time::{DEFAULT_STALL_TIMEOUT, Duration, SimClock, StallPolicy, Time};
 use parking_lot::{Condvar, Mutex};
 use std::any::{Any, TypeId, type_name};
 use std::collections::HashMap;
@@ -24,20 +32,68 @@ pub struct ClockMsg {
     pub clock: Time,
 }
 
+/// What the simulated clock of a `use_sim_time` node does when `/clock` falls silent:
+/// after `timeout` of steady time without a message, the clock is *stalled* and `policy`
+/// decides what its waits do (see [`StallPolicy`]).
+///
+/// The default is what ROS does: [`StallPolicy::Wait`] after
+/// [`DEFAULT_STALL_TIMEOUT`] (1 s). Choose it per context
+/// ([`Context::with_sim_stall`]) or per node
+/// ([`NodeOptions::sim_stall`](super::NodeOptions::sim_stall)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SimStall {
+    /// What waits on the stalled clock do.
+    pub policy: StallPolicy,
+    /// Steady time without a `/clock` message after which the clock is stalled.
+    pub timeout: Duration,
+}
+
+impl SimStall {
+    /// `policy` after `timeout` (a `kairos` or `std` duration) without a `/clock` message.
+    pub fn new(policy: StallPolicy, timeout: impl Into<Duration>) -> Self {
+        SimStall {
+            policy,
+            timeout: timeout.into(),
+        }
+    }
+
+    pub(crate) fn check(self) -> Result<Self, GraphError> {
+        if self.timeout.is_positive() {
+            Ok(self)
+        } else {
+            Err(GraphError::InvalidStallTimeout(self.timeout))
+        }
+    }
+}
+
+impl Default for SimStall {
+    fn default() -> Self {
+        SimStall::new(StallPolicy::Wait, DEFAULT_STALL_TIMEOUT)
+    }
+}
+
 /// A graph of topics and services. Clones refer to the same graph.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Context {
     inner: Arc<ContextInner>,
 }
 
-#[derive(Default)]
 struct ContextInner {
     topics: Mutex<HashMap<String, TopicSlot>>,
     services: Mutex<HashMap<String, ServiceSlot>>,
     /// Notified when a server is registered.
     server_added: Condvar,
-    /// Simulation time of this graph, fed by its `/clock` topic (created on first use).
-    sim_clock: OnceLock<SimClock>,
+    /// The stall setting of nodes that do not choose their own.
+    sim_stall: SimStall,
+    /// Simulation time of this graph, fed by its `/clock` topic: one clock per stall
+    /// setting asked for, made on first use.
+    sim_clocks: Mutex<Vec<(SimStall, SimClock)>>,
+}
+
+impl Default for Context {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 struct TopicSlot {
@@ -56,8 +112,45 @@ fn service_type_names<Req, Resp>() -> String {
 }
 
 impl Context {
+    /// An isolated graph whose `use_sim_time` nodes wait when `/clock` stalls (ROS's
+    /// behaviour; see [`SimStall`]).
     pub fn new() -> Self {
-        Self::default()
+        Self::build(SimStall::default())
+    }
+
+    /// An isolated graph whose `use_sim_time` nodes handle a silent `/clock` as `stall`
+    /// says, unless a node chooses otherwise. A stall timeout that is not positive is a
+    /// [`GraphError::InvalidStallTimeout`].
+    ///
+    /// ```
+    /// use kairos::graph::{Context, Node, SimStall};
+    /// use kairos::time::StallPolicy;
+    ///
+    /// let context = Context::with_sim_stall(SimStall::new(
+    ///     StallPolicy::Fail,
+    ///     std::time::Duration::from_millis(500),
+    /// ))?;
+    /// let node = Node::new_in(&context, "planner", "/")?;
+    /// node.set_use_sim_time(true)?;
+    /// let sim = node.clock().as_ros().unwrap().sim().clone();
+    /// assert_eq!(sim.policy(), StallPolicy::Fail);
+    /// # Ok::<(), kairos::graph::GraphError>(())
+    /// ```
+    pub fn with_sim_stall(stall: SimStall) -> Result<Self, GraphError> {
+        Ok(Self::build(stall.check()?))
+    }
+
+    fn build(sim_stall: SimStall) -> Self {
+        crate::runtime_first_use();
+        Context {
+            inner: Arc::new(ContextInner {
+                topics: Mutex::default(),
+                services: Mutex::default(),
+                server_added: Condvar::new(),
+                sim_stall,
+                sim_clocks: Mutex::default(),
+            }),
+        }
     }
 
     /// The process-wide context.
@@ -66,29 +159,45 @@ impl Context {
         GLOBAL.get_or_init(Context::new).clone()
     }
 
-    /// The simulated clock of this graph: every [`ClockMsg`] published on `/clock` sets
-    /// it, at once and in the publishing thread (no executor in between, so a node
-    /// waiting on simulation time cannot block its own clock), as ROS's `use_sim_time`
-    /// nodes follow `/clock`. The publish returns once the callbacks it made due have run
-    /// ([`SimClock::publish_settled`]): `/clock` drives node timers in lock-step.
+    /// The stall setting of this context's `use_sim_time` nodes, unless they choose one.
+    pub fn sim_stall(&self) -> SimStall {
+        self.inner.sim_stall
+    }
+
+    /// The simulated clock of this graph, with the context's stall setting: every
+    /// [`ClockMsg`] published on `/clock` sets it, at once and in the publishing thread (no
+    /// executor in between, so a node waiting on simulation time cannot block its own
+    /// clock), as ROS's `use_sim_time` nodes follow `/clock`. The publish returns once the callbacks
+    /// it made due have run ([`SimClock::publish_settled`]): `/clock` drives node timers
+    /// in lock-step.
     pub fn sim_clock(&self) -> Result<SimClock, GraphError> {
-        if let Some(sim) = self.inner.sim_clock.get() {
+        self.sim_clock_with(self.inner.sim_stall)
+    }
+
+    /// The simulated clock of this graph with the stall setting `stall`, fed by `/clock`
+    /// like [`sim_clock`](Self::sim_clock); the same setting gives the same clock.
+    pub fn sim_clock_with(&self, stall: SimStall) -> Result<SimClock, GraphError> {
+        let stall = stall.check()?;
+        let mut clocks = self.inner.sim_clocks.lock();
+        if let Some((_, sim)) = clocks.iter().find(|(s, _)| *s == stall) {
             return Ok(sim.clone());
         }
         let topic = self.topic::<ClockMsg>(CLOCK_TOPIC)?;
-        let mut installed = false;
-        let sim = self.inner.sim_clock.get_or_init(|| {
-            installed = true;
-            SimClock::new()
-        });
-        if installed {
-            let target = sim.clone();
-            topic.listen(Arc::new(move |msg: &ClockMsg| {
-                // A message of another clock kind is ignored: only simulated time drives it.
-                let _ = target.publish_settled(msg.clock);
-            }));
+        let sim = SimClock::with_stall_policy(stall.policy, stall.timeout);
+        // Started at the last sample, if `/clock` already spoke: a clock made later reads
+        // the same time as those made before it.
+        if let Some((_, first)) = clocks.first()
+            && first.has_started()
+        {
+            let _ = sim.publish(first.now());
         }
-        Ok(sim.clone())
+        let target = sim.clone();
+        topic.listen(Arc::new(move |msg: &ClockMsg| {
+            // A message of another clock kind is ignored: only simulated time drives it.
+            let _ = target.publish_settled(msg.clock);
+        }));
+        clocks.push((stall, sim.clone()));
+        Ok(sim)
     }
 
     /// The topic `name` (absolute), created on first use; its type is fixed from then on.

@@ -36,4 +36,8 @@ pub enum GraphError {
         "callback group '{group}' does not belong to node '{node}'; create it with that node's create_callback_group"
     )]
     ForeignGroup { group: String, node: String },
+    #[error(
+        "a simulation-time stall timeout must be positive, got {0}; pass e.g. Duration::from_secs(1)"
+    )]
+    InvalidStallTimeout(crate::time::Duration),
 }

@@ -13,6 +13,7 @@
 mod client;
 mod context;
 mod error;
+mod message_callback;
 mod name;
 mod node;
 mod publisher;
@@ -22,10 +23,11 @@ mod subscription;
 mod topic;
 
 pub use client::{CallError, Client, ResponseFuture};
-pub use context::{CLOCK_TOPIC, ClockMsg, Context};
+pub use context::{CLOCK_TOPIC, ClockMsg, Context, SimStall};
 pub use error::GraphError;
+pub use message_callback::MessageCallback;
 pub use name::{NameError, NameKind, normalize_namespace, resolve, validate_node_name};
-pub use node::Node;
+pub use node::{Node, NodeOptions};
 pub use publisher::Publisher;
 pub use qos::{Durability, History, Qos, QosError};
 pub use service::Service;

@@ -6,8 +6,9 @@
 //! dropping one removes it from the node, its topic and its executor.
 
 use super::client::{Client, ClientInner};
-use super::context::Context;
+use super::context::{Context, SimStall};
 use super::error::GraphError;
+use super::message_callback::MessageCallback;
 use super::name::{NameKind, normalize_namespace, resolve, validate_node_name};
 use super::publisher::Publisher;
 use super::qos::Qos;
@@ -18,12 +19,63 @@ use crate::exec::{
     CallbackGroup, CallbackTimer, ExecError, ExecShared, GroupKind, GuardCondition, GuardInner,
     TimerCallback, TimerInner,
 };
-use crate::time::{Clock, Duration, Tick, Timer};
+use crate::time::{Clock, Duration, RosClock, Tick, Timer};
 use parking_lot::Mutex;
 use std::fmt;
 use std::future::Future;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Weak};
+
+/// Settings of a node made at its creation, as rclcpp's `NodeOptions`: pass them to
+/// [`Node::with_options`].
+///
+/// ```
+/// use kairos::graph::{Context, Node, NodeOptions, SimStall};
+/// use kairos::time::StallPolicy;
+///
+/// // A node on simulation time that keeps moving on the steady clock if /clock stalls
+/// // for more than 200 ms.
+/// let options = NodeOptions::new().use_sim_time(true).sim_stall(SimStall::new(
+///     StallPolicy::FallbackToSteady,
+///     std::time::Duration::from_millis(200),
+/// ));
+/// let node = Node::with_options(&Context::new(), "controller", options)?;
+/// assert_eq!(node.sim_stall().policy, StallPolicy::FallbackToSteady);
+/// # Ok::<(), kairos::graph::GraphError>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct NodeOptions {
+    namespace: Option<String>,
+    use_sim_time: bool,
+    sim_stall: Option<SimStall>,
+}
+
+impl NodeOptions {
+    /// The defaults: root namespace, system time, the context's stall setting.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The namespace the node's relative names resolve against (default `/`).
+    pub fn namespace(mut self, namespace: &str) -> Self {
+        self.namespace = Some(namespace.to_owned());
+        self
+    }
+
+    /// Start on simulation time (ROS's `use_sim_time` parameter); see
+    /// [`Node::set_use_sim_time`].
+    pub fn use_sim_time(mut self, on: bool) -> Self {
+        self.use_sim_time = on;
+        self
+    }
+
+    /// What the node's simulated clock does when `/clock` falls silent; default: the
+    /// context's setting ([`Context::sim_stall`]).
+    pub fn sim_stall(mut self, stall: SimStall) -> Self {
+        self.sim_stall = Some(stall);
+        self
+    }
+}
 
 /// A handle to a node; clones refer to the same node. A handle made by
 /// [`with_group`](Node::with_group) creates its entities in that group.
@@ -43,6 +95,8 @@ struct NodeShared {
     entities: Mutex<Vec<Arc<dyn Entity>>>,
     executor: Mutex<Option<Weak<ExecShared>>>,
     clock: Mutex<Clock>,
+    /// What the node's simulated clock does when `/clock` falls silent.
+    sim_stall: SimStall,
     /// The handle the trace knows this node by.
     handle: u64,
 }
@@ -55,15 +109,28 @@ impl Node {
 
     /// A node `name` in `namespace` of `context`.
     pub fn new_in(context: &Context, name: &str, namespace: &str) -> Result<Self, GraphError> {
+        Self::with_options(context, name, NodeOptions::new().namespace(namespace))
+    }
+
+    /// A node `name` of `context` with `options` (namespace, `use_sim_time`, stall policy).
+    pub fn with_options(
+        context: &Context,
+        name: &str,
+        options: NodeOptions,
+    ) -> Result<Self, GraphError> {
         validate_node_name(name)?;
-        let namespace = normalize_namespace(namespace)?;
+        let namespace = normalize_namespace(options.namespace.as_deref().unwrap_or("/"))?;
         let fq_name = if namespace == "/" {
             format!("/{name}")
         } else {
             format!("{namespace}/{name}")
         };
+        let sim_stall = options.sim_stall.unwrap_or(context.sim_stall()).check()?;
         // The node clock: system time until `set_use_sim_time(true)` (ROS time semantics).
-        let clock = crate::time::RosClock::new(context.sim_clock()?).clock();
+        let ros = RosClock::new(context.sim_clock_with(sim_stall)?);
+        if options.use_sim_time {
+            ros.set_use_sim_time(true);
+        }
         let handle = crate::trace::next_handle();
         crate::trace::tp::rcl_node_init(handle, handle, name, &namespace);
         let default_group = CallbackGroup::new(
@@ -81,7 +148,8 @@ impl Node {
                 groups: Mutex::new(Vec::new()),
                 entities: Mutex::new(Vec::new()),
                 executor: Mutex::new(None),
-                clock: Mutex::new(clock),
+                clock: Mutex::new(ros.clock()),
+                sim_stall,
                 handle,
             }),
         })
@@ -102,6 +170,12 @@ impl Node {
 
     pub fn context(&self) -> &Context {
         &self.shared.context
+    }
+
+    /// What the node's simulated clock does when `/clock` falls silent (chosen with
+    /// [`NodeOptions::sim_stall`], else its context's).
+    pub fn sim_stall(&self) -> SimStall {
+        self.shared.sim_stall
     }
 
     /// The node's default group (mutually exclusive), where entities go unless told otherwise.
@@ -160,22 +234,40 @@ impl Node {
         })
     }
 
-    /// Runs `callback` once per message on the node's executor.
-    pub fn create_subscription<T, F>(
+    /// Runs `callback` once per message on the node's executor. The callback takes the
+    /// message as `Arc<T>` (to keep it, without a copy) or as `&T` (to read it).
+    ///
+    /// ```
+    /// use kairos::graph::{Context, Node, Qos};
+    /// use std::sync::Arc;
+    ///
+    /// let node = Node::new_in(&Context::new(), "listener", "/")?;
+    /// let _by_ref = node.create_subscription("chatter", Qos::keep_last(10), |m: &String| {
+    ///     println!("{m}");
+    /// })?;
+    /// let _by_arc = node.create_subscription("chatter", Qos::keep_last(10), |m: Arc<String>| {
+    ///     let _kept: Arc<String> = m;
+    /// })?;
+    /// # Ok::<(), kairos::graph::GraphError>(())
+    /// ```
+    pub fn create_subscription<T, Args>(
         &self,
         topic: &str,
         qos: Qos,
-        callback: F,
+        callback: impl MessageCallback<T, Args>,
     ) -> Result<Subscription<T>, GraphError>
     where
         T: Send + Sync + 'static,
-        F: Fn(Arc<T>) + Send + Sync + 'static,
     {
-        self.subscribe(topic, qos, SubCallback::Sync(Box::new(callback)))
+        self.subscribe(topic, qos, SubCallback::Sync(callback.into_arc_callback()))
     }
 
     /// Like [`create_subscription`](Self::create_subscription) with an `async` callback,
     /// polled by the executor; the group stays held until its future completes.
+    ///
+    /// The callback is cloned for each message and called once, so an async closure that
+    /// captures state (`async move |m: Arc<T>| { state.use(m).await }`) works as it is;
+    /// its captures must be `Clone` (wrap what is not in an `Arc`).
     pub fn create_subscription_async<T, F, Fut>(
         &self,
         topic: &str,
@@ -184,10 +276,10 @@ impl Node {
     ) -> Result<Subscription<T>, GraphError>
     where
         T: Send + Sync + 'static,
-        F: Fn(Arc<T>) -> Fut + Send + Sync + 'static,
+        F: FnOnce(Arc<T>) -> Fut + Clone + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let callback = move |message| -> BoxFuture { Box::pin(callback(message)) };
+        let callback = move |message| -> BoxFuture { Box::pin(callback.clone()(message)) };
         self.subscribe(topic, qos, SubCallback::Async(Box::new(callback)))
     }
 
@@ -277,10 +369,7 @@ impl Node {
         let id = inner.core().id();
         crate::trace::tp::rcl_client_init(id, self.shared.handle, id, &name);
         self.register(inner.clone());
-        Ok(Client {
-            inner,
-            node: self.clone(),
-        })
+        Ok(Client::new(inner, self.clone()))
     }
 
     /// A guard condition named `name` whose `callback` runs once per trigger.
@@ -322,7 +411,8 @@ impl Node {
         let ros = match clock.as_ros() {
             Some(ros) => ros.clone(),
             None => {
-                let ros = crate::time::RosClock::new(self.shared.context.sim_clock()?);
+                let sim = self.shared.context.sim_clock_with(self.shared.sim_stall)?;
+                let ros = RosClock::new(sim);
                 *clock = ros.clock();
                 ros
             }
@@ -337,10 +427,20 @@ impl Node {
         *self.shared.clock.lock() = clock;
     }
 
-    /// Runs `callback` every `period` of the node's clock.
+    /// Runs `callback` every `period` (a `kairos` or `std` duration) of the node's clock.
+    ///
+    /// ```
+    /// use kairos::graph::{Context, Node};
+    ///
+    /// let node = Node::new_in(&Context::new(), "talker", "/")?;
+    /// let _timer = node.create_timer(std::time::Duration::from_millis(100), |tick| {
+    ///     println!("tick at {}", tick.actual);
+    /// })?;
+    /// # Ok::<(), kairos::graph::GraphError>(())
+    /// ```
     pub fn create_timer<F>(
         &self,
-        period: Duration,
+        period: impl Into<Duration>,
         callback: F,
     ) -> Result<CallbackTimer, GraphError>
     where
@@ -353,30 +453,53 @@ impl Node {
     pub fn create_timer_on<F>(
         &self,
         clock: Clock,
-        period: Duration,
+        period: impl Into<Duration>,
         callback: F,
     ) -> Result<CallbackTimer, GraphError>
     where
         F: Fn(Tick) + Send + Sync + 'static,
     {
-        self.timer(clock, period, TimerCallback::Sync(Box::new(callback)))
+        self.timer(
+            clock,
+            period.into(),
+            TimerCallback::Sync(Box::new(callback)),
+        )
     }
 
     /// Like [`create_timer`](Self::create_timer) with an `async` callback, polled by the
     /// executor; the group stays held until its future completes.
+    ///
+    /// The callback is cloned for each tick and called once, so an async closure that
+    /// captures state works as it is; its captures must be `Clone` (wrap what is not in
+    /// an `Arc`):
+    ///
+    /// ```
+    /// use kairos::graph::{Context, Node};
+    ///
+    /// let context = Context::new();
+    /// let server = Node::new_in(&context, "server", "/")?;
+    /// let _service = server.create_service("add", |(a, b): (i64, i64)| a + b)?;
+    /// let node = Node::new_in(&context, "caller", "/")?;
+    /// let client = node.create_client::<(i64, i64), i64>("add")?;
+    /// let _timer = node.create_timer_async(std::time::Duration::from_secs(1), async move |_| {
+    ///     let sum = client.call_async((2, 3)).await;
+    ///     println!("{sum:?}");
+    /// })?;
+    /// # Ok::<(), kairos::graph::GraphError>(())
+    /// ```
     pub fn create_timer_async<F, Fut>(
         &self,
-        period: Duration,
+        period: impl Into<Duration>,
         callback: F,
     ) -> Result<CallbackTimer, GraphError>
     where
-        F: Fn(Tick) -> Fut + Send + Sync + 'static,
+        F: FnOnce(Tick) -> Fut + Clone + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let callback = move |tick| -> BoxFuture { Box::pin(callback(tick)) };
+        let callback = move |tick| -> BoxFuture { Box::pin(callback.clone()(tick)) };
         self.timer(
             self.clock(),
-            period,
+            period.into(),
             TimerCallback::Async(Box::new(callback)),
         )
     }
@@ -436,6 +559,7 @@ impl Node {
             });
         }
         *executor = Some(Arc::downgrade(exec));
+        crate::signal::watch(exec);
         for entity in self.shared.entities.lock().iter() {
             entity.core().attach(exec);
         }

@@ -140,7 +140,8 @@ impl ManagedThread {
     }
 
     /// Asks the thread to stop (cancelling its token) and waits for it at most `timeout`.
-    pub fn stop(mut self, timeout: Duration) -> StopReport {
+    pub fn stop(mut self, timeout: impl Into<Duration>) -> StopReport {
+        let timeout = timeout.into();
         let steady = Clock::steady();
         let asked = steady.now();
         self.token.cancel();

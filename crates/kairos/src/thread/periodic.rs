@@ -11,7 +11,9 @@ use crate::time::{Clock, Duration, Tick, TimeError, Timer, WaitError};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
-/// A body run every period on its own thread; see the module docs.
+/// A body run every period of any clock on its own managed thread. The loop waits on a
+/// [`Timer`] with the thread's cancel token, so [`stop`](Self::stop) wakes it at once, even
+/// on a simulated clock that stopped; a `Fail` stall policy ends the loop by itself.
 #[derive(Debug)]
 pub struct PeriodicTask {
     thread: ManagedThread,
@@ -23,9 +25,10 @@ impl PeriodicTask {
     pub fn spawn(
         name: impl Into<String>,
         clock: Clock,
-        period: Duration,
+        period: impl Into<Duration>,
         mut body: impl FnMut(&Tick) + Send + 'static,
     ) -> Result<PeriodicTask, PeriodicTaskError> {
+        let period = period.into();
         let timer = Timer::new(clock, period)?;
         let ended = Arc::new(Mutex::new(None));
         let end = Arc::clone(&ended);
@@ -58,7 +61,8 @@ impl PeriodicTask {
     }
 
     /// Stops the loop: wakes its wait at once, waits for the thread at most `timeout`.
-    pub fn stop(self, timeout: Duration) -> StopReport {
+    pub fn stop(self, timeout: impl Into<Duration>) -> StopReport {
+        let timeout = timeout.into();
         self.thread.stop(timeout)
     }
 }

@@ -134,7 +134,12 @@ impl Clock {
     }
 
     /// Blocks for at least `duration` of this clock, or until `cancel` fires.
-    pub fn sleep_for(&self, duration: Duration, cancel: &CancelToken) -> Result<(), WaitError> {
+    pub fn sleep_for(
+        &self,
+        duration: impl Into<Duration>,
+        cancel: &CancelToken,
+    ) -> Result<(), WaitError> {
+        let duration = duration.into();
         self.sleep_until(self.now() + duration, cancel)
     }
 

@@ -163,18 +163,38 @@ impl Div<i64> for Duration {
 }
 
 impl fmt::Display for Duration {
+    /// Human units, as people write them: `100 ms`, `1.5 s`, `58.4 us`, `250 ns`: the
+    /// largest unit (s, ms, us, ns) in which the span is at least 1, with three significant
+    /// digits and no trailing zeros. An explicit precision (`{:.6}`) gives that many
+    /// decimals in the same unit instead. `Debug` keeps the exact nanoseconds.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = self.nanos;
-        let a = n.unsigned_abs();
-        if a >= 1_000_000_000 {
-            write!(f, "{:.3} s", n as f64 / 1e9)
-        } else if a >= 1_000_000 {
-            write!(f, "{:.3} ms", n as f64 / 1e6)
-        } else if a >= 1_000 {
-            write!(f, "{:.3} us", n as f64 / 1e3)
-        } else {
-            write!(f, "{n} ns")
+        const UNITS: [(u64, &str); 3] = [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")];
+        let sign = if self.nanos < 0 { "-" } else { "" };
+        let abs = self.nanos.unsigned_abs();
+        let Some(i) = UNITS.iter().position(|(scale, _)| abs >= *scale) else {
+            return write!(f, "{sign}{abs} ns");
+        };
+        let (mut scale, mut unit) = UNITS[i];
+        // 999.9996 ms rounds to 1000 ms: say 1 s.
+        if i > 0 && (abs as f64 / scale as f64).round() >= 1000.0 {
+            (scale, unit) = UNITS[i - 1];
         }
+        let value = abs as f64 / scale as f64;
+        if let Some(decimals) = f.precision() {
+            return write!(f, "{sign}{value:.decimals$} {unit}");
+        }
+        let decimals = match value {
+            v if v < 10.0 => 2,
+            v if v < 100.0 => 1,
+            _ => 0,
+        };
+        let text = format!("{value:.decimals$}");
+        let text = if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            &text
+        };
+        write!(f, "{sign}{text} {unit}")
     }
 }
 
@@ -206,5 +226,24 @@ mod tests {
         );
         assert_eq!(Duration::from_secs(1) / 0, Duration::MAX);
         assert_eq!(-Duration::from_nanos(i64::MIN), Duration::MAX);
+    }
+
+    #[test]
+    fn display_is_in_human_units() {
+        let cases = [
+            (Duration::from_millis(100), "100 ms"),
+            (Duration::from_millis(1_500), "1.5 s"),
+            (Duration::from_nanos(58_356), "58.4 us"),
+            (Duration::from_secs(2), "2 s"),
+            (Duration::from_nanos(250), "250 ns"),
+            (Duration::ZERO, "0 ns"),
+            (Duration::from_micros(-1_250), "-1.25 ms"),
+            (Duration::from_secs(3_600), "3600 s"),
+            (Duration::from_nanos(999_999), "1 ms"),
+        ];
+        for (duration, text) in cases {
+            assert_eq!(duration.to_string(), text, "{duration:?}");
+        }
+        assert_eq!(format!("{:.3}", Duration::from_micros(1_500)), "1.500 ms");
     }
 }

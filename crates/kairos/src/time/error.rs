@@ -21,8 +21,8 @@ pub enum WaitError {
     /// The simulated clock stopped advancing and its stall policy is `Fail`.
     #[error(
         "simulation time stalled at {last}: no clock update for {silent_for}; \
-         is the simulator paused or gone? (stall policy: fail; choose Wait or \
-         FallbackToSteady to keep going)"
+         is the simulator paused or gone? (stall policy: fail; choose Wait or FallbackToSteady to keep going, \
+         with NodeOptions::sim_stall or Context::with_sim_stall)"
     )]
     Stalled { last: Time, silent_for: Duration },
 }

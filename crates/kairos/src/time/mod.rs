@@ -7,7 +7,7 @@
 //! - **Never hang.** Every wait takes a [`CancelToken`]; cancelling it wakes the wait at
 //!   once with [`WaitError::Cancelled`].
 //! - **The kernel only waits on the monotonic clock.** System-clock and simulated
-//!   deadlines are translated into monotonic waits (see [`wait`]) and re-evaluated when the
+//!   deadlines are translated into monotonic waits (the internal `wait` module) and re-evaluated when the
 //!   wall clock steps (see [`jump`]) or the simulated clock is published (see [`SimClock`]).
 //! - **No silent mixing of clocks.** A [`Time`] carries its [`ClockKind`]; comparing or
 //!   subtracting times of different clocks gives `None` or [`ClockMismatch`].

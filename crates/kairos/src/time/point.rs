@@ -139,10 +139,18 @@ impl Sub<Duration> for Time {
 }
 
 impl fmt::Display for Time {
+    /// Seconds since the clock's origin, exact to the nanosecond without trailing zeros,
+    /// and the clock: `12.5 s (sim)`, `1763820000.000123 s (system)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let secs = self.nanos.div_euclid(1_000_000_000);
-        let frac = self.nanos.rem_euclid(1_000_000_000);
-        write!(f, "{secs}.{frac:09} ({})", self.kind)
+        let sign = if self.nanos < 0 { "-" } else { "" };
+        let secs = self.nanos.unsigned_abs() / 1_000_000_000;
+        let frac = self.nanos.unsigned_abs() % 1_000_000_000;
+        if frac == 0 {
+            return write!(f, "{sign}{secs} s ({})", self.kind);
+        }
+        let frac = format!("{frac:09}");
+        let frac = frac.trim_end_matches('0');
+        write!(f, "{sign}{secs}.{frac} s ({})", self.kind)
     }
 }
 
@@ -176,5 +184,25 @@ mod tests {
         assert_eq!(a.since(b), Ok(Duration::from_nanos(-500)));
         assert!(b > a);
         assert_eq!(b.has_reached(a), Ok(true));
+    }
+
+    #[test]
+    fn display_is_seconds_and_clock() {
+        assert_eq!(
+            Time::new(ClockKind::Sim, 12_500_000_000).to_string(),
+            "12.5 s (sim)"
+        );
+        assert_eq!(
+            Time::new(ClockKind::Steady, 3_000_000_000).to_string(),
+            "3 s (steady)"
+        );
+        assert_eq!(
+            Time::new(ClockKind::System, 1_000_000_123).to_string(),
+            "1.000000123 s (system)"
+        );
+        assert_eq!(
+            Time::new(ClockKind::Sim, -500_000_000).to_string(),
+            "-0.5 s (sim)"
+        );
     }
 }

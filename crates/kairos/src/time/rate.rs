@@ -25,15 +25,17 @@ pub struct Rate {
 
 impl Rate {
     /// A rate on `clock` whose first deadline is one `period` from now.
-    pub fn new(clock: Clock, period: Duration) -> Result<Rate, TimeError> {
+    pub fn new(clock: Clock, period: impl Into<Duration>) -> Result<Rate, TimeError> {
+        let period = period.into();
         Self::with_policy(clock, period, MissedPeriods::Skip)
     }
 
     pub fn with_policy(
         clock: Clock,
-        period: Duration,
+        period: impl Into<Duration>,
         policy: MissedPeriods,
     ) -> Result<Rate, TimeError> {
+        let period = period.into();
         Ok(Rate {
             timer: Timer::with_policy(clock, period, policy)?,
             overruns: 0,
@@ -41,12 +43,14 @@ impl Rate {
     }
 
     /// A rate on the steady clock, untouched by wall-clock steps.
-    pub fn steady(period: Duration) -> Result<Rate, TimeError> {
+    pub fn steady(period: impl Into<Duration>) -> Result<Rate, TimeError> {
+        let period = period.into();
         Self::new(Clock::steady(), period)
     }
 
     /// A rate on the system clock: follows wall-clock steps as a system [`Timer`] does.
-    pub fn system(period: Duration) -> Result<Rate, TimeError> {
+    pub fn system(period: impl Into<Duration>) -> Result<Rate, TimeError> {
+        let period = period.into();
         Self::new(Clock::system(), period)
     }
 

@@ -86,7 +86,10 @@ impl RosClock {
         }
     }
 
-    /// Switches between simulation and system time (`use_sim_time`); see the module docs.
+    /// Switches between simulation and system time (`use_sim_time`): jump handlers hear
+    /// [`ClockChange::SimActivated`] or [`ClockChange::SimDeactivated`], a wait in progress
+    /// ends with [`WaitError::ClockChanged`](super::WaitError::ClockChanged), and timers
+    /// restart their period on the new source, as in rclcpp.
     pub fn set_use_sim_time(&self, on: bool) {
         let before = self.active().now();
         {

@@ -112,7 +112,8 @@ impl SimClock {
         Self::with_stall_policy(StallPolicy::Wait, DEFAULT_STALL_TIMEOUT)
     }
 
-    pub fn with_stall_policy(policy: StallPolicy, stall_timeout: Duration) -> Self {
+    pub fn with_stall_policy(policy: StallPolicy, stall_timeout: impl Into<Duration>) -> Self {
+        let stall_timeout = stall_timeout.into();
         SimClock {
             inner: Arc::new(SimInner {
                 state: Mutex::new(SimState {
@@ -224,7 +225,8 @@ impl SimClock {
 
     /// Advances simulated time by `dt`, waking every waiter due on the way one at a time in
     /// deadline order and letting it run (see "Deterministic stepping" above).
-    pub fn step(&self, dt: Duration) {
+    pub fn step(&self, dt: impl Into<Duration>) {
+        let dt = dt.into();
         let target = self.now() + dt;
         self.run_until(target);
     }

@@ -1,31 +1,7 @@
 //! [`Timer`]: periodic deadlines on any clock that never drift and never fire early.
 //!
-//! # Schedule
-//! Deadlines are absolute: `next = previous + period`, computed from the schedule, never
-//! from when the callback happened to run, so the timer keeps its phase for ever (no drift
-//! over 10^5 periods and beyond). A tick fires only once the clock has reached `next`.
-//!
-//! # Missed periods
-//! When the timer is evaluated more than a period after a deadline, the periods in between
-//! are *missed*: counted in [`Timer::missed_count`] and in the [`Tick`], never silently
-//! dropped. What happens next is the [`MissedPeriods`] policy:
-//! - [`MissedPeriods::Skip`] (the default): fire once now, then continue on the original
-//!   grid (`next` = the first `start + k * period` after now). The timer stays in phase with
-//!   everything else scheduled on that grid and never bursts to catch up, which is also
-//!   what rcl does.
-//! - [`MissedPeriods::Rephase`]: fire once now, then `next = now + period`: the grid moves
-//!   to the late tick, giving at least a full period of rest after an overrun.
-//!
-//! # Clock jumps
-//! A steady timer cannot see a jump: its clock never steps. A system-clock timer reacts to
-//! wall-clock steps detected by the wall monitor (and a simulated-clock timer to resets):
-//! - backward step: the period restarts from now (`next = now + period`), as rcl does, so a
-//!   5 s step back delays the next tick by at most one period, never by 5 s;
-//! - forward step that passes `next`: the timer fires once and restarts the period from
-//!   now; the periods the step jumped over are not counted as missed (no time was lost by
-//!   lateness).
-//!
-//! Jump handlers registered on the clock hear the same jump (see `Clock::create_jump_handler`).
+//! The schedule, missed-period and clock-jump rules are documented on [`Timer`], where
+//! rustdoc shows them.
 //!
 //! # Ground rules
 //! All schedule state lives in one `Mutex<Schedule>`; a tick is decided and the schedule
@@ -42,7 +18,7 @@ use std::task::Waker;
 /// What a timer does after it was evaluated more than a period late.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MissedPeriods {
-    /// Fire once, then continue on the original grid (the default; see the module docs).
+    /// Fire once, then continue on the original grid (the default; see [`Timer`]).
     #[default]
     Skip,
     /// Fire once, then start a new grid at the late tick.
@@ -88,7 +64,35 @@ struct Schedule {
     waiters: Vec<Waker>,
 }
 
-/// A periodic timer on any clock. See the module docs for its guarantees.
+/// A periodic timer on any clock, never early and never drifting.
+///
+/// # Schedule
+/// Deadlines are absolute: `next = previous + period`, computed from the schedule, never
+/// from when the callback happened to run, so the timer keeps its phase for ever (no drift
+/// over 10^5 periods and beyond). A tick fires only once the clock has reached `next`.
+///
+/// # Missed periods
+/// When the timer is evaluated more than a period after a deadline, the periods in between
+/// are *missed*: counted in [`Timer::missed_count`] and in the [`Tick`], never silently
+/// dropped. What happens next is the [`MissedPeriods`] policy:
+/// - [`MissedPeriods::Skip`] (the default): fire once now, then continue on the original
+///   grid (`next` = the first `start + k * period` after now). The timer stays in phase with
+///   everything else scheduled on that grid and never bursts to catch up, which is also
+///   what rcl does.
+/// - [`MissedPeriods::Rephase`]: fire once now, then `next = now + period`: the grid moves
+///   to the late tick, giving at least a full period of rest after an overrun.
+///
+/// # Clock jumps
+/// A steady timer cannot see a jump: its clock never steps. A system-clock timer reacts to
+/// wall-clock steps detected by the wall monitor (and a simulated-clock timer to resets):
+/// - backward step: the period restarts from now (`next = now + period`), as rcl does, so a
+///   5 s step back delays the next tick by at most one period, never by 5 s;
+/// - forward step that passes `next`: the timer fires once and restarts the period from
+///   now; the periods the step jumped over are not counted as missed (no time was lost by
+///   lateness).
+///
+/// Jump handlers registered on the clock hear the same jump (see
+/// [`Clock::create_jump_handler`]).
 #[derive(Debug)]
 pub struct Timer {
     /// The handle the trace knows this timer by.
@@ -99,15 +103,17 @@ pub struct Timer {
 
 impl Timer {
     /// A timer whose first deadline is one `period` from now.
-    pub fn new(clock: Clock, period: Duration) -> Result<Timer, TimeError> {
+    pub fn new(clock: Clock, period: impl Into<Duration>) -> Result<Timer, TimeError> {
+        let period = period.into();
         Self::with_policy(clock, period, MissedPeriods::default())
     }
 
     pub fn with_policy(
         clock: Clock,
-        period: Duration,
+        period: impl Into<Duration>,
         policy: MissedPeriods,
     ) -> Result<Timer, TimeError> {
+        let period = period.into();
         if !period.is_positive() {
             return Err(TimeError::InvalidPeriod(period));
         }
@@ -317,7 +323,7 @@ impl Timer {
         if delta.is_negative() {
             s.next = now.saturating_add(s.period);
         } else if now >= s.next {
-            // Fire at once, then restart the period from now (see the module docs).
+            // Fire at once, then restart the period from now (see `Timer`'s docs).
             s.next = now;
         }
     }
