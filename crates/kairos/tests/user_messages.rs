@@ -56,6 +56,10 @@ fn shutdown_reports_read_in_human_units() {
             callback: "timer 100 ms (node /slow)".into(),
             running_for: Duration::from_nanos(1_234_567_890),
         }],
+        suspended: Vec::new(),
+        live_tasks: 0,
+        parked_entities: 0,
+        queued_responses: 0,
         waited: Duration::from_nanos(58_356),
     };
     let text = late.to_string();
