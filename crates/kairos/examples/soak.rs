@@ -188,22 +188,25 @@ pub fn iteration(seed: u64) -> Result<Iteration, String> {
                     }
                 })
             } else {
+                let node_clock = owner.clock();
                 owner.create_timer_async(period, move |_| {
-                    let (p, w, client) = (p.clone(), w.clone(), client.clone());
+                    let (p, w, client, node_clock) =
+                        (p.clone(), w.clone(), client.clone(), node_clock.clone());
                     async move {
                         p.enter();
                         let _ = &w;
                         if mode < 3 {
                             let _ = client.call_async((3, t)).await;
                         } else {
-                            let clock = if mode == 3 {
-                                Clock::steady()
-                            } else {
-                                Clock::system()
+                            // Short sleeps, and hour-long ones only a shutdown can end (on
+                            // the system, steady or the node's own clock, simulated or not).
+                            let (clock, span) = match (mode, t) {
+                                (3, _) => (Clock::steady(), Duration::from_millis(2)),
+                                (_, 0) => (Clock::system(), Duration::from_secs(3600)),
+                                (_, 1) => (Clock::steady(), Duration::from_secs(3600)),
+                                _ => (node_clock.clone(), Duration::from_secs(3600)),
                             };
-                            let _ = clock
-                                .sleep_for_async(Duration::from_millis(2), &CancelToken::new())
-                                .await;
+                            let _ = clock.sleep_for_async(span, &CancelToken::new()).await;
                         }
                     }
                 })
