@@ -14,7 +14,7 @@
 //!
 //! `tests/exec_random.rs` runs a bounded number of seeded iterations on every test run;
 //! `cargo run --release --example soak -- --minutes N` runs it for N minutes and prints
-//! resident memory and thread counts over time. Every violation prints its seed; replay
+//! resident memory, heap bytes in use and thread counts over time. Every violation prints its seed; replay
 //! one with `--seed S`.
 
 use kairos::exec::{Executor, GroupKind};
@@ -188,22 +188,25 @@ pub fn iteration(seed: u64) -> Result<Iteration, String> {
                     }
                 })
             } else {
+                let node_clock = owner.clock();
                 owner.create_timer_async(period, move |_| {
-                    let (p, w, client) = (p.clone(), w.clone(), client.clone());
+                    let (p, w, client, node_clock) =
+                        (p.clone(), w.clone(), client.clone(), node_clock.clone());
                     async move {
                         p.enter();
                         let _ = &w;
                         if mode < 3 {
                             let _ = client.call_async((3, t)).await;
                         } else {
-                            let clock = if mode == 3 {
-                                Clock::steady()
-                            } else {
-                                Clock::system()
+                            // Short sleeps, and hour-long ones only a shutdown can end (on
+                            // the system, steady or the node's own clock, simulated or not).
+                            let (clock, span) = match (mode, t) {
+                                (3, _) => (Clock::steady(), Duration::from_millis(2)),
+                                (_, 0) => (Clock::system(), Duration::from_secs(3600)),
+                                (_, 1) => (Clock::steady(), Duration::from_secs(3600)),
+                                _ => (node_clock.clone(), Duration::from_secs(3600)),
                             };
-                            let _ = clock
-                                .sleep_for_async(Duration::from_millis(2), &CancelToken::new())
-                                .await;
+                            let _ = clock.sleep_for_async(span, &CancelToken::new()).await;
                         }
                     }
                 })
@@ -282,6 +285,49 @@ pub fn iteration(seed: u64) -> Result<Iteration, String> {
     Ok(outcome)
 }
 
+/// Counts the heap bytes in use, so the soak can tell a leak (the count grows) from the
+/// allocator keeping freed pages (RSS grows, the count stays flat).
+struct CountingAllocator;
+
+static HEAP_IN_USE: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: every method forwards to the system allocator with the caller's arguments
+// unchanged, which upholds `GlobalAlloc`'s contract; the counting is plain atomics.
+unsafe impl std::alloc::GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: forwarded with the caller's (valid, non-zero-size) layout.
+        let ptr = unsafe { std::alloc::System.alloc(layout) };
+        if !ptr.is_null() {
+            HEAP_IN_USE.fetch_add(layout.size() as u64, Ordering::Relaxed);
+        }
+        ptr
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: `ptr` was allocated by `alloc` above with this `layout`.
+        unsafe { std::alloc::System.dealloc(ptr, layout) };
+        HEAP_IN_USE.fetch_sub(layout.size() as u64, Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: `ptr`/`layout` come from this allocator; `new_size` is the caller's.
+        let new = unsafe { std::alloc::System.realloc(ptr, layout, new_size) };
+        if !new.is_null() {
+            HEAP_IN_USE.fetch_sub(layout.size() as u64, Ordering::Relaxed);
+            HEAP_IN_USE.fetch_add(new_size as u64, Ordering::Relaxed);
+        }
+        new
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
+
+/// Heap bytes in use now (kB).
+pub fn heap_kb() -> u64 {
+    HEAP_IN_USE.load(Ordering::Relaxed) / 1024
+}
+
 /// Resident memory (kB) and thread count of this process, from /proc.
 pub fn rss_and_threads() -> (u64, u64) {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -319,8 +365,8 @@ fn main() {
     let (mut done, mut violations, mut totals) = (0u64, 0u64, Iteration::default());
     println!("soak: {minutes} min of random graphs from seed {first_seed}");
     println!(
-        "{:>8} {:>10} {:>10} {:>8} {:>8} {:>11}",
-        "elapsed", "iterations", "violations", "rss_kB", "threads", "callbacks"
+        "{:>8} {:>10} {:>10} {:>8} {:>8} {:>8} {:>11}",
+        "elapsed", "iterations", "violations", "rss_kB", "heap_kB", "threads", "callbacks"
     );
     let mut seed = first_seed;
     while Instant::now() < until {
@@ -342,8 +388,9 @@ fn main() {
         if Instant::now() >= next_report {
             let (rss, threads) = rss_and_threads();
             println!(
-                "{:>7.0}s {done:>10} {violations:>10} {rss:>8} {threads:>8} {:>11}",
+                "{:>7.0}s {done:>10} {violations:>10} {rss:>8} {:>8} {threads:>8} {:>11}",
                 start.elapsed().as_secs_f64(),
+                heap_kb(),
                 totals.callbacks
             );
             next_report += report_every;
@@ -351,8 +398,9 @@ fn main() {
     }
     let (rss, threads) = rss_and_threads();
     println!(
-        "{:>7.0}s {done:>10} {violations:>10} {rss:>8} {threads:>8} {:>11}",
+        "{:>7.0}s {done:>10} {violations:>10} {rss:>8} {:>8} {threads:>8} {:>11}",
         start.elapsed().as_secs_f64(),
+        heap_kb(),
         totals.callbacks
     );
     println!(

@@ -284,12 +284,18 @@ fn a_simulator_publishing_clock_from_a_callback_of_the_same_executor_is_not_held
     let start = Instant::now();
     let spin = exec.spin_thread().unwrap();
     let give_up = Instant::now() + std::time::Duration::from_secs(20);
-    while ticks.load(Ordering::Relaxed) < 50 {
-        assert!(Instant::now() < give_up, "the robot timer fell behind");
+    while published.load(Ordering::Relaxed) < 50 {
+        assert!(
+            Instant::now() < give_up,
+            "the simulator was held up: {} publishes in 20 s",
+            published.load(Ordering::Relaxed)
+        );
         std::thread::yield_now();
     }
     spin.stop().unwrap();
     exec.shutdown(Duration::from_secs(5));
+    // (Same-executor publishes cannot be lock-step: the robot may see two at once.)
+    assert!(ticks.load(Ordering::Relaxed) > 0, "the robot timer ran");
     // 50 publishes held up by a 2 s settle each would take 100 s.
     assert!(
         start.elapsed() < std::time::Duration::from_secs(20),

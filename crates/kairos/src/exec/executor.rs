@@ -755,7 +755,9 @@ impl ExecShared {
                 Some(ticket) => {
                     let marked = entity.clone();
                     let run = settle::scope(Some(ticket), || self.run_entity(entity));
-                    if run != Run::Parked {
+                    // A parked entity keeps its mark until it runs, unless what holds its
+                    // group is an async callback suspended at an `.await`.
+                    if run != Run::Parked || marked.core().group.shared.is_held_by_suspended() {
                         marked.core().settle().release();
                     }
                     run == Run::Ran
@@ -818,6 +820,7 @@ impl ExecShared {
     fn poll_task(self: &Arc<Self>, task: &Arc<Task>) {
         let origin = &task.origin;
         let group = origin.core().group.clone();
+        group.shared.set_held_by_suspended(false);
         let Some(polled) = self.guarded(&group, &origin.core().name, || task.poll()) else {
             // Shut down: `shutdown` abandons the task (or does it below, once polled).
             return;
@@ -825,6 +828,14 @@ impl ExecShared {
         match polled {
             Ok(TaskPoll::Stale) => {}
             Ok(TaskPoll::Pending) => {
+                // Suspended, it holds its group for as long as it waits: a simulated step
+                // must not wait for the work parked behind it (see `settle`).
+                group.shared.set_held_by_suspended(true);
+                group.shared.gate.for_each_parked(|item| {
+                    if let Ready::Entity(entity) = item {
+                        entity.core().settle().release();
+                    }
+                });
                 // Shut down and swept while this poll ran: nobody will poll the task again.
                 let mut tasks = self.tasks.lock();
                 if tasks.swept && tasks.live.remove(&task.id).is_some() {

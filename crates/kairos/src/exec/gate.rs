@@ -77,6 +77,12 @@ impl<T> Gate<T> {
         removed
     }
 
+    /// Calls `f` on every parked item, under the gate's lock (`f` must not re-enter it).
+    pub(crate) fn for_each_parked(&self, mut f: impl FnMut(&T)) {
+        let state = self.state.lock();
+        state.parked.iter().for_each(&mut f);
+    }
+
     /// How many items are parked.
     pub(crate) fn parked(&self) -> usize {
         self.state.lock().parked.len()

@@ -9,7 +9,7 @@ use super::entity::Ready;
 use super::gate::Gate;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// How the callbacks of a group may overlap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +38,19 @@ pub(crate) struct GroupShared {
     pub(crate) name: String,
     pub(crate) kind: GroupKind,
     pub(crate) gate: Gate<Ready>,
+    /// Whether the callback holding this (mutually exclusive) group is an async one
+    /// suspended at an `.await` (see `settle`).
+    held_by_suspended: AtomicBool,
+}
+
+impl GroupShared {
+    pub(crate) fn set_held_by_suspended(&self, suspended: bool) {
+        self.held_by_suspended.store(suspended, Ordering::SeqCst);
+    }
+
+    pub(crate) fn is_held_by_suspended(&self) -> bool {
+        self.held_by_suspended.load(Ordering::SeqCst)
+    }
 }
 
 impl CallbackGroup {
@@ -51,6 +64,7 @@ impl CallbackGroup {
                 name,
                 kind,
                 gate,
+                held_by_suspended: AtomicBool::new(false),
             }),
         }
     }

@@ -225,6 +225,40 @@ impl SimClock {
 
     /// Advances simulated time by `dt`, waking every waiter due on the way one at a time in
     /// deadline order and letting it run (see "Deterministic stepping" above).
+    ///
+    /// # Examples
+    /// 60 s of robot time with a 1 s node timer, its executor spinning on another thread:
+    /// every run counts exactly 60 ticks.
+    /// ```
+    /// use kairos::exec::Executor;
+    /// use kairos::graph::{Context, Node};
+    /// use kairos::time::Duration;
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    ///
+    /// let context = Context::new();
+    /// let robot = Node::new_in(&context, "robot", "/").unwrap();
+    /// robot.set_use_sim_time(true).unwrap();
+    /// let ticks = Arc::new(AtomicU64::new(0));
+    /// let count = ticks.clone();
+    /// let _timer = robot
+    ///     .create_timer(Duration::from_secs(1), move |_| {
+    ///         count.fetch_add(1, Ordering::Relaxed);
+    ///     })
+    ///     .unwrap();
+    /// let exec = Executor::multi_threaded(2).unwrap();
+    /// exec.add_node(&robot).unwrap();
+    /// // Returns once the spin has begun: every step from here on waits for its callbacks.
+    /// let spin = exec.spin_thread().unwrap();
+    /// let sim = context.sim_clock().unwrap();
+    /// for _ in 0..60 {
+    ///     sim.step(Duration::from_secs(1));
+    /// }
+    /// assert_eq!(ticks.load(Ordering::Relaxed), 60);
+    /// spin.stop().unwrap();
+    /// ```
+    /// Without a spinning executor, spin it yourself after each step:
+    /// `while exec.spin_some()? > 0 {}`.
     pub fn step(&self, dt: impl Into<Duration>) {
         let dt = dt.into();
         let target = self.now() + dt;
