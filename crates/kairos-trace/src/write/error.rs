@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 /// A trace session could not start, flush or stop cleanly.
 ///
-/// `Debug` prints the same sentence as `Display`: a `main` that returns
-/// `Result<_, kairos_trace::write::Error>` (or a `Box<dyn Error>` holding one) shows users
-/// what to do, not the variant's fields.
+/// `Debug` prints the variant's name and the `Display` sentence (`TraceExists: /tmp/t
+/// already holds a trace ...`): a `main` that returns `Result<_, kairos_trace::write::Error>`
+/// (or a `Box<dyn Error>` holding one) shows users what to do, not the variant's fields.
 #[derive(Clone, thiserror::Error)]
 pub enum Error {
     /// A file-system operation failed.
@@ -63,7 +63,15 @@ pub enum Error {
 
 impl std::fmt::Debug for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(self, f)
+        let variant = match self {
+            Error::Io { .. } => "Io",
+            Error::TraceExists { .. } => "TraceExists",
+            Error::DirectoryNotEmpty { .. } => "DirectoryNotEmpty",
+            Error::AlreadyActive { .. } => "AlreadyActive",
+            Error::InvalidConfig(_) => "InvalidConfig",
+            Error::WriterGone => "WriterGone",
+        };
+        write!(f, "{variant}: {self}")
     }
 }
 
