@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use kairos_trace::read::metadata::EventClass;
-use kairos_trace::read::{Event, TraceSet};
+use kairos_trace::read::{Event, Selection, TraceSet};
 
 use crate::model::{
     Callback, Delivery, Endpoint, Message, Model, Node, Owner, Process, Queue, QueueDrop,
@@ -48,7 +48,7 @@ pub enum AnalyzeError {
 /// it: their errors are kept in [`Model::read_errors`].
 pub fn analyze(path: impl AsRef<Path>, options: Options) -> Result<Model, AnalyzeError> {
     let set = TraceSet::open(path)?;
-    let mut events = set.events()?;
+    let mut events = set.events_with(Builder::selection())?;
     let mut b = Builder::new(options);
     for item in events.by_ref() {
         match item {
@@ -135,6 +135,16 @@ impl Builder {
             ros1_publishers: HashMap::new(),
             class_counts: HashMap::new(),
         }
+    }
+
+    /// The fields the builder reads: every context, and the payloads of the providers
+    /// it maps (`ros2`, `dds`, `kairos`, `roscpp`); other payloads (kernel events, other
+    /// user-space providers) are skipped without being decoded.
+    pub fn selection() -> Selection {
+        Selection::payloads(|class| {
+            let provider = class.name.split_once(':').map_or("", |(p, _)| p);
+            matches!(provider, "ros2" | "dds" | "kairos" | "roscpp")
+        })
     }
 
     pub fn read_error(&mut self, e: String) {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use kairos_analyze::{Builder, Model, Options};
-use kairos_trace::read::TraceSet;
+use kairos_trace::read::{Notice, TraceSet};
 
 /// Counts events read and shows a spinner once a read has lasted a second.
 #[derive(Debug)]
@@ -66,15 +66,22 @@ impl Progress {
 
 pub fn load(path: &Path, options: Options) -> anyhow::Result<Model> {
     let set = TraceSet::open(path)?;
-    let mut events = set.events()?;
+    let mut events = set.events_with(Builder::selection())?;
     let mut builder = Builder::new(options);
     let mut progress = Progress::new(true);
-    for item in events.by_ref() {
+    while let Some(item) = events.next() {
         match item {
             Ok(ev) => builder.event(&ev),
             Err(e) => {
                 progress.suspend(|| eprintln!("kairos: error: {e}"));
                 builder.read_error(e.to_string());
+            }
+        }
+        // Discards and backward steps are counted in the model; a clock overflow
+        // changes every timestamp after it, so it is said at once (once per clock).
+        for n in events.take_notices() {
+            if matches!(n, Notice::ClockOverflow { .. }) {
+                progress.suspend(|| eprintln!("kairos: warning: {n}"));
             }
         }
         progress.event();
