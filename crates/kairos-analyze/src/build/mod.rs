@@ -12,6 +12,7 @@ mod ros1;
 mod ros2;
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
 
 use std::sync::Arc;
@@ -105,7 +106,28 @@ pub struct Builder {
     /// ROS 1: messages written to a topic's connections and not yet received.
     ros1_in_flight: HashMap<Topic, VecDeque<usize>>,
     ros1_publishers: HashMap<(i64, String), usize>,
-    class_counts: HashMap<usize, (Arc<EventClass>, u64)>,
+    class_counts: HashMap<usize, (Arc<EventClass>, u64), BuildHasherDefault<AddressHasher>>,
+}
+
+/// Hashes an address (a class's `Arc` pointer) by one multiplication: the event
+/// counts are looked up once per event, where SipHash would cost more than the rest.
+#[derive(Debug, Default)]
+struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 /// The fields every mapping needs from an event.
@@ -133,7 +155,7 @@ impl Builder {
             ros1_received: HashMap::new(),
             ros1_in_flight: HashMap::new(),
             ros1_publishers: HashMap::new(),
-            class_counts: HashMap::new(),
+            class_counts: HashMap::default(),
         }
     }
 
@@ -168,13 +190,19 @@ impl Builder {
                 .map_or(ev.timestamp, |f| f.min(ev.timestamp)),
         );
         self.m.last_ns = Some(self.m.last_ns.map_or(ev.timestamp, |l| l.max(ev.timestamp)));
-        let ctx = |f: &str| ev.context_field(f).and_then(|v| v.as_i64());
+        let has_context = ev.context.is_some() || ev.stream_context.is_some();
+        let ctx = |f: &str| {
+            has_context
+                .then(|| ev.context_field(f).and_then(|v| v.as_i64()))
+                .flatten()
+        };
         let at = At {
             ts: ev.timestamp,
             pid: ctx("vpid").or_else(|| ctx("pid")).unwrap_or(0),
             tid: ctx("vtid").or_else(|| ctx("tid")).unwrap_or(0),
         };
-        if !self.processes.contains_key(&at.pid)
+        if has_context
+            && !self.processes.contains_key(&at.pid)
             && let Some(procname) = ev.context_field("procname").and_then(|v| v.as_str())
         {
             self.process(at.pid, procname);

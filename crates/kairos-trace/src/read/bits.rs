@@ -79,6 +79,15 @@ impl<'a> Bits<'a> {
                 32 => u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
                 _ => u64::from_le_bytes(b[..8].try_into().expect("8 bytes")),
             }
+        } else if order != ByteOrder::Big && shift + size <= 64 && start + 8 <= self.buf.len() {
+            // A little-endian bit field within one 8-byte load.
+            let word = u64::from_le_bytes(self.buf[start..start + 8].try_into().expect("8 bytes"));
+            let mask = if size == 64 {
+                u64::MAX
+            } else {
+                (1u64 << size) - 1
+            };
+            (word >> shift) & mask
         } else if shift == 0 && size % 8 == 0 {
             let bytes = &self.buf[start..start + (size / 8) as usize];
             match order {

@@ -69,7 +69,7 @@ struct Lane {
 #[derive(Debug)]
 pub struct Events {
     lanes: Vec<Lane>,
-    heads: Vec<Option<Event>>,
+    heads: Vec<Option<Decoded>>,
     heap: BinaryHeap<Reverse<(i64, usize)>>,
     errors: VecDeque<ReadError>,
     last: Option<i64>,
@@ -225,9 +225,8 @@ impl Events {
             let lane = &mut self.lanes[i];
             match lane.pending.next() {
                 Some(Item::Event(d)) => {
-                    let ev = d.into_event(&lane.trace);
-                    self.heap.push(Reverse((ev.timestamp, i)));
-                    self.heads[i] = Some(ev);
+                    self.heap.push(Reverse((d.timestamp, i)));
+                    self.heads[i] = Some(d);
                     return;
                 }
                 Some(Item::Notice(n)) => self.note(n),
@@ -332,7 +331,8 @@ impl Iterator for Events {
         let Reverse((ts, i)) = self.heap.pop()?;
         let ev = self.heads[i]
             .take()
-            .expect("a stream in the heap has a head event");
+            .expect("a stream in the heap has a head event")
+            .into_event(&self.lanes[i].trace);
         self.refill(i);
         if let Some(last) = self.last
             && ts < last

@@ -70,14 +70,19 @@ type Level<'a> = Vec<(Arc<str>, u32, Option<&'a EnumType>)>;
 struct Compiler {
     ops: Vec<Op>,
     slots: u32,
+    /// Names a tag or length refers to, and `id`: integers that must be read.
+    needed: Vec<Arc<str>>,
 }
 
 impl Plan {
     /// Compiles `ty`, or `None` when it needs the general decoder.
     pub(crate) fn compile(ty: &FieldType) -> Option<Plan> {
+        let mut needed: Vec<Arc<str>> = vec![Arc::from("id")];
+        referenced(ty, &mut needed);
         let mut c = Compiler {
             ops: Vec::new(),
             slots: 0,
+            needed,
         };
         let mut levels: Vec<Level> = vec![Vec::new()];
         c.field(ty, None, &mut levels)?;
@@ -134,7 +139,7 @@ impl Plan {
                 Op::Bits(n) => {
                     if bits.remaining() < *n {
                         return Err(bits.error(format!(
-                            "{n} bits of a fixed-size array, but only {} bits are left in the packet",
+                            "{n} bits of fixed-size fields, but only {} bits are left in the packet",
                             bits.remaining()
                         )));
                     }
@@ -191,6 +196,13 @@ impl Plan {
 }
 
 impl Compiler {
+    /// Aligning to one bit is no step at all.
+    fn align(&mut self, a: u32) {
+        if a > 1 {
+            self.ops.push(Op::Align(a));
+        }
+    }
+
     fn slot(&mut self) -> u32 {
         self.slots += 1;
         self.slots - 1
@@ -203,7 +215,7 @@ impl Compiler {
         name: Option<&Arc<str>>,
         levels: &mut [Level<'a>],
     ) {
-        self.ops.push(Op::Align(int.align));
+        self.align(int.align);
         let slot = self.slot();
         self.ops.push(Op::Int {
             size: int.size,
@@ -243,7 +255,7 @@ impl Compiler {
             FieldType::Int(int) => self.int(int, None, name, levels),
             FieldType::Enum(e) => self.int(&e.container, Some(e), name, levels),
             FieldType::Float(f) => {
-                self.ops.push(Op::Align(f.align));
+                self.align(f.align);
                 let slot = self.slot();
                 self.ops.push(Op::Int {
                     size: f.exp_dig + f.mant_dig,
@@ -255,8 +267,23 @@ impl Compiler {
                 });
             }
             FieldType::Str(_) => self.ops.push(Op::CStr),
+            FieldType::Struct(st) if !self.needed.iter().any(|n| names_in(ty, n)) => {
+                // Nothing in it is read later: one aligned run of bits when its layout
+                // is the same for every value.
+                if let Some(bits) = fixed_struct(ty) {
+                    self.align(ty.align());
+                    self.ops.push(Op::Bits(bits));
+                    return Some(());
+                }
+                self.align(ty.align());
+                levels.push(Vec::new());
+                for f in &st.fields {
+                    self.field(&f.ty, Some(&f.name), levels)?;
+                }
+                levels.pop();
+            }
             FieldType::Struct(st) => {
-                self.ops.push(Op::Align(ty.align()));
+                self.align(ty.align());
                 levels.push(Vec::new());
                 for f in &st.fields {
                     self.field(&f.ty, Some(&f.name), levels)?;
@@ -304,7 +331,7 @@ impl Compiler {
             }
             FieldType::Array { elem, len } => {
                 let (bits, align) = fixed(elem)?;
-                self.ops.push(Op::Align(align));
+                self.align(align);
                 self.ops.push(Op::Bits(bits.checked_mul(*len)?));
             }
             FieldType::Sequence { elem, len } => {
@@ -343,4 +370,60 @@ fn fixed(ty: &FieldType) -> Option<(u64, u32)> {
         _ => return None,
     };
     (bits % u64::from(align.max(1)) == 0).then_some((bits, align.max(1)))
+}
+
+/// The first names of the paths variant tags and sequence lengths in `ty` follow.
+fn referenced(ty: &FieldType, out: &mut Vec<Arc<str>>) {
+    match ty {
+        FieldType::Struct(st) => st.fields.iter().for_each(|f| referenced(&f.ty, out)),
+        FieldType::Variant(v) => {
+            out.extend(v.tag.names.first().cloned());
+            v.options.iter().for_each(|f| referenced(&f.ty, out));
+        }
+        FieldType::Array { elem, .. } => referenced(elem, out),
+        FieldType::Sequence { elem, len } => {
+            out.extend(len.names.first().cloned());
+            referenced(elem, out);
+        }
+        _ => {}
+    }
+}
+
+/// Whether a member named `name` is anywhere in `ty`, or an integer in it is mapped to
+/// a clock (clock updates must run).
+fn names_in(ty: &FieldType, name: &str) -> bool {
+    match ty {
+        FieldType::Int(i) => i.clock.is_some(),
+        FieldType::Enum(e) => e.container.clock.is_some(),
+        FieldType::Struct(st) => st
+            .fields
+            .iter()
+            .any(|f| &*f.name == name || names_in(&f.ty, name)),
+        FieldType::Variant(v) => v
+            .options
+            .iter()
+            .any(|f| &*f.name == name || names_in(&f.ty, name)),
+        FieldType::Array { elem, .. } | FieldType::Sequence { elem, .. } => names_in(elem, name),
+        _ => false,
+    }
+}
+
+/// The size of a structure whose members all have fixed sizes and no clock: laid out
+/// from its (aligned) start, each member at the next multiple of its alignment.
+fn fixed_struct(ty: &FieldType) -> Option<u64> {
+    let FieldType::Struct(st) = ty else {
+        return None;
+    };
+    let mut off = 0u64;
+    for f in &st.fields {
+        let (bits, align) = match &f.ty {
+            FieldType::Struct(_) => (fixed_struct(&f.ty)?, f.ty.align()),
+            FieldType::Int(i) if i.clock.is_some() => return None,
+            FieldType::Enum(e) if e.container.clock.is_some() => return None,
+            other => fixed(other)?,
+        };
+        let a = u64::from(align.max(1));
+        off = off.div_ceil(a) * a + bits;
+    }
+    Some(off)
 }

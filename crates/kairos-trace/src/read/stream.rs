@@ -72,13 +72,17 @@ pub(crate) struct Decoded {
     pub timestamp: i64,
     pub cpu_id: Option<u64>,
     pub packet_context: Option<Arc<Value>>,
-    pub stream_context: Option<Value>,
-    pub context: Option<Value>,
-    pub payload: Option<Value>,
+    /// Stream event context, event context and payload, boxed when there is any, so
+    /// that a decoded event stays small as it moves through batches and the merge.
+    pub values: Option<Box<[Option<Value>; 3]>>,
 }
 
 impl Decoded {
     pub(crate) fn into_event(self, trace: &Arc<Trace>) -> Event {
+        let [stream_context, context, payload] = match self.values {
+            Some(v) => *v,
+            None => [None, None, None],
+        };
         Event {
             class: trace.classes[self.class as usize].clone(),
             trace: trace.clone(),
@@ -86,9 +90,9 @@ impl Decoded {
             timestamp: self.timestamp,
             cpu_id: self.cpu_id,
             packet_context: self.packet_context,
-            stream_context: self.stream_context,
-            context: self.context,
-            payload: self.payload,
+            stream_context,
+            context,
+            payload,
         }
     }
 }
@@ -400,9 +404,8 @@ impl StreamReader {
             } else {
                 None
             },
-            stream_context,
-            context,
-            payload,
+            values: (stream_context.is_some() || context.is_some() || payload.is_some())
+                .then(|| Box::new([stream_context, context, payload])),
         })
     }
 
@@ -411,8 +414,15 @@ impl StreamReader {
         let remaining = self.file_len - offset;
         let mut want = remaining.min(FIRST_READ);
         let (stream_class, header, context, body_bits) = loop {
-            self.buf.resize(want as usize, 0);
-            if let Err(cause) = self.file.read_exact_at(&mut self.buf, offset) {
+            // The buffer only grows: refilling a megabyte packet with zeros first would
+            // cost as much as reading it. Reads are bounded by the packet, never by it.
+            if self.buf.len() < want as usize {
+                self.buf.resize(want as usize, 0);
+            }
+            if let Err(cause) = self
+                .file
+                .read_exact_at(&mut self.buf[..want as usize], offset)
+            {
                 self.failed = true;
                 return Err(ReadError::Io {
                     path: self.path.clone(),
@@ -502,10 +512,12 @@ impl StreamReader {
             self.last_discarded = Some(now);
         }
         if avail > want {
-            self.buf.resize(avail as usize, 0);
+            if self.buf.len() < avail as usize {
+                self.buf.resize(avail as usize, 0);
+            }
             if let Err(cause) = self
                 .file
-                .read_exact_at(&mut self.buf[want as usize..], offset + want)
+                .read_exact_at(&mut self.buf[want as usize..avail as usize], offset + want)
             {
                 self.failed = true;
                 return Err(ReadError::Io {
