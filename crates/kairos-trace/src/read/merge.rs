@@ -101,11 +101,9 @@ fn fill(reader: &mut StreamReader, n: usize) -> Vec<Item> {
     let mut events = 0;
     while events < n {
         let result = reader.next_event();
-        out.extend(
-            std::mem::take(&mut reader.notices)
-                .into_iter()
-                .map(Item::Notice),
-        );
+        if !reader.notices.is_empty() {
+            out.extend(reader.notices.drain(..).map(Item::Notice));
+        }
         match result {
             Ok(Some(ev)) => {
                 out.push(Item::Event(ev));
