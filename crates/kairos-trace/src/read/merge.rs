@@ -20,6 +20,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
@@ -80,6 +81,7 @@ pub struct Events {
     notices_dropped: u64,
     batch: usize,
     workers: Vec<JoinHandle<()>>,
+    progress: Arc<AtomicU64>,
 }
 
 /// How many decoding threads to start for `streams` streams.
@@ -149,8 +151,12 @@ fn work(mut streams: Vec<(StreamReader, Sender<Vec<Item>>)>, wake: Receiver<()>,
 }
 
 impl Events {
-    pub(crate) fn new(streams: Vec<StreamReader>) -> Self {
+    pub(crate) fn new(mut streams: Vec<StreamReader>) -> Self {
         let n = streams.len();
+        let progress = Arc::new(AtomicU64::new(0));
+        for s in &mut streams {
+            s.progress = progress.clone();
+        }
         let batch = (16_384 / n.max(1)).clamp(64, 1024);
         let workers = worker_count(n);
         let mut lanes = Vec::with_capacity(n);
@@ -209,6 +215,7 @@ impl Events {
             notices_dropped: 0,
             batch,
             workers: handles,
+            progress,
         };
         for i in 0..n {
             me.refill(i);
@@ -295,6 +302,13 @@ impl Events {
 
     pub fn notices_dropped(&self) -> u64 {
         self.notices_dropped
+    }
+
+    /// Bytes of stream files read so far (whole packets, counted as they are opened;
+    /// decoding threads may be a few batches ahead of the events delivered), out of
+    /// [`super::TraceSet::stream_bytes`]: for a progress bar.
+    pub fn bytes_read(&self) -> u64 {
+        self.progress.load(Ordering::Relaxed)
     }
 
     /// Events the tracer reported discarding, so far.

@@ -7,6 +7,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::bits::{Bits, DecodeError};
 use super::decode::{DecodeState, Roots, decode};
@@ -150,6 +151,8 @@ pub(crate) struct StreamReader {
     overflow_reported: bool,
     failed: bool,
     pub(crate) notices: Vec<Notice>,
+    /// Bytes of packets opened so far, shared by every stream of an [`super::Events`].
+    pub(crate) progress: Arc<AtomicU64>,
 }
 
 impl StreamReader {
@@ -226,6 +229,7 @@ impl StreamReader {
             overflow_reported: false,
             failed: false,
             notices: Vec::new(),
+            progress: Arc::default(),
         }
     }
 
@@ -527,6 +531,8 @@ impl StreamReader {
             }
         }
         self.next_packet = offset + packet_bytes.max(1).min(remaining);
+        self.progress
+            .fetch_add(self.next_packet - offset, Ordering::Relaxed);
         self.packet = Some(Packet {
             offset,
             stream_class,
