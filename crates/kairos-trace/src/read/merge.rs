@@ -85,10 +85,13 @@ pub struct Events {
 }
 
 /// How many decoding threads to start for `streams` streams.
-fn worker_count(streams: usize) -> usize {
-    let wanted = std::env::var("KAIROS_READ_THREADS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
+fn worker_count(streams: usize, asked: Option<usize>) -> usize {
+    let wanted = asked
+        .or_else(|| {
+            std::env::var("KAIROS_READ_THREADS")
+                .ok()
+                .and_then(|v| v.parse::<usize>().ok())
+        })
         .unwrap_or_else(|| {
             let cores = std::thread::available_parallelism().map_or(1, usize::from);
             if cores > 1 { cores } else { 0 }
@@ -127,6 +130,8 @@ fn fill(reader: &mut StreamReader, n: usize) -> Vec<Item> {
 
 fn work(mut streams: Vec<(StreamReader, Sender<Vec<Item>>)>, wake: Receiver<()>, n: usize) {
     while !streams.is_empty() {
+        // Wake-ups for batches taken before this pass: the pass sees their room.
+        while wake.try_recv().is_ok() {}
         let mut progressed = false;
         let mut i = 0;
         while i < streams.len() {
@@ -151,14 +156,14 @@ fn work(mut streams: Vec<(StreamReader, Sender<Vec<Item>>)>, wake: Receiver<()>,
 }
 
 impl Events {
-    pub(crate) fn new(mut streams: Vec<StreamReader>) -> Self {
+    pub(crate) fn new(mut streams: Vec<StreamReader>, threads: Option<usize>) -> Self {
         let n = streams.len();
         let progress = Arc::new(AtomicU64::new(0));
         for s in &mut streams {
             s.progress = progress.clone();
         }
         let batch = (16_384 / n.max(1)).clamp(64, 1024);
-        let workers = worker_count(n);
+        let workers = worker_count(n, threads);
         let mut lanes = Vec::with_capacity(n);
         let mut handles = Vec::new();
         if workers == 0 {

@@ -16,6 +16,7 @@ type ClassFilter = dyn Fn(&EventClass) -> bool + Send + Sync;
 pub struct Selection {
     payload: Option<Arc<ClassFilter>>,
     packet_context: bool,
+    threads: Option<usize>,
 }
 
 impl Selection {
@@ -24,6 +25,7 @@ impl Selection {
         Self {
             payload: None,
             packet_context: true,
+            threads: None,
         }
     }
 
@@ -32,6 +34,7 @@ impl Selection {
         Self {
             payload: Some(Arc::new(keep)),
             packet_context: false,
+            threads: None,
         }
     }
 
@@ -39,6 +42,18 @@ impl Selection {
     pub fn with_packet_context(mut self, yes: bool) -> Self {
         self.packet_context = yes;
         self
+    }
+
+    /// Decode on `n` threads besides the caller's (0: all on the caller's thread).
+    /// By default, one per core, or `KAIROS_READ_THREADS`; none on one core. The
+    /// events and their order are the same for every `n`.
+    pub fn with_threads(mut self, n: usize) -> Self {
+        self.threads = Some(n);
+        self
+    }
+
+    pub(crate) fn threads(&self) -> Option<usize> {
+        self.threads
     }
 
     pub(crate) fn wants_payload(&self, class: &EventClass) -> bool {
@@ -61,6 +76,7 @@ impl fmt::Debug for Selection {
         f.debug_struct("Selection")
             .field("every_payload", &self.payload.is_none())
             .field("packet_context", &self.packet_context)
+            .field("threads", &self.threads)
             .finish()
     }
 }

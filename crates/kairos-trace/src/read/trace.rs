@@ -86,7 +86,7 @@ impl TraceSet {
                 readers.push(StreamReader::open(f, trace.clone(), select.clone())?);
             }
         }
-        Ok(Events::new(readers))
+        Ok(Events::new(readers, select.threads()))
     }
 }
 
