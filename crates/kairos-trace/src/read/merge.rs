@@ -5,8 +5,9 @@
 //! others go on.
 //!
 //! Ground rules of the decoding threads. Streams are decoded on worker threads (as many
-//! as the machine has cores, unless `KAIROS_READ_THREADS` says otherwise; none on one
-//! core) while the caller's thread merges. Each stream belongs to one worker, which sends
+//! as the machine has cores, unless the [`super::Selection`] or `KAIROS_READ_THREADS`
+//! says otherwise; none on one core, nor for more than 64 streams) while the caller's
+//! thread merges. Each stream belongs to one worker, which sends
 //! its events in batches through a channel of that stream holding at most
 //! [`BATCHES_AHEAD`] batches, so memory is bounded by streams x batches, not by the
 //! trace. A worker never blocks on a full channel: it skips streams whose channel is
@@ -32,6 +33,11 @@ use super::stream::{Decoded, StreamReader};
 
 /// Keep at most this many notices; later ones are only counted.
 const MAX_NOTICES: usize = 10_000;
+/// Traces with more streams than this are decoded on the merging thread.
+const MAX_STREAMS_THREADED: usize = 64;
+/// Events per batch when decoding on the merging thread: enough to amortize a call,
+/// few enough that thousands of streams hold little.
+const INLINE_BATCH: usize = 16;
 /// Batches a worker may decode ahead of the merge, per stream.
 const BATCHES_AHEAD: usize = 2;
 
@@ -62,7 +68,8 @@ struct Lane {
     trace: Arc<Trace>,
     path: PathBuf,
     feed: Feed,
-    pending: std::vec::IntoIter<Item>,
+    /// Items received and not yet merged; reused from batch to batch when inline.
+    pending: VecDeque<Item>,
     done: bool,
 }
 
@@ -96,6 +103,11 @@ fn worker_count(streams: usize, asked: Option<usize>) -> usize {
             let cores = std::thread::available_parallelism().map_or(1, usize::from);
             if cores > 1 { cores } else { 0 }
         });
+    // Past this many streams a worker's passes over its streams and the handoffs cost
+    // more than decoding; such traces (tiled or many-process) are read on one thread.
+    if streams > MAX_STREAMS_THREADED {
+        return 0;
+    }
     wanted.min(streams)
 }
 
@@ -103,6 +115,12 @@ fn worker_count(streams: usize, asked: Option<usize>) -> usize {
 /// [`Item::End`] when the stream does.
 fn fill(reader: &mut StreamReader, n: usize) -> Vec<Item> {
     let mut out = Vec::with_capacity(n + 1);
+    fill_into(reader, n, &mut out);
+    out
+}
+
+/// Appends up to `n` events of `reader` to `out` (see [`fill`]).
+fn fill_into(reader: &mut StreamReader, n: usize, out: &mut impl Extend<Item>) {
     let mut events = 0;
     while events < n {
         let result = reader.next_event();
@@ -111,21 +129,19 @@ fn fill(reader: &mut StreamReader, n: usize) -> Vec<Item> {
         }
         match result {
             Ok(Some(ev)) => {
-                out.push(Item::Event(ev));
+                out.extend([Item::Event(ev)]);
                 events += 1;
             }
             Ok(None) => {
-                out.push(Item::End);
+                out.extend([Item::End]);
                 break;
             }
             Err(e) => {
-                out.push(Item::Error(e));
-                out.push(Item::End);
+                out.extend([Item::Error(e), Item::End]);
                 break;
             }
         }
     }
-    out
 }
 
 fn work(mut streams: Vec<(StreamReader, Sender<Vec<Item>>)>, wake: Receiver<()>, n: usize) {
@@ -162,8 +178,12 @@ impl Events {
         for s in &mut streams {
             s.progress = progress.clone();
         }
-        let batch = (16_384 / n.max(1)).clamp(64, 1024);
         let workers = worker_count(n, threads);
+        let batch = if workers == 0 {
+            INLINE_BATCH
+        } else {
+            (16_384 / n.max(1)).clamp(64, 1024)
+        };
         let mut lanes = Vec::with_capacity(n);
         let mut handles = Vec::new();
         if workers == 0 {
@@ -172,7 +192,7 @@ impl Events {
                     trace: r.trace().clone(),
                     path: r.path().to_path_buf(),
                     feed: Feed::Inline(Box::new(r)),
-                    pending: Vec::new().into_iter(),
+                    pending: VecDeque::new(),
                     done: false,
                 });
             }
@@ -190,7 +210,7 @@ impl Events {
                         batches: rx,
                         wake: wakes[i % workers].0.clone(),
                     },
-                    pending: Vec::new().into_iter(),
+                    pending: VecDeque::new(),
                     done: false,
                 });
                 shares[i % workers].push((r, tx));
@@ -233,7 +253,7 @@ impl Events {
     fn refill(&mut self, i: usize) {
         loop {
             let lane = &mut self.lanes[i];
-            match lane.pending.next() {
+            match lane.pending.pop_front() {
                 Some(Item::Event(d)) => {
                     self.heap.push(Reverse((d.timestamp, i)));
                     self.heads[i] = Some(d);
@@ -248,15 +268,19 @@ impl Events {
                 None if lane.done => return,
                 None => {
                     let next = match &mut lane.feed {
-                        Feed::Inline(reader) => Some(fill(reader, self.batch)),
+                        Feed::Inline(reader) => {
+                            fill_into(reader, self.batch, &mut lane.pending);
+                            Some(())
+                        }
                         Feed::Worker { batches, wake } => {
                             let got = batches.recv().ok();
                             let _ = wake.send(());
-                            got
+                            // A Vec becomes a VecDeque without copying.
+                            got.map(|batch| lane.pending = VecDeque::from(batch))
                         }
                     };
                     match next {
-                        Some(batch) => lane.pending = batch.into_iter(),
+                        Some(()) => {}
                         None => {
                             lane.done = true;
                             self.errors.push_back(ReadError::Damaged {
