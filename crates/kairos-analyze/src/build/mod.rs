@@ -12,12 +12,13 @@ mod ros1;
 mod ros2;
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
 
 use std::sync::Arc;
 
 use kairos_trace::read::metadata::EventClass;
-use kairos_trace::read::{Event, TraceSet};
+use kairos_trace::read::{Event, Selection, TraceSet};
 
 use crate::model::{
     Callback, Delivery, Endpoint, Message, Model, Node, Owner, Process, Queue, QueueDrop,
@@ -48,7 +49,7 @@ pub enum AnalyzeError {
 /// it: their errors are kept in [`Model::read_errors`].
 pub fn analyze(path: impl AsRef<Path>, options: Options) -> Result<Model, AnalyzeError> {
     let set = TraceSet::open(path)?;
-    let mut events = set.events()?;
+    let mut events = set.events_with(Builder::selection())?;
     let mut b = Builder::new(options);
     for item in events.by_ref() {
         match item {
@@ -105,7 +106,28 @@ pub struct Builder {
     /// ROS 1: messages written to a topic's connections and not yet received.
     ros1_in_flight: HashMap<Topic, VecDeque<usize>>,
     ros1_publishers: HashMap<(i64, String), usize>,
-    class_counts: HashMap<usize, (Arc<EventClass>, u64)>,
+    class_counts: HashMap<usize, (Arc<EventClass>, u64), BuildHasherDefault<AddressHasher>>,
+}
+
+/// Hashes an address (a class's `Arc` pointer) by one multiplication: the event
+/// counts are looked up once per event, where SipHash would cost more than the rest.
+#[derive(Debug, Default)]
+struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 /// The fields every mapping needs from an event.
@@ -133,8 +155,18 @@ impl Builder {
             ros1_received: HashMap::new(),
             ros1_in_flight: HashMap::new(),
             ros1_publishers: HashMap::new(),
-            class_counts: HashMap::new(),
+            class_counts: HashMap::default(),
         }
+    }
+
+    /// The fields the builder reads: every context, and the payloads of the providers
+    /// it maps (`ros2`, `dds`, `kairos`, `roscpp`); other payloads (kernel events, other
+    /// user-space providers) are skipped without being decoded.
+    pub fn selection() -> Selection {
+        Selection::payloads(|class| {
+            let provider = class.name.split_once(':').map_or("", |(p, _)| p);
+            matches!(provider, "ros2" | "dds" | "kairos" | "roscpp")
+        })
     }
 
     pub fn read_error(&mut self, e: String) {
@@ -158,13 +190,19 @@ impl Builder {
                 .map_or(ev.timestamp, |f| f.min(ev.timestamp)),
         );
         self.m.last_ns = Some(self.m.last_ns.map_or(ev.timestamp, |l| l.max(ev.timestamp)));
-        let ctx = |f: &str| ev.context_field(f).and_then(|v| v.as_i64());
+        let has_context = ev.context.is_some() || ev.stream_context.is_some();
+        let ctx = |f: &str| {
+            has_context
+                .then(|| ev.context_field(f).and_then(|v| v.as_i64()))
+                .flatten()
+        };
         let at = At {
             ts: ev.timestamp,
             pid: ctx("vpid").or_else(|| ctx("pid")).unwrap_or(0),
             tid: ctx("vtid").or_else(|| ctx("tid")).unwrap_or(0),
         };
-        if !self.processes.contains_key(&at.pid)
+        if has_context
+            && !self.processes.contains_key(&at.pid)
             && let Some(procname) = ev.context_field("procname").and_then(|v| v.as_str())
         {
             self.process(at.pid, procname);

@@ -21,8 +21,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut out = BufWriter::with_capacity(1 << 16, stdout);
     let mut line = String::with_capacity(512);
     let mut damaged = false;
-    // A spinner only when the events go elsewhere than the terminal.
-    let mut progress = Progress::new(!std::io::stdout().is_terminal());
+    // A progress bar only when the events go elsewhere than the terminal.
+    let mut progress = Progress::new(!std::io::stdout().is_terminal(), set.stream_bytes());
     while let Some(item) = events.next() {
         match item {
             Ok(ev) => {
@@ -46,7 +46,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             out.flush()?;
             progress.suspend(|| eprintln!("kairos: warning: {notice}"));
         }
-        progress.event();
+        progress.event(&events);
     }
     progress.finish();
     if let Err(e) = out.flush()

@@ -1,5 +1,6 @@
-//! Reading a trace into a model, and the progress spinner every long read shows on
-//! stderr: only when stderr is a terminal, and only after the first second.
+//! Reading a trace into a model, and the progress bar every long read shows on stderr:
+//! bytes of the trace's stream files read out of their total, with the events so far,
+//! only when stderr is a terminal, and only once the read has lasted a second.
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -7,49 +8,68 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use kairos_analyze::{Builder, Model, Options};
-use kairos_trace::read::TraceSet;
+use kairos_trace::read::{Events, Notice, TraceSet};
 
-/// Counts events read and shows a spinner once a read has lasted a second.
+/// Events between two looks at the clock: cheap enough per event, often enough to
+/// draw the bar smoothly.
+const CHECK_EVERY: u64 = 65_536;
+
+/// Counts events read and shows a progress bar once a read has lasted a second.
 #[derive(Debug)]
 pub struct Progress {
     enabled: bool,
     started: Instant,
     bar: Option<ProgressBar>,
+    total_bytes: u64,
     events: u64,
 }
 
+/// How long a read goes before the bar shows: a second, or `KAIROS_PROGRESS_AFTER_MS`
+/// (tests set it to 0 to see the bar on a short read).
+fn show_after() -> Duration {
+    std::env::var("KAIROS_PROGRESS_AFTER_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(Duration::from_secs(1), Duration::from_millis)
+}
+
 impl Progress {
-    /// `enabled` is false when a spinner would garble other output (e.g. stdout is the
-    /// same terminal); the spinner also stays off when stderr is not a terminal.
-    pub fn new(enabled: bool) -> Self {
+    /// `enabled` is false when a bar would garble other output (e.g. stdout is the
+    /// same terminal); the bar also stays off when stderr is not a terminal.
+    /// `total_bytes` is the size of the stream files being read.
+    pub fn new(enabled: bool, total_bytes: u64) -> Self {
         Self {
             enabled: enabled && std::io::stderr().is_terminal(),
             started: Instant::now(),
             bar: None,
+            total_bytes,
             events: 0,
         }
     }
 
-    pub fn event(&mut self) {
+    /// Counts one event; every [`CHECK_EVERY`] events, shows or moves the bar.
+    pub fn event(&mut self, events: &Events) {
         self.events += 1;
-        if !self.enabled || self.events % 65_536 != 0 {
+        if !self.enabled || self.events % CHECK_EVERY != 0 {
             return;
         }
-        if self.bar.is_none() && self.started.elapsed() > Duration::from_secs(1) {
-            let bar = ProgressBar::new_spinner();
+        if self.bar.is_none() && self.started.elapsed() > show_after() {
+            let bar = ProgressBar::new(self.total_bytes.max(1));
             bar.set_style(
-                ProgressStyle::with_template("{spinner} reading: {msg} ({elapsed})")
-                    .expect("a valid template"),
+                ProgressStyle::with_template(
+                    "reading {bar:30} {bytes}/{total_bytes} ({msg}, {elapsed}, {eta} left)",
+                )
+                .expect("a valid template"),
             );
             self.bar = Some(bar);
         }
         if let Some(bar) = &self.bar {
+            bar.set_position(events.bytes_read().min(self.total_bytes));
             bar.set_message(format!("{} events", self.events));
-            bar.tick();
         }
     }
 
-    /// Clears the spinner before anything else is printed to stderr.
+    /// Clears the bar before anything else is printed to stderr.
     pub fn suspend<T>(&self, f: impl FnOnce() -> T) -> T {
         match &self.bar {
             Some(bar) => bar.suspend(f),
@@ -66,10 +86,10 @@ impl Progress {
 
 pub fn load(path: &Path, options: Options) -> anyhow::Result<Model> {
     let set = TraceSet::open(path)?;
-    let mut events = set.events()?;
+    let mut events = set.events_with(Builder::selection())?;
     let mut builder = Builder::new(options);
-    let mut progress = Progress::new(true);
-    for item in events.by_ref() {
+    let mut progress = Progress::new(true, set.stream_bytes());
+    while let Some(item) = events.next() {
         match item {
             Ok(ev) => builder.event(&ev),
             Err(e) => {
@@ -77,7 +97,14 @@ pub fn load(path: &Path, options: Options) -> anyhow::Result<Model> {
                 builder.read_error(e.to_string());
             }
         }
-        progress.event();
+        // Discards and backward steps are counted in the model; a clock overflow
+        // changes every timestamp after it, so it is said at once (once per clock).
+        for n in events.take_notices() {
+            if matches!(n, Notice::ClockOverflow { .. }) {
+                progress.suspend(|| eprintln!("kairos: warning: {n}"));
+            }
+        }
+        progress.event(&events);
     }
     progress.finish();
     Ok(builder.finish(events.discarded(), events.backwards()))

@@ -70,7 +70,25 @@ impl<'a> Bits<'a> {
         self.need(u64::from(size), "an integer")?;
         let start = (self.pos / 8) as usize;
         let shift = (self.pos % 8) as u32;
-        let value = if shift == 0 && size % 8 == 0 {
+        let value = if shift == 0 && order != ByteOrder::Big && matches!(size, 8 | 16 | 32 | 64) {
+            // The common case, byte-aligned little-endian words: one load.
+            let b = &self.buf[start..];
+            match size {
+                8 => u64::from(b[0]),
+                16 => u64::from(u16::from_le_bytes([b[0], b[1]])),
+                32 => u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+                _ => u64::from_le_bytes(b[..8].try_into().expect("8 bytes")),
+            }
+        } else if order != ByteOrder::Big && shift + size <= 64 && start + 8 <= self.buf.len() {
+            // A little-endian bit field within one 8-byte load.
+            let word = u64::from_le_bytes(self.buf[start..start + 8].try_into().expect("8 bytes"));
+            let mask = if size == 64 {
+                u64::MAX
+            } else {
+                (1u64 << size) - 1
+            };
+            (word >> shift) & mask
+        } else if shift == 0 && size % 8 == 0 {
             let bytes = &self.buf[start..start + (size / 8) as usize];
             match order {
                 ByteOrder::Big => bytes.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)),
@@ -106,6 +124,12 @@ impl<'a> Bits<'a> {
         };
         self.pos += u64::from(size);
         Ok(value)
+    }
+
+    /// Moves `n` bits on; the caller has checked that they are there.
+    pub(crate) fn skip(&mut self, n: u64) {
+        debug_assert!(n <= self.remaining());
+        self.pos += n;
     }
 
     /// Reads `n` whole bytes; the cursor must be byte-aligned.

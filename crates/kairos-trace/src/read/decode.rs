@@ -78,7 +78,7 @@ impl Default for DecodeState {
 }
 
 impl DecodeState {
-    fn update(&mut self, clock: usize, size: u32, v: u64) {
+    pub(crate) fn update(&mut self, clock: usize, size: u32, v: u64) {
         if !self.updating {
             return;
         }

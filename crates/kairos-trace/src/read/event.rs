@@ -16,6 +16,8 @@ pub struct Trace {
     pub hostname: Option<String>,
     /// The environment's `hostname`, `procname` and `(vpid)` that exist, joined by `:`.
     pub label: Option<String>,
+    /// Every event class of every stream class, so decoders name a class by index.
+    pub(crate) classes: Vec<Arc<EventClass>>,
 }
 
 impl Trace {
@@ -34,11 +36,17 @@ impl Trace {
         .flatten()
         .collect();
         let label = (!parts.is_empty()).then(|| parts.join(":"));
+        let classes = metadata
+            .streams
+            .iter()
+            .flat_map(|sc| sc.events.values().cloned())
+            .collect();
         Self {
             path,
             metadata,
             hostname,
             label,
+            classes,
         }
     }
 }
@@ -54,6 +62,8 @@ pub struct Event {
     pub timestamp: i64,
     /// The `cpu_id` of the packet context, when there is one.
     pub cpu_id: Option<u64>,
+    /// The packet context, when the reader's [`super::Selection`] asks for it.
+    pub packet_context: Option<Arc<Value>>,
     pub stream_context: Option<Value>,
     pub context: Option<Value>,
     pub payload: Option<Value>,

@@ -3,45 +3,244 @@
 //! order is deterministic). A stream whose own timestamps go backwards is reported and
 //! its events are still delivered; a damaged stream delivers its error in place and the
 //! others go on.
+//!
+//! Ground rules of the decoding threads. Streams are decoded on worker threads (as many
+//! as the machine has cores, unless the [`super::Selection`] or `KAIROS_READ_THREADS`
+//! says otherwise; none on one core, nor for more than 64 streams) while the caller's
+//! thread merges. Each stream belongs to one worker, which sends
+//! its events in batches through a channel of that stream holding at most
+//! [`BATCHES_AHEAD`] batches, so memory is bounded by streams x batches, not by the
+//! trace. A worker never blocks on a full channel: it skips streams whose channel is
+//! full and, when all are, waits for the merge to take a batch (the merge sends it a
+//! wake-up for every batch it takes). Dropping [`Events`] drops the channels, which ends
+//! every worker at its next send or wait; the drop then joins them. The merge order
+//! depends only on each stream's own events, so it is the same with any number of
+//! threads.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 
 use super::error::ReadError;
-use super::event::Event;
+use super::event::{Event, Trace};
 use super::notice::Notice;
-use super::stream::StreamReader;
+use super::stream::{Decoded, StreamReader};
 
 /// Keep at most this many notices; later ones are only counted.
 const MAX_NOTICES: usize = 10_000;
+/// Traces with more streams than this are decoded on the merging thread.
+const MAX_STREAMS_THREADED: usize = 64;
+/// Events per batch when decoding on the merging thread: enough to amortize a call,
+/// few enough that thousands of streams hold little.
+const INLINE_BATCH: usize = 16;
+/// Batches a worker may decode ahead of the merge, per stream.
+const BATCHES_AHEAD: usize = 2;
+
+/// What a stream hands the merge, in stream order.
+#[derive(Debug)]
+enum Item {
+    Notice(Notice),
+    Event(Decoded),
+    Error(ReadError),
+    /// The stream has nothing more; a channel that closes without it lost its worker.
+    End,
+}
+
+#[derive(Debug)]
+enum Feed {
+    /// Decoded on the merging thread when needed.
+    Inline(Box<StreamReader>),
+    /// Decoded by a worker.
+    Worker {
+        batches: Receiver<Vec<Item>>,
+        wake: Sender<()>,
+    },
+}
+
+/// One stream as the merge sees it.
+#[derive(Debug)]
+struct Lane {
+    trace: Arc<Trace>,
+    path: PathBuf,
+    feed: Feed,
+    /// Items received and not yet merged; reused from batch to batch when inline.
+    pending: VecDeque<Item>,
+    done: bool,
+}
 
 /// The merged events of a [`super::TraceSet`]; also an [`Iterator`].
 #[derive(Debug)]
 pub struct Events {
-    streams: Vec<StreamReader>,
-    heads: Vec<Option<Event>>,
+    lanes: Vec<Lane>,
+    heads: Vec<Option<Decoded>>,
     heap: BinaryHeap<Reverse<(i64, usize)>>,
     errors: VecDeque<ReadError>,
     last: Option<i64>,
     notices: Vec<Notice>,
+    overflowed: Vec<(PathBuf, String)>,
     discarded: u64,
     backwards: u64,
     notices_dropped: u64,
+    batch: usize,
+    workers: Vec<JoinHandle<()>>,
+    progress: Arc<AtomicU64>,
+}
+
+/// How many decoding threads to start for `streams` streams.
+fn worker_count(streams: usize, asked: Option<usize>) -> usize {
+    let wanted = asked
+        .or_else(|| {
+            std::env::var("KAIROS_READ_THREADS")
+                .ok()
+                .and_then(|v| v.parse::<usize>().ok())
+        })
+        .unwrap_or_else(|| {
+            let cores = std::thread::available_parallelism().map_or(1, usize::from);
+            if cores > 1 { cores } else { 0 }
+        });
+    // Past this many streams a worker's passes over its streams and the handoffs cost
+    // more than decoding; such traces (tiled or many-process) are read on one thread.
+    if streams > MAX_STREAMS_THREADED {
+        return 0;
+    }
+    wanted.min(streams)
+}
+
+/// Decodes up to `n` events of `reader` into a batch; the batch ends with
+/// [`Item::End`] when the stream does.
+fn fill(reader: &mut StreamReader, n: usize) -> Vec<Item> {
+    let mut out = Vec::with_capacity(n + 1);
+    fill_into(reader, n, &mut out);
+    out
+}
+
+/// Appends up to `n` events of `reader` to `out` (see [`fill`]).
+fn fill_into(reader: &mut StreamReader, n: usize, out: &mut impl Extend<Item>) {
+    let mut events = 0;
+    while events < n {
+        let result = reader.next_event();
+        if !reader.notices.is_empty() {
+            out.extend(reader.notices.drain(..).map(Item::Notice));
+        }
+        match result {
+            Ok(Some(ev)) => {
+                out.extend([Item::Event(ev)]);
+                events += 1;
+            }
+            Ok(None) => {
+                out.extend([Item::End]);
+                break;
+            }
+            Err(e) => {
+                out.extend([Item::Error(e), Item::End]);
+                break;
+            }
+        }
+    }
+}
+
+fn work(mut streams: Vec<(StreamReader, Sender<Vec<Item>>)>, wake: Receiver<()>, n: usize) {
+    while !streams.is_empty() {
+        // Wake-ups for batches taken before this pass: the pass sees their room.
+        while wake.try_recv().is_ok() {}
+        let mut progressed = false;
+        let mut i = 0;
+        while i < streams.len() {
+            let (reader, tx) = &mut streams[i];
+            if tx.is_full() {
+                i += 1;
+                continue;
+            }
+            let batch = fill(reader, n);
+            let ended = matches!(batch.last(), Some(Item::End));
+            if tx.send(batch).is_err() || ended {
+                streams.swap_remove(i);
+            } else {
+                i += 1;
+            }
+            progressed = true;
+        }
+        if !progressed && !streams.is_empty() && wake.recv().is_err() {
+            return;
+        }
+    }
 }
 
 impl Events {
-    pub(crate) fn new(streams: Vec<StreamReader>) -> Self {
+    pub(crate) fn new(mut streams: Vec<StreamReader>, threads: Option<usize>) -> Self {
         let n = streams.len();
+        let progress = Arc::new(AtomicU64::new(0));
+        for s in &mut streams {
+            s.progress = progress.clone();
+        }
+        let workers = worker_count(n, threads);
+        let batch = if workers == 0 {
+            INLINE_BATCH
+        } else {
+            (16_384 / n.max(1)).clamp(64, 1024)
+        };
+        let mut lanes = Vec::with_capacity(n);
+        let mut handles = Vec::new();
+        if workers == 0 {
+            for r in streams {
+                lanes.push(Lane {
+                    trace: r.trace().clone(),
+                    path: r.path().to_path_buf(),
+                    feed: Feed::Inline(Box::new(r)),
+                    pending: VecDeque::new(),
+                    done: false,
+                });
+            }
+        } else {
+            let mut shares: Vec<Vec<(StreamReader, Sender<Vec<Item>>)>> =
+                (0..workers).map(|_| Vec::new()).collect();
+            let wakes: Vec<(Sender<()>, Receiver<()>)> =
+                (0..workers).map(|_| unbounded()).collect();
+            for (i, r) in streams.into_iter().enumerate() {
+                let (tx, rx) = bounded(BATCHES_AHEAD);
+                lanes.push(Lane {
+                    trace: r.trace().clone(),
+                    path: r.path().to_path_buf(),
+                    feed: Feed::Worker {
+                        batches: rx,
+                        wake: wakes[i % workers].0.clone(),
+                    },
+                    pending: VecDeque::new(),
+                    done: false,
+                });
+                shares[i % workers].push((r, tx));
+            }
+            for (share, (_, wake)) in shares.into_iter().zip(wakes) {
+                let spawned = std::thread::Builder::new()
+                    .name("kairos-read".into())
+                    .spawn(move || work(share, wake, batch));
+                match spawned {
+                    Ok(h) => handles.push(h),
+                    // Without the thread its streams' channels close without an end
+                    // marker, and the merge reports them as damaged.
+                    Err(_) => continue,
+                }
+            }
+        }
         let mut me = Self {
-            streams,
+            lanes,
             heads: (0..n).map(|_| None).collect(),
             heap: BinaryHeap::with_capacity(n),
             errors: VecDeque::new(),
             last: None,
             notices: Vec::new(),
+            overflowed: Vec::new(),
             discarded: 0,
             backwards: 0,
             notices_dropped: 0,
+            batch,
+            workers: handles,
+            progress,
         };
         for i in 0..n {
             me.refill(i);
@@ -49,18 +248,51 @@ impl Events {
         me
     }
 
+    /// Puts stream `i`'s next event in its head slot (and on the heap), passing on the
+    /// notices and error that come before it.
     fn refill(&mut self, i: usize) {
-        let result = self.streams[i].next_event();
-        for notice in std::mem::take(&mut self.streams[i].notices) {
-            self.note(notice);
-        }
-        match result {
-            Ok(Some(ev)) => {
-                self.heap.push(Reverse((ev.timestamp, i)));
-                self.heads[i] = Some(ev);
+        loop {
+            let lane = &mut self.lanes[i];
+            match lane.pending.pop_front() {
+                Some(Item::Event(d)) => {
+                    self.heap.push(Reverse((d.timestamp, i)));
+                    self.heads[i] = Some(d);
+                    return;
+                }
+                Some(Item::Notice(n)) => self.note(n),
+                Some(Item::Error(e)) => self.errors.push_back(e),
+                Some(Item::End) => {
+                    lane.done = true;
+                    return;
+                }
+                None if lane.done => return,
+                None => {
+                    let next = match &mut lane.feed {
+                        Feed::Inline(reader) => {
+                            fill_into(reader, self.batch, &mut lane.pending);
+                            Some(())
+                        }
+                        Feed::Worker { batches, wake } => {
+                            let got = batches.recv().ok();
+                            let _ = wake.send(());
+                            // A Vec becomes a VecDeque without copying.
+                            got.map(|batch| lane.pending = VecDeque::from(batch))
+                        }
+                    };
+                    match next {
+                        Some(()) => {}
+                        None => {
+                            lane.done = true;
+                            self.errors.push_back(ReadError::Damaged {
+                                path: lane.path.clone(),
+                                offset: 0,
+                                expected: "its decoding thread to go on, but it stopped (a bug in kairos: please report it)".into(),
+                            });
+                            return;
+                        }
+                    }
+                }
             }
-            Ok(None) => {}
-            Err(e) => self.errors.push_back(e),
         }
     }
 
@@ -68,6 +300,17 @@ impl Events {
         match &notice {
             Notice::Discarded { count, .. } => self.discarded += count,
             Notice::Backwards { .. } | Notice::PacketOverlap { .. } => self.backwards += 1,
+            Notice::ClockOverflow { path, clock, .. } => {
+                // Once per clock of a trace, not once per stream.
+                let key = (
+                    path.parent().map(PathBuf::from).unwrap_or_default(),
+                    clock.clone(),
+                );
+                if self.overflowed.contains(&key) {
+                    return;
+                }
+                self.overflowed.push(key);
+            }
         }
         if self.notices.len() < MAX_NOTICES {
             self.notices.push(notice);
@@ -90,6 +333,13 @@ impl Events {
         self.notices_dropped
     }
 
+    /// Bytes of stream files read so far (whole packets, counted as they are opened;
+    /// decoding threads may be a few batches ahead of the events delivered), out of
+    /// [`super::TraceSet::stream_bytes`]: for a progress bar.
+    pub fn bytes_read(&self) -> u64 {
+        self.progress.load(Ordering::Relaxed)
+    }
+
     /// Events the tracer reported discarding, so far.
     pub fn discarded(&self) -> u64 {
         self.discarded
@@ -99,6 +349,16 @@ impl Events {
     /// before them, and packets beginning before their stream's previous packet ended.
     pub fn backwards(&self) -> u64 {
         self.backwards
+    }
+}
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        // Closing the channels ends every worker at its next send or wait.
+        self.lanes.clear();
+        for h in self.workers.drain(..) {
+            let _ = h.join();
+        }
     }
 }
 
@@ -112,13 +372,14 @@ impl Iterator for Events {
         let Reverse((ts, i)) = self.heap.pop()?;
         let ev = self.heads[i]
             .take()
-            .expect("a stream in the heap has a head event");
+            .expect("a stream in the heap has a head event")
+            .into_event(&self.lanes[i].trace);
         self.refill(i);
         if let Some(last) = self.last
             && ts < last
         {
             let notice = Notice::Backwards {
-                path: self.streams[i].path().to_path_buf(),
+                path: self.lanes[i].path.clone(),
                 event: ev.name().to_string(),
                 timestamp: ts,
                 previous: last,

@@ -16,6 +16,8 @@ mod event;
 mod merge;
 pub mod metadata;
 mod notice;
+mod plan;
+mod select;
 mod stream;
 pub mod text;
 mod trace;
@@ -27,6 +29,7 @@ pub use event::{Event, Trace};
 pub use merge::Events;
 pub use metadata::{Metadata, MetadataError};
 pub use notice::Notice;
+pub use select::Selection;
 pub use trace::TraceSet;
 pub use value::Value;
 

@@ -23,6 +23,13 @@ pub enum Notice {
         begin: i64,
         previous_end: i64,
     },
+    /// A clock's offset puts timestamps beyond what 64-bit nanoseconds since the epoch
+    /// hold: they are clamped to `clamped`. Reported once per clock.
+    ClockOverflow {
+        path: PathBuf,
+        clock: String,
+        clamped: i64,
+    },
     /// An event came out of the merge earlier than the previous one delivered.
     Backwards {
         path: PathBuf,
@@ -63,6 +70,16 @@ impl fmt::Display for Notice {
                 super::text::seconds(*begin),
                 previous_end - begin,
                 super::text::seconds(*previous_end),
+            ),
+            Notice::ClockOverflow {
+                path,
+                clock,
+                clamped,
+            } => write!(
+                f,
+                "{}: clock `{clock}`: its offset puts timestamps beyond 64-bit nanoseconds since the epoch; they are clamped to {} (check the clock's offset_s and offset in the metadata)",
+                path.display(),
+                super::text::seconds(*clamped),
             ),
             Notice::Backwards {
                 path,

@@ -2,17 +2,21 @@
 //! reader's footprint is one packet per stream whatever the trace's length. A packet
 //! cut short by the end of the file still yields the events it holds before the error.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::bits::{Bits, DecodeError};
 use super::decode::{DecodeState, Roots, decode};
 use super::error::ReadError;
 use super::event::{Event, Trace};
-use super::metadata::types::FieldType;
+use super::metadata::types::{FieldPath, FieldType, Scope};
 use super::notice::Notice;
+use super::plan::Plan;
+use super::select::Selection;
 use super::value::Value;
 
 const PACKET_MAGIC: u64 = 0xC1FC_1FC1;
@@ -27,7 +31,7 @@ struct Packet {
     offset: u64,
     stream_class: usize,
     header: Option<Value>,
-    context: Option<Value>,
+    context: Option<Arc<Value>>,
     cpu_id: Option<u64>,
     pos_bits: u64,
     content_bits: u64,
@@ -60,6 +64,70 @@ impl Source {
     }
 }
 
+/// An event as a stream decodes it: its class is an index into [`Trace`]'s class
+/// table, so that decoding threads never touch the shared reference counts.
+#[derive(Debug)]
+pub(crate) struct Decoded {
+    pub class: u32,
+    pub stream_class: usize,
+    pub timestamp: i64,
+    pub cpu_id: Option<u64>,
+    pub packet_context: Option<Arc<Value>>,
+    /// Stream event context, event context and payload, boxed when there is any, so
+    /// that a decoded event stays small as it moves through batches and the merge.
+    pub values: Option<Box<[Option<Value>; 3]>>,
+}
+
+impl Decoded {
+    pub(crate) fn into_event(self, trace: &Arc<Trace>) -> Event {
+        let [stream_context, context, payload] = match self.values {
+            Some(v) => *v,
+            None => [None, None, None],
+        };
+        Event {
+            class: trace.classes[self.class as usize].clone(),
+            trace: trace.clone(),
+            stream_class: self.stream_class,
+            timestamp: self.timestamp,
+            cpu_id: self.cpu_id,
+            packet_context: self.packet_context,
+            stream_context,
+            context,
+            payload,
+        }
+    }
+}
+
+/// How one event class's payload is read.
+#[derive(Debug)]
+enum PayloadMode {
+    Decode,
+    /// Not selected: walked by a plan.
+    Skip(Plan),
+    /// Not selected, but no plan expresses it: decoded and dropped.
+    Drop,
+}
+
+#[derive(Debug)]
+struct ClassPlan {
+    /// Index into the trace's class table.
+    index: u32,
+    payload: PayloadMode,
+}
+
+/// Per stream class: the header plan (when the header can be walked without values)
+/// and each event class's plan, compiled the first time the class is met.
+#[derive(Debug, Default)]
+struct StreamPlans {
+    header: Option<Plan>,
+    /// By event id, for small ids; larger ones in `sparse`.
+    dense: Vec<Option<ClassPlan>>,
+    sparse: HashMap<u64, ClassPlan>,
+}
+
+/// Event ids below this are looked up in a vector.
+const DENSE_IDS: u64 = 4096;
+
 #[derive(Debug)]
 pub(crate) struct StreamReader {
     path: PathBuf,
@@ -75,12 +143,24 @@ pub(crate) struct StreamReader {
     last_end: Option<i64>,
     /// Per stream class: the clock its timestamps are on.
     clock_of: Vec<Option<usize>>,
+    plans: Vec<StreamPlans>,
+    select: Selection,
+    /// Integer slots the plans use.
+    slots: Vec<u64>,
+    /// A clock whose offset overflows 64-bit nanoseconds was reported.
+    overflow_reported: bool,
     failed: bool,
     pub(crate) notices: Vec<Notice>,
+    /// Bytes of packets opened so far, shared by every stream of an [`super::Events`].
+    pub(crate) progress: Arc<AtomicU64>,
 }
 
 impl StreamReader {
-    pub(crate) fn open(path: &Path, trace: Arc<Trace>) -> Result<Self, ReadError> {
+    pub(crate) fn open(
+        path: &Path,
+        trace: Arc<Trace>,
+        select: Selection,
+    ) -> Result<Self, ReadError> {
         let io = |cause| ReadError::Io {
             path: path.to_path_buf(),
             cause,
@@ -92,16 +172,38 @@ impl StreamReader {
             Source::File(file),
             file_len,
             trace,
+            select,
         ))
     }
 
     /// A reader of a stream held in memory.
     pub(crate) fn from_bytes(bytes: Vec<u8>, trace: Arc<Trace>) -> Self {
         let len = bytes.len() as u64;
-        Self::new(PathBuf::from("<memory>"), Source::Bytes(bytes), len, trace)
+        Self::new(
+            PathBuf::from("<memory>"),
+            Source::Bytes(bytes),
+            len,
+            trace,
+            Selection::all(),
+        )
     }
 
-    fn new(path: PathBuf, file: Source, file_len: u64, trace: Arc<Trace>) -> Self {
+    fn new(
+        path: PathBuf,
+        file: Source,
+        file_len: u64,
+        trace: Arc<Trace>,
+        select: Selection,
+    ) -> Self {
+        let plans = trace
+            .metadata
+            .streams
+            .iter()
+            .map(|sc| StreamPlans {
+                header: header_plan(sc),
+                ..StreamPlans::default()
+            })
+            .collect();
         let clock_of = (0..trace.metadata.streams.len())
             .map(|i| default_clock(&trace.metadata, i))
             .collect();
@@ -121,13 +223,22 @@ impl StreamReader {
             last_discarded: None,
             last_end: None,
             clock_of,
+            plans,
+            select,
+            slots: Vec::new(),
+            overflow_reported: false,
             failed: false,
             notices: Vec::new(),
+            progress: Arc::default(),
         }
     }
 
     pub(crate) fn path(&self) -> &Path {
         &self.path
+    }
+
+    pub(crate) fn trace(&self) -> &Arc<Trace> {
+        &self.trace
     }
 
     fn damaged(&mut self, offset: u64, expected: impl Into<String>) -> ReadError {
@@ -142,7 +253,7 @@ impl StreamReader {
 
     /// The next event of this stream, `Ok(None)` at its end. After an error the stream
     /// yields nothing more.
-    pub(crate) fn next_event(&mut self) -> Result<Option<Event>, ReadError> {
+    pub(crate) fn next_event(&mut self) -> Result<Option<Decoded>, ReadError> {
         loop {
             if self.failed {
                 return Ok(None);
@@ -178,43 +289,68 @@ impl StreamReader {
         }
     }
 
-    fn decode_event(&mut self) -> Result<Event, DecodeError> {
+    fn decode_event(&mut self) -> Result<Decoded, DecodeError> {
         let Self {
             trace,
             packet,
             buf,
             state,
             clock_of,
+            plans,
+            select,
+            slots,
             ..
         } = self;
         let p = packet.as_mut().expect("a packet is open");
         let md = &trace.metadata;
         let sc = &md.streams[p.stream_class];
+        let plans = &mut plans[p.stream_class];
         let mut bits = Bits::new(buf, p.pos_bits, p.content_bits);
         let start = bits.pos();
         let mut roots = Roots {
             packet_header: md.packet_header.as_ref().zip(p.header.as_ref()),
-            packet_context: sc.packet_context.as_ref().zip(p.context.as_ref()),
+            packet_context: sc.packet_context.as_ref().zip(p.context.as_deref()),
             ..Roots::default()
         };
         state.updating = true;
         state.budget = super::decode::MAX_VALUES_PER_EVENT;
-        let header = sc
-            .event_header
-            .as_ref()
-            .map(|t| decode(t, &mut bits, &roots, state))
-            .transpose()?;
-        roots.event_header = sc.event_header.as_ref().zip(header.as_ref());
-        let id = match (&sc.event_header, &header) {
-            (Some(t), Some(v)) => last_uint(t, v, "id").unwrap_or(0),
-            _ => 0,
+        let header;
+        let id = match (&plans.header, &sc.event_header) {
+            (Some(plan), _) => plan.run(&mut bits, state, slots)?.unwrap_or(0),
+            (None, Some(t)) => {
+                header = decode(t, &mut bits, &roots, state)?;
+                roots.event_header = Some((t, &header));
+                last_uint(t, &header, "id").unwrap_or(0)
+            }
+            (None, None) => 0,
         };
-        let Some(class) = sc.events.get(&id) else {
-            return Err(bits.error(format!(
-                "an event id that stream class {} declares, found id {id}",
-                sc.id
-            )));
+        let existing = if id < DENSE_IDS {
+            plans.dense.get(id as usize).and_then(Option::as_ref)
+        } else {
+            plans.sparse.get(&id)
         };
+        let class_plan = match existing {
+            Some(c) => c,
+            None => {
+                let Some(class) = sc.events.get(&id) else {
+                    return Err(bits.error(format!(
+                        "an event id that stream class {} declares, found id {id}",
+                        sc.id
+                    )));
+                };
+                let made = class_plan(trace, class, select);
+                if id < DENSE_IDS {
+                    let i = id as usize;
+                    if plans.dense.len() <= i {
+                        plans.dense.resize_with(i + 1, || None);
+                    }
+                    plans.dense[i].insert(made)
+                } else {
+                    plans.sparse.entry(id).or_insert(made)
+                }
+            }
+        };
+        let class = &trace.classes[class_plan.index as usize];
         let stream_context = sc
             .event_context
             .as_ref()
@@ -227,27 +363,53 @@ impl StreamReader {
             .map(|t| decode(t, &mut bits, &roots, state))
             .transpose()?;
         roots.event_context = class.context.as_ref().zip(context.as_ref());
-        let payload = class
-            .payload
-            .as_ref()
-            .map(|t| decode(t, &mut bits, &roots, state))
-            .transpose()?;
+        let payload = match (&class.payload, &class_plan.payload) {
+            (None, _) => None,
+            (Some(t), PayloadMode::Decode) => Some(decode(t, &mut bits, &roots, state)?),
+            (Some(_), PayloadMode::Skip(plan)) => {
+                plan.run(&mut bits, state, slots)?;
+                None
+            }
+            (Some(t), PayloadMode::Drop) => {
+                decode(t, &mut bits, &roots, state)?;
+                None
+            }
+        };
         if bits.pos() == start {
             return Err(bits.error(
                 "an event that takes at least one bit (the metadata declares an empty event)",
             ));
         }
         p.pos_bits = bits.pos();
-        let timestamp = clock_of[p.stream_class].map_or(0, |c| md.clocks[c].to_ns(state.clocks[c]));
-        Ok(Event {
-            class: class.clone(),
-            trace: trace.clone(),
+        let timestamp = match clock_of[p.stream_class] {
+            Some(c) => match md.clocks[c].to_ns_checked(state.clocks[c]) {
+                Ok(ns) => ns,
+                Err(clamped) => {
+                    if !self.overflow_reported {
+                        self.overflow_reported = true;
+                        self.notices.push(Notice::ClockOverflow {
+                            path: self.path.clone(),
+                            clock: md.clocks[c].name.clone(),
+                            clamped,
+                        });
+                    }
+                    clamped
+                }
+            },
+            None => 0,
+        };
+        Ok(Decoded {
+            class: class_plan.index,
             stream_class: p.stream_class,
             timestamp,
             cpu_id: p.cpu_id,
-            stream_context,
-            context,
-            payload,
+            packet_context: if select.wants_packet_context() {
+                p.context.clone()
+            } else {
+                None
+            },
+            values: (stream_context.is_some() || context.is_some() || payload.is_some())
+                .then(|| Box::new([stream_context, context, payload])),
         })
     }
 
@@ -256,8 +418,15 @@ impl StreamReader {
         let remaining = self.file_len - offset;
         let mut want = remaining.min(FIRST_READ);
         let (stream_class, header, context, body_bits) = loop {
-            self.buf.resize(want as usize, 0);
-            if let Err(cause) = self.file.read_exact_at(&mut self.buf, offset) {
+            // The buffer only grows: refilling a megabyte packet with zeros first would
+            // cost as much as reading it. Reads are bounded by the packet, never by it.
+            if self.buf.len() < want as usize {
+                self.buf.resize(want as usize, 0);
+            }
+            if let Err(cause) = self
+                .file
+                .read_exact_at(&mut self.buf[..want as usize], offset)
+            {
                 self.failed = true;
                 return Err(ReadError::Io {
                     path: self.path.clone(),
@@ -274,7 +443,8 @@ impl StreamReader {
         };
         let md = &self.trace.metadata;
         let sc = &md.streams[stream_class];
-        let ctx = sc.packet_context.as_ref().zip(context.as_ref());
+        let context = context.map(Arc::new);
+        let ctx = sc.packet_context.as_ref().zip(context.as_deref());
         let ctx_uint = |name: &str| ctx.and_then(|(t, v)| last_uint(t, v, name));
         let packet_bits = ctx_uint("packet_size").unwrap_or(remaining.saturating_mul(8));
         let content_bits = ctx_uint("content_size").unwrap_or(packet_bits);
@@ -305,6 +475,17 @@ impl StreamReader {
         let cpu_id = ctx_uint("cpu_id");
         let clock = self.clock_of[stream_class];
         let at = clock.zip(begin).map(|(c, b)| md.clocks[c].to_ns(b));
+        if let Some(c) = clock
+            && !self.overflow_reported
+            && let Some(Err(clamped)) = begin.map(|b| md.clocks[c].to_ns_checked(b))
+        {
+            self.overflow_reported = true;
+            self.notices.push(Notice::ClockOverflow {
+                path: self.path.clone(),
+                clock: md.clocks[c].name.clone(),
+                clamped,
+            });
+        }
         let end = clock
             .zip(ctx_uint("timestamp_end"))
             .map(|(c, e)| md.clocks[c].to_ns(e));
@@ -335,10 +516,12 @@ impl StreamReader {
             self.last_discarded = Some(now);
         }
         if avail > want {
-            self.buf.resize(avail as usize, 0);
+            if self.buf.len() < avail as usize {
+                self.buf.resize(avail as usize, 0);
+            }
             if let Err(cause) = self
                 .file
-                .read_exact_at(&mut self.buf[want as usize..], offset + want)
+                .read_exact_at(&mut self.buf[want as usize..avail as usize], offset + want)
             {
                 self.failed = true;
                 return Err(ReadError::Io {
@@ -348,6 +531,8 @@ impl StreamReader {
             }
         }
         self.next_packet = offset + packet_bytes.max(1).min(remaining);
+        self.progress
+            .fetch_add(self.next_packet - offset, Ordering::Relaxed);
         self.packet = Some(Packet {
             offset,
             stream_class,
@@ -414,6 +599,85 @@ impl StreamReader {
             .transpose()?;
         self.state.updating = true;
         Ok((stream_class, header, context, bits.pos()))
+    }
+}
+
+/// The plan for an event class met for the first time.
+fn class_plan(
+    trace: &Trace,
+    class: &Arc<super::metadata::EventClass>,
+    select: &Selection,
+) -> ClassPlan {
+    let index = trace
+        .classes
+        .iter()
+        .position(|c| Arc::ptr_eq(c, class))
+        .expect("the trace's class table holds every class") as u32;
+    let payload = if select.wants_payload(class) {
+        PayloadMode::Decode
+    } else {
+        match class.payload.as_ref().and_then(Plan::compile) {
+            Some(plan) => PayloadMode::Skip(plan),
+            None => PayloadMode::Drop,
+        }
+    };
+    ClassPlan { index, payload }
+}
+
+/// A plan for a stream class's event header, unless a later scope of the stream class
+/// may look a field up in the header (then the header's values are needed).
+fn header_plan(sc: &super::metadata::StreamClass) -> Option<Plan> {
+    let header = sc.event_header.as_ref()?;
+    let mut names = Vec::new();
+    field_names(header, &mut names);
+    let mut paths = Vec::new();
+    let mut later: Vec<&FieldType> = sc.event_context.iter().collect();
+    for class in sc.events.values() {
+        later.extend(class.context.iter());
+        later.extend(class.payload.iter());
+    }
+    for ty in later {
+        field_paths(ty, &mut paths);
+    }
+    let needs_header = paths.iter().any(|p| match p.scope {
+        Scope::EventHeader => true,
+        Scope::Relative => p.names.first().is_some_and(|n| names.contains(&n)),
+        _ => false,
+    });
+    if needs_header {
+        return None;
+    }
+    Plan::compile(header)
+}
+
+fn field_names<'a>(ty: &'a FieldType, out: &mut Vec<&'a Arc<str>>) {
+    match ty {
+        FieldType::Struct(st) => st.fields.iter().for_each(|f| {
+            out.push(&f.name);
+            field_names(&f.ty, out);
+        }),
+        FieldType::Variant(v) => v.options.iter().for_each(|f| {
+            out.push(&f.name);
+            field_names(&f.ty, out);
+        }),
+        FieldType::Array { elem, .. } | FieldType::Sequence { elem, .. } => field_names(elem, out),
+        _ => {}
+    }
+}
+
+fn field_paths<'a>(ty: &'a FieldType, out: &mut Vec<&'a FieldPath>) {
+    match ty {
+        FieldType::Struct(st) => st.fields.iter().for_each(|f| field_paths(&f.ty, out)),
+        FieldType::Variant(v) => {
+            out.push(&v.tag);
+            v.options.iter().for_each(|f| field_paths(&f.ty, out));
+        }
+        FieldType::Array { elem, .. } => field_paths(elem, out),
+        FieldType::Sequence { elem, len } => {
+            out.push(len);
+            field_paths(elem, out);
+        }
+        _ => {}
     }
 }
 

@@ -1,12 +1,24 @@
 //! One line of text per event, in the format of babeltrace2's `pretty` sink with
 //! `--clock-seconds --no-delta`, so the two can be compared line by line:
-//! `[secs.nanos] host name: { cpu_id = N }, { stream context }, { context }, { payload }`.
+//! `[secs.nanos] host name: { packet context }, { stream context }, { context }, { payload }`,
+//! the packet context without the fields babeltrace2 keeps as packet properties.
 
 use std::fmt::Write;
 
 use super::event::Event;
 use super::metadata::types::{EnumType, FieldType, IntType};
 use super::value::Value;
+
+/// Packet-context fields that describe the packet itself: babeltrace2 turns them into
+/// packet properties and prints every other packet-context field.
+const RESERVED_PACKET_FIELDS: [&str; 6] = [
+    "timestamp_begin",
+    "timestamp_end",
+    "content_size",
+    "packet_size",
+    "packet_seq_num",
+    "events_discarded",
+];
 
 /// Nanoseconds since the epoch as `seconds.nanoseconds`.
 pub fn seconds(ns: i64) -> String {
@@ -31,11 +43,36 @@ pub fn write_event(out: &mut String, ev: &Event) {
         out.push_str(if first { " " } else { ", " });
         first = false;
     };
-    if let Some(cpu) = ev.cpu_id {
-        sep(out);
-        let _ = write!(out, "{{ cpu_id = {cpu} }}");
-    }
     let sc = &ev.trace.metadata.streams[ev.stream_class];
+    match (sc.packet_context.as_ref(), ev.packet_context.as_deref()) {
+        (Some(FieldType::Struct(st)), Some(Value::Struct(vals))) => {
+            let shown: Vec<_> = st
+                .fields
+                .iter()
+                .zip(vals)
+                .filter(|(f, _)| !RESERVED_PACKET_FIELDS.contains(&&*f.name))
+                .collect();
+            if !shown.is_empty() {
+                sep(out);
+                out.push_str("{ ");
+                for (i, (f, v)) in shown.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push_str(&f.name);
+                    out.push_str(" = ");
+                    write_value(out, &f.ty, v);
+                }
+                out.push_str(" }");
+            }
+        }
+        _ => {
+            if let Some(cpu) = ev.cpu_id {
+                sep(out);
+                let _ = write!(out, "{{ cpu_id = {cpu} }}");
+            }
+        }
+    }
     for (ty, val) in [
         (sc.event_context.as_ref(), ev.stream_context.as_ref()),
         (ev.class.context.as_ref(), ev.context.as_ref()),

@@ -10,6 +10,7 @@ use super::error::ReadError;
 use super::event::Trace;
 use super::merge::Events;
 use super::metadata::{Metadata, read_metadata_text};
+use super::select::Selection;
 use super::stream::StreamReader;
 
 /// Folders nested deeper than this below the given path are not searched.
@@ -72,15 +73,20 @@ impl TraceSet {
             .sum()
     }
 
-    /// All events of all traces, merged by timestamp.
+    /// All events of all traces, merged by timestamp, every field decoded.
     pub fn events(&self) -> Result<Events, ReadError> {
+        self.events_with(Selection::all())
+    }
+
+    /// All events of all traces, merged by timestamp, with the fields `select` asks for.
+    pub fn events_with(&self, select: Selection) -> Result<Events, ReadError> {
         let mut readers = Vec::new();
         for (trace, files) in self.traces.iter().zip(&self.streams) {
             for f in files {
-                readers.push(StreamReader::open(f, trace.clone())?);
+                readers.push(StreamReader::open(f, trace.clone(), select.clone())?);
             }
         }
-        Ok(Events::new(readers))
+        Ok(Events::new(readers, select.threads()))
     }
 }
 
