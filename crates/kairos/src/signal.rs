@@ -11,9 +11,10 @@
 //!   [`ShutdownReport`](crate::exec::ShutdownReport) is printed on stderr. A trace that
 //!   `KAIROS_TRACE` started is flushed, so the trace ends whole. The program then goes on
 //!   from where it spun and exits as it normally does.
-//! - Ctrl-C always works: a second signal, or a first one when no executor runs a node,
-//!   exits at once with status 128 + signal (130 for SIGINT); an opted-out program gets
-//!   the default action (termination by the signal).
+//! - Ctrl-C always works: a first signal when no executor runs a node exits with status
+//!   128 + signal (130 for SIGINT); a second signal flushes the trace and exits at once
+//!   with that status, without waiting for callbacks or exit handlers; an opted-out
+//!   program gets the default action (termination by the signal).
 //!
 //! Ground rules: the OS handler (signal-hook's, async-signal-safe) only wakes the
 //! `kairos-signal` thread, which does all the work outside signal context. `EXECUTORS`
