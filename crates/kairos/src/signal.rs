@@ -11,9 +11,10 @@
 //!   [`ShutdownReport`](crate::exec::ShutdownReport) is printed on stderr. A trace that
 //!   `KAIROS_TRACE` started is flushed, so the trace ends whole. The program then goes on
 //!   from where it spun and exits as it normally does.
-//! - Ctrl-C always works: a second signal, or a first one when no executor runs a node,
-//!   exits at once with status 128 + signal (130 for SIGINT); an opted-out program gets
-//!   the default action (termination by the signal).
+//! - Ctrl-C always works: a first signal when no executor runs a node exits with status
+//!   128 + signal (130 for SIGINT); a second signal flushes the trace and exits at once
+//!   with that status, without waiting for callbacks or exit handlers; an opted-out
+//!   program gets the default action (termination by the signal).
 //!
 //! Ground rules: the OS handler (signal-hook's, async-signal-safe) only wakes the
 //! `kairos-signal` thread, which does all the work outside signal context. `EXECUTORS`
@@ -50,6 +51,8 @@ static EXECUTORS: Mutex<Vec<Weak<ExecShared>>> = Mutex::new(Vec::new());
 static HANDLING: Mutex<()> = Mutex::new(());
 /// Set by a second signal: exit without waiting for the first one's report.
 static EXIT_NOW: AtomicBool = AtomicBool::new(false);
+/// How often an exit that waits for the report checks for a second signal.
+const EXIT_POLL: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// Turns graceful shutdown on SIGINT/SIGTERM on (the default) or off. Off before the
 /// runtime's first use, no handler is installed at all; off later, a signal gets its
@@ -126,11 +129,17 @@ fn start_handler_thread() -> Result<(), SignalError> {
 }
 
 extern "C" fn finish_handling_at_exit() {
-    if REQUESTED.load(Ordering::Acquire) && !EXIT_NOW.load(Ordering::Acquire) {
-        let limit =
-            Duration::from_nanos(DEADLINE_NS.load(Ordering::Acquire)) + Duration::from_secs(2);
-        let limit = limit.to_std().unwrap_or_default();
-        drop(HANDLING.try_lock_for(limit));
+    if !REQUESTED.load(Ordering::Acquire) {
+        return;
+    }
+    let limit = Duration::from_nanos(DEADLINE_NS.load(Ordering::Acquire)) + Duration::from_secs(2);
+    let until = std::time::Instant::now() + limit.to_std().unwrap_or_default();
+    // In slices, so that a second signal (which `_exit`s from its own thread) is never
+    // kept waiting behind this exit.
+    while !EXIT_NOW.load(Ordering::Acquire) && std::time::Instant::now() < until {
+        if HANDLING.try_lock_for(EXIT_POLL).is_some() {
+            return;
+        }
     }
 }
 
@@ -148,7 +157,10 @@ fn on_signal(signal: i32) {
     if REQUESTED.swap(true, Ordering::AcqRel) {
         eprintln!("kairos: {name} again: exiting now");
         EXIT_NOW.store(true, Ordering::Release);
-        std::process::exit(128 + signal);
+        crate::trace::flush_from_env();
+        // `_exit`: no atexit handler runs, so neither a `main` already exiting (which
+        // waits for the first signal's report) nor a stuck callback can hold the exit up.
+        signal_hook::low_level::exit(128 + signal);
     }
     // The shutdown runs in its own thread, so that this one hears a second signal while
     // callbacks keep the shutdown waiting for its deadline.

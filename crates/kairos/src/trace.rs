@@ -72,7 +72,11 @@ pub(crate) fn start_from_env_on_first_use() {
 
 /// Writes what the `KAIROS_TRACE` session recorded so far (the signal handler calls it).
 pub(crate) fn flush_from_env() {
-    if let Some(session) = FROM_ENV.lock().as_ref()
+    // Bounded: a signal must never wait on this lock for ever.
+    let Some(slot) = FROM_ENV.try_lock_for(std::time::Duration::from_secs(1)) else {
+        return;
+    };
+    if let Some(session) = slot.as_ref()
         && let Err(err) = session.flush()
     {
         eprintln!("kairos: flushing the {ENV_VAR} trace failed: {err}");

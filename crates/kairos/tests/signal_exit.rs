@@ -1,12 +1,15 @@
 //! Ctrl-C always ends a kairos program: with no executor to shut down, the first SIGINT
 //! exits at once with status 130 (128 + SIGINT) and says why, instead of being swallowed
-//! by the handler the first node installed.
+//! by the handler the first node installed; while a shutdown waits for a stuck callback,
+//! a second SIGINT exits at once.
 
 mod support;
 
+use kairos::exec::Executor;
 use kairos::graph::{Context, Node};
 use rustix::process::Signal;
-use std::process::Command;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 use support::{finish_within, send_signal, spawn_until_line};
 
@@ -41,4 +44,63 @@ fn ctrl_c_without_a_spinning_executor_exits_at_once() {
         stderr.contains("kairos: SIGINT: no executor runs a node; exiting"),
         "{stderr}"
     );
+}
+
+const STUCK_CHILD: &str = "KAIROS_TEST_SIGNAL_STUCK_CHILD";
+
+#[test]
+fn a_second_ctrl_c_exits_while_the_shutdown_waits_for_a_stuck_callback() {
+    if std::env::var_os(STUCK_CHILD).is_some() {
+        // The shutdown would wait a minute for this callback, which never returns.
+        kairos::signal::set_shutdown_deadline(Duration::from_secs(60));
+        let node = Node::new_in(&Context::new(), "stuck", "/").unwrap();
+        let _timer = node
+            .create_timer(Duration::from_millis(1), |_| {
+                eprintln!("stuck in a callback");
+                loop {
+                    std::thread::park();
+                }
+            })
+            .unwrap();
+        let executor = Executor::multi_threaded(2).unwrap();
+        executor.add_node(&node).unwrap();
+        let _ = executor.spin();
+        return;
+    }
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_second_ctrl_c_exits_while_the_shutdown_waits_for_a_stuck_callback",
+            "--nocapture",
+        ])
+        .env(STUCK_CHILD, "1")
+        .env_remove(kairos::signal::ENV_VAR)
+        .env_remove(kairos::trace::ENV_VAR)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = Vec::new();
+    let mut wait_for = |prefix: &str| loop {
+        let mut line = String::new();
+        assert_ne!(
+            stderr.read_line(&mut line).unwrap(),
+            0,
+            "the child ended before `{prefix}`: {seen:?}"
+        );
+        seen.push(line.clone());
+        if line.starts_with(prefix) {
+            return;
+        }
+    };
+    wait_for("stuck in a callback");
+    send_signal(&child, Signal::INT);
+    wait_for("kairos: SIGINT: shutting down 1 executor(s), deadline 60 s");
+    send_signal(&child, Signal::INT);
+    wait_for("kairos: SIGINT again: exiting now");
+    child.stderr = Some(stderr.into_inner());
+    // Well within the minute the shutdown would wait.
+    let out = finish_within(child, Duration::from_secs(20)).expect("the second SIGINT exits");
+    assert_eq!(out.status.code(), Some(130));
 }
