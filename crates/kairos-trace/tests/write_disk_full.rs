@@ -63,7 +63,7 @@ fn a_failed_write_leaves_the_trace_readable_up_to_it() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(
-        child_out.contains("stop: Err(cannot write packets"),
+        child_out.contains("stop: Err(") && child_out.contains("cannot write packets"),
         "the child's writes hit the limit and stop said so:\n{child_out}"
     );
     let reading = write_support::read(dir.path());

@@ -91,7 +91,8 @@ fn one_stream_file_that_cannot_be_created_does_not_stop_the_others() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(
-        child_out.contains("crowd flush: Err(cannot create the stream file"),
+        child_out.contains("crowd flush: Err(")
+            && child_out.contains("cannot create the stream file"),
         "the crowd reached the open-file limit:\n{child_out}"
     );
     let reading = write_support::read(dir.path());
