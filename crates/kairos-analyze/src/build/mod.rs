@@ -106,7 +106,16 @@ pub struct Builder {
     /// ROS 1: messages written to a topic's connections and not yet received.
     ros1_in_flight: HashMap<Topic, VecDeque<usize>>,
     ros1_publishers: HashMap<(i64, String), usize>,
-    class_counts: HashMap<usize, (Arc<EventClass>, u64), BuildHasherDefault<AddressHasher>>,
+    /// Per event class (by address): the class, its count, and whether its provider is
+    /// one the builder maps (known once per class, not parsed per event).
+    class_counts: HashMap<usize, (Arc<EventClass>, u64, bool), BuildHasherDefault<AddressHasher>>,
+}
+
+/// Whether the builder maps events of this name: providers `ros2`, `dds`, `kairos`,
+/// `roscpp` (see [`Builder::event`]).
+fn maps(event_name: &str) -> bool {
+    let provider = event_name.split_once(':').map_or("", |(p, _)| p);
+    matches!(provider, "ros2" | "dds" | "kairos" | "roscpp")
 }
 
 /// Hashes an address (a class's `Arc` pointer) by one multiplication: the event
@@ -163,10 +172,7 @@ impl Builder {
     /// it maps (`ros2`, `dds`, `kairos`, `roscpp`); other payloads (kernel events, other
     /// user-space providers) are skipped without being decoded.
     pub fn selection() -> Selection {
-        Selection::payloads(|class| {
-            let provider = class.name.split_once(':').map_or("", |(p, _)| p);
-            matches!(provider, "ros2" | "dds" | "kairos" | "roscpp")
-        })
+        Selection::payloads(|class| maps(&class.name))
     }
 
     pub fn read_error(&mut self, e: String) {
@@ -178,12 +184,17 @@ impl Builder {
         self.m.events += 1;
         // Counted per event class (by address), named once at the end.
         let key = Arc::as_ptr(&ev.class) as usize;
-        match self.class_counts.get_mut(&key) {
-            Some(c) => c.1 += 1,
-            None => {
-                self.class_counts.insert(key, (ev.class.clone(), 1));
+        let mapped = match self.class_counts.get_mut(&key) {
+            Some(c) => {
+                c.1 += 1;
+                c.2
             }
-        }
+            None => {
+                let mapped = maps(name);
+                self.class_counts.insert(key, (ev.class.clone(), 1, mapped));
+                mapped
+            }
+        };
         self.m.first_ns = Some(
             self.m
                 .first_ns
@@ -207,6 +218,9 @@ impl Builder {
         {
             self.process(at.pid, procname);
         }
+        if !mapped {
+            return;
+        }
         let (provider, short) = name.split_once(':').unwrap_or(("", name));
         match provider {
             "ros2" | "dds" => {
@@ -226,7 +240,7 @@ impl Builder {
     }
 
     pub fn finish(mut self, discarded: u64, backwards: u64) -> Model {
-        for (class, n) in self.class_counts.values() {
+        for (class, n, _) in self.class_counts.values() {
             *self
                 .m
                 .event_counts

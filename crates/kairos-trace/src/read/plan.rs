@@ -9,8 +9,9 @@
 //! sequence of non-scalar elements) compiles to `None` and is decoded the general way,
 //! so every trace still reads; only the fast path is narrower.
 //!
-//! A plan fails exactly where the general decoder fails, with the same messages: both
-//! read through the same [`Bits`] cursor and check lengths and tags the same way.
+//! A plan fails at the same event as the general decoder, for the same reason: both read
+//! through the same [`Bits`] cursor and check lengths and tags the same way (a run of
+//! fixed-size fields that the packet cuts short is reported at the run's start).
 
 use std::sync::Arc;
 
@@ -34,7 +35,7 @@ enum Op {
     },
     /// A NUL-terminated string.
     CStr,
-    /// A static array of fixed-size elements: `bits` in all.
+    /// Fixed-size fields nothing reads (static arrays, structures of them): `bits` in all.
     Bits(u64),
     /// A sequence whose length is in `len_slot`, of scalar elements of `elem_bits`
     /// bits each (each aligned to `elem_align`, which their size is a multiple of).
@@ -267,30 +268,21 @@ impl Compiler {
                 });
             }
             FieldType::Str(_) => self.ops.push(Op::CStr),
-            FieldType::Struct(st) if !self.needed.iter().any(|n| names_in(ty, n)) => {
-                // Nothing in it is read later: one aligned run of bits when its layout
-                // is the same for every value.
-                if let Some(bits) = fixed_struct(ty) {
-                    self.align(ty.align());
+            FieldType::Struct(st) => {
+                self.align(ty.align());
+                // Nothing in it is read later and its layout is the same for every
+                // value: one run of bits.
+                if !self.needed.iter().any(|n| names_in(ty, n))
+                    && let Some(bits) = fixed_struct(ty)
+                {
                     self.ops.push(Op::Bits(bits));
                     return Some(());
                 }
-                self.align(ty.align());
                 levels.push(Vec::new());
                 for f in &st.fields {
                     self.field(&f.ty, Some(&f.name), levels)?;
                 }
                 levels.pop();
-            }
-            FieldType::Struct(st) => {
-                self.align(ty.align());
-                levels.push(Vec::new());
-                for f in &st.fields {
-                    self.field(&f.ty, Some(&f.name), levels)?;
-                }
-                levels.pop();
-                // A member visible by name from an enclosing level is not needed: the
-                // general decoder only looks into structures through absolute paths.
             }
             FieldType::Variant(var) => {
                 let (tag_slot, Some(en)) = Self::resolve(&var.tag, levels)? else {
@@ -426,4 +418,90 @@ fn fixed_struct(ty: &FieldType) -> Option<u64> {
         off = off.div_ceil(a) * a + bits;
     }
     Some(off)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::decode::{Roots, decode};
+    use crate::read::metadata::Metadata;
+
+    const TSDL: &str = r#"/* CTF 1.8 */
+        typealias integer { size = 8; align = 8; signed = false; } := u8;
+        typealias integer { size = 32; align = 8; signed = false; } := u32;
+        trace { major = 1; minor = 8; byte_order = le; };
+        clock { name = c; };
+        typealias integer { size = 27; align = 1; signed = false; map = clock.c.value; } := c27;
+        typealias integer { size = 64; align = 8; signed = false; map = clock.c.value; } := c64;
+        stream {
+          event.header := struct {
+            enum : integer { size = 5; align = 1; signed = false; } { compact = 0 ... 30, extended = 31 } id;
+            variant <id> { struct { c27 timestamp; } compact; struct { u32 id; c64 timestamp; } extended; } v;
+          } align(8);
+        };
+        event { id = 0; fields := struct {
+          u8 _n; u32 _xs[ _n ]; struct { u32 _a; u8 _b[3]; u32 _c; } _fixed;
+          enum : u8 { "_s" = 1, "_i" = 2 } _tag; variant <_tag> { string _s; u32 _i; } _v; string _end;
+        }; };"#;
+
+    fn state() -> DecodeState {
+        DecodeState {
+            clocks: vec![0],
+            ..DecodeState::default()
+        }
+    }
+
+    #[test]
+    fn the_lttng_header_plan_yields_the_id_and_moves_the_clock() {
+        let md = Metadata::parse(TSDL).unwrap();
+        let plan = Plan::compile(md.streams[0].event_header.as_ref().unwrap()).unwrap();
+        // Compact: id 3, timestamp 0x12345; then extended: id 700, timestamp 2^40.
+        let mut buf = (3u32 | (0x12345 << 5)).to_le_bytes().to_vec();
+        buf.push(31);
+        buf.extend(700u32.to_le_bytes());
+        buf.extend((1u64 << 40).to_le_bytes());
+        let (mut st, mut slots) = (state(), Vec::new());
+        let mut bits = Bits::new(&buf, 0, buf.len() as u64 * 8);
+        assert_eq!(plan.run(&mut bits, &mut st, &mut slots).unwrap(), Some(3));
+        assert_eq!((st.clocks[0], bits.pos()), (0x12345, 32));
+        assert_eq!(plan.run(&mut bits, &mut st, &mut slots).unwrap(), Some(700));
+        assert_eq!((st.clocks[0], bits.pos()), (1 << 40, buf.len() as u64 * 8));
+    }
+
+    #[test]
+    fn a_skip_plan_ends_where_the_decoder_ends_and_fails_where_it_fails() {
+        let md = Metadata::parse(TSDL).unwrap();
+        let ty = md.streams[0].events[&0].payload.as_ref().unwrap();
+        let plan = Plan::compile(ty).unwrap();
+        // The fixed inner structure is one run; the sequence and variant are not.
+        assert!(
+            plan.ops.iter().any(|op| matches!(op, Op::Bits(88))),
+            "{:?}",
+            plan.ops
+        );
+        // n = 2, xs = [7, 9], the 11 bytes of `fixed`, tag 1 (at byte 20), "hi", "end".
+        let mut buf = vec![2u8];
+        buf.extend(7u32.to_le_bytes());
+        buf.extend(9u32.to_le_bytes());
+        buf.extend([0u8; 11]);
+        buf.push(1);
+        buf.extend(b"hi\0end\0");
+        let end = buf.len() as u64 * 8;
+        let mut a = Bits::new(&buf, 0, end);
+        decode(ty, &mut a, &Roots::default(), &mut state()).unwrap();
+        let mut b = Bits::new(&buf, 0, end);
+        plan.run(&mut b, &mut state(), &mut Vec::new()).unwrap();
+        assert_eq!((a.pos(), b.pos()), (end, end));
+        // A tag no option matches, and a packet cut inside the string.
+        for (at, byte, cut) in [(20usize, 3u8, 0u64), (20, 1, 8)] {
+            let mut bad = buf.clone();
+            bad[at] = byte;
+            let end = end - cut;
+            let mut a = Bits::new(&bad, 0, end);
+            let mut b = Bits::new(&bad, 0, end);
+            let ea = decode(ty, &mut a, &Roots::default(), &mut state()).unwrap_err();
+            let eb = plan.run(&mut b, &mut state(), &mut Vec::new()).unwrap_err();
+            assert_eq!(ea, eb);
+        }
+    }
 }
