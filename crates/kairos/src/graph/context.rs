@@ -38,6 +38,8 @@ struct ContextInner {
     server_added: Condvar,
     /// Simulation time of this graph, fed by its `/clock` topic (created on first use).
     sim_clock: OnceLock<SimClock>,
+    /// Carries this graph beyond the process, when installed (see `transport`).
+    transport: OnceLock<Arc<dyn super::transport::Transport>>,
 }
 
 struct TopicSlot {
@@ -88,6 +90,20 @@ impl Context {
             }));
         }
         Ok(sim.clone())
+    }
+
+    /// Carries this graph's topics and services to other processes from now on (entities
+    /// created before keep to the process). A context has at most one transport: a second
+    /// is handed back.
+    pub fn set_transport(
+        &self,
+        transport: Arc<dyn super::transport::Transport>,
+    ) -> Result<(), Arc<dyn super::transport::Transport>> {
+        self.inner.transport.set(transport)
+    }
+
+    pub(crate) fn transport(&self) -> Option<&Arc<dyn super::transport::Transport>> {
+        self.inner.transport.get()
     }
 
     /// The topic `name` (absolute), created on first use; its type is fixed from then on.
