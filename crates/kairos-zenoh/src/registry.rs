@@ -59,6 +59,11 @@ impl MessageCodec {
         (self.json_subscription)(node, topic, qos, callback)
     }
 
+    /// The data key expression of `topic` (absolute) for this type in `domain`.
+    pub fn data_key(&self, domain: u32, topic: &str) -> String {
+        crate::graph_key::data_key(domain, topic, &self.dds_type, &self.hash)
+    }
+
     /// A payload of this type, as JSON.
     pub fn payload_to_json(&self, payload: &[u8]) -> Result<serde_json::Value, DecodeError> {
         (self.to_json)(payload)

@@ -443,14 +443,6 @@ impl Transport for ZenohTransport {
         let codec = registry::message(endpoint.message)?;
         let node = self.node(endpoint.node)?;
         let key = self.key(endpoint.name, &codec.dds_type, &codec.hash);
-        let (token, _) = self.announce(
-            &node,
-            EntityKind::Subscription,
-            endpoint.name,
-            &codec.dds_type,
-            &codec.hash,
-            wire_qos(endpoint.qos),
-        )?;
         let log = MalformedLog {
             topic: endpoint.name.to_owned(),
             count: self.malformed.clone(),
@@ -480,6 +472,15 @@ impl Transport for ZenohTransport {
             })
             .wait()
             .ok()?;
+        // Announced once it can receive, so whoever sees the token reaches it.
+        let (token, _) = self.announce(
+            &node,
+            EntityKind::Subscription,
+            endpoint.name,
+            &codec.dds_type,
+            &codec.hash,
+            wire_qos(endpoint.qos),
+        )?;
         Some(Box::new((subscriber, token, node)))
     }
 
@@ -494,14 +495,6 @@ impl Transport for ZenohTransport {
         .ok()?;
         let server = (codec.serve)(&server_node, endpoint.name).ok()?;
         let key = self.key(endpoint.name, &codec.dds_type, &codec.hash);
-        let (token, _) = self.announce(
-            &node,
-            EntityKind::Service,
-            endpoint.name,
-            &codec.dds_type,
-            &codec.hash,
-            WireQos::default(),
-        )?;
         let queryable = self
             .session
             .declare_queryable(key)
@@ -542,6 +535,14 @@ impl Transport for ZenohTransport {
             })
             .wait()
             .ok()?;
+        let (token, _) = self.announce(
+            &node,
+            EntityKind::Service,
+            endpoint.name,
+            &codec.dds_type,
+            &codec.hash,
+            WireQos::default(),
+        )?;
         Some(Box::new(ZenohService {
             _queryable: queryable,
             _token: token,

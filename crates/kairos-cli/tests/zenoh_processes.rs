@@ -1,0 +1,411 @@
+//! kairos nodes in separate processes on Zenoh (loopback only): pub/sub and a service call
+//! between kairos processes, and interoperability with `zenoh-ros2-sdk`, a Python
+//! implementation of rmw_zenoh's format that no one here wrote.
+//!
+//! Each test starts its own `kairos router` on a loopback port of its own, and every
+//! process connects to it with multicast scouting off, as rmw_zenoh's defaults have it.
+//! Every wait is bounded: children are killed when a test ends, however it ends.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// A child process killed when dropped.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A router on a free loopback port, and the environment that points processes at it.
+struct Router {
+    _process: Running,
+    port: u16,
+}
+
+impl Router {
+    fn start() -> Self {
+        // The OS picks a free port; the router binds it right after.
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free loopback port")
+            .port();
+        let mut child = common::kairos()
+            .args(["router", "--listen", &format!("tcp/127.0.0.1:{port}")])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start kairos router");
+        let stdout = child.stdout.take().expect("router stdout");
+        let process = Running(child);
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            let _ = tx.send(lines.next());
+            for _ in lines {}
+        });
+        let line = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the router did not start within 30 s");
+        assert!(
+            line.as_ref()
+                .is_some_and(|l| l.as_ref().is_ok_and(|l| l.contains("running"))),
+            "kairos router did not start: {line:?}"
+        );
+        Self {
+            _process: process,
+            port,
+        }
+    }
+
+    /// A kairos command connected to this router only.
+    fn kairos(&self) -> Command {
+        let mut cmd = common::kairos();
+        cmd.env(
+            "ZENOH_CONFIG_OVERRIDE",
+            format!(
+                "connect/endpoints=[\"tcp/127.0.0.1:{}\"];listen/endpoints=[\"tcp/127.0.0.1:0\"]",
+                self.port
+            ),
+        )
+        .env_remove("ROS_DOMAIN_ID");
+        cmd
+    }
+
+    fn python(&self, script: &str) -> Command {
+        let mut cmd = Command::new("python3");
+        cmd.args(["-c", script])
+            .env("ROUTER_PORT", self.port.to_string())
+            .env_remove("ROS_DOMAIN_ID");
+        cmd
+    }
+}
+
+fn spawn(cmd: &mut Command) -> Running {
+    Running(
+        cmd.stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start process"),
+    )
+}
+
+/// Waits for `child` at most `timeout`; kills it if it runs longer.
+fn finish(child: Running, timeout: Duration) -> Output {
+    let mut child = child;
+    let pid = child.0.id();
+    let (tx, rx) = mpsc::channel();
+    let killer = std::thread::spawn(move || {
+        if rx.recv_timeout(timeout).is_err() {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+        }
+    });
+    let stdout = child.0.stdout.take();
+    let stderr = child.0.stderr.take();
+    let read = |s: Option<std::process::ChildStdout>| {
+        let mut out = Vec::new();
+        if let Some(mut s) = s {
+            let _ = std::io::Read::read_to_end(&mut s, &mut out);
+        }
+        out
+    };
+    let err_reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        if let Some(mut s) = stderr {
+            let _ = std::io::Read::read_to_end(&mut s, &mut out);
+        }
+        out
+    });
+    let stdout = read(stdout);
+    let status = child.0.wait().expect("wait for child");
+    let _ = tx.send(());
+    let _ = killer.join();
+    let stderr = err_reader.join().unwrap_or_default();
+    std::mem::forget(child);
+    Output {
+        status,
+        stdout,
+        stderr,
+    }
+}
+
+fn assert_ok(what: &str, out: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{what} failed with {}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+#[test]
+fn two_kairos_processes_exchange_messages_and_a_service_call() {
+    let router = Router::start();
+    let echo = spawn(router.kairos().args([
+        "topic",
+        "echo",
+        "/chatter",
+        "std_msgs/msg/String",
+        "--count",
+        "5",
+        "--json",
+        "--timeout",
+        "45",
+    ]));
+    let publisher = spawn(router.kairos().args([
+        "topic",
+        "pub",
+        "/chatter",
+        "std_msgs/msg/String",
+        "{data: hello}",
+        "--times",
+        "5",
+        "--rate",
+        "50",
+        "--wait-matching",
+        "30",
+    ]));
+    // The graph shows both ends, with the type, seen from a third process.
+    let list = router
+        .kairos()
+        .args([
+            "topic",
+            "list",
+            "-t",
+            "--spin-time",
+            "30",
+            "--wait-for",
+            "/chatter",
+        ])
+        .output()
+        .expect("kairos topic list");
+    let list = assert_ok("kairos topic list", &list);
+    assert!(
+        list.contains("/chatter [std_msgs/msg/String]"),
+        "topic list:\n{list}"
+    );
+    assert_ok("kairos topic pub", &finish(publisher, LIMIT));
+    let echoed = assert_ok("kairos topic echo", &finish(echo, LIMIT));
+    let lines: Vec<&str> = echoed.lines().collect();
+    assert_eq!(lines, vec![r#"{"data":"hello"}"#; 5], "echo got:\n{echoed}");
+
+    let server = spawn(router.kairos().args([
+        "service",
+        "serve-add-two-ints",
+        "/add_two_ints",
+        "--count",
+        "1",
+        "--timeout",
+        "45",
+    ]));
+    let call = router
+        .kairos()
+        .args([
+            "service",
+            "call",
+            "/add_two_ints",
+            "example_interfaces/srv/AddTwoInts",
+            "{a: 2, b: 3}",
+            "--json",
+            "--timeout",
+            "30",
+        ])
+        .output()
+        .expect("kairos service call");
+    let response = assert_ok("kairos service call", &call);
+    assert_eq!(response.trim(), r#"{"sum":5}"#);
+    let served = assert_ok("the AddTwoInts server", &finish(server, LIMIT));
+    assert!(served.contains("served 1"), "server said:\n{served}");
+}
+
+/// The Python package the interop tests use; scripts/test installs it.
+fn require_zenoh_ros2_sdk() {
+    let found = Command::new("python3")
+        .args(["-c", "import zenoh_ros2_sdk"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "the Python package zenoh-ros2-sdk is required: pip install zenoh-ros2-sdk==0.1.8 (scripts/test does this)"
+    );
+}
+
+const PY_PRELUDE: &str = r#"
+import os, sys, time, threading
+from zenoh_ros2_sdk import ROS2Publisher, ROS2Subscriber, ROS2ServiceClient, get_topic_names_and_types, get_service_names_and_types
+PORT = int(os.environ["ROUTER_PORT"])
+STRING_DEF = "string data\n"
+STRING_HASH = "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18"
+def bounded_wait(pred, seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
+"#;
+
+#[test]
+fn a_python_publisher_reaches_a_kairos_subscription() {
+    require_zenoh_ros2_sdk();
+    let router = Router::start();
+    let echo = spawn(router.kairos().args([
+        "topic",
+        "echo",
+        "/py_chatter",
+        "std_msgs/msg/String",
+        "--count",
+        "3",
+        "--json",
+        "--timeout",
+        "45",
+    ]));
+    let script = format!(
+        "{PY_PRELUDE}
+pub = ROS2Publisher('/py_chatter', 'std_msgs/msg/String', msg_definition=STRING_DEF, type_hash=STRING_HASH, node_name='py_talker', router_port=PORT)
+def kairos_sub_seen():
+    return any(name == '/py_chatter' for name, _ in get_topic_names_and_types(router_port=PORT))
+assert bounded_wait(kairos_sub_seen, 30), 'python does not see the kairos subscription'
+time.sleep(0.5)
+for i in range(3):
+    pub.publish(data='from python %d' % i)
+    time.sleep(0.05)
+time.sleep(0.5)
+pub.close()
+print('published 3')
+"
+    );
+    let python = spawn(&mut router.python(&script));
+    assert_ok("the Python publisher", &finish(python, LIMIT));
+    let echoed = assert_ok("kairos topic echo", &finish(echo, LIMIT));
+    let lines: Vec<&str> = echoed.lines().collect();
+    assert_eq!(
+        lines,
+        vec![
+            r#"{"data":"from python 0"}"#,
+            r#"{"data":"from python 1"}"#,
+            r#"{"data":"from python 2"}"#
+        ],
+        "echo got:\n{echoed}"
+    );
+}
+
+#[test]
+fn a_kairos_publisher_reaches_a_python_subscriber_that_sees_it_in_its_graph() {
+    require_zenoh_ros2_sdk();
+    let router = Router::start();
+    let script = format!(
+        "{PY_PRELUDE}
+got = []
+sub = ROS2Subscriber('/k_chatter', 'std_msgs/msg/String', lambda m: got.append(m.data), msg_definition=STRING_DEF, type_hash=STRING_HASH, node_name='py_listener', router_port=PORT)
+print('ready', flush=True)
+seen = []
+def done():
+    # The graph is read while the kairos publisher lives (it publishes for 3 s).
+    if not seen:
+        seen.extend(dict(get_topic_names_and_types(router_port=PORT)).get('/k_chatter') or [])
+    return len(got) >= 4 and bool(seen)
+assert bounded_wait(done, 40), 'python got %r, saw %r' % (got, seen)
+print('types', seen)
+print('got', got[:4], 'all from kairos', all(m == 'from kairos' for m in got))
+sub.close()
+"
+    );
+    let python = spawn(&mut router.python(&script));
+    // kairos sees the Python node in its graph.
+    let nodes = router
+        .kairos()
+        .args([
+            "node",
+            "list",
+            "--spin-time",
+            "30",
+            "--wait-for",
+            "/py_listener",
+        ])
+        .output()
+        .expect("kairos node list");
+    let nodes = assert_ok("kairos node list", &nodes);
+    assert!(
+        nodes.lines().any(|l| l == "/py_listener"),
+        "node list:\n{nodes}"
+    );
+    let publisher = router
+        .kairos()
+        .args([
+            "topic",
+            "pub",
+            "/k_chatter",
+            "std_msgs/msg/String",
+            "{data: from kairos}",
+            "--times",
+            "60",
+            "--rate",
+            "20",
+            "--wait-matching",
+            "30",
+        ])
+        .output()
+        .expect("kairos topic pub");
+    assert_ok("kairos topic pub", &publisher);
+    let out = assert_ok("the Python subscriber", &finish(python, LIMIT));
+    assert!(
+        out.contains(
+            "got ['from kairos', 'from kairos', 'from kairos', 'from kairos'] all from kairos True"
+        ),
+        "python said:\n{out}"
+    );
+    assert!(
+        out.contains("types ['std_msgs/msg/String']"),
+        "python's graph:\n{out}"
+    );
+}
+
+#[test]
+fn a_python_client_calls_a_kairos_service_and_sees_it() {
+    require_zenoh_ros2_sdk();
+    let router = Router::start();
+    let server = spawn(router.kairos().args([
+        "service",
+        "serve-add-two-ints",
+        "/add_two_ints",
+        "--count",
+        "2",
+        "--timeout",
+        "45",
+    ]));
+    let script = format!(
+        "{PY_PRELUDE}
+HASH = 'RIHS01_e118de6bf5eeb66a2491b5bda11202e7b68f198d6f67922cf30364858239c81a'
+def served():
+    return any(name == '/add_two_ints' for name, _ in get_service_names_and_types(router_port=PORT))
+assert bounded_wait(served, 30), 'python does not see the kairos service'
+print('services', dict(get_service_names_and_types(router_port=PORT)).get('/add_two_ints'))
+client = ROS2ServiceClient('/add_two_ints', 'example_interfaces/srv/AddTwoInts', request_definition='int64 a\\nint64 b\\n', response_definition='int64 sum\\n', type_hash=HASH, node_name='py_client', router_port=PORT, timeout=20.0)
+for a, b in [(2, 3), (40, 2)]:
+    r = client.call(a=a, b=b)
+    print('sum', r.sum, flush=True)
+client.close()
+"
+    );
+    let python = spawn(&mut router.python(&script));
+    let out = assert_ok("the Python client", &finish(python, LIMIT));
+    assert!(out.contains("sum 5\nsum 42"), "python said:\n{out}");
+    assert!(
+        out.contains("services ['example_interfaces/srv/AddTwoInts']"),
+        "python's graph:\n{out}"
+    );
+    let served = assert_ok("the kairos server", &finish(server, LIMIT));
+    assert!(served.contains("served 2"), "server said:\n{served}");
+}
