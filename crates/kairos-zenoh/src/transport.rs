@@ -87,11 +87,12 @@ impl ZenohTransport {
     pub fn open() -> Result<Arc<Self>, TransportError> {
         let config = crate::config::session_config()?;
         let domain = crate::config::domain_id()?;
-        let session = zenoh::open(config).wait().map_err(zenoh_err)?;
-        Self::with_session(session, domain)
+        Self::open_with(config, domain)
     }
 
-    fn with_session(session: Session, domain: u32) -> Result<Arc<Self>, TransportError> {
+    /// Opens a session with `config`, in ROS domain `domain`.
+    pub fn open_with(config: zenoh::Config, domain: u32) -> Result<Arc<Self>, TransportError> {
+        let session = zenoh::open(config).wait().map_err(zenoh_err)?;
         let zid = session.zid().to_string();
         let graph = Arc::new(GraphCache::default());
         let cache = graph.clone();
