@@ -163,3 +163,80 @@ mod tests {
         ));
     }
 }
+
+/// A `uint8[]` field, carried as one block of bytes (the CDR of `sequence<uint8>`: a u32
+/// length and the bytes) rather than element by element.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Bytes(pub Vec<u8>);
+
+impl Serialize for Bytes {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Bytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a byte sequence")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Bytes, E> {
+                Ok(Bytes(v.to_vec()))
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Bytes, E> {
+                Ok(Bytes(v))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Bytes, A::Error> {
+                let mut out = Vec::new();
+                while let Some(b) = seq.next_element::<u8>()? {
+                    out.push(b);
+                }
+                Ok(Bytes(out))
+            }
+        }
+        deserializer.deserialize_bytes(Visitor)
+    }
+}
+
+#[cfg(test)]
+mod bytes_tests {
+    use super::*;
+    use crate::message::{decode, encode};
+    use crate::type_hash::{Field, TypeDescription, type_id};
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Blob {
+        tag: u8,
+        data: Bytes,
+    }
+
+    impl Message for Blob {
+        const TYPE_NAME: &'static str = "test_msgs/msg/Blob";
+        fn description() -> TypeDescription {
+            TypeDescription::new(
+                Self::TYPE_NAME,
+                vec![
+                    Field::primitive("tag", type_id::UINT8),
+                    Field::primitive("data", type_id::UINT8).sequence(),
+                ],
+            )
+        }
+    }
+
+    #[test]
+    fn bytes_are_a_cdr_uint8_sequence() {
+        let blob = Blob {
+            tag: 9,
+            data: Bytes(vec![1, 2, 3]),
+        };
+        let bytes = encode(&blob);
+        assert_eq!(bytes, [0, 1, 0, 0, 9, 0, 0, 0, 3, 0, 0, 0, 1, 2, 3]);
+        assert_eq!(decode::<Blob>(&bytes).unwrap(), blob);
+    }
+}

@@ -70,6 +70,7 @@ pub struct ZenohTransport {
     nodes: Mutex<HashMap<String, Weak<NodeEntry>>>,
     graph: Arc<GraphCache>,
     malformed: Arc<AtomicU64>,
+    gaps: Arc<AtomicU64>,
     _graph_subscriber: zenoh::pubsub::Subscriber<()>,
 }
 
@@ -113,6 +114,7 @@ impl ZenohTransport {
             nodes: Mutex::new(HashMap::new()),
             graph,
             malformed: Arc::new(AtomicU64::new(0)),
+            gaps: Arc::new(AtomicU64::new(0)),
             _graph_subscriber: graph_subscriber,
         }))
     }
@@ -140,6 +142,12 @@ impl ZenohTransport {
     /// Samples that did not decode, over all subscriptions.
     pub fn malformed_samples(&self) -> u64 {
         self.malformed.load(Ordering::Relaxed)
+    }
+
+    /// Messages lost on the way, over all subscriptions: the gaps in each remote
+    /// publisher's sequence numbers (a publisher that restarts from 1 starts a new run).
+    pub fn sequence_gaps(&self) -> u64 {
+        self.gaps.load(Ordering::Relaxed)
     }
 
     /// Closes the session, returning by `timeout` whatever the network does (zenoh's own
@@ -298,6 +306,24 @@ impl MalformedLog {
     }
 }
 
+/// Counts the sequence numbers skipped by each publisher a subscription hears.
+struct GapCounter {
+    last: Mutex<HashMap<Gid, i64>>,
+    total: Arc<AtomicU64>,
+}
+
+impl GapCounter {
+    fn record(&self, publisher: Gid, seq: i64) {
+        let previous = self.last.lock().insert(publisher, seq);
+        if let Some(previous) = previous
+            && seq > previous + 1
+        {
+            self.total
+                .fetch_add((seq - previous - 1) as u64, Ordering::Relaxed);
+        }
+    }
+}
+
 struct ZenohService {
     _queryable: zenoh::query::Queryable<()>,
     _token: LivelinessToken,
@@ -450,6 +476,10 @@ impl Transport for ZenohTransport {
             reported: Mutex::new(HashSet::new()),
         };
         let decode = codec.decode;
+        let gaps = GapCounter {
+            last: Mutex::new(HashMap::new()),
+            total: self.gaps.clone(),
+        };
         let subscriber = self
             .session
             .declare_subscriber(key)
@@ -463,6 +493,7 @@ impl Transport for ZenohTransport {
                     Ok(a) => a,
                     Err(e) => return log.record(None, &e.to_string()),
                 };
+                gaps.record(attachment.gid, attachment.sequence_number);
                 match decode(&sample.payload().to_bytes()) {
                     Ok(message) => {
                         let seq = attachment.sequence_number.max(0) as u64;

@@ -69,7 +69,7 @@ fn local_delivery_stays_one_arc_and_remote_delivery_goes_through_zenoh() {
     let port = free_port();
     let _router = router(port);
     let (a, ta) = carried(port);
-    let (b, _tb) = carried(port);
+    let (b, tb) = carried(port);
 
     let talker = Node::new_in(&a, "talker", "/").unwrap();
     let local_listener = Node::new_in(&a, "local_listener", "/").unwrap();
@@ -127,6 +127,7 @@ fn local_delivery_stays_one_arc_and_remote_delivery_goes_through_zenoh() {
     }
     assert_eq!(local_sub.stats().received, 10);
     assert_eq!(remote_sub.stats().received, 10);
+    assert_eq!(tb.sequence_gaps(), 0, "seq 1..=10 in order has no gap");
     drop(local);
 
     // A type without a codec stays in the process, and still works there.
@@ -262,9 +263,22 @@ fn a_sample_that_does_not_decode_is_counted_and_the_subscription_goes_on() {
     .wait()
     .unwrap();
     assert_eq!(rx.recv_timeout(WAIT).unwrap(), "good");
+    // The same publisher jumps from #1 to #5: three messages lost on the way, counted.
+    let jumped = kairos_zenoh::attachment::Attachment {
+        sequence_number: 5,
+        ..attachment
+    };
+    raw.put(kairos_zenoh::message::encode(&StringMsg {
+        data: "after the gap".into(),
+    }))
+    .attachment(jumped.to_bytes().to_vec())
+    .wait()
+    .unwrap();
+    assert_eq!(rx.recv_timeout(WAIT).unwrap(), "after the gap");
+    assert_eq!(ta.sequence_gaps(), 3);
     // Samples from one session arrive in order: the three bad ones came first.
     assert_eq!(ta.malformed_samples(), 3);
-    assert_eq!(sub.stats().received, 1);
+    assert_eq!(sub.stats().received, 2);
     exec.cancel();
     spinner.join().unwrap().unwrap();
 }
