@@ -37,6 +37,10 @@ impl Router {
             .and_then(|l| l.local_addr())
             .expect("a free loopback port")
             .port();
+        Self::start_on(port)
+    }
+
+    fn start_on(port: u16) -> Self {
         let mut child = common::kairos()
             .args(["router", "--listen", &format!("tcp/127.0.0.1:{port}")])
             .stdout(Stdio::piped())
@@ -408,4 +412,85 @@ client.close()
     );
     let served = assert_ok("the kairos server", &finish(server, LIMIT));
     assert!(served.contains("served 2"), "server said:\n{served}");
+}
+
+/// Lines of a child's stdout as they come.
+fn lines_of(child: &mut Running) -> mpsc::Receiver<String> {
+    let stdout = child.0.stdout.take().expect("piped stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits up to `timeout` for `want` lines equal to `line`, ignoring others.
+fn expect_lines(rx: &mpsc::Receiver<String>, line: &str, want: usize, timeout: Duration) {
+    let deadline = std::time::Instant::now() + timeout;
+    let mut seen = 0;
+    while seen < want {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(l) if l == line => seen += 1,
+            Ok(_) => {}
+            Err(_) => panic!("saw {seen} of {want} lines {line:?} within {timeout:?}"),
+        }
+    }
+}
+
+fn talker(router: &Router, data: &str, times: &str) -> Running {
+    spawn(router.kairos().args([
+        "topic",
+        "pub",
+        "/chatter",
+        "std_msgs/msg/String",
+        &format!("{{data: {data}}}"),
+        "--times",
+        times,
+        "--rate",
+        "20",
+        "--wait-matching",
+        "30",
+    ]))
+}
+
+#[test]
+fn a_subscriber_outlives_a_killed_publisher_and_a_restarted_router() {
+    let router = Router::start();
+    let port = router.port;
+    let mut echo = spawn(router.kairos().args([
+        "topic",
+        "echo",
+        "/chatter",
+        "std_msgs/msg/String",
+        "--json",
+        "--timeout",
+        "120",
+    ]));
+    let lines = lines_of(&mut echo);
+
+    // A publisher killed mid-stream (it would publish for 50 s).
+    let mut doomed = talker(&router, "a", "1000");
+    expect_lines(&lines, r#"{"data":"a"}"#, 2, LIMIT);
+    doomed.0.kill().expect("kill the publisher");
+    let _ = doomed.0.wait();
+
+    // Another publisher reaches the same, still running, subscriber.
+    assert_ok("publisher b", &finish(talker(&router, "b", "3"), LIMIT));
+    expect_lines(&lines, r#"{"data":"b"}"#, 3, LIMIT);
+
+    // The router dies and comes back on its port: the subscriber reconnects by itself.
+    drop(router);
+    let router = Router::start_on(port);
+    assert_ok("publisher c", &finish(talker(&router, "c", "3"), LIMIT));
+    expect_lines(&lines, r#"{"data":"c"}"#, 3, LIMIT);
+    assert!(
+        echo.0.try_wait().expect("poll echo").is_none(),
+        "the subscriber process exited"
+    );
 }
