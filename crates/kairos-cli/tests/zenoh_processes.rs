@@ -622,3 +622,43 @@ fn a_publisher_and_a_subscriber_on_two_hosts_meet_at_a_router() {
         vec![r#"{"data":"across hosts"}"#; 3]
     );
 }
+
+#[test]
+fn bench_zenoh_prints_kairos_beside_raw_zenoh_as_json() {
+    let out = common::run_ok(common::kairos().args([
+        "bench",
+        "zenoh",
+        "--samples",
+        "20",
+        "--burst",
+        "20",
+        "--json",
+    ]));
+    let json = common::json_of(&out);
+    let results = json["results"].as_array().expect("results");
+    let names: Vec<(&str, u64)> = results
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap(),
+                r["payload_bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("kairos_zenoh", 64),
+            ("zenoh_raw", 64),
+            ("kairos_zenoh", 65536),
+            ("zenoh_raw", 65536)
+        ]
+    );
+    for r in results {
+        for field in ["p50_us", "p99_us", "msgs_per_s"] {
+            assert!(r[field].is_number(), "{field} missing in {r}");
+        }
+        // One way, same machine clock: a negative latency would be a measuring bug.
+        assert!(r["p50_us"].as_f64().unwrap() > 0.0, "{r}");
+    }
+}

@@ -345,7 +345,10 @@ fn child(mode: &str, args: &Args) -> anyhow::Result<ExitCode> {
         match done_rx.recv_timeout(Duration::from_secs(3)) {
             Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                let count = record.inner.lock().unwrap().burst_received;
+                let count = {
+                    let s = record.inner.lock().unwrap();
+                    s.lat_ns.len() + s.burst_received as usize
+                };
                 if count > 0 && count == last_count {
                     break;
                 }
