@@ -186,6 +186,28 @@ fn a_service_in_one_graph_answers_a_client_in_another() {
         .unwrap();
     assert_eq!(response.sum, 2);
 
+    // A blocking call from inside a callback of a single-threaded executor: the server is
+    // in another graph, so nothing this executor holds is needed and the call completes
+    // (in-process, the same call to a server on this executor is WouldDeadlock).
+    let caller = client_node.clone();
+    let (answer_tx, answer_rx) = mpsc::channel();
+    let _timer = caller
+        .create_timer_on(
+            kairos::time::Clock::steady(),
+            Duration::from_millis(1),
+            move |_| {
+                let result =
+                    client.call(AddTwoIntsRequest { a: 20, b: 22 }, Duration::from_secs(30));
+                let _ = answer_tx.send(result.map(|r| r.sum).map_err(|e| e.to_string()));
+            },
+        )
+        .unwrap();
+    let client_exec = Executor::single_threaded();
+    client_exec.add_node(&client_node).unwrap();
+    assert!(client_exec.spin_once(Duration::from_secs(30)).unwrap());
+    assert_eq!(answer_rx.recv_timeout(WAIT).unwrap(), Ok(42));
+    client_exec.remove_node(&client_node).unwrap();
+
     // No server anywhere for another name: not ready, and a call says so at once.
     let nobody = client_node
         .create_client::<AddTwoIntsRequest, AddTwoIntsResponse>("/nobody")
