@@ -665,3 +665,52 @@ fn bench_zenoh_prints_kairos_beside_raw_zenoh_as_json() {
         assert!(r["p50_us"].as_f64().unwrap() > 0.0, "{r}");
     }
 }
+
+#[test]
+fn a_kairos_client_calls_a_python_service() {
+    require_zenoh_ros2_sdk();
+    let router = Router::start();
+    let script = format!(
+        "{PY_PRELUDE}
+from zenoh_ros2_sdk import ROS2ServiceServer
+HASH = 'RIHS01_e118de6bf5eeb66a2491b5bda11202e7b68f198d6f67922cf30364858239c81a'
+calls = []
+server = None
+def handle(req):
+    calls.append((req.a, req.b))
+    return server.response_msg_class(sum=req.a * 100 + req.b)
+server = ROS2ServiceServer('/py_add', 'example_interfaces/srv/AddTwoInts', callback=handle, request_definition='int64 a\\nint64 b\\n', response_definition='int64 sum\\n', type_hash=HASH, node_name='py_server', router_port=PORT)
+print('ready', flush=True)
+assert bounded_wait(lambda: len(calls) >= 1, 40), 'no call reached python'
+time.sleep(0.5)
+server.close()
+print('calls', calls)
+"
+    );
+    let mut python = spawn(&mut router.python(&script));
+    // The SDK announces its server before it declares the queryable: call once both exist.
+    let python_lines = lines_of(&mut python);
+    expect_lines(&python_lines, "ready", 1, LIMIT);
+    let call = router
+        .kairos()
+        .args([
+            "service",
+            "call",
+            "/py_add",
+            "example_interfaces/srv/AddTwoInts",
+            "{a: 4, b: 2}",
+            "--json",
+            "--timeout",
+            "30",
+        ])
+        .output()
+        .expect("kairos service call");
+    // The Python server answers a*100+b: only it could have computed this.
+    assert_eq!(
+        assert_ok("kairos service call", &call).trim(),
+        r#"{"sum":402}"#
+    );
+    let status = finish(python, LIMIT).status;
+    assert!(status.success(), "the Python server failed: {status}");
+    expect_lines(&python_lines, "calls [(4, 2)]", 1, LIMIT);
+}
