@@ -71,6 +71,8 @@ pub struct ZenohTransport {
     graph: Arc<GraphCache>,
     malformed: Arc<AtomicU64>,
     gaps: Arc<AtomicU64>,
+    /// Declarations that live as long as the transport (the `/clock` bridge).
+    bridges: Mutex<Vec<Declaration>>,
     _graph_subscriber: zenoh::pubsub::Subscriber<()>,
 }
 
@@ -115,15 +117,59 @@ impl ZenohTransport {
             graph,
             malformed: Arc::new(AtomicU64::new(0)),
             gaps: Arc::new(AtomicU64::new(0)),
+            bridges: Mutex::new(Vec::new()),
             _graph_subscriber: graph_subscriber,
         }))
     }
 
-    /// Carries `context` from now on.
+    /// Carries `context` from now on, and lets `rosgraph_msgs/msg/Clock` messages on
+    /// `/clock` from other processes (a ROS 2 simulator) drive the context's simulated
+    /// clock, as local `ClockMsg` messages do.
     pub fn install(self: &Arc<Self>, context: &Context) -> Result<(), TransportError> {
         context
             .set_transport(self.clone())
-            .map_err(|_| TransportError::Zenoh("this context already has a transport".into()))
+            .map_err(|_| TransportError::Zenoh("this context already has a transport".into()))?;
+        let bridge = self.clock_bridge(context)?;
+        self.bridges.lock().push(bridge);
+        Ok(())
+    }
+
+    /// Remote `/clock` -> the context's `/clock` topic (`ClockMsg`, simulation time),
+    /// through a publisher of an internal node, which stays in the process.
+    fn clock_bridge(&self, context: &Context) -> Result<Declaration, TransportError> {
+        use crate::message::Message;
+        let node =
+            Node::new_in(context, &format!("{INTERNAL_NODE}clock"), "/").map_err(zenoh_err)?;
+        let publisher = node
+            .create_publisher::<kairos::graph::ClockMsg>(
+                kairos::graph::CLOCK_TOPIC,
+                kairos::graph::Qos::keep_last(1),
+            )
+            .map_err(zenoh_err)?;
+        let key = self.key(
+            kairos::graph::CLOCK_TOPIC,
+            &crate::message::dds_type_name(crate::msg::Clock::TYPE_NAME).map_err(zenoh_err)?,
+            &crate::msg::Clock::type_hash().to_string(),
+        );
+        let subscriber = self
+            .session
+            .declare_subscriber(key)
+            .allowed_origin(Locality::Remote)
+            .callback(move |sample| {
+                // A /clock sample that does not decode leaves simulated time where it is.
+                if let Ok(clock) =
+                    crate::message::decode::<crate::msg::Clock>(&sample.payload().to_bytes())
+                {
+                    let nanos =
+                        i64::from(clock.clock.sec) * 1_000_000_000 + i64::from(clock.clock.nanosec);
+                    publisher.publish(kairos::graph::ClockMsg {
+                        clock: kairos::time::Time::new(kairos::time::ClockKind::Sim, nanos),
+                    });
+                }
+            })
+            .wait()
+            .map_err(zenoh_err)?;
+        Ok(Box::new((subscriber, node)))
     }
 
     /// What this process sees of the graph.

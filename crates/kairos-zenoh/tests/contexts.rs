@@ -244,7 +244,13 @@ fn a_sample_that_does_not_decode_is_counted_and_the_subscription_goes_on() {
         "0/chatter/std_msgs::msg::dds_::String_/{}",
         <StringMsg as kairos_zenoh::Message>::type_hash()
     );
-    let raw = tb.session().declare_publisher(key).wait().unwrap();
+    // Only the other session counts: this one has its own /clock bridge.
+    let raw = tb
+        .session()
+        .declare_publisher(key)
+        .allowed_destination(zenoh::sample::Locality::Remote)
+        .wait()
+        .unwrap();
     let (matched_tx, matched_rx) = mpsc::channel();
     let _listener = raw
         .matching_listener()
@@ -318,4 +324,74 @@ fn closing_without_a_network_returns_by_its_deadline() {
         took < deadline + StdDuration::from_secs(2),
         "close took {took:?}, past its {deadline:?} deadline"
     );
+}
+
+#[test]
+fn a_remote_clock_drives_simulated_time() {
+    use kairos::graph::ClockMsg;
+    let port = free_port();
+    let _router = router(port);
+    let (a, _ta) = carried(port);
+    let (_b, tb) = carried(port);
+    let sim = a.sim_clock().unwrap();
+    let node = Node::new_in(&a, "follower", "/").unwrap();
+    let (tx, rx) = mpsc::channel();
+    let _sub = node
+        .create_subscription(
+            kairos::graph::CLOCK_TOPIC,
+            Qos::keep_last(10),
+            move |m: Arc<ClockMsg>| {
+                let _ = tx.send(m.clock);
+            },
+        )
+        .unwrap();
+    let exec = Executor::single_threaded();
+    exec.add_node(&node).unwrap();
+
+    // A simulator in the other session publishes rosgraph_msgs/Clock on /clock.
+    let key = format!(
+        "0/clock/rosgraph_msgs::msg::dds_::Clock_/{}",
+        <kairos_zenoh::msg::Clock as kairos_zenoh::Message>::type_hash()
+    );
+    // Only the other session counts: this one has its own /clock bridge.
+    let raw = tb
+        .session()
+        .declare_publisher(key)
+        .allowed_destination(zenoh::sample::Locality::Remote)
+        .wait()
+        .unwrap();
+    let (matched_tx, matched_rx) = mpsc::channel();
+    let _listener = raw
+        .matching_listener()
+        .callback(move |s| {
+            if s.matching() {
+                let _ = matched_tx.send(());
+            }
+        })
+        .wait()
+        .unwrap();
+    if !raw.matching_status().wait().unwrap().matching() {
+        matched_rx
+            .recv_timeout(WAIT)
+            .expect("the /clock bridge matched");
+    }
+    let stamp = kairos_zenoh::msg::Clock {
+        clock: kairos_zenoh::msg::Time {
+            sec: 12,
+            nanosec: 500,
+        },
+    };
+    let attachment = kairos_zenoh::attachment::Attachment {
+        sequence_number: 1,
+        source_timestamp: 0,
+        gid: [3; 16],
+    };
+    raw.put(kairos_zenoh::message::encode(&stamp))
+        .attachment(attachment.to_bytes().to_vec())
+        .wait()
+        .unwrap();
+    assert!(exec.spin_once(Duration::from_secs(30)).unwrap());
+    let expected = kairos::time::Time::new(kairos::time::ClockKind::Sim, 12_000_000_500);
+    assert_eq!(rx.recv_timeout(WAIT).unwrap(), expected);
+    assert_eq!(sim.now(), expected);
 }
