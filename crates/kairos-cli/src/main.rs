@@ -6,6 +6,7 @@
 mod bench;
 mod demo;
 mod internal;
+mod ros;
 mod stats;
 mod trace_cmd;
 
@@ -32,6 +33,17 @@ enum Command {
     /// Read and analyze CTF traces (kairos, ROS 2, ROS 1).
     #[command(subcommand)]
     Trace(trace_cmd::TraceCmd),
+    /// Run a Zenoh router (rmw_zenoh's default: tcp/[::]:7447) for processes to meet at.
+    Router(ros::RouterArgs),
+    /// Nodes across processes (Zenoh, rmw_zenoh wire format).
+    #[command(subcommand)]
+    Node(ros::NodeCmd),
+    /// Topics across processes: list, info, echo, hz, pub.
+    #[command(subcommand)]
+    Topic(ros::TopicCmd),
+    /// Services across processes: list, call.
+    #[command(subcommand)]
+    Service(ros::ServiceCmd),
     /// Child processes of demos and tests.
     #[command(subcommand, hide = true)]
     Internal(internal::InternalCmd),
@@ -52,6 +64,10 @@ fn main() -> std::process::ExitCode {
         Command::Bench(cmd) => bench::run(cmd),
         Command::Trace(cmd) => trace_cmd::run(cmd),
         Command::Internal(cmd) => internal::run(cmd),
+        Command::Router(args) => ros::router(args),
+        Command::Node(cmd) => ros::node(cmd),
+        Command::Topic(cmd) => ros::topic(cmd),
+        Command::Service(cmd) => ros::service(cmd),
     };
     match result {
         Ok(code) => code,

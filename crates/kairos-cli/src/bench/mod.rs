@@ -6,6 +6,7 @@ mod pubsub;
 mod read;
 pub mod timer;
 pub mod trace;
+mod zenoh;
 
 use clap::Subcommand;
 use std::process::ExitCode;
@@ -22,6 +23,8 @@ pub enum BenchCmd {
     Pubsub(pubsub::Args),
     /// Callbacks per second a single-threaded executor dispatches when all are ready.
     Dispatch(dispatch::Args),
+    /// Publish -> callback between two processes: kairos over Zenoh beside raw Zenoh.
+    Zenoh(zenoh::Args),
 }
 
 pub fn run(cmd: BenchCmd) -> anyhow::Result<ExitCode> {
@@ -31,5 +34,6 @@ pub fn run(cmd: BenchCmd) -> anyhow::Result<ExitCode> {
         BenchCmd::Trace(args) => trace::run(args),
         BenchCmd::Pubsub(args) => pubsub::run(args),
         BenchCmd::Dispatch(args) => dispatch::run(args),
+        BenchCmd::Zenoh(args) => zenoh::run(args),
     }
 }

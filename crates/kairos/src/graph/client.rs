@@ -49,6 +49,12 @@ pub enum CallError {
     ClientDropped { service: String, seq: u64 },
     #[error(transparent)]
     WouldDeadlock(#[from] WouldDeadlock),
+    #[error("request #{seq} to service '{service}' failed in transport: {reason}")]
+    Transport {
+        service: String,
+        seq: u64,
+        reason: String,
+    },
 }
 
 /// A response waiting for its done callback to run.
@@ -125,11 +131,18 @@ pub(crate) struct ClientInner<Req, Resp> {
     /// Responses whose done callback waits to run on the client's executor.
     done: Mutex<VecDeque<Answered<Resp>>>,
     late: AtomicU64,
+    /// Calls servers in other processes, when a transport carries this service.
+    remote: Option<Arc<dyn super::transport::RemoteClient>>,
     _request: std::marker::PhantomData<fn(Req)>,
 }
 
 impl<Req: Send + 'static, Resp: Send + 'static> ClientInner<Req, Resp> {
-    pub(crate) fn new(core: EntityCore, service: Arc<str>, context: Context) -> Self {
+    pub(crate) fn new(
+        core: EntityCore,
+        service: Arc<str>,
+        context: Context,
+        remote: Option<Arc<dyn super::transport::RemoteClient>>,
+    ) -> Self {
         Self {
             core,
             service,
@@ -138,6 +151,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> ClientInner<Req, Resp> {
             pending: Mutex::new(HashMap::new()),
             done: Mutex::new(VecDeque::new()),
             late: AtomicU64::new(0),
+            remote,
             _request: std::marker::PhantomData,
         }
     }
@@ -410,6 +424,9 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
         let seq = inner.next_seq.fetch_add(1, Ordering::Relaxed);
         let call_site: Arc<dyn CallSite> = inner.clone();
         let Some(server) = inner.context.server::<Req, Resp>(&inner.service) else {
+            if let Some(remote) = inner.remote.as_ref().filter(|r| r.is_ready()) {
+                return self.call_remote(remote, request, seq, call_site);
+            }
             let unavailable = Err(CallError::ServiceUnavailable {
                 service: inner.service.to_string(),
             });
@@ -437,6 +454,48 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
         }
     }
 
+    /// Sends `request` to a server in another process; its reply (or failure) fulfils the
+    /// future as a local response would.
+    fn call_remote(
+        &self,
+        remote: &Arc<dyn super::transport::RemoteClient>,
+        request: Req,
+        seq: u64,
+        call_site: Arc<dyn CallSite>,
+    ) -> ResponseFuture<Resp> {
+        let slot = Slot::new(seq, None);
+        self.inner.pending.lock().insert(seq, slot.clone());
+        let client = Arc::downgrade(&self.inner);
+        let service = self.inner.service.to_string();
+        remote.call(
+            Box::new(request),
+            seq,
+            Box::new(move |result| {
+                let result = result.and_then(|response| {
+                    response
+                        .downcast::<Resp>()
+                        .map(|r| *r)
+                        .map_err(|_| CallError::Transport {
+                            service,
+                            seq,
+                            reason: "the transport answered with another response type".into(),
+                        })
+                });
+                if let Some(client) = client.upgrade() {
+                    client.respond(seq, result);
+                }
+            }),
+        );
+        ResponseFuture {
+            slot,
+            seq,
+            call_site,
+            detached: false,
+            // The await check finds no server in this process, so nothing to refuse.
+            checked: false,
+        }
+    }
+
     /// Sends `request` and blocks for the response, at most `timeout`. Inside a callback
     /// whose executor could never run the service meanwhile, returns `WouldDeadlock` at once.
     pub fn call(&self, request: Req, timeout: impl Into<Duration>) -> Result<Resp, CallError> {
@@ -455,14 +514,20 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
             .context
             .server::<Req, Resp>(&self.inner.service)
             .is_some()
+            || self.inner.remote.as_ref().is_some_and(|r| r.is_ready())
     }
 
     /// Waits up to `timeout` for the service to have a server; true if it has.
     pub fn wait_for_service(&self, timeout: impl Into<Duration>) -> bool {
-        let timeout = timeout.into();
-        self.inner
-            .context
-            .wait_for_server(&self.inner.service, deadline_after(timeout))
+        let deadline = deadline_after(timeout.into());
+        match &self.inner.remote {
+            // The transport sees local servers too (they announce themselves on it).
+            Some(remote) => self.service_is_ready() || remote.wait_ready(deadline),
+            None => self
+                .inner
+                .context
+                .wait_for_server(&self.inner.service, deadline),
+        }
     }
 
     /// The resolved service name.

@@ -88,6 +88,8 @@ struct ContextInner {
     /// Simulation time of this graph, fed by its `/clock` topic: one clock per stall
     /// setting asked for, made on first use.
     sim_clocks: Mutex<Vec<(SimStall, SimClock)>>,
+    /// Carries this graph beyond the process, when installed (see `transport`).
+    transport: OnceLock<Arc<dyn super::transport::Transport>>,
 }
 
 impl Default for Context {
@@ -149,6 +151,7 @@ impl Context {
                 server_added: Condvar::new(),
                 sim_stall,
                 sim_clocks: Mutex::default(),
+                transport: OnceLock::new(),
             }),
         }
     }
@@ -198,6 +201,20 @@ impl Context {
         }));
         clocks.push((stall, sim.clone()));
         Ok(sim)
+    }
+
+    /// Carries this graph's topics and services to other processes from now on (entities
+    /// created before keep to the process). A context has at most one transport: a second
+    /// is handed back.
+    pub fn set_transport(
+        &self,
+        transport: Arc<dyn super::transport::Transport>,
+    ) -> Result<(), Arc<dyn super::transport::Transport>> {
+        self.inner.transport.set(transport)
+    }
+
+    pub(crate) fn transport(&self) -> Option<&Arc<dyn super::transport::Transport>> {
+        self.inner.transport.get()
     }
 
     /// The topic `name` (absolute), created on first use; its type is fixed from then on.

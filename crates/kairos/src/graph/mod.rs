@@ -21,6 +21,7 @@ mod qos;
 mod service;
 mod subscription;
 mod topic;
+pub mod transport;
 
 pub use client::{CallError, Client, ResponseFuture};
 pub use context::{CLOCK_TOPIC, ClockMsg, Context, SimStall};

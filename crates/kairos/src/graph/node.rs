@@ -227,6 +227,7 @@ impl Node {
         let depth = qos.capacity()? as u64;
         crate::trace::tp::rcl_publisher_init(handle, self.shared.handle, handle, &name, depth);
         Ok(Publisher {
+            remote: super::transport::publisher::<T>(self, &name, qos),
             topic,
             qos,
             published: AtomicU64::new(0),
@@ -309,6 +310,7 @@ impl Node {
         self.register(inner.clone());
         topic.subscribe(inner.clone());
         Ok(Subscription {
+            _remote: super::transport::subscription(self, &name, qos, &inner),
             inner,
             topic,
             node: self.clone(),
@@ -342,6 +344,7 @@ impl Node {
         crate::trace::tp::rclcpp_service_callback_added(id, id);
         self.register(inner.clone());
         Ok(Service {
+            _remote: super::transport::service::<Req, Resp>(self, &name),
             inner,
             node: self.clone(),
         })
@@ -364,6 +367,7 @@ impl Node {
                 EntityCore::new(label, self.group.clone(), me),
                 name.clone(),
                 context,
+                super::transport::client::<Req, Resp>(self, &name),
             )
         });
         let id = inner.core().id();

@@ -15,6 +15,8 @@ pub struct Publisher<T> {
     pub(crate) published: AtomicU64,
     /// The handle the trace knows this publisher by; messages carry it with their `seq`.
     pub(crate) handle: u64,
+    /// Sends to other processes, when a transport carries this topic.
+    pub(crate) remote: Option<Box<dyn super::transport::RemotePublisher>>,
 }
 
 impl<T: Send + Sync + 'static> Publisher<T> {
@@ -40,7 +42,14 @@ impl<T: Send + Sync + 'static> Publisher<T> {
             envelope.stamp = tp::timestamp() as i64;
             tp::rmw_publish(address, self.handle, seq);
         }
-        self.topic.publish(envelope, self.qos.is_transient_local())
+        let latch = self.qos.is_transient_local();
+        let Some(remote) = &self.remote else {
+            return self.topic.publish(envelope, latch);
+        };
+        let message = envelope.message.clone();
+        let reached = self.topic.publish(envelope, latch);
+        remote.publish(&*message, seq);
+        reached
     }
 
     /// The handle of this publisher in traces (`publisher_handle`).

@@ -113,6 +113,8 @@ impl<Req: Send + 'static, Resp: Send + 'static> Entity for ServiceInner<Req, Res
 pub struct Service<Req: Send + 'static, Resp: Send + 'static> {
     pub(crate) inner: Arc<ServiceInner<Req, Resp>>,
     pub(crate) node: Node,
+    /// Its declarations on the transport, when one carries this service.
+    pub(crate) _remote: Option<super::transport::Declaration>,
 }
 
 impl<Req: Send + 'static, Resp: Send + 'static> Service<Req, Resp> {

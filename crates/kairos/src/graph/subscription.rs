@@ -148,6 +148,8 @@ pub struct Subscription<T: Send + Sync + 'static> {
     pub(crate) inner: Arc<SubInner<T>>,
     pub(crate) topic: Arc<Topic<T>>,
     pub(crate) node: Node,
+    /// Its declarations on the transport, when one carries this topic.
+    pub(crate) _remote: Option<super::transport::Declaration>,
 }
 
 impl<T: Send + Sync + 'static> Subscription<T> {

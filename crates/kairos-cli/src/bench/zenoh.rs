@@ -1,0 +1,410 @@
+//! `kairos bench zenoh`: publish -> callback latency and throughput between two processes
+//! on loopback, through kairos (Node/Publisher/Subscription over the Zenoh transport) and
+//! through raw zenoh publisher/subscriber with no kairos in between, in one run, for 64 B
+//! and 64 KiB payloads.
+//!
+//! The parent runs a router on a free loopback port and publishes; a child process
+//! subscribes and measures. Latency is one way: both processes read the same
+//! `CLOCK_MONOTONIC`. Latency samples are paced (one message in flight); throughput is a
+//! burst, counted at the receiver (zenoh drops under congestion, as rmw_zenoh's default
+//! publishers do, so `received` says how many arrived).
+
+use anyhow::{Context as _, anyhow, bail};
+use clap::Args as ClapArgs;
+use kairos::graph::{Context, Node, Qos};
+use kairos_zenoh::msg::Bytes;
+use kairos_zenoh::type_hash::{Field, TypeDescription, type_id};
+use kairos_zenoh::{Message, ZenohTransport};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use zenoh::Wait;
+
+use crate::stats::Summary;
+
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// Paced messages per case for latency.
+    #[arg(long, default_value_t = 1000)]
+    pub samples: u32,
+    /// Back-to-back messages per case for throughput.
+    #[arg(long, default_value_t = 2000)]
+    pub burst: u32,
+    #[arg(long)]
+    pub json: bool,
+    /// Internal: run as the subscribing child ("kairos" or "raw").
+    #[arg(long, hide = true)]
+    pub child: Option<String>,
+    #[arg(long, hide = true, default_value_t = 0)]
+    pub port: u16,
+    #[arg(long, hide = true, default_value_t = 64)]
+    pub size: usize,
+}
+
+/// The benchmark message: sequence number, send time, payload.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct BenchMsg {
+    seq: u32,
+    stamp_ns: i64,
+    data: Bytes,
+}
+
+impl Message for BenchMsg {
+    const TYPE_NAME: &'static str = "kairos_msgs/msg/Bench";
+    fn description() -> TypeDescription {
+        TypeDescription::new(
+            Self::TYPE_NAME,
+            vec![
+                Field::primitive("seq", type_id::UINT32),
+                Field::primitive("stamp_ns", type_id::INT64),
+                Field::primitive("data", type_id::UINT8).sequence(),
+            ],
+        )
+    }
+}
+
+const TOPIC: &str = "/kairos_bench";
+
+fn mono_ns() -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+}
+
+fn peer_config(port: u16) -> anyhow::Result<zenoh::Config> {
+    let mut config = zenoh::Config::default();
+    for (key, value) in [
+        ("mode", r#""peer""#.to_owned()),
+        ("connect/endpoints", format!(r#"["tcp/127.0.0.1:{port}"]"#)),
+        ("listen/endpoints", r#"["tcp/127.0.0.1:0"]"#.to_owned()),
+        ("scouting/multicast/enabled", "false".to_owned()),
+    ] {
+        config
+            .insert_json5(key, &value)
+            .map_err(|e| anyhow!("{key}: {e}"))?;
+    }
+    Ok(config)
+}
+
+fn key() -> String {
+    kairos_zenoh::graph_key::data_key(
+        0,
+        TOPIC,
+        &kairos_zenoh::message::dds_type_name(BenchMsg::TYPE_NAME).expect("a ROS type name"),
+        &BenchMsg::type_hash().to_string(),
+    )
+}
+
+struct Case {
+    name: &'static str,
+    size: usize,
+    latency: Summary,
+    msgs_per_s: f64,
+    received: u32,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    kairos_zenoh::register::<BenchMsg>();
+    if let Some(mode) = args.child.as_deref() {
+        return child(mode, &args);
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let mut router = zenoh::Config::default();
+    router
+        .insert_json5("mode", r#""router""#)
+        .map_err(|e| anyhow!("{e}"))?;
+    router
+        .insert_json5("listen/endpoints", &format!(r#"["tcp/127.0.0.1:{port}"]"#))
+        .map_err(|e| anyhow!("{e}"))?;
+    router
+        .insert_json5("scouting/multicast/enabled", "false")
+        .map_err(|e| anyhow!("{e}"))?;
+    let _router = zenoh::open(router).wait().map_err(|e| anyhow!("{e}"))?;
+
+    let mut cases = Vec::new();
+    for size in [64usize, 64 * 1024] {
+        for mode in ["kairos", "raw"] {
+            cases.push(run_case(mode, size, port, &args)?);
+        }
+    }
+    if args.json {
+        let rows: Vec<_> = cases
+            .iter()
+            .map(|c| json!({"name": c.name, "payload_bytes": c.size, "p50_us": c.latency.p50_us, "p99_us": c.latency.p99_us, "msgs_per_s": c.msgs_per_s, "received": c.received}))
+            .collect();
+        let out = json!({"samples": args.samples, "burst": args.burst, "results": rows});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "publish -> callback between two processes on loopback ({} paced samples; burst of {})",
+        args.samples, args.burst
+    );
+    println!(
+        "{:<8} {} {:>12} {:>9}",
+        "payload",
+        Summary::header(),
+        "msgs_per_s",
+        "received"
+    );
+    for c in &cases {
+        println!(
+            "{:<8} {} {:>12.0} {:>9}",
+            c.size,
+            c.latency.row(c.name),
+            c.msgs_per_s,
+            c.received
+        );
+    }
+    for pair in cases.chunks(2) {
+        let (k, raw) = (&pair[0], &pair[1]);
+        println!(
+            "{} B: kairos / raw zenoh: p50 {:.2}x, p99 {:.2}x, throughput {:.2}x",
+            k.size,
+            k.latency.p50_us / raw.latency.p50_us,
+            k.latency.p99_us / raw.latency.p99_us,
+            k.msgs_per_s / raw.msgs_per_s
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_case(mode: &str, size: usize, port: u16, args: &Args) -> anyhow::Result<Case> {
+    let mut child = Command::new(std::env::current_exe()?)
+        .args(["bench", "zenoh", "--child", mode])
+        .args(["--port", &port.to_string(), "--size", &size.to_string()])
+        .args(["--samples", &args.samples.to_string()])
+        .args(["--burst", &args.burst.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("start the subscribing child")?;
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let result = (|| {
+        let ready = rx.recv_timeout(Duration::from_secs(30))?;
+        if ready != "ready" {
+            bail!("the child said {ready:?}");
+        }
+        publish(mode, size, port, args)?;
+        let report = rx.recv_timeout(Duration::from_secs(60))?;
+        let report: serde_json::Value = serde_json::from_str(&report)?;
+        let lat: Vec<i64> = serde_json::from_value(report["lat_ns"].clone())?;
+        let received = report["burst_received"].as_u64().unwrap_or(0) as u32;
+        let secs = report["burst_secs"].as_f64().unwrap_or(0.0);
+        Ok(Case {
+            name: if mode == "kairos" {
+                "kairos_zenoh"
+            } else {
+                "zenoh_raw"
+            },
+            size,
+            latency: Summary::of_nanos(&lat),
+            msgs_per_s: if secs > 0.0 {
+                received as f64 / secs
+            } else {
+                0.0
+            },
+            received,
+        })
+    })();
+    let _ = child.kill();
+    let _ = child.wait();
+    result
+}
+
+/// Sends the paced samples, then the burst, from this process.
+fn publish(mode: &str, size: usize, port: u16, args: &Args) -> anyhow::Result<()> {
+    let transport = ZenohTransport::open_with(peer_config(port)?, 0)?;
+    let payload = vec![0xa5u8; size.saturating_sub(16)];
+    let clock = kairos::time::Clock::steady();
+    let cancel = kairos::time::CancelToken::new();
+    let pace = kairos::time::Duration::from_millis(1);
+    let total = args.samples + args.burst;
+    // Paced: one message in flight; then back to back.
+    let send_all = |send: &dyn Fn(u32)| -> anyhow::Result<()> {
+        let mut next = clock.now();
+        for seq in 0..total {
+            if seq < args.samples {
+                next = next + pace;
+                clock.sleep_until(next, &cancel)?;
+            }
+            send(seq);
+        }
+        Ok(())
+    };
+    let zerr = |e: zenoh::Error| anyhow!("{e}");
+    let probe = transport
+        .session()
+        .declare_publisher(key())
+        .wait()
+        .map_err(zerr)?;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !probe.matching_status().wait().map_err(zerr)?.matching() {
+        if Instant::now() > deadline {
+            bail!("the subscribing child did not match within 30 s");
+        }
+        std::thread::yield_now();
+    }
+    if mode == "kairos" {
+        let context = Context::new();
+        transport.install(&context)?;
+        let node = Node::new_in(&context, "bench_talker", "/")?;
+        let publisher = node.create_publisher::<BenchMsg>(TOPIC, Qos::keep_last(100))?;
+        let data = Bytes(payload);
+        send_all(&|seq| {
+            publisher.publish(BenchMsg {
+                seq,
+                stamp_ns: mono_ns(),
+                data: data.clone(),
+            });
+        })?;
+    } else {
+        let mut buf = vec![0u8; 16];
+        buf.extend_from_slice(&payload);
+        let buf = Mutex::new(buf);
+        send_all(&|seq| {
+            let mut b = buf.lock().unwrap();
+            b[..4].copy_from_slice(&seq.to_le_bytes());
+            b[8..16].copy_from_slice(&mono_ns().to_le_bytes());
+            let _ = probe.put(b.clone()).wait();
+        })?;
+    }
+    transport.close(Duration::from_secs(5))?;
+    Ok(())
+}
+
+/// The subscribing child: records latencies and the burst, then prints one JSON line.
+fn child(mode: &str, args: &Args) -> anyhow::Result<ExitCode> {
+    let samples = args.samples as usize;
+    let total = args.samples + args.burst;
+    let record = Arc::new(Recorder::new(samples));
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let transport = ZenohTransport::open_with(peer_config(args.port)?, 0)?;
+    let on_message = {
+        let record = record.clone();
+        move |seq: u32, stamp: i64| {
+            if record.note(seq, stamp, total) {
+                let _ = done_tx.send(());
+            }
+        }
+    };
+    let _keep: Box<dyn std::any::Any> = if mode == "kairos" {
+        let context = Context::new();
+        transport.install(&context)?;
+        let node = Node::new_in(&context, "bench_listener", "/")?;
+        let on_message = on_message.clone();
+        let sub =
+            node.create_subscription(TOPIC, Qos::keep_last(10_000), move |m: Arc<BenchMsg>| {
+                on_message(m.seq, m.stamp_ns)
+            })?;
+        let exec = kairos::exec::Executor::single_threaded();
+        exec.add_node(&node)?;
+        let spin = exec.clone();
+        std::thread::spawn(move || spin.spin());
+        Box::new((sub, node, exec, context))
+    } else {
+        let sub = transport
+            .session()
+            .declare_subscriber(key())
+            .callback(move |sample| {
+                let b = sample.payload().to_bytes();
+                if b.len() >= 16 {
+                    let seq = u32::from_le_bytes(b[..4].try_into().unwrap());
+                    let stamp = i64::from_le_bytes(b[8..16].try_into().unwrap());
+                    on_message(seq, stamp);
+                }
+            })
+            .wait()
+            .map_err(|e| anyhow!("{e}"))?;
+        Box::new(sub)
+    };
+    println!("ready");
+    // Done at the last message, or when the burst stalls (dropped messages never come).
+    let give_up = Instant::now() + Duration::from_secs(60);
+    let mut last_count = 0;
+    while Instant::now() < give_up {
+        match done_rx.recv_timeout(Duration::from_secs(3)) {
+            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let count = {
+                    let s = record.inner.lock().unwrap();
+                    s.lat_ns.len() + s.burst_received as usize
+                };
+                if count > 0 && count == last_count {
+                    break;
+                }
+                last_count = count;
+            }
+        }
+    }
+    let report = record.report();
+    println!("{report}");
+    Ok(ExitCode::SUCCESS)
+}
+
+struct Recorder {
+    inner: Mutex<RecorderState>,
+    samples: usize,
+}
+
+struct RecorderState {
+    lat_ns: Vec<i64>,
+    burst_first: Option<i64>,
+    burst_last: i64,
+    burst_received: u32,
+}
+
+impl Recorder {
+    fn new(samples: usize) -> Self {
+        Self {
+            inner: Mutex::new(RecorderState {
+                lat_ns: Vec::with_capacity(samples),
+                burst_first: None,
+                burst_last: 0,
+                burst_received: 0,
+            }),
+            samples,
+        }
+    }
+
+    /// True at the last message.
+    fn note(&self, seq: u32, stamp: i64, total: u32) -> bool {
+        let now = mono_ns();
+        let mut s = self.inner.lock().unwrap();
+        if (seq as usize) < self.samples {
+            s.lat_ns.push(now - stamp);
+        } else {
+            s.burst_first.get_or_insert(stamp);
+            s.burst_last = now;
+            s.burst_received += 1;
+        }
+        seq + 1 == total
+    }
+
+    fn report(&self) -> serde_json::Value {
+        let s = self.inner.lock().unwrap();
+        let secs = s
+            .burst_first
+            .map_or(0.0, |first| (s.burst_last - first) as f64 / 1e9);
+        json!({"lat_ns": s.lat_ns, "burst_received": s.burst_received, "burst_secs": secs})
+    }
+}

@@ -1,0 +1,404 @@
+//! Key expressions: where data goes, and the liveliness tokens by which the graph is seen.
+//!
+//! What this module promises (facts from rmw_zenoh's design and `liveliness_utils`):
+//! - data key `<domain>/<name without its outer slashes>/<dds type>/<RIHS01 hash>`, for
+//!   topics and services alike (a service uses its service type and hash);
+//! - liveliness token `@ros2_lv/<domain>/<zid>/<nid>/<id>/<kind>/<enclave>/<ns>/<node>`,
+//!   followed for endpoints by `/<name>/<dds type>/<hash>/<qos>`; every `/` inside a field is
+//!   written `%` (so the root namespace is `%`, an unset enclave `%`);
+//! - QoS written `<rel>:<dur>:<hist>,<depth>:<deadline>:<lifespan>:<liveliness>` with every
+//!   part equal to rmw_zenoh's default (reliable, volatile, keep last 42, infinite
+//!   durations, automatic liveliness) left empty;
+//! - an entity's gid is XXH3-128 of its token, low 64 bits then high 64 bits, little endian.
+//!
+//! Parsing is lenient about what others write (any QoS numbers) and strict about shape:
+//! a token that is not one is a [`TokenError`].
+
+use crate::attachment::Gid;
+
+pub const ADMIN_SPACE: &str = "@ros2_lv";
+/// rmw_zenoh's default history depth (a depth equal to it is left out of tokens).
+pub const DEFAULT_DEPTH: u64 = 42;
+
+/// The data key expression of a topic or service.
+pub fn data_key(domain: u32, name: &str, dds_type: &str, hash: &str) -> String {
+    let name = name.strip_prefix('/').unwrap_or(name);
+    let name = name.strip_suffix('/').unwrap_or(name);
+    format!("{domain}/{name}/{dds_type}/{hash}")
+}
+
+/// `/` written `%`, as in every liveliness token field.
+pub fn mangle(field: &str) -> String {
+    field.replace('/', "%")
+}
+
+pub fn unmangle(field: &str) -> String {
+    field.replace('%', "/")
+}
+
+/// What kind of entity a token announces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EntityKind {
+    Node,
+    Publisher,
+    Subscription,
+    Service,
+    Client,
+}
+
+impl EntityKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntityKind::Node => "NN",
+            EntityKind::Publisher => "MP",
+            EntityKind::Subscription => "MS",
+            EntityKind::Service => "SS",
+            EntityKind::Client => "SC",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "NN" => EntityKind::Node,
+            "MP" => EntityKind::Publisher,
+            "MS" => EntityKind::Subscription,
+            "SS" => EntityKind::Service,
+            "SC" => EntityKind::Client,
+            _ => return None,
+        })
+    }
+}
+
+/// Reliability as rmw numbers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reliability {
+    Reliable,
+    BestEffort,
+}
+
+/// Durability as rmw numbers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Durability {
+    Volatile,
+    TransientLocal,
+}
+
+/// History as rmw numbers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum History {
+    KeepLast(u64),
+    KeepAll,
+}
+
+/// The QoS a token announces. Deadline, lifespan and liveliness are not kairos settings:
+/// kairos writes their defaults and keeps whatever others wrote as text.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct WireQos {
+    pub reliability: Reliability,
+    pub durability: Durability,
+    pub history: History,
+    /// The deadline, lifespan and liveliness parts as written (`,:,:,,` by default).
+    pub rest: String,
+}
+
+impl Default for WireQos {
+    fn default() -> Self {
+        Self {
+            reliability: Reliability::Reliable,
+            durability: Durability::Volatile,
+            history: History::KeepLast(DEFAULT_DEPTH),
+            rest: ",:,:,,".to_owned(),
+        }
+    }
+}
+
+impl WireQos {
+    pub fn encode(&self) -> String {
+        let reliability = match self.reliability {
+            Reliability::Reliable => "",
+            Reliability::BestEffort => "2",
+        };
+        let durability = match self.durability {
+            Durability::Volatile => "",
+            Durability::TransientLocal => "1",
+        };
+        let history = match self.history {
+            History::KeepLast(DEFAULT_DEPTH) => ",".to_owned(),
+            History::KeepLast(depth) => format!(",{depth}"),
+            History::KeepAll => "2,".to_owned(),
+        };
+        format!("{reliability}:{durability}:{history}:{}", self.rest)
+    }
+
+    pub fn parse(s: &str) -> Result<Self, TokenError> {
+        let bad = || TokenError::Qos(s.to_owned());
+        let mut parts = s.splitn(4, ':');
+        let (rel, dur, hist, rest) = (
+            parts.next().ok_or_else(bad)?,
+            parts.next().ok_or_else(bad)?,
+            parts.next().ok_or_else(bad)?,
+            parts.next().ok_or_else(bad)?,
+        );
+        let reliability = match rel {
+            "2" => Reliability::BestEffort,
+            _ => Reliability::Reliable,
+        };
+        let durability = match dur {
+            "1" => Durability::TransientLocal,
+            _ => Durability::Volatile,
+        };
+        let (kind, depth) = hist.split_once(',').ok_or_else(bad)?;
+        let history = match kind {
+            "2" => History::KeepAll,
+            _ if depth.is_empty() => History::KeepLast(DEFAULT_DEPTH),
+            _ => History::KeepLast(depth.parse().map_err(|_| bad())?),
+        };
+        Ok(Self {
+            reliability,
+            durability,
+            history,
+            rest: rest.to_owned(),
+        })
+    }
+}
+
+/// The node part of every token.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NodeKey {
+    pub domain: u32,
+    /// The zenoh session id, as zenoh displays it.
+    pub zid: String,
+    /// The node's id in its session.
+    pub nid: u64,
+    /// Empty when unset.
+    pub enclave: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+/// The endpoint part of a publisher, subscription, service or client token.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct EndpointKey {
+    /// The fully qualified topic or service name.
+    pub name: String,
+    pub dds_type: String,
+    pub hash: String,
+    pub qos: WireQos,
+}
+
+/// A liveliness token: an entity that exists while the token does.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Token {
+    pub node: NodeKey,
+    /// The entity's id in its session (the node's own for a node token).
+    pub id: u64,
+    pub kind: EntityKind,
+    /// None for a node.
+    pub endpoint: Option<EndpointKey>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TokenError {
+    #[error("'{0}' is not an rmw_zenoh liveliness token (@ros2_lv/<domain>/<zid>/...)")]
+    Shape(String),
+    #[error("QoS '{0}' is not rmw_zenoh's <rel>:<dur>:<hist>,<depth>:... form")]
+    Qos(String),
+}
+
+impl Token {
+    pub fn key_expr(&self) -> String {
+        let n = &self.node;
+        let enclave = if n.enclave.is_empty() {
+            "%".to_owned()
+        } else {
+            mangle(&n.enclave)
+        };
+        let mut key = format!(
+            "{ADMIN_SPACE}/{}/{}/{}/{}/{}/{enclave}/{}/{}",
+            n.domain,
+            n.zid,
+            n.nid,
+            self.id,
+            self.kind.as_str(),
+            mangle(&n.namespace),
+            mangle(&n.name)
+        );
+        if let Some(e) = &self.endpoint {
+            key.push_str(&format!(
+                "/{}/{}/{}/{}",
+                mangle(&e.name),
+                mangle(&e.dds_type),
+                mangle(&e.hash),
+                e.qos.encode()
+            ));
+        }
+        key
+    }
+
+    /// The entity's gid: XXH3-128 of the token, low half first, each half little endian.
+    pub fn gid(&self) -> Gid {
+        gid_of(&self.key_expr())
+    }
+
+    pub fn parse(key: &str) -> Result<Self, TokenError> {
+        let bad = || TokenError::Shape(key.to_owned());
+        let chunks: Vec<&str> = key.split('/').collect();
+        if chunks.len() < 9 || chunks[0] != ADMIN_SPACE {
+            return Err(bad());
+        }
+        let enclave = unmangle(chunks[6]);
+        let node = NodeKey {
+            domain: chunks[1].parse().map_err(|_| bad())?,
+            zid: chunks[2].to_owned(),
+            nid: chunks[3].parse().map_err(|_| bad())?,
+            enclave: if enclave == "/" {
+                String::new()
+            } else {
+                enclave
+            },
+            namespace: unmangle(chunks[7]),
+            name: unmangle(chunks[8]),
+        };
+        let kind = EntityKind::parse(chunks[5]).ok_or_else(bad)?;
+        let endpoint = match (kind, chunks.len()) {
+            (EntityKind::Node, 9) => None,
+            // Newer rmw_zenoh may add chunks after the QoS; they are not ours to read.
+            (EntityKind::Node, _) | (_, ..13) => return Err(bad()),
+            _ => Some(EndpointKey {
+                name: unmangle(chunks[9]),
+                dds_type: unmangle(chunks[10]),
+                hash: unmangle(chunks[11]),
+                qos: WireQos::parse(chunks[12])?,
+            }),
+        };
+        Ok(Self {
+            node,
+            id: chunks[4].parse().map_err(|_| bad())?,
+            kind,
+            endpoint,
+        })
+    }
+}
+
+/// XXH3-128 of `key`, stored as rmw_zenoh stores it.
+pub fn gid_of(key: &str) -> Gid {
+    xxhash_rust::xxh3::xxh3_128(key.as_bytes()).to_le_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STRING_HASH: &str =
+        "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18";
+
+    fn node(zid: &str, name: &str) -> NodeKey {
+        NodeKey {
+            domain: 0,
+            zid: zid.into(),
+            nid: 0,
+            enclave: String::new(),
+            namespace: "/".into(),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn data_keys_strip_one_outer_slash() {
+        assert_eq!(
+            data_key(0, "/chatter", "std_msgs::msg::dds_::String_", STRING_HASH),
+            format!("0/chatter/std_msgs::msg::dds_::String_/{STRING_HASH}")
+        );
+        assert_eq!(
+            data_key(
+                2,
+                "/robot1/chatter",
+                "std_msgs::msg::dds_::String_",
+                STRING_HASH
+            ),
+            format!("2/robot1/chatter/std_msgs::msg::dds_::String_/{STRING_HASH}")
+        );
+    }
+
+    // Both tokens are quoted from rmw_zenoh's design.md.
+    #[test]
+    fn tokens_match_rmw_zenoh_examples() {
+        let listener = Token {
+            node: node("aac3178e146ba6f1fc6e6a4085e77f21", "listener"),
+            id: 0,
+            kind: EntityKind::Node,
+            endpoint: None,
+        };
+        assert_eq!(
+            listener.key_expr(),
+            "@ros2_lv/0/aac3178e146ba6f1fc6e6a4085e77f21/0/0/NN/%/%/listener"
+        );
+        let talker = Token {
+            node: node("8b20917502ee955ac4476e0266340d5c", "talker"),
+            id: 10,
+            kind: EntityKind::Publisher,
+            endpoint: Some(EndpointKey {
+                name: "/chatter".into(),
+                dds_type: "std_msgs::msg::dds_::String_".into(),
+                hash: STRING_HASH.into(),
+                qos: WireQos {
+                    history: History::KeepLast(7),
+                    ..WireQos::default()
+                },
+            }),
+        };
+        let key = format!(
+            "@ros2_lv/0/8b20917502ee955ac4476e0266340d5c/0/10/MP/%/%/talker/%chatter/std_msgs::msg::dds_::String_/{STRING_HASH}/::,7:,:,:,,"
+        );
+        assert_eq!(talker.key_expr(), key);
+        assert_eq!(Token::parse(&key).unwrap(), talker);
+        assert_eq!(Token::parse(&listener.key_expr()).unwrap(), listener);
+    }
+
+    #[test]
+    fn qos_writes_only_what_differs_from_rmw_zenoh_defaults() {
+        assert_eq!(WireQos::default().encode(), "::,:,:,:,,");
+        let qos = WireQos {
+            reliability: Reliability::BestEffort,
+            durability: Durability::TransientLocal,
+            history: History::KeepAll,
+            ..WireQos::default()
+        };
+        assert_eq!(qos.encode(), "2:1:2,:,:,:,,");
+        assert_eq!(WireQos::parse(&qos.encode()).unwrap(), qos);
+        assert!(WireQos::parse("1:2").is_err());
+    }
+
+    #[test]
+    fn namespaces_and_enclaves_are_mangled() {
+        let token = Token {
+            node: NodeKey {
+                domain: 3,
+                zid: "1f".into(),
+                nid: 4,
+                enclave: "/secure".into(),
+                namespace: "/robot/arm".into(),
+                name: "driver".into(),
+            },
+            id: 4,
+            kind: EntityKind::Node,
+            endpoint: None,
+        };
+        assert_eq!(
+            token.key_expr(),
+            "@ros2_lv/3/1f/4/4/NN/%secure/%robot%arm/driver"
+        );
+        assert_eq!(Token::parse(&token.key_expr()).unwrap(), token);
+        assert!(Token::parse("@ros2_lv/0/zid/0/0/XX/%/%/n").is_err());
+        assert!(Token::parse("0/chatter").is_err());
+    }
+
+    #[test]
+    fn gid_is_xxh3_128_low_half_first() {
+        // XXH3-128 of the empty input (seed 0) is 99aa06d3014798d86001c324468d497f: high
+        // half 99aa06d3014798d8, low half 6001c324468d497f.
+        let gid = gid_of("");
+        assert_eq!(&gid[..8], &0x6001c324468d497fu64.to_le_bytes());
+        assert_eq!(&gid[8..], &0x99aa06d3014798d8u64.to_le_bytes());
+    }
+}

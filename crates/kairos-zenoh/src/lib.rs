@@ -1,0 +1,47 @@
+//! kairos nodes across processes and hosts, on Zenoh, in ROS 2's rmw_zenoh wire format.
+//!
+//! A program calls [`init`] once; the environment then decides whether its nodes talk
+//! beyond the process (`KAIROS_TRANSPORT=zenoh`, or `RMW_IMPLEMENTATION=rmw_zenoh_cpp` as a
+//! ROS 2 launch sets it). Node code is the same either way: a message for a subscription in
+//! the same process is still handed over as one `Arc`; one for another process goes
+//! through Zenoh as rmw_zenoh would send it.
+//!
+//! - [`message`], [`msg`]: the `Message` trait, CDR payloads, the built-in types.
+//! - [`type_hash`]: RIHS01 type hashes, computed as rosidl does.
+//! - [`graph_key`], [`attachment`]: key expressions, liveliness tokens, attachments.
+//! - [`transport`]: the zenoh session behind the graph's transport hook.
+//! - [`config`]: rmw_zenoh's defaults and environment variables.
+
+pub mod attachment;
+pub mod config;
+pub mod graph_cache;
+pub mod graph_key;
+pub mod message;
+pub mod msg;
+pub mod registry;
+pub mod transport;
+pub mod type_hash;
+
+pub use message::{Message, ServiceType};
+pub use registry::{register, register_service};
+pub use transport::{TransportError, ZenohTransport};
+
+use std::sync::Arc;
+
+/// Whether the environment asks for the Zenoh transport.
+pub fn enabled() -> bool {
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    var("KAIROS_TRANSPORT").eq_ignore_ascii_case("zenoh")
+        || var("RMW_IMPLEMENTATION") == "rmw_zenoh_cpp"
+}
+
+/// Installs the Zenoh transport on the process-wide context when the environment asks for
+/// it (see [`enabled`]); returns it, or `None` when the process stays on its own.
+pub fn init() -> Result<Option<Arc<ZenohTransport>>, TransportError> {
+    if !enabled() {
+        return Ok(None);
+    }
+    let transport = ZenohTransport::open()?;
+    transport.install(&kairos::graph::Context::global())?;
+    Ok(Some(transport))
+}

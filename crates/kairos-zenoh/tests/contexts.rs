@@ -1,0 +1,397 @@
+//! Two kairos graphs (contexts), each with its own zenoh session, meeting at a router on a
+//! loopback port of this test's own: what crosses, what stays, and what is counted.
+
+use kairos::exec::Executor;
+use kairos::graph::{CallError, Context, Node, Qos};
+use kairos::time::Duration;
+use kairos_zenoh::ZenohTransport;
+use kairos_zenoh::msg::{AddTwoIntsRequest, AddTwoIntsResponse, StringMsg};
+use std::net::TcpListener;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration as StdDuration, Instant};
+use zenoh::Wait;
+
+const WAIT: StdDuration = StdDuration::from_secs(30);
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+fn router(port: u16) -> zenoh::Session {
+    let mut config = zenoh::Config::default();
+    config.insert_json5("mode", r#""router""#).unwrap();
+    config
+        .insert_json5("listen/endpoints", &format!(r#"["tcp/127.0.0.1:{port}"]"#))
+        .unwrap();
+    config
+        .insert_json5("scouting/multicast/enabled", "false")
+        .unwrap();
+    zenoh::open(config).wait().expect("open the router")
+}
+
+/// A context carried by its own session, connected to the router only.
+fn carried(port: u16) -> (Context, Arc<ZenohTransport>) {
+    let mut config = zenoh::Config::default();
+    for (key, value) in [
+        ("mode", r#""peer""#.to_owned()),
+        ("connect/endpoints", format!(r#"["tcp/127.0.0.1:{port}"]"#)),
+        ("listen/endpoints", r#"["tcp/127.0.0.1:0"]"#.to_owned()),
+        ("scouting/multicast/enabled", "false".to_owned()),
+    ] {
+        config.insert_json5(key, &value).unwrap();
+    }
+    let transport = ZenohTransport::open_with(config, 0).expect("open a session");
+    let context = Context::new();
+    transport.install(&context).expect("install the transport");
+    (context, transport)
+}
+
+/// Waits until `topic` has a subscriber in another process, as seen from `transport`.
+fn wait_remote_subscription(transport: &ZenohTransport, topic: &str) {
+    let seen = transport
+        .graph()
+        .wait_until(Instant::now() + WAIT, |tokens| {
+            tokens.iter().any(|t| {
+                t.kind == kairos_zenoh::graph_key::EntityKind::Subscription
+                    && t.node.zid != transport.session().zid().to_string()
+                    && t.endpoint.as_ref().is_some_and(|e| e.name == topic)
+            })
+        });
+    assert!(seen, "no remote subscription of {topic} within {WAIT:?}");
+}
+
+#[test]
+fn local_delivery_stays_one_arc_and_remote_delivery_goes_through_zenoh() {
+    let port = free_port();
+    let _router = router(port);
+    let (a, ta) = carried(port);
+    let (b, tb) = carried(port);
+
+    let talker = Node::new_in(&a, "talker", "/").unwrap();
+    let local_listener = Node::new_in(&a, "local_listener", "/").unwrap();
+    let remote_listener = Node::new_in(&b, "remote_listener", "/").unwrap();
+
+    let local_got: Arc<Mutex<Vec<Arc<StringMsg>>>> = Arc::default();
+    let got = local_got.clone();
+    let local_sub = local_listener
+        .create_subscription("/chatter", Qos::keep_last(100), move |m: Arc<StringMsg>| {
+            got.lock().unwrap().push(m)
+        })
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let remote_sub = remote_listener
+        .create_subscription("/chatter", Qos::keep_last(100), move |m: Arc<StringMsg>| {
+            let _ = tx.send(m.data.clone());
+        })
+        .unwrap();
+    let exec_a = Executor::single_threaded();
+    exec_a.add_node(&local_listener).unwrap();
+    let exec_b = Executor::single_threaded();
+    exec_b.add_node(&remote_listener).unwrap();
+    let spin_b = exec_b.clone();
+    let spinner = std::thread::spawn(move || spin_b.spin());
+
+    let publisher = talker
+        .create_publisher::<StringMsg>("/chatter", Qos::keep_last(100))
+        .unwrap();
+    wait_remote_subscription(&ta, "/chatter");
+    // The subscriber is declared before its token, and both reach this session through the
+    // router in order: once the token is seen, the subscriber is reachable.
+    let mut sent = Vec::new();
+    for i in 0..10 {
+        let message = Arc::new(StringMsg {
+            data: format!("m{i}"),
+        });
+        sent.push(message.clone());
+        assert_eq!(publisher.publish_arc(message), 1, "one local subscription");
+    }
+    let mut remote = Vec::new();
+    while remote.len() < 10 {
+        match rx.recv_timeout(WAIT) {
+            Ok(m) => remote.push(m),
+            Err(_) => panic!("only {remote:?} crossed within {WAIT:?}"),
+        }
+    }
+    assert_eq!(remote, (0..10).map(|i| format!("m{i}")).collect::<Vec<_>>());
+
+    // In the process: the same Arcs, each once (nothing came back through zenoh).
+    while exec_a.spin_some().unwrap() > 0 {}
+    let local = local_got.lock().unwrap();
+    assert_eq!(local.len(), 10);
+    for (got, sent) in local.iter().zip(&sent) {
+        assert!(Arc::ptr_eq(got, sent), "local delivery copied the message");
+    }
+    assert_eq!(local_sub.stats().received, 10);
+    assert_eq!(remote_sub.stats().received, 10);
+    assert_eq!(tb.sequence_gaps(), 0, "seq 1..=10 in order has no gap");
+    drop(local);
+
+    // A type without a codec stays in the process, and still works there.
+    #[derive(Debug)]
+    struct Private;
+    let private_pub = talker
+        .create_publisher::<Private>("/private", Qos::default())
+        .unwrap();
+    let _private_sub = local_listener
+        .create_subscription("/private", Qos::default(), |_: Arc<Private>| {})
+        .unwrap();
+    assert_eq!(private_pub.publish(Private), 1);
+    assert!(
+        !ta.graph()
+            .tokens()
+            .iter()
+            .any(|t| t.endpoint.as_ref().is_some_and(|e| e.name == "/private")),
+        "a type without codec was announced"
+    );
+
+    exec_b.cancel();
+    spinner.join().unwrap().unwrap();
+}
+
+#[test]
+fn a_service_in_one_graph_answers_a_client_in_another() {
+    let port = free_port();
+    let _router = router(port);
+    let (a, _ta) = carried(port);
+    let (b, _tb) = carried(port);
+    let server_node = Node::new_in(&a, "adder", "/").unwrap();
+    let client_node = Node::new_in(&b, "asker", "/").unwrap();
+    let _service = server_node
+        .create_service("/add_two_ints", |r: AddTwoIntsRequest| AddTwoIntsResponse {
+            sum: r.a + r.b,
+        })
+        .unwrap();
+    let exec = Executor::single_threaded();
+    exec.add_node(&server_node).unwrap();
+    let spin = exec.clone();
+    let spinner = std::thread::spawn(move || spin.spin());
+
+    let client = client_node
+        .create_client::<AddTwoIntsRequest, AddTwoIntsResponse>("/add_two_ints")
+        .unwrap();
+    assert!(client.wait_for_service(Duration::from_secs(30)));
+    for (i, (x, y)) in [(2, 3), (40, 2), (-5, 5)].into_iter().enumerate() {
+        let future = client.call_async(AddTwoIntsRequest { a: x, b: y });
+        assert_eq!(future.sequence(), i as u64 + 1);
+        let response = future.wait(Duration::from_secs(30)).unwrap();
+        assert_eq!(response.sum, x + y);
+    }
+    // The blocking form, from a thread outside any callback.
+    let response = client
+        .call(AddTwoIntsRequest { a: 1, b: 1 }, Duration::from_secs(30))
+        .unwrap();
+    assert_eq!(response.sum, 2);
+
+    // A blocking call from inside a callback of a single-threaded executor: the server is
+    // in another graph, so nothing this executor holds is needed and the call completes
+    // (in-process, the same call to a server on this executor is WouldDeadlock).
+    let caller = client_node.clone();
+    let (answer_tx, answer_rx) = mpsc::channel();
+    let _timer = caller
+        .create_timer_on(
+            kairos::time::Clock::steady(),
+            Duration::from_millis(1),
+            move |_| {
+                let result =
+                    client.call(AddTwoIntsRequest { a: 20, b: 22 }, Duration::from_secs(30));
+                let _ = answer_tx.send(result.map(|r| r.sum).map_err(|e| e.to_string()));
+            },
+        )
+        .unwrap();
+    let client_exec = Executor::single_threaded();
+    client_exec.add_node(&client_node).unwrap();
+    assert!(client_exec.spin_once(Duration::from_secs(30)).unwrap());
+    assert_eq!(answer_rx.recv_timeout(WAIT).unwrap(), Ok(42));
+    client_exec.remove_node(&client_node).unwrap();
+
+    // No server anywhere for another name: not ready, and a call says so at once.
+    let nobody = client_node
+        .create_client::<AddTwoIntsRequest, AddTwoIntsResponse>("/nobody")
+        .unwrap();
+    assert!(!nobody.wait_for_service(Duration::from_millis(200)));
+    let err = nobody
+        .call(AddTwoIntsRequest { a: 1, b: 2 }, Duration::from_secs(5))
+        .unwrap_err();
+    assert!(matches!(err, CallError::ServiceUnavailable { .. }), "{err}");
+    exec.cancel();
+    spinner.join().unwrap().unwrap();
+}
+
+#[test]
+fn a_sample_that_does_not_decode_is_counted_and_the_subscription_goes_on() {
+    let port = free_port();
+    let _router = router(port);
+    let (a, ta) = carried(port);
+    let (_b, tb) = carried(port);
+    let listener = Node::new_in(&a, "listener", "/").unwrap();
+    let (tx, rx) = mpsc::channel();
+    let sub = listener
+        .create_subscription("/chatter", Qos::keep_last(10), move |m: Arc<StringMsg>| {
+            let _ = tx.send(m.data.clone());
+        })
+        .unwrap();
+    let exec = Executor::single_threaded();
+    exec.add_node(&listener).unwrap();
+    let spin = exec.clone();
+    let spinner = std::thread::spawn(move || spin.spin());
+
+    // A raw zenoh publisher in the other session: no attachment, then bad CDR, then good.
+    let key = format!(
+        "0/chatter/std_msgs::msg::dds_::String_/{}",
+        <StringMsg as kairos_zenoh::Message>::type_hash()
+    );
+    // Only the other session counts: this one has its own /clock bridge.
+    let raw = tb
+        .session()
+        .declare_publisher(key)
+        .allowed_destination(zenoh::sample::Locality::Remote)
+        .wait()
+        .unwrap();
+    let (matched_tx, matched_rx) = mpsc::channel();
+    let _listener = raw
+        .matching_listener()
+        .callback(move |s| {
+            if s.matching() {
+                let _ = matched_tx.send(());
+            }
+        })
+        .wait()
+        .unwrap();
+    if !raw.matching_status().wait().unwrap().matching() {
+        matched_rx
+            .recv_timeout(WAIT)
+            .expect("the subscriber matched");
+    }
+    let attachment = kairos_zenoh::attachment::Attachment {
+        sequence_number: 1,
+        source_timestamp: 0,
+        gid: [7; 16],
+    };
+    raw.put(kairos_zenoh::message::encode(&StringMsg {
+        data: "x".into(),
+    }))
+    .wait()
+    .unwrap();
+    raw.put(vec![0u8, 1, 0, 0, 200, 0, 0, 0])
+        .attachment(attachment.to_bytes().to_vec())
+        .wait()
+        .unwrap();
+    raw.put(vec![0u8, 1, 0, 0, 200, 0, 0, 0])
+        .attachment(attachment.to_bytes().to_vec())
+        .wait()
+        .unwrap();
+    raw.put(kairos_zenoh::message::encode(&StringMsg {
+        data: "good".into(),
+    }))
+    .attachment(attachment.to_bytes().to_vec())
+    .wait()
+    .unwrap();
+    assert_eq!(rx.recv_timeout(WAIT).unwrap(), "good");
+    // The same publisher jumps from #1 to #5: three messages lost on the way, counted.
+    let jumped = kairos_zenoh::attachment::Attachment {
+        sequence_number: 5,
+        ..attachment
+    };
+    raw.put(kairos_zenoh::message::encode(&StringMsg {
+        data: "after the gap".into(),
+    }))
+    .attachment(jumped.to_bytes().to_vec())
+    .wait()
+    .unwrap();
+    assert_eq!(rx.recv_timeout(WAIT).unwrap(), "after the gap");
+    assert_eq!(ta.sequence_gaps(), 3);
+    // Samples from one session arrive in order: the three bad ones came first.
+    assert_eq!(ta.malformed_samples(), 3);
+    assert_eq!(sub.stats().received, 2);
+    exec.cancel();
+    spinner.join().unwrap().unwrap();
+}
+
+#[test]
+fn closing_without_a_network_returns_by_its_deadline() {
+    // Nothing listens on this port: the session is cut off from the start.
+    let port = free_port();
+    let (_context, transport) = carried(port);
+    let started = Instant::now();
+    let deadline = StdDuration::from_secs(3);
+    let _ = transport.close(deadline);
+    let took = started.elapsed();
+    assert!(
+        took < deadline + StdDuration::from_secs(2),
+        "close took {took:?}, past its {deadline:?} deadline"
+    );
+}
+
+#[test]
+fn a_remote_clock_drives_simulated_time() {
+    use kairos::graph::ClockMsg;
+    let port = free_port();
+    let _router = router(port);
+    let (a, _ta) = carried(port);
+    let (_b, tb) = carried(port);
+    let sim = a.sim_clock().unwrap();
+    let node = Node::new_in(&a, "follower", "/").unwrap();
+    let (tx, rx) = mpsc::channel();
+    let _sub = node
+        .create_subscription(
+            kairos::graph::CLOCK_TOPIC,
+            Qos::keep_last(10),
+            move |m: Arc<ClockMsg>| {
+                let _ = tx.send(m.clock);
+            },
+        )
+        .unwrap();
+    let exec = Executor::single_threaded();
+    exec.add_node(&node).unwrap();
+
+    // A simulator in the other session publishes rosgraph_msgs/Clock on /clock.
+    let key = format!(
+        "0/clock/rosgraph_msgs::msg::dds_::Clock_/{}",
+        <kairos_zenoh::msg::Clock as kairos_zenoh::Message>::type_hash()
+    );
+    // Only the other session counts: this one has its own /clock bridge.
+    let raw = tb
+        .session()
+        .declare_publisher(key)
+        .allowed_destination(zenoh::sample::Locality::Remote)
+        .wait()
+        .unwrap();
+    let (matched_tx, matched_rx) = mpsc::channel();
+    let _listener = raw
+        .matching_listener()
+        .callback(move |s| {
+            if s.matching() {
+                let _ = matched_tx.send(());
+            }
+        })
+        .wait()
+        .unwrap();
+    if !raw.matching_status().wait().unwrap().matching() {
+        matched_rx
+            .recv_timeout(WAIT)
+            .expect("the /clock bridge matched");
+    }
+    let stamp = kairos_zenoh::msg::Clock {
+        clock: kairos_zenoh::msg::Time {
+            sec: 12,
+            nanosec: 500,
+        },
+    };
+    let attachment = kairos_zenoh::attachment::Attachment {
+        sequence_number: 1,
+        source_timestamp: 0,
+        gid: [3; 16],
+    };
+    raw.put(kairos_zenoh::message::encode(&stamp))
+        .attachment(attachment.to_bytes().to_vec())
+        .wait()
+        .unwrap();
+    assert!(exec.spin_once(Duration::from_secs(30)).unwrap());
+    let expected = kairos::time::Time::new(kairos::time::ClockKind::Sim, 12_000_000_500);
+    assert_eq!(rx.recv_timeout(WAIT).unwrap(), expected);
+    assert_eq!(sim.now(), expected);
+}
