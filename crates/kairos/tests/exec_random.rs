@@ -30,13 +30,16 @@ fn random_graphs_keep_the_shutdown_and_teardown_promises() {
             Err(why) => {
                 eprintln!("seed {seed} failed: {why}");
                 failures.push(seed);
+                // A broken promise can cost the 10 s teardown bound per seed: stop early.
+                if failures.len() >= 3 {
+                    break;
+                }
             }
         }
     }
     assert!(
         failures.is_empty(),
-        "{} of {iterations} seeds broke a promise: {failures:?} (replay: cargo run --release --example soak -- --seed S)",
-        failures.len()
+        "seeds {failures:?} broke a promise (stopped after 3; replay: cargo run --release --example soak -- --seed S)"
     );
     assert!(
         callbacks > iterations,

@@ -27,7 +27,7 @@ use super::executor::ExecShared;
 use parking_lot::{Condvar, Mutex};
 use std::cell::RefCell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// The marked entities of one step that have not finished their run.
@@ -67,14 +67,25 @@ thread_local! {
     static SCOPE: RefCell<Option<Arc<Ticket>>> = const { RefCell::new(None) };
 }
 
+/// How many threads have a scope now: while none has, [`note`] is one relaxed load (it
+/// runs on every notify, the dispatch hot path).
+static SCOPES: AtomicUsize = AtomicUsize::new(0);
+
 /// Runs `f` with `ticket` as this thread's scope (none: no marking).
 pub(crate) fn scope<R>(ticket: Option<Arc<Ticket>>, f: impl FnOnce() -> R) -> R {
     if ticket.is_none() && SCOPE.with(|s| s.borrow().is_none()) {
         return f();
     }
+    let entering = ticket.is_some();
+    if entering {
+        SCOPES.fetch_add(1, Ordering::SeqCst);
+    }
     let outer = SCOPE.with(|s| s.replace(ticket));
     let result = f();
     SCOPE.with(|s| *s.borrow_mut() = outer);
+    if entering {
+        SCOPES.fetch_sub(1, Ordering::SeqCst);
+    }
     result
 }
 
@@ -141,6 +152,10 @@ impl Mark {
 /// `exec` can run it meanwhile.
 #[inline]
 pub(crate) fn note(mark: &Mark, exec: &ExecShared) {
+    // Only this thread's own scope matters, and it counts itself before it wakes anything.
+    if SCOPES.load(Ordering::Relaxed) == 0 {
+        return;
+    }
     let ticket = SCOPE.with(|s| s.borrow().clone());
     if let Some(ticket) = ticket
         && exec.settles_for_this_thread()

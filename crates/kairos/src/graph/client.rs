@@ -11,7 +11,9 @@ use super::node::Node;
 use super::service::Request;
 use crate::exec::WouldDeadlock;
 use crate::exec::deadline_after;
-use crate::exec::deadlock::{check_await, check_blocking_wait, current_shutdown_token};
+use crate::exec::deadlock::{
+    BlockedWorker, check_await, check_blocking_wait, current_shutdown_token,
+};
 use crate::exec::entity::{Entity, EntityCore, Execution};
 use crate::time::Duration;
 use parking_lot::{Condvar, Mutex};
@@ -281,7 +283,12 @@ impl<Resp: Send + 'static> ResponseFuture<Resp> {
     fn wait_as(self, operation: &str, timeout: Duration) -> Result<Resp, CallError> {
         let server = self.call_site.server();
         let completers: Vec<&EntityCore> = server.iter().map(|s| s.core()).collect();
-        let _blocked = check_blocking_wait(operation, &completers)?;
+        let blocked = check_blocking_wait(operation, &completers)?;
+        self.wait_blocked(blocked, timeout)
+    }
+
+    /// Waits as a worker already counted blocked (`_blocked`, from the deadlock check).
+    fn wait_blocked(self, _blocked: BlockedWorker, timeout: Duration) -> Result<Resp, CallError> {
         let deadline = deadline_after(timeout);
         // Inside a callback, the executor's shutdown ends the wait.
         let shutdown = current_shutdown_token();
@@ -501,11 +508,13 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
     pub fn call(&self, request: Req, timeout: impl Into<Duration>) -> Result<Resp, CallError> {
         let timeout = timeout.into();
         let operation = format!("call() to service '{}'", self.inner.service);
-        if let Some(server) = self.inner.context.server::<Req, Resp>(&self.inner.service) {
-            // Check before sending: a request that can never be served is not sent at all.
-            drop(check_blocking_wait(&operation, &[server.core()])?);
-        }
-        self.call_async(request).wait_as(&operation, timeout)
+        let server = self.inner.context.server::<Req, Resp>(&self.inner.service);
+        let completers: Vec<&EntityCore> = server.iter().map(|s| s.core()).collect();
+        // Checked, and this worker counted as blocked, before the request is sent: a request
+        // that can never be served is not sent at all, and a callback it starts on another
+        // worker sees this one blocked (checking after sending races with that callback).
+        let blocked = check_blocking_wait(&operation, &completers)?;
+        self.call_async(request).wait_blocked(blocked, timeout)
     }
 
     /// Whether the service has a server now.
