@@ -11,12 +11,18 @@ pub enum InternalCmd {
     /// Sleeps on the system and steady clocks and runs a timer on each, so a test can
     /// check under strace which clock the kernel is asked to wait on.
     WaitOnClocks,
+    /// One node of `kairos demo pipeline --processes`, in a process of its own.
+    PipelineNode {
+        /// source, filter, planner or printer.
+        role: String,
+    },
 }
 
 pub fn run(cmd: InternalCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         InternalCmd::ClockJumpChild => crate::demo::clock_jump::child_main()?,
         InternalCmd::WaitOnClocks => wait_on_clocks()?,
+        InternalCmd::PipelineNode { role } => crate::demo::pipeline_processes::node_main(&role)?,
     }
     Ok(ExitCode::SUCCESS)
 }

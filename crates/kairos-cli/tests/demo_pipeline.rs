@@ -167,3 +167,78 @@ fn the_simulated_pipeline_traces_identically_twice() {
         text.lines().last().unwrap()
     );
 }
+
+/// `--processes`: the four nodes in four processes on Zenoh, each traced by
+/// `KAIROS_TRACE` into one folder; the analyzer follows the messages across the three
+/// process boundaries and finds the planner's 100 ms.
+#[test]
+fn the_pipeline_across_four_processes_is_followed_across_the_boundaries() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = json_of(&run_ok(
+        kairos()
+            .args([
+                "demo",
+                "pipeline",
+                "--processes",
+                "--quick",
+                "--json",
+                "--out",
+            ])
+            .arg(dir.path()),
+    ));
+    assert_eq!(v["processes"], 4, "{v}");
+    let chain: Vec<&str> = v["chain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        chain,
+        [
+            "source",
+            "/pipeline/readings",
+            "filter",
+            "/pipeline/filtered",
+            "planner",
+            "/pipeline/plans",
+            "printer"
+        ]
+    );
+    assert_eq!(v["dominant"], "planner callback to publish", "{v}");
+    let planner = v["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "planner callback to publish")
+        .unwrap()["mean_ms"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (80.0..=120.0).contains(&planner),
+        "the slow stage within 20 % of 100 ms: {planner} ms"
+    );
+    for hop in [
+        "/pipeline/readings",
+        "/pipeline/filtered",
+        "/pipeline/plans",
+    ] {
+        assert!(
+            v["stages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["name"] == format!("{hop} transport")),
+            "the network hop on {hop} is a stage: {v}"
+        );
+    }
+    let trace = dir.path().join("pipeline-processes/trace");
+    let per_process = std::fs::read_dir(&trace).unwrap().count();
+    assert_eq!(per_process, 4, "one trace folder per process");
+    require_tool("babeltrace2", "babeltrace2");
+    let bt = std::process::Command::new("babeltrace2")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(bt.status.success() && bt.stderr.is_empty(), "{bt:?}");
+}

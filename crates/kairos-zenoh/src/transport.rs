@@ -312,6 +312,10 @@ struct ZenohPublisher {
 }
 
 impl RemotePublisher for ZenohPublisher {
+    fn trace_handle(&self) -> Option<u64> {
+        Some(gid_handle(&self.gid))
+    }
+
     fn publish(&self, message: &(dyn std::any::Any + Send + Sync), seq: u64) {
         let Some(payload) = (self.codec.encode)(message) else {
             return;

@@ -28,6 +28,10 @@ pub struct DemoArgs {
     /// compare the two traces (`DIR/pipeline-sim`).
     #[arg(long)]
     pub sim: bool,
+    /// Run the pipeline as four processes on the Zenoh transport, traced into one folder
+    /// (`DIR/pipeline-processes`).
+    #[arg(long, conflicts_with = "sim")]
+    pub processes: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -176,6 +180,9 @@ fn run_one(scenario: Scenario, args: &DemoArgs) -> anyhow::Result<Outcome> {
         if args.sim {
             return pipeline_sim::run(args.quick, &args.out);
         }
+        if args.processes {
+            return pipeline_processes::run(args.quick, &args.out);
+        }
         return pipeline::run(args.quick, trace_dir.as_deref(), &args.out);
     }
     let session = match &trace_dir {
@@ -224,6 +231,7 @@ pub mod clock_jump;
 pub mod deadlock;
 pub mod delay_race;
 pub mod pipeline;
+pub mod pipeline_processes;
 pub mod pipeline_sim;
 pub mod sim_clock_stall;
 

@@ -223,11 +223,17 @@ impl Node {
         qos.capacity()?;
         let name = self.resolve_name(NameKind::Topic, topic)?;
         let topic = self.shared.context.topic::<T>(&name)?;
-        let handle = crate::trace::next_handle();
+        let remote = super::transport::publisher::<T>(self, &name, qos);
+        // A publisher on the wire is traced by the handle its subscribers elsewhere know it
+        // by, so flows cross processes.
+        let handle = remote
+            .as_ref()
+            .and_then(|r| r.trace_handle())
+            .unwrap_or_else(crate::trace::next_handle);
         let depth = qos.capacity()? as u64;
         crate::trace::tp::rcl_publisher_init(handle, self.shared.handle, handle, &name, depth);
         Ok(Publisher {
-            remote: super::transport::publisher::<T>(self, &name, qos),
+            remote,
             topic,
             qos,
             published: AtomicU64::new(0),

@@ -65,6 +65,14 @@ pub trait Transport: Send + Sync + 'static {
 pub trait RemotePublisher: Send + Sync {
     /// `message` is the publisher's message type; `seq` its sequence number (from 1).
     fn publish(&self, message: &(dyn Any + Send + Sync), seq: u64);
+
+    /// The handle traces know this publisher by in every process: the one the receiving
+    /// side records its messages under, so the analyzer links a message published here to
+    /// its callbacks elsewhere by (handle, seq). `None` keeps a process-local handle, and
+    /// flows stop at the process boundary.
+    fn trace_handle(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Calls services in other processes.
@@ -94,7 +102,7 @@ impl Inbox {
                     return false;
                 };
                 let stamp = if crate::trace::tp::enabled() {
-                    crate::time::wait::mono_now()
+                    crate::trace::tp::timestamp() as i64
                 } else {
                     0
                 };
