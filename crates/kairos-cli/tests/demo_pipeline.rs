@@ -6,6 +6,27 @@
 mod common;
 use common::{json_of, kairos, require_tool, run_ok};
 
+/// The chain every form of the pipeline must be found as: nodes and topics in order.
+const PIPELINE_CHAIN: [&str; 7] = [
+    "source",
+    "/pipeline/readings",
+    "filter",
+    "/pipeline/filtered",
+    "planner",
+    "/pipeline/plans",
+    "printer",
+];
+
+/// The chain the demo's JSON names.
+fn chain_of(v: &serde_json::Value) -> Vec<&str> {
+    v["chain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect()
+}
+
 #[test]
 fn the_analyzer_finds_where_the_pipeline_spends_its_time() {
     let dir = tempfile::tempdir().unwrap();
@@ -17,24 +38,7 @@ fn the_analyzer_finds_where_the_pipeline_spends_its_time() {
             .arg("--out")
             .arg(dir.path().join("out")),
     ));
-    let chain: Vec<&str> = v["chain"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n.as_str().unwrap())
-        .collect();
-    assert_eq!(
-        chain,
-        [
-            "source",
-            "/pipeline/readings",
-            "filter",
-            "/pipeline/filtered",
-            "planner",
-            "/pipeline/plans",
-            "printer"
-        ]
-    );
+    assert_eq!(chain_of(&v), PIPELINE_CHAIN, "{v}");
     assert_eq!(v["dominant"], "planner callback to publish", "{v}");
     assert!(v["messages"].as_u64().unwrap() >= 7, "{v}");
     let traced = v["traced_e2e_mean_ms"].as_f64().unwrap();
@@ -144,6 +148,7 @@ fn the_simulated_pipeline_traces_identically_twice() {
     assert_eq!(sim["latencies_exactly_planner_work"], true, "{v}");
     assert_eq!(sim["events"][0], sim["events"][1], "{v}");
     assert!(sim["events"][0].as_u64().unwrap() > 60_000, "{v}");
+    assert_eq!(chain_of(&v), PIPELINE_CHAIN, "{v}");
     assert_eq!(v["dominant"], "planner callback to publish", "{v}");
     assert_eq!(v["traced_e2e_mean_ms"], 100.0, "{v}");
     let wall = sim["wall_s"][0].as_f64().unwrap();
@@ -187,24 +192,7 @@ fn the_pipeline_across_four_processes_is_followed_across_the_boundaries() {
             .arg(dir.path()),
     ));
     assert_eq!(v["processes"], 4, "{v}");
-    let chain: Vec<&str> = v["chain"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n.as_str().unwrap())
-        .collect();
-    assert_eq!(
-        chain,
-        [
-            "source",
-            "/pipeline/readings",
-            "filter",
-            "/pipeline/filtered",
-            "planner",
-            "/pipeline/plans",
-            "printer"
-        ]
-    );
+    assert_eq!(chain_of(&v), PIPELINE_CHAIN, "{v}");
     assert_eq!(v["dominant"], "planner callback to publish", "{v}");
     let planner = v["stages"]
         .as_array()
