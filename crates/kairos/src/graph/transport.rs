@@ -7,8 +7,9 @@
 //! - With one ([`Context::set_transport`](super::Context::set_transport)), each
 //!   publisher, subscription, service and client is offered to it when created; what it
 //!   accepts (the message types it can put on the wire) it also carries to and from other
-//!   processes, and what it declines stays in the process. Node code never changes: the program installs a transport once (the
-//!   `kairos-zenoh` crate does it from configuration), as it would pick an allocator.
+//!   processes, and what it declines stays in the process. Node code never changes: the
+//!   program installs a transport once (the `kairos-zenoh` crate does it from
+//!   configuration), as it would pick an allocator.
 //! - Messages from another process enter exactly where local ones do (the subscription's
 //!   queue), so they are counted, dropped and traced by the same rules.
 //!
