@@ -150,9 +150,10 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
             println!("{verdict}");
         }
         println!(
-            "\nnext: `demo pipeline --sim` runs the pipeline on simulation time (a minute of robot \
-             time in a fraction of a second, traced identically twice); `demo <scenario> --json` \
-             for scripts"
+            "\nnext: `demo pipeline --processes` runs the pipeline as four processes on Zenoh, \
+             followed across the boundaries; `demo pipeline --sim` on simulation time (a minute \
+             of robot time in a fraction of a second, traced identically twice); \
+             `demo <scenario> --json` for scripts"
         );
     }
     if args.json {
