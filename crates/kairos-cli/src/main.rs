@@ -72,8 +72,25 @@ fn main() -> std::process::ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("kairos: error: {err:#}");
+            eprintln!("kairos: error: {}", error_chain(&err));
             std::process::ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes, joined by `: ` as anyhow's `{:#}` does, leaving out a cause
+/// whose sentence the message before it already holds (kairos errors print their
+/// cause and also return it as `source()`).
+fn error_chain(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let line = cause.to_string();
+        if text.is_empty() {
+            text = line;
+        } else if !text.contains(&line) {
+            text.push_str(": ");
+            text.push_str(&line);
+        }
+    }
+    text
 }

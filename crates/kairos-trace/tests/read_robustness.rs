@@ -118,7 +118,7 @@ fn absurd_metadata_sizes_are_errors_with_a_line() {
     ] {
         let err = Metadata::parse(text).unwrap_err();
         assert!(err.to_string().contains(needle), "{text}: {err}");
-        assert!(err.line >= 2, "{text}: {err}");
+        assert!(err.line.is_some_and(|line| line >= 2), "{text}: {err}");
     }
 }
 
@@ -179,8 +179,49 @@ fn garbage_metadata_is_an_error_not_a_panic() {
             text.push_str(words[(seed % words.len() as u64) as usize]);
             text.push(' ');
         }
-        let _ = Metadata::parse(&text);
+        let err = match Metadata::parse(&text) {
+            Ok(_) => panic!("word salad parsed as metadata: {text}"),
+            Err(err) => err,
+        };
+        assert!(err.line.is_some(), "{text}: {err} has no line");
+        assert!(!err.message.is_empty(), "{text}: an empty message");
     }
+}
+
+/// A fault of the metadata file as a whole (here its packet framing) has no line: the
+/// error says what is wrong without a made-up `line 0`, and returns the metadata fault as
+/// its `source()`, as an unreadable file returns the operating system's error.
+#[test]
+fn metadata_errors_have_a_line_only_when_one_is_at_fault_and_return_their_cause() {
+    use std::error::Error as _;
+    let dir = std::env::temp_dir().join(format!("kairos-read-framing-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // The packetized metadata magic, then a packet header cut short.
+    let mut bytes = 0x75D1_1D57u32.to_le_bytes().to_vec();
+    bytes.extend_from_slice(&[0; 8]);
+    std::fs::write(dir.join("metadata"), &bytes).unwrap();
+    let err = TraceSet::open(&dir).unwrap_err();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let text = err.to_string();
+    assert!(!text.contains("line 0"), "{text}");
+    assert!(text.contains("metadata packet at byte 0"), "{text}");
+    let ReadError::Metadata { cause, .. } = &err else {
+        panic!("expected a metadata error, got {err:?}");
+    };
+    assert_eq!(cause.line, None, "{text}");
+    let source = err.source().expect("the metadata fault as source()");
+    assert_eq!(source.to_string(), cause.to_string());
+
+    let missing = std::env::temp_dir().join(format!("kairos-read-none-{}", std::process::id()));
+    let err = TraceSet::open(&missing);
+    let Err(err @ ReadError::Io { .. }) = err else {
+        panic!("a path that does not exist: expected an IO error, got {err:?}");
+    };
+    let source = err
+        .source()
+        .expect("the operating system's error as source()");
+    assert!(source.downcast_ref::<std::io::Error>().is_some(), "{err}");
 }
 
 /// Payloads skipped by compiled plans meet damage exactly where decoded payloads do: on

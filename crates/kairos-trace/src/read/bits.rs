@@ -5,9 +5,15 @@
 use super::metadata::types::ByteOrder;
 
 /// Why decoding stopped: the bit offset in the packet and what was expected there.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// The reader turns it into [`ReadError::Damaged`](super::ReadError::Damaged), which adds
+/// the file and the byte offset in it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("at bit {bit_offset} of the packet: expected {expected}")]
 pub struct DecodeError {
+    /// The bit offset in the packet where decoding stopped.
     pub bit_offset: u64,
+    /// What the decoder expected to find there.
     pub expected: String,
 }
 

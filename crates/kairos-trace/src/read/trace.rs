@@ -19,8 +19,30 @@ const MAX_DEPTH: usize = 8;
 const MAX_METADATA_BYTES: u64 = 64 << 20;
 
 /// The traces found under one path.
+///
+/// # Examples
+///
+/// ```
+/// use kairos_trace::read::TraceSet;
+/// use kairos_trace::{Session, tp};
+///
+/// let dir = tempfile::tempdir()?;
+/// let session = Session::start(dir.path().join("trace"))?;
+/// tp::rcl_publish(0x1, 0x2, 7); // publisher 0x1, message 0x2, sequence number 7
+/// session.stop()?;
+///
+/// let set = TraceSet::open(dir.path())?;
+/// let mut names = Vec::new();
+/// for event in set.events()? {
+///     // A damaged stream yields its events up to the damage, then a `ReadError`.
+///     names.push(event?.name().to_owned());
+/// }
+/// assert_eq!(names, ["ros2:rcl_publish"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct TraceSet {
+    /// The traces found, in path order.
     pub traces: Vec<Arc<Trace>>,
     streams: Vec<Vec<PathBuf>>,
 }
@@ -124,10 +146,9 @@ fn open_trace(dir: &Path) -> Result<(Trace, Vec<PathBuf>), ReadError> {
     if len > MAX_METADATA_BYTES {
         return Err(ReadError::Metadata {
             path: md_path,
-            cause: super::metadata::MetadataError::new(
-                0,
-                format!("{len} bytes is larger than the {MAX_METADATA_BYTES}-byte limit"),
-            ),
+            cause: super::metadata::MetadataError::whole(format!(
+                "{len} bytes is larger than the {MAX_METADATA_BYTES}-byte limit"
+            )),
         });
     }
     let bytes = fs::read(&md_path).map_err(io(&md_path))?;

@@ -183,6 +183,6 @@ mod tests {
     #[test]
     fn unterminated_comment_is_an_error() {
         let err = tokenize("trace {\n /* oops").unwrap_err();
-        assert_eq!(err.line, 2);
+        assert_eq!(err.line, Some(2));
     }
 }

@@ -13,18 +13,30 @@ use std::sync::Arc;
 pub use packetized::{MetadataText, read_metadata_text};
 use types::{ByteOrder, FieldType};
 
-/// What is wrong with a metadata text, and on which line.
+/// What is wrong with a metadata text, and on which line when the fault is on one.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("line {line}: {message}")]
+#[error("{}{message}", line.map(|line| format!("line {line}: ")).unwrap_or_default())]
 pub struct MetadataError {
-    pub line: u32,
+    /// The line (from 1) of the TSDL text, or `None` when the fault is not on a line
+    /// (the file's size, its packet framing).
+    pub line: Option<u32>,
+    /// What is wrong.
     pub message: String,
 }
 
 impl MetadataError {
+    /// A fault on `line` of the TSDL text.
     pub(crate) fn new(line: u32, message: impl Into<String>) -> Self {
         Self {
-            line,
+            line: Some(line),
+            message: message.into(),
+        }
+    }
+
+    /// A fault of the metadata file as a whole, not of one of its lines.
+    pub(crate) fn whole(message: impl Into<String>) -> Self {
+        Self {
+            line: None,
             message: message.into(),
         }
     }
@@ -33,14 +45,19 @@ impl MetadataError {
 /// A clock class: its frequency and its offset from the Unix epoch.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Clock {
+    /// The clock's name, as events' integer fields refer to it.
     pub name: String,
+    /// The tracer's description of the clock.
     pub description: Option<String>,
+    /// The clock's UUID, when the tracer gave one.
     pub uuid: Option<String>,
     /// Cycles per second, never zero.
     pub freq: u64,
+    /// Seconds from the Unix epoch to the clock's zero.
     pub offset_s: i64,
     /// In cycles, added to `offset_s`.
     pub offset: i64,
+    /// Whether the clock is absolute (comparable across traces), as the tracer declared.
     pub absolute: bool,
 }
 
@@ -82,41 +99,62 @@ impl Clock {
 /// An `env` entry's value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EnvValue {
+    /// An integer.
     Int(i64),
+    /// A string.
     Str(String),
 }
 
 /// An event class: the name and the types of an event's own context and payload.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventClass {
+    /// The id events of its stream class carry in their header.
     pub id: u64,
+    /// The event's name, e.g. `ros2:rcl_publish`.
     pub name: Arc<str>,
+    /// The id of its stream class.
     pub stream_id: u64,
+    /// The tracer's log level for the event, when declared.
     pub loglevel: Option<i64>,
+    /// The type of the event's own context, when it has one.
     pub context: Option<FieldType>,
+    /// The type of the payload, when it has one.
     pub payload: Option<FieldType>,
 }
 
 /// A stream class: the types shared by every packet and event of its streams.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamClass {
+    /// The id the packet header's `stream_id` names it by.
     pub id: u64,
+    /// The type of each packet's context (sizes, timestamps, discarded events).
     pub packet_context: Option<FieldType>,
+    /// The type of each event's header (its class id and timestamp).
     pub event_header: Option<FieldType>,
+    /// The type of the context every event of the stream carries.
     pub event_context: Option<FieldType>,
+    /// Its event classes by id.
     pub events: HashMap<u64, Arc<EventClass>>,
 }
 
 /// A parsed metadata file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Metadata {
+    /// The CTF major version (1).
     pub major: u64,
+    /// The CTF minor version (8).
     pub minor: u64,
+    /// The trace's UUID, which packet headers repeat, when it has one.
     pub uuid: Option<String>,
+    /// The trace's byte order, which every `native` type was resolved to.
     pub byte_order: ByteOrder,
+    /// The type of each packet's header (magic, UUID, stream id).
     pub packet_header: Option<FieldType>,
+    /// The `env` block (hostname, procname, tracer version ...), in declaration order.
     pub env: Vec<(String, EnvValue)>,
+    /// The clock classes.
     pub clocks: Vec<Clock>,
+    /// The stream classes.
     pub streams: Vec<StreamClass>,
 }
 
@@ -126,10 +164,12 @@ impl Metadata {
         parser::parse(text)
     }
 
+    /// The stream class with id `id`.
     pub fn stream(&self, id: u64) -> Option<&StreamClass> {
         self.streams.iter().find(|s| s.id == id)
     }
 
+    /// The `env` entry `key` when it is a string.
     pub fn env_str(&self, key: &str) -> Option<&str> {
         self.env.iter().find_map(|(k, v)| match v {
             EnvValue::Str(s) if k == key => Some(s.as_str()),

@@ -10,12 +10,14 @@ const HEADER_BYTES: usize = 37;
 /// The TSDL text of a metadata file and whether it came in packets.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetadataText {
+    /// The TSDL text, packets joined.
     pub text: String,
+    /// Whether the file held the text in metadata packets (as LTTng writes it) rather than plain.
     pub packetized: bool,
 }
 
-/// Extracts the TSDL text from the bytes of a metadata file. Errors carry the byte
-/// offset of the bad packet in `line` = 0 and the offset in the message.
+/// Extracts the TSDL text from the bytes of a metadata file. An error in the packet
+/// framing has no line (`line` is `None`) and names the packet's byte offset in its message.
 pub fn read_metadata_text(bytes: &[u8]) -> Result<MetadataText, MetadataError> {
     let Some(first) = bytes.get(..4) else {
         return plain(bytes);
@@ -40,7 +42,7 @@ pub fn read_metadata_text(bytes: &[u8]) -> Result<MetadataText, MetadataError> {
     let mut offset = 0usize;
     while offset < bytes.len() {
         let bad = |what: String| {
-            MetadataError::new(0, format!("metadata packet at byte {offset}: {what}"))
+            MetadataError::whole(format!("metadata packet at byte {offset}: {what}"))
         };
         if bytes.len() - offset < HEADER_BYTES {
             return Err(bad(format!(

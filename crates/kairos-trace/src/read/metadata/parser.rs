@@ -1083,7 +1083,7 @@ event { name = "a:b"; id = 7; stream_id = 3; fields := struct {
             "/* CTF 1.8 */\ntrace { major = 1; };\nevent { fields := struct { nosuch_t x; }; };",
         )
         .unwrap_err();
-        assert_eq!(err.line, 3);
+        assert_eq!(err.line, Some(3));
         assert!(err.message.contains("nosuch_t"), "{err}");
     }
 
