@@ -155,10 +155,12 @@ impl Node {
         })
     }
 
+    /// The node's name, e.g. `planner`.
     pub fn name(&self) -> &str {
         &self.shared.name
     }
 
+    /// The node's namespace, e.g. `/robot`.
     pub fn namespace(&self) -> &str {
         &self.shared.namespace
     }
@@ -168,6 +170,7 @@ impl Node {
         &self.shared.fq_name
     }
 
+    /// The graph the node belongs to.
     pub fn context(&self) -> &Context {
         &self.shared.context
     }
@@ -215,6 +218,9 @@ impl Node {
         )?)
     }
 
+    /// A publisher of `T` on `topic` (resolved against the node's namespace); see [`Publisher`].
+    ///
+    /// Fails when the name is invalid, the QoS cannot be honoured, or the topic already carries another type.
     pub fn create_publisher<T: Send + Sync + 'static>(
         &self,
         topic: &str,
@@ -299,21 +305,23 @@ impl Node {
         let capacity = qos.capacity()?;
         let name = self.resolve_name(NameKind::Topic, topic)?;
         let topic = self.shared.context.topic::<T>(&name)?;
-        let label = format!("subscription {name} (node {})", self.shared.fq_name);
-        let inner = Arc::new_cyclic(|me: &Weak<SubInner<T>>| {
-            let me: Weak<dyn Entity> = me.clone();
-            SubInner::new(
-                EntityCore::new(label, self.group.clone(), me),
-                qos,
-                capacity,
-                callback,
-            )
-        });
-        let id = inner.core().id();
-        crate::trace::tp::rcl_subscription_init(id, self.shared.handle, id, &name, capacity as u64);
-        crate::trace::tp::rclcpp_subscription_init(id, id);
-        crate::trace::tp::rclcpp_subscription_callback_added(id, id);
-        self.register(inner.clone());
+        let inner = self.add_entity(
+            format_args!("subscription {name}"),
+            |core| SubInner::new(core, qos, capacity, callback),
+            |_, id| {
+                let capacity = capacity as u64;
+                crate::trace::tp::rcl_subscription_init(
+                    id,
+                    self.shared.handle,
+                    id,
+                    &name,
+                    capacity,
+                );
+                crate::trace::tp::rclcpp_subscription_init(id, id);
+                crate::trace::tp::rclcpp_subscription_callback_added(id, id);
+                Ok(())
+            },
+        )?;
         topic.subscribe(inner.clone());
         Ok(Subscription {
             _remote: super::transport::subscription(self, &name, qos, &inner),
@@ -335,20 +343,16 @@ impl Node {
         F: Fn(Req) -> Resp + Send + Sync + 'static,
     {
         let name: Arc<str> = self.resolve_name(NameKind::Service, service)?.into();
-        let label = format!("service {name} (node {})", self.shared.fq_name);
-        let inner = Arc::new_cyclic(|me: &Weak<ServiceInner<Req, Resp>>| {
-            let me: Weak<dyn Entity> = me.clone();
-            ServiceInner::new(
-                EntityCore::new(label, self.group.clone(), me),
-                name.clone(),
-                Box::new(callback),
-            )
-        });
-        self.shared.context.register_server(&name, &inner)?;
-        let id = inner.core().id();
-        crate::trace::tp::rcl_service_init(id, self.shared.handle, id, &name);
-        crate::trace::tp::rclcpp_service_callback_added(id, id);
-        self.register(inner.clone());
+        let inner = self.add_entity(
+            format_args!("service {name}"),
+            |core| ServiceInner::new(core, name.clone(), Box::new(callback)),
+            |inner, id| {
+                self.shared.context.register_server(&name, inner)?;
+                crate::trace::tp::rcl_service_init(id, self.shared.handle, id, &name);
+                crate::trace::tp::rclcpp_service_callback_added(id, id);
+                Ok(())
+            },
+        )?;
         Ok(Service {
             _remote: super::transport::service::<Req, Resp>(self, &name),
             inner,
@@ -356,6 +360,9 @@ impl Node {
         })
     }
 
+    /// A client of `service` (resolved against the node's namespace); see [`Client`].
+    ///
+    /// Fails when the name is invalid or the service already has other types.
     pub fn create_client<Req, Resp>(&self, service: &str) -> Result<Client<Req, Resp>, GraphError>
     where
         Req: Send + 'static,
@@ -365,20 +372,18 @@ impl Node {
         self.shared
             .context
             .check_service_types::<Req, Resp>(&name)?;
-        let label = format!("client {name} (node {})", self.shared.fq_name);
         let context = self.shared.context.clone();
-        let inner = Arc::new_cyclic(|me: &Weak<ClientInner<Req, Resp>>| {
-            let me: Weak<dyn Entity> = me.clone();
-            ClientInner::new(
-                EntityCore::new(label, self.group.clone(), me),
-                name.clone(),
-                context,
-                super::transport::client::<Req, Resp>(self, &name),
-            )
-        });
-        let id = inner.core().id();
-        crate::trace::tp::rcl_client_init(id, self.shared.handle, id, &name);
-        self.register(inner.clone());
+        let inner = self.add_entity(
+            format_args!("client {name}"),
+            |core| {
+                let remote = super::transport::client::<Req, Resp>(self, &name);
+                ClientInner::new(core, name.clone(), context, remote)
+            },
+            |_, id| {
+                crate::trace::tp::rcl_client_init(id, self.shared.handle, id, &name);
+                Ok(())
+            },
+        )?;
         Ok(Client::new(inner, self.clone()))
     }
 
@@ -387,15 +392,13 @@ impl Node {
     where
         F: Fn() + Send + Sync + 'static,
     {
-        let label = format!("guard condition {name} (node {})", self.shared.fq_name);
-        let inner = Arc::new_cyclic(|me: &Weak<GuardInner>| {
-            let me: Weak<dyn Entity> = me.clone();
-            GuardInner::new(
-                EntityCore::new(label, self.group.clone(), me),
-                Box::new(callback),
+        let inner = self
+            .add_entity(
+                format_args!("guard condition {name}"),
+                |core| GuardInner::new(core, Box::new(callback)),
+                |_, _| Ok(()),
             )
-        });
-        self.register(inner.clone());
+            .expect("announcing a guard condition cannot fail");
         let node = self.clone();
         let id = inner.core().id();
         GuardCondition {
@@ -522,24 +525,43 @@ impl Node {
     ) -> Result<CallbackTimer, GraphError> {
         let timer = Timer::new(clock, period)?;
         let timer_handle = timer.trace_handle();
-        let label = format!("timer {period} (node {})", self.shared.fq_name);
-        let inner = Arc::new_cyclic(|me: &Weak<TimerInner>| {
-            let me: Weak<dyn Entity> = me.clone();
-            TimerInner::new(
-                EntityCore::new(label, self.group.clone(), me),
-                timer,
-                callback,
-            )
-        });
+        let inner = self.add_entity(
+            format_args!("timer {period}"),
+            |core| TimerInner::new(core, timer, callback),
+            |_, id| {
+                crate::trace::tp::rclcpp_timer_callback_added(timer_handle, id);
+                crate::trace::tp::rclcpp_timer_link_node(timer_handle, self.shared.handle);
+                Ok(())
+            },
+        )?;
         let id = inner.core().id();
-        crate::trace::tp::rclcpp_timer_callback_added(timer_handle, id);
-        crate::trace::tp::rclcpp_timer_link_node(timer_handle, self.shared.handle);
-        self.register(inner.clone());
         let node = self.clone();
         Ok(CallbackTimer {
             inner,
             on_drop: Some(Box::new(move || node.forget(id))),
         })
+    }
+
+    /// The one way an entity is made: `build` gets its core (labelled `{what} (node
+    /// <name>)`, in this handle's callback group, pointing back at the entity), `announce`
+    /// gets the entity and its id to make it known (tracepoints, the context's service
+    /// table), and only then is it added to the node and so to its executor: no callback
+    /// of it runs before it is announced, and an entity whose announcement fails is
+    /// dropped without ever having been registered.
+    fn add_entity<E: Entity + 'static>(
+        &self,
+        what: fmt::Arguments<'_>,
+        build: impl FnOnce(EntityCore) -> E,
+        announce: impl FnOnce(&Arc<E>, u64) -> Result<(), GraphError>,
+    ) -> Result<Arc<E>, GraphError> {
+        let label = format!("{what} (node {})", self.shared.fq_name);
+        let inner = Arc::new_cyclic(|me: &Weak<E>| {
+            let me: Weak<dyn Entity> = me.clone();
+            build(EntityCore::new(label, self.group.clone(), me))
+        });
+        announce(&inner, inner.core().id())?;
+        self.register(inner.clone());
+        Ok(inner)
     }
 
     /// Adds an entity; it runs on the node's executor, if any.
