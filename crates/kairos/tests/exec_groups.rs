@@ -225,11 +225,22 @@ fn a_node_in_two_executors_is_an_error() {
     ));
 }
 
+/// A regression here would make `spin` block forever: it runs on its own thread and the
+/// test fails when it has not returned within [`LONG`].
 #[test]
 fn cancel_before_spin_makes_the_next_spin_return() {
     let exec = Executor::single_threaded();
     exec.cancel();
-    exec.spin().unwrap();
+    let (returned_tx, returned_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = returned_tx.send(exec.spin());
+    });
+    match returned_rx.recv_timeout(LONG) {
+        Ok(result) => result.unwrap(),
+        Err(_) => {
+            panic!("spin() after cancel() has not returned within {LONG:?}: the cancel was lost")
+        }
+    }
 }
 
 #[test]
