@@ -3,7 +3,8 @@
 //! FUTEX_CLOCK_REALTIME and no clock_nanosleep on CLOCK_REALTIME.
 
 mod common;
-use common::{kairos, require_tool, run_ok};
+use common::{kairos, run_ok};
+use kairos_testkit::require_tool;
 use std::process::Command;
 
 /// Lines of an `strace -f -e trace=futex,clock_nanosleep` log that wait on the wall clock:

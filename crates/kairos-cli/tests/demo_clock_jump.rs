@@ -4,7 +4,8 @@
 //! jump handler saw both jumps (so the test cannot pass by not jumping).
 
 mod common;
-use common::{json_of, kairos, require_tool, run_ok};
+use common::{json_of, kairos, run_ok};
+use kairos_testkit::require_tool;
 
 #[test]
 fn steady_timer_ignores_wall_clock_steps_and_naive_contender_stalls() {

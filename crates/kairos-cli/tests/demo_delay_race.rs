@@ -2,7 +2,8 @@
 //! every contender including the machine's floor (cyclictest).
 
 mod common;
-use common::{json_of, kairos, require_tool, run_ok};
+use common::{json_of, kairos, run_ok};
+use kairos_testkit::require_tool;
 
 #[test]
 fn delay_race_kairos_is_never_early() {

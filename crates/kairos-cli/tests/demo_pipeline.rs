@@ -4,7 +4,7 @@
 //! with the one measured in-process.
 
 mod common;
-use common::{json_of, kairos, require_tool, run_ok};
+use common::{json_of, kairos, run_ok};
 
 /// The chain every form of the pipeline must be found as: nodes and topics in order.
 const PIPELINE_CHAIN: [&str; 7] = [
@@ -53,11 +53,7 @@ fn the_analyzer_finds_where_the_pipeline_spends_its_time() {
     );
 
     // The same trace is a valid CTF trace for babeltrace2.
-    require_tool("babeltrace2", "babeltrace2");
-    let out = std::process::Command::new("babeltrace2")
-        .arg(&trace)
-        .output()
-        .unwrap();
+    let out = kairos_testkit::babeltrace2_output(&[], &trace);
     assert!(
         out.status.success() && out.stderr.is_empty(),
         "{}",
@@ -102,11 +98,7 @@ fn the_pipeline_keeps_its_trace_report_and_perfetto_file() {
         kairos().args(["trace", "summary", "--json"]).arg(&trace),
     ));
     assert!(summary["events"].as_u64().unwrap() > 100, "{summary}");
-    require_tool("babeltrace2", "babeltrace2");
-    let bt = std::process::Command::new("babeltrace2")
-        .arg(&trace)
-        .output()
-        .unwrap();
+    let bt = kairos_testkit::babeltrace2_output(&[], &trace);
     assert!(bt.status.success() && bt.stderr.is_empty(), "{bt:?}");
     let html = std::fs::read_to_string(artifacts.join("report.html")).unwrap();
     assert!(html.contains("planner"), "the report names the nodes");
@@ -157,13 +149,8 @@ fn the_simulated_pipeline_traces_identically_twice() {
         "simulated time must run faster than real time: {v}"
     );
     // The trace babeltrace2 reads, on the simulated clock.
-    require_tool("babeltrace2", "babeltrace2");
     let trace = dir.path().join("pipeline-sim/trace");
-    let bt = std::process::Command::new("babeltrace2")
-        .arg("--clock-seconds")
-        .arg(&trace)
-        .output()
-        .unwrap();
+    let bt = kairos_testkit::babeltrace2_output(&["--clock-seconds"], &trace);
     assert!(bt.status.success() && bt.stderr.is_empty(), "{bt:?}");
     let text = String::from_utf8_lossy(&bt.stdout);
     assert!(
@@ -223,10 +210,6 @@ fn the_pipeline_across_four_processes_is_followed_across_the_boundaries() {
     let trace = dir.path().join("pipeline-processes/trace");
     let per_process = std::fs::read_dir(&trace).unwrap().count();
     assert_eq!(per_process, 4, "one trace folder per process");
-    require_tool("babeltrace2", "babeltrace2");
-    let bt = std::process::Command::new("babeltrace2")
-        .arg(&trace)
-        .output()
-        .unwrap();
+    let bt = kairos_testkit::babeltrace2_output(&[], &trace);
     assert!(bt.status.success() && bt.stderr.is_empty(), "{bt:?}");
 }

@@ -2,12 +2,10 @@
 //! warning, with the events the run made: sim clock updates, stalls, timer fires, sleeps.
 
 mod common;
-use common::{kairos, require_tool, run_ok};
-use std::process::Command;
+use common::{kairos, run_ok};
 
 #[test]
 fn demo_trace_is_read_by_babeltrace2_with_the_runs_events() {
-    require_tool("babeltrace2", "babeltrace2");
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("trace");
     run_ok(
@@ -15,7 +13,7 @@ fn demo_trace_is_read_by_babeltrace2_with_the_runs_events() {
             .args(["demo", "sim-clock-stall", "--trace"])
             .arg(&trace),
     );
-    let out = Command::new("babeltrace2").arg(&trace).output().unwrap();
+    let out = kairos_testkit::babeltrace2_output(&[], &trace);
     assert!(
         out.status.success(),
         "babeltrace2 failed: {}",
@@ -54,7 +52,6 @@ fn demo_trace_is_read_by_babeltrace2_with_the_runs_events() {
 
 #[test]
 fn kairos_trace_env_traces_a_whole_run() {
-    require_tool("babeltrace2", "babeltrace2");
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("env-trace");
     run_ok(
@@ -62,7 +59,7 @@ fn kairos_trace_env_traces_a_whole_run() {
             .args(["internal", "wait-on-clocks"])
             .env("KAIROS_TRACE", &trace),
     );
-    let out = Command::new("babeltrace2").arg(&trace).output().unwrap();
+    let out = kairos_testkit::babeltrace2_output(&[], &trace);
     assert!(
         out.status.success() && out.stderr.is_empty(),
         "{}",

@@ -3,7 +3,8 @@
 //! something drawn in it; for the pipeline demo, and for real ROS 2 and ROS 1 traces.
 
 mod common;
-use common::{kairos, require_tool, run_ok};
+use common::{kairos, run_ok};
+use kairos_testkit::require_tool;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

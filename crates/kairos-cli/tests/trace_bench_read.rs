@@ -73,11 +73,7 @@ fn a_generated_one_stream_per_cpu_trace_reads_as_babeltrace2_reads_it() {
         .arg(&dir)
         .output()
         .unwrap();
-    let theirs = Command::new("babeltrace2")
-        .args(["--clock-seconds", "--no-delta"])
-        .arg(&dir)
-        .output()
-        .unwrap_or_else(|e| panic!("babeltrace2 is needed ({e}): apt-get install babeltrace2"));
+    let theirs = kairos_testkit::babeltrace2_output(&["--clock-seconds", "--no-delta"], &dir);
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(ours.status.success() && theirs.status.success());
     let (ours, theirs) = (

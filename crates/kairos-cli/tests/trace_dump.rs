@@ -17,13 +17,7 @@ fn kairos(args: &[&str]) -> Output {
 }
 
 fn babeltrace(trace: &Path) -> Output {
-    Command::new("babeltrace2")
-        .args(["--clock-seconds", "--no-delta"])
-        .arg(trace)
-        .output()
-        .unwrap_or_else(|e| {
-            panic!("babeltrace2 is needed for this test ({e}): apt-get install babeltrace2")
-        })
+    kairos_testkit::babeltrace2_output(&["--clock-seconds", "--no-delta"], trace)
 }
 
 /// Lines ordered by timestamp, and by text among equal timestamps: the two tools may

@@ -5,7 +5,6 @@
 //! string), and a clock offset beyond 64-bit nanoseconds (warned once, naming the clock).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use kairos_trace::read::{Notice, TraceSet, text};
 
@@ -127,11 +126,7 @@ fn kairos_lines(dir: &Path) -> (Vec<String>, Vec<Notice>) {
 }
 
 fn babeltrace_lines(dir: &Path) -> Vec<String> {
-    let out = Command::new("babeltrace2")
-        .args(["--clock-seconds", "--no-delta"])
-        .arg(dir)
-        .output()
-        .unwrap_or_else(|e| panic!("babeltrace2 is needed ({e}): apt-get install babeltrace2"));
+    let out = kairos_testkit::babeltrace2_output(&["--clock-seconds", "--no-delta"], dir);
     assert!(
         out.status.success(),
         "babeltrace2: {}",

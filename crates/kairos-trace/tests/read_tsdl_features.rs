@@ -6,7 +6,6 @@
 //! two must print the same lines.
 
 use std::path::Path;
-use std::process::Command;
 
 use kairos_trace::read::{TraceSet, text};
 
@@ -171,11 +170,7 @@ fn every_tsdl_feature_reads_as_babeltrace2_reads_it() {
     let dir = std::env::temp_dir().join(format!("kairos-tsdl-features-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     write_trace(&dir);
-    let bt = Command::new("babeltrace2")
-        .args(["--clock-seconds", "--no-delta"])
-        .arg(&dir)
-        .output()
-        .unwrap_or_else(|e| panic!("babeltrace2 is needed ({e}): apt-get install babeltrace2"));
+    let bt = kairos_testkit::babeltrace2_output(&["--clock-seconds", "--no-delta"], &dir);
     let set = TraceSet::open(&dir).unwrap();
     let mut ours = String::new();
     for ev in set.events().unwrap() {

@@ -15,7 +15,6 @@ mod write_support;
 use kairos_trace::write::SessionConfig;
 use kairos_trace::{Session, tp};
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 const CHILD_DIR: &str = "KAIROS_TRACE_TEST_WRITE_ERROR_CHILD";
@@ -45,17 +44,13 @@ fn a_failed_write_leaves_the_trace_readable_up_to_it() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let me = std::env::current_exe().unwrap();
-    let output = Command::new("/bin/sh")
-        .arg("-c")
-        .arg(format!(
-            "trap '' XFSZ; ulimit -f {FILE_BLOCKS} && exec \"$0\" --exact \
-             a_failed_write_leaves_the_trace_readable_up_to_it --nocapture"
-        ))
-        .arg(&me)
-        .env(CHILD_DIR, dir.path())
-        .output()
-        .unwrap();
+    let output = kairos_testkit::rerun_self_under(
+        &format!("trap '' XFSZ; ulimit -f {FILE_BLOCKS}"),
+        "a_failed_write_leaves_the_trace_readable_up_to_it",
+    )
+    .env(CHILD_DIR, dir.path())
+    .output()
+    .unwrap();
     let child_out = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),

@@ -10,7 +10,7 @@ mod write_support;
 
 use kairos_trace::{Session, tp};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 
 const CHILD: &str = "KAIROS_TRACE_TEST_ENV_CHILD";
 
@@ -29,12 +29,7 @@ fn run_child() {
 }
 
 fn spawn_child(dir: &std::path::Path) -> (Child, BufReader<std::process::ChildStdout>) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "processes_sharing_kairos_trace_are_all_traced",
-            "--nocapture",
-        ])
+    let mut child = kairos_testkit::rerun_self("processes_sharing_kairos_trace_are_all_traced")
         .env(CHILD, "1")
         .env(kairos_trace::write::ENV_VAR, dir)
         .stdin(Stdio::piped())

@@ -10,7 +10,7 @@ use kairos_trace::write::SessionConfig;
 use kairos_trace::{Session, tp};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 const CHILD_DIR: &str = "KAIROS_TRACE_TEST_KILL_CHILD";
@@ -66,9 +66,9 @@ fn run_child(dir: &Path) -> ! {
 
 /// Runs this test binary's test `name` as a child tracing into `dir`.
 fn spawn_child(name: &str, dir: &Path, flood: bool) -> KillOnDrop {
-    let mut command = Command::new(std::env::current_exe().unwrap());
+    let mut command = kairos_testkit::rerun_self(name);
     command
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .arg("--test-threads=1")
         .env(CHILD_DIR, dir)
         .stdout(Stdio::piped());
     if flood {

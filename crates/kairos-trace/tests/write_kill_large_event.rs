@@ -13,12 +13,11 @@ use kairos_trace::write::SessionConfig;
 use kairos_trace::{Session, tp};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const CHILD_DIR: &str = "KAIROS_TRACE_TEST_KILL_LARGE_CHILD";
 const KILLS: usize = 10;
-const BABELTRACE: &str = "/usr/bin/babeltrace2";
 
 fn run_child(dir: &Path) -> ! {
     let config = SessionConfig {
@@ -45,22 +44,14 @@ fn a_kill_during_a_large_event_leaves_a_readable_trace() {
     if let Some(dir) = std::env::var_os(CHILD_DIR) {
         run_child(Path::new(&dir));
     }
-    assert!(
-        Path::new(BABELTRACE).exists(),
-        "{BABELTRACE} is missing: apt-get install babeltrace2"
-    );
     for attempt in 0..KILLS {
         let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "a_kill_during_a_large_event_leaves_a_readable_trace",
-                "--nocapture",
-            ])
-            .env(CHILD_DIR, dir.path())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child =
+            kairos_testkit::rerun_self("a_kill_during_a_large_event_leaves_a_readable_trace")
+                .env(CHILD_DIR, dir.path())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let started = lines.any(|line| line.is_ok_and(|l| l == "tracing"));
         std::thread::sleep(Duration::from_millis(50));
@@ -68,11 +59,7 @@ fn a_kill_during_a_large_event_leaves_a_readable_trace() {
         child.wait().unwrap();
         assert!(started, "the child did not start");
         // Decoded, not printed: babeltrace2's text output of long strings is slow.
-        let output = Command::new(BABELTRACE)
-            .arg("--output-format=dummy")
-            .arg(dir.path())
-            .output()
-            .expect("run babeltrace2");
+        let output = kairos_testkit::babeltrace2_output(&["--output-format=dummy"], dir.path());
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(
             output.status.success() && stderr.is_empty(),

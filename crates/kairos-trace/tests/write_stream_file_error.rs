@@ -12,7 +12,6 @@ mod write_support;
 use kairos_trace::write::SessionConfig;
 use kairos_trace::{Session, tp};
 use std::path::Path;
-use std::process::Command;
 use std::sync::Barrier;
 use std::time::Duration;
 
@@ -74,16 +73,13 @@ fn one_stream_file_that_cannot_be_created_does_not_stop_the_others() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let output = Command::new("/bin/sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -n {OPEN_FILES} && exec \"$0\" --exact \
-             one_stream_file_that_cannot_be_created_does_not_stop_the_others --nocapture"
-        ))
-        .arg(std::env::current_exe().unwrap())
-        .env(CHILD_DIR, dir.path())
-        .output()
-        .unwrap();
+    let output = kairos_testkit::rerun_self_under(
+        &format!("ulimit -n {OPEN_FILES}"),
+        "one_stream_file_that_cannot_be_created_does_not_stop_the_others",
+    )
+    .env(CHILD_DIR, dir.path())
+    .output()
+    .unwrap();
     let child_out = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),

@@ -8,10 +8,11 @@
 
 mod support;
 
+use kairos_testkit::babeltrace2_clean;
 use rustix::process::Signal;
 use std::process::Command;
 use std::time::Duration;
-use support::{babeltrace2, example, finish_within, send_signal, spawn_until_line};
+use support::{example, finish_within, send_signal, spawn_until_line};
 
 /// Far beyond what either example needs; a hang fails the test instead of blocking it.
 const LIMIT: Duration = Duration::from_secs(60);
@@ -85,7 +86,7 @@ fn ctrl_c_shuts_the_executor_down_reports_and_leaves_a_whole_trace() {
         1,
         "one trace folder per process: {folders:?}"
     );
-    let text = babeltrace2(traces.path());
+    let text = babeltrace2_clean(&[], traces.path());
     let node_inits = text
         .lines()
         .filter(|l| l.contains("ros2:rcl_node_init"))

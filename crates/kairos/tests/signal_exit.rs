@@ -9,7 +9,7 @@ use kairos::exec::Executor;
 use kairos::graph::{Context, Node};
 use rustix::process::Signal;
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 use support::{finish_within, send_signal, spawn_until_line};
 
@@ -25,13 +25,9 @@ fn ctrl_c_without_a_spinning_executor_exits_at_once() {
             std::thread::park();
         }
     }
-    let mut command = Command::new(std::env::current_exe().unwrap());
+    let mut command =
+        kairos_testkit::rerun_self("ctrl_c_without_a_spinning_executor_exits_at_once");
     command
-        .args([
-            "--exact",
-            "ctrl_c_without_a_spinning_executor_exits_at_once",
-            "--nocapture",
-        ])
         .env(CHILD, "1")
         .env_remove(kairos::signal::ENV_VAR)
         .env_remove(kairos::trace::ENV_VAR);
@@ -67,19 +63,16 @@ fn a_second_ctrl_c_exits_while_the_shutdown_waits_for_a_stuck_callback() {
         let _ = executor.spin();
         return;
     }
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "a_second_ctrl_c_exits_while_the_shutdown_waits_for_a_stuck_callback",
-            "--nocapture",
-        ])
-        .env(STUCK_CHILD, "1")
-        .env_remove(kairos::signal::ENV_VAR)
-        .env_remove(kairos::trace::ENV_VAR)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = kairos_testkit::rerun_self(
+        "a_second_ctrl_c_exits_while_the_shutdown_waits_for_a_stuck_callback",
+    )
+    .env(STUCK_CHILD, "1")
+    .env_remove(kairos::signal::ENV_VAR)
+    .env_remove(kairos::trace::ENV_VAR)
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut seen = Vec::new();
     let mut wait_for = |prefix: &str| loop {

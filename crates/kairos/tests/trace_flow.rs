@@ -5,26 +5,7 @@
 use kairos::exec::Executor;
 use kairos::graph::{Context, Node, Qos};
 use kairos::trace::Session;
-use std::process::Command;
 use std::sync::Arc;
-
-fn babeltrace2(dir: &std::path::Path) -> String {
-    let out = Command::new("babeltrace2")
-        .arg(dir)
-        .output()
-        .expect("babeltrace2 is required: apt-get install babeltrace2 (scripts/test installs it)");
-    assert!(
-        out.status.success(),
-        "babeltrace2 failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.stderr.is_empty(),
-        "babeltrace2 warned: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 fn field<'a>(line: &'a str, name: &str) -> &'a str {
     let start = line
@@ -68,7 +49,7 @@ fn a_message_is_traced_through_every_stage_with_its_identity() {
     session.stop().unwrap();
 
     assert_eq!((ran, stats.dropped, stats.delivered), (2, 3, 2));
-    let text = babeltrace2(&trace);
+    let text = kairos_testkit::babeltrace2_clean(&[], &trace);
     let events = |name: &str| -> Vec<&str> {
         text.lines()
             .filter(|l| l.contains(&format!(" {name}: ")))

@@ -3,12 +3,9 @@
 //! exit writes its end, so babeltrace2 reads the trace whole. A trace that cannot start
 //! says why in a sentence, and the program runs on untraced.
 
-mod support;
-
 use kairos::exec::Executor;
 use kairos::graph::{Context, Node, Qos};
-use std::process::Command;
-use support::babeltrace2;
+use kairos_testkit::babeltrace2_clean;
 
 const CHILD: &str = "KAIROS_TEST_TRACE_FROM_ENV_CHILD";
 
@@ -33,8 +30,8 @@ fn run_child() {
 }
 
 fn run_self_as_child(test: &str, trace_dir: &std::path::Path) -> std::process::Output {
-    Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+    kairos_testkit::rerun_self(test)
+        .arg("--test-threads=1")
         .env(CHILD, "1")
         .env(kairos::trace::ENV_VAR, trace_dir)
         .env(kairos::signal::ENV_VAR, "0")
@@ -57,7 +54,7 @@ fn a_program_that_never_calls_init_from_env_is_traced_whole() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("child done"));
     let folders = std::fs::read_dir(traces.path()).unwrap().count();
     assert_eq!(folders, 1, "the process traced into its own folder");
-    let text = babeltrace2(traces.path());
+    let text = babeltrace2_clean(&[], traces.path());
     for node in ["env_talker", "env_listener"] {
         assert!(
             text.lines()

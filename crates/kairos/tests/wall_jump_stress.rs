@@ -6,7 +6,6 @@
 
 use kairos::time::{CancelToken, Clock, Duration, JumpThreshold, Timer};
 use std::path::Path;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -75,19 +74,15 @@ fn a_forward_wall_step_is_never_reported_as_a_backward_jump() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("offset");
     set_offset(&file, 0);
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "a_forward_wall_step_is_never_reported_as_a_backward_jump",
-            "--nocapture",
-        ])
-        .env(CHILD, &file)
-        .env("LD_PRELOAD", LIBFAKETIME)
-        .env("FAKETIME_TIMESTAMP_FILE", &file)
-        .env("FAKETIME_NO_CACHE", "1")
-        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
-        .output()
-        .unwrap();
+    let out =
+        kairos_testkit::rerun_self("a_forward_wall_step_is_never_reported_as_a_backward_jump")
+            .env(CHILD, &file)
+            .env("LD_PRELOAD", LIBFAKETIME)
+            .env("FAKETIME_TIMESTAMP_FILE", &file)
+            .env("FAKETIME_NO_CACHE", "1")
+            .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+            .output()
+            .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     assert!(
         out.status.success(),

@@ -6,19 +6,9 @@ use super::metadata::{TraceInfo, tsdl};
 use super::packet::{EventContext, PacketBuilder, PacketInfo};
 use crate::schema::Event;
 use std::path::Path;
-use std::process::Command;
 
 fn babeltrace_cycles(dir: &Path) -> Vec<u64> {
-    let babeltrace = Path::new("/usr/bin/babeltrace2");
-    assert!(
-        babeltrace.exists(),
-        "/usr/bin/babeltrace2 is missing: apt-get install babeltrace2"
-    );
-    let output = Command::new(babeltrace)
-        .arg("--clock-cycles")
-        .arg(dir)
-        .output()
-        .unwrap();
+    let output = kairos_testkit::babeltrace2_output(&["--clock-cycles"], dir);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success() && stderr.is_empty(), "{stderr}");
     String::from_utf8(output.stdout)

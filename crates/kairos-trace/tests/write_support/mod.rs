@@ -5,9 +5,6 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::Command;
-
-const BABELTRACE: &str = "/usr/bin/babeltrace2";
 
 /// One event as babeltrace2 printed it.
 #[derive(Debug, Clone)]
@@ -63,15 +60,7 @@ impl Reading {
 
 /// Runs babeltrace2 on `dir`, failing the test with the fix if it is not installed.
 pub fn read(dir: &Path) -> Reading {
-    assert!(
-        Path::new(BABELTRACE).exists(),
-        "{BABELTRACE} is missing: apt-get install babeltrace2"
-    );
-    let output = Command::new(BABELTRACE)
-        .args(["--clock-seconds", "--no-delta"])
-        .arg(dir)
-        .output()
-        .expect("run babeltrace2");
+    let output = kairos_testkit::babeltrace2_output(&["--clock-seconds", "--no-delta"], dir);
     let stdout = String::from_utf8(output.stdout).expect("babeltrace2 prints UTF-8");
     Reading {
         success: output.status.success(),

@@ -1,5 +1,5 @@
-//! What the process-level tests share: running babeltrace2 on a trace, building and
-//! running this crate's example programs.
+//! What the process-level tests share: building and running this crate's example
+//! programs. (babeltrace2 and re-running a test binary are in `kairos-testkit`.)
 
 #![allow(dead_code)] // Each test file uses the part it needs.
 
@@ -11,25 +11,6 @@ use std::time::Duration;
 
 /// How long an example may take to build (a fresh build on a loaded 2-core machine).
 const BUILD_LIMIT: Duration = Duration::from_secs(600);
-
-/// `babeltrace2 <dir>`'s output; fails when babeltrace2 is missing, fails or warns.
-pub fn babeltrace2(dir: &Path) -> String {
-    let out = Command::new("babeltrace2")
-        .arg(dir)
-        .output()
-        .expect("babeltrace2 is required: apt-get install babeltrace2 (scripts/test installs it)");
-    assert!(
-        out.status.success(),
-        "babeltrace2 failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.stderr.is_empty(),
-        "babeltrace2 warned: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// The path of example `name` of this crate, built now with the profile and target
 /// directory of the running test (`cargo test` builds the examples too, but

@@ -1,0 +1,171 @@
+//! What the kairos workspace's tests share, in one place: one install check for the real
+//! tools the tests run (its failure says what to install), the real `babeltrace2`, and a test binary re-run as a child
+//! process, optionally under shell limits (`ulimit -f`, `ulimit -n`).
+//!
+//! A dev-dependency only: nothing here is part of kairos's API.
+//!
+//! ```
+//! // In a test: this binary's test `name` again, in a child process.
+//! let child = kairos_testkit::rerun_self("a_test_name");
+//! assert!(child.get_args().any(|arg| arg == "--exact"));
+//! ```
+
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// Fails the test, saying what to install, when `tool` is not on `PATH`: a test that needs
+/// a tool never skips.
+///
+/// # Panics
+///
+/// When `tool` is missing: "`tool` is required by this test: install it with
+/// `apt-get install <package>` (scripts/test does this as root)".
+pub fn require_tool(tool: &str, package: &str) {
+    assert_found(tool, package, found(tool));
+}
+
+fn found(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn assert_found(tool: &str, package: &str, found: bool) {
+    assert!(
+        found,
+        "`{tool}` is required by this test: install it with `apt-get install {package}` \
+         (scripts/test does this as root)"
+    );
+}
+
+/// `babeltrace2 <options> <trace>`, ready to run.
+///
+/// # Panics
+///
+/// When babeltrace2 is not installed, as [`require_tool`] does.
+pub fn babeltrace2(options: &[&str], trace: &Path) -> Command {
+    static FOUND: OnceLock<bool> = OnceLock::new();
+    assert_found(
+        "babeltrace2",
+        "babeltrace2",
+        *FOUND.get_or_init(|| found("babeltrace2")),
+    );
+    let mut command = Command::new("babeltrace2");
+    command.args(options).arg(trace);
+    command
+}
+
+/// What `babeltrace2 <options> <trace>` printed and how it exited, whatever that was.
+///
+/// # Panics
+///
+/// When babeltrace2 is missing (see [`babeltrace2`]).
+pub fn babeltrace2_output(options: &[&str], trace: &Path) -> Output {
+    babeltrace2(options, trace)
+        .output()
+        .unwrap_or_else(|err| panic!("babeltrace2 does not run: {err}"))
+}
+
+/// What `babeltrace2 <options> <trace>` printed, which must be a clean read: exit status
+/// 0 and nothing on stderr (no warning).
+///
+/// # Panics
+///
+/// When babeltrace2 is missing, fails, or warns: the trace is then not one babeltrace2
+/// reads cleanly, which is what the calling test checks.
+pub fn babeltrace2_clean(options: &[&str], trace: &Path) -> String {
+    let out = babeltrace2_output(options, trace);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "babeltrace2 {} failed ({}): {stderr}",
+        trace.display(),
+        out.status
+    );
+    assert!(
+        stderr.is_empty(),
+        "babeltrace2 {} warned: {stderr}",
+        trace.display()
+    );
+    String::from_utf8(out.stdout).expect("babeltrace2 prints UTF-8")
+}
+
+/// This test binary, re-run as a child that runs only its test `name`
+/// (`--exact <name> --nocapture`). The test tells it is the child by an environment
+/// variable the caller sets on the returned command.
+pub fn rerun_self(name: &str) -> Command {
+    let mut command = Command::new(current_exe());
+    command.args(["--exact", name, "--nocapture"]);
+    command
+}
+
+/// Like [`rerun_self`], under the shell `limits` run first in the child's shell, e.g.
+/// `"ulimit -n 64"` or `"trap '' XFSZ; ulimit -f 40"`: the limits apply to the child only,
+/// never to the test that runs it.
+pub fn rerun_self_under(limits: &str, name: &str) -> Command {
+    let mut command = Command::new("/bin/sh");
+    command
+        .arg("-c")
+        .arg(format!(
+            "{limits} && exec \"$0\" --exact \"$1\" --nocapture"
+        ))
+        .arg(current_exe())
+        .arg(name);
+    command
+}
+
+fn current_exe() -> std::path::PathBuf {
+    std::env::current_exe().expect("a test knows the path of its own binary")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CHILD: &str = "KAIROS_TESTKIT_CHILD";
+
+    #[test]
+    fn the_child_runs_under_the_limits_and_the_parent_does_not() {
+        let limits = std::fs::read_to_string("/proc/self/limits").unwrap();
+        let open_files = limits
+            .lines()
+            .find(|line| line.starts_with("Max open files"))
+            .unwrap()
+            .to_owned();
+        if std::env::var_os(CHILD).is_some() {
+            println!("child: {open_files}");
+            return;
+        }
+        assert!(!open_files.contains(" 64 "), "{open_files}");
+        let out = rerun_self_under(
+            "ulimit -n 64",
+            "tests::the_child_runs_under_the_limits_and_the_parent_does_not",
+        )
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}");
+        let child = stdout
+            .lines()
+            .find(|line| line.starts_with("child: "))
+            .unwrap_or_else(|| panic!("the child did not run the test: {stdout}"));
+        assert!(
+            child.split_whitespace().filter(|w| *w == "64").count() == 2,
+            "{child}"
+        );
+    }
+
+    #[test]
+    fn babeltrace2_is_installed_or_the_test_says_what_to_install() {
+        // A folder that holds no trace: babeltrace2 runs and refuses it.
+        let out = babeltrace2_output(&[], Path::new(env!("CARGO_MANIFEST_DIR")));
+        assert!(!out.status.success(), "{out:?}");
+        assert!(!out.stderr.is_empty(), "{out:?}");
+    }
+}
