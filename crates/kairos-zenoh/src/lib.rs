@@ -28,6 +28,12 @@ pub use transport::{TransportError, ZenohTransport};
 
 use std::sync::Arc;
 
+// The README's Rust examples, compiled as doctests here, the one library crate that sees
+// both kairos and kairos-zenoh.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
+
 /// Whether the environment asks for the Zenoh transport.
 pub fn enabled() -> bool {
     let var = |name: &str| std::env::var(name).unwrap_or_default();
