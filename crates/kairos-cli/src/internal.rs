@@ -33,7 +33,7 @@ fn wait_on_clocks() -> anyhow::Result<()> {
     Clock::system().sleep_for(ms(20), &token)?;
     Clock::steady().sleep_for(ms(20), &token)?;
     let system_deadline = Clock::system().now() + ms(20);
-    futures_lite_block_on(Clock::system().sleep_until_async(system_deadline, &token))?;
+    futures::executor::block_on(Clock::system().sleep_until_async(system_deadline, &token))?;
     let (done_tx, done_rx) = std::sync::mpsc::channel();
     for clock in [Clock::system(), Clock::steady()] {
         let (token, done) = (token.clone(), done_tx.clone());
@@ -53,24 +53,4 @@ fn wait_on_clocks() -> anyhow::Result<()> {
     }
     println!("waited on system and steady clocks");
     Ok(())
-}
-
-/// Polls a future to completion on this thread (enough for one sleep).
-fn futures_lite_block_on<F: std::future::Future>(f: F) -> F::Output {
-    use std::task::{Context, Poll, Wake, Waker};
-    struct Unpark(std::thread::Thread);
-    impl Wake for Unpark {
-        fn wake(self: std::sync::Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
-    let mut cx = Context::from_waker(&waker);
-    let mut f = std::pin::pin!(f);
-    loop {
-        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-        std::thread::park();
-    }
 }

@@ -237,7 +237,6 @@ pub mod pipeline_sim;
 pub mod sim_clock_stall;
 
 /// Where a scenario may write scratch files.
-#[allow(dead_code)]
 pub fn scratch_dir(name: &str) -> anyhow::Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("kairos-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;

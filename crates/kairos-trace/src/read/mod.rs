@@ -34,7 +34,8 @@ pub use trace::TraceSet;
 pub use value::Value;
 
 /// Decodes one packet of a stream described by `metadata` from `bytes`, for fuzzing and
-/// robustness tests: every event until the end or the first error.
+/// robustness tests: every event until the end or the first error. Not part of the API.
+#[doc(hidden)]
 pub fn decode_stream_bytes(metadata: &Metadata, bytes: &[u8]) -> (usize, Option<ReadError>) {
     stream::decode_bytes(metadata, bytes)
 }

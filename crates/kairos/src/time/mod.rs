@@ -46,4 +46,7 @@ pub use ros_clock::RosClock;
 pub use sim::{DEFAULT_STALL_TIMEOUT, SETTLE_TIMEOUT, SimClock};
 pub use sleep::Sleep;
 pub use timer::{MissedPeriods, Tick, Timer};
-pub use virtual_clock::{StallPolicy, VirtualClock};
+pub use virtual_clock::StallPolicy;
+// The pure model of a simulated clock, public for property tests only.
+#[doc(hidden)]
+pub use virtual_clock::VirtualClock;
