@@ -41,6 +41,11 @@ fn stop_under_a_stalled_clock_is_prompt_for_every_policy() {
     }
     let silence = |i: usize, k: &str| policies[i][k].as_f64().unwrap();
     assert_eq!(
+        silence(0, "clock_at_silence_ms"),
+        300.0,
+        "the full run publishes 300 ms of simulated time"
+    );
+    assert_eq!(
         silence(0, "clock_at_stop_ms"),
         silence(0, "clock_at_silence_ms"),
         "wait: the clock holds"
@@ -56,4 +61,29 @@ fn stop_under_a_stalled_clock_is_prompt_for_every_policy() {
             .contains("stalled"),
         "fail: the wait failed"
     );
+}
+
+/// `--quick` shortens the simulator's run (100 ms of simulated time before the silence,
+/// not 300 ms) and keeps every promise: each policy stops promptly.
+#[test]
+fn quick_runs_a_shorter_simulation_and_stops_as_promptly() {
+    let v = json_of(&run_ok(kairos().args([
+        "demo",
+        "sim-clock-stall",
+        "--quick",
+        "--json",
+    ])));
+    let policies = v["policies"].as_array().unwrap();
+    // Under `wait` the clock holds the last value published, whatever the machine's load.
+    assert_eq!(policies[0]["policy"], "wait");
+    assert_eq!(
+        policies[0]["clock_at_silence_ms"].as_f64(),
+        Some(100.0),
+        "{v}"
+    );
+    for p in policies {
+        assert_eq!(p["stopped"], true, "{p}");
+        let stop = p["stop_ms"].as_f64().unwrap();
+        assert!(stop < 100.0, "stop took {stop} ms: {p}");
+    }
 }

@@ -81,6 +81,9 @@ pub fn libfaketime_path() -> Result<PathBuf, LibfaketimeMissing> {
         })
 }
 
+/// Runs the child under libfaketime and steps its wall clock. `--quick` changes nothing
+/// here: the naive contender shows its stall only if the wall clock stays 5 s back for
+/// about a second, so the run cannot be shorter and still show the difference.
 pub fn run(_quick: bool) -> anyhow::Result<Outcome> {
     let lib = libfaketime_path().map_err(super::Unavailable::from)?;
     let dir = super::scratch_dir("clock-jump")?;

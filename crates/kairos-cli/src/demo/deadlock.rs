@@ -313,6 +313,8 @@ fn run_case(case: fn() -> anyhow::Result<Attempt>) -> Attempt {
     }
 }
 
+/// Runs every case. `--quick` changes nothing here: each case is one call, decided in
+/// milliseconds; only a hang would take long, and the watchdog bounds it.
 pub fn run(_quick: bool) -> anyhow::Result<Outcome> {
     let mut report = String::new();
     let mut rows = Vec::new();

@@ -19,7 +19,10 @@ use std::sync::{Arc, Condvar, Mutex, mpsc};
 
 const STALL_TIMEOUT: Duration = Duration::from_millis(200);
 const SIM_STEP: Duration = Duration::from_millis(1);
+/// How long the simulator publishes before it falls silent.
 const SIM_RUN: Duration = Duration::from_millis(300);
+/// The same under `--quick`: long enough for the sensor server to loop a few times.
+const SIM_RUN_QUICK: Duration = Duration::from_millis(100);
 
 fn steady_ms_since(start: Time) -> f64 {
     kairos::time::Clock::steady()
@@ -29,17 +32,17 @@ fn steady_ms_since(start: Time) -> f64 {
         .as_millis_f64()
 }
 
-/// The simulator: publishes one step of simulated time per step of steady time, `SIM_RUN`
+/// The simulator: publishes one step of simulated time per step of steady time, `run`
 /// worth of steps (a late step is caught up, never skipped), then falls silent. Returns
 /// the steady time of the last publish.
-fn simulate(sim: &SimClock) -> anyhow::Result<Time> {
+fn simulate(sim: &SimClock, run: Duration) -> anyhow::Result<Time> {
     let steady = kairos::time::Clock::steady();
     let token = CancelToken::new();
     let mut t = Time::new(ClockKind::Sim, 0);
     let start = steady.now();
     let mut next = start;
     let mut last_publish = start;
-    for _ in 0..SIM_RUN.as_nanos() / SIM_STEP.as_nanos() {
+    for _ in 0..run.as_nanos() / SIM_STEP.as_nanos() {
         t = t + SIM_STEP;
         sim.publish(t)?;
         last_publish = steady.now();
@@ -60,7 +63,7 @@ struct PolicyRun {
     ended_with: Option<String>,
 }
 
-fn run_policy(policy: StallPolicy) -> anyhow::Result<PolicyRun> {
+fn run_policy(policy: StallPolicy, sim_run: Duration) -> anyhow::Result<PolicyRun> {
     let sim = SimClock::with_stall_policy(policy, STALL_TIMEOUT);
     let (stall_tx, stall_rx) = mpsc::channel();
     let _handler = sim.clock().create_jump_handler(
@@ -87,7 +90,7 @@ fn run_policy(policy: StallPolicy) -> anyhow::Result<PolicyRun> {
         },
     )?;
 
-    let silent_since = simulate(&sim)?;
+    let silent_since = simulate(&sim, sim_run)?;
     let clock_at_silence_ms = sim.now().nanos() as f64 / 1e6;
     // Wait (bounded) for the stall to be noticed: the sensor's sleep looks at the moment
     // the stall timeout expires.
@@ -169,7 +172,10 @@ fn naive_hangs() -> bool {
         .is_err()
 }
 
-pub fn run(_quick: bool) -> anyhow::Result<Outcome> {
+/// Runs the naive contender, then the sensor server under each stall policy; `--quick`
+/// lets the simulator publish for [`SIM_RUN_QUICK`] instead of [`SIM_RUN`].
+pub fn run(quick: bool) -> anyhow::Result<Outcome> {
+    let sim_run = if quick { SIM_RUN_QUICK } else { SIM_RUN };
     let naive_hung = naive_hangs();
     let mut runs = Vec::new();
     for policy in [
@@ -177,10 +183,10 @@ pub fn run(_quick: bool) -> anyhow::Result<Outcome> {
         StallPolicy::FallbackToSteady,
         StallPolicy::Fail,
     ] {
-        runs.push(run_policy(policy)?);
+        runs.push(run_policy(policy, sim_run)?);
     }
     let mut report = format!(
-        "stall timeout {STALL_TIMEOUT}; the simulator publishes for {SIM_RUN}, then falls silent and the sensor server is stopped\n\
+        "stall timeout {STALL_TIMEOUT}; the simulator publishes for {sim_run}, then falls silent and the sensor server is stopped\n\
          policy               stall_detected_ms  stop_ms  stopped  loops  clock at silence -> at stop\n"
     );
     for r in &runs {
