@@ -6,6 +6,8 @@
 //! registration, and must themselves never wait without a bound.
 
 /// Runs `f` when the process exits normally; says on stderr if it cannot be arranged.
+// The crate denies `unsafe`: this call is the one place that needs it (see SAFETY).
+#[allow(unsafe_code)]
 pub(crate) fn at_exit(f: extern "C" fn(), what: &str) {
     // SAFETY: `f` is an `extern "C" fn()` without arguments, as `atexit` requires; the
     // functions passed here touch only statics and threads of the runtime, which exist

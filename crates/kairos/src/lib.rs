@@ -12,6 +12,10 @@
 //! The invariants every module keeps are in `ARCHITECTURE.md`; each module's docs say
 //! which of them it is responsible for and how.
 
+#![warn(missing_docs)]
+// No `unsafe` but in `at_exit` (registering with libc's `atexit`), which allows it.
+#![deny(unsafe_code)]
+
 mod at_exit;
 pub mod exec;
 pub mod graph;

@@ -11,8 +11,11 @@ use super::value::Value;
 /// babeltrace2 prints before each event's name.
 #[derive(Debug)]
 pub struct Trace {
+    /// The trace's folder.
     pub path: PathBuf,
+    /// Its parsed `metadata` file.
     pub metadata: Metadata,
+    /// The `hostname` of its environment, when the tracer recorded one.
     pub hostname: Option<String>,
     /// The environment's `hostname`, `procname` and `(vpid)` that exist, joined by `:`.
     pub label: Option<String>,
@@ -21,6 +24,7 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// The trace in folder `path`, described by `metadata`.
     pub fn new(path: PathBuf, metadata: Metadata) -> Self {
         let hostname = metadata.env_str("hostname").map(str::to_string);
         let vpid = metadata.env.iter().find_map(|(k, v)| match v {
@@ -54,7 +58,9 @@ impl Trace {
 /// A decoded event.
 #[derive(Debug, Clone)]
 pub struct Event {
+    /// The event's class: its name and the types of its fields.
     pub class: Arc<EventClass>,
+    /// The trace the event came from.
     pub trace: Arc<Trace>,
     /// Index of the event's stream class in `trace.metadata.streams`.
     pub stream_class: usize,
@@ -64,12 +70,16 @@ pub struct Event {
     pub cpu_id: Option<u64>,
     /// The packet context, when the reader's [`super::Selection`] asks for it.
     pub packet_context: Option<Arc<Value>>,
+    /// The stream event context (fields every event of the stream carries), when the stream class has one and the selection asks for it.
     pub stream_context: Option<Value>,
+    /// The event's own context, when its class has one and the selection asks for it.
     pub context: Option<Value>,
+    /// The payload, when the class has one and the selection decodes it (see [`super::Selection::payloads`]).
     pub payload: Option<Value>,
 }
 
 impl Event {
+    /// The event class's name, e.g. `ros2:rcl_publish`.
     pub fn name(&self) -> &str {
         &self.class.name
     }
@@ -91,14 +101,17 @@ impl Event {
         })
     }
 
+    /// A payload field by name as an unsigned integer; `None` if absent or not a non-negative integer.
     pub fn u64(&self, name: &str) -> Option<u64> {
         self.field(name).and_then(Value::as_u64)
     }
 
+    /// A payload field by name as a signed integer; `None` if absent or not an integer that fits.
     pub fn i64(&self, name: &str) -> Option<i64> {
         self.field(name).and_then(Value::as_i64)
     }
 
+    /// A payload field by name as a string; `None` if absent or not a string.
     pub fn str(&self, name: &str) -> Option<&str> {
         self.field(name).and_then(Value::as_str)
     }

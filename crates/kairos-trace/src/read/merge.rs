@@ -329,6 +329,7 @@ impl Events {
         std::mem::take(&mut self.notices)
     }
 
+    /// Notices not kept because 10 000 were already waiting to be taken: counted, never lost silently.
     pub fn notices_dropped(&self) -> u64 {
         self.notices_dropped
     }

@@ -4,13 +4,17 @@
 use std::fmt;
 use std::path::PathBuf;
 
+/// Something a reader reports while it keeps reading (see [`super::Events::take_notices`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Notice {
     /// The packet context's `events_discarded` counter grew: the tracer lost `count`
     /// events in this stream before the packet at `packet_offset`.
     Discarded {
+        /// The stream file.
         path: PathBuf,
+        /// The byte offset of the packet in the file.
         packet_offset: u64,
+        /// How many events the tracer discarded.
         count: u64,
         /// The packet's `timestamp_begin`, ns since the epoch, if it has one.
         at: Option<i64>,
@@ -18,23 +22,34 @@ pub enum Notice {
     /// A packet begins before the previous packet of its stream ended: the stream's
     /// time goes backwards by `previous_end - begin` ns (babeltrace2 stops here).
     PacketOverlap {
+        /// The stream file.
         path: PathBuf,
+        /// The byte offset of the packet in the file.
         packet_offset: u64,
+        /// The packet's `timestamp_begin`, ns since the epoch.
         begin: i64,
+        /// The previous packet's `timestamp_end`, ns since the epoch.
         previous_end: i64,
     },
     /// A clock's offset puts timestamps beyond what 64-bit nanoseconds since the epoch
     /// hold: they are clamped to `clamped`. Reported once per clock.
     ClockOverflow {
+        /// The stream file where the overflow was first met.
         path: PathBuf,
+        /// The clock's name.
         clock: String,
+        /// The value the timestamps are clamped to.
         clamped: i64,
     },
     /// An event came out of the merge earlier than the previous one delivered.
     Backwards {
+        /// The stream file of the late event.
         path: PathBuf,
+        /// The late event's name.
         event: String,
+        /// Its timestamp, ns since the epoch.
         timestamp: i64,
+        /// The timestamp of the event delivered before it.
         previous: i64,
     },
 }

@@ -3,14 +3,18 @@
 //! Arrays and sequences of 8-bit text-encoded integers decode to strings, as babeltrace2
 //! shows them.
 
+/// A decoded field value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     /// An unsigned integer, or the container of an unsigned enumeration.
     UInt(u64),
     /// A signed integer, or the container of a signed enumeration.
     SInt(i64),
+    /// A floating-point number.
     Float(f64),
+    /// A string, or an array or sequence of 8-bit text-encoded integers.
     Str(String),
+    /// A structure's member values, in declaration order (the names are in the type).
     Struct(Vec<Value>),
     /// The selected option's index and value.
     Variant(usize, Box<Value>),
@@ -37,6 +41,7 @@ impl Value {
         }
     }
 
+    /// The value as a string, if it is one.
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Value::Str(s) => Some(s),

@@ -29,8 +29,11 @@ pub enum TraceClock {
     /// TSDL identifier: letters, digits, `_`, not starting with a digit), `now` its
     /// reading. The metadata gives it offset 0, so timestamps read as time since its zero.
     Custom {
+        /// The CTF clock's name.
         name: String,
+        /// The CTF clock's description, which babeltrace2 shows.
         description: String,
+        /// Reads the clock now, in nanoseconds since its zero.
         now: ClockSource,
     },
 }

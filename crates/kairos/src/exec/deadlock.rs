@@ -57,6 +57,7 @@ pub enum DeadlockReason {
     details.fix
 )]
 pub struct WouldDeadlock {
+    /// Why the wait could never complete.
     pub reason: DeadlockReason,
     /// The callback group at the heart of the deadlock.
     pub group: String,

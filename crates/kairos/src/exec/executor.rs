@@ -35,6 +35,36 @@ use std::time::Instant;
 
 /// Runs the callbacks of the nodes added to it. Clones are handles to the same executor,
 /// so another thread can [`cancel`](Executor::cancel) or [`shutdown`](Executor::shutdown) it.
+///
+/// # Examples
+///
+/// ```
+/// use kairos::exec::Executor;
+/// use kairos::graph::{Context, Node, Qos};
+/// use kairos::time::Duration;
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// let node = Node::new_in(&Context::new(), "listener", "/")?;
+/// let heard = Arc::new(AtomicUsize::new(0));
+/// let counter = heard.clone();
+/// let _sub = node.create_subscription("chatter", Qos::keep_last(10), move |_: &String| {
+///     counter.fetch_add(1, Ordering::Relaxed);
+/// })?;
+/// let publisher = node.create_publisher::<String>("chatter", Qos::keep_last(10))?;
+///
+/// let executor = Executor::single_threaded();
+/// executor.add_node(&node)?;
+/// publisher.publish("hello".to_owned());
+/// // The callbacks ready now, on this thread; `spin()` runs them until shutdown.
+/// assert_eq!(executor.spin_some()?, 1);
+/// assert_eq!(heard.load(Ordering::Relaxed), 1);
+///
+/// // Never waits past its deadline; reports any callback still running.
+/// let report = executor.shutdown(Duration::from_secs(1));
+/// assert!(report.is_clean(), "{report}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone)]
 pub struct Executor {
     shared: Arc<ExecShared>,
@@ -193,6 +223,7 @@ impl Executor {
         Self { shared }
     }
 
+    /// How many threads run callbacks: 1 for a single-threaded executor.
     pub fn workers(&self) -> usize {
         self.shared.workers
     }
@@ -522,6 +553,7 @@ impl Executor {
         self.shared.shutdown_token.child()
     }
 
+    /// What the executor has done so far: callbacks started, and those that panicked.
     pub fn stats(&self) -> ExecutorStats {
         ExecutorStats {
             callbacks: self.shared.callbacks.load(Ordering::Relaxed),

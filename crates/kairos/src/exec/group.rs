@@ -74,6 +74,7 @@ impl CallbackGroup {
         &self.shared.name
     }
 
+    /// Whether the group's callbacks may overlap (reentrant) or not (mutually exclusive).
     pub fn kind(&self) -> GroupKind {
         self.shared.kind
     }

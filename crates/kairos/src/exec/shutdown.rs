@@ -7,6 +7,7 @@ use std::fmt;
 /// A callback that had not returned when the shutdown deadline passed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StillRunning {
+    /// The callback's label, e.g. `timer 100 ms (node /planner)`.
     pub callback: String,
     /// How long it had been running when the report was made (to the coarse monotonic
     /// clock's resolution, a few milliseconds).
@@ -17,6 +18,7 @@ pub struct StillRunning {
 /// will never be polled again, so shutdown dropped its future (and what it held).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Suspended {
+    /// The callback's label, e.g. `subscription /scan (node /planner)`.
     pub callback: String,
     /// How long since the callback started (coarse monotonic clock).
     pub suspended_for: Duration,

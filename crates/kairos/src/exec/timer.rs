@@ -153,14 +153,17 @@ impl CallbackTimer {
         self.inner.core.notify();
     }
 
+    /// Whether [`cancel`](Self::cancel) stopped the timer (until a [`reset`](Self::reset)).
     pub fn is_cancelled(&self) -> bool {
         self.inner.timer.is_cancelled()
     }
 
+    /// The timer's period.
     pub fn period(&self) -> Duration {
         self.inner.timer.period()
     }
 
+    /// The clock the timer runs on.
     pub fn clock(&self) -> &Clock {
         self.inner.timer.clock()
     }
@@ -181,6 +184,7 @@ impl CallbackTimer {
         self.inner.timer.missed_count()
     }
 
+    /// How long until the next deadline on the timer's clock; zero or negative when due.
     pub fn time_until_trigger(&self) -> Duration {
         self.inner.timer.time_until_trigger()
     }

@@ -29,32 +29,69 @@ use std::task::{Context as TaskContext, Poll, Wake, Waker};
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum CallError {
+    /// No server serves the service.
     #[error(
         "no server for service '{service}'; create it (Node::create_service) or wait for it (Client::wait_for_service)"
     )]
-    ServiceUnavailable { service: String },
+    ServiceUnavailable {
+        /// The service's resolved name.
+        service: String,
+    },
+    /// The service's callback panicked on this request.
     #[error("service '{service}' panicked handling request #{seq}: {message}")]
     ServicePanicked {
+        /// The service's resolved name.
         service: String,
+        /// The request's sequence number.
         seq: u64,
+        /// The panic's message.
         message: String,
     },
+    /// The server was dropped before it answered.
     #[error("service '{service}' was removed before it answered request #{seq}")]
-    ServiceGone { service: String, seq: u64 },
+    ServiceGone {
+        /// The service's resolved name.
+        service: String,
+        /// The request's sequence number.
+        seq: u64,
+    },
+    /// No response within the call's timeout.
     #[error("no response from service '{service}' within {timeout}")]
-    Timeout { service: String, timeout: Duration },
+    Timeout {
+        /// The service's resolved name.
+        service: String,
+        /// The timeout given.
+        timeout: Duration,
+    },
+    /// The executor that was to deliver the response shut down first.
     #[error(
         "the executor shut down before the response to request #{seq} of service '{service}' was delivered"
     )]
-    ExecutorShutDown { service: String, seq: u64 },
+    ExecutorShutDown {
+        /// The service's resolved name.
+        service: String,
+        /// The request's sequence number.
+        seq: u64,
+    },
+    /// The client was dropped while the request was pending.
     #[error("the client of service '{service}' was dropped before request #{seq} was answered")]
-    ClientDropped { service: String, seq: u64 },
+    ClientDropped {
+        /// The service's resolved name.
+        service: String,
+        /// The request's sequence number.
+        seq: u64,
+    },
+    /// The blocking call could never complete; see [`WouldDeadlock`].
     #[error(transparent)]
     WouldDeadlock(#[from] WouldDeadlock),
+    /// The transport to another process failed to carry the request or its response.
     #[error("request #{seq} to service '{service}' failed in transport: {reason}")]
     Transport {
+        /// The service's resolved name.
         service: String,
+        /// The request's sequence number.
         seq: u64,
+        /// What the transport reported.
         reason: String,
     },
 }

@@ -29,6 +29,7 @@ pub const CLOCK_TOPIC: &str = "/clock";
 /// simulated time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClockMsg {
+    /// The simulated time now (a [`ClockKind::Sim`](crate::time::ClockKind::Sim) time).
     pub clock: Time,
 }
 

@@ -9,9 +9,13 @@ use std::fmt;
 /// What kind of name was invalid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NameKind {
+    /// A node's name.
     Node,
+    /// A node's namespace.
     Namespace,
+    /// A topic's name.
     Topic,
+    /// A service's name.
     Service,
 }
 
@@ -30,8 +34,11 @@ impl fmt::Display for NameKind {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid {kind} name '{name}': {reason}")]
 pub struct NameError {
+    /// What the name was for.
     pub kind: NameKind,
+    /// The name as given.
     pub name: String,
+    /// What is wrong with it.
     pub reason: String,
 }
 

@@ -8,6 +8,23 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// Sends messages of type `T` on one topic; made by
+/// [`Node::create_publisher`](super::Node::create_publisher).
+///
+/// # Examples
+///
+/// ```
+/// use kairos::graph::{Context, Node, Qos};
+///
+/// let node = Node::new_in(&Context::new(), "talker", "/")?;
+/// let publisher = node.create_publisher::<String>("chatter", Qos::keep_last(10))?;
+/// assert_eq!(publisher.publish("nobody listens yet".to_owned()), 0);
+/// let _sub = node.create_subscription("chatter", Qos::keep_last(10), |_: &String| {})?;
+/// // Queued for the subscription; its callback runs when an executor spins the node.
+/// assert_eq!(publisher.publish("hello".to_owned()), 1);
+/// assert_eq!(publisher.published(), 2);
+/// # Ok::<(), kairos::graph::GraphError>(())
+/// ```
 #[must_use = "a publisher does nothing unless you publish with it"]
 pub struct Publisher<T> {
     pub(crate) topic: Arc<Topic<T>>,
@@ -67,6 +84,7 @@ impl<T: Send + Sync + 'static> Publisher<T> {
         &self.topic.name
     }
 
+    /// How many subscriptions in this process the topic has now.
     pub fn subscription_count(&self) -> usize {
         self.topic.subscription_count()
     }

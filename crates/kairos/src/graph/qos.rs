@@ -10,41 +10,58 @@ pub enum History {
     /// The newest `depth` messages.
     KeepLast(usize),
     /// Every message, up to `bound` (then the oldest is dropped and counted).
-    KeepAll { bound: usize },
+    KeepAll {
+        /// The most messages kept.
+        bound: usize,
+    },
 }
 
 /// Whether a topic keeps its last message for subscriptions created later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Durability {
+    /// Only messages published after a subscription exists reach it (the default).
     Volatile,
     /// A transient-local publisher leaves its last message on the topic; a transient-local
     /// subscription created later receives it first (`/clock`, parameters).
     TransientLocal,
 }
 
+/// The quality of service of a publisher or subscription: how many messages its queue
+/// keeps, and whether late subscribers get the last message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Qos {
+    /// How many messages a subscription queue keeps.
     pub history: History,
+    /// Whether the topic keeps its last message for later subscriptions.
     pub durability: Durability,
 }
 
 /// A QoS that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum QosError {
+    /// `keep_last(0)`.
     #[error("a keep-last history needs a depth of at least 1, got 0")]
     ZeroDepth,
+    /// `keep_all(0)`.
     #[error("a keep-all history needs a bound of at least 1, got 0")]
     ZeroBound,
+    /// A depth or bound above [`Qos::MAX_DEPTH`].
     #[error(
         "a queue of {requested} messages is more than the {max} a subscription may keep (its slots are allocated up front); use a smaller depth or bound"
     )]
-    TooDeep { requested: usize, max: usize },
+    TooDeep {
+        /// The depth or bound asked for.
+        requested: usize,
+        /// The most allowed.
+        max: usize,
+    },
 }
 
 impl Qos {
     /// The most messages a subscription queue may hold (4 Mi; 32 MiB of slots).
     pub const MAX_DEPTH: usize = 1 << 22;
 
+    /// Keep the newest `depth` messages, volatile (rclcpp's `KeepLast(depth)`).
     pub const fn keep_last(depth: usize) -> Self {
         Self {
             history: History::KeepLast(depth),
@@ -52,6 +69,7 @@ impl Qos {
         }
     }
 
+    /// Keep every message up to `bound`, volatile.
     pub const fn keep_all(bound: usize) -> Self {
         Self {
             history: History::KeepAll { bound },
@@ -59,6 +77,7 @@ impl Qos {
         }
     }
 
+    /// The same history, transient local: the topic keeps the last message for later subscriptions.
     pub const fn transient_local(self) -> Self {
         Self {
             durability: Durability::TransientLocal,
@@ -66,6 +85,7 @@ impl Qos {
         }
     }
 
+    /// Whether the durability is transient local.
     pub fn is_transient_local(&self) -> bool {
         self.durability == Durability::TransientLocal
     }

@@ -143,6 +143,28 @@ impl<T: Send + Sync + 'static> Entity for SubInner<T> {
 }
 
 /// A subscription to a topic; dropping it unsubscribes.
+///
+/// # Examples
+///
+/// Nothing is lost silently: a full queue drops its oldest message and counts it.
+///
+/// ```
+/// use kairos::exec::Executor;
+/// use kairos::graph::{Context, Node, Qos};
+///
+/// let node = Node::new_in(&Context::new(), "listener", "/")?;
+/// let sub = node.create_subscription("scan", Qos::keep_last(2), |_: &u32| {})?;
+/// let publisher = node.create_publisher::<u32>("scan", Qos::keep_last(2))?;
+/// for i in 0..5 {
+///     publisher.publish(i);
+/// }
+/// let executor = Executor::single_threaded();
+/// executor.add_node(&node)?;
+/// while executor.spin_some()? > 0 {}
+/// let stats = sub.stats();
+/// assert_eq!((stats.received, stats.delivered, stats.dropped), (5, 2, 3));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[must_use = "the subscription is removed when its handle is dropped"]
 pub struct Subscription<T: Send + Sync + 'static> {
     pub(crate) inner: Arc<SubInner<T>>,
@@ -153,6 +175,7 @@ pub struct Subscription<T: Send + Sync + 'static> {
 }
 
 impl<T: Send + Sync + 'static> Subscription<T> {
+    /// What reached the subscription so far: `received = delivered + dropped + queued`.
     pub fn stats(&self) -> SubscriptionStats {
         self.inner.stats()
     }
@@ -162,6 +185,7 @@ impl<T: Send + Sync + 'static> Subscription<T> {
         &self.topic.name
     }
 
+    /// The QoS the subscription was created with.
     pub fn qos(&self) -> Qos {
         self.inner.qos
     }

@@ -41,24 +41,31 @@ pub type Reply = Box<dyn FnOnce(Result<AnyValue, CallError>) + Send>;
 /// of `message` (request) -> `response`.
 #[derive(Debug)]
 pub struct Endpoint<'a> {
+    /// The node creating it.
     pub node: &'a Node,
     /// The resolved topic or service name.
     pub name: &'a str,
+    /// The message type (the request type of a service or client).
     pub message: TypeId,
+    /// The message type's Rust name.
     pub message_type: &'static str,
+    /// The response type of a service or client; `None` for a topic.
     pub response: Option<TypeId>,
+    /// The QoS of a publisher or subscription.
     pub qos: Qos,
 }
 
 /// Carries topics and services beyond the process. Each method returns `None` for what it
 /// does not carry (e.g. a message type it has no codec for).
 pub trait Transport: Send + Sync + 'static {
+    /// Sends a publisher's messages to other processes.
     fn publisher(&self, endpoint: &Endpoint<'_>) -> Option<Box<dyn RemotePublisher>>;
     /// Delivers messages from other processes into `inbox` until the declaration drops.
     fn subscription(&self, endpoint: &Endpoint<'_>, inbox: Inbox) -> Option<Declaration>;
     /// Serves requests from other processes with the service `endpoint.name` of this
     /// context until the declaration drops.
     fn service(&self, endpoint: &Endpoint<'_>) -> Option<Declaration>;
+    /// Sends a client's requests to servers in other processes.
     fn client(&self, endpoint: &Endpoint<'_>) -> Option<Arc<dyn RemoteClient>>;
 }
 

@@ -38,7 +38,9 @@ pub enum StopOutcome {
 /// What [`ManagedThread::stop`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StopReport {
+    /// The thread's name.
     pub name: String,
+    /// Whether it stopped by the deadline, and if not what it waited on.
     pub outcome: StopOutcome,
     /// How long the thread had been running when the stop returned.
     pub ran_for: Duration,
@@ -47,6 +49,7 @@ pub struct StopReport {
 }
 
 impl StopReport {
+    /// Whether the thread stopped by the deadline.
     pub fn stopped(&self) -> bool {
         self.outcome == StopOutcome::Stopped
     }
@@ -119,6 +122,7 @@ impl ManagedThread {
         })
     }
 
+    /// The thread's name.
     pub fn name(&self) -> &str {
         &self.name
     }

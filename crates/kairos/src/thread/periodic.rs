@@ -47,6 +47,7 @@ impl PeriodicTask {
         Ok(PeriodicTask { thread, ended })
     }
 
+    /// The task's thread name.
     pub fn name(&self) -> &str {
         self.thread.name()
     }
@@ -56,6 +57,7 @@ impl PeriodicTask {
         self.ended.lock().clone()
     }
 
+    /// Whether the loop has ended (stopped, or ended on its own).
     pub fn is_finished(&self) -> bool {
         self.thread.is_finished()
     }

@@ -38,6 +38,7 @@ struct State {
 }
 
 impl CancelToken {
+    /// A token not cancelled yet.
     pub fn new() -> Self {
         Self::default()
     }
@@ -60,6 +61,7 @@ impl CancelToken {
         self.inner.cancel();
     }
 
+    /// Whether the token (or a parent) was cancelled.
     #[inline]
     pub fn is_cancelled(&self) -> bool {
         self.inner.cancelled.load(Ordering::Acquire)

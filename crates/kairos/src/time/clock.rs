@@ -22,6 +22,23 @@ use super::{CancelToken, ClockJump, ClockKind, ClockMismatch, Duration, Sleep, T
 use std::sync::Arc;
 
 /// A handle to one clock: system (wall), steady (monotonic) or simulated.
+///
+/// # Examples
+///
+/// ```
+/// use kairos::time::{CancelToken, Clock, Duration, WaitError};
+///
+/// let steady = Clock::steady();
+/// let deadline = steady.now() + Duration::from_millis(5);
+/// steady.sleep_until(deadline, &CancelToken::new())?;
+/// assert!(steady.now().nanos() >= deadline.nanos(), "never early");
+///
+/// // A deadline read from another clock is refused, never misread.
+/// let wall_deadline = Clock::system().now() + Duration::from_millis(5);
+/// let refused = steady.sleep_until(wall_deadline, &CancelToken::new());
+/// assert!(matches!(refused, Err(WaitError::ClockMismatch(_))));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Clock {
     source: Source,
@@ -79,6 +96,7 @@ impl Clock {
         }
     }
 
+    /// Which clock this is; a node clock reports the source it follows now.
     pub fn kind(&self) -> ClockKind {
         match &self.source {
             Source::System => ClockKind::System,
@@ -111,6 +129,7 @@ impl Clock {
         }
     }
 
+    /// The clock's reading now.
     #[inline]
     pub fn now(&self) -> Time {
         match &self.source {

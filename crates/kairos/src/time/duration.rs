@@ -20,22 +20,26 @@ impl Duration {
     /// The longest representable span (about 292 years).
     pub const MAX: Duration = Duration { nanos: i64::MAX };
 
+    /// `nanos` nanoseconds.
     pub const fn from_nanos(nanos: i64) -> Self {
         Duration { nanos }
     }
 
+    /// `micros` microseconds, saturating.
     pub const fn from_micros(micros: i64) -> Self {
         Duration {
             nanos: micros.saturating_mul(1_000),
         }
     }
 
+    /// `millis` milliseconds, saturating.
     pub const fn from_millis(millis: i64) -> Self {
         Duration {
             nanos: millis.saturating_mul(1_000_000),
         }
     }
 
+    /// `secs` seconds, saturating.
     pub const fn from_secs(secs: i64) -> Self {
         Duration {
             nanos: secs.saturating_mul(1_000_000_000),
@@ -49,30 +53,37 @@ impl Duration {
         }
     }
 
+    /// The span in nanoseconds.
     pub const fn as_nanos(self) -> i64 {
         self.nanos
     }
 
+    /// The span in seconds.
     pub fn as_secs_f64(self) -> f64 {
         self.nanos as f64 / 1e9
     }
 
+    /// The span in milliseconds.
     pub fn as_millis_f64(self) -> f64 {
         self.nanos as f64 / 1e6
     }
 
+    /// The span in microseconds.
     pub fn as_micros_f64(self) -> f64 {
         self.nanos as f64 / 1e3
     }
 
+    /// Whether the span is below zero.
     pub const fn is_negative(self) -> bool {
         self.nanos < 0
     }
 
+    /// Whether the span is above zero.
     pub const fn is_positive(self) -> bool {
         self.nanos > 0
     }
 
+    /// The span without its sign, saturating.
     pub const fn abs(self) -> Self {
         Duration {
             nanos: self.nanos.saturating_abs(),

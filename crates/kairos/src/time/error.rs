@@ -24,13 +24,19 @@ pub enum WaitError {
          is the simulator paused or gone? (stall policy: fail; choose Wait or FallbackToSteady to keep going, \
          with NodeOptions::sim_stall or Context::with_sim_stall)"
     )]
-    Stalled { last: Time, silent_for: Duration },
+    Stalled {
+        /// The simulated time when the clock stalled.
+        last: Time,
+        /// How long (steady time) no clock update has come.
+        silent_for: Duration,
+    },
 }
 
 /// Invalid arguments to a time primitive.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TimeError {
+    /// A timer's or rate's period that is zero or negative.
     #[error("a period must be positive, got {0}; pass e.g. Duration::from_millis(10)")]
     InvalidPeriod(Duration),
 }

@@ -52,6 +52,7 @@ pub enum ClockChange {
 pub struct ClockJump {
     /// Signed size of the step: positive forward, negative backward.
     pub delta: Duration,
+    /// A change of source that came with the jump, if any.
     pub change: ClockChange,
 }
 
@@ -74,6 +75,7 @@ impl JumpThreshold {
         on_clock_change: true,
     };
 
+    /// Whether a handler with this threshold hears `jump`.
     pub fn matches(&self, jump: &ClockJump) -> bool {
         if jump.change != ClockChange::None {
             return self.on_clock_change;

@@ -22,6 +22,7 @@ pub enum ClockKind {
 }
 
 impl ClockKind {
+    /// `system`, `steady` or `sim`.
     pub fn name(self) -> &'static str {
         match self {
             ClockKind::System => "system",
@@ -44,7 +45,9 @@ impl fmt::Display for ClockKind {
      read both times from the same Clock, or convert explicitly"
 )]
 pub struct ClockMismatch {
+    /// The clock the operation works on.
     pub expected: ClockKind,
+    /// The clock the time given was read from.
     pub found: ClockKind,
 }
 
@@ -56,14 +59,17 @@ pub struct Time {
 }
 
 impl Time {
+    /// The time `nanos` nanoseconds after the origin of clock `kind`.
     pub const fn new(kind: ClockKind, nanos: i64) -> Self {
         Time { nanos, kind }
     }
 
+    /// Nanoseconds since the clock's origin.
     pub const fn nanos(self) -> i64 {
         self.nanos
     }
 
+    /// The clock the time was read from.
     pub const fn kind(self) -> ClockKind {
         self.kind
     }

@@ -11,6 +11,7 @@ use super::{CancelToken, Clock, Duration, MissedPeriods, Tick, TimeError, Timer,
 /// One turn of a [`Rate`] loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RateTick {
+    /// The tick the turn waited for.
     pub tick: Tick,
     /// The loop body ran past this deadline; `sleep` did not wait.
     pub overrun: bool,
@@ -30,6 +31,7 @@ impl Rate {
         Self::with_policy(clock, period, MissedPeriods::Skip)
     }
 
+    /// A rate whose missed periods are handled as `policy` says.
     pub fn with_policy(
         clock: Clock,
         period: impl Into<Duration>,
@@ -80,6 +82,7 @@ impl Rate {
         self.timer.reset();
     }
 
+    /// The rate's period.
     pub fn period(&self) -> Duration {
         self.timer.period()
     }
@@ -94,6 +97,7 @@ impl Rate {
         self.timer.missed_count()
     }
 
+    /// The clock the rate runs on.
     pub fn clock(&self) -> &Clock {
         self.timer.clock()
     }

@@ -68,6 +68,7 @@ impl RosClock {
         Clock::from_ros(self.clone())
     }
 
+    /// Whether the clock follows simulation time now.
     pub fn use_sim_time(&self) -> bool {
         self.inner.mode.lock().use_sim_time
     }

@@ -112,6 +112,7 @@ impl SimClock {
         Self::with_stall_policy(StallPolicy::Wait, DEFAULT_STALL_TIMEOUT)
     }
 
+    /// A simulated clock that counts as stalled after `stall_timeout` of steady time without a sample, then does what `policy` says.
     pub fn with_stall_policy(policy: StallPolicy, stall_timeout: impl Into<Duration>) -> Self {
         let stall_timeout = stall_timeout.into();
         SimClock {
@@ -138,6 +139,7 @@ impl SimClock {
         super::Clock::from_sim(self.clone())
     }
 
+    /// What the clock does when it stalls.
     pub fn policy(&self) -> StallPolicy {
         self.inner.state.lock().clock.policy()
     }

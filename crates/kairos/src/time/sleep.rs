@@ -49,6 +49,7 @@ impl Sleep {
         }
     }
 
+    /// The time the sleep completes at.
     pub fn deadline(&self) -> Time {
         self.deadline
     }

@@ -93,6 +93,27 @@ struct Schedule {
 ///
 /// Jump handlers registered on the clock hear the same jump (see
 /// [`Clock::create_jump_handler`]).
+///
+/// # Examples
+///
+/// ```
+/// use kairos::time::{CancelToken, Clock, Duration, SimClock, Timer};
+///
+/// // On simulated time a tick is due only once time has reached its deadline.
+/// let sim = SimClock::new();
+/// let timer = Timer::new(sim.clock(), Duration::from_millis(100))?;
+/// sim.step(Duration::from_millis(99));
+/// assert!(timer.try_fire().is_none(), "never early");
+/// sim.step(Duration::from_millis(1));
+/// let tick = timer.try_fire().expect("due after one period");
+/// assert_eq!(tick.missed, 0);
+///
+/// // `wait` blocks until the next deadline; the token (or `cancel`) ends it sooner.
+/// let timer = Timer::new(Clock::steady(), Duration::from_millis(10))?;
+/// let tick = timer.wait(&CancelToken::new())?;
+/// assert!(tick.actual.nanos() >= tick.scheduled.nanos());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Timer {
     /// The handle the trace knows this timer by.
@@ -108,6 +129,7 @@ impl Timer {
         Self::with_policy(clock, period, MissedPeriods::default())
     }
 
+    /// A timer whose missed periods are handled as `policy` says.
     pub fn with_policy(
         clock: Clock,
         period: impl Into<Duration>,
@@ -140,6 +162,7 @@ impl Timer {
         })
     }
 
+    /// The clock the timer runs on.
     pub fn clock(&self) -> &Clock {
         &self.clock
     }
@@ -149,10 +172,12 @@ impl Timer {
         self.handle
     }
 
+    /// The timer's period.
     pub fn period(&self) -> Duration {
         Duration::from_nanos(self.state.lock().period)
     }
 
+    /// What the timer does after a late tick.
     pub fn policy(&self) -> MissedPeriods {
         self.state.lock().policy
     }
@@ -268,6 +293,7 @@ impl Timer {
         waiters.into_iter().for_each(Waker::wake);
     }
 
+    /// Whether [`cancel`](Self::cancel) stopped the timer (until a [`reset`](Self::reset)).
     pub fn is_cancelled(&self) -> bool {
         self.state.lock().cancelled
     }
@@ -286,10 +312,12 @@ impl Timer {
         waiters.into_iter().for_each(Waker::wake);
     }
 
+    /// Ticks fired so far.
     pub fn fired_count(&self) -> u64 {
         self.state.lock().fired
     }
 
+    /// Periods missed so far (see "Missed periods" above).
     pub fn missed_count(&self) -> u64 {
         self.state.lock().missed
     }

@@ -29,6 +29,7 @@ pub enum StallPolicy {
 }
 
 impl StallPolicy {
+    /// `wait`, `fallback_to_steady` or `fail`, as traces and reports name the policy.
     pub fn name(self) -> &'static str {
         match self {
             StallPolicy::Wait => "wait",
@@ -53,6 +54,7 @@ pub(crate) struct PublishEffect {
     pub stalled_ns: i64,
 }
 
+/// The value of a simulated clock as a pure function of its source's samples and the steady clock (see the module docs); not part of the API.
 #[derive(Debug, Clone)]
 pub struct VirtualClock {
     policy: StallPolicy,
@@ -66,6 +68,7 @@ pub struct VirtualClock {
 }
 
 impl VirtualClock {
+    /// A clock with no sample yet, created at steady time `steady_now`.
     pub fn new(policy: StallPolicy, stall_timeout: Duration, steady_now: i64) -> Self {
         VirtualClock {
             policy,
@@ -77,14 +80,17 @@ impl VirtualClock {
         }
     }
 
+    /// The stall policy.
     pub fn policy(&self) -> StallPolicy {
         self.policy
     }
 
+    /// Steady time without a sample after which the source counts as silent.
     pub fn stall_timeout(&self) -> Duration {
         Duration::from_nanos(self.stall_timeout)
     }
 
+    /// Whether the source has published at least once.
     pub fn has_sample(&self) -> bool {
         self.source.is_some()
     }
@@ -94,6 +100,7 @@ impl VirtualClock {
         self.last_update.saturating_add(self.stall_timeout)
     }
 
+    /// Whether the source counts as silent at steady time `steady_now`.
     pub fn is_silent(&self, steady_now: i64) -> bool {
         steady_now >= self.stall_at()
     }
@@ -150,6 +157,7 @@ impl VirtualClock {
         false
     }
 
+    /// Whether a stall was detected and the source has not resumed since.
     pub fn is_stalled(&self) -> bool {
         self.stalled
     }
