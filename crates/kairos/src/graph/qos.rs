@@ -22,10 +22,22 @@ pub enum Durability {
     TransientLocal,
 }
 
+/// Whether a transport may lose messages on the way to another process. In the process
+/// every message reaches every queue (a full queue still drops its oldest, counted), so
+/// this only matters beyond it: a reliable publisher retransmits, and blocks rather than
+/// drop when it also keeps all; a best-effort one sends once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reliability {
+    #[default]
+    Reliable,
+    BestEffort,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Qos {
     pub history: History,
     pub durability: Durability,
+    pub reliability: Reliability,
 }
 
 /// A QoS that cannot be used.
@@ -49,6 +61,7 @@ impl Qos {
         Self {
             history: History::KeepLast(depth),
             durability: Durability::Volatile,
+            reliability: Reliability::Reliable,
         }
     }
 
@@ -56,12 +69,22 @@ impl Qos {
         Self {
             history: History::KeepAll { bound },
             durability: Durability::Volatile,
+            reliability: Reliability::Reliable,
         }
     }
 
     pub const fn transient_local(self) -> Self {
         Self {
             durability: Durability::TransientLocal,
+            ..self
+        }
+    }
+
+    /// Beyond the process, messages may be lost rather than retransmitted (sensor streams
+    /// where the newest sample matters more than each one).
+    pub const fn best_effort(self) -> Self {
+        Self {
+            reliability: Reliability::BestEffort,
             ..self
         }
     }
