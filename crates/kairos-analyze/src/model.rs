@@ -194,6 +194,9 @@ pub struct Model {
     pub empty_takes: u64,
     /// Takes of messages whose publication is not in the trace.
     pub unmatched_takes: u64,
+    /// Messages of publishers in other processes that never reached a subscription
+    /// (the gaps in their sequence numbers, `kairos:message_loss`).
+    pub remote_losses: u64,
     /// Damaged streams and other read errors, as text.
     pub read_errors: Vec<String>,
 }

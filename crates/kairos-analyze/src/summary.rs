@@ -34,6 +34,8 @@ pub struct Summary {
     pub discarded_events: u64,
     pub backwards_timestamps: u64,
     pub empty_takes: u64,
+    /// Messages from other processes lost on the way (sequence gaps).
+    pub remote_losses: u64,
     pub read_errors: Vec<String>,
     pub processes: Vec<crate::model::Process>,
     pub nodes: Vec<NodeSummary>,
@@ -83,6 +85,7 @@ pub fn summary(m: &Model) -> Summary {
         discarded_events: m.discarded_events,
         backwards_timestamps: m.backwards_timestamps,
         empty_takes: m.empty_takes,
+        remote_losses: m.remote_losses,
         read_errors: m.read_errors.clone(),
         processes: m.processes.clone(),
         nodes: m
@@ -133,6 +136,13 @@ impl fmt::Display for Summary {
         }
         if self.empty_takes > 0 {
             writeln!(f, "takes that found the queue empty: {}", self.empty_takes)?;
+        }
+        if self.remote_losses > 0 {
+            writeln!(
+                f,
+                "messages from other processes lost on the way (sequence gaps): {}",
+                self.remote_losses
+            )?;
         }
         for e in &self.read_errors {
             writeln!(f, "read error: {e}")?;

@@ -16,6 +16,21 @@ pub enum InternalCmd {
         /// source, filter, planner or printer.
         role: String,
     },
+    /// The simulator of `kairos demo sim-clock-stall --processes`: publishes /clock.
+    SimClockSimulator,
+    /// A sensor of `kairos demo sim-clock-stall --processes`, on simulation time.
+    SimClockSensor {
+        /// wait, fallback_to_steady or fail.
+        policy: String,
+    },
+    /// The naive sensor of `kairos demo sim-clock-stall --processes`.
+    SimClockNaive,
+    /// A use_sim_time node whose timer follows /clock from another process.
+    SimClockFollower {
+        /// Exit after this many ticks.
+        #[arg(long, default_value_t = 5)]
+        ticks: u64,
+    },
 }
 
 pub fn run(cmd: InternalCmd) -> anyhow::Result<ExitCode> {
@@ -23,6 +38,14 @@ pub fn run(cmd: InternalCmd) -> anyhow::Result<ExitCode> {
         InternalCmd::ClockJumpChild => crate::demo::clock_jump::child_main()?,
         InternalCmd::WaitOnClocks => wait_on_clocks()?,
         InternalCmd::PipelineNode { role } => crate::demo::pipeline_processes::node_main(&role)?,
+        InternalCmd::SimClockSimulator => crate::demo::sim_clock_stall_processes::simulator_main()?,
+        InternalCmd::SimClockSensor { policy } => {
+            crate::demo::sim_clock_stall_processes::sensor_main(&policy)?
+        }
+        InternalCmd::SimClockNaive => crate::demo::sim_clock_stall_processes::naive_main()?,
+        InternalCmd::SimClockFollower { ticks } => {
+            crate::demo::sim_clock_stall_processes::follower_main(ticks)?
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -104,11 +104,69 @@ pub struct GraphArgs {
     json: bool,
 }
 
+/// The QoS options of `ros2 topic pub|echo`.
+#[derive(Debug, Args)]
+pub struct QosArgs {
+    /// History depth.
+    #[arg(long, default_value_t = 10)]
+    qos_depth: usize,
+    /// keep_last or keep_all.
+    #[arg(long, value_enum, default_value_t = QosHistory::KeepLast)]
+    qos_history: QosHistory,
+    /// reliable or best_effort.
+    #[arg(long, value_enum, default_value_t = QosReliability::Reliable)]
+    qos_reliability: QosReliability,
+    /// volatile or transient_local (late joiners get the last depth messages).
+    #[arg(long, value_enum, default_value_t = QosDurability::Volatile)]
+    qos_durability: QosDurability,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[value(rename_all = "snake_case")]
+enum QosHistory {
+    KeepLast,
+    KeepAll,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[value(rename_all = "snake_case")]
+enum QosReliability {
+    Reliable,
+    BestEffort,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[value(rename_all = "snake_case")]
+enum QosDurability {
+    Volatile,
+    TransientLocal,
+}
+
+impl QosArgs {
+    fn qos(&self) -> anyhow::Result<Qos> {
+        let mut qos = match self.qos_history {
+            QosHistory::KeepLast => Qos::keep_last(self.qos_depth),
+            QosHistory::KeepAll => Qos::keep_all(self.qos_depth),
+        };
+        qos.capacity()
+            .map_err(|e| anyhow!("--qos-depth {}: {e}", self.qos_depth))?;
+        if self.qos_reliability == QosReliability::BestEffort {
+            qos = qos.best_effort();
+        }
+        if self.qos_durability == QosDurability::TransientLocal {
+            qos = qos.transient_local();
+        }
+        Ok(qos)
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct EchoArgs {
     topic: String,
     /// The message type (default: the type its publishers announce).
     message_type: Option<String>,
+    #[command(flatten)]
+    qos: QosArgs,
     /// Exit after this many messages.
     #[arg(long)]
     count: Option<u64>,
@@ -147,9 +205,15 @@ pub struct PubArgs {
     /// Wait up to this many seconds for a subscription before the first message.
     #[arg(long, default_value_t = 5.0)]
     wait_matching: f64,
-    /// Publish with transient-local durability (late joiners get the last message).
+    /// Same as --qos-durability transient_local.
     #[arg(long)]
     transient_local: bool,
+    #[command(flatten)]
+    qos: QosArgs,
+    /// Seconds to stay after the last message (a transient-local publisher's cache lives
+    /// as long as it does, for late joiners).
+    #[arg(long, default_value_t = 0.0)]
+    keep_alive: f64,
 }
 
 fn secs(s: f64) -> anyhow::Result<Duration> {
@@ -389,14 +453,14 @@ fn echo(args: EchoArgs) -> anyhow::Result<ExitCode> {
     let (tx, rx) = mpsc::channel::<String>();
     let json = args.json;
     // Held for as long as messages are wanted.
-    let _entity: Box<dyn std::any::Any> = match registry::message_by_name(&ty) {
+    let _entity: Box<dyn std::any::Any> = match registry::message_for_topic(&ty, &topic) {
         Some(codec) => {
             let node = cli_node(&transport, "echo")?;
             let exec = kairos::exec::Executor::single_threaded();
             let held = codec.json_subscription(
                 &node,
                 &topic,
-                Qos::keep_last(100),
+                args.qos.qos()?,
                 Box::new(move |value| {
                     let _ = tx.send(render(&value, json));
                 }),
@@ -555,7 +619,7 @@ fn hz(args: HzArgs) -> anyhow::Result<ExitCode> {
 fn publish(args: PubArgs) -> anyhow::Result<ExitCode> {
     let transport = open()?;
     let topic = resolve_topic(&args.topic);
-    let codec = registry::message_by_name(&args.message_type).ok_or_else(|| {
+    let codec = registry::message_for_topic(&args.message_type, &topic).ok_or_else(|| {
         anyhow!(
             "kairos does not know the type {}; known types are registered with kairos_zenoh::register",
             args.message_type
@@ -563,11 +627,10 @@ fn publish(args: PubArgs) -> anyhow::Result<ExitCode> {
     })?;
     let value = parse_values(&args.values)?;
     let node = cli_node(&transport, "pub")?;
-    let qos = if args.transient_local {
-        Qos::keep_last(10).transient_local()
-    } else {
-        Qos::keep_last(10)
-    };
+    let mut qos = args.qos.qos()?;
+    if args.transient_local {
+        qos = qos.transient_local();
+    }
     let publisher = codec.json_publisher(&node, &topic, qos)?;
     wait_matching(
         &transport,
@@ -589,6 +652,11 @@ fn publish(args: PubArgs) -> anyhow::Result<ExitCode> {
         }
         publisher(value.clone()).map_err(|e| anyhow!("{e}"))?;
         println!("publishing #{}: {}", i + 1, args.values);
+    }
+    if args.keep_alive > 0.0 {
+        // Bounded: the sleep ends at its deadline (no one cancels this token).
+        let stay = kairos::time::Duration::from_secs_f64(args.keep_alive);
+        clock.sleep_until(clock.now() + stay, &token)?;
     }
     // Closing flushes what zenoh still queues; exiting without it may lose the last messages.
     drop(publisher);

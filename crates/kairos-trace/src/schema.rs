@@ -303,6 +303,12 @@ macro_rules! for_each_event {
             kairos::message_drop => MessageDrop {
                 subscription_handle: Hex64, publisher_handle: Hex64, seq: U64, queue_depth: U64,
             },
+            /// `count` messages of a publisher in another process, from `first_seq` on,
+            /// never reached the subscription (a gap in the publisher's sequence numbers
+            /// seen on arrival: lost on the network or dropped by its congestion control).
+            kairos::message_loss => MessageLoss {
+                subscription_handle: Hex64, publisher_handle: Hex64, first_seq: U64, count: U64,
+            },
             // ---- kairos: executor ----
             /// An executor's wait ended with `ready` entities ready to run.
             kairos::executor_wake => ExecutorWake { executor: Hex64, ready: U64 },

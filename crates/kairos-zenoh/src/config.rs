@@ -3,7 +3,8 @@
 //!
 //! - session: peer mode, connect to a router on `tcp/localhost:7447`, listen on
 //!   `tcp/localhost:0`, multicast scouting off (processes find each other through the
-//!   router, as rmw_zenoh's do);
+//!   router, as rmw_zenoh's do), timestamping on (zenoh-ext's caches of transient-local
+//!   publishers order samples by timestamp; rmw_zenoh's default file enables it too);
 //! - router (`kairos router`): router mode, listen on `tcp/[::]:7447`, multicast off;
 //! - `ZENOH_SESSION_CONFIG_URI` / `ZENOH_ROUTER_CONFIG_URI`: a json5 file replacing the
 //!   defaults; `ZENOH_CONFIG_OVERRIDE`: `key=value` pairs separated by `;` applied last,
@@ -76,6 +77,11 @@ pub fn session_config() -> Result<Config, ConfigError> {
         set(c, "connect/endpoints", r#"["tcp/localhost:7447"]"#);
         set(c, "listen/endpoints", r#"["tcp/localhost:0"]"#);
         set(c, "scouting/multicast/enabled", "false");
+        set(
+            c,
+            "timestamping/enabled",
+            "{ router: true, peer: true, client: true }",
+        );
     })
 }
 

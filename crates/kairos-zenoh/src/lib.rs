@@ -10,6 +10,7 @@
 //! - [`type_hash`]: RIHS01 type hashes, computed as rosidl does.
 //! - [`graph_key`], [`attachment`]: key expressions, liveliness tokens, attachments.
 //! - [`transport`]: the zenoh session behind the graph's transport hook.
+//! - [`qos`]: reliability, congestion control, history and transient-local on the wire.
 //! - [`config`]: rmw_zenoh's defaults and environment variables.
 
 pub mod attachment;
@@ -18,6 +19,7 @@ pub mod graph_cache;
 pub mod graph_key;
 pub mod message;
 pub mod msg;
+pub mod qos;
 pub mod registry;
 pub mod transport;
 pub mod type_hash;

@@ -110,6 +110,8 @@ struct Registry {
     messages: HashMap<TypeId, Arc<MessageCodec>>,
     /// By (request, response).
     services: HashMap<(TypeId, TypeId), Arc<ServiceCodec>>,
+    /// kairos's `ClockMsg` as `rosgraph_msgs/msg/Clock` (see `insert_clock`).
+    clock: Option<Arc<MessageCodec>>,
 }
 
 fn registry() -> &'static RwLock<Registry> {
@@ -123,6 +125,7 @@ fn registry() -> &'static RwLock<Registry> {
             insert_message::<Time>(&mut r);
             insert_message::<Clock>(&mut r);
             insert_service::<AddTwoInts>(&mut r);
+            insert_clock(&mut r);
         }
         registry
     })
@@ -158,6 +161,78 @@ fn insert_message<M: Message>(registry: &mut Registry) {
                 },
             })
         });
+}
+
+/// kairos's own `/clock` message ([`kairos::graph::ClockMsg`]) goes out as
+/// `rosgraph_msgs/msg/Clock`, so a kairos simulator drives ROS 2 nodes and other kairos
+/// processes. Only outgoing: `/clock` from other processes enters through the transport's
+/// clock bridge (see `ZenohTransport::install`), so subscriptions of `ClockMsg` stay local.
+fn insert_clock(registry: &mut Registry) {
+    use crate::msg::Clock;
+    use kairos::graph::ClockMsg;
+    fn json_publisher(node: &Node, topic: &str, qos: Qos) -> Result<JsonPublisher, GraphError> {
+        let publisher = node.create_publisher::<ClockMsg>(topic, qos)?;
+        Ok(Box::new(move |value| {
+            let clock: Clock = serde_json::from_value(value)
+                .map_err(|e| format!("not a {}: {e}", Clock::TYPE_NAME))?;
+            publisher.publish(clock_from_wire(&clock));
+            Ok(())
+        }))
+    }
+    fn json_subscription(
+        node: &Node,
+        topic: &str,
+        qos: Qos,
+        callback: JsonCallback,
+    ) -> Result<Held, GraphError> {
+        let subscription =
+            node.create_subscription::<ClockMsg, _>(topic, qos, move |m: Arc<ClockMsg>| {
+                callback(serde_json::to_value(clock_to_wire(&m)).unwrap_or_default())
+            })?;
+        Ok(Box::new(subscription))
+    }
+    let codec = Arc::new(MessageCodec {
+        ros_type: Clock::TYPE_NAME,
+        dds_type: dds_type_name(Clock::TYPE_NAME).expect("rosgraph_msgs/msg/Clock is pkg/msg/Type"),
+        hash: Clock::type_hash().to_string(),
+        encode: |message| {
+            message
+                .downcast_ref::<ClockMsg>()
+                .map(|m| encode(&clock_to_wire(m)))
+        },
+        decode: |payload| {
+            decode::<Clock>(payload).map(|c| Arc::new(clock_from_wire(&c)) as AnyMessage)
+        },
+        json_publisher,
+        json_subscription,
+        to_json: |payload| {
+            decode::<Clock>(payload).map(|m| serde_json::to_value(m).unwrap_or_default())
+        },
+    });
+    registry.clock = Some(codec.clone());
+    registry
+        .messages
+        .entry(TypeId::of::<ClockMsg>())
+        .or_insert(codec);
+}
+
+/// `ClockMsg` (simulation time in ns) as `rosgraph_msgs/msg/Clock`.
+pub fn clock_to_wire(message: &kairos::graph::ClockMsg) -> crate::msg::Clock {
+    let nanos = message.clock.nanos().max(0);
+    crate::msg::Clock {
+        clock: crate::msg::Time {
+            sec: i32::try_from(nanos / 1_000_000_000).unwrap_or(i32::MAX),
+            nanosec: (nanos % 1_000_000_000) as u32,
+        },
+    }
+}
+
+/// `rosgraph_msgs/msg/Clock` as `ClockMsg` (simulation time).
+pub fn clock_from_wire(clock: &crate::msg::Clock) -> kairos::graph::ClockMsg {
+    let nanos = i64::from(clock.clock.sec) * 1_000_000_000 + i64::from(clock.clock.nanosec);
+    kairos::graph::ClockMsg {
+        clock: kairos::time::Time::new(kairos::time::ClockKind::Sim, nanos),
+    }
 }
 
 fn insert_service<S: ServiceType>(registry: &mut Registry) {
@@ -248,12 +323,30 @@ pub(crate) fn service(request: TypeId, response: TypeId) -> Option<Arc<ServiceCo
 
 /// The codec of a ROS type name, for tools that only know the name (`kairos topic pub`).
 pub fn message_by_name(ros_type: &str) -> Option<Arc<MessageCodec>> {
-    registry()
-        .read()
+    let registry = registry().read();
+    registry
         .messages
         .values()
+        .filter(|c| {
+            !registry
+                .clock
+                .as_ref()
+                .is_some_and(|clock| Arc::ptr_eq(c, clock))
+        })
         .find(|c| c.ros_type == ros_type)
         .cloned()
+}
+
+/// The codec a tool uses for `ros_type` on `topic`: on `/clock`, where every process on
+/// the transport keeps kairos's own `ClockMsg`, ROS's clock message is carried as it.
+pub fn message_for_topic(ros_type: &str, topic: &str) -> Option<Arc<MessageCodec>> {
+    if topic == kairos::graph::CLOCK_TOPIC {
+        let clock = registry().read().clock.clone();
+        if let Some(clock) = clock.filter(|c| c.ros_type == ros_type) {
+            return Some(clock);
+        }
+    }
+    message_by_name(ros_type)
 }
 
 pub fn service_by_name(ros_type: &str) -> Option<Arc<ServiceCodec>> {

@@ -20,7 +20,7 @@
 use crate::attachment::{Attachment, Gid, now_ns};
 use crate::graph_cache::GraphCache;
 use crate::graph_key::{
-    Durability, EndpointKey, EntityKind, History, NodeKey, Token, WireQos, data_key,
+    Durability, EndpointKey, EntityKind, History, NodeKey, Reliability, Token, WireQos, data_key,
 };
 use crate::registry::{self, MessageCodec, ServiceCodec};
 use kairos::graph::transport::{
@@ -71,6 +71,7 @@ pub struct ZenohTransport {
     graph: Arc<GraphCache>,
     malformed: Arc<AtomicU64>,
     gaps: Arc<AtomicU64>,
+    local: Arc<LocalPublishers>,
     /// Declarations that live as long as the transport (the `/clock` bridge).
     bridges: Mutex<Vec<Declaration>>,
     _graph_subscriber: zenoh::pubsub::Subscriber<()>,
@@ -117,6 +118,7 @@ impl ZenohTransport {
             graph,
             malformed: Arc::new(AtomicU64::new(0)),
             gaps: Arc::new(AtomicU64::new(0)),
+            local: Arc::new(LocalPublishers::default()),
             bridges: Mutex::new(Vec::new()),
             _graph_subscriber: graph_subscriber,
         }))
@@ -286,6 +288,10 @@ impl ZenohTransport {
 
 fn wire_qos(qos: kairos::graph::Qos) -> WireQos {
     WireQos {
+        reliability: match qos.reliability {
+            kairos::graph::Reliability::Reliable => Reliability::Reliable,
+            kairos::graph::Reliability::BestEffort => Reliability::BestEffort,
+        },
         durability: match qos.durability {
             kairos::graph::Durability::Volatile => Durability::Volatile,
             kairos::graph::Durability::TransientLocal => Durability::TransientLocal,
@@ -305,10 +311,17 @@ pub fn gid_handle(gid: &Gid) -> u64 {
 
 struct ZenohPublisher {
     codec: Arc<MessageCodec>,
-    publisher: zenoh::pubsub::Publisher<'static>,
+    publisher: zenoh_ext::AdvancedPublisher<'static>,
     gid: Gid,
+    local: Arc<LocalPublishers>,
     _token: LivelinessToken,
     _node: Arc<NodeEntry>,
+}
+
+impl Drop for ZenohPublisher {
+    fn drop(&mut self) {
+        self.local.0.write().remove(&self.gid);
+    }
 }
 
 impl RemotePublisher for ZenohPublisher {
@@ -334,6 +347,12 @@ impl RemotePublisher for ZenohPublisher {
     }
 }
 
+/// The gids of this process's publishers. A transient-local subscription hears the caches
+/// of its own process too (zenoh-ext's history queries reach every cache); what those
+/// hold was delivered in the process already, so it skips them.
+#[derive(Default)]
+struct LocalPublishers(parking_lot::RwLock<HashSet<Gid>>);
+
 /// Reports a malformed sample once per publisher and counts every one.
 struct MalformedLog {
     topic: String,
@@ -356,20 +375,31 @@ impl MalformedLog {
     }
 }
 
-/// Counts the sequence numbers skipped by each publisher a subscription hears.
+/// Counts and traces the sequence numbers skipped by each publisher a subscription hears.
 struct GapCounter {
     last: Mutex<HashMap<Gid, i64>>,
     total: Arc<AtomicU64>,
 }
 
 impl GapCounter {
-    fn record(&self, publisher: Gid, seq: i64) {
-        let previous = self.last.lock().insert(publisher, seq);
-        if let Some(previous) = previous
-            && seq > previous + 1
-        {
-            self.total
-                .fetch_add((seq - previous - 1) as u64, Ordering::Relaxed);
+    /// Records the arrival of `seq` from `publisher`; returns the gap it closes, as
+    /// (first missing sequence number, count), if any. A publisher that starts again from
+    /// 1 starts a new run; a number at or below the last (a replayed history) is no gap.
+    fn record(&self, publisher: Gid, seq: i64) -> Option<(u64, u64)> {
+        let mut last = self.last.lock();
+        let previous = last.get(&publisher).copied();
+        match previous {
+            Some(previous) if seq > previous + 1 => {
+                last.insert(publisher, seq);
+                let count = (seq - previous - 1) as u64;
+                self.total.fetch_add(count, Ordering::Relaxed);
+                Some(((previous + 1) as u64, count))
+            }
+            Some(previous) if seq <= previous && seq != 1 => None,
+            _ => {
+                last.insert(publisher, seq);
+                None
+            }
         }
     }
 }
@@ -490,6 +520,7 @@ impl RemoteClient for ZenohClient {
 
 impl Transport for ZenohTransport {
     fn publisher(&self, endpoint: &Endpoint<'_>) -> Option<Box<dyn RemotePublisher>> {
+        use zenoh_ext::AdvancedPublisherBuilderExt;
         let codec = registry::message(endpoint.message)?;
         let node = self.node(endpoint.node)?;
         let key = self.key(endpoint.name, &codec.dds_type, &codec.hash);
@@ -501,22 +532,52 @@ impl Transport for ZenohTransport {
             &codec.hash,
             wire_qos(endpoint.qos),
         )?;
-        let publisher = self
+        let plan = crate::qos::publisher_plan(&endpoint.qos);
+        let mut builder = self
             .session
             .declare_publisher(key)
             .allowed_destination(Locality::Remote)
-            .wait()
-            .ok()?;
+            .reliability(plan.reliability)
+            .congestion_control(plan.congestion_control)
+            .advanced();
+        if let Some(depth) = plan.cache {
+            builder = builder.cache(zenoh_ext::CacheConfig::default().max_samples(depth));
+        }
+        if let Some(period) = plan.heartbeat {
+            builder = builder.sample_miss_detection(
+                zenoh_ext::MissDetectionConfig::default().sporadic_heartbeat(period),
+            );
+        }
+        if plan.detectable {
+            builder = builder.publisher_detection();
+        }
+        let publisher = match builder.wait() {
+            Ok(publisher) => publisher,
+            Err(e) => {
+                eprintln!(
+                    "kairos-zenoh: the publisher of {} stays in this process: {e}",
+                    endpoint.name
+                );
+                return None;
+            }
+        };
+        self.local.0.write().insert(gid);
         Some(Box::new(ZenohPublisher {
             codec,
             publisher,
             gid,
+            local: self.local.clone(),
             _token: token,
             _node: node,
         }))
     }
 
     fn subscription(&self, endpoint: &Endpoint<'_>, inbox: Inbox) -> Option<Declaration> {
+        use zenoh_ext::AdvancedSubscriberBuilderExt;
+        // Remote /clock reaches the context through the clock bridge (see `install`).
+        if endpoint.message == std::any::TypeId::of::<kairos::graph::ClockMsg>() {
+            return None;
+        }
         let codec = registry::message(endpoint.message)?;
         let node = self.node(endpoint.node)?;
         let key = self.key(endpoint.name, &codec.dds_type, &codec.hash);
@@ -530,30 +591,64 @@ impl Transport for ZenohTransport {
             last: Mutex::new(HashMap::new()),
             total: self.gaps.clone(),
         };
-        let subscriber = self
-            .session
-            .declare_subscriber(key)
-            .allowed_origin(Locality::Remote)
-            .callback(move |sample| {
-                let attachment = match sample.attachment() {
-                    None => Err(crate::attachment::AttachmentError::Missing),
-                    Some(bytes) => Attachment::from_bytes(&bytes.to_bytes()),
-                };
-                let attachment = match attachment {
-                    Ok(a) => a,
-                    Err(e) => return log.record(None, &e.to_string()),
-                };
-                gaps.record(attachment.gid, attachment.sequence_number);
-                match decode(&sample.payload().to_bytes()) {
-                    Ok(message) => {
-                        let seq = attachment.sequence_number.max(0) as u64;
-                        inbox.deliver(message, gid_handle(&attachment.gid), seq);
-                    }
-                    Err(e) => log.record(Some(attachment.gid), &e.to_string()),
+        let plan = crate::qos::subscriber_plan(&endpoint.qos);
+        let local = plan.history.is_some().then(|| self.local.clone());
+        let on_sample = move |sample: zenoh::sample::Sample| {
+            let attachment = match sample.attachment() {
+                None => Err(crate::attachment::AttachmentError::Missing),
+                Some(bytes) => Attachment::from_bytes(&bytes.to_bytes()),
+            };
+            let attachment = match attachment {
+                Ok(a) => a,
+                Err(e) => return log.record(None, &e.to_string()),
+            };
+            if local
+                .as_ref()
+                .is_some_and(|local| local.0.read().contains(&attachment.gid))
+            {
+                return;
+            }
+            let handle = gid_handle(&attachment.gid);
+            if let Some((first, count)) = gaps.record(attachment.gid, attachment.sequence_number) {
+                inbox.lost(handle, first, count);
+            }
+            match decode(&sample.payload().to_bytes()) {
+                Ok(message) => {
+                    let seq = attachment.sequence_number.max(0) as u64;
+                    inbox.deliver(message, handle, seq);
                 }
-            })
-            .wait()
-            .ok()?;
+                Err(e) => log.record(Some(attachment.gid), &e.to_string()),
+            }
+        };
+        let subscriber: Declaration = match plan.history {
+            None => Box::new(
+                self.session
+                    .declare_subscriber(key)
+                    .allowed_origin(Locality::Remote)
+                    .callback(on_sample)
+                    .wait()
+                    .ok()?,
+            ),
+            Some(depth) => {
+                let mut builder = self
+                    .session
+                    .declare_subscriber(key)
+                    .history(
+                        zenoh_ext::HistoryConfig::default()
+                            .detect_late_publishers()
+                            .max_samples(depth),
+                    )
+                    .query_timeout(crate::qos::HISTORY_QUERY_TIMEOUT)
+                    .allowed_origin(Locality::Remote);
+                if plan.recovery {
+                    builder = builder.recovery(zenoh_ext::RecoveryConfig::default().heartbeat());
+                }
+                if plan.detectable {
+                    builder = builder.subscriber_detection();
+                }
+                Box::new(builder.callback(on_sample).wait().ok()?)
+            }
+        };
         // Announced once it can receive, so whoever sees the token reaches it.
         let (token, _) = self.announce(
             &node,

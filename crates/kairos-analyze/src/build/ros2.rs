@@ -146,6 +146,7 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &Event) {
                 kind,
             });
         }
+        "message_loss" => b.m.remote_losses += ev.u64("count").unwrap_or(0),
         "message_enqueue" | "message_drop" => {
             let Some(&s) = b.subscriptions.get(&(pid, h("subscription_handle"))) else {
                 return;

@@ -29,7 +29,8 @@ pub struct DemoArgs {
     #[arg(long)]
     pub sim: bool,
     /// Run the pipeline as four processes on the Zenoh transport, traced into one folder
-    /// (`DIR/pipeline-processes`).
+    /// (`DIR/pipeline-processes`); run sim-clock-stall with the simulator and the sensors
+    /// in processes of their own.
     #[arg(long, conflicts_with = "sim")]
     pub processes: bool,
 }
@@ -186,6 +187,9 @@ fn run_one(scenario: Scenario, args: &DemoArgs) -> anyhow::Result<Outcome> {
         }
         return pipeline::run(args.quick, trace_dir.as_deref(), &args.out);
     }
+    if scenario == Scenario::SimClockStall && args.processes {
+        return sim_clock_stall_processes::run(args.quick);
+    }
     let session = match &trace_dir {
         Some(dir) => Some(start_session(dir)?),
         None => None,
@@ -235,6 +239,7 @@ pub mod pipeline;
 pub mod pipeline_processes;
 pub mod pipeline_sim;
 pub mod sim_clock_stall;
+pub mod sim_clock_stall_processes;
 
 /// Where a scenario may write scratch files.
 pub fn scratch_dir(name: &str) -> anyhow::Result<PathBuf> {

@@ -51,7 +51,7 @@ const ROLES: [&str; 4] = ["printer", "planner", "filter", "source"];
 const PERIOD: Duration = Duration::from_millis(200);
 
 /// A child process killed when dropped, whatever happened.
-struct Running(Child);
+pub(super) struct Running(pub(super) Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -72,7 +72,7 @@ fn interrupt(child: &Child) {
 }
 
 /// Lines a child prints on stdout, read on a thread of their own.
-fn lines_of(child: &mut Child) -> anyhow::Result<mpsc::Receiver<String>> {
+pub(super) fn lines_of(child: &mut Child) -> anyhow::Result<mpsc::Receiver<String>> {
     let stdout = child.stdout.take().context("child has no stdout")?;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -87,7 +87,7 @@ fn lines_of(child: &mut Child) -> anyhow::Result<mpsc::Receiver<String>> {
 }
 
 /// Waits for a line starting with `prefix`, at most `timeout`.
-fn expect_line(
+pub(super) fn expect_line(
     rx: &mpsc::Receiver<String>,
     prefix: &str,
     timeout: std::time::Duration,

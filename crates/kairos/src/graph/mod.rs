@@ -30,6 +30,6 @@ pub use message_callback::MessageCallback;
 pub use name::{NameError, NameKind, normalize_namespace, resolve, validate_node_name};
 pub use node::{Node, NodeOptions};
 pub use publisher::Publisher;
-pub use qos::{Durability, History, Qos, QosError};
+pub use qos::{Durability, History, Qos, QosError, Reliability};
 pub use service::Service;
 pub use subscription::{Subscription, SubscriptionStats};

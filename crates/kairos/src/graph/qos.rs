@@ -26,14 +26,30 @@ pub enum Durability {
     TransientLocal,
 }
 
+/// Whether a transport may lose messages on the way to another process. In the process
+/// every message reaches every queue (a full queue still drops its oldest, counted), so
+/// this only matters beyond it: a reliable publisher retransmits, and blocks rather than
+/// drop when it also keeps all; a best-effort one sends once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reliability {
+    /// Every message is retransmitted until it arrives (ROS 2's default).
+    #[default]
+    Reliable,
+    /// Each message is sent once; a lost one stays lost.
+    BestEffort,
+}
+
 /// The quality of service of a publisher or subscription: how many messages its queue
-/// keeps, and whether late subscribers get the last message.
+/// keeps, whether late subscribers get the last message, and whether a transport may
+/// lose messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Qos {
     /// How many messages a subscription queue keeps.
     pub history: History,
     /// Whether the topic keeps its last message for later subscriptions.
     pub durability: Durability,
+    /// Whether a transport beyond the process may lose messages.
+    pub reliability: Reliability,
 }
 
 /// A QoS that cannot be used.
@@ -66,6 +82,7 @@ impl Qos {
         Self {
             history: History::KeepLast(depth),
             durability: Durability::Volatile,
+            reliability: Reliability::Reliable,
         }
     }
 
@@ -74,6 +91,7 @@ impl Qos {
         Self {
             history: History::KeepAll { bound },
             durability: Durability::Volatile,
+            reliability: Reliability::Reliable,
         }
     }
 
@@ -81,6 +99,15 @@ impl Qos {
     pub const fn transient_local(self) -> Self {
         Self {
             durability: Durability::TransientLocal,
+            ..self
+        }
+    }
+
+    /// Beyond the process, messages may be lost rather than retransmitted (sensor streams
+    /// where the newest sample matters more than each one).
+    pub const fn best_effort(self) -> Self {
+        Self {
+            reliability: Reliability::BestEffort,
             ..self
         }
     }

@@ -98,6 +98,8 @@ pub trait RemoteClient: Send + Sync {
 /// The entry of one subscription for messages from other processes.
 pub struct Inbox {
     deliver: Box<dyn Fn(AnyMessage, u64, u64) -> bool + Send + Sync>,
+    /// The subscription's trace handle.
+    subscription: u64,
 }
 
 impl Inbox {
@@ -122,7 +124,20 @@ impl Inbox {
                 });
                 true
             }),
+            subscription: subscription.core.id(),
         }
+    }
+
+    /// Records that `count` messages of remote publisher `publisher`, from sequence number
+    /// `first_seq` on, never reached this subscription (a gap in its sequence numbers), as
+    /// a `kairos:message_loss` event the analyzer counts.
+    pub fn lost(&self, publisher: u64, first_seq: u64, count: u64) {
+        crate::trace::tp::message_loss(self.subscription, publisher, first_seq, count);
+    }
+
+    /// The handle traces know this subscription by.
+    pub fn subscription_handle(&self) -> u64 {
+        self.subscription
     }
 
     /// Queues `message` (of the subscription's type) from remote publisher `publisher`

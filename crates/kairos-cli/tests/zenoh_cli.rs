@@ -1,0 +1,159 @@
+//! The ros2-shaped graph tools against live kairos processes on Zenoh (loopback only):
+//! `topic hz` measures a publisher's rate, `topic info` names both ends with their types,
+//! and `topic echo` of a type this process does not know prints size and hex.
+
+mod zenoh_support;
+
+use std::time::Duration;
+use zenoh_support::*;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+#[test]
+fn topic_hz_measures_a_publishers_rate() {
+    let router = Router::start();
+    let _publisher = spawn(router.kairos().args([
+        "topic",
+        "pub",
+        "/hz_topic",
+        "std_msgs/msg/String",
+        "{data: tick}",
+        "--times",
+        "200",
+        "--rate",
+        "20",
+        "--wait-matching",
+        "30",
+    ]));
+    let out = router
+        .kairos()
+        .args([
+            "topic",
+            "hz",
+            "/hz_topic",
+            "--count",
+            "11",
+            "--json",
+            "--timeout",
+            "40",
+        ])
+        .output()
+        .expect("kairos topic hz");
+    let hz: serde_json::Value =
+        serde_json::from_str(assert_ok("kairos topic hz", &out).trim()).expect("JSON");
+    assert_eq!(hz["topic"], "/hz_topic");
+    assert_eq!(hz["window"], 10, "11 messages, 10 intervals: {hz}");
+    let rate = hz["rate_hz"].as_f64().unwrap();
+    let (min, max) = (hz["min_s"].as_f64().unwrap(), hz["max_s"].as_f64().unwrap());
+    // The rate is the mean interval's inverse, so it lies between the extremes.
+    assert!(
+        min <= 1.0 / rate && 1.0 / rate <= max,
+        "rate {rate} outside its own min {min} / max {max}"
+    );
+    // 20 Hz asked; a loaded machine stretches intervals but cannot make 20 Hz look like
+    // 2 or 200.
+    assert!(
+        (2.0..200.0).contains(&rate),
+        "rate {rate} Hz for 20 Hz published"
+    );
+}
+
+#[test]
+fn topic_info_names_publisher_and_subscription_with_their_nodes() {
+    let router = Router::start();
+    let _echo = spawn(router.kairos().args([
+        "topic",
+        "echo",
+        "/info_topic",
+        "std_msgs/msg/String",
+        "--timeout",
+        "40",
+    ]));
+    let _publisher = spawn(router.kairos().args([
+        "topic",
+        "pub",
+        "/info_topic",
+        "std_msgs/msg/String",
+        "{data: x}",
+        "--times",
+        "1",
+        "--wait-matching",
+        "30",
+        "--keep-alive",
+        "40",
+    ]));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let text = loop {
+        let out = router
+            .kairos()
+            .args(["topic", "info", "/info_topic", "--spin-time", "1"])
+            .output()
+            .expect("kairos topic info");
+        let text = assert_ok("kairos topic info", &out);
+        let both = text.contains("Publisher count: 1") && text.contains("Subscription count: 1");
+        if both || std::time::Instant::now() > deadline {
+            break text;
+        }
+    };
+    assert!(text.contains("Type: std_msgs/msg/String"), "{text}");
+    assert!(text.contains("Publisher count: 1"), "{text}");
+    assert!(text.contains("Subscription count: 1"), "{text}");
+    let publisher = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("Publisher: node /kairos_pub_"))
+        .unwrap_or_else(|| panic!("no publisher line naming its node:\n{text}"));
+    assert!(
+        publisher.contains("(Reliable, Volatile, keep last 10)"),
+        "{publisher}"
+    );
+    assert!(
+        text.lines().any(|l| l
+            .trim_start()
+            .starts_with("Subscription: node /kairos_echo_")),
+        "no subscription line naming its node:\n{text}"
+    );
+}
+
+#[test]
+fn topic_echo_of_an_unknown_type_prints_size_and_hex() {
+    let router = Router::start();
+    // The pipeline demo's source publishes kairos_demo/msg/Reading {uint64 seq, int64
+    // born_ns}, a type only the pipeline processes register.
+    let mut source = spawn(
+        router
+            .kairos()
+            .args(["internal", "pipeline-node", "source"])
+            .env("KAIROS_TRANSPORT", "zenoh"),
+    );
+    stdout_lines(&mut source).wait_for("ready", Duration::from_secs(30));
+    let echo = spawn(router.kairos().args([
+        "topic",
+        "echo",
+        "/pipeline/readings",
+        "--count",
+        "2",
+        "--json",
+        "--timeout",
+        "40",
+    ]));
+    let out = assert_ok("kairos topic echo", &finish(echo, LIMIT));
+    let samples: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    assert_eq!(samples.len(), 2, "{out}");
+    let mut seqs = Vec::new();
+    for sample in &samples {
+        // CDR header (little endian), then seq and born_ns, 8 bytes each.
+        assert_eq!(sample["size"], 20, "{sample}");
+        let hex = sample["hex"].as_str().unwrap();
+        assert_eq!(hex.len(), 40, "{sample}");
+        assert!(
+            hex.starts_with("00010000"),
+            "CDR little-endian header: {hex}"
+        );
+        let seq = u64::from_str_radix(&hex[8..24], 16).unwrap().swap_bytes();
+        seqs.push(seq);
+    }
+    assert_eq!(seqs[1], seqs[0] + 1, "two readings in a row: {seqs:?}");
+}

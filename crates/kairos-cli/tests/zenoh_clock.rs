@@ -1,0 +1,148 @@
+//! Simulation time from a simulator in another process (story 1 across processes): a
+//! kairos process's `/clock` goes out as `rosgraph_msgs/msg/Clock` and drives the timers
+//! of a `use_sim_time` node in another process; killed mid-run, the simulator leaves every
+//! sensor process able to notice the stall and stop on its deadline, under every policy.
+
+mod zenoh_support;
+
+use std::time::Duration;
+use zenoh_support::*;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+#[test]
+fn clock_from_another_process_drives_a_nodes_timers() {
+    let router = Router::start();
+    let mut simulator = spawn(
+        router
+            .kairos()
+            .args(["internal", "sim-clock-simulator"])
+            .env("KAIROS_TRANSPORT", "zenoh"),
+    );
+    stdout_lines(&mut simulator).wait_for("ready", Duration::from_secs(30));
+    let follower = spawn(
+        router
+            .kairos()
+            .args(["internal", "sim-clock-follower", "--ticks", "5"])
+            .env("KAIROS_TRANSPORT", "zenoh"),
+    );
+    // What the simulator sends is ROS's clock message, as any subscriber reads it.
+    let echo = router
+        .kairos()
+        .args([
+            "topic",
+            "echo",
+            "/clock",
+            "--count",
+            "1",
+            "--json",
+            "--timeout",
+            "30",
+        ])
+        .output()
+        .expect("kairos topic echo /clock");
+    let clock: serde_json::Value =
+        serde_json::from_str(assert_ok("kairos topic echo /clock", &echo).trim())
+            .expect("one JSON message");
+    assert!(
+        clock["clock"]["sec"].is_i64() && clock["clock"]["nanosec"].is_u64(),
+        "a rosgraph_msgs/msg/Clock: {clock}"
+    );
+    let info = router
+        .kairos()
+        .args(["topic", "list", "-t", "--spin-time", "1"])
+        .output()
+        .expect("kairos topic list");
+    let list = assert_ok("kairos topic list", &info);
+    assert!(
+        list.contains("/clock [rosgraph_msgs/msg/Clock]"),
+        "topic list:\n{list}"
+    );
+
+    let out = assert_ok("the follower", &finish(follower, LIMIT));
+    let ticks: Vec<(i64, i64)> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("tick "))
+        .map(|l| {
+            let n: Vec<i64> = l.split_whitespace().map(|s| s.parse().unwrap()).collect();
+            (n[0], n[1])
+        })
+        .collect();
+    assert_eq!(ticks.len(), 5, "follower said:\n{out}");
+    for (scheduled, actual) in &ticks {
+        assert!(actual >= scheduled, "a tick before its deadline: {ticks:?}");
+        // Simulated time: the simulator started at 0, the follower a moment later; a
+        // timer on the wall clock would read some 1.7e18 ns.
+        assert!(
+            *scheduled < 600_000_000_000,
+            "not simulation time: {ticks:?}"
+        );
+    }
+    for pair in ticks.windows(2) {
+        assert_eq!(
+            pair[1].0 - pair[0].0,
+            100_000_000,
+            "one period of simulated time between ticks: {ticks:?}"
+        );
+    }
+}
+
+#[test]
+fn a_killed_simulator_stalls_every_sensor_process_which_still_stops_in_time() {
+    let demo = spawn(kairos().args(["demo", "sim-clock-stall", "--processes", "--json"]));
+    let out = finish(demo, LIMIT);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON ({e}):\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert!(out.status.success(), "the demo failed: {v:#}");
+    assert_eq!(v["processes"], true);
+    assert_eq!(
+        v["naive_hung"], true,
+        "the naive contender did not hang; the scenario proves nothing: {v}"
+    );
+    let policies = v["policies"].as_array().unwrap();
+    let names: Vec<&str> = policies
+        .iter()
+        .map(|p| p["policy"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["wait", "fallback_to_steady", "fail"]);
+    let timeout = v["stall_timeout_ms"].as_f64().unwrap();
+    for p in policies {
+        assert_eq!(p["stopped"], true, "{p}");
+        let stop = p["stop_ms"].as_f64().unwrap();
+        assert!(stop < 100.0, "stop took {stop} ms: {p}");
+        let detected = p["stall_detected_ms"]
+            .as_f64()
+            .expect("stall never detected");
+        assert!(
+            detected >= timeout,
+            "stall reported {detected} ms after the last /clock, before the {timeout} ms timeout: {p}"
+        );
+        assert!(
+            detected < timeout + 2000.0,
+            "stall noticed far too late: {p}"
+        );
+        assert!(p["sensor_loops"].as_u64().unwrap() >= 10, "{p}");
+    }
+    let at = |i: usize, k: &str| policies[i][k].as_f64().unwrap();
+    assert_eq!(
+        at(0, "clock_at_stop_ms"),
+        at(0, "clock_at_silence_ms"),
+        "wait: the clock holds"
+    );
+    assert!(
+        at(1, "clock_at_stop_ms") > at(1, "clock_at_silence_ms"),
+        "fallback: the clock advances"
+    );
+    assert!(
+        policies[2]["loop_ended_with"]
+            .as_str()
+            .unwrap()
+            .contains("stalled"),
+        "fail: the wait failed"
+    );
+}
