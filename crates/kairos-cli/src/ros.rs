@@ -222,6 +222,7 @@ fn secs(s: f64) -> anyhow::Result<Duration> {
 
 /// The transport every command runs on, whatever the environment says.
 fn open() -> anyhow::Result<Arc<ZenohTransport>> {
+    kairos_zenoh::register_shipped_interfaces();
     let transport = ZenohTransport::open()?;
     transport.install(&kairos::graph::Context::global())?;
     Ok(transport)

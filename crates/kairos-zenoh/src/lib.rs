@@ -6,8 +6,9 @@
 //! the same process is still handed over as one `Arc`; one for another process goes
 //! through Zenoh as rmw_zenoh would send it.
 //!
-//! - [`message`], [`msg`]: the `Message` trait, CDR payloads, the built-in types.
-//! - [`type_hash`]: RIHS01 type hashes, computed as rosidl does.
+//! - [`message`], [`type_hash`]: the `Message` trait, CDR payloads and RIHS01 type hashes,
+//!   re-exported from `kairos-msgs` (which also ships the generated interface packages).
+//! - [`msg`]: the first built-in types under their earlier names.
 //! - [`graph_key`], [`attachment`]: key expressions, liveliness tokens, attachments.
 //! - [`transport`]: the zenoh session behind the graph's transport hook.
 //! - [`qos`]: reliability, congestion control, history and transient-local on the wire.
@@ -17,14 +18,12 @@ pub mod attachment;
 pub mod config;
 pub mod graph_cache;
 pub mod graph_key;
-pub mod message;
 pub mod msg;
 pub mod qos;
 pub mod registry;
 pub mod transport;
-pub mod type_hash;
 
-pub use message::{Message, ServiceType};
+pub use kairos_msgs::{Message, ServiceType, message, type_hash};
 pub use registry::{register, register_service};
 pub use transport::{TransportError, ZenohTransport};
 
@@ -35,6 +34,21 @@ use std::sync::Arc;
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
+
+/// Lets every message and service type `kairos-msgs` ships cross the process boundary
+/// (tools that take a type by name, such as `kairos topic echo`, call it first).
+pub fn register_shipped_interfaces() {
+    struct Register;
+    impl kairos_msgs::InterfaceVisitor for Register {
+        fn message<M: Message>(&mut self) {
+            register::<M>();
+        }
+        fn service<S: ServiceType>(&mut self) {
+            register_service::<S>();
+        }
+    }
+    kairos_msgs::visit_interfaces(&mut Register);
+}
 
 /// Whether the environment asks for the Zenoh transport.
 pub fn enabled() -> bool {

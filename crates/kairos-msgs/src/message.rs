@@ -6,9 +6,9 @@
 //! rmw_zenoh writes and reads it; a payload that does not decode is a [`DecodeError`]
 //! saying why, never a panic.
 //!
-//! Declare a message of your own by deriving serde's traits on a struct whose fields are
-//! in the order of the `.msg` file, and implementing [`Message`] with its name and
-//! description (see [`crate::msg`] for examples).
+//! The types of `.msg`/`.srv` files are generated with `kairos-msgs-gen`; a message can
+//! also be declared by hand, deriving serde's traits on a struct whose fields are in the
+//! order of the `.msg` file and implementing [`Message`] with its name and description.
 
 use crate::type_hash::{Field, TypeDescription, TypeHash};
 use byteorder::LittleEndian;
@@ -56,21 +56,6 @@ pub trait ServiceType: Send + Sync + 'static {
     }
 }
 
-/// `service_msgs/msg/ServiceEventInfo`, part of every service's description.
-fn service_event_info() -> TypeDescription {
-    use crate::type_hash::type_id::*;
-    TypeDescription::new(
-        "service_msgs/msg/ServiceEventInfo",
-        vec![
-            Field::primitive("event_type", UINT8),
-            Field::nested("stamp", crate::msg::Time::description()),
-            // `char[16]` in the .msg file is uint8 in the IDL rosidl hashes.
-            Field::primitive("client_gid", UINT8).array(16),
-            Field::primitive("sequence_number", INT64),
-        ],
-    )
-}
-
 fn service_description(
     name: &str,
     request: TypeDescription,
@@ -79,7 +64,10 @@ fn service_description(
     let event = TypeDescription::new(
         &format!("{name}_Event"),
         vec![
-            Field::nested("info", service_event_info()),
+            Field::nested(
+                "info",
+                crate::service_msgs::msg::ServiceEventInfo::description(),
+            ),
             Field::nested("request", request.clone()).bounded_sequence(1),
             Field::nested("response", response.clone()).bounded_sequence(1),
         ],
@@ -92,6 +80,13 @@ fn service_description(
             Field::nested("event_message", event),
         ],
     )
+}
+
+/// Something that wants every message and service type of a set of packages (the
+/// generated `visit_interfaces` functions hand them over), e.g. to register codecs.
+pub trait InterfaceVisitor {
+    fn message<M: Message>(&mut self);
+    fn service<S: ServiceType>(&mut self);
 }
 
 /// `pkg/msg/Type` -> `pkg::msg::dds_::Type_`, the type name in key expressions.

@@ -30,6 +30,9 @@ pub mod type_id {
     pub const BOOLEAN: u8 = 15;
     pub const BYTE: u8 = 16;
     pub const STRING: u8 = 17;
+    pub const WSTRING: u8 = 18;
+    pub const BOUNDED_STRING: u8 = 21;
+    pub const BOUNDED_WSTRING: u8 = 22;
     /// Added to an element type id for a fixed-size array.
     pub const ARRAY: u8 = 48;
     /// Added to an element type id for a sequence with an upper bound.
@@ -69,6 +72,12 @@ impl Field {
             nested: Some(description),
             ..Self::primitive(name, type_id::NESTED_TYPE)
         }
+    }
+
+    /// The bound of a bounded string field (type ids `BOUNDED_STRING`, `BOUNDED_WSTRING`).
+    pub fn string_capacity(mut self, bound: u64) -> Self {
+        self.string_capacity = bound;
+        self
     }
 
     /// This field as a fixed array of `size` elements.

@@ -1,0 +1,400 @@
+//! Generated interface types cross to and from `zenoh-ros2-sdk` (a Python implementation of
+//! rmw_zenoh's format no one here wrote): `sensor_msgs/msg/Imu` and `geometry_msgs/msg/Twist`
+//! published by `kairos topic pub` reach a Python subscriber, and published by Python reach
+//! `kairos topic echo`, field by field.
+//!
+//! Python is given the same `.msg` files kairos-msgs generates from (so it fetches nothing)
+//! and computes the type hashes itself, with its own implementation of rosidl's algorithm:
+//! the test checks them against kairos's before any message flows.
+//!
+//! Each test has its own `kairos router` on a free loopback port; every wait is bounded and
+//! children are killed when a test ends, however it ends.
+
+mod common;
+
+use kairos_msgs::Message;
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// A child process killed when dropped.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+struct Router {
+    _process: Running,
+    port: u16,
+}
+
+impl Router {
+    fn start() -> Self {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free loopback port")
+            .port();
+        let mut child = common::kairos()
+            .args(["router", "--listen", &format!("tcp/127.0.0.1:{port}")])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start kairos router");
+        let stdout = child.stdout.take().expect("router stdout");
+        let process = Running(child);
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            let _ = tx.send(lines.next());
+            for _ in lines {}
+        });
+        let line = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the router did not start within 30 s");
+        assert!(
+            line.as_ref()
+                .is_some_and(|l| l.as_ref().is_ok_and(|l| l.contains("running"))),
+            "kairos router did not start: {line:?}"
+        );
+        Self {
+            _process: process,
+            port,
+        }
+    }
+
+    fn kairos(&self) -> Command {
+        let mut cmd = common::kairos();
+        cmd.env(
+            "ZENOH_CONFIG_OVERRIDE",
+            format!(
+                "connect/endpoints=[\"tcp/127.0.0.1:{}\"];listen/endpoints=[\"tcp/127.0.0.1:0\"]",
+                self.port
+            ),
+        )
+        .env_remove("ROS_DOMAIN_ID");
+        cmd
+    }
+
+    fn python(&self, script: &str) -> Command {
+        let mut cmd = Command::new("python3");
+        cmd.args(["-c", script])
+            .env("ROUTER_PORT", self.port.to_string())
+            .env("MSG_DEFS", definitions())
+            .env_remove("ROS_DOMAIN_ID");
+        cmd
+    }
+}
+
+fn spawn(cmd: &mut Command) -> Running {
+    Running(
+        cmd.stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start process"),
+    )
+}
+
+/// Waits for `child` at most `timeout` (then kills it) and returns what it printed.
+fn finish(mut child: Running, timeout: Duration) -> Output {
+    let pid = child.0.id();
+    let (tx, rx) = mpsc::channel::<()>();
+    let killer = std::thread::spawn(move || {
+        if rx.recv_timeout(timeout).is_err() {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+        }
+    });
+    let stdout = child.0.stdout.take();
+    let stderr = child.0.stderr.take();
+    let err_reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        if let Some(mut s) = stderr {
+            let _ = std::io::Read::read_to_end(&mut s, &mut out);
+        }
+        out
+    });
+    let mut out = Vec::new();
+    if let Some(mut s) = stdout {
+        let _ = std::io::Read::read_to_end(&mut s, &mut out);
+    }
+    let status = child.0.wait().expect("wait for child");
+    let _ = tx.send(());
+    let _ = killer.join();
+    Output {
+        status,
+        stdout: out,
+        stderr: err_reader.join().unwrap_or_default(),
+    }
+}
+
+fn assert_ok(what: &str, out: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{what} failed with {}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+fn require_zenoh_ros2_sdk() {
+    let found = Command::new("python3")
+        .args(["-c", "import zenoh_ros2_sdk, numpy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "the Python package zenoh-ros2-sdk is required: pip install zenoh-ros2-sdk==0.1.8 (scripts/test does this)"
+    );
+}
+
+/// The definitions Python needs, dependencies first, as a JSON list of [type, text]: the
+/// very files kairos-msgs generates its types from.
+fn definitions() -> String {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../kairos-msgs/interfaces");
+    let types = [
+        "builtin_interfaces/msg/Time",
+        "std_msgs/msg/Header",
+        "geometry_msgs/msg/Vector3",
+        "geometry_msgs/msg/Quaternion",
+        "sensor_msgs/msg/Imu",
+        "geometry_msgs/msg/Twist",
+    ];
+    let list: Vec<(String, String)> = types
+        .iter()
+        .map(|t| {
+            let path = format!("{root}/{t}.msg");
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            (t.to_string(), text)
+        })
+        .collect();
+    serde_json::to_string(&list).expect("JSON")
+}
+
+const PY_PRELUDE: &str = r#"
+import os, sys, time, json
+import numpy as np
+from zenoh_ros2_sdk import ROS2Publisher, ROS2Subscriber, get_topic_names_and_types
+from zenoh_ros2_sdk.session import ZenohSession
+from zenoh_ros2_sdk.utils import get_type_hash
+PORT = int(os.environ["ROUTER_PORT"])
+DEFS = json.loads(os.environ["MSG_DEFS"])
+DEPS = dict(DEFS)
+session = ZenohSession.get_instance("127.0.0.1", PORT)
+for name, text in DEFS:
+    session.register_message_type(text, name)
+T = session.store.types
+HASH = {name: get_type_hash(name, DEPS[name], DEPS) for name in ("sensor_msgs/msg/Imu", "geometry_msgs/msg/Twist")}
+for name, value in HASH.items():
+    print("hash", name, value, flush=True)
+def bounded_wait(pred, seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
+"#;
+
+/// Python computed the same hashes as kairos, from the same files.
+fn check_hashes(python_out: &str) {
+    for (name, hash) in [
+        (
+            "sensor_msgs/msg/Imu",
+            kairos_msgs::sensor_msgs::msg::Imu::type_hash().to_string(),
+        ),
+        (
+            "geometry_msgs/msg/Twist",
+            kairos_msgs::geometry_msgs::msg::Twist::type_hash().to_string(),
+        ),
+    ] {
+        assert!(
+            python_out.contains(&format!("hash {name} {hash}")),
+            "Python's hash of {name} differs from kairos's {hash}:\n{python_out}"
+        );
+    }
+}
+
+const IMU_VALUES: &str = "{header: {stamp: {sec: 7, nanosec: 9}, frame_id: imu_link}, \
+    orientation: {x: 0.0, y: 0.0, z: 0.5, w: 0.75}, \
+    orientation_covariance: [1.0, 0, 0, 0, 2.0, 0, 0, 0, 3.0], \
+    angular_velocity: {z: 0.25}, linear_acceleration: {x: -1.5, z: 9.81}, \
+    linear_acceleration_covariance: [-1, 0, 0, 0, 0, 0, 0, 0, 0.125]}";
+const TWIST_VALUES: &str = "{linear: {x: 0.5, y: -0.25}, angular: {z: 1.5}}";
+
+#[test]
+fn kairos_imu_and_twist_reach_a_python_subscriber_field_by_field() {
+    require_zenoh_ros2_sdk();
+    let router = Router::start();
+    let script = format!(
+        "{PY_PRELUDE}
+got = {{'imu': [], 'twist': []}}
+def on_imu(m):
+    got['imu'].append([m.header.stamp.sec, m.header.stamp.nanosec, m.header.frame_id,
+        m.orientation.z, m.orientation.w, list(m.orientation_covariance),
+        m.angular_velocity.z, m.linear_acceleration.x, m.linear_acceleration.z,
+        list(m.linear_acceleration_covariance)])
+def on_twist(m):
+    got['twist'].append([m.linear.x, m.linear.y, m.linear.z, m.angular.z])
+subs = [
+    ROS2Subscriber('/k_imu', 'sensor_msgs/msg/Imu', on_imu, msg_definition=DEPS['sensor_msgs/msg/Imu'], type_hash=HASH['sensor_msgs/msg/Imu'], node_name='py_imu_listener', router_port=PORT),
+    ROS2Subscriber('/k_twist', 'geometry_msgs/msg/Twist', on_twist, msg_definition=DEPS['geometry_msgs/msg/Twist'], type_hash=HASH['geometry_msgs/msg/Twist'], node_name='py_twist_listener', router_port=PORT),
+]
+print('ready', flush=True)
+assert bounded_wait(lambda: len(got['imu']) >= 3 and len(got['twist']) >= 3, 45), 'python got %r' % got
+print('imu', json.dumps(got['imu'][0]))
+print('twist', json.dumps(got['twist'][0]))
+for s in subs:
+    s.close()
+"
+    );
+    let mut python = spawn(&mut router.python(&script));
+    // Wait for Python's subscribers before publishing (the publishers also wait for zenoh's
+    // matching, bounded).
+    let stdout = python.0.stdout.take().expect("python stdout");
+    let (tx, rx) = mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let mut early = String::new();
+    loop {
+        let line = rx
+            .recv_timeout(LIMIT)
+            .expect("Python did not get ready within 60 s");
+        early.push_str(&line);
+        early.push('\n');
+        if line == "ready" {
+            break;
+        }
+    }
+    check_hashes(&early);
+    for (topic, ty, values) in [
+        ("/k_imu", "sensor_msgs/msg/Imu", IMU_VALUES),
+        ("/k_twist", "geometry_msgs/msg/Twist", TWIST_VALUES),
+    ] {
+        let publisher = spawn(router.kairos().args([
+            "topic",
+            "pub",
+            topic,
+            ty,
+            values,
+            "--times",
+            "5",
+            "--rate",
+            "20",
+            "--wait-matching",
+            "30",
+        ]));
+        assert_ok("kairos topic pub", &finish(publisher, LIMIT));
+    }
+    let status = finish(python, LIMIT);
+    let rest = reader.join().unwrap_or_default();
+    assert!(
+        status.status.success(),
+        "the Python subscriber failed: {rest}\n{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    assert!(
+        rest.contains(
+            "imu [7, 9, \"imu_link\", 0.5, 0.75, [1.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 3.0], \
+             0.25, -1.5, 9.81, [-1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.125]]"
+        ),
+        "python said:\n{rest}"
+    );
+    assert!(
+        rest.contains("twist [0.5, -0.25, 0.0, 1.5]"),
+        "python said:\n{rest}"
+    );
+}
+
+#[test]
+fn python_imu_and_twist_reach_kairos_topic_echo_field_by_field() {
+    require_zenoh_ros2_sdk();
+    let router = Router::start();
+    let echo = |topic: &str, ty: &str| {
+        spawn(router.kairos().args([
+            "topic",
+            "echo",
+            topic,
+            ty,
+            "--count",
+            "3",
+            "--json",
+            "--timeout",
+            "45",
+        ]))
+    };
+    let imu_echo = echo("/py_imu", "sensor_msgs/msg/Imu");
+    let twist_echo = echo("/py_twist", "geometry_msgs/msg/Twist");
+    let script = format!(
+        "{PY_PRELUDE}
+imu_pub = ROS2Publisher('/py_imu', 'sensor_msgs/msg/Imu', msg_definition=DEPS['sensor_msgs/msg/Imu'], type_hash=HASH['sensor_msgs/msg/Imu'], node_name='py_imu', router_port=PORT)
+twist_pub = ROS2Publisher('/py_twist', 'geometry_msgs/msg/Twist', msg_definition=DEPS['geometry_msgs/msg/Twist'], type_hash=HASH['geometry_msgs/msg/Twist'], node_name='py_twist', router_port=PORT)
+def kairos_subs_seen():
+    names = [name for name, _ in get_topic_names_and_types(router_port=PORT)]
+    return '/py_imu' in names and '/py_twist' in names
+assert bounded_wait(kairos_subs_seen, 30), 'python does not see the kairos subscriptions'
+time.sleep(0.5)
+V3, Q = T['geometry_msgs/msg/Vector3'], T['geometry_msgs/msg/Quaternion']
+cov = np.zeros(9, dtype=np.float64)
+cov[4] = 0.5
+for i in range(3):
+    imu_pub.publish(
+        header=T['std_msgs/msg/Header'](stamp=T['builtin_interfaces/msg/Time'](sec=100 + i, nanosec=42), frame_id='py_imu_link'),
+        orientation=Q(x=0.0, y=0.0, z=0.0, w=1.0),
+        orientation_covariance=cov,
+        angular_velocity=V3(x=0.0, y=0.0, z=-0.5),
+        angular_velocity_covariance=np.zeros(9, dtype=np.float64),
+        linear_acceleration=V3(x=0.0, y=0.0, z=9.75),
+        linear_acceleration_covariance=np.zeros(9, dtype=np.float64))
+    twist_pub.publish(linear=V3(x=1.25, y=0.0, z=0.0), angular=V3(x=0.0, y=0.0, z=-0.75 * i))
+    time.sleep(0.05)
+time.sleep(0.5)
+imu_pub.close()
+twist_pub.close()
+print('published 3 + 3')
+"
+    );
+    let python = spawn(&mut router.python(&script));
+    let python_out = assert_ok("the Python publishers", &finish(python, LIMIT));
+    check_hashes(&python_out);
+    let imu = assert_ok("kairos topic echo (Imu)", &finish(imu_echo, LIMIT));
+    let twist = assert_ok("kairos topic echo (Twist)", &finish(twist_echo, LIMIT));
+    let imu: Vec<serde_json::Value> = imu
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON message per line"))
+        .collect();
+    assert_eq!(imu.len(), 3, "{imu:?}");
+    for (i, m) in imu.iter().enumerate() {
+        assert_eq!(m["header"]["stamp"]["sec"], 100 + i as i64, "{m}");
+        assert_eq!(m["header"]["stamp"]["nanosec"], 42, "{m}");
+        assert_eq!(m["header"]["frame_id"], "py_imu_link", "{m}");
+        assert_eq!(m["orientation"]["w"], 1.0, "{m}");
+        assert_eq!(m["orientation_covariance"][4], 0.5, "{m}");
+        assert_eq!(m["angular_velocity"]["z"], -0.5, "{m}");
+        assert_eq!(m["linear_acceleration"]["z"], 9.75, "{m}");
+    }
+    let twist: Vec<serde_json::Value> = twist
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON message per line"))
+        .collect();
+    assert_eq!(twist.len(), 3, "{twist:?}");
+    for (i, m) in twist.iter().enumerate() {
+        assert_eq!(m["linear"]["x"], 1.25, "{m}");
+        assert_eq!(m["angular"]["z"], -0.75 * i as f64, "{m}");
+    }
+}
