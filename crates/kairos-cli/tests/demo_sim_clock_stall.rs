@@ -5,8 +5,15 @@
 mod common;
 use common::{json_of, kairos, run_ok};
 
+/// One demo at a time: each times stops and stall detection in milliseconds, which a
+/// second demo running beside it on a 2-core machine would disturb.
+static ONE_DEMO_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn stop_under_a_stalled_clock_is_prompt_for_every_policy() {
+    let _one = ONE_DEMO_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let v = json_of(&run_ok(kairos().args([
         "demo",
         "sim-clock-stall",
@@ -63,10 +70,13 @@ fn stop_under_a_stalled_clock_is_prompt_for_every_policy() {
     );
 }
 
-/// `--quick` shortens the simulator's run (100 ms of simulated time before the silence,
+/// `--quick` shortens the simulator's run (200 ms of simulated time before the silence,
 /// not 300 ms) and keeps every promise: each policy stops promptly.
 #[test]
 fn quick_runs_a_shorter_simulation_and_stops_as_promptly() {
+    let _one = ONE_DEMO_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let v = json_of(&run_ok(kairos().args([
         "demo",
         "sim-clock-stall",
@@ -78,7 +88,7 @@ fn quick_runs_a_shorter_simulation_and_stops_as_promptly() {
     assert_eq!(policies[0]["policy"], "wait");
     assert_eq!(
         policies[0]["clock_at_silence_ms"].as_f64(),
-        Some(100.0),
+        Some(200.0),
         "{v}"
     );
     for p in policies {

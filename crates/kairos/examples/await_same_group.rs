@@ -105,7 +105,10 @@ fn main() {
         Err(err) => println!("service in the awaiting callback's group: {err}"),
         Ok(sum) => println!("service in the awaiting callback's group answered {sum} (unexpected)"),
     }
-    println!("service in a group of its own: {:?}", outcome.own_group);
+    match &outcome.own_group {
+        Ok(sum) => println!("service in a group of its own: Ok({sum})"),
+        Err(err) => println!("service in a group of its own: {err} (unexpected)"),
+    }
     println!(
         "shutdown with a callback asleep at an .await: {}",
         outcome.report
