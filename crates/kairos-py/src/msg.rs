@@ -211,7 +211,8 @@ fn from_value(
                 }
                 return Ok(dict.into_any().unbind());
             };
-            let object = class.call0()?;
+            // `__new__` without `__init__`: every field is set below (serde writes them all).
+            let object = class.call_method1(pyo3::intern!(py, "__new__"), (class,))?;
             let nested = class.getattr("_field_types").ok();
             for (k, v) in map {
                 let field_class = match &nested {

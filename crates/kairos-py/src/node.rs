@@ -63,6 +63,28 @@ impl CallbackEnv {
     }
 }
 
+/// How the trace names a Python callback: its module and qualified name, as rclcpp's
+/// traces name a C++ callback by its symbol (`__main__.Talker.timer_callback`).
+fn python_name(callable: &Bound<'_, PyAny>) -> String {
+    let target = callable
+        .getattr("func")
+        .unwrap_or_else(|_| callable.clone()); // functools.partial
+    let part = |attr: &str| {
+        target
+            .getattr(attr)
+            .and_then(|v| v.extract::<String>())
+            .ok()
+    };
+    match (part("__module__"), part("__qualname__")) {
+        (Some(module), Some(name)) => format!("{module}.{name}"),
+        (None, Some(name)) => name,
+        _ => target
+            .repr()
+            .map(|r| r.to_string())
+            .unwrap_or_else(|_| "<python callable>".into()),
+    }
+}
+
 /// A callable kept by a Rust closure: `Arc` so async callbacks can be cloned per call.
 type Callable = Arc<PyObject>;
 
@@ -198,13 +220,16 @@ impl NodeCore {
     ) -> PyResult<PySubscription> {
         let kind = message_kind(msg_type)?;
         let node = self.in_group(group.as_deref())?;
+        let name = python_name(callback.bind(msg_type.py()));
         let handler = Handler {
             callable: Arc::new(callback),
             class: Arc::new(msg_type.clone().unbind()),
             is_async,
             env: self.env.clone(),
         };
-        let inner = (kind.subscription)(&node, topic, qos(depth, transient_local), handler)?;
+        let (inner, handle) =
+            (kind.subscription)(&node, topic, qos(depth, transient_local), handler)?;
+        kairos::trace::tp::rclcpp_callback_register(handle, &name);
         Ok(PySubscription {
             _inner: Mutex::new(Some(inner)),
         })
@@ -219,6 +244,7 @@ impl NodeCore {
         is_async: bool,
         clock: Option<PyRef<'_, PyClock>>,
     ) -> PyResult<PyTimer> {
+        let name = python_name(callback.bind(period.py()));
         let period = duration_arg(period)?;
         let node = self.in_group(group.as_deref())?;
         let callable: Callable = Arc::new(callback);
@@ -236,6 +262,7 @@ impl NodeCore {
             node.create_timer(period, move |_tick| call0(&env, &callable))
         }
         .map_err(graph_error)?;
+        kairos::trace::tp::rclcpp_callback_register(timer.callback_handle(), &name);
         Ok(PyTimer { timer })
     }
 
@@ -249,14 +276,17 @@ impl NodeCore {
     ) -> PyResult<PyService> {
         let kind = service_kind(srv_type)?;
         let node = self.in_group(group.as_deref())?;
+        let callback_name = python_name(callback.bind(srv_type.py()));
         let handler = ServiceHandler {
             callable: Arc::new(callback),
             request: Arc::new(srv_type.getattr("Request")?.unbind()),
             response: Arc::new(srv_type.getattr("Response")?.unbind()),
             env: self.env.clone(),
         };
+        let (inner, handle) = (kind.service)(&node, name, handler)?;
+        kairos::trace::tp::rclcpp_callback_register(handle, &callback_name);
         Ok(PyService {
-            _inner: Mutex::new(Some((kind.service)(&node, name, handler)?)),
+            _inner: Mutex::new(Some(inner)),
         })
     }
 
@@ -307,8 +337,10 @@ pub(crate) struct ServiceHandler {
 type Entity = Box<dyn Any + Send + Sync>;
 
 pub(crate) type MakePublisher = fn(&Node, &str, Qos) -> PyResult<Box<dyn DynPublisher>>;
-pub(crate) type MakeSubscription = fn(&Node, &str, Qos, Handler) -> PyResult<Entity>;
-pub(crate) type MakeService = fn(&Node, &str, ServiceHandler) -> PyResult<Entity>;
+/// An entity and its callback's trace handle.
+pub(crate) type Made = (Entity, u64);
+pub(crate) type MakeSubscription = fn(&Node, &str, Qos, Handler) -> PyResult<Made>;
+pub(crate) type MakeService = fn(&Node, &str, ServiceHandler) -> PyResult<Made>;
 pub(crate) type MakeClient = fn(&Node, &str, Arc<PyObject>) -> PyResult<Box<dyn DynClient>>;
 
 pub(crate) trait DynPublisher: Send + Sync {
@@ -348,7 +380,7 @@ pub(crate) fn make_subscription<T: Message>(
     topic: &str,
     qos: Qos,
     handler: Handler,
-) -> PyResult<Entity> {
+) -> PyResult<Made> {
     let Handler {
         callable,
         class,
@@ -378,14 +410,15 @@ pub(crate) fn make_subscription<T: Message>(
         })
     }
     .map_err(graph_error)?;
-    Ok(Box::new(subscription))
+    let handle = subscription.callback_handle();
+    Ok((Box::new(subscription), handle))
 }
 
 pub(crate) fn make_service<Req: Message, Resp: Message>(
     node: &Node,
     name: &str,
     handler: ServiceHandler,
-) -> PyResult<Entity> {
+) -> PyResult<Made> {
     let ServiceHandler {
         callable,
         request,
@@ -414,7 +447,8 @@ pub(crate) fn make_service<Req: Message, Resp: Message>(
             })
         })
         .map_err(graph_error)?;
-    Ok(Box::new(service))
+    let handle = service.callback_handle();
+    Ok((Box::new(service), handle))
 }
 
 pub(crate) trait DynClient: Send + Sync {

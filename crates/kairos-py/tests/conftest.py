@@ -26,7 +26,7 @@ def session():
 
 def kairos_bin():
     """The `kairos` binary cargo built (scripts/test builds it before pytest runs)."""
-    target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    target = ROOT / os.environ.get("CARGO_TARGET_DIR", "target")  # relative: to the root
     path = target / "release" / "kairos"
     if not path.exists():
         pytest.fail(f"{path} is missing: build it with `cargo build --release -p kairos-cli` "

@@ -40,19 +40,19 @@ def kairos_timer(period_s, count):
     node = Node("bench_timer")
     lateness = []
     done = threading.Event()
-    grid = {}
+    period_ns = int(period_s * 1e9)
 
     def tick():
         now = time.monotonic_ns()
-        if "t0" not in grid:
-            grid["t0"] = now  # the first tick anchors the grid (no lateness sample)
-            return
-        k = round((now - grid["t0"]) / (period_s * 1e9))
-        lateness.append(now - (grid["t0"] + int(k * period_s * 1e9)))
+        # The timer's deadlines are t0 + k * period (absolute, no drift); a tick is never
+        # early, so the deadline it served is the last one at or before now. t0 is read
+        # just before the timer reads its own: lateness is overstated by that, never under.
+        lateness.append((now - t0) % period_ns)
         if len(lateness) >= count:
             timer.cancel()
             done.set()
 
+    t0 = time.monotonic_ns()
     timer = node.create_timer(period_s, tick)
     executor = SingleThreadedExecutor()
     executor.add_node(node)

@@ -1,6 +1,37 @@
 """rclpy's executors, on kairos's executor (spun with the GIL released)."""
 
+import atexit
+import threading
+import weakref
+
 from kairos import _kairos
+
+#: Threads inside a spin now, per executor: joined at exit (see _shut_down_at_exit).
+_spinning = weakref.WeakKeyDictionary()
+
+
+@atexit.register
+def _shut_down_at_exit():
+    """Before the interpreter finalizes: shut every executor down and let the threads that
+    spin them leave kairos. A thread that wakes after finalization began cannot take the
+    GIL back (CPython ends it mid-call), so none is left waiting in a spin."""
+    _kairos.shutdown(1.0)
+    current = threading.current_thread()
+    for threads in list(_spinning.values()):
+        for thread in list(threads):
+            if thread is not current:
+                thread.join(timeout=2.0)
+
+
+class _Spinning:
+    def __init__(self, executor):
+        self.threads = _spinning.setdefault(executor, set())
+
+    def __enter__(self):
+        self.threads.add(threading.current_thread())
+
+    def __exit__(self, *exc):
+        self.threads.discard(threading.current_thread())
 
 
 class Executor:
@@ -31,15 +62,18 @@ class Executor:
         return list(self._nodes)
 
     def spin(self):
-        self._core.spin()
+        with _Spinning(self):
+            self._core.spin()
 
     def spin_once(self, timeout_sec=None):
-        self._core.spin_once(timeout_sec)
+        with _Spinning(self):
+            self._core.spin_once(timeout_sec)
 
     def spin_until_future_complete(self, future, timeout_sec=None):
         """Runs callbacks until ``future`` is done or ``timeout_sec`` passed. From one of
         this executor's own callbacks it raises ``WouldDeadlock`` at once."""
-        self._core.spin_until_future_complete(future, timeout_sec)
+        with _Spinning(self):
+            self._core.spin_until_future_complete(future, timeout_sec)
 
     def shutdown(self, timeout_sec=None):
         """Stops within ``timeout_sec`` (1 s by default); the report names callbacks still
