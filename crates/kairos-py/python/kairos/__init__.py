@@ -14,6 +14,10 @@ gives in Rust; sleeps are never early and wake on shutdown; ``shutdown`` returns
 deadline with a report. Python callbacks run with the GIL; threads that wait never hold it.
 """
 
+import os as _os
+import signal as _signal
+import threading as _threading
+
 from kairos import _kairos
 from kairos._kairos import (
     CallError,
@@ -43,6 +47,23 @@ __all__ = [
 ]
 
 _global_executor = None
+
+
+def _install_sigint():
+    """Ctrl-C is kairos's (as rclpy's is rclpy's): its handler, installed with the first
+    node, shuts every executor down and prints their reports; Python's own handler then
+    only marks the spin, which raises KeyboardInterrupt when it returns. This must run
+    before the first node: the kairos handler chains to the handler Python has then."""
+    off = _os.environ.get("KAIROS_SIGNAL_HANDLER", "").strip().lower() in ("0", "off", "false")
+    if off or _threading.current_thread() is not _threading.main_thread():
+        return
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+        from kairos.executors import _on_sigint
+
+        _signal.signal(_signal.SIGINT, _on_sigint)
+
+
+_install_sigint()
 
 
 def init(args=None, *, context=None, domain_id=None, signal_handler_options=None):

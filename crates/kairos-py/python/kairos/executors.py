@@ -1,6 +1,7 @@
 """rclpy's executors, on kairos's executor (spun with the GIL released)."""
 
 import atexit
+import signal
 import threading
 import weakref
 
@@ -23,6 +24,21 @@ def _shut_down_at_exit():
                 thread.join(timeout=2.0)
 
 
+#: Set by Ctrl-C while an executor spins: the spin in the main thread raises
+#: KeyboardInterrupt once kairos's handler has shut the executors down (and printed their
+#: reports), never before, so the program's own clean-up never races the handler.
+_interrupted = False
+
+
+def _on_sigint(signum, frame):
+    """Python's SIGINT handler while kairos handles Ctrl-C (see kairos.init)."""
+    global _interrupted
+    if any(_spinning.values()):
+        _interrupted = True
+        return
+    signal.default_int_handler(signum, frame)
+
+
 class _Spinning:
     def __init__(self, executor):
         self.threads = _spinning.setdefault(executor, set())
@@ -30,8 +46,13 @@ class _Spinning:
     def __enter__(self):
         self.threads.add(threading.current_thread())
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, *exc):
+        global _interrupted
         self.threads.discard(threading.current_thread())
+        if (_interrupted and exc_type is None
+                and threading.current_thread() is threading.main_thread()):
+            _interrupted = False
+            raise KeyboardInterrupt
 
 
 class Executor:
