@@ -213,10 +213,12 @@ fn from_value(
             };
             // `__new__` without `__init__`: every field is set below (serde writes them all).
             let object = class.call_method1(pyo3::intern!(py, "__new__"), (class,))?;
-            let nested = class.getattr("_field_types").ok();
+            // A dict lookup that misses returns None: no exception is made per field.
+            let nested = class.getattr(pyo3::intern!(py, "_field_types")).ok();
+            let nested = nested.as_ref().and_then(|n| n.downcast::<PyDict>().ok());
             for (k, v) in map {
-                let field_class = match &nested {
-                    Some(types) => types.get_item(&k).ok(),
+                let field_class = match nested {
+                    Some(types) => types.get_item(&k)?,
                     None => None,
                 };
                 object.setattr(k.as_str(), from_value(py, v, field_class.as_ref())?)?;

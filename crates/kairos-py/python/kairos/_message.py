@@ -8,6 +8,8 @@ class Message:
     __slots__ = ()
     _type = ""
     _defaults = {}
+    #: The class of each nested message field (by name); read by the Rust side.
+    _field_types = {}
 
     def __init__(self, **fields):
         for name in self.__slots__:
