@@ -17,3 +17,15 @@ def test_use_sim_time_switches_the_node_clock(session):
 
 def test_a_plain_node_runs_on_system_time(session):
     assert Node("wall_node").get_clock().clock_type == "system"
+
+
+def test_a_rate_is_never_early(session):
+    import kairos
+
+    clock = kairos.Clock("steady")
+    rate = Node("rated").create_rate(200, clock)  # 5 ms
+    start = clock.now().nanoseconds
+    for k in range(1, 11):
+        assert rate.sleep() is True
+        # Deadlines are start' + k * period with start' >= start: k periods at least.
+        assert clock.now().nanoseconds - start >= k * 5_000_000
