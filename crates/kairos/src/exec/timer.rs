@@ -141,6 +141,13 @@ pub struct CallbackTimer {
 }
 
 impl CallbackTimer {
+    /// The handle the trace knows this entity's callback by (`rclcpp_callback_register`'s
+    /// `callback`), so that a language binding can name the callback it runs with
+    /// `kairos::trace::tp::rclcpp_callback_register(handle, name)`.
+    pub fn callback_handle(&self) -> u64 {
+        self.inner.core().id()
+    }
+
     /// Stops the timer; its callback does not run again until [`reset`](Self::reset).
     pub fn cancel(&self) {
         self.inner.timer.cancel();

@@ -118,6 +118,13 @@ pub struct Service<Req: Send + 'static, Resp: Send + 'static> {
 }
 
 impl<Req: Send + 'static, Resp: Send + 'static> Service<Req, Resp> {
+    /// The handle the trace knows this entity's callback by (`rclcpp_callback_register`'s
+    /// `callback`), so that a language binding can name the callback it runs with
+    /// `kairos::trace::tp::rclcpp_callback_register(handle, name)`.
+    pub fn callback_handle(&self) -> u64 {
+        self.inner.core().id()
+    }
+
     /// The resolved service name.
     pub fn name(&self) -> &str {
         &self.inner.name

@@ -175,6 +175,13 @@ pub struct Subscription<T: Send + Sync + 'static> {
 }
 
 impl<T: Send + Sync + 'static> Subscription<T> {
+    /// The handle the trace knows this entity's callback by (`rclcpp_callback_register`'s
+    /// `callback`), so that a language binding can name the callback it runs with
+    /// `kairos::trace::tp::rclcpp_callback_register(handle, name)`.
+    pub fn callback_handle(&self) -> u64 {
+        self.inner.core().id()
+    }
+
     /// What reached the subscription so far: `received = delivered + dropped + queued`.
     pub fn stats(&self) -> SubscriptionStats {
         self.inner.stats()

@@ -1,0 +1,125 @@
+"""rclpy's executors, on kairos's executor (spun with the GIL released)."""
+
+import atexit
+import signal
+import threading
+import weakref
+
+from kairos import _kairos
+
+#: Threads inside a spin now, per executor: joined at exit (see _shut_down_at_exit).
+_spinning = weakref.WeakKeyDictionary()
+
+
+@atexit.register
+def _shut_down_at_exit():
+    """Before the interpreter finalizes: shut every executor down and let the threads that
+    spin them leave kairos. A thread that wakes after finalization began cannot take the
+    GIL back (CPython ends it mid-call), so none is left waiting in a spin."""
+    _kairos.shutdown(1.0)
+    current = threading.current_thread()
+    for threads in list(_spinning.values()):
+        for thread in list(threads):
+            if thread is not current:
+                thread.join(timeout=2.0)
+
+
+#: Set by Ctrl-C while an executor spins: the spin in the main thread raises
+#: KeyboardInterrupt once kairos's handler has shut the executors down (and printed their
+#: reports), never before, so the program's own clean-up never races the handler.
+_interrupted = False
+
+
+def _on_sigint(signum, frame):
+    """Python's SIGINT handler while kairos handles Ctrl-C (see kairos.init)."""
+    global _interrupted
+    if any(_spinning.values()):
+        _interrupted = True
+        return
+    signal.default_int_handler(signum, frame)
+
+
+class _Spinning:
+    def __init__(self, executor):
+        self.threads = _spinning.setdefault(executor, set())
+
+    def __enter__(self):
+        self.threads.add(threading.current_thread())
+
+    def __exit__(self, exc_type, *exc):
+        global _interrupted
+        self.threads.discard(threading.current_thread())
+        if (_interrupted and exc_type is None
+                and threading.current_thread() is threading.main_thread()):
+            _interrupted = False
+            raise KeyboardInterrupt
+
+
+class Executor:
+    """A kairos executor. ``num_threads=1`` is single threaded."""
+
+    def __init__(self, *, context=None, num_threads=1):
+        self._core = _kairos.ExecutorCore(num_threads)
+        self._nodes = []
+
+    def add_node(self, node):
+        """Adds ``node``; False if it is in this executor already. A node belongs to one
+        executor at a time (``kairos.ExecutorError`` otherwise)."""
+        if node in self._nodes:
+            return False
+        self._core.add_node(node._core)
+        node._executor = self
+        self._nodes.append(node)
+        return True
+
+    def remove_node(self, node):
+        if node not in self._nodes:
+            return
+        self._core.remove_node(node._core)
+        node._executor = None
+        self._nodes.remove(node)
+
+    def get_nodes(self):
+        return list(self._nodes)
+
+    def spin(self):
+        with _Spinning(self):
+            self._core.spin()
+
+    def spin_once(self, timeout_sec=None):
+        with _Spinning(self):
+            self._core.spin_once(timeout_sec)
+
+    def spin_until_future_complete(self, future, timeout_sec=None):
+        """Runs callbacks until ``future`` is done or ``timeout_sec`` passed. From one of
+        this executor's own callbacks it raises ``WouldDeadlock`` at once."""
+        with _Spinning(self):
+            self._core.spin_until_future_complete(future, timeout_sec)
+
+    def shutdown(self, timeout_sec=None):
+        """Stops within ``timeout_sec`` (1 s by default); the report names callbacks still
+        running and is true when shutdown was clean."""
+        report = self._core.shutdown(timeout_sec)
+        for node in list(self._nodes):
+            node._executor = None
+        self._nodes.clear()
+        return report
+
+    def cancel(self):
+        self._core.cancel()
+
+    @property
+    def num_threads(self):
+        return self._core.num_threads
+
+
+class SingleThreadedExecutor(Executor):
+    def __init__(self, *, context=None):
+        super().__init__(num_threads=1)
+
+
+class MultiThreadedExecutor(Executor):
+    """``num_threads=None``: one worker per core."""
+
+    def __init__(self, num_threads=None, *, context=None):
+        super().__init__(num_threads=num_threads)

@@ -1,0 +1,204 @@
+"""rclpy's ``Node``, on a kairos node.
+
+Entities are the kairos ones; the node keeps a reference to each (as rclpy does), so an
+entity lives until ``destroy_*`` or ``destroy_node``.
+"""
+
+import inspect
+import sys
+import time as _time
+
+from kairos import _kairos
+from kairos.callback_groups import _default_group
+from kairos.parameter import Parameter
+from kairos.qos import _depth_and_durability
+
+
+class Logger:
+    """rclpy's logger shape: ``node.get_logger().info('...')`` prints
+    ``[INFO] [<time>] [<node>]: ...`` on stderr."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def _log(self, level, message):
+        print(f"[{level}] [{_time.time():.9f}] [{self.name}]: {message}", file=sys.stderr, flush=True)
+
+    def debug(self, message, **_):
+        pass
+
+    def info(self, message, **_):
+        self._log("INFO", message)
+
+    def warning(self, message, **_):
+        self._log("WARN", message)
+
+    warn = warning
+
+    def error(self, message, **_):
+        self._log("ERROR", message)
+
+    def fatal(self, message, **_):
+        self._log("FATAL", message)
+
+    def get_child(self, name):
+        return Logger(f"{self.name}.{name}")
+
+
+def _is_async(callback):
+    target = getattr(callback, "func", callback)  # functools.partial
+    return inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(
+        getattr(target, "__call__", None))
+
+
+class Node:
+    def __init__(self, node_name, *, context=None, cli_args=None, namespace=None,
+                 use_global_arguments=True, enable_rosout=True, start_parameter_services=True,
+                 parameter_overrides=None, allow_undeclared_parameters=False,
+                 automatically_declare_parameters_from_overrides=False):
+        self._parameters = {p.name: p for p in (parameter_overrides or [])}
+        use_sim_time = bool(getattr(self._parameters.get("use_sim_time"), "value", False))
+        self._parameters["use_sim_time"] = Parameter("use_sim_time", value=use_sim_time)
+        self._core = _kairos.NodeCore(node_name, namespace or "/", use_sim_time)
+        self._executor = None
+        self._logger = Logger(self._core.fully_qualified_name.lstrip("/").replace("/", "."))
+        self.default_callback_group = _default_group(self)
+        self.publishers, self.subscriptions, self.timers = [], [], []
+        self.services, self.clients = [], []
+
+    # -- names, logger, clock -------------------------------------------------------
+
+    def get_name(self):
+        return self._core.name
+
+    def get_namespace(self):
+        return self._core.namespace
+
+    def get_fully_qualified_name(self):
+        return self._core.fully_qualified_name
+
+    def get_logger(self):
+        return self._logger
+
+    def get_clock(self):
+        """The node's clock: system time, or simulation time (``/clock``) under
+        ``use_sim_time``."""
+        return self._core.clock()
+
+    @property
+    def executor(self):
+        return self._executor
+
+    def _group(self, callback_group):
+        return (callback_group or self.default_callback_group)._handle(self)
+
+    # -- entities -------------------------------------------------------------------
+
+    def create_publisher(self, msg_type, topic, qos_profile, *, callback_group=None, **_):
+        depth, transient_local = _depth_and_durability(qos_profile)
+        publisher = self._core.create_publisher(msg_type, topic, depth, transient_local,
+                                                self._group(callback_group))
+        self.publishers.append(publisher)
+        return publisher
+
+    def create_subscription(self, msg_type, topic, callback, qos_profile, *,
+                            callback_group=None, **_):
+        depth, transient_local = _depth_and_durability(qos_profile)
+        subscription = self._core.create_subscription(
+            msg_type, topic, callback, depth, transient_local, self._group(callback_group),
+            _is_async(callback))
+        self.subscriptions.append(subscription)
+        return subscription
+
+    def create_timer(self, timer_period_sec, callback, callback_group=None, clock=None,
+                     autostart=True):
+        timer = self._core.create_timer(timer_period_sec, callback,
+                                        self._group(callback_group), _is_async(callback), clock)
+        if not autostart:
+            timer.cancel()
+        self.timers.append(timer)
+        return timer
+
+    def create_service(self, srv_type, srv_name, callback, *, callback_group=None, **_):
+        """``callback(request, response)`` fills and returns ``response``."""
+        service = self._core.create_service(srv_type, srv_name, callback,
+                                            self._group(callback_group))
+        self.services.append(service)
+        return service
+
+    def create_client(self, srv_type, srv_name, *, callback_group=None, **_):
+        """A client; its group matters only for ``add_done_callback`` callbacks: a
+        response wakes its caller directly, so what decides whether a call from a callback
+        can complete is the service's group (see ``kairos.demo``)."""
+        client = self._core.create_client(srv_type, srv_name, self._group(callback_group))
+        self.clients.append(client)
+        return client
+
+    def create_rate(self, frequency, clock=None):
+        from kairos.rate import Rate
+
+        return Rate(frequency, clock or self.get_clock())
+
+    def _destroy(self, entities, entity):
+        if entity in entities:
+            entities.remove(entity)
+            if hasattr(entity, "destroy"):
+                entity.destroy()
+            return True
+        return False
+
+    def destroy_publisher(self, publisher):
+        return self._destroy(self.publishers, publisher)
+
+    def destroy_subscription(self, subscription):
+        return self._destroy(self.subscriptions, subscription)
+
+    def destroy_timer(self, timer):
+        timer.cancel()
+        return self._destroy(self.timers, timer)
+
+    def destroy_service(self, service):
+        return self._destroy(self.services, service)
+
+    def destroy_client(self, client):
+        return self._destroy(self.clients, client)
+
+    def destroy_node(self):
+        if self._executor is not None:
+            self._executor.remove_node(self)
+        for timer in self.timers:
+            timer.cancel()
+        for entity in self.subscriptions + self.services:
+            entity.destroy()
+        self.publishers, self.subscriptions, self.timers = [], [], []
+        self.services, self.clients = [], []
+
+    # -- parameters -----------------------------------------------------------------
+
+    def declare_parameter(self, name, value=None, descriptor=None, ignore_override=False):
+        if name not in self._parameters or ignore_override:
+            self._parameters[name] = Parameter(name, value=value)
+        return self._parameters[name]
+
+    def declare_parameters(self, namespace, parameters, ignore_override=False):
+        prefix = f"{namespace}." if namespace else ""
+        return [self.declare_parameter(prefix + p[0], p[1] if len(p) > 1 else None)
+                for p in parameters]
+
+    def has_parameter(self, name):
+        return name in self._parameters
+
+    def get_parameter(self, name):
+        return self._parameters[name]
+
+    def set_parameters(self, parameters):
+        """Sets parameters; ``use_sim_time`` switches the node's clock (timers restart
+        their period, sleeps in progress end)."""
+        for parameter in parameters:
+            if parameter.name == "use_sim_time":
+                self._core.set_use_sim_time(bool(parameter.value))
+            self._parameters[parameter.name] = parameter
+        return [True for _ in parameters]
+
+    def __repr__(self):
+        return f"<kairos.node.Node {self.get_fully_qualified_name()}>"

@@ -1,0 +1,199 @@
+//! Executors for Python: kairos's executors, spun with the GIL released.
+//!
+//! What this module promises:
+//! - `spin`, `spin_once` and `spin_until_future_complete` are the kairos ones: the thread
+//!   that calls them waits without the GIL, and takes it only to run a Python callback.
+//! - A nested spin from a callback raises `WouldDeadlock` at once (kairos's `NestedSpin`).
+//! - The first exception a callback raises ends the spin and is raised by it.
+//! - `shutdown(timeout_sec)` returns by its deadline with kairos's report.
+
+use crate::errors::exec_error;
+use crate::future::{Awaiting, PyFuture};
+use crate::node::{ErrorSink, FOREVER, NodeCore};
+use crate::time::duration_arg;
+use kairos::exec::{ExecError, Executor, ShutdownReport};
+use parking_lot::Mutex;
+use pyo3::prelude::*;
+use std::sync::Arc;
+
+/// Every executor Python made, for `kairos.shutdown()`.
+static EXECUTORS: Mutex<Vec<Executor>> = Mutex::new(Vec::new());
+
+/// Shuts down every executor Python made, each with `deadline`; their reports.
+pub(crate) fn shutdown_all(
+    py: Python<'_>,
+    deadline: kairos::time::Duration,
+) -> Vec<PyShutdownReport> {
+    let executors = std::mem::take(&mut *EXECUTORS.lock());
+    py.allow_threads(|| {
+        executors
+            .iter()
+            .map(|e| PyShutdownReport {
+                report: e.shutdown(deadline),
+            })
+            .collect()
+    })
+}
+
+/// The Rust half of `kairos.executors.SingleThreadedExecutor` / `MultiThreadedExecutor`.
+#[pyclass(name = "ExecutorCore", module = "kairos._kairos", frozen)]
+#[derive(Debug)]
+pub struct PyExecutor {
+    sink: Arc<ErrorSink>,
+}
+
+impl PyExecutor {
+    fn executor(&self) -> &Executor {
+        &self.sink.executor
+    }
+
+    /// After a spin: the first exception a callback raised, then a pending signal.
+    fn finish<T>(&self, py: Python<'_>, result: Result<T, ExecError>) -> PyResult<Option<T>> {
+        if let Some(err) = self.sink.error.lock().take() {
+            return Err(err);
+        }
+        py.check_signals()?;
+        match result {
+            Ok(value) => Ok(Some(value)),
+            // As rclpy: spinning a shut down or cancelled executor just returns.
+            Err(ExecError::ShutDown | ExecError::Cancelled) => Ok(None),
+            Err(err) => Err(exec_error(err)),
+        }
+    }
+}
+
+fn timeout_arg(timeout_sec: Option<&Bound<'_, PyAny>>) -> PyResult<kairos::time::Duration> {
+    match timeout_sec {
+        Some(t) if !t.is_none() => duration_arg(t),
+        _ => Ok(FOREVER),
+    }
+}
+
+#[pymethods]
+impl PyExecutor {
+    /// `num_threads` 1 is single threaded, `None` one worker per core.
+    #[new]
+    #[pyo3(signature = (num_threads = Some(1)))]
+    fn new(num_threads: Option<usize>) -> PyResult<Self> {
+        let executor = match num_threads {
+            Some(1) => Executor::single_threaded(),
+            Some(n) => Executor::multi_threaded(n).map_err(exec_error)?,
+            None => Executor::multi_threaded_default(),
+        };
+        EXECUTORS.lock().push(executor.clone());
+        Ok(Self {
+            sink: Arc::new(ErrorSink {
+                error: Mutex::new(None),
+                executor,
+            }),
+        })
+    }
+
+    #[getter]
+    fn num_threads(&self) -> usize {
+        self.executor().workers()
+    }
+
+    fn add_node(&self, node: &NodeCore) -> PyResult<()> {
+        self.executor().add_node(&node.node).map_err(exec_error)?;
+        *node.env.sink.lock() = Some(self.sink.clone());
+        Ok(())
+    }
+
+    fn remove_node(&self, node: &NodeCore) -> PyResult<()> {
+        match self.executor().remove_node(&node.node) {
+            // A shutdown already detached it.
+            Ok(()) | Err(ExecError::NotAttached { .. }) => {}
+            Err(err) => return Err(exec_error(err)),
+        }
+        node.env.sink.lock().take();
+        Ok(())
+    }
+
+    /// Runs callbacks until shutdown, cancel, or a callback's exception.
+    fn spin(&self, py: Python<'_>) -> PyResult<()> {
+        let executor = self.executor();
+        let result = py.allow_threads(|| executor.spin());
+        self.finish(py, result).map(|_| ())
+    }
+
+    /// Runs at most one callback, waiting up to `timeout_sec` (forever if `None`) for one.
+    #[pyo3(signature = (timeout_sec = None))]
+    fn spin_once(&self, py: Python<'_>, timeout_sec: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+        let timeout = timeout_arg(timeout_sec)?;
+        let executor = self.executor();
+        let result = py.allow_threads(|| executor.spin_once(timeout));
+        Ok(self.finish(py, result)?.unwrap_or(false))
+    }
+
+    /// Runs callbacks until `future` is done or `timeout_sec` passed; whether it is done.
+    #[pyo3(signature = (future, timeout_sec = None))]
+    fn spin_until_future_complete(
+        &self,
+        py: Python<'_>,
+        future: PyRef<'_, PyFuture>,
+        timeout_sec: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let timeout = timeout_arg(timeout_sec)?;
+        let awaiting = Awaiting(future.shared.clone());
+        let executor = self.executor();
+        let result = py.allow_threads(|| executor.spin_until_future_complete(awaiting, timeout));
+        match result {
+            // As rclpy: a timeout returns with the future still pending.
+            Err(ExecError::Timeout { .. }) => {
+                self.finish(py, Ok(()))?;
+                Ok(false)
+            }
+            other => Ok(self.finish(py, other)?.is_some()),
+        }
+    }
+
+    /// Makes the spin in progress return.
+    fn cancel(&self) {
+        self.executor().cancel();
+    }
+
+    /// Shuts down within `timeout_sec` (1 s by default); the report names the callbacks
+    /// still running. The report is true when shutdown was clean.
+    #[pyo3(signature = (timeout_sec = None))]
+    fn shutdown(
+        &self,
+        py: Python<'_>,
+        timeout_sec: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyShutdownReport> {
+        let deadline = match timeout_sec {
+            Some(t) if !t.is_none() => duration_arg(t)?,
+            _ => kairos::time::Duration::from_secs(1),
+        };
+        let executor = self.executor();
+        let report = py.allow_threads(|| executor.shutdown(deadline));
+        Ok(PyShutdownReport { report })
+    }
+}
+
+/// What an executor's shutdown left behind (kairos's `ShutdownReport`); true when clean.
+#[pyclass(name = "ShutdownReport", module = "kairos", frozen)]
+#[derive(Debug)]
+pub struct PyShutdownReport {
+    report: ShutdownReport,
+}
+
+#[pymethods]
+impl PyShutdownReport {
+    #[getter]
+    fn is_clean(&self) -> bool {
+        self.report.is_clean()
+    }
+
+    fn __bool__(&self) -> bool {
+        self.report.is_clean()
+    }
+
+    fn __str__(&self) -> String {
+        self.report.to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<kairos.ShutdownReport {}>", self.report)
+    }
+}

@@ -1,0 +1,104 @@
+//! kairos for Python: the native module `kairos._kairos` under the `kairos` package.
+//!
+//! The Python package (`python/kairos`) gives rclpy's shapes (`kairos.init`, `Node`,
+//! executors, callback groups, `spin*`); this crate gives them kairos's engine: every node,
+//! entity, executor, clock and future here is the Rust one, so the promises hold as they do
+//! in Rust (impossible waits raise `WouldDeadlock` at once, sleeps are never early and wake
+//! on shutdown, shutdown returns by its deadline with a report). Python callbacks run with
+//! the GIL; threads that wait never hold it.
+//!
+//! Modules: `node` (nodes and entities), `executor`, `future` (futures and `async def`
+//! callbacks), `time` (clocks and sleeps), `msg` (message classes), `errors`.
+
+mod errors;
+mod executor;
+mod future;
+mod msg;
+mod node;
+mod rust_node;
+mod time;
+
+use kairos::time::CancelToken;
+use parking_lot::Mutex;
+use pyo3::prelude::*;
+use std::sync::Arc;
+
+/// Cancelled by `kairos.shutdown()`: wakes every sleep made outside a callback.
+static SHUTDOWN: Mutex<Option<CancelToken>> = Mutex::new(None);
+/// The Zenoh transport, once the environment asked for it (kept for the process).
+static TRANSPORT: Mutex<Option<Option<Arc<kairos_zenoh::ZenohTransport>>>> = Mutex::new(None);
+
+pub(crate) fn shutdown_token() -> CancelToken {
+    SHUTDOWN.lock().get_or_insert_with(CancelToken::new).clone()
+}
+
+/// Puts the process on Zenoh when `KAIROS_TRANSPORT=zenoh` (or `RMW_IMPLEMENTATION=rmw_zenoh_cpp`), once.
+pub(crate) fn init_transport() -> PyResult<()> {
+    let mut transport = TRANSPORT.lock();
+    if transport.is_none() {
+        let opened = kairos_zenoh::init()
+            .map_err(|err| pyo3::exceptions::PyRuntimeError::new_err(err.to_string()))?;
+        *transport = Some(opened);
+    }
+    Ok(())
+}
+
+/// `kairos.init()`: the transport the environment asks for, and a fresh shutdown token.
+#[pyfunction]
+fn init() -> PyResult<()> {
+    init_transport()?;
+    let mut token = SHUTDOWN.lock();
+    if token.as_ref().is_none_or(CancelToken::is_cancelled) {
+        *token = Some(CancelToken::new());
+    }
+    Ok(())
+}
+
+/// `kairos.shutdown()`: wakes every sleep, shuts down every executor Python made within
+/// `timeout_sec` each, and returns their reports.
+#[pyfunction]
+#[pyo3(signature = (timeout_sec = 1.0))]
+fn shutdown(py: Python<'_>, timeout_sec: f64) -> PyResult<Vec<executor::PyShutdownReport>> {
+    let deadline = time::duration_arg(&timeout_sec.into_pyobject(py)?.into_any())?;
+    shutdown_token().cancel();
+    Ok(executor::shutdown_all(py, deadline))
+}
+
+/// Whether kairos runs: not shut down by `kairos.shutdown()` or by a signal.
+#[pyfunction]
+fn ok() -> bool {
+    !kairos::signal::shutdown_requested() && !shutdown_token().is_cancelled()
+}
+
+/// The steady clock in nanoseconds (kairos's monotonic clock), for measurements.
+#[pyfunction]
+fn steady_ns() -> i64 {
+    time::steady_now_ns()
+}
+
+#[pymodule]
+fn _kairos(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("WouldDeadlock", py.get_type::<errors::WouldDeadlock>())?;
+    m.add("CallError", py.get_type::<errors::CallError>())?;
+    m.add("ExecutorError", py.get_type::<errors::ExecutorError>())?;
+    m.add("WaitCancelled", py.get_type::<errors::WaitCancelled>())?;
+    m.add_class::<node::NodeCore>()?;
+    m.add_class::<node::PyGroup>()?;
+    m.add_class::<node::PyPublisher>()?;
+    m.add_class::<node::PySubscription>()?;
+    m.add_class::<node::PyTimer>()?;
+    m.add_class::<node::PyService>()?;
+    m.add_class::<node::PyClient>()?;
+    m.add_class::<future::PyFuture>()?;
+    m.add_class::<executor::PyExecutor>()?;
+    m.add_class::<executor::PyShutdownReport>()?;
+    m.add_class::<time::PyClock>()?;
+    m.add_class::<time::PyTime>()?;
+    m.add_class::<rust_node::RustEchoNode>()?;
+    m.add_function(wrap_pyfunction!(init, m)?)?;
+    m.add_function(wrap_pyfunction!(shutdown, m)?)?;
+    m.add_function(wrap_pyfunction!(ok, m)?)?;
+    m.add_function(wrap_pyfunction!(steady_ns, m)?)?;
+    Ok(())
+}

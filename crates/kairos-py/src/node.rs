@@ -1,0 +1,679 @@
+//! Nodes and their entities for Python: publishers, subscriptions, timers, services,
+//! clients and callback groups, each one the Rust kairos entity it wraps.
+//!
+//! What this module promises:
+//! - Every callback runs on the kairos executor's thread, holding the GIL only while
+//!   Python code runs; every blocking wait (`call`, `wait_for_service`) releases the GIL,
+//!   so the executor's other workers and other Python threads go on meanwhile.
+//! - A blocking wait that could never complete raises `kairos.WouldDeadlock` at once, with
+//!   the message kairos gives in Rust: the call is the Rust call, on the same thread.
+//! - An exception a callback raises is not lost: it ends the spin and the spin raises it
+//!   (as rclpy), or, for a node no executor spins, it is printed.
+//!
+//! Ground rules: a node's [`CallbackEnv`] is shared by its callbacks; its sink is set
+//! by the executor the node is added to (`executor.rs`) and read by callbacks on error.
+
+use crate::errors::{call_error, graph_error};
+use crate::future::{CoroutineTask, PyFuture, ResponseSource};
+use crate::msg::{from_py, message_kind, service_kind, to_py};
+use crate::time::{PyClock, duration_arg};
+use kairos::exec::{CallbackGroup, CallbackTimer, Executor, GroupKind};
+use kairos::graph::{Client, Node, NodeOptions, Publisher, Qos};
+use kairos_zenoh::Message;
+use parking_lot::Mutex;
+use pyo3::prelude::*;
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+/// How long a wait without a timeout waits: a year, i.e. until shutdown or cancel.
+pub(crate) const FOREVER: kairos::time::Duration =
+    kairos::time::Duration::from_secs(365 * 24 * 3600);
+
+/// Where a callback's exception goes: the spin that runs it.
+#[derive(Debug)]
+pub(crate) struct ErrorSink {
+    pub(crate) error: Mutex<Option<PyErr>>,
+    pub(crate) executor: Executor,
+}
+
+/// What a node's callbacks share.
+#[derive(Debug, Default)]
+pub(crate) struct CallbackEnv {
+    pub(crate) sink: Mutex<Option<Arc<ErrorSink>>>,
+}
+
+impl CallbackEnv {
+    /// A callback raised `err`: the spin running it ends and raises it; without an
+    /// executor (or after its first error) it is printed.
+    pub(crate) fn report(&self, py: Python<'_>, err: PyErr) {
+        let sink = self.sink.lock().clone();
+        let Some(sink) = sink else {
+            return err.print(py);
+        };
+        let mut slot = sink.error.lock();
+        if slot.is_none() {
+            *slot = Some(err);
+            drop(slot);
+            sink.executor.cancel();
+        } else {
+            drop(slot);
+            err.print(py);
+        }
+    }
+}
+
+/// How the trace names a Python callback: its module and qualified name, as rclcpp's
+/// traces name a C++ callback by its symbol (`__main__.Talker.timer_callback`).
+fn python_name(callable: &Bound<'_, PyAny>) -> String {
+    let target = callable
+        .getattr("func")
+        .unwrap_or_else(|_| callable.clone()); // functools.partial
+    let part = |attr: &str| {
+        target
+            .getattr(attr)
+            .and_then(|v| v.extract::<String>())
+            .ok()
+    };
+    match (part("__module__"), part("__qualname__")) {
+        (Some(module), Some(name)) => format!("{module}.{name}"),
+        (None, Some(name)) => name,
+        _ => target
+            .repr()
+            .map(|r| r.to_string())
+            .unwrap_or_else(|_| "<python callable>".into()),
+    }
+}
+
+/// A callable kept by a Rust closure: `Arc` so async callbacks can be cloned per call.
+type Callable = Arc<PyObject>;
+
+fn call0(env: &CallbackEnv, callable: &Callable) {
+    Python::with_gil(|py| {
+        if let Err(err) = callable.call0(py) {
+            env.report(py, err);
+        }
+    });
+}
+
+/// A callback group of one node (rclpy's groups are bound to a node on first use).
+#[pyclass(name = "CallbackGroupHandle", module = "kairos._kairos", frozen)]
+#[derive(Debug)]
+pub struct PyGroup {
+    pub(crate) group: CallbackGroup,
+}
+
+#[pymethods]
+impl PyGroup {
+    #[getter]
+    fn name(&self) -> &str {
+        self.group.name()
+    }
+
+    #[getter]
+    fn reentrant(&self) -> bool {
+        self.group.kind() == GroupKind::Reentrant
+    }
+}
+
+/// The Rust half of `kairos.node.Node`.
+#[pyclass(name = "NodeCore", module = "kairos._kairos", frozen)]
+#[derive(Debug)]
+pub struct NodeCore {
+    pub(crate) node: Node,
+    pub(crate) env: Arc<CallbackEnv>,
+}
+
+impl NodeCore {
+    fn in_group(&self, group: Option<&PyGroup>) -> PyResult<Node> {
+        match group {
+            None => Ok(self.node.clone()),
+            Some(g) => self.node.with_group(&g.group).map_err(graph_error),
+        }
+    }
+}
+
+fn qos(depth: usize, transient_local: bool) -> Qos {
+    let qos = Qos::keep_last(depth);
+    if transient_local {
+        qos.transient_local()
+    } else {
+        qos
+    }
+}
+
+#[pymethods]
+impl NodeCore {
+    #[new]
+    #[pyo3(signature = (name, namespace = "/", use_sim_time = false))]
+    fn new(name: &str, namespace: &str, use_sim_time: bool) -> PyResult<Self> {
+        crate::init_transport()?;
+        let options = NodeOptions::new()
+            .namespace(namespace)
+            .use_sim_time(use_sim_time);
+        let node = Node::with_options(&kairos::graph::Context::global(), name, options)
+            .map_err(graph_error)?;
+        Ok(Self {
+            node,
+            env: Arc::default(),
+        })
+    }
+
+    #[getter]
+    fn name(&self) -> &str {
+        self.node.name()
+    }
+
+    #[getter]
+    fn namespace(&self) -> &str {
+        self.node.namespace()
+    }
+
+    #[getter]
+    fn fully_qualified_name(&self) -> &str {
+        self.node.fully_qualified_name()
+    }
+
+    fn default_group(&self) -> PyGroup {
+        PyGroup {
+            group: self.node.default_callback_group().clone(),
+        }
+    }
+
+    fn create_group(&self, name: &str, reentrant: bool) -> PyGroup {
+        let kind = if reentrant {
+            GroupKind::Reentrant
+        } else {
+            GroupKind::MutuallyExclusive
+        };
+        PyGroup {
+            group: self.node.create_callback_group(name, kind),
+        }
+    }
+
+    #[pyo3(signature = (msg_type, topic, depth, transient_local = false, group = None))]
+    fn create_publisher(
+        &self,
+        msg_type: &Bound<'_, PyAny>,
+        topic: &str,
+        depth: usize,
+        transient_local: bool,
+        group: Option<PyRef<'_, PyGroup>>,
+    ) -> PyResult<PyPublisher> {
+        let kind = message_kind(msg_type)?;
+        let node = self.in_group(group.as_deref())?;
+        let inner = (kind.publisher)(&node, topic, qos(depth, transient_local))?;
+        Ok(PyPublisher { inner })
+    }
+
+    #[pyo3(signature = (msg_type, topic, callback, depth, transient_local = false, group = None, is_async = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn create_subscription(
+        &self,
+        msg_type: &Bound<'_, PyAny>,
+        topic: &str,
+        callback: PyObject,
+        depth: usize,
+        transient_local: bool,
+        group: Option<PyRef<'_, PyGroup>>,
+        is_async: bool,
+    ) -> PyResult<PySubscription> {
+        let kind = message_kind(msg_type)?;
+        let node = self.in_group(group.as_deref())?;
+        let name = python_name(callback.bind(msg_type.py()));
+        let handler = Handler {
+            callable: Arc::new(callback),
+            class: Arc::new(msg_type.clone().unbind()),
+            is_async,
+            env: self.env.clone(),
+        };
+        let (inner, handle) =
+            (kind.subscription)(&node, topic, qos(depth, transient_local), handler)?;
+        kairos::trace::tp::rclcpp_callback_register(handle, &name);
+        Ok(PySubscription {
+            _inner: Mutex::new(Some(inner)),
+        })
+    }
+
+    #[pyo3(signature = (period, callback, group = None, is_async = false, clock = None))]
+    fn create_timer(
+        &self,
+        period: &Bound<'_, PyAny>,
+        callback: PyObject,
+        group: Option<PyRef<'_, PyGroup>>,
+        is_async: bool,
+        clock: Option<PyRef<'_, PyClock>>,
+    ) -> PyResult<PyTimer> {
+        let name = python_name(callback.bind(period.py()));
+        let period = duration_arg(period)?;
+        let node = self.in_group(group.as_deref())?;
+        let callable: Callable = Arc::new(callback);
+        let env = self.env.clone();
+        let timer = if is_async {
+            node.create_timer_async(period, move |_tick| {
+                let callable = callable.clone();
+                CoroutineTask::new(env, Box::new(move |py| callable.call0(py)))
+            })
+        } else if let Some(clock) = clock {
+            node.create_timer_on(clock.clock.clone(), period, move |_tick| {
+                call0(&env, &callable)
+            })
+        } else {
+            node.create_timer(period, move |_tick| call0(&env, &callable))
+        }
+        .map_err(graph_error)?;
+        kairos::trace::tp::rclcpp_callback_register(timer.callback_handle(), &name);
+        Ok(PyTimer { timer })
+    }
+
+    #[pyo3(signature = (srv_type, name, callback, group = None))]
+    fn create_service(
+        &self,
+        srv_type: &Bound<'_, PyAny>,
+        name: &str,
+        callback: PyObject,
+        group: Option<PyRef<'_, PyGroup>>,
+    ) -> PyResult<PyService> {
+        let kind = service_kind(srv_type)?;
+        let node = self.in_group(group.as_deref())?;
+        let callback_name = python_name(callback.bind(srv_type.py()));
+        let handler = ServiceHandler {
+            callable: Arc::new(callback),
+            request: Arc::new(srv_type.getattr("Request")?.unbind()),
+            response: Arc::new(srv_type.getattr("Response")?.unbind()),
+            env: self.env.clone(),
+        };
+        let (inner, handle) = (kind.service)(&node, name, handler)?;
+        kairos::trace::tp::rclcpp_callback_register(handle, &callback_name);
+        Ok(PyService {
+            _inner: Mutex::new(Some(inner)),
+        })
+    }
+
+    #[pyo3(signature = (srv_type, name, group = None))]
+    fn create_client(
+        &self,
+        srv_type: &Bound<'_, PyAny>,
+        name: &str,
+        group: Option<PyRef<'_, PyGroup>>,
+    ) -> PyResult<PyClient> {
+        let kind = service_kind(srv_type)?;
+        let node = self.in_group(group.as_deref())?;
+        let response = Arc::new(srv_type.getattr("Response")?.unbind());
+        Ok(PyClient {
+            inner: (kind.client)(&node, name, response)?,
+        })
+    }
+
+    /// The node's clock (system time, or simulation time under `use_sim_time`).
+    fn clock(&self) -> PyClock {
+        PyClock {
+            clock: self.node.clock(),
+        }
+    }
+
+    fn set_use_sim_time(&self, on: bool) -> PyResult<()> {
+        self.node.set_use_sim_time(on).map_err(graph_error)
+    }
+}
+
+/// A subscription callback and what it needs to build the Python message.
+pub(crate) struct Handler {
+    callable: Callable,
+    class: Arc<PyObject>,
+    is_async: bool,
+    env: Arc<CallbackEnv>,
+}
+
+/// A service callback: `callback(request, response) -> response`, as rclpy.
+pub(crate) struct ServiceHandler {
+    callable: Callable,
+    request: Arc<PyObject>,
+    response: Arc<PyObject>,
+    env: Arc<CallbackEnv>,
+}
+
+/// A Rust entity whose handle keeps it alive; dropping it removes the entity.
+type Entity = Box<dyn Any + Send + Sync>;
+
+pub(crate) type MakePublisher = fn(&Node, &str, Qos) -> PyResult<Box<dyn DynPublisher>>;
+/// An entity and its callback's trace handle.
+pub(crate) type Made = (Entity, u64);
+pub(crate) type MakeSubscription = fn(&Node, &str, Qos, Handler) -> PyResult<Made>;
+pub(crate) type MakeService = fn(&Node, &str, ServiceHandler) -> PyResult<Made>;
+pub(crate) type MakeClient = fn(&Node, &str, Arc<PyObject>) -> PyResult<Box<dyn DynClient>>;
+
+pub(crate) trait DynPublisher: Send + Sync {
+    fn publish(&self, message: &Bound<'_, PyAny>) -> PyResult<usize>;
+    fn topic(&self) -> &str;
+    fn subscription_count(&self) -> usize;
+}
+
+impl<T: Message> DynPublisher for Publisher<T> {
+    fn publish(&self, message: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let message: T = from_py(message)?;
+        Ok(Publisher::publish(self, message))
+    }
+
+    fn topic(&self) -> &str {
+        Publisher::topic(self)
+    }
+
+    fn subscription_count(&self) -> usize {
+        Publisher::subscription_count(self)
+    }
+}
+
+pub(crate) fn make_publisher<T: Message>(
+    node: &Node,
+    topic: &str,
+    qos: Qos,
+) -> PyResult<Box<dyn DynPublisher>> {
+    let publisher = node
+        .create_publisher::<T>(topic, qos)
+        .map_err(graph_error)?;
+    Ok(Box::new(publisher))
+}
+
+pub(crate) fn make_subscription<T: Message>(
+    node: &Node,
+    topic: &str,
+    qos: Qos,
+    handler: Handler,
+) -> PyResult<Made> {
+    let Handler {
+        callable,
+        class,
+        is_async,
+        env,
+    } = handler;
+    let subscription = if is_async {
+        node.create_subscription_async(topic, qos, move |message: Arc<T>| {
+            let (callable, class) = (callable.clone(), class.clone());
+            CoroutineTask::new(
+                env,
+                Box::new(move |py| {
+                    let message = to_py(py, &*message, class.bind(py))?;
+                    callable.call1(py, (message,))
+                }),
+            )
+        })
+    } else {
+        node.create_subscription(topic, qos, move |message: &T| {
+            Python::with_gil(|py| {
+                let called = to_py(py, message, class.bind(py))
+                    .and_then(|message| callable.call1(py, (message,)));
+                if let Err(err) = called {
+                    env.report(py, err);
+                }
+            })
+        })
+    }
+    .map_err(graph_error)?;
+    let handle = subscription.callback_handle();
+    Ok((Box::new(subscription), handle))
+}
+
+pub(crate) fn make_service<Req: Message, Resp: Message>(
+    node: &Node,
+    name: &str,
+    handler: ServiceHandler,
+) -> PyResult<Made> {
+    let ServiceHandler {
+        callable,
+        request,
+        response,
+        env,
+    } = handler;
+    let service = node
+        .create_service(name, move |req: Req| -> Resp {
+            Python::with_gil(|py| {
+                let answered = (|| {
+                    let req = to_py(py, &req, request.bind(py))?;
+                    let resp = response.bind(py).call0()?;
+                    let out = callable.call1(py, (req, resp))?;
+                    from_py::<Resp>(out.bind(py))
+                })();
+                match answered {
+                    Ok(resp) => resp,
+                    Err(err) => {
+                        let message = err.to_string();
+                        env.report(py, err);
+                        // kairos turns a service that panics into a `CallError` for the
+                        // caller (ServicePanicked), with this message.
+                        std::panic::panic_any(format!("the Python service raised {message}"))
+                    }
+                }
+            })
+        })
+        .map_err(graph_error)?;
+    let handle = service.callback_handle();
+    Ok((Box::new(service), handle))
+}
+
+pub(crate) trait DynClient: Send + Sync {
+    fn call(
+        &self,
+        py: Python<'_>,
+        request: &Bound<'_, PyAny>,
+        timeout: kairos::time::Duration,
+    ) -> PyResult<PyObject>;
+    fn call_async(&self, request: &Bound<'_, PyAny>) -> PyResult<PyFuture>;
+    fn wait_for_service(&self, py: Python<'_>, timeout: kairos::time::Duration) -> bool;
+    fn service_is_ready(&self) -> bool;
+    fn service(&self) -> &str;
+}
+
+struct TypedClient<Req: Send + 'static, Resp: Send + 'static> {
+    client: Client<Req, Resp>,
+    response: Arc<PyObject>,
+}
+
+impl<Req: Message, Resp: Message> DynClient for TypedClient<Req, Resp> {
+    fn call(
+        &self,
+        py: Python<'_>,
+        request: &Bound<'_, PyAny>,
+        timeout: kairos::time::Duration,
+    ) -> PyResult<PyObject> {
+        let request: Req = from_py(request)?;
+        let result = py.allow_threads(|| self.client.call(request, timeout));
+        match result {
+            Ok(response) => to_py(py, &response, self.response.bind(py)),
+            Err(err) => Err(call_error(err)),
+        }
+    }
+
+    fn call_async(&self, request: &Bound<'_, PyAny>) -> PyResult<PyFuture> {
+        let request: Req = from_py(request)?;
+        Ok(PyFuture::from_source(Box::new(ResponseSource {
+            future: self.client.call_async(request),
+            class: self.response.clone(),
+        })))
+    }
+
+    fn wait_for_service(&self, py: Python<'_>, timeout: kairos::time::Duration) -> bool {
+        py.allow_threads(|| self.client.wait_for_service(timeout))
+    }
+
+    fn service_is_ready(&self) -> bool {
+        self.client.service_is_ready()
+    }
+
+    fn service(&self) -> &str {
+        self.client.service()
+    }
+}
+
+pub(crate) fn make_client<Req: Message, Resp: Message>(
+    node: &Node,
+    name: &str,
+    response: Arc<PyObject>,
+) -> PyResult<Box<dyn DynClient>> {
+    let client = node.create_client::<Req, Resp>(name).map_err(graph_error)?;
+    Ok(Box::new(TypedClient { client, response }))
+}
+
+#[pyclass(name = "Publisher", module = "kairos", frozen)]
+pub struct PyPublisher {
+    inner: Box<dyn DynPublisher>,
+}
+
+impl fmt::Debug for PyPublisher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Publisher")
+            .field("topic", &self.inner.topic())
+            .finish()
+    }
+}
+
+#[pymethods]
+impl PyPublisher {
+    /// Publishes `msg`; returns how many subscriptions in this process took it.
+    fn publish(&self, msg: &Bound<'_, PyAny>) -> PyResult<usize> {
+        self.inner.publish(msg)
+    }
+
+    #[getter]
+    fn topic_name(&self) -> &str {
+        self.inner.topic()
+    }
+
+    fn get_subscription_count(&self) -> usize {
+        self.inner.subscription_count()
+    }
+}
+
+#[pyclass(name = "Subscription", module = "kairos", frozen)]
+pub struct PySubscription {
+    _inner: Mutex<Option<Entity>>,
+}
+
+impl fmt::Debug for PySubscription {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Subscription")
+    }
+}
+
+#[pymethods]
+impl PySubscription {
+    /// Removes the subscription from its node, topic and executor.
+    fn destroy(&self) {
+        self._inner.lock().take();
+    }
+}
+
+#[pyclass(name = "Service", module = "kairos", frozen)]
+pub struct PyService {
+    _inner: Mutex<Option<Entity>>,
+}
+
+impl fmt::Debug for PyService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Service")
+    }
+}
+
+#[pymethods]
+impl PyService {
+    fn destroy(&self) {
+        self._inner.lock().take();
+    }
+}
+
+#[pyclass(name = "Timer", module = "kairos", frozen)]
+#[derive(Debug)]
+pub struct PyTimer {
+    timer: CallbackTimer,
+}
+
+#[pymethods]
+impl PyTimer {
+    fn cancel(&self) {
+        self.timer.cancel();
+    }
+
+    fn reset(&self) {
+        self.timer.reset();
+    }
+
+    fn is_canceled(&self) -> bool {
+        self.timer.is_cancelled()
+    }
+
+    #[getter]
+    fn timer_period_ns(&self) -> i64 {
+        self.timer.period().as_nanos()
+    }
+
+    /// How many times the callback ran; missed periods are counted apart.
+    #[getter]
+    fn fired_count(&self) -> u64 {
+        self.timer.fired_count()
+    }
+
+    #[getter]
+    fn missed_count(&self) -> u64 {
+        self.timer.missed_count()
+    }
+}
+
+#[pyclass(name = "Client", module = "kairos", frozen)]
+pub struct PyClient {
+    inner: Box<dyn DynClient>,
+}
+
+impl fmt::Debug for PyClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("service", &self.inner.service())
+            .finish()
+    }
+}
+
+#[pymethods]
+impl PyClient {
+    /// Sends `request` and blocks (without the GIL) until the response; raises
+    /// `WouldDeadlock` at once when it could never come, `TimeoutError` after `timeout_sec`.
+    #[pyo3(signature = (request, timeout_sec = None))]
+    fn call(
+        &self,
+        py: Python<'_>,
+        request: &Bound<'_, PyAny>,
+        timeout_sec: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        let timeout = match timeout_sec {
+            Some(t) if !t.is_none() => duration_arg(t)?,
+            _ => FOREVER,
+        };
+        self.inner.call(py, request, timeout)
+    }
+
+    /// Sends `request`; the response arrives in the returned future.
+    fn call_async(&self, request: &Bound<'_, PyAny>) -> PyResult<PyFuture> {
+        self.inner.call_async(request)
+    }
+
+    /// Waits (without the GIL) until a server exists; false after `timeout_sec`.
+    #[pyo3(signature = (timeout_sec = None))]
+    fn wait_for_service(
+        &self,
+        py: Python<'_>,
+        timeout_sec: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let timeout = match timeout_sec {
+            Some(t) if !t.is_none() => duration_arg(t)?,
+            _ => FOREVER,
+        };
+        Ok(self.inner.wait_for_service(py, timeout))
+    }
+
+    fn service_is_ready(&self) -> bool {
+        self.inner.service_is_ready()
+    }
+
+    #[getter]
+    fn srv_name(&self) -> &str {
+        self.inner.service()
+    }
+}
