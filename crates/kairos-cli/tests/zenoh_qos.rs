@@ -237,3 +237,30 @@ session.close()
         String::from_utf8_lossy(&echo.stderr)
     );
 }
+
+#[test]
+fn a_reliable_keep_all_publisher_blocks_rather_than_drops_a_burst() {
+    // Back-to-back 64 KiB messages overrun Zenoh's queue; a keep-last publisher drops them
+    // (counted as gaps), a reliable keep-all one waits instead, as rmw_zenoh maps it.
+    let out = kairos()
+        .args([
+            "bench",
+            "zenoh",
+            "--keep-all",
+            "--samples",
+            "20",
+            "--burst",
+            "300",
+            "--json",
+        ])
+        .output()
+        .expect("kairos bench zenoh");
+    let v: serde_json::Value =
+        serde_json::from_str(&assert_ok("kairos bench zenoh --keep-all", &out)).expect("JSON");
+    assert_eq!(v["keep_all"], true);
+    let rows = v["results"].as_array().expect("results");
+    assert_eq!(rows.len(), 4, "{v:#}");
+    for row in rows {
+        assert_eq!(row["received"], 300, "every burst message arrives: {row}");
+    }
+}
