@@ -374,7 +374,7 @@ fn info(tokens: &[Token], topic: &str, json: bool) -> anyhow::Result<()> {
         let qos = &t.endpoint.as_ref().expect("endpoint token").qos;
         let depth = match qos.history {
             History::KeepLast(d) => format!("keep last {d}"),
-            History::KeepAll => "keep all".into(),
+            History::KeepAll(_) => "keep all".into(),
         };
         serde_json::json!({
             "node": node_name(t),

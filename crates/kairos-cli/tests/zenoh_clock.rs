@@ -146,3 +146,54 @@ fn a_killed_simulator_stalls_every_sensor_process_which_still_stops_in_time() {
         "fail: the wait failed"
     );
 }
+
+#[test]
+fn a_python_ros2_subscriber_reads_the_clock_of_a_kairos_simulator() {
+    let found = std::process::Command::new("python3")
+        .args(["-c", "import zenoh_ros2_sdk"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "the Python package zenoh-ros2-sdk is required: pip install zenoh-ros2-sdk==0.1.8 (scripts/test does this)"
+    );
+    let router = Router::start();
+    let mut simulator = spawn(
+        router
+            .kairos()
+            .args(["internal", "sim-clock-simulator"])
+            .env("KAIROS_TRANSPORT", "zenoh"),
+    );
+    stdout_lines(&mut simulator).wait_for("ready", Duration::from_secs(30));
+    // zenoh-ros2-sdk, an rmw_zenoh implementation no one here wrote, given the definition
+    // and the published hash (nothing fetched).
+    let script = format!(
+        r#"
+import time
+from zenoh_ros2_sdk import ROS2Subscriber
+got = []
+sub = ROS2Subscriber('/clock', 'rosgraph_msgs/msg/Clock',
+    lambda m: got.append(m.clock.sec * 1000000000 + m.clock.nanosec),
+    msg_definition='builtin_interfaces/Time clock\n',
+    type_hash='RIHS01_692f7a66e93a3c83e71765d033b60349ba68023a8c689a79e48078bcb5c58564',
+    node_name='py_clock', router_port={port})
+end = time.monotonic() + 20
+while len(got) < 20 and time.monotonic() < end:
+    time.sleep(0.05)
+sub.close()
+steps = set(b - a for a, b in zip(got, got[1:]))
+# Whole milliseconds of simulated time (a sample dropped under congestion is a 2 ms step).
+print('got', len(got) >= 20, 'increasing', all(b > a for a, b in zip(got, got[1:])), 'ms steps', all(s % 1000000 == 0 for s in steps))
+"#,
+        port = router.port
+    );
+    let out = std::process::Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .expect("python3");
+    let out = assert_ok("the Python /clock subscriber", &out);
+    assert!(
+        out.contains("got True increasing True ms steps True"),
+        "python said:\n{out}"
+    );
+}

@@ -138,3 +138,129 @@ fn the_qos_each_process_declares_is_read_from_its_tokens() {
     assert_eq!(subscriptions[0]["durability"], "Volatile");
     assert_eq!(subscriptions[0]["history"], "keep all");
 }
+
+/// A Python process declaring zenoh-ext advanced entities with rmw_zenoh's options for a
+/// reliable transient-local topic (through eclipse-zenoh's Python bindings, which the
+/// interop tests install with zenoh-ros2-sdk).
+const PY_ADVANCED: &str = r#"
+import os, struct, sys, time
+import zenoh, zenoh.ext as ze
+PORT = int(os.environ["ROUTER_PORT"])
+KEY = "0/latched/std_msgs::msg::dds_::String_/RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18"
+conf = zenoh.Config.from_json5('{mode: "peer", connect: {endpoints: ["tcp/127.0.0.1:%d"]}, listen: {endpoints: ["tcp/127.0.0.1:0"]}, scouting: {multicast: {enabled: false}}, timestamping: {enabled: {router: true, peer: true, client: true}}}' % PORT)
+session = zenoh.open(conf)
+def cdr_string(text):
+    b = text.encode() + b"\0"
+    return b"\x00\x01\x00\x00" + struct.pack("<I", len(b)) + b
+def attachment(seq):
+    return struct.pack("<qq", seq, time.time_ns()) + b"\x10" + bytes(range(16))
+"#;
+
+fn python(router: &Router, script: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new("python3");
+    cmd.args(["-c", script])
+        .env("ROUTER_PORT", router.port.to_string());
+    cmd
+}
+
+#[test]
+fn transient_local_interoperates_with_zenoh_ext_declared_as_rmw_zenoh_does() {
+    let found = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import zenoh.ext; zenoh.ext.declare_advanced_subscriber",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "eclipse-zenoh's Python bindings with zenoh.ext are required: pip install zenoh-ros2-sdk==0.1.8 (scripts/test does this)"
+    );
+    let router = Router::start();
+
+    // kairos caches, Python joins late: history 10, late publishers detected, recovery on
+    // heartbeats, as rmw_zenoh's reliable transient-local subscription.
+    let publisher = latched_publisher(&router);
+    let script = format!(
+        "{PY_ADVANCED}
+got = []
+def on_sample(sample):
+    a = sample.attachment.to_bytes() if sample.attachment is not None else b''
+    seq = struct.unpack('<q', a[:8])[0] if len(a) == 33 else None
+    got.append((bytes(sample.payload.to_bytes()), seq))
+sub = ze.declare_advanced_subscriber(session, KEY, on_sample,
+    history=ze.HistoryConfig(detect_late_publishers=True, max_samples=10),
+    recovery=ze.RecoveryConfig(heartbeat=True), subscriber_detection=True)
+end = time.monotonic() + 20
+while len(got) < 3 and time.monotonic() < end:
+    time.sleep(0.05)
+time.sleep(0.5)
+print('payloads', sorted(set(p for p, _ in got)) == [cdr_string('kept')], 'seqs', [s for _, s in got])
+session.close()
+"
+    );
+    let py = python(&router, &script).output().expect("python3");
+    let out = assert_ok("the Python advanced subscriber", &py);
+    assert!(
+        out.contains("payloads True seqs [3, 4, 5]"),
+        "the last 3 of 5, each with its rmw_zenoh attachment; python said:\n{out}"
+    );
+
+    drop(publisher);
+
+    // Python caches, kairos joins late.
+    let script = format!(
+        "{PY_ADVANCED}
+pub = ze.declare_advanced_publisher(session, KEY,
+    cache=ze.CacheConfig(max_samples=3), publisher_detection=True,
+    sample_miss_detection=ze.MissDetectionConfig(sporadic_heartbeat=0.5))
+for seq in range(1, 6):
+    pub.put(cdr_string('py %d' % seq), attachment=attachment(seq))
+print('published', flush=True)
+sys.stdin.readline()
+session.close()
+"
+    );
+    let mut py = spawn(python(&router, &script).stdin(std::process::Stdio::piped()));
+    stdout_lines(&mut py).wait_for("published", Duration::from_secs(30));
+    let echo = late_echo(&router, "transient_local");
+    let echo = finish(echo, LIMIT);
+    let got = String::from_utf8_lossy(&echo.stdout);
+    assert_eq!(
+        got.lines().collect::<Vec<_>>(),
+        vec![
+            r#"{"data":"py 3"}"#,
+            r#"{"data":"py 4"}"#,
+            r#"{"data":"py 5"}"#
+        ],
+        "kairos late joiner got:\n{got}\nstderr:\n{}",
+        String::from_utf8_lossy(&echo.stderr)
+    );
+}
+
+#[test]
+fn a_reliable_keep_all_publisher_blocks_rather_than_drops_a_burst() {
+    // Back-to-back 64 KiB messages overrun Zenoh's queue; a keep-last publisher drops them
+    // (counted as gaps), a reliable keep-all one waits instead, as rmw_zenoh maps it.
+    let out = kairos()
+        .args([
+            "bench",
+            "zenoh",
+            "--keep-all",
+            "--samples",
+            "20",
+            "--burst",
+            "300",
+            "--json",
+        ])
+        .output()
+        .expect("kairos bench zenoh");
+    let v: serde_json::Value =
+        serde_json::from_str(&assert_ok("kairos bench zenoh --keep-all", &out)).expect("JSON");
+    assert_eq!(v["keep_all"], true);
+    let rows = v["results"].as_array().expect("results");
+    assert_eq!(rows.len(), 4, "{v:#}");
+    for row in rows {
+        assert_eq!(row["received"], 300, "every burst message arrives: {row}");
+    }
+}

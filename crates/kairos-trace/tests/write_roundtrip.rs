@@ -28,6 +28,7 @@ fn emit_every_event() {
     tp::rmw_publish(0xAA, 0x20, 3);
     tp::message_enqueue(0x30, 0x20, 3, 1);
     tp::message_drop(0x30, 0x20, 2, 5);
+    tp::message_loss(0x30, 0x20, 4, 2);
     tp::rclcpp_executor_wait_for_work(-1, 0x70);
     tp::executor_wake(0x70, 1);
     tp::rclcpp_executor_execute(0x30, 0x70);
@@ -98,6 +99,8 @@ fn every_event_is_read_back_with_its_values() {
     assert_eq!(fire.field("actual"), "5020");
     assert_eq!(find("kairos:clock_jump").field("after"), "-2000");
     assert_eq!(find("kairos:message_drop").u64("queue_depth"), 5);
+    let loss = find("kairos:message_loss");
+    assert_eq!((loss.u64("first_seq"), loss.u64("count")), (4, 2));
 
     let order: Vec<&str> = events.iter().map(|e| e.name.as_str()).collect();
     let position = |name: &str| order.iter().position(|n| *n == name).unwrap();

@@ -87,7 +87,8 @@ pub enum Durability {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum History {
     KeepLast(u64),
-    KeepAll,
+    /// The depth is written as rmw_zenoh writes it (a keep-all QoS still has one).
+    KeepAll(u64),
 }
 
 /// The QoS a token announces. Deadline, lifespan and liveliness are not kairos settings:
@@ -125,7 +126,8 @@ impl WireQos {
         let history = match self.history {
             History::KeepLast(DEFAULT_DEPTH) => ",".to_owned(),
             History::KeepLast(depth) => format!(",{depth}"),
-            History::KeepAll => "2,".to_owned(),
+            History::KeepAll(DEFAULT_DEPTH) => "2,".to_owned(),
+            History::KeepAll(depth) => format!("2,{depth}"),
         };
         format!("{reliability}:{durability}:{history}:{}", self.rest)
     }
@@ -148,10 +150,14 @@ impl WireQos {
             _ => Durability::Volatile,
         };
         let (kind, depth) = hist.split_once(',').ok_or_else(bad)?;
+        let depth = if depth.is_empty() {
+            DEFAULT_DEPTH
+        } else {
+            depth.parse().map_err(|_| bad())?
+        };
         let history = match kind {
-            "2" => History::KeepAll,
-            _ if depth.is_empty() => History::KeepLast(DEFAULT_DEPTH),
-            _ => History::KeepLast(depth.parse().map_err(|_| bad())?),
+            "2" => History::KeepAll(depth),
+            _ => History::KeepLast(depth),
         };
         Ok(Self {
             reliability,
@@ -361,11 +367,17 @@ mod tests {
         let qos = WireQos {
             reliability: Reliability::BestEffort,
             durability: Durability::TransientLocal,
-            history: History::KeepAll,
+            history: History::KeepAll(DEFAULT_DEPTH),
             ..WireQos::default()
         };
         assert_eq!(qos.encode(), "2:1:2,:,:,:,,");
         assert_eq!(WireQos::parse(&qos.encode()).unwrap(), qos);
+        let keep_all_100 = WireQos {
+            history: History::KeepAll(100),
+            ..WireQos::default()
+        };
+        assert_eq!(keep_all_100.encode(), "::2,100:,:,:,,");
+        assert_eq!(WireQos::parse("::2,100:,:,:,,").unwrap(), keep_all_100);
         assert!(WireQos::parse("1:2").is_err());
     }
 

@@ -298,7 +298,7 @@ fn wire_qos(qos: kairos::graph::Qos) -> WireQos {
         },
         history: match qos.history {
             kairos::graph::History::KeepLast(depth) => History::KeepLast(depth as u64),
-            kairos::graph::History::KeepAll { .. } => History::KeepAll,
+            kairos::graph::History::KeepAll { bound } => History::KeepAll(bound as u64),
         },
         ..WireQos::default()
     }

@@ -36,6 +36,10 @@ pub struct Args {
     pub burst: u32,
     #[arg(long)]
     pub json: bool,
+    /// Publish reliable keep-all (congestion control Block, as rmw_zenoh maps it) instead
+    /// of the default keep-last (Drop): nothing is dropped, the publisher waits instead.
+    #[arg(long)]
+    pub keep_all: bool,
     /// Internal: run as the subscribing child ("kairos" or "raw").
     #[arg(long, hide = true)]
     pub child: Option<String>,
@@ -142,13 +146,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|c| json!({"name": c.name, "payload_bytes": c.size, "p50_us": c.latency.p50_us, "p99_us": c.latency.p99_us, "msgs_per_s": c.msgs_per_s, "received": c.received}))
             .collect();
-        let out = json!({"samples": args.samples, "burst": args.burst, "results": rows});
+        let out = json!({"samples": args.samples, "burst": args.burst, "keep_all": args.keep_all, "results": rows});
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "publish -> callback between two processes on loopback ({} paced samples; burst of {})",
-        args.samples, args.burst
+        "publish -> callback between two processes on loopback ({} paced samples; burst of {}; {})",
+        args.samples,
+        args.burst,
+        if args.keep_all {
+            "reliable keep-all: congestion control Block"
+        } else {
+            "keep-last: congestion control Drop"
+        }
     );
     println!(
         "{:<8} {} {:>12} {:>9}",
@@ -255,6 +265,11 @@ fn publish(mode: &str, size: usize, port: u16, args: &Args) -> anyhow::Result<()
     let probe = transport
         .session()
         .declare_publisher(key())
+        .congestion_control(if args.keep_all {
+            zenoh::qos::CongestionControl::Block
+        } else {
+            zenoh::qos::CongestionControl::Drop
+        })
         .wait()
         .map_err(zerr)?;
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -268,7 +283,12 @@ fn publish(mode: &str, size: usize, port: u16, args: &Args) -> anyhow::Result<()
         let context = Context::new();
         transport.install(&context)?;
         let node = Node::new_in(&context, "bench_talker", "/")?;
-        let publisher = node.create_publisher::<BenchMsg>(TOPIC, Qos::keep_last(100))?;
+        let qos = if args.keep_all {
+            Qos::keep_all(100)
+        } else {
+            Qos::keep_last(100)
+        };
+        let publisher = node.create_publisher::<BenchMsg>(TOPIC, qos)?;
         let data = Bytes(payload);
         send_all(&|seq| {
             publisher.publish(BenchMsg {

@@ -475,11 +475,8 @@ pub fn naive_main() -> anyhow::Result<()> {
 /// `tick <scheduled ns> <actual ns> <missed>` for each of `ticks` ticks, and exits.
 pub fn follower_main(ticks: u64) -> anyhow::Result<()> {
     kairos_zenoh::init()?.context("KAIROS_TRANSPORT=zenoh must be set for the follower")?;
-    let node = Node::with_options(
-        &Context::global(),
-        "follower",
-        NodeOptions::new().use_sim_time(true),
-    )?;
+    let node = Node::new_in(&Context::global(), "follower", "/")?;
+    node.set_use_sim_time(true)?;
     let (tx, rx) = mpsc::channel();
     let _timer = node.create_timer(Duration::from_millis(100), move |tick| {
         let _ = tx.send(tick);
