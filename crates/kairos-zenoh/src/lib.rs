@@ -12,12 +12,14 @@
 //! - [`graph_key`], [`attachment`]: key expressions, liveliness tokens, attachments.
 //! - [`transport`]: the zenoh session behind the graph's transport hook.
 //! - [`config`]: rmw_zenoh's defaults and environment variables.
+//! - [`parameter_services`]: ROS 2's parameter services for a node's parameters.
 
 pub mod attachment;
 pub mod config;
 pub mod graph_cache;
 pub mod graph_key;
 pub mod msg;
+pub mod parameter_services;
 pub mod registry;
 pub mod transport;
 
