@@ -6,6 +6,7 @@
 mod bench;
 mod demo;
 mod internal;
+mod param;
 mod ros;
 mod stats;
 mod trace_cmd;
@@ -44,6 +45,9 @@ enum Command {
     /// Services across processes: list, call.
     #[command(subcommand)]
     Service(ros::ServiceCmd),
+    /// Node parameters across processes: list, get, set.
+    #[command(subcommand)]
+    Param(param::ParamCmd),
     /// Child processes of demos and tests.
     #[command(subcommand, hide = true)]
     Internal(internal::InternalCmd),
@@ -68,6 +72,7 @@ fn main() -> std::process::ExitCode {
         Command::Node(cmd) => ros::node(cmd),
         Command::Topic(cmd) => ros::topic(cmd),
         Command::Service(cmd) => ros::service(cmd),
+        Command::Param(cmd) => param::run(cmd),
     };
     match result {
         Ok(code) => code,

@@ -361,3 +361,90 @@ impl Generator {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn package(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        for (path, text) in files {
+            let path = dir.path().join("my_msgs").join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        dir
+    }
+
+    fn generate(dir: &tempfile::TempDir) -> Result<String, Error> {
+        Generator::new()
+            .package(dir.path().join("my_msgs"))
+            .generate()
+    }
+
+    #[test]
+    fn references_resolve_to_local_and_shipped_packages() {
+        let dir = package(&[
+            ("msg/Wheel.msg", "float64 speed\n"),
+            (
+                "msg/Base.msg",
+                "std_msgs/Header header\nWheel[4] wheels\nmy_msgs/Wheel[] spare\n",
+            ),
+            ("srv/Stop.srv", "bool now\n---\nWheel last\n"),
+        ]);
+        let code = generate(&dir).unwrap();
+        assert!(code.contains("pub header: ::kairos_msgs::std_msgs::msg::Header,"));
+        assert!(code.contains("pub wheels: [super::super::my_msgs::msg::Wheel; 4],"));
+        assert!(code.contains("pub spare: ::std::vec::Vec<super::super::my_msgs::msg::Wheel>,"));
+        assert!(code.contains("const TYPE_NAME: &'static str = \"my_msgs/srv/Stop_Request\";"));
+        assert!(code.contains("visitor.service::<srv::Stop>();"));
+    }
+
+    #[test]
+    fn unknown_types_and_packages_name_the_file_and_line() {
+        let dir = package(&[("msg/A.msg", "int32 x\nWheel w\n")]);
+        let e = generate(&dir).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            matches!(&e, Error::Type { line: 2, file, .. } if file.ends_with("my_msgs/msg/A.msg")),
+            "{text}"
+        );
+        assert!(
+            text.contains("package `my_msgs` has no message `Wheel`"),
+            "{text}"
+        );
+
+        let dir = package(&[("msg/A.msg", "other_msgs/Thing t\n")]);
+        let text = generate(&dir).unwrap_err().to_string();
+        assert!(text.contains("A.msg:1: "), "{text}");
+        assert!(text.contains("unknown package `other_msgs`"), "{text}");
+        let code = Generator::new()
+            .package(dir.path().join("my_msgs"))
+            .extern_package("other_msgs", "::other_crate::other_msgs")
+            .generate()
+            .unwrap();
+        assert!(code.contains("pub t: ::other_crate::other_msgs::msg::Thing,"));
+
+        let dir = package(&[("msg/A.msg", "wstring w\n")]);
+        assert!(generate(&dir).unwrap_err().to_string().contains("wstring"));
+    }
+
+    #[test]
+    fn syntax_errors_and_missing_folders_are_errors() {
+        let dir = package(&[("msg/A.msg", "int32 x\nfloat46 y\n")]);
+        match generate(&dir).unwrap_err() {
+            Error::Parse(e) => {
+                assert_eq!(e.line, 2);
+                assert_eq!(e.found, "float46");
+                assert!(e.file.ends_with("my_msgs/msg/A.msg"));
+            }
+            other => panic!("{other}"),
+        }
+        let empty = tempfile::tempdir().unwrap();
+        let e = Generator::new()
+            .package(empty.path())
+            .generate()
+            .unwrap_err();
+        assert!(matches!(e, Error::Io { .. }), "{e}");
+    }
+}

@@ -13,12 +13,14 @@
 //! - [`transport`]: the zenoh session behind the graph's transport hook.
 //! - [`qos`]: reliability, congestion control, history and transient-local on the wire.
 //! - [`config`]: rmw_zenoh's defaults and environment variables.
+//! - [`parameter_services`]: ROS 2's parameter services for a node's parameters.
 
 pub mod attachment;
 pub mod config;
 pub mod graph_cache;
 pub mod graph_key;
 pub mod msg;
+pub mod parameter_services;
 pub mod qos;
 pub mod registry;
 pub mod transport;

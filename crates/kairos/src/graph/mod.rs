@@ -16,6 +16,7 @@ mod error;
 mod message_callback;
 mod name;
 mod node;
+mod parameters;
 mod publisher;
 mod qos;
 mod service;
@@ -29,6 +30,10 @@ pub use error::GraphError;
 pub use message_callback::MessageCallback;
 pub use name::{NameError, NameKind, normalize_namespace, resolve, validate_node_name};
 pub use node::{Node, NodeOptions};
+pub use parameters::{
+    ParameterDescriptor, ParameterError, ParameterHook, ParameterType, ParameterValue, Parameters,
+    USE_SIM_TIME,
+};
 pub use publisher::Publisher;
 pub use qos::{Durability, History, Qos, QosError, Reliability};
 pub use service::Service;

@@ -1,0 +1,281 @@
+//! `kairos param list|get|set`: the parameters of a node in any process (kairos or ROS 2),
+//! through ROS 2's parameter services, shaped like `ros2 param`.
+//!
+//! Every call waits for the node's service at most `--timeout` seconds, then for the answer
+//! at most as long again; a node that is not there is an error saying so.
+
+use anyhow::{Context as _, anyhow, bail};
+use clap::{Args, Subcommand};
+use kairos::graph::{Node, ParameterValue, Parameters};
+use kairos::time::Duration;
+use kairos_msgs::rcl_interfaces::msg as rcl;
+use kairos_msgs::rcl_interfaces::srv;
+use kairos_zenoh::ZenohTransport;
+use kairos_zenoh::parameter_services::{from_ros, to_ros};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Debug, Subcommand)]
+pub enum ParamCmd {
+    /// The parameter names of a node.
+    List(NodeArg),
+    /// The value of one parameter.
+    Get {
+        #[command(flatten)]
+        node: NodeArg,
+        name: String,
+    },
+    /// Sets one parameter, e.g. `kairos param set /sensor use_sim_time true`.
+    Set {
+        #[command(flatten)]
+        node: NodeArg,
+        name: String,
+        /// The value, read as `ros2 param set` reads it: true, 3, 2.5, text, [1, 2].
+        value: String,
+    },
+    /// Runs a node with parameters and their services, reporting its clock as it switches
+    /// (for demos and tests).
+    #[command(hide = true)]
+    Serve {
+        node: String,
+        /// Exit after this many seconds.
+        #[arg(long, default_value_t = 60.0)]
+        timeout: f64,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct NodeArg {
+    /// The node's name, e.g. /sensor.
+    node: String,
+    /// Seconds to wait for the node's service, then for its answer.
+    #[arg(long, default_value_t = 10.0)]
+    timeout: f64,
+}
+
+pub fn run(cmd: ParamCmd) -> anyhow::Result<ExitCode> {
+    kairos_zenoh::register_shipped_interfaces();
+    let transport = ZenohTransport::open()?;
+    transport.install(&kairos::graph::Context::global())?;
+    let result = match cmd {
+        ParamCmd::List(node) => list(&node),
+        ParamCmd::Get { node, name } => get(&node, &name),
+        ParamCmd::Set { node, name, value } => set(&node, &name, &value),
+        ParamCmd::Serve { node, timeout } => serve(&node, timeout),
+    };
+    close(&transport);
+    result
+}
+
+fn close(transport: &Arc<ZenohTransport>) {
+    let _ = transport.close(std::time::Duration::from_secs(5));
+}
+
+fn absolute(node: &str) -> String {
+    if node.starts_with('/') {
+        node.to_owned()
+    } else {
+        format!("/{node}")
+    }
+}
+
+/// Calls `<node>/<service>` once.
+fn call<Req, Resp>(node: &NodeArg, service: &str, request: Req) -> anyhow::Result<Resp>
+where
+    Req: Send + 'static,
+    Resp: Send + 'static,
+{
+    let name = format!("{}/{service}", absolute(&node.node));
+    if !(node.timeout.is_finite() && node.timeout >= 0.0) {
+        bail!("--timeout {} is not a number of seconds", node.timeout);
+    }
+    let timeout = Duration::from_secs_f64(node.timeout);
+    let me = Node::new(&format!("kairos_param_{}", std::process::id()))?;
+    let client = me.create_client::<Req, Resp>(&name)?;
+    if !client.wait_for_service(timeout) {
+        bail!(
+            "node {} offers no {service} service within {}s: is it running, and on the same router and ROS_DOMAIN_ID?",
+            absolute(&node.node),
+            node.timeout
+        );
+    }
+    client
+        .call(request, timeout)
+        .with_context(|| format!("calling {name}"))
+}
+
+fn list(node: &NodeArg) -> anyhow::Result<ExitCode> {
+    let response: srv::ListParametersResponse = call(
+        node,
+        "list_parameters",
+        srv::ListParametersRequest::default(),
+    )?;
+    for name in response.result.names {
+        println!("  {name}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn get(node: &NodeArg, name: &str) -> anyhow::Result<ExitCode> {
+    let response: srv::GetParametersResponse = call(
+        node,
+        "get_parameters",
+        srv::GetParametersRequest {
+            names: vec![name.to_owned()],
+        },
+    )?;
+    let value = response
+        .values
+        .first()
+        .ok_or_else(|| anyhow!("the node answered with no value"))?;
+    match from_ros(value).map_err(|e| anyhow!(e))? {
+        ParameterValue::NotSet => {
+            eprintln!("Parameter not set: {name}");
+            Ok(ExitCode::from(1))
+        }
+        value => {
+            println!("{} value is: {value}", kind_label(&value));
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn kind_label(value: &ParameterValue) -> &'static str {
+    match value {
+        ParameterValue::Bool(_) => "Boolean",
+        ParameterValue::Integer(_) => "Integer",
+        ParameterValue::Double(_) => "Double",
+        ParameterValue::String(_) => "String",
+        ParameterValue::ByteArray(_) => "Byte values",
+        ParameterValue::BoolArray(_) => "Boolean values",
+        ParameterValue::IntegerArray(_) => "Integer values",
+        ParameterValue::DoubleArray(_) => "Double values",
+        ParameterValue::StringArray(_) => "String values",
+        ParameterValue::NotSet => "Unset",
+    }
+}
+
+fn set(node: &NodeArg, name: &str, text: &str) -> anyhow::Result<ExitCode> {
+    let value = parse_value(text)?;
+    let response: srv::SetParametersResponse = call(
+        node,
+        "set_parameters",
+        srv::SetParametersRequest {
+            parameters: vec![rcl::Parameter {
+                name: name.to_owned(),
+                value: to_ros(&value),
+            }],
+        },
+    )?;
+    match response.results.first() {
+        Some(r) if r.successful => {
+            println!("Set parameter successful");
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(r) => {
+            eprintln!("Setting parameter failed: {}", r.reason);
+            Ok(ExitCode::from(1))
+        }
+        None => bail!("the node answered with no result"),
+    }
+}
+
+/// A value as `ros2 param set` reads it.
+fn parse_value(text: &str) -> anyhow::Result<ParameterValue> {
+    use serde_json::Value;
+    let scalar = |v: &Value| -> Option<ParameterValue> {
+        Some(match v {
+            Value::Bool(b) => ParameterValue::Bool(*b),
+            Value::Number(n) if n.is_i64() => ParameterValue::Integer(n.as_i64()?),
+            Value::Number(n) => ParameterValue::Double(n.as_f64()?),
+            Value::String(s) => ParameterValue::String(s.clone()),
+            _ => return None,
+        })
+    };
+    let value = crate::ros::parse_values(text)?;
+    if let Value::Array(items) = &value {
+        let all = |f: fn(&Value) -> bool| items.iter().all(f);
+        return Ok(if all(Value::is_boolean) {
+            ParameterValue::BoolArray(items.iter().filter_map(Value::as_bool).collect())
+        } else if all(Value::is_i64) {
+            ParameterValue::IntegerArray(items.iter().filter_map(Value::as_i64).collect())
+        } else if all(Value::is_number) {
+            ParameterValue::DoubleArray(items.iter().filter_map(Value::as_f64).collect())
+        } else if all(Value::is_string) {
+            ParameterValue::StringArray(
+                items
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect(),
+            )
+        } else {
+            bail!("a list of mixed types is not a parameter value: {text}")
+        });
+    }
+    scalar(&value).ok_or_else(|| anyhow!("'{text}' is not a parameter value"))
+}
+
+/// A node with `use_sim_time` and two parameters of its own, serving them; prints a line
+/// whenever its clock switches between system and simulation time, and the simulated
+/// second while it follows `/clock`.
+fn serve(name: &str, timeout: f64) -> anyhow::Result<ExitCode> {
+    let node = Node::new(name.trim_start_matches('/'))?;
+    let parameters = Parameters::for_node(&node)?;
+    parameters.declare("rate_hz", ParameterValue::Double(10.0), Default::default())?;
+    parameters.declare(
+        "frame_id",
+        ParameterValue::String("base_link".into()),
+        Default::default(),
+    )?;
+    let _services = kairos_zenoh::parameter_services::serve(&node, &parameters)?;
+    let exec = kairos::exec::Executor::single_threaded();
+    exec.add_node(&node)?;
+    let spinner = exec.clone();
+    let spin = std::thread::spawn(move || spinner.spin());
+    println!("ready");
+    let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(timeout);
+    let mut last = None;
+    while std::time::Instant::now() < end {
+        let clock = node.clock();
+        let sim = clock.as_ros().is_some_and(|r| r.use_sim_time());
+        let now = clock.now();
+        let state = (sim, sim.then(|| now.nanos() / 1_000_000_000));
+        if last != Some(state) {
+            match state.1 {
+                Some(sec) => println!("use_sim_time=true sim_sec={sec}"),
+                None => println!("use_sim_time=false"),
+            }
+            last = Some(state);
+        }
+        // A report loop for tests, not a deadline: polling a few times per 100 ms is enough.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = exec.shutdown(Duration::from_secs(2));
+    let _ = spin.join();
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_read_like_ros2_param_set() {
+        assert_eq!(parse_value("true").unwrap(), ParameterValue::Bool(true));
+        assert_eq!(parse_value("3").unwrap(), ParameterValue::Integer(3));
+        assert_eq!(parse_value("2.5").unwrap(), ParameterValue::Double(2.5));
+        assert_eq!(
+            parse_value("map").unwrap(),
+            ParameterValue::String("map".into())
+        );
+        assert_eq!(
+            parse_value("[1, 2]").unwrap(),
+            ParameterValue::IntegerArray(vec![1, 2])
+        );
+        assert_eq!(
+            parse_value("[1, 2.5]").unwrap(),
+            ParameterValue::DoubleArray(vec![1.0, 2.5])
+        );
+        assert!(parse_value("[1, a]").is_err());
+    }
+}

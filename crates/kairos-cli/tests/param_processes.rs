@@ -1,0 +1,210 @@
+//! `use_sim_time` set from another process switches a kairos node's clock: a node serving
+//! ROS 2's parameter services (`kairos param serve`) is listed, read and set by
+//! `kairos param` in other processes; after `set use_sim_time true` its clock follows
+//! `/clock` published by yet another process (zenoh-ros2-sdk, as a ROS 2 simulator would),
+//! and a refused set changes nothing.
+//!
+//! One `kairos router` on a free loopback port; every wait is bounded, children are killed
+//! when the test ends.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn env(cmd: &mut Command, port: u16) -> &mut Command {
+    cmd.env(
+        "ZENOH_CONFIG_OVERRIDE",
+        format!(
+            "connect/endpoints=[\"tcp/127.0.0.1:{port}\"];listen/endpoints=[\"tcp/127.0.0.1:0\"]"
+        ),
+    )
+    .env_remove("ROS_DOMAIN_ID")
+}
+
+/// The lines a child prints, as they come.
+fn lines(child: &mut Running) -> mpsc::Receiver<String> {
+    let stdout = child.0.stdout.take().expect("piped stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits (bounded) for a line equal to `want`; returns what came before it.
+fn expect(rx: &mpsc::Receiver<String>, want: &str) -> Vec<String> {
+    let mut seen = Vec::new();
+    loop {
+        match rx.recv_timeout(LIMIT) {
+            Ok(line) if line == want => return seen,
+            Ok(line) => seen.push(line),
+            Err(e) => panic!("no line '{want}' within {LIMIT:?} ({e}); got {seen:?}"),
+        }
+    }
+}
+
+fn run(cmd: &mut Command) -> Output {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kairos");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel::<()>();
+    let killer = std::thread::spawn(move || {
+        if rx.recv_timeout(LIMIT).is_err() {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+        }
+    });
+    let out = child.wait_with_output().expect("wait for kairos");
+    let _ = tx.send(());
+    let _ = killer.join();
+    out
+}
+
+fn stdout_ok(what: &str, out: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{what} failed with {}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn use_sim_time_set_from_another_process_switches_the_node_clock() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port();
+    let mut router = Running(
+        common::kairos()
+            .args(["router", "--listen", &format!("tcp/127.0.0.1:{port}")])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start kairos router"),
+    );
+    let router_lines = lines(&mut router);
+    let first = router_lines.recv_timeout(LIMIT).expect("router output");
+    assert!(first.contains("running"), "router: {first}");
+
+    let mut node = Running(
+        env(&mut common::kairos(), port)
+            .args(["param", "serve", "/sensor", "--timeout", "50"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the parameter node"),
+    );
+    let node_lines = lines(&mut node);
+    expect(&node_lines, "ready");
+    expect(&node_lines, "use_sim_time=false");
+
+    let kairos = |args: &[&str]| run(env(&mut common::kairos(), port).args(args));
+    let listed = stdout_ok("param list", &kairos(&["param", "list", "/sensor"]));
+    assert_eq!(
+        listed.lines().collect::<Vec<_>>(),
+        ["  frame_id", "  rate_hz", "  use_sim_time"],
+        "{listed}"
+    );
+    let got = stdout_ok(
+        "param get",
+        &kairos(&["param", "get", "/sensor", "use_sim_time"]),
+    );
+    assert_eq!(got.trim(), "Boolean value is: false");
+
+    // A refused set (wrong type) changes nothing and says why.
+    let refused = kairos(&["param", "set", "/sensor", "use_sim_time", "maybe"]);
+    assert_eq!(refused.status.code(), Some(1));
+    let reason = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        reason.contains("Setting parameter failed") && reason.contains("bool"),
+        "{reason}"
+    );
+
+    let set = stdout_ok(
+        "param set",
+        &kairos(&["param", "set", "/sensor", "use_sim_time", "true"]),
+    );
+    assert_eq!(set.trim(), "Set parameter successful");
+    // The node's clock is simulation time now: no /clock yet, so it reads 0 s.
+    let before = expect(&node_lines, "use_sim_time=true sim_sec=0");
+    assert!(before.is_empty(), "unexpected reports: {before:?}");
+    let got = stdout_ok(
+        "param get",
+        &kairos(&["param", "get", "/sensor", "use_sim_time"]),
+    );
+    assert_eq!(got.trim(), "Boolean value is: true");
+
+    // /clock from another process (a ROS 2 simulator's, here zenoh-ros2-sdk's) drives it.
+    let script = r#"
+import os, time
+from zenoh_ros2_sdk import ROS2Publisher
+from zenoh_ros2_sdk.session import ZenohSession
+PORT = int(os.environ["ROUTER_PORT"])
+session = ZenohSession.get_instance("127.0.0.1", PORT)
+session.register_message_type("int32 sec\nuint32 nanosec\n", "builtin_interfaces/msg/Time")
+pub = ROS2Publisher('/clock', 'rosgraph_msgs/msg/Clock', msg_definition="builtin_interfaces/Time clock\n", type_hash="RIHS01_692f7a66e93a3c83e71765d033b60349ba68023a8c689a79e48078bcb5c58564", node_name='py_sim', router_port=PORT)
+Time = session.store.types['builtin_interfaces/msg/Time']
+for i in range(30):
+    pub.publish(clock=Time(sec=42, nanosec=5 + i))
+    time.sleep(0.1)
+pub.close()
+"#;
+    let python_found = Command::new("python3")
+        .args(["-c", "import zenoh_ros2_sdk"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        python_found,
+        "the Python package zenoh-ros2-sdk is required: pip install zenoh-ros2-sdk==0.1.8 (scripts/test does this)"
+    );
+    let simulator = Running(
+        Command::new("python3")
+            .args(["-c", script])
+            .env("ROUTER_PORT", port.to_string())
+            .env_remove("ROS_DOMAIN_ID")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the Python /clock publisher"),
+    );
+    expect(&node_lines, "use_sim_time=true sim_sec=42");
+    drop(simulator);
+
+    stdout_ok(
+        "param set",
+        &kairos(&["param", "set", "/sensor", "use_sim_time", "false"]),
+    );
+    expect(&node_lines, "use_sim_time=false");
+
+    let missing = kairos(&["param", "list", "/nobody", "--timeout", "1"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&missing.stderr).contains("offers no list_parameters service"),
+        "{}",
+        String::from_utf8_lossy(&missing.stderr)
+    );
+}

@@ -1,0 +1,375 @@
+//! Node parameters: named, typed values a node declares and other processes read and set
+//! (through ROS 2's parameter services, which `kairos-zenoh` serves for a node).
+//!
+//! What this module promises:
+//! - A parameter is declared once, with a value and a [`ParameterDescriptor`]; reading or
+//!   setting one that was not declared is [`ParameterError::NotDeclared`], never a silent
+//!   new entry.
+//! - A set changes the value only if it is accepted: same type as declared (unless the
+//!   descriptor allows dynamic typing), not read-only, and accepted by the parameter's
+//!   hook. A refusal is a typed error saying why; the old value stays.
+//! - [`Parameters::for_node`] declares `use_sim_time` (false) and switches the node's
+//!   clock when it is set, exactly as [`Node::set_use_sim_time`] does, so a ROS 2 tool
+//!   that sets `use_sim_time` on a kairos node moves it to simulation time.
+//!
+//! Ground rules: one mutex guards the table; hooks run with it released, before the new
+//! value is stored (a hook that fails leaves the old value), and a set of the same
+//! parameter from two threads applies both in some order.
+
+use super::error::GraphError;
+use super::node::Node;
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// The value of a parameter (the types of `rcl_interfaces/msg/ParameterValue`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParameterValue {
+    NotSet,
+    Bool(bool),
+    Integer(i64),
+    Double(f64),
+    String(String),
+    ByteArray(Vec<u8>),
+    BoolArray(Vec<bool>),
+    IntegerArray(Vec<i64>),
+    DoubleArray(Vec<f64>),
+    StringArray(Vec<String>),
+}
+
+/// The type of a parameter, numbered as `rcl_interfaces/msg/ParameterType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ParameterType {
+    NotSet = 0,
+    Bool = 1,
+    Integer = 2,
+    Double = 3,
+    String = 4,
+    ByteArray = 5,
+    BoolArray = 6,
+    IntegerArray = 7,
+    DoubleArray = 8,
+    StringArray = 9,
+}
+
+impl ParameterValue {
+    pub fn kind(&self) -> ParameterType {
+        match self {
+            Self::NotSet => ParameterType::NotSet,
+            Self::Bool(_) => ParameterType::Bool,
+            Self::Integer(_) => ParameterType::Integer,
+            Self::Double(_) => ParameterType::Double,
+            Self::String(_) => ParameterType::String,
+            Self::ByteArray(_) => ParameterType::ByteArray,
+            Self::BoolArray(_) => ParameterType::BoolArray,
+            Self::IntegerArray(_) => ParameterType::IntegerArray,
+            Self::DoubleArray(_) => ParameterType::DoubleArray,
+            Self::StringArray(_) => ParameterType::StringArray,
+        }
+    }
+}
+
+impl fmt::Display for ParameterType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match self {
+            Self::NotSet => "not set",
+            Self::Bool => "bool",
+            Self::Integer => "integer",
+            Self::Double => "double",
+            Self::String => "string",
+            Self::ByteArray => "byte array",
+            Self::BoolArray => "bool array",
+            Self::IntegerArray => "integer array",
+            Self::DoubleArray => "double array",
+            Self::StringArray => "string array",
+        };
+        f.write_str(name)
+    }
+}
+
+impl fmt::Display for ParameterValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotSet => f.write_str("(not set)"),
+            Self::Bool(v) => write!(f, "{v}"),
+            Self::Integer(v) => write!(f, "{v}"),
+            Self::Double(v) => write!(f, "{v:?}"),
+            Self::String(v) => f.write_str(v),
+            Self::ByteArray(v) => write!(f, "{v:?}"),
+            Self::BoolArray(v) => write!(f, "{v:?}"),
+            Self::IntegerArray(v) => write!(f, "{v:?}"),
+            Self::DoubleArray(v) => write!(f, "{v:?}"),
+            Self::StringArray(v) => write!(f, "{v:?}"),
+        }
+    }
+}
+
+/// What a parameter is (the fields of `rcl_interfaces/msg/ParameterDescriptor` kairos
+/// uses).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ParameterDescriptor {
+    pub description: String,
+    pub additional_constraints: String,
+    pub read_only: bool,
+    /// The value may change type when set.
+    pub dynamic_typing: bool,
+}
+
+/// Why a parameter was not declared, read or set.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ParameterError {
+    #[error("parameter '{0}' is not declared; declare it on the node first")]
+    NotDeclared(String),
+    #[error("parameter '{0}' is already declared")]
+    AlreadyDeclared(String),
+    #[error("parameter '{name}' is a {declared}, not a {given}")]
+    TypeMismatch {
+        name: String,
+        declared: ParameterType,
+        given: ParameterType,
+    },
+    #[error("parameter '{0}' is read-only")]
+    ReadOnly(String),
+    #[error("parameter '{name}' refused the value: {reason}")]
+    Rejected { name: String, reason: String },
+    #[error("'{0}' is not a parameter name (letters, digits, '_' and '.', not empty)")]
+    BadName(String),
+}
+
+/// Called with a parameter's new value before it is stored; an `Err` refuses it.
+pub type ParameterHook = Arc<dyn Fn(&ParameterValue) -> Result<(), String> + Send + Sync>;
+
+struct Entry {
+    value: ParameterValue,
+    descriptor: ParameterDescriptor,
+    hook: Option<ParameterHook>,
+}
+
+/// The parameters of one node. Cloning shares the table.
+#[derive(Clone, Default)]
+pub struct Parameters {
+    table: Arc<Mutex<BTreeMap<String, Entry>>>,
+}
+
+impl fmt::Debug for Parameters {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Parameters")
+            .field("names", &self.names())
+            .finish()
+    }
+}
+
+/// The name of the parameter that switches a node to simulation time.
+pub const USE_SIM_TIME: &str = "use_sim_time";
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '/')
+}
+
+impl Parameters {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The parameters of `node`, with `use_sim_time` declared (false) and bound to the
+    /// node's clock: setting it switches the clock as [`Node::set_use_sim_time`] does.
+    pub fn for_node(node: &Node) -> Result<Self, GraphError> {
+        // Makes the node's clock a RosClock (system time until switched); the hook holds
+        // that clock, not the node, so the node's services may hold the table.
+        node.set_use_sim_time(false)?;
+        let clock = node.clock();
+        let ros = clock
+            .as_ros()
+            .cloned()
+            .expect("set_use_sim_time leaves a ROS clock on the node");
+        let parameters = Self::new();
+        let hook: ParameterHook = Arc::new(move |value| match value {
+            ParameterValue::Bool(on) => {
+                ros.set_use_sim_time(*on);
+                Ok(())
+            }
+            other => Err(format!("use_sim_time is a bool, not a {}", other.kind())),
+        });
+        parameters
+            .declare_with_hook(
+                USE_SIM_TIME,
+                ParameterValue::Bool(false),
+                ParameterDescriptor {
+                    description: "Follow /clock (simulation time) instead of system time"
+                        .to_owned(),
+                    ..Default::default()
+                },
+                Some(hook),
+            )
+            .expect("a fresh table has no use_sim_time");
+        Ok(parameters)
+    }
+
+    /// Declares `name` with `value`.
+    pub fn declare(
+        &self,
+        name: &str,
+        value: ParameterValue,
+        descriptor: ParameterDescriptor,
+    ) -> Result<(), ParameterError> {
+        self.declare_with_hook(name, value, descriptor, None)
+    }
+
+    /// Declares `name` with `value`, and `hook` to accept or refuse each new value.
+    pub fn declare_with_hook(
+        &self,
+        name: &str,
+        value: ParameterValue,
+        descriptor: ParameterDescriptor,
+        hook: Option<ParameterHook>,
+    ) -> Result<(), ParameterError> {
+        if !valid_name(name) {
+            return Err(ParameterError::BadName(name.to_owned()));
+        }
+        let mut table = self.table.lock();
+        if table.contains_key(name) {
+            return Err(ParameterError::AlreadyDeclared(name.to_owned()));
+        }
+        table.insert(
+            name.to_owned(),
+            Entry {
+                value,
+                descriptor,
+                hook,
+            },
+        );
+        Ok(())
+    }
+
+    /// The value of `name`.
+    pub fn get(&self, name: &str) -> Result<ParameterValue, ParameterError> {
+        self.table
+            .lock()
+            .get(name)
+            .map(|e| e.value.clone())
+            .ok_or_else(|| ParameterError::NotDeclared(name.to_owned()))
+    }
+
+    /// The descriptor of `name`.
+    pub fn describe(&self, name: &str) -> Result<ParameterDescriptor, ParameterError> {
+        self.table
+            .lock()
+            .get(name)
+            .map(|e| e.descriptor.clone())
+            .ok_or_else(|| ParameterError::NotDeclared(name.to_owned()))
+    }
+
+    /// Every declared name, sorted.
+    pub fn names(&self) -> Vec<String> {
+        self.table.lock().keys().cloned().collect()
+    }
+
+    /// Sets `name` to `value` if the declaration and the hook accept it.
+    pub fn set(&self, name: &str, value: ParameterValue) -> Result<(), ParameterError> {
+        let hook = {
+            let table = self.table.lock();
+            let entry = table
+                .get(name)
+                .ok_or_else(|| ParameterError::NotDeclared(name.to_owned()))?;
+            if entry.descriptor.read_only {
+                return Err(ParameterError::ReadOnly(name.to_owned()));
+            }
+            let (declared, given) = (entry.value.kind(), value.kind());
+            if declared != given && !entry.descriptor.dynamic_typing {
+                return Err(ParameterError::TypeMismatch {
+                    name: name.to_owned(),
+                    declared,
+                    given,
+                });
+            }
+            entry.hook.clone()
+        };
+        if let Some(hook) = hook {
+            hook(&value).map_err(|reason| ParameterError::Rejected {
+                name: name.to_owned(),
+                reason,
+            })?;
+        }
+        if let Some(entry) = self.table.lock().get_mut(name) {
+            entry.value = value;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::{Context, Node};
+
+    #[test]
+    fn declared_parameters_are_read_and_set_by_their_rules() {
+        let p = Parameters::new();
+        p.declare("rate", ParameterValue::Double(10.0), Default::default())
+            .unwrap();
+        p.declare(
+            "frame",
+            ParameterValue::String("base".into()),
+            ParameterDescriptor {
+                read_only: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(p.get("rate").unwrap(), ParameterValue::Double(10.0));
+        p.set("rate", ParameterValue::Double(20.0)).unwrap();
+        assert_eq!(p.get("rate").unwrap(), ParameterValue::Double(20.0));
+        assert_eq!(
+            p.set("rate", ParameterValue::Integer(3)),
+            Err(ParameterError::TypeMismatch {
+                name: "rate".into(),
+                declared: ParameterType::Double,
+                given: ParameterType::Integer
+            })
+        );
+        assert_eq!(
+            p.set("frame", ParameterValue::String("x".into())),
+            Err(ParameterError::ReadOnly("frame".into()))
+        );
+        assert_eq!(
+            p.set("nope", ParameterValue::Bool(true)),
+            Err(ParameterError::NotDeclared("nope".into()))
+        );
+        assert_eq!(
+            p.declare("rate", ParameterValue::NotSet, Default::default()),
+            Err(ParameterError::AlreadyDeclared("rate".into()))
+        );
+        assert!(matches!(
+            p.declare("", ParameterValue::NotSet, Default::default()),
+            Err(ParameterError::BadName(_))
+        ));
+        assert_eq!(p.names(), ["frame", "rate"]);
+        assert_eq!(p.get("rate").unwrap(), ParameterValue::Double(20.0));
+    }
+
+    #[test]
+    fn setting_use_sim_time_switches_the_node_clock() {
+        let context = Context::new();
+        let node = Node::new_in(&context, "sim_user", "/").unwrap();
+        let p = Parameters::for_node(&node).unwrap();
+        let ros = || node.clock().as_ros().cloned().expect("a ROS clock");
+        assert!(!ros().use_sim_time());
+        assert_eq!(p.get(USE_SIM_TIME).unwrap(), ParameterValue::Bool(false));
+        p.set(USE_SIM_TIME, ParameterValue::Bool(true)).unwrap();
+        assert!(ros().use_sim_time());
+        assert!(matches!(
+            p.set(USE_SIM_TIME, ParameterValue::String("yes".into())),
+            Err(ParameterError::TypeMismatch { .. })
+        ));
+        assert!(ros().use_sim_time(), "a refused set leaves the clock alone");
+        p.set(USE_SIM_TIME, ParameterValue::Bool(false)).unwrap();
+        assert!(!ros().use_sim_time());
+    }
+}
