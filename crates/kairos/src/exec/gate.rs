@@ -33,14 +33,26 @@ impl<T> Gate<T> {
     }
 
     /// Enters and gives the item back, or parks it (returns `None`) if the gate is held.
+    #[allow(dead_code)] // The loom model's entry (tests/exec_loom.rs); the executor's is below.
     pub(crate) fn enter_or_park(&self, item: T) -> Option<T> {
+        let mut item = Some(item);
+        if self.enter_or_park_with(|| item.take().expect("taken once")) {
+            item
+        } else {
+            None
+        }
+    }
+
+    /// Enters (true), or parks the item `park` makes (false) if the gate is held: the
+    /// caller keeps its own reference when it enters, the common case.
+    pub(crate) fn enter_or_park_with(&self, park: impl FnOnce() -> T) -> bool {
         let mut state = self.state.lock();
         if self.exclusive && state.holders > 0 {
-            state.parked.push_back(item);
-            return None;
+            state.parked.push_back(park());
+            return false;
         }
         state.holders += 1;
-        Some(item)
+        true
     }
 
     /// Leaves the gate; returns the oldest parked item, which the caller must make ready.
