@@ -432,7 +432,7 @@ impl Executor {
         let exec = &self.shared;
         let start = Instant::now();
         let until = deadline_after(deadline);
-        exec.shut_down.store(true, Ordering::SeqCst);
+        super::running::shut_down(&exec.shut_down);
         exec.epoch.fetch_add(1, Ordering::AcqRel);
         exec.ready.interrupt();
         exec.shutdown_token.cancel();
@@ -823,7 +823,7 @@ impl ExecShared {
             return Run::Parked;
         }
         core.taken();
-        let Some(outcome) = self.guarded(core, slot, || {
+        let Some(outcome) = self.guarded(&entity, slot, || {
             crate::trace::tp::rclcpp_executor_execute(core.id(), self.id);
             entity.execute()
         }) else {
@@ -856,7 +856,7 @@ impl ExecShared {
         let origin = &task.origin;
         let group = origin.core().group.clone();
         group.shared.set_held_by_suspended(false);
-        let Some(polled) = self.guarded(origin.core(), slot, || task.poll()) else {
+        let Some(polled) = self.guarded(origin, slot, || task.poll()) else {
             // Shut down: `shutdown` abandons the task (or does it below, once polled).
             return;
         };
@@ -950,36 +950,34 @@ impl ExecShared {
         }
     }
 
-    /// Runs `f` as the callback of the entity with `core`: shown in `slot` for shutdown
+    /// Runs `f` as the callback of `entity`: shown in `slot` for shutdown
     /// reports, recorded for deadlock checks, its panic caught. `None` (and `f` not run)
     /// once the executor is shut down (see `running`'s ground rules: a callback either
     /// shows in the report or never starts).
     fn guarded<R>(
         self: &Arc<Self>,
-        core: &EntityCore,
+        entity: &Arc<dyn Entity>,
         slot: &WorkerSlot,
         f: impl FnOnce() -> R,
     ) -> Option<std::thread::Result<R>> {
-        slot.start(core.id(), coarse_now_ns());
-        if self.shut_down.load(Ordering::SeqCst) {
-            self.end_call(slot);
+        if !slot.start(entity.core().id(), coarse_now_ns(), &self.shut_down) {
+            self.idle_notify();
             return None;
         }
         let result = {
-            let _frame = RunningFrame::enter(self, &core.group, &core.name);
+            let _frame = RunningFrame::enter(self, entity);
             catch_unwind(AssertUnwindSafe(f))
         };
-        self.end_call(slot);
+        if slot.end(&self.shut_down) {
+            self.idle_notify();
+        }
         Some(result)
     }
 
-    /// A callback's slot is free again; a shutdown waiting for it hears so.
-    fn end_call(&self, slot: &WorkerSlot) {
-        slot.end();
-        if self.shut_down.load(Ordering::SeqCst) {
-            let _running = self.running.lock();
-            self.idle.notify_all();
-        }
+    /// Tells a `shutdown` waiting for running callbacks that one ended (or never started).
+    fn idle_notify(&self) {
+        let _running = self.running.lock();
+        self.idle.notify_all();
     }
 }
 
