@@ -25,10 +25,11 @@
 //! skips a destroyed or detached entity (passing on its group if a release had handed it
 //! the group), enters the callback group's gate or parks the item there, clears the
 //! entity's schedule flag (so an event from now on queues it again) and runs its callback
-//! under `guarded`: recorded in the running set (for shutdown reports) and in this
-//! thread's deadlock frames, its panic caught. When it returns, `finish` leaves the gate,
-//! queueing the oldest work parked behind it at the front of the ready queue, and queues
-//! the entity again, at the back, if it has more work.
+//! under `guarded`: shown in the worker's slot (see `running`; what `shutdown` reports)
+//! and in this thread's deadlock frames, its panic caught. When it returns, `finish`
+//! leaves the gate, queueing the oldest work parked behind it at the front of the ready
+//! queue, and re-queues the entity, at the back, with the worker's own reference if it
+//! has more work.
 //!
 //! **Cancel.** `cancel` under the `spin` lock: if a spin is in progress it bumps `epoch`
 //! and interrupts the ready queue, so every worker of that session sees `should_stop` at
@@ -38,13 +39,13 @@
 //! which stops the helpers it started; they decrement `live_helpers` under the `running`
 //! lock and notify `idle` as they exit.
 //!
-//! **Shut down.** `shutdown` sets `shut_down` (SeqCst), bumps `epoch`, interrupts the queue
-//! and trips `shutdown_token` (waking kairos waits inside callbacks), then detaches the
-//! nodes and fails their queued responses. It waits on `idle` under the `running` lock,
-//! until its deadline, for callbacks on other threads to return and helpers to exit. A
-//! worker that took an item before the shutdown checks `shut_down` under that same lock
-//! before starting its callback (`guarded`), so every callback either shows in the report
-//! or never starts. Suspended async tasks are swept once under the `tasks` lock; a task
+//! **Shut down.** `shutdown` sets `shut_down` (store and fence, `running::shut_down`),
+//! bumps `epoch`, interrupts the queue and trips `shutdown_token` (waking kairos waits
+//! inside callbacks), then detaches the nodes and fails their queued responses. It waits
+//! on `idle` under the `running` lock, until its deadline, for the worker slots to show no
+//! callback on another thread and helpers to exit. A worker that took an item before the
+//! shutdown shows the callback in its slot, fences, then checks `shut_down` before
+//! starting it (`guarded`), so every callback either shows in the report or never starts. Suspended async tasks are swept once under the `tasks` lock; a task
 //! being polled meanwhile is abandoned by its worker after the poll (it sees `swept`).
 //! Finally the ready queue is drained, dropping what it held, and finished helpers joined.
 //!
@@ -52,9 +53,9 @@
 //! - `spin` (lock): `spinning` and `cancel_pending` change only under it; `epoch` is bumped
 //!   under it by `cancel` and by a session's end (and without it by `shutdown`, which
 //!   also sets `shut_down` first); workers read `epoch` and `shut_down` without a lock.
-//! - `running` (lock): a callback's entry is added after checking `shut_down` and removed
-//!   under it; `live_helpers` decrements and `idle` notifications happen under it, so
-//!   `shutdown`'s wait on `idle` cannot miss one.
+//! - `running` (lock): the registry of worker slots (each written by its worker alone,
+//!   without this lock: see `running`'s ground rules); `live_helpers` decrements and
+//!   `idle` notifications happen under it, so `shutdown`'s wait on `idle` cannot miss one.
 //! - `tasks` (lock): a task is inserted when its first poll suspends and removed exactly
 //!   once (by completion, by its worker after a sweep, or by the sweep), and whoever
 //!   removes it releases its group.
