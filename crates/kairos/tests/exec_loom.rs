@@ -92,6 +92,10 @@ mod ready;
 #[path = "../src/exec/gate.rs"]
 mod gate;
 
+#[allow(dead_code)]
+#[path = "../src/exec/running.rs"]
+mod running;
+
 use ::loom::sync::Arc;
 use ::loom::sync::atomic::{AtomicUsize, Ordering};
 use ::loom::thread;
@@ -241,5 +245,48 @@ fn loom_reentrant_gate_admits_all() {
         };
         assert!(gate.enter_or_park(2).is_some());
         assert!(other.join().unwrap());
+    });
+}
+
+/// An executor worker starts a callback while another thread shuts the executor down:
+/// either the callback shows in the slot `shutdown` reads, or it does not start.
+#[test]
+fn loom_a_callback_shows_in_the_shutdown_report_or_never_starts() {
+    ::loom::model(|| {
+        let slot = Arc::new(running::WorkerSlot::new());
+        let shut_down = Arc::new(::loom::sync::atomic::AtomicBool::new(false));
+        let worker = {
+            let (slot, shut_down) = (slot.clone(), shut_down.clone());
+            thread::spawn(move || slot.start(7, 1, &shut_down))
+        };
+        running::shut_down(&shut_down);
+        let seen = slot.running().map(|call| call.entity);
+        let started = worker.join().unwrap();
+        assert!(
+            !started || seen == Some(7),
+            "a callback started that the shutdown did not see"
+        );
+    });
+}
+
+/// A callback ends while `shutdown` looks at its slot: either `shutdown` sees the slot
+/// clear, or the worker learns it must notify the waiting `shutdown`.
+#[test]
+fn loom_shutdown_hears_every_callback_end() {
+    ::loom::model(|| {
+        let slot = Arc::new(running::WorkerSlot::new());
+        let shut_down = Arc::new(::loom::sync::atomic::AtomicBool::new(false));
+        assert!(slot.start(7, 1, &shut_down));
+        let worker = {
+            let (slot, shut_down) = (slot.clone(), shut_down.clone());
+            thread::spawn(move || slot.end(&shut_down))
+        };
+        running::shut_down(&shut_down);
+        let busy = slot.running().is_some();
+        let notifies = worker.join().unwrap();
+        assert!(
+            !busy || notifies,
+            "shutdown would wait for a callback whose end nobody reports"
+        );
     });
 }

@@ -2,13 +2,22 @@
 //! scheduled wake-up, in us), for kairos's `Timer`, a naive `std::thread::sleep(period)`
 //! loop, `tokio::time::interval`, and `cyclictest` as the machine's own floor. All run
 //! without real-time priority, for the same number of loops, one after the other.
+//!
+//! Then the executor's side: `--timers` callback timers at the same period on one node
+//! clock (system time), run by a single-threaded executor spinning on its own thread,
+//! measured as callback start minus scheduled tick, beside one such timer in the same run
+//! (its floor: the cost of many timers is what the ratio shows).
 
 use crate::stats::Summary;
 use anyhow::{Context, bail};
 use clap::Args as ClapArgs;
+use kairos::exec::Executor;
+use kairos::graph::{Context as GraphContext, Node};
 use kairos::time::{CancelToken, Clock, Duration, Timer};
 use serde_json::json;
 use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -18,6 +27,15 @@ pub struct Args {
     /// Period in microseconds.
     #[arg(long, default_value_t = 1000)]
     pub period_us: u64,
+    /// Callback timers on one node clock for the executor rows (beside one such timer).
+    #[arg(long, default_value_t = 1000)]
+    pub timers: usize,
+    /// Periods the node-clock timers run for.
+    #[arg(long, default_value_t = 2000)]
+    pub timer_periods: u64,
+    /// Only the node-clock timer rows (skip the single-thread contenders and cyclictest).
+    #[arg(long)]
+    pub node_clock_only: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -58,6 +76,69 @@ fn kairos_timer(loops: u64, period: i64) -> anyhow::Result<Result> {
     })
     .join()
     .map_err(|_| anyhow::anyhow!("kairos timer thread panicked"))?
+}
+
+/// `timers` callback timers of `period` on one node clock, a single-threaded executor
+/// spinning on its own thread, for `periods` periods: lateness of every callback start,
+/// and the periods the timers skipped because they ran late (counted, never silent).
+fn node_clock_timers(timers: usize, periods: u64, period: i64) -> anyhow::Result<NodeClockResult> {
+    let node = Node::new_in(&GraphContext::new(), "timers", "/")?;
+    let clock = node.clock();
+    let fired = Arc::new(AtomicU64::new(0));
+    let target = timers as u64 * periods;
+    let handles = (0..timers)
+        .map(|_| {
+            let samples = Arc::new(Mutex::new(Vec::with_capacity(periods as usize)));
+            let (clock, fired, recorded) = (clock.clone(), fired.clone(), samples.clone());
+            let timer = node.create_timer(Duration::from_nanos(period), move |tick| {
+                let late = clock.now().nanos() - tick.scheduled.nanos();
+                let mut recorded = recorded.lock().unwrap_or_else(PoisonError::into_inner);
+                if (recorded.len() as u64) < periods {
+                    recorded.push(late);
+                    fired.fetch_add(1, Ordering::Relaxed);
+                }
+            })?;
+            Ok((timer, samples))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let exec = Executor::single_threaded();
+    exec.add_node(&node)?;
+    let spin = exec.spin_thread()?;
+    // Generous: a loaded machine may run far behind; missed periods are skipped, so each
+    // timer still fires `periods` times, later.
+    let limit = std::time::Instant::now()
+        + std::time::Duration::from_nanos(period as u64 * periods * 20 + 10_000_000_000);
+    while fired.load(Ordering::Relaxed) < target {
+        anyhow::ensure!(
+            std::time::Instant::now() < limit,
+            "the node-clock timers did not fire {target} times in time"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    spin.stop()?;
+    let missed = handles.iter().map(|(t, _)| t.missed_count()).sum();
+    let lateness: Vec<i64> = handles
+        .iter()
+        .flat_map(|(_, samples)| {
+            samples
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+        })
+        .collect();
+    drop(handles);
+    exec.shutdown(Duration::from_secs(2));
+    Ok(NodeClockResult {
+        timers,
+        summary: Summary::of_nanos(&lateness),
+        missed,
+    })
+}
+
+struct NodeClockResult {
+    timers: usize,
+    summary: Summary,
+    missed: u64,
 }
 
 fn std_sleep(loops: u64, period: i64) -> anyhow::Result<Result> {
@@ -165,10 +246,13 @@ fn cyclictest(loops: u64, period_us: u64) -> anyhow::Result<Result> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if args.loops == 0 || args.period_us == 0 {
-        bail!("--loops and --period-us must be positive");
+    if args.loops == 0 || args.period_us == 0 || args.timers == 0 || args.timer_periods == 0 {
+        bail!("--loops, --period-us, --timers and --timer-periods must be positive");
     }
     let period = args.period_us as i64 * 1000;
+    if args.node_clock_only {
+        return node_clock_section(&args, period);
+    }
     if !args.json {
         println!(
             "{} wake-ups at {} us per contender, one contender after another...",
@@ -216,5 +300,42 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "(drift: last wake-up minus its ideal time; kairos keeps its grid and counts missed periods)"
         );
     }
+    node_clock_section(&args, period)
+}
+
+/// One callback timer, then `--timers` of them, on a node clock, in one run.
+fn node_clock_section(args: &Args, period: i64) -> anyhow::Result<ExitCode> {
+    let one = node_clock_timers(1, args.timer_periods, period)?;
+    let many = node_clock_timers(args.timers, args.timer_periods, period)?;
+    let ratio = many.summary.p99_us / one.summary.p99_us.max(0.001);
+    if args.json {
+        let rows: Vec<_> = [&one, &many]
+            .iter()
+            .map(|r| {
+                json!({
+                    "timers": r.timers, "p50_us": r.summary.p50_us, "p99_us": r.summary.p99_us,
+                    "p999_us": r.summary.p999_us, "max_us": r.summary.max_us,
+                    "early": r.summary.early, "missed_periods": r.missed,
+                })
+            })
+            .collect();
+        let out = json!({"period_us": args.period_us, "periods": args.timer_periods,
+            "node_clock_timers": rows, "p99_ratio": ratio});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "callback timers on one node clock (system time), single-threaded executor, {} periods of {} us",
+        args.timer_periods, args.period_us
+    );
+    println!("{} {:>10}", Summary::header(), "missed");
+    for r in [&one, &many] {
+        let name = format!("node_clock x{}", r.timers);
+        println!("{} {:>10}", r.summary.row(&name), r.missed);
+    }
+    println!(
+        "p99 of {} timers / p99 of one timer = {ratio:.2}",
+        args.timers
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -25,7 +25,7 @@
 //! lock, and a wait checks for a cycle and records itself in one critical section, so of
 //! two waits that close a cycle the second always sees the first.
 
-use super::entity::EntityCore;
+use super::entity::{Entity, EntityCore};
 use super::executor::ExecShared;
 use super::group::{CallbackGroup, GroupKind};
 use std::cell::RefCell;
@@ -107,28 +107,33 @@ impl WouldDeadlock {
 
 struct Frame {
     exec: Arc<ExecShared>,
-    group: CallbackGroup,
-    callback: Arc<str>,
+    /// The entity whose callback runs (its group and name are the frame's).
+    entity: Arc<dyn Entity>,
+}
+
+impl Frame {
+    fn group(&self) -> &CallbackGroup {
+        &self.entity.core().group
+    }
+
+    fn callback(&self) -> &Arc<str> {
+        &self.entity.core().name
+    }
 }
 
 thread_local! {
     static FRAMES: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Marks the current thread as running `callback` of `group` on `exec` until dropped.
+/// Marks the current thread as running the callback of `entity` on `exec` until dropped.
 pub(crate) struct RunningFrame(());
 
 impl RunningFrame {
-    pub(crate) fn enter(
-        exec: &Arc<ExecShared>,
-        group: &CallbackGroup,
-        callback: &Arc<str>,
-    ) -> Self {
+    pub(crate) fn enter(exec: &Arc<ExecShared>, entity: &Arc<dyn Entity>) -> Self {
         FRAMES.with(|frames| {
             frames.borrow_mut().push(Frame {
                 exec: exec.clone(),
-                group: group.clone(),
-                callback: callback.clone(),
+                entity: entity.clone(),
             })
         });
         Self(())
@@ -250,11 +255,11 @@ pub(crate) fn check_await(
         let Some(top) = frames.last() else { return Ok(()) };
         for completer in completers {
             let Some(exec) = completer.executor() else { continue };
-            let held = frames.iter().any(|f| f.exec.id == exec.id && f.group == completer.group);
+            let held = frames.iter().any(|f| f.exec.id == exec.id && *f.group() == completer.group);
             if held && completer.group.kind() == GroupKind::MutuallyExclusive {
                 return Err(WouldDeadlock::new(
                     operation,
-                    &top.callback,
+                    top.callback(),
                     completer.group.name(),
                     DeadlockReason::GroupHeld,
                     format!(
@@ -282,11 +287,11 @@ pub(crate) fn check_blocking_wait(
         let frames = frames.borrow();
         let Some(top) = frames.last() else { return Ok(BlockedWorker { execs: Vec::new(), record: None }) };
         let would_deadlock = |group: &str, reason, explanation: String, fix: String| {
-            WouldDeadlock::new(operation, &top.callback, group, reason, explanation, fix)
+            WouldDeadlock::new(operation, top.callback(), group, reason, explanation, fix)
         };
         for completer in completers {
             let Some(exec) = completer.executor() else { continue };
-            let held = frames.iter().any(|f| f.exec.id == exec.id && f.group == completer.group);
+            let held = frames.iter().any(|f| f.exec.id == exec.id && *f.group() == completer.group);
             if held && completer.group.kind() == GroupKind::MutuallyExclusive {
                 return Err(would_deadlock(
                     completer.group.name(),
@@ -316,20 +321,20 @@ pub(crate) fn check_blocking_wait(
                     format!("all {workers} workers of the executor are blocked waiting")
                 };
                 return Err(would_deadlock(
-                    top.group.name(),
+                    top.group().name(),
                     DeadlockReason::NoFreeWorker,
                     format!("it needs '{}' (group '{}') to run, but {why}.", completer.name, completer.group.name()),
                     format!(
                         "`.await` it in an async callback, or use a done callback (ResponseFuture::on_done), or spin a multi-threaded executor with '{}' in a callback group other than '{}'.",
                         completer.name,
-                        top.group.name()
+                        top.group().name()
                     ),
                 ));
             }
         }
         let mut holds: Vec<(u64, String)> = Vec::new();
         for frame in frames.iter() {
-            let group = &frame.group;
+            let group = frame.group();
             if group.kind() == GroupKind::MutuallyExclusive && !holds.iter().any(|(id, _)| *id == group.shared.id) {
                 holds.push((group.shared.id, group.name().to_owned()));
             }
@@ -359,7 +364,7 @@ pub(crate) fn check_blocking_wait(
             }
             static NEXT_KEY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
             let key = NEXT_KEY.fetch_add(1, Ordering::Relaxed);
-            waits.push(WaitRecord { key, callback: top.callback.clone(), holds, waits_for });
+            waits.push(WaitRecord { key, callback: top.callback().clone(), holds, waits_for });
             Some(key)
         };
         let mut blocked: Vec<Arc<ExecShared>> = Vec::new();
@@ -381,12 +386,12 @@ pub(crate) fn check_not_nested(exec: &ExecShared, operation: &str) -> Result<(),
             None => Ok(()),
             Some(frame) => Err(WouldDeadlock::new(
                 operation,
-                &frame.callback,
-                frame.group.name(),
+                frame.callback(),
+                frame.group().name(),
                 DeadlockReason::NestedSpin,
                 format!(
                     "this thread is running a callback of the same executor and holds its callback group '{}'; a nested spin could wait for callbacks of that group, which cannot start until this callback returns.",
-                    frame.group.name()
+                    frame.group().name()
                 ),
                 "`.await` the future in an async callback, or use a done callback; spin an executor only from outside its callbacks.".to_owned(),
             )),

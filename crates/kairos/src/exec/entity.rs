@@ -155,6 +155,25 @@ impl EntityCore {
 
     /// Something happened: queue the entity on its executor unless it is queued already.
     pub(crate) fn notify(&self) {
+        if !settle::any_scope() {
+            // No simulated step to mark it for: an entity already queued costs one swap,
+            // no lock (a burst of messages to a queued subscription).
+            if !self.scheduled.set() {
+                return;
+            }
+            // The flag is ours: queue the entity, or clear the flag under the lock that
+            // `attach` takes, so an attach racing this still queues it.
+            let slot = self.executor.lock();
+            let queued = slot
+                .as_ref()
+                .and_then(Weak::upgrade)
+                .zip(self.me.upgrade())
+                .map(|(exec, me)| exec.push_ready(Ready::Entity(me)));
+            if queued.is_none() {
+                self.scheduled.clear();
+            }
+            return;
+        }
         let slot = self.executor.lock();
         let Some(exec) = slot.as_ref().and_then(Weak::upgrade) else {
             return;
@@ -165,6 +184,27 @@ impl EntityCore {
                 Some(me) => exec.push_ready(Ready::Entity(me)),
                 None => self.scheduled.clear(),
             }
+        }
+    }
+
+    /// A worker of `exec` ran `me` and it has more work: queue it again, behind what
+    /// arrived meanwhile, with the worker's own reference (no lock, no new reference).
+    /// The schedule flag is set before the attachment is checked, so a detach racing
+    /// this leaves at worst a stale item that its worker skips, never a set flag with no
+    /// item (see `detach`).
+    pub(crate) fn requeue(me: Arc<dyn Entity>, exec: &Arc<ExecShared>) {
+        let core = me.core();
+        if core.is_attached_to(exec) {
+            settle::note(&core.settle, exec);
+        }
+        if !core.scheduled.set() {
+            return;
+        }
+        if core.is_attached_to(exec) {
+            exec.push_ready(Ready::Entity(me));
+        } else {
+            core.scheduled.clear();
+            core.notify();
         }
     }
 

@@ -7,12 +7,67 @@
 //! timeout, and `shutdown(deadline)` never waits past its deadline for a stuck callback,
 //! it names it in the [`ShutdownReport`]. Spinning an executor from inside its own callback,
 //! or from two threads at once, is an error, not a hang.
+//!
+//! # How a spin runs, is cancelled and shuts down
+//!
+//! **Spin.** Every spin (`spin`, `spin_once`, `spin_some`, `spin_all`,
+//! `spin_until_future_complete`) opens a `SpinSession` in `begin_spin`: under the `spin`
+//! lock it refuses a second concurrent spin (`AlreadySpinning`), consumes a pending cancel
+//! (the spin then returns at once), sets `spinning`, notifies `spin_started` (which
+//! `spin_thread` waits on) and records the current `epoch`. `spin` and
+//! `spin_until_future_complete` on a multi-threaded executor start `workers - 1` helper
+//! threads for the session; each helper counts itself in `live_helpers`, marks its thread
+//! with `HELPER_OF`, and loops like the spinning thread: check `should_stop`, pop one item
+//! from the ready queue (blocking), run it.
+//!
+//! **Run one item.** `run_ready` takes an item (an entity, or a woken async task), enters
+//! the item's simulated-step scope if a step marked it (see `settle`), and `run_entity`
+//! skips a destroyed or detached entity (passing on its group if a release had handed it
+//! the group), enters the callback group's gate or parks the item there, clears the
+//! entity's schedule flag (so an event from now on queues it again) and runs its callback
+//! under `guarded`: shown in the worker's slot (see `running`; what `shutdown` reports)
+//! and in this thread's deadlock frames, its panic caught. When it returns, `finish`
+//! leaves the gate, queueing the oldest work parked behind it at the front of the ready
+//! queue, and re-queues the entity, at the back, with the worker's own reference if it
+//! has more work.
+//!
+//! **Cancel.** `cancel` under the `spin` lock: if a spin is in progress it bumps `epoch`
+//! and interrupts the ready queue, so every worker of that session sees `should_stop` at
+//! its next turn (after the callback it is running returns) and returns; otherwise it sets
+//! `cancel_pending`, so the next spin returns at once, as rclcpp's `cancel` does before a
+//! spin. Ending a session (`SpinSession::drop`) clears `spinning` and bumps `epoch` too,
+//! which stops the helpers it started; they decrement `live_helpers` under the `running`
+//! lock and notify `idle` as they exit.
+//!
+//! **Shut down.** `shutdown` sets `shut_down` (store and fence, `running::shut_down`),
+//! bumps `epoch`, interrupts the queue and trips `shutdown_token` (waking kairos waits
+//! inside callbacks), then detaches the nodes and fails their queued responses. It waits
+//! on `idle` under the `running` lock, until its deadline, for the worker slots to show no
+//! callback on another thread and helpers to exit. A worker that took an item before the
+//! shutdown shows the callback in its slot, fences, then checks `shut_down` before
+//! starting it (`guarded`), so every callback either shows in the report or never starts. Suspended async tasks are swept once under the `tasks` lock; a task
+//! being polled meanwhile is abandoned by its worker after the poll (it sees `swept`).
+//! Finally the ready queue is drained, dropping what it held, and finished helpers joined.
+//!
+//! # Ground rules
+//! - `spin` (lock): `spinning` and `cancel_pending` change only under it; `epoch` is bumped
+//!   under it by `cancel` and by a session's end (and without it by `shutdown`, which
+//!   also sets `shut_down` first); workers read `epoch` and `shut_down` without a lock.
+//! - `running` (lock): the registry of worker slots (each written by its worker alone,
+//!   without this lock: see `running`'s ground rules); `live_helpers` decrements and
+//!   `idle` notifications happen under it, so `shutdown`'s wait on `idle` cannot miss one.
+//! - `tasks` (lock): a task is inserted when its first poll suspends and removed exactly
+//!   once (by completion, by its worker after a sweep, or by the sweep), and whoever
+//!   removes it releases its group.
+//! - The ready queue, the gates and the schedule flags have their own protocols (see
+//!   `ready` and `gate`); nothing here holds one of their locks while calling a callback.
 
 use super::deadlock::{RunningFrame, check_not_nested};
-use super::entity::{Entity, Execution, Ready};
+use super::entity::{Entity, EntityCore, Execution, Ready};
 use super::error::ExecError;
 use super::group::CallbackGroup;
 use super::ready::{Popped, ReadyQueue};
+use super::running::{RunningCall, WorkerSlot, coarse_now_ns};
 use super::settle;
 use super::shutdown::{ShutdownReport, StillRunning, Suspended};
 use super::task::{Task, TaskPoll};
@@ -30,7 +85,7 @@ use std::pin::pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll, Wake, Waker};
-use std::thread::{self, JoinHandle, ThreadId};
+use std::thread::{self, JoinHandle};
 use std::time::Instant;
 
 /// Runs the callbacks of the nodes added to it. Clones are handles to the same executor,
@@ -91,7 +146,8 @@ pub(crate) struct ExecShared {
     /// Bumped when a spin ends or is cancelled: workers of older spins stop.
     epoch: AtomicU64,
     shut_down: AtomicBool,
-    running: Mutex<Running>,
+    /// The workers' slots (see `running`): what each runs now.
+    running: Mutex<Vec<Weak<WorkerSlot>>>,
     /// Notified when a callback returns or a worker thread exits.
     idle: Condvar,
     live_helpers: AtomicUsize,
@@ -121,54 +177,12 @@ struct SpinState {
     cancel_pending: bool,
 }
 
-/// The callbacks running now, in slots reused as callbacks end.
-#[derive(Debug, Default)]
-struct Running {
-    slots: Vec<Option<RunningCall>>,
-    free: Vec<usize>,
-}
-
-#[derive(Debug)]
-struct RunningCall {
-    callback: Arc<str>,
-    /// Coarse monotonic nanoseconds (a few ms resolution, a fraction of `Instant::now`'s
-    /// cost on every dispatch): enough to say how long a stuck callback has run.
-    since_ns: i64,
-    thread: ThreadId,
-}
-
-impl Running {
-    fn start(&mut self, call: RunningCall) -> usize {
-        match self.free.pop() {
-            Some(slot) => {
-                self.slots[slot] = Some(call);
-                slot
-            }
-            None => {
-                self.slots.push(Some(call));
-                self.slots.len() - 1
-            }
-        }
-    }
-
-    fn end(&mut self, slot: usize) {
-        if let Some(entry) = self.slots.get_mut(slot)
-            && entry.take().is_some()
-        {
-            self.free.push(slot);
-        }
-    }
-
-    fn calls(&self) -> impl Iterator<Item = &RunningCall> {
-        self.slots.iter().flatten()
-    }
-}
-
-fn coarse_now_ns() -> i64 {
-    let now = rustix::time::clock_gettime(rustix::time::ClockId::MonotonicCoarse);
-    now.tv_sec
-        .saturating_mul(1_000_000_000)
-        .saturating_add(now.tv_nsec)
+/// The callbacks the live slots show as running.
+fn running_calls(slots: &[Weak<WorkerSlot>]) -> impl Iterator<Item = RunningCall> + '_ {
+    slots
+        .iter()
+        .filter_map(Weak::upgrade)
+        .filter_map(|slot| slot.running())
 }
 
 impl Executor {
@@ -205,7 +219,7 @@ impl Executor {
                 spin_started: Condvar::new(),
                 epoch: AtomicU64::new(0),
                 shut_down: AtomicBool::new(false),
-                running: Mutex::new(Running::default()),
+                running: Mutex::new(Vec::new()),
                 idle: Condvar::new(),
                 live_helpers: AtomicUsize::new(0),
                 helpers: Mutex::new(Vec::new()),
@@ -262,7 +276,7 @@ impl Executor {
                 return Ok(());
             }
             if let Popped::Item(item) = self.shared.ready.pop(&mut seen, None) {
-                self.shared.run_ready(item);
+                session.run(item);
             }
         }
     }
@@ -281,7 +295,7 @@ impl Executor {
             }
             match self.shared.ready.pop(&mut seen, deadline) {
                 Popped::Item(item) => {
-                    if self.shared.run_ready(item) {
+                    if session.run(item) {
                         return Ok(true);
                     }
                 }
@@ -305,7 +319,7 @@ impl Executor {
             let Some(item) = self.shared.ready.try_pop() else {
                 break;
             };
-            ran += usize::from(self.shared.run_ready(item));
+            ran += usize::from(session.run(item));
         }
         Ok(ran)
     }
@@ -329,7 +343,7 @@ impl Executor {
             let Some(item) = self.shared.ready.try_pop() else {
                 break;
             };
-            ran += usize::from(self.shared.run_ready(item));
+            ran += usize::from(session.run(item));
         }
         Ok(ran)
     }
@@ -370,7 +384,7 @@ impl Executor {
             }
             match self.shared.ready.pop(&mut seen, deadline) {
                 Popped::Item(item) => {
-                    self.shared.run_ready(item);
+                    session.run(item);
                 }
                 Popped::Interrupted => {}
                 Popped::TimedOut => {
@@ -450,7 +464,7 @@ impl Executor {
         let exec = &self.shared;
         let start = Instant::now();
         let until = deadline_after(deadline);
-        exec.shut_down.store(true, Ordering::SeqCst);
+        super::running::shut_down(&exec.shut_down);
         exec.epoch.fetch_add(1, Ordering::AcqRel);
         exec.ready.interrupt();
         exec.shutdown_token.cancel();
@@ -465,7 +479,7 @@ impl Executor {
         let me = thread::current().id();
         let mut running = exec.running.lock();
         loop {
-            let busy = running.calls().any(|call| call.thread != me);
+            let busy = running_calls(&running).any(|call| call.thread != me);
             // A shutdown called from a callback on a worker thread cannot wait for that thread.
             let own = usize::from(HELPER_OF.with(Cell::get) == exec.id);
             if !busy && exec.live_helpers.load(Ordering::Acquire) <= own {
@@ -483,11 +497,10 @@ impl Executor {
             }
         }
         let now_ns = coarse_now_ns();
-        let mut still_running: Vec<StillRunning> = running
-            .calls()
+        let mut still_running: Vec<StillRunning> = running_calls(&running)
             .filter(|call| call.thread != me)
             .map(|call| StillRunning {
-                callback: call.callback.to_string(),
+                callback: callback_name(&entities, call.entity),
                 running_for: Duration::from_nanos(now_ns - call.since_ns),
             })
             .collect();
@@ -646,6 +659,8 @@ thread_local! {
 /// One spin in progress; ending it stops the workers it started.
 struct SpinSession<'a> {
     exec: &'a Arc<ExecShared>,
+    /// What the spinning thread runs, for `shutdown` to see.
+    slot: Arc<WorkerSlot>,
     epoch: u64,
     helpers: bool,
 }
@@ -653,6 +668,11 @@ struct SpinSession<'a> {
 impl SpinSession<'_> {
     fn should_stop(&self) -> bool {
         self.exec.should_stop(self.epoch)
+    }
+
+    /// Runs one item of ready work on the spinning thread; true if a callback ran.
+    fn run(&self, item: Ready) -> bool {
+        self.exec.run_ready(item, &self.slot)
     }
 
     /// Starts the other workers of a multi-threaded executor for this spin.
@@ -711,6 +731,7 @@ impl ExecShared {
         spin.spinning = true;
         self.spin_started.notify_all();
         Ok(Some(SpinSession {
+            slot: self.new_slot(),
             exec: self,
             epoch: self.epoch.load(Ordering::Acquire),
             helpers: false,
@@ -723,15 +744,17 @@ impl ExecShared {
 
     fn helper_loop(self: Arc<Self>, epoch: u64) {
         HELPER_OF.with(|helper_of| helper_of.set(self.id));
+        let slot = self.new_slot();
         let mut seen = self.ready.interrupts();
         loop {
             if self.should_stop(epoch) {
                 break;
             }
             if let Popped::Item(item) = self.ready.pop(&mut seen, None) {
-                self.run_ready(item);
+                self.run_ready(item, &slot);
             }
         }
+        drop(slot);
         let _running = self.running.lock();
         self.live_helpers.fetch_sub(1, Ordering::AcqRel);
         self.idle.notify_all();
@@ -778,15 +801,24 @@ impl ExecShared {
     }
 
     /// Runs one item of ready work; true if a callback ran.
-    fn run_ready(self: &Arc<Self>, item: Ready) -> bool {
+    /// A slot for the calling thread's callbacks, registered for `shutdown` to read.
+    fn new_slot(&self) -> Arc<WorkerSlot> {
+        let slot = Arc::new(WorkerSlot::new());
+        let mut slots = self.running.lock();
+        slots.retain(|slot| slot.strong_count() > 0);
+        slots.push(Arc::downgrade(&slot));
+        slot
+    }
+
+    fn run_ready(self: &Arc<Self>, item: Ready, slot: &WorkerSlot) -> bool {
         match item {
             Ready::Entity(entity) => match entity.core().settle().ticket() {
-                None => self.run_entity(entity) == Run::Ran,
+                None => self.run_entity(entity, slot) == Run::Ran,
                 // Marked by a simulated step: run in its scope, then release the mark (a
                 // parked entity keeps it until it runs).
                 Some(ticket) => {
                     let marked = entity.clone();
-                    let run = settle::scope(Some(ticket), || self.run_entity(entity));
+                    let run = settle::scope(Some(ticket), || self.run_entity(entity, slot));
                     // A parked entity keeps its mark until it runs, unless what holds its
                     // group is an async callback suspended at an `.await`.
                     if run != Run::Parked || marked.core().group.shared.is_held_by_suspended() {
@@ -797,16 +829,16 @@ impl ExecShared {
             },
             Ready::Task(task) => {
                 let ticket = task.settle.ticket();
-                settle::scope(ticket, || self.poll_task(&task));
+                settle::scope(ticket, || self.poll_task(&task, slot));
                 task.settle.release();
                 true
             }
         }
     }
 
-    fn run_entity(self: &Arc<Self>, entity: Arc<dyn Entity>) -> Run {
+    fn run_entity(self: &Arc<Self>, entity: Arc<dyn Entity>, slot: &WorkerSlot) -> Run {
         let core = entity.core();
-        let group = core.group.clone();
+        let group = &core.group;
         if core.is_destroyed() || !core.is_attached_to(self) {
             // This item may have been handed the group by a release: hand it on, or work
             // parked behind it would wait for a release that never comes.
@@ -815,45 +847,49 @@ impl ExecShared {
             }
             return Run::Skipped;
         }
-        let Some(Ready::Entity(entity)) = group.shared.gate.enter_or_park(Ready::Entity(entity))
-        else {
+        // Only a parked item needs a reference of its own; entering keeps this one.
+        if !group
+            .shared
+            .gate
+            .enter_or_park_with(|| Ready::Entity(entity.clone()))
+        {
             return Run::Parked;
-        };
-        let core = entity.core();
+        }
         core.taken();
-        let Some(outcome) = self.guarded(&group, &core.name, || {
+        let Some(outcome) = self.guarded(&entity, slot, || {
             crate::trace::tp::rclcpp_executor_execute(core.id(), self.id);
             entity.execute()
         }) else {
             // Shut down after this item was taken: it must not start.
-            self.leave(&group);
+            self.leave(group);
             return Run::Skipped;
         };
         match outcome {
             Ok(Execution::Idle) => {
-                self.leave(&group);
+                self.leave(group);
                 Run::Skipped
             }
             Ok(Execution::Pending(future)) => {
                 self.callbacks.fetch_add(1, Ordering::Relaxed);
                 let task = Task::new(future, entity.clone(), self);
                 self.tasks.lock().live.insert(task.id, task.clone());
-                self.poll_task(&task);
+                self.poll_task(&task, slot);
                 Run::Ran
             }
             Ok(Execution::Done) | Err(_) => {
                 self.callbacks.fetch_add(1, Ordering::Relaxed);
-                self.finish(&group, &entity, outcome.err());
+                let panic = outcome.err();
+                self.finish(entity, panic);
                 Run::Ran
             }
         }
     }
 
-    fn poll_task(self: &Arc<Self>, task: &Arc<Task>) {
+    fn poll_task(self: &Arc<Self>, task: &Arc<Task>, slot: &WorkerSlot) {
         let origin = &task.origin;
         let group = origin.core().group.clone();
         group.shared.set_held_by_suspended(false);
-        let Some(polled) = self.guarded(&group, &origin.core().name, || task.poll()) else {
+        let Some(polled) = self.guarded(origin, slot, || task.poll()) else {
             // Shut down: `shutdown` abandons the task (or does it below, once polled).
             return;
         };
@@ -879,14 +915,14 @@ impl ExecShared {
             Ok(TaskPoll::Completed) => {
                 crate::trace::tp::callback_end(origin.core().id());
                 if self.forget_task(task) {
-                    self.finish(&group, origin, None)
+                    self.finish(origin.clone(), None)
                 }
             }
             Err(panic) => {
                 crate::trace::tp::callback_end(origin.core().id());
                 task.abandon();
                 if self.forget_task(task) {
-                    self.finish(&group, origin, Some(panic));
+                    self.finish(origin.clone(), Some(panic));
                 }
             }
         }
@@ -931,18 +967,13 @@ impl ExecShared {
     }
 
     /// A callback ended: release its group and queue the entity again if it has more work.
-    fn finish(
-        &self,
-        group: &CallbackGroup,
-        entity: &Arc<dyn Entity>,
-        panic: Option<Box<dyn Any + Send>>,
-    ) {
+    fn finish(self: &Arc<Self>, entity: Arc<dyn Entity>, panic: Option<Box<dyn Any + Send>>) {
         if panic.is_some() {
             self.panicked.fetch_add(1, Ordering::Relaxed);
         }
-        self.leave(group);
+        self.leave(&entity.core().group);
         if entity.has_work() {
-            entity.core().notify();
+            EntityCore::requeue(entity, self);
         }
     }
 
@@ -952,38 +983,34 @@ impl ExecShared {
         }
     }
 
-    /// Runs `f` as callback `name` of `group`: recorded for deadlock checks and shutdown
-    /// reports, its panic caught. `None` (and `f` not run) once the executor is shut
-    /// down: checked under the lock `shutdown` reads the running callbacks under, so a
-    /// callback either shows in its report or never starts.
+    /// Runs `f` as the callback of `entity`: shown in `slot` for shutdown
+    /// reports, recorded for deadlock checks, its panic caught. `None` (and `f` not run)
+    /// once the executor is shut down (see `running`'s ground rules: a callback either
+    /// shows in the report or never starts).
     fn guarded<R>(
         self: &Arc<Self>,
-        group: &CallbackGroup,
-        name: &Arc<str>,
+        entity: &Arc<dyn Entity>,
+        slot: &WorkerSlot,
         f: impl FnOnce() -> R,
     ) -> Option<std::thread::Result<R>> {
-        let ticket = {
-            let call = RunningCall {
-                callback: name.clone(),
-                since_ns: coarse_now_ns(),
-                thread: thread::current().id(),
-            };
-            let mut running = self.running.lock();
-            if self.shut_down.load(Ordering::SeqCst) {
-                return None;
-            }
-            running.start(call)
-        };
+        if !slot.start(entity.core().id(), coarse_now_ns(), &self.shut_down) {
+            self.idle_notify();
+            return None;
+        }
         let result = {
-            let _frame = RunningFrame::enter(self, group, name);
+            let _frame = RunningFrame::enter(self, entity);
             catch_unwind(AssertUnwindSafe(f))
         };
-        let mut running = self.running.lock();
-        running.end(ticket);
-        if self.shut_down.load(Ordering::Acquire) {
-            self.idle.notify_all();
+        if slot.end(&self.shut_down) {
+            self.idle_notify();
         }
         Some(result)
+    }
+
+    /// Tells a `shutdown` waiting for running callbacks that one ended (or never started).
+    fn idle_notify(&self) {
+        let _running = self.running.lock();
+        self.idle.notify_all();
     }
 }
 
@@ -1008,6 +1035,18 @@ fn hand_on(next: Ready) {
     if let Some(exec) = exec {
         exec.push_ready_front(next);
     }
+}
+
+/// The name of the callback of entity `id`, one of `entities` (the executor's when its
+/// shutdown began); an entity of a node removed since is named by its id.
+fn callback_name(entities: &[Arc<dyn Entity>], id: u64) -> String {
+    entities
+        .iter()
+        .find(|entity| entity.core().id() == id)
+        .map_or_else(
+            || format!("callback {id} (of a node removed from the executor)"),
+            |entity| entity.core().name.to_string(),
+        )
 }
 
 /// How many items are parked in the distinct callback groups of `entities`.
@@ -1062,7 +1101,8 @@ mod tests {
         // The worker had checked that the entity was attached before the shutdown detached
         // it (the window the campaign hit): replayed by attaching it again.
         guard.inner.core().attach(&exec.shared);
-        let started = exec.shared.run_ready(taken);
+        let slot = exec.shared.new_slot();
+        let started = exec.shared.run_ready(taken, &slot);
         assert!(!started, "no callback may start after shutdown returned");
         assert_eq!(ran.load(Ordering::SeqCst), 0);
         assert!(

@@ -28,6 +28,7 @@
 //!
 #![doc = include_str!("callback_groups.md")]
 
+pub(crate) mod callback;
 pub(crate) mod deadlock;
 pub(crate) mod entity;
 mod error;
@@ -36,6 +37,7 @@ mod gate;
 mod group;
 mod guard;
 pub(crate) mod ready;
+mod running;
 pub(crate) mod settle;
 mod shutdown;
 pub(crate) mod task;

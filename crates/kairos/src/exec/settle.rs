@@ -148,6 +148,12 @@ impl Mark {
     }
 }
 
+/// Whether any thread has a scope now (if none, [`note`] marks nothing).
+#[inline]
+pub(crate) fn any_scope() -> bool {
+    SCOPES.load(Ordering::Relaxed) != 0
+}
+
 /// Work with `mark` was queued on `exec` by this thread: marked if a scope is active and
 /// `exec` can run it meanwhile.
 #[inline]

@@ -12,7 +12,8 @@
 //! stall, counted in [`CallbackTimer::stall_count`], and re-arms at the clock's next sample:
 //! after a resume it fires again on its grid.
 
-use super::entity::{BoxFuture, CallbackScope, Entity, EntityCore, Execution};
+use super::callback::Callback;
+use super::entity::{Entity, EntityCore, Execution};
 use crate::time::{CancelToken, Clock, ClockKind, Duration, Sleep, Tick, Timer, WaitError};
 use parking_lot::Mutex;
 use std::fmt;
@@ -21,10 +22,8 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
-pub(crate) enum TimerCallback {
-    Sync(Box<dyn Fn(Tick) + Send + Sync>),
-    Async(Box<dyn Fn(Tick) -> BoxFuture + Send + Sync>),
-}
+/// A timer's callback, given the tick that fired.
+pub(crate) type TimerCallback = Callback<Tick>;
 
 pub(crate) struct TimerInner {
     core: EntityCore,
@@ -104,17 +103,7 @@ impl Entity for TimerInner {
         let Some(tick) = tick else {
             return Execution::Idle;
         };
-        match &self.callback {
-            TimerCallback::Sync(callback) => {
-                let _scope = CallbackScope::enter(&self.core);
-                callback(tick);
-                Execution::Done
-            }
-            TimerCallback::Async(callback) => {
-                CallbackScope::start_async(&self.core);
-                Execution::Pending(callback(tick))
-            }
-        }
+        self.callback.run(&self.core, tick)
     }
 
     fn has_work(&self) -> bool {

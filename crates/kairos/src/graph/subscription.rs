@@ -4,7 +4,8 @@
 use super::node::Node;
 use super::qos::Qos;
 use super::topic::Topic;
-use crate::exec::entity::{BoxFuture, CallbackScope, Entity, EntityCore, Execution};
+use crate::exec::callback::Callback;
+use crate::exec::entity::{Entity, EntityCore, Execution};
 use crossbeam_queue::ArrayQueue;
 use std::fmt;
 use std::sync::Arc;
@@ -50,10 +51,8 @@ impl<T> Envelope<T> {
     }
 }
 
-pub(crate) enum SubCallback<T> {
-    Sync(Box<dyn Fn(Arc<T>) + Send + Sync>),
-    Async(Box<dyn Fn(Arc<T>) -> BoxFuture + Send + Sync>),
-}
+/// A subscription's callback, given each message.
+pub(crate) type SubCallback<T> = Callback<Arc<T>>;
 
 pub(crate) struct SubInner<T> {
     pub(crate) core: EntityCore,
@@ -123,18 +122,7 @@ impl<T: Send + Sync + 'static> Entity for SubInner<T> {
         self.delivered.fetch_add(1, Ordering::Relaxed);
         let (address, publisher, seq) = (envelope.address(), envelope.publisher, envelope.seq);
         crate::trace::tp::rmw_take(self.core.id(), address, envelope.stamp, 1, publisher, seq);
-        let message = envelope.message;
-        match &self.callback {
-            SubCallback::Sync(callback) => {
-                let _scope = CallbackScope::enter(&self.core);
-                callback(message);
-                Execution::Done
-            }
-            SubCallback::Async(callback) => {
-                CallbackScope::start_async(&self.core);
-                Execution::Pending(callback(message))
-            }
-        }
+        self.callback.run(&self.core, envelope.message)
     }
 
     fn has_work(&self) -> bool {

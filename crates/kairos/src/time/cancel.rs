@@ -13,6 +13,7 @@
 //! the children are only touched under `state`; wakers are woken after the lock is released
 //! so a waker that re-enters the token cannot deadlock.
 
+use super::wakers::Wakers;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
@@ -32,8 +33,7 @@ struct Inner {
 
 #[derive(Debug, Default)]
 struct State {
-    next_key: u64,
-    wakers: Vec<(u64, Waker)>,
+    wakers: Wakers,
     children: Vec<Weak<Inner>>,
 }
 
@@ -76,10 +76,7 @@ impl CancelToken {
     /// Registers `waker` to be woken on cancellation, until the returned guard is dropped.
     /// Check [`is_cancelled`](Self::is_cancelled) after registering, never before only.
     pub(crate) fn register(&self, waker: &Waker) -> CancelRegistration {
-        let mut state = self.inner.state.lock();
-        let key = state.next_key;
-        state.next_key += 1;
-        state.wakers.push((key, waker.clone()));
+        let key = self.inner.state.lock().wakers.add(waker);
         CancelRegistration {
             inner: Arc::clone(&self.inner),
             key,
@@ -94,14 +91,9 @@ impl Inner {
         }
         let (wakers, children) = {
             let mut state = self.state.lock();
-            (
-                std::mem::take(&mut state.wakers),
-                std::mem::take(&mut state.children),
-            )
+            (state.wakers.take(), std::mem::take(&mut state.children))
         };
-        for (_, waker) in wakers {
-            waker.wake();
-        }
+        wakers.into_iter().for_each(Waker::wake);
         for child in children.iter().filter_map(Weak::upgrade) {
             child.cancel();
         }
@@ -118,21 +110,13 @@ pub(crate) struct CancelRegistration {
 impl CancelRegistration {
     /// Replaces the registered waker (an async task may be polled with a new one).
     pub(crate) fn update(&self, waker: &Waker) {
-        let mut state = self.inner.state.lock();
-        if let Some(entry) = state.wakers.iter_mut().find(|(k, _)| *k == self.key) {
-            if !entry.1.will_wake(waker) {
-                entry.1 = waker.clone();
-            }
-        }
+        self.inner.state.lock().wakers.update(self.key, waker);
     }
 }
 
 impl Drop for CancelRegistration {
     fn drop(&mut self) {
-        let mut state = self.inner.state.lock();
-        if let Some(pos) = state.wakers.iter().position(|(k, _)| *k == self.key) {
-            state.wakers.swap_remove(pos);
-        }
+        self.inner.state.lock().wakers.remove(self.key);
     }
 }
 

@@ -15,14 +15,21 @@
 //! that receives the jump, and a [`JumpThreshold`] that selects which jumps they hear.
 //!
 //! # Ground rules
-//! `state` (baseline offset, generation, recent jumps) is read and written only under its
-//! lock. Handlers and sleepers are snapshot under their lock and called after releasing
-//! it, so a handler may register or drop handlers without deadlocking.
+//! `baseline` (the offset last sampled) and `generation` are atomics so that the common
+//! poll, which finds no step, is lock-free: it compares a fresh sample with `baseline`
+//! and, if the change is below the threshold, moves `baseline` to its sample only if no
+//! one changed it meanwhile (a compare-exchange from the value it compared with: a stale
+//! sample never overwrites a newer one). A sample at or past the threshold takes `state`'s
+//! lock and samples again under it; only then is a step recorded: `generation` and the
+//! net deltas (`state`) change under that lock, and `generation` is stored after the
+//! delta it counts. Handlers and sleepers are snapshot under their lock and called after
+//! releasing it, so a handler may register or drop handlers without deadlocking.
 
 use super::Duration;
 use super::wait::{mono_now, park_until_mono, thread_waker, wall_now};
+use super::wakers::Wakers;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::task::Waker;
 use std::thread::Thread;
@@ -197,21 +204,64 @@ impl Drop for JumpHandler {
     }
 }
 
+/// The discontinuities of one clock (wall steps, simulation resets), by generation: the
+/// one log behind [`Clock`](super::Clock)'s jump checks for the wall monitor and for
+/// simulated clocks. Generation `g` is the state after the `g`-th jump.
 #[derive(Debug)]
-struct MonitorState {
-    baseline: i64,
-    generation: u64,
+pub(crate) struct JumpLog {
     /// Net delta of every jump since generation 0, so `net_since(g)` is a subtraction.
     cumulative: Vec<i64>,
+}
+
+impl Default for JumpLog {
+    fn default() -> Self {
+        Self {
+            cumulative: vec![0],
+        }
+    }
+}
+
+impl JumpLog {
+    /// Jumps recorded so far.
+    pub(crate) fn generation(&self) -> u64 {
+        self.cumulative.len() as u64 - 1
+    }
+
+    /// Records a jump of `delta` nanoseconds; returns the new generation.
+    pub(crate) fn record(&mut self, delta: i64) -> u64 {
+        let total = self
+            .cumulative
+            .last()
+            .copied()
+            .unwrap_or(0)
+            .saturating_add(delta);
+        self.cumulative.push(total);
+        self.generation()
+    }
+
+    /// Net signed size of the jumps after generation `since` (none for a generation not
+    /// reached yet).
+    pub(crate) fn net_since(&self, since: u64) -> Duration {
+        let last = self.cumulative.last().copied().unwrap_or(0);
+        let base = usize::try_from(since)
+            .ok()
+            .and_then(|i| self.cumulative.get(i).copied())
+            .unwrap_or(last);
+        Duration::from_nanos(last.saturating_sub(base))
+    }
 }
 
 /// The process-wide watcher of the wall clock.
 #[derive(Debug)]
 pub(crate) struct WallMonitor {
-    state: Mutex<MonitorState>,
+    /// The realtime-minus-monotonic offset of the last sample (see the ground rules).
+    baseline: AtomicI64,
+    /// Steps detected so far.
+    generation: AtomicU64,
+    /// The steps detected, written under its lock.
+    state: Mutex<JumpLog>,
     pub(crate) handlers: Arc<HandlerSet>,
-    sleepers: Mutex<Vec<(u64, Waker)>>,
-    next_sleeper: AtomicU64,
+    sleepers: Mutex<Wakers>,
     thread: OnceLock<Thread>,
 }
 
@@ -240,14 +290,13 @@ fn offset_sample() -> Option<i64> {
 pub(crate) fn monitor() -> &'static WallMonitor {
     static MONITOR: OnceLock<WallMonitor> = OnceLock::new();
     MONITOR.get_or_init(|| WallMonitor {
-        state: Mutex::new(MonitorState {
-            baseline: offset_sample().unwrap_or_else(|| wall_now().saturating_sub(mono_now())),
-            generation: 0,
-            cumulative: vec![0],
-        }),
+        baseline: AtomicI64::new(
+            offset_sample().unwrap_or_else(|| wall_now().saturating_sub(mono_now())),
+        ),
+        generation: AtomicU64::new(0),
+        state: Mutex::new(JumpLog::default()),
         handlers: Arc::new(HandlerSet::default()),
-        sleepers: Mutex::new(Vec::new()),
-        next_sleeper: AtomicU64::new(0),
+        sleepers: Mutex::new(Wakers::default()),
         thread: OnceLock::new(),
     })
 }
@@ -255,26 +304,41 @@ pub(crate) fn monitor() -> &'static WallMonitor {
 impl WallMonitor {
     /// Samples the offset; reports a jump if it stepped. Returns the current generation.
     pub(crate) fn poll(&self) -> u64 {
-        let mut state = self.state.lock();
-        // Sampled under the lock: a sample taken before a step and compared after a newer
-        // one would turn a forward step into a step back and forth.
+        // Read first: a step this poll does not see is reported to a later one.
+        let generation = self.generation.load(Ordering::Acquire);
+        let baseline = self.baseline.load(Ordering::Acquire);
         let Some(sample) = offset_sample() else {
-            return state.generation;
+            return generation;
         };
-        let delta = sample.saturating_sub(state.baseline);
-        state.baseline = sample;
-        if delta.saturating_abs() < DETECTION_THRESHOLD.as_nanos() {
-            return state.generation;
+        if sample.saturating_sub(baseline).saturating_abs() < DETECTION_THRESHOLD.as_nanos() {
+            // No step: follow the slow drift (NTP slew), unless a newer sample already did.
+            if sample != baseline {
+                let _ = self.baseline.compare_exchange(
+                    baseline,
+                    sample,
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                );
+            }
+            return generation;
         }
-        state.generation += 1;
-        let total = state
-            .cumulative
-            .last()
-            .copied()
-            .unwrap_or(0)
-            .saturating_add(delta);
-        state.cumulative.push(total);
-        let generation = state.generation;
+        self.poll_locked()
+    }
+
+    /// A sample saw a step: sample again under the lock (a sample taken before a step
+    /// and compared after a newer one would turn a forward step into a step back and
+    /// forth) and record it.
+    fn poll_locked(&self) -> u64 {
+        let mut state = self.state.lock();
+        let Some(sample) = offset_sample() else {
+            return self.generation.load(Ordering::Acquire);
+        };
+        let delta = sample.saturating_sub(self.baseline.swap(sample, Ordering::AcqRel));
+        if delta.saturating_abs() < DETECTION_THRESHOLD.as_nanos() {
+            return self.generation.load(Ordering::Acquire);
+        }
+        let generation = state.record(delta);
+        self.generation.store(generation, Ordering::Release);
         drop(state);
         let after = wall_now();
         crate::trace::tp::clock_jump(
@@ -292,44 +356,24 @@ impl WallMonitor {
 
     /// Net signed size of the jumps after generation `since`.
     pub(crate) fn net_since(&self, since: u64) -> Duration {
-        let state = self.state.lock();
-        let idx = usize::try_from(since)
-            .unwrap_or(usize::MAX)
-            .min(state.cumulative.len() - 1);
-        let last = state.cumulative.last().copied().unwrap_or(0);
-        Duration::from_nanos(last.saturating_sub(state.cumulative[idx]))
+        self.state.lock().net_since(since)
     }
 
     fn wake_sleepers(&self) {
-        let wakers: Vec<Waker> = self
-            .sleepers
-            .lock()
-            .iter()
-            .map(|(_, w)| w.clone())
-            .collect();
-        for w in wakers {
-            w.wake();
-        }
+        let wakers = self.sleepers.lock().snapshot();
+        wakers.into_iter().for_each(Waker::wake);
     }
 
     /// Wakes `waker` on every detected jump until the guard is dropped, and makes sure the
     /// monitor thread is watching.
     pub(crate) fn register_sleeper(&'static self, waker: &Waker) -> SleeperGuard {
-        let key = self.next_sleeper.fetch_add(1, Ordering::Relaxed);
-        self.sleepers.lock().push((key, waker.clone()));
+        let key = self.sleepers.lock().add(waker);
         self.ensure_watching();
         SleeperGuard { key }
     }
 
     pub(crate) fn update_sleeper(&self, guard: &SleeperGuard, waker: &Waker) {
-        if let Some(entry) = self
-            .sleepers
-            .lock()
-            .iter_mut()
-            .find(|(k, _)| *k == guard.key)
-        {
-            entry.1 = waker.clone();
-        }
+        self.sleepers.lock().update(guard.key, waker);
     }
 
     pub(crate) fn ensure_watching(&'static self) {
@@ -371,7 +415,7 @@ pub(crate) struct SleeperGuard {
 
 impl Drop for SleeperGuard {
     fn drop(&mut self) {
-        monitor().sleepers.lock().retain(|(k, _)| *k != self.key);
+        monitor().sleepers.lock().remove(self.key);
     }
 }
 

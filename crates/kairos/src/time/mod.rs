@@ -34,6 +34,7 @@ mod sleep;
 mod timer;
 mod virtual_clock;
 pub(crate) mod wait;
+mod wakers;
 
 pub use cancel::CancelToken;
 pub use clock::Clock;

@@ -15,14 +15,19 @@
 //! returns false; timers restart their period on the new source, as rcl does.
 //!
 //! # Ground rules
-//! The mode and the switch generation change together under `mode`; waiters to wake on a
-//! switch are registered under `waiters` and woken after both locks are released.
+//! The mode and the switch generation are one atomic word (`mode`: the generation shifted
+//! left by one, the mode in bit 0), so every read of the clock (a timer's evaluation, a
+//! wait's check for a switch) is one load, never a lock; switches are serialized by
+//! `switching`, which writes the word once per switch. Waiters to wake on a switch are
+//! registered under `waiters` and woken after both locks are released.
 
 use super::jump::{ClockChange, ClockJump, HandlerSet};
 use super::sim::SimClock;
+use super::wakers::Wakers;
 use super::{Clock, Duration};
 use parking_lot::Mutex;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Waker;
 
 /// A node's clock: system time, or `sim` while `use_sim_time` is on.
@@ -34,16 +39,17 @@ pub struct RosClock {
 #[derive(Debug)]
 pub(crate) struct RosInner {
     sim: SimClock,
-    mode: Mutex<Mode>,
+    /// `generation << 1 | use_sim_time` (see the ground rules).
+    mode: AtomicU64,
+    /// Held while a switch writes `mode`.
+    switching: Mutex<()>,
     pub(crate) handlers: Arc<HandlerSet>,
-    waiters: Mutex<Vec<(u64, Waker)>>,
-    next_waiter: std::sync::atomic::AtomicU64,
+    waiters: Mutex<Wakers>,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Mode {
-    use_sim_time: bool,
-    generation: u64,
+/// The switch generation and the source of one `mode` word.
+fn decode(word: u64) -> (u64, bool) {
+    (word >> 1, word & 1 == 1)
 }
 
 impl RosClock {
@@ -52,13 +58,10 @@ impl RosClock {
         RosClock {
             inner: Arc::new(RosInner {
                 sim,
-                mode: Mutex::new(Mode {
-                    use_sim_time: false,
-                    generation: 0,
-                }),
+                mode: AtomicU64::new(0),
+                switching: Mutex::new(()),
                 handlers: Arc::new(HandlerSet::default()),
-                waiters: Mutex::new(Vec::new()),
-                next_waiter: std::sync::atomic::AtomicU64::new(0),
+                waiters: Mutex::new(Wakers::default()),
             }),
         }
     }
@@ -70,7 +73,7 @@ impl RosClock {
 
     /// Whether the clock follows simulation time now.
     pub fn use_sim_time(&self) -> bool {
-        self.inner.mode.lock().use_sim_time
+        decode(self.inner.mode.load(Ordering::Acquire)).1
     }
 
     /// The simulated clock this node follows while `use_sim_time` is on.
@@ -94,12 +97,13 @@ impl RosClock {
     pub fn set_use_sim_time(&self, on: bool) {
         let before = self.active().now();
         {
-            let mut mode = self.inner.mode.lock();
-            if mode.use_sim_time == on {
+            let _switching = self.inner.switching.lock();
+            let (generation, use_sim_time) = decode(self.inner.mode.load(Ordering::Acquire));
+            if use_sim_time == on {
                 return;
             }
-            mode.use_sim_time = on;
-            mode.generation += 1;
+            let word = ((generation + 1) << 1) | u64::from(on);
+            self.inner.mode.store(word, Ordering::Release);
         }
         let after = self.active().now();
         let change = if on {
@@ -111,13 +115,7 @@ impl RosClock {
             delta: Duration::from_nanos(after.nanos() - before.nanos()),
             change,
         };
-        let waiters: Vec<Waker> = self
-            .inner
-            .waiters
-            .lock()
-            .iter()
-            .map(|(_, w)| w.clone())
-            .collect();
+        let waiters = self.inner.waiters.lock().snapshot();
         self.inner
             .handlers
             .dispatch(&jump, || waiters.into_iter().for_each(Waker::wake));
@@ -125,26 +123,22 @@ impl RosClock {
 
     /// The switch generation and the source in force, read together.
     pub(crate) fn snapshot(&self) -> (u64, Clock) {
-        let mode = *self.inner.mode.lock();
-        let active = if mode.use_sim_time {
+        let (generation, use_sim_time) = decode(self.inner.mode.load(Ordering::Acquire));
+        let active = if use_sim_time {
             self.inner.sim.clock()
         } else {
             Clock::system()
         };
-        (mode.generation, active)
+        (generation, active)
     }
 
     pub(crate) fn switch_generation(&self) -> u64 {
-        self.inner.mode.lock().generation
+        decode(self.inner.mode.load(Ordering::Acquire)).0
     }
 
     /// Wakes `waker` on every switch until the guard drops.
     pub(crate) fn register_waiter(&self, waker: &Waker) -> SwitchWaiter {
-        let key = self
-            .inner
-            .next_waiter
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.inner.waiters.lock().push((key, waker.clone()));
+        let key = self.inner.waiters.lock().add(waker);
         SwitchWaiter {
             inner: Arc::clone(&self.inner),
             key,
@@ -161,22 +155,12 @@ pub(crate) struct SwitchWaiter {
 
 impl SwitchWaiter {
     pub(crate) fn update(&self, waker: &Waker) {
-        if let Some(e) = self
-            .inner
-            .waiters
-            .lock()
-            .iter_mut()
-            .find(|(k, _)| *k == self.key)
-        {
-            if !e.1.will_wake(waker) {
-                e.1 = waker.clone();
-            }
-        }
+        self.inner.waiters.lock().update(self.key, waker);
     }
 }
 
 impl Drop for SwitchWaiter {
     fn drop(&mut self) {
-        self.inner.waiters.lock().retain(|(k, _)| *k != self.key);
+        self.inner.waiters.lock().remove(self.key);
     }
 }

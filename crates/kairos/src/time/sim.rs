@@ -42,7 +42,7 @@
 //! Wakers and jump handlers are called after the lock is released.
 
 use super::deadline_queue::DeadlineQueue;
-use super::jump::{ClockChange, ClockJump, HandlerSet};
+use super::jump::{ClockChange, ClockJump, HandlerSet, JumpLog};
 use super::virtual_clock::{PublishEffect, StallPolicy, VirtualClock};
 use super::wait::mono_now;
 use super::{ClockKind, ClockMismatch, Duration, Time, WaitError};
@@ -80,10 +80,8 @@ struct SimState {
     owners: HashMap<u64, u64>,
     /// Participants woken by `step` that have not come back to wait yet.
     running: HashSet<u64>,
-    /// Bumped on every reset; timers compare it to restart their period.
-    generation: u64,
-    /// Net delta of resets, indexed by generation.
-    cumulative: Vec<i64>,
+    /// The resets, by generation; timers compare generations to restart their period.
+    jumps: JumpLog,
     stalls: u64,
     /// Waiters that gave up on a stall and want to hear of the next sample.
     sample_wakers: Vec<Waker>,
@@ -122,8 +120,7 @@ impl SimClock {
                     queue: DeadlineQueue::default(),
                     owners: HashMap::new(),
                     running: HashSet::new(),
-                    generation: 0,
-                    cumulative: vec![0],
+                    jumps: JumpLog::default(),
                     stalls: 0,
                     sample_wakers: Vec::new(),
                     sample_due: Vec::new(),
@@ -411,17 +408,11 @@ impl SimClock {
     }
 
     pub(crate) fn generation(&self) -> u64 {
-        self.inner.state.lock().generation
+        self.inner.state.lock().jumps.generation()
     }
 
     pub(crate) fn net_since(&self, since: u64) -> Duration {
-        let state = self.inner.state.lock();
-        let last = state.cumulative.last().copied().unwrap_or(0);
-        let base = usize::try_from(since)
-            .ok()
-            .and_then(|i| state.cumulative.get(i).copied())
-            .unwrap_or(last);
-        Duration::from_nanos(last.saturating_sub(base))
+        self.inner.state.lock().jumps.net_since(since)
     }
 
     /// One look at the clock for a waiter of `deadline`: registers (or refreshes) `waker`
@@ -496,14 +487,7 @@ impl SimState {
         let given_up = std::mem::take(&mut self.sample_wakers);
         self.sample_due.extend(given_up);
         if effect.reset {
-            self.generation += 1;
-            let total = self
-                .cumulative
-                .last()
-                .copied()
-                .unwrap_or(0)
-                .saturating_add(effect.delta);
-            self.cumulative.push(total);
+            self.jumps.record(effect.delta);
         }
         effect
     }
