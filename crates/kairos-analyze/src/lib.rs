@@ -6,6 +6,7 @@
 pub mod build;
 pub mod callbacks;
 pub mod chains;
+pub mod digest;
 pub mod flow;
 pub mod html;
 pub mod model;
@@ -17,4 +18,5 @@ pub mod summary;
 pub mod timers;
 
 pub use build::{AnalyzeError, Builder, Options, analyze};
+pub use digest::Digest;
 pub use model::Model;

@@ -28,6 +28,35 @@ pub struct Node {
     pub name: String,
 }
 
+/// A message: its place in the order messages were first seen in the trace (the index
+/// into [`Model::messages`] when the model keeps them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct MessageId(pub u64);
+
+impl std::fmt::Display for MessageId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::ops::Index<MessageId> for Vec<Message> {
+    type Output = Message;
+
+    fn index(&self, id: MessageId) -> &Message {
+        &self[id.0 as usize]
+    }
+}
+
+/// One delivery of a message: the message, and which of its deliveries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct DeliveryRef {
+    /// The message delivered.
+    pub message: MessageId,
+    /// Its index in the message's [`Message::deliveries`].
+    pub delivery: usize,
+}
+
 /// A topic name, shared by its endpoints and every message on it.
 pub type Topic = Arc<str>;
 
@@ -94,7 +123,7 @@ pub struct Message {
     /// When the publisher's own queue dropped it (ROS 1), before any delivery.
     pub dropped_by_publisher: Option<i64>,
     /// The message whose callback published this one, and which delivery of it.
-    pub cause: Option<(usize, usize)>,
+    pub cause: Option<DeliveryRef>,
     pub deliveries: Vec<Delivery>,
 }
 
@@ -124,7 +153,7 @@ pub enum QueueKind {
 #[derive(Debug, Clone, Serialize)]
 pub struct QueueDrop {
     pub at: i64,
-    pub message: Option<usize>,
+    pub message: Option<MessageId>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -140,6 +169,9 @@ pub struct Queue {
     /// True when the trace has no enqueue events and the depth is inferred from when
     /// messages were sent and taken (ros2_tracing traces).
     pub inferred: bool,
+    /// The depth now (after the last change read).
+    #[serde(skip)]
+    pub current: u64,
 }
 
 impl Queue {

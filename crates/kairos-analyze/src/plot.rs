@@ -160,18 +160,19 @@ pub fn count_label(v: f64) -> String {
     }
 }
 
-/// A histogram of durations (ns) in at most 30 bins, each bar labelled with its count.
-pub fn histogram(h: &mut String, values: &[i64], x_title: &str) {
+/// A histogram of durations (ns) in at most 30 bins, each bar labelled with its count;
+/// `values` are (duration, how many), in ascending order.
+pub fn histogram(h: &mut String, values: &[(i64, u64)], x_title: &str) {
     const BINS: usize = 30;
-    let (Some(&lo), Some(&hi)) = (values.iter().min(), values.iter().max()) else {
+    let (Some(&(lo, _)), Some(&(hi, _))) = (values.first(), values.last()) else {
         h.push_str("<p>no samples</p>");
         return;
     };
     let width = ((hi - lo) as f64 / BINS as f64).max(1.0);
     let bins = if hi == lo { 1 } else { BINS };
     let mut counts = vec![0u64; bins];
-    for &v in values {
-        counts[(((v - lo) as f64 / width) as usize).min(bins - 1)] += 1;
+    for &(v, n) in values {
+        counts[(((v - lo) as f64 / width) as usize).min(bins - 1)] += n;
     }
     let peak = counts.iter().copied().max().unwrap_or(1) as f64;
     let x_hi = lo as f64 + width * bins as f64;

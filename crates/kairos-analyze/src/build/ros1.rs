@@ -10,7 +10,7 @@
 
 use kairos_trace::read::Event;
 
-use super::{At, Builder, MsgKey};
+use super::{At, Builder, Key, MsgKey};
 use crate::model::{Delivery, Owner, QueueKind, Topic};
 
 pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
@@ -47,8 +47,7 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
             b.queue_change(q, at.ts, 1, None);
             if let Some(msg) = b.publish(at, Some(p), t) {
                 b.thread(at).publishing = None;
-                b.messages
-                    .insert(MsgKey::Ros1Buf(pid, h("buffer_ref")), msg);
+                b.key(MsgKey::Ros1Buf(pid, h("buffer_ref")), msg);
             }
         }
         "subscriber_link_message_write" | "subscriber_link_message_dropped" => {
@@ -56,19 +55,23 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
                 .messages
                 .get(&MsgKey::Ros1Buf(pid, h("message_ref")))
                 .copied();
-            let publisher = msg.and_then(|m| b.m.messages[m].publisher);
+            let publisher = msg.and_then(|m| b.live.get(m)?.publisher);
             let Some(p) = publisher else { return };
             let q = b.queue(QueueKind::Publisher, p);
             if name == "subscriber_link_message_write" {
                 b.queue_change(q, at.ts, -1, None);
-                if let Some(m) = msg {
-                    b.m.messages[m].sent.get_or_insert(at.ts);
-                    let t = b.m.messages[m].topic.clone();
+                if let Some(m) = msg
+                    && let Some(x) = b.msg_mut(m, at.ts)
+                {
+                    x.sent.get_or_insert(at.ts);
+                    let t = x.topic.clone();
                     b.ros1_in_flight.entry(t).or_default().push_back(m);
                 }
             } else {
-                if let Some(m) = msg {
-                    b.m.messages[m].dropped_by_publisher = Some(at.ts);
+                if let Some(m) = msg
+                    && let Some(x) = b.msg_mut(m, at.ts)
+                {
+                    x.dropped_by_publisher = Some(at.ts);
                 }
                 b.queue_drop(q, at.ts, msg, None);
             }
@@ -80,27 +83,41 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
             let msg_ref = h("message_ref");
             if name == "subscription_message_queued" {
                 b.queue_change(q, at.ts, 1, None);
-                if b.opts.messages {
-                    let m = match b.ros1_in_flight.get_mut(&t).and_then(|f| f.pop_front()) {
+                if b.follow {
+                    let in_flight = loop {
+                        match b.ros1_in_flight.get_mut(&t).and_then(|f| f.pop_front()) {
+                            Some(m) if b.live.get(m).is_none() => continue,
+                            other => break other,
+                        }
+                    };
+                    let m = match in_flight {
                         Some(m) => m,
-                        None => b.orphan(t),
+                        None => b.orphan(at.ts, t),
                     };
                     let d = b.deliver(
                         m,
+                        at.ts,
                         Delivery {
                             subscription: Some(s),
                             enqueued: Some(at.ts),
                             ..Delivery::default()
                         },
                     );
-                    b.ros1_received.insert((pid, msg_ref), (m, d));
+                    if let Some(d) = d {
+                        b.ros1_received.insert((pid, msg_ref), d);
+                        if let Some(slot) = b.live.slot_mut(m) {
+                            slot.keys.push(Key::Ros1Received(pid, msg_ref));
+                        }
+                    }
                 }
             } else {
                 let md = b.ros1_received.get(&(pid, msg_ref)).copied();
-                if let Some((m, d)) = md {
-                    b.m.messages[m].deliveries[d].dropped = Some(at.ts);
+                if let Some(d) = md
+                    && let Some(del) = b.delivery_mut(d, at.ts)
+                {
+                    del.dropped = Some(at.ts);
                 }
-                b.queue_drop(q, at.ts, md.map(|(m, _)| m), None);
+                b.queue_drop(q, at.ts, md.map(|d| d.message), None);
             }
         }
         "subscriber_callback_start" => {

@@ -11,7 +11,9 @@ use kairos_trace::read::Event;
 use kairos_trace::schema::ClockKind;
 
 use super::{At, Builder, MsgKey};
-use crate::model::{ClockMark, ClockMarkKind, Delivery, Owner, QueueKind, Topic};
+use crate::model::{
+    ClockMark, ClockMarkKind, Delivery, DeliveryRef, MessageId, Owner, QueueKind, Topic,
+};
 
 pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
     let pid = at.pid;
@@ -85,15 +87,16 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
             if let Some(msg) = b.publish(at, publisher, topic)
                 && let Some(seq) = ev.u64("seq")
             {
-                b.messages
-                    .insert(MsgKey::PubSeq(h("publisher_handle"), seq), msg);
+                b.key(MsgKey::PubSeq(h("publisher_handle"), seq), msg);
             }
         }
         "rmw_publish" => {
             if let Some(seq) = ev.u64("seq")
                 && let Some(&msg) = b.messages.get(&MsgKey::PubSeq(h("publisher_handle"), seq))
             {
-                b.m.messages[msg].sent = Some(at.ts);
+                if let Some(m) = b.msg_mut(msg, at.ts) {
+                    m.sent = Some(at.ts);
+                }
                 b.thread(at).publishing = None;
             }
         }
@@ -101,10 +104,11 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
         "write" => {
             if let Some(msg) = b.thread(at).publishing.take()
                 && let Some(ts) = ev.i64("timestamp")
+                && let Some(m) = b.msg_mut(msg, at.ts)
             {
-                b.m.messages[msg].sent = Some(at.ts);
-                let topic = b.m.messages[msg].topic.clone();
-                b.messages.insert(MsgKey::SourceTs(topic, ts), msg);
+                m.sent = Some(at.ts);
+                let topic = m.topic.clone();
+                b.key(MsgKey::SourceTs(topic, ts), msg);
             }
         }
         "rmw_take" => take(b, at, ev),
@@ -153,12 +157,12 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &Event) {
             let q = b.queue(QueueKind::Subscription, s);
             let depth = ev.u64("queue_depth");
             let msg = match ev.u64("seq") {
-                Some(seq) if b.opts.messages => Some(
+                Some(seq) if b.follow => Some(
                     match b.messages.get(&MsgKey::PubSeq(h("publisher_handle"), seq)) {
                         Some(&m) => m,
                         None => {
                             let topic = b.m.subscriptions[s].topic.clone();
-                            b.orphan(topic)
+                            b.orphan(at.ts, topic)
                         }
                     },
                 ),
@@ -168,6 +172,7 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &Event) {
                 if let Some(m) = msg {
                     b.deliver(
                         m,
+                        at.ts,
                         Delivery {
                             subscription: Some(s),
                             enqueued: Some(at.ts),
@@ -179,10 +184,15 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &Event) {
             } else {
                 if let Some(m) = msg {
                     match pending_delivery(b, m, s) {
-                        Some(d) => b.m.messages[m].deliveries[d].dropped = Some(at.ts),
+                        Some(d) => {
+                            if let Some(del) = b.delivery_mut(d, at.ts) {
+                                del.dropped = Some(at.ts);
+                            }
+                        }
                         None => {
                             b.deliver(
                                 m,
+                                at.ts,
                                 Delivery {
                                     subscription: Some(s),
                                     dropped: Some(at.ts),
@@ -197,10 +207,13 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &Event) {
         }
         "timer_fire" => {
             let t = b.timer(pid, h("timer_handle"));
-            if let (Some(s), Some(a)) = (ev.i64("scheduled"), ev.i64("actual"))
-                && b.opts.messages
-            {
-                b.m.timers[t].scheduled.push((s, a));
+            if let (Some(s), Some(a)) = (ev.i64("scheduled"), ev.i64("actual")) {
+                if b.opts.messages {
+                    b.m.timers[t].scheduled.push((s, a));
+                }
+                if let Some(d) = &mut b.digest {
+                    d.timer_scheduled(t, s, a, b.m.timers[t].period_ns);
+                }
             }
         }
         _ => {}
@@ -208,11 +221,17 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &Event) {
 }
 
 /// A delivery of `msg` to subscription `s` that is neither taken nor dropped yet.
-fn pending_delivery(b: &Builder, msg: usize, s: usize) -> Option<usize> {
-    b.m.messages[msg]
+fn pending_delivery(b: &Builder, msg: MessageId, s: usize) -> Option<DeliveryRef> {
+    let delivery = b
+        .live
+        .get(msg)?
         .deliveries
         .iter()
-        .position(|d| d.subscription == Some(s) && d.taken.is_none() && d.dropped.is_none())
+        .position(|d| d.subscription == Some(s) && d.taken.is_none() && d.dropped.is_none())?;
+    Some(DeliveryRef {
+        message: msg,
+        delivery,
+    })
 }
 
 fn take(b: &mut Builder, at: At, ev: &Event) {
@@ -231,7 +250,7 @@ fn take(b: &mut Builder, at: At, ev: &Event) {
     if let Some(&q) = b.queues.get(&(QueueKind::Subscription, s)) {
         b.queue_change(q, at.ts, -1, None);
     }
-    if !b.opts.messages {
+    if !b.follow {
         return;
     }
     let topic = b.m.subscriptions[s].topic.clone();
@@ -241,27 +260,38 @@ fn take(b: &mut Builder, at: At, ev: &Event) {
     };
     let msg = match b.messages.get(&key) {
         Some(&m) => m,
-        None => b.orphan(topic),
+        None => b.orphan(at.ts, topic),
     };
     let d = match pending_delivery(b, msg, s) {
-        Some(d) => d,
+        Some(d) => Some(d),
         None => b.deliver(
             msg,
+            at.ts,
             Delivery {
                 subscription: Some(s),
                 ..Delivery::default()
             },
         ),
     };
-    b.m.messages[msg].deliveries[d].taken = Some(at.ts);
-    b.thread(at).taken = Some((msg, d));
+    let Some(d) = d else { return };
+    if let Some(del) = b.delivery_mut(d, at.ts) {
+        del.taken = Some(at.ts);
+    }
+    b.thread(at).taken = Some(d);
 }
 
 /// The message taken on this thread that callback `cb` is about to process, if the
 /// callback serves the subscription that took it.
-fn consumable(b: &mut Builder, at: At, cb: usize) -> Option<(usize, usize)> {
-    let (m, d) = b.thread(at).taken?;
-    let sub = b.m.messages[m].deliveries[d].subscription;
+fn consumable(b: &mut Builder, at: At, cb: usize) -> Option<DeliveryRef> {
+    let d = b.thread(at).taken?;
+    let Some(sub) = b
+        .live
+        .get(d.message)
+        .map(|m| m.deliveries[d.delivery].subscription)
+    else {
+        b.thread(at).taken = None;
+        return None;
+    };
     let serves = match b.m.callbacks[cb].owner {
         Owner::Subscription(s) => Some(s) == sub,
         Owner::Unknown => true,
@@ -269,7 +299,7 @@ fn consumable(b: &mut Builder, at: At, cb: usize) -> Option<(usize, usize)> {
     };
     if serves {
         b.thread(at).taken = None;
-        Some((m, d))
+        Some(d)
     } else {
         None
     }
