@@ -22,42 +22,69 @@ pub enum Pick {
     At(i64),
 }
 
+/// Why `flow` found no message to follow.
 #[derive(Debug, thiserror::Error)]
 pub enum FlowError {
+    /// No message on the topic.
     #[error("no message on topic `{topic}` in this trace (topics with messages: {known})")]
-    NoTopic { topic: String, known: String },
+    NoTopic {
+        /// The topic asked for.
+        topic: String,
+        /// The topics that have messages.
+        known: String,
+    },
+    /// The topic has messages, but none the pick names.
     #[error("topic `{topic}` has {count} messages; {pick} does not name one")]
     NoMessage {
+        /// The topic asked for.
         topic: String,
+        /// Its messages.
         count: usize,
+        /// What was asked for.
         pick: String,
     },
 }
 
+/// One stage of a message's trip to a subscriber.
 #[derive(Debug, Clone, Serialize)]
 pub struct Stage {
+    /// What the stage is.
     pub name: String,
+    /// When it began.
     pub start_ns: i64,
+    /// How long it took.
     pub duration_ns: i64,
 }
 
+/// A message's trip to one subscriber, and what its callback published.
 #[derive(Debug, Clone, Serialize)]
 pub struct FlowDelivery {
+    /// The subscribing node.
     pub subscriber: String,
+    /// The callback that processed it, when one did.
     pub callback: Option<String>,
+    /// When the subscriber's queue dropped it.
     pub dropped_ns: Option<i64>,
+    /// The stages, in order.
     pub stages: Vec<Stage>,
+    /// The messages the callback published, followed in turn.
     pub children: Vec<FlowMessage>,
 }
 
+/// One message followed through the graph.
 #[derive(Debug, Clone, Serialize)]
 pub struct FlowMessage {
+    /// Its id.
     pub message: MessageId,
+    /// Its topic.
     pub topic: String,
+    /// The publishing node.
     pub publisher: String,
+    /// When it was published.
     pub published_ns: Option<i64>,
     /// When the publisher's queue dropped it, before any delivery.
     pub dropped_by_publisher_ns: Option<i64>,
+    /// Its trips to each subscriber.
     pub deliveries: Vec<FlowDelivery>,
 }
 

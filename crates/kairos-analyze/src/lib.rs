@@ -3,6 +3,8 @@
 //! reports rendered from it. Every report is a plain serializable value that also
 //! prints itself for a person ([`std::fmt::Display`]).
 
+#![warn(missing_docs)]
+
 pub mod build;
 pub mod callbacks;
 pub mod chains;

@@ -11,6 +11,7 @@ fn us(ns: i64, origin: i64) -> f64 {
     (ns - origin) as f64 / 1000.0
 }
 
+/// The model as Chrome trace event JSON.
 pub fn export(m: &Model) -> Value {
     let origin = m.first_ns.unwrap_or(0);
     let mut events = Vec::new();

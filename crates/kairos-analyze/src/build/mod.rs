@@ -53,8 +53,10 @@ impl Default for Options {
     }
 }
 
+/// Why a trace could not be analyzed.
 #[derive(Debug, thiserror::Error)]
 pub enum AnalyzeError {
+    /// The trace could not be opened or read.
     #[error(transparent)]
     Read(#[from] kairos_trace::read::ReadError),
 }
@@ -184,6 +186,7 @@ pub(crate) struct At {
 }
 
 impl Builder {
+    /// A builder that keeps what `opts` asks for in its model.
     pub fn new(opts: Options) -> Self {
         Self {
             opts,
@@ -241,10 +244,12 @@ impl Builder {
         Selection::payloads(|class| maps(&class.name))
     }
 
+    /// Keeps a read error (a damaged stream) in the model.
     pub fn read_error(&mut self, e: String) {
         self.m.read_errors.push(e);
     }
 
+    /// Maps one event (in timestamp order) onto the model.
     pub fn event(&mut self, ev: &Event) {
         let name = ev.name();
         self.m.events += 1;
@@ -377,6 +382,7 @@ impl Builder {
         );
     }
 
+    /// The model, once every event was read; `discarded` and `backwards` are the reader's counts.
     pub fn finish(mut self, discarded: u64, backwards: u64) -> Model {
         for (class, n, _) in self.class_counts.values() {
             *self
