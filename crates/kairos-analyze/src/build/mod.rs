@@ -76,12 +76,26 @@ pub fn analyze(path: impl AsRef<Path>, options: Options) -> Result<Model, Analyz
     Ok(b.finish(events.discarded(), events.backwards()))
 }
 
+/// An object of one process, as the trace names it: the process and the object's
+/// handle (an address in that process).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Handle {
+    pid: i64,
+    handle: u64,
+}
+
+impl Handle {
+    pub(crate) fn new(pid: i64, handle: u64) -> Self {
+        Self { pid, handle }
+    }
+}
+
 /// A lookup entry that names a live message, removed when the message retires.
 #[derive(Debug, Clone)]
 pub(crate) enum Key {
     Msg(MsgKey),
     /// ROS 1: a received message's address in a subscriber process.
-    Ros1Received(i64, u64),
+    Ros1Received(Handle),
 }
 
 /// How a message is recognized again at a later stage.
@@ -131,16 +145,16 @@ pub struct Builder {
     /// The most messages followed at once.
     peak_live: usize,
     processes: HashMap<i64, usize>,
-    nodes: HashMap<(i64, u64), usize>,
-    publishers: HashMap<(i64, u64), usize>,
-    subscriptions: HashMap<(i64, u64), usize>,
-    timers: HashMap<(i64, u64), usize>,
-    callbacks: HashMap<(i64, u64), usize>,
+    nodes: HashMap<Handle, usize>,
+    publishers: HashMap<Handle, usize>,
+    subscriptions: HashMap<Handle, usize>,
+    timers: HashMap<Handle, usize>,
+    callbacks: HashMap<Handle, usize>,
     messages: HashMap<MsgKey, MessageId>,
     threads: HashMap<(i64, i64), Thread>,
     queues: HashMap<(QueueKind, usize), usize>,
     /// ROS 1 subscriber side: a received message's address -> (message, delivery).
-    ros1_received: HashMap<(i64, u64), DeliveryRef>,
+    ros1_received: HashMap<Handle, DeliveryRef>,
     /// ROS 1: messages written to a topic's connections and not yet received.
     ros1_in_flight: HashMap<Topic, VecDeque<MessageId>>,
     ros1_publishers: HashMap<(i64, String), usize>,
@@ -360,9 +374,9 @@ impl Builder {
                                 self.messages.remove(&k);
                             }
                         }
-                        Key::Ros1Received(pid, at) => {
-                            if self.ros1_received.get(&(pid, at)).map(|d| d.message) == Some(id) {
-                                self.ros1_received.remove(&(pid, at));
+                        Key::Ros1Received(h) => {
+                            if self.ros1_received.get(&h).map(|d| d.message) == Some(id) {
+                                self.ros1_received.remove(&h);
                             }
                         }
                     }
@@ -422,7 +436,7 @@ impl Builder {
     fn node(&mut self, pid: i64, handle: u64, name: String) -> usize {
         let i = self.m.nodes.len();
         self.m.nodes.push(Node { pid, name });
-        self.nodes.insert((pid, handle), i);
+        self.nodes.insert(Handle::new(pid, handle), i);
         i
     }
 
@@ -443,7 +457,7 @@ impl Builder {
             callback: None,
             published: 0,
         });
-        self.publishers.insert((pid, handle), i);
+        self.publishers.insert(Handle::new(pid, handle), i);
         i
     }
 
@@ -464,12 +478,12 @@ impl Builder {
             callback: None,
             published: 0,
         });
-        self.subscriptions.insert((pid, handle), i);
+        self.subscriptions.insert(Handle::new(pid, handle), i);
         i
     }
 
     fn timer(&mut self, pid: i64, handle: u64) -> usize {
-        if let Some(&t) = self.timers.get(&(pid, handle)) {
+        if let Some(&t) = self.timers.get(&Handle::new(pid, handle)) {
             return t;
         }
         let i = self.m.timers.len();
@@ -482,12 +496,12 @@ impl Builder {
             fired: Vec::new(),
             scheduled: Vec::new(),
         });
-        self.timers.insert((pid, handle), i);
+        self.timers.insert(Handle::new(pid, handle), i);
         i
     }
 
     fn callback(&mut self, pid: i64, handle: u64) -> usize {
-        if let Some(&c) = self.callbacks.get(&(pid, handle)) {
+        if let Some(&c) = self.callbacks.get(&Handle::new(pid, handle)) {
             return c;
         }
         let i = self.m.callbacks.len();
@@ -499,7 +513,7 @@ impl Builder {
             runs: Vec::new(),
             tid: 0,
         });
-        self.callbacks.insert((pid, handle), i);
+        self.callbacks.insert(Handle::new(pid, handle), i);
         i
     }
 

@@ -10,7 +10,7 @@
 
 use kairos_trace::read::Event;
 
-use super::{At, Builder, Key, MsgKey};
+use super::{At, Builder, Handle, Key, MsgKey};
 use crate::model::{Delivery, Owner, QueueKind, Topic};
 
 pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
@@ -104,14 +104,14 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
                         },
                     );
                     if let Some(d) = d {
-                        b.ros1_received.insert((pid, msg_ref), d);
+                        b.ros1_received.insert(Handle::new(pid, msg_ref), d);
                         if let Some(slot) = b.live.slot_mut(m) {
-                            slot.keys.push(Key::Ros1Received(pid, msg_ref));
+                            slot.keys.push(Key::Ros1Received(Handle::new(pid, msg_ref)));
                         }
                     }
                 }
             } else {
-                let md = b.ros1_received.get(&(pid, msg_ref)).copied();
+                let md = b.ros1_received.get(&Handle::new(pid, msg_ref)).copied();
                 if let Some(d) = md
                     && let Some(del) = b.delivery_mut(d, at.ts)
                 {
@@ -129,7 +129,7 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
             let q = b.queue(QueueKind::Subscription, s);
             b.queue_change(q, at.ts, -1, None);
             // Taking the message and starting its callback are one event in ROS 1.
-            let consumed = b.ros1_received.remove(&(pid, h("message_ref")));
+            let consumed = b.ros1_received.remove(&Handle::new(pid, h("message_ref")));
             b.callback_start(at, cb, consumed);
         }
         "subscriber_callback_end" => {
@@ -142,7 +142,7 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
 
 /// The node of a ROS 1 process (one per process).
 fn node_of(b: &Builder, pid: i64) -> Option<usize> {
-    b.nodes.get(&(pid, 0)).copied()
+    b.nodes.get(&Handle::new(pid, 0)).copied()
 }
 
 fn ros1_publisher(b: &mut Builder, pid: i64, topic: &str) -> usize {
@@ -166,7 +166,7 @@ fn ros1_publisher(b: &mut Builder, pid: i64, topic: &str) -> usize {
 /// The subscription of a process's callback queue entry, created on first sight; its
 /// topic is filled in when an event names it.
 fn ros1_subscription(b: &mut Builder, pid: i64, queue_ref: u64, topic: Option<&str>) -> usize {
-    let s = match b.subscriptions.get(&(pid, queue_ref)) {
+    let s = match b.subscriptions.get(&Handle::new(pid, queue_ref)) {
         Some(&s) => s,
         None => {
             let node = node_of(b, pid);

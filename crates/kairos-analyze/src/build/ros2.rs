@@ -10,7 +10,7 @@
 use kairos_trace::read::Event;
 use kairos_trace::schema::ClockKind;
 
-use super::{At, Builder, MsgKey};
+use super::{At, Builder, Handle, MsgKey};
 use crate::model::{
     ClockMark, ClockMarkKind, Delivery, DeliveryRef, MessageId, Owner, QueueKind, Topic,
 };
@@ -24,7 +24,7 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
             b.node(pid, h("node_handle"), name);
         }
         "rcl_publisher_init" => {
-            let node = b.nodes.get(&(pid, h("node_handle"))).copied();
+            let node = b.nodes.get(&Handle::new(pid, h("node_handle"))).copied();
             let topic = Topic::from(ev.str("topic_name").unwrap_or("?"));
             let p = b.publisher(
                 pid,
@@ -33,10 +33,11 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
                 topic,
                 ev.u64("queue_depth"),
             );
-            b.publishers.insert((pid, h("rmw_publisher_handle")), p);
+            b.publishers
+                .insert(Handle::new(pid, h("rmw_publisher_handle")), p);
         }
         "rcl_subscription_init" => {
-            let node = b.nodes.get(&(pid, h("node_handle"))).copied();
+            let node = b.nodes.get(&Handle::new(pid, h("node_handle"))).copied();
             let topic = Topic::from(ev.str("topic_name").unwrap_or("?"));
             let s = b.subscription(
                 pid,
@@ -46,16 +47,20 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
                 ev.u64("queue_depth"),
             );
             b.subscriptions
-                .insert((pid, h("rmw_subscription_handle")), s);
+                .insert(Handle::new(pid, h("rmw_subscription_handle")), s);
         }
         "rclcpp_subscription_init" => {
-            if let Some(&s) = b.subscriptions.get(&(pid, h("subscription_handle"))) {
-                b.subscriptions.insert((pid, h("subscription")), s);
+            if let Some(&s) = b
+                .subscriptions
+                .get(&Handle::new(pid, h("subscription_handle")))
+            {
+                b.subscriptions
+                    .insert(Handle::new(pid, h("subscription")), s);
             }
         }
         "rclcpp_subscription_callback_added" => {
             let cb = b.callback(pid, h("callback"));
-            if let Some(&s) = b.subscriptions.get(&(pid, h("subscription"))) {
+            if let Some(&s) = b.subscriptions.get(&Handle::new(pid, h("subscription"))) {
                 b.set_owner(cb, Owner::Subscription(s));
             }
         }
@@ -70,7 +75,7 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
         }
         "rclcpp_timer_link_node" => {
             let t = b.timer(pid, h("timer_handle"));
-            b.m.timers[t].node = b.nodes.get(&(pid, h("node_handle"))).copied();
+            b.m.timers[t].node = b.nodes.get(&Handle::new(pid, h("node_handle"))).copied();
         }
         "rclcpp_service_callback_added" => {
             let cb = b.callback(pid, h("callback"));
@@ -81,7 +86,10 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
             b.m.callbacks[cb].symbol = ev.str("symbol").map(str::to_string);
         }
         "rcl_publish" => {
-            let publisher = b.publishers.get(&(pid, h("publisher_handle"))).copied();
+            let publisher = b
+                .publishers
+                .get(&Handle::new(pid, h("publisher_handle")))
+                .copied();
             let topic =
                 publisher.map_or_else(|| Topic::from("?"), |p| b.m.publishers[p].topic.clone());
             if let Some(msg) = b.publish(at, publisher, topic)
@@ -151,7 +159,10 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &Event) {
             });
         }
         "message_enqueue" | "message_drop" => {
-            let Some(&s) = b.subscriptions.get(&(pid, h("subscription_handle"))) else {
+            let Some(&s) = b
+                .subscriptions
+                .get(&Handle::new(pid, h("subscription_handle")))
+            else {
                 return;
             };
             let q = b.queue(QueueKind::Subscription, s);
@@ -241,10 +252,10 @@ fn take(b: &mut Builder, at: At, ev: &Event) {
     }
     // A take by a subscription that no rcl_subscription_init declared is the
     // middleware's own (DDS discovery); it is no ROS message.
-    let Some(&s) = b
-        .subscriptions
-        .get(&(at.pid, ev.u64("rmw_subscription_handle").unwrap_or(0)))
-    else {
+    let Some(&s) = b.subscriptions.get(&Handle::new(
+        at.pid,
+        ev.u64("rmw_subscription_handle").unwrap_or(0),
+    )) else {
         return;
     };
     if let Some(&q) = b.queues.get(&(QueueKind::Subscription, s)) {
