@@ -6,14 +6,14 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::model::Model;
+use crate::model::{CallbackId, Model};
 use crate::stats::{Distribution, Recorder};
 
 /// One callback's runs.
 #[derive(Debug, Clone, Serialize)]
 pub struct CallbackStats {
-    /// Its index in the model.
-    pub callback: usize,
+    /// Its id in the model.
+    pub callback: CallbackId,
     /// Node, what it serves, and the symbol.
     pub label: String,
     /// The symbol or function name the trace gives.
@@ -40,7 +40,7 @@ pub const SLOWEST_KEPT: usize = 20_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Run {
     /// The callback.
-    pub callback: usize,
+    pub callback: CallbackId,
     /// When it started.
     pub start: i64,
     /// How long it took.
@@ -53,7 +53,7 @@ pub struct CallbackRuns {
     per: Vec<Recorder>,
     /// The longest runs as (longest first, then by callback and run), at most
     /// [`SLOWEST_KEPT`]: the top of the heap is the one to drop next.
-    slowest: BinaryHeap<(Reverse<i64>, usize, u64, i64)>,
+    slowest: BinaryHeap<(Reverse<i64>, CallbackId, u64, i64)>,
     runs: u64,
 }
 
@@ -63,19 +63,19 @@ impl CallbackRuns {
         let mut r = Self::default();
         for (i, c) in m.callbacks.iter().enumerate() {
             for &(start, d) in &c.runs {
-                r.run(i, start, d);
+                r.run(CallbackId(i), start, d);
             }
         }
         r
     }
 
     /// A run of callback `cb`.
-    pub fn run(&mut self, cb: usize, start: i64, duration: i64) {
-        if self.per.len() <= cb {
-            self.per.resize_with(cb + 1, Recorder::default);
+    pub fn run(&mut self, cb: CallbackId, start: i64, duration: i64) {
+        if self.per.len() <= cb.0 {
+            self.per.resize_with(cb.0 + 1, Recorder::default);
         }
-        let seq = self.per[cb].count();
-        self.per[cb].record(duration);
+        let seq = self.per[cb.0].count();
+        self.per[cb.0].record(duration);
         self.runs += 1;
         self.slowest.push((Reverse(duration), cb, seq, start));
         if self.slowest.len() > SLOWEST_KEPT {
@@ -84,8 +84,8 @@ impl CallbackRuns {
     }
 
     /// The durations of callback `cb`'s runs.
-    pub fn durations(&self, cb: usize) -> Option<&Recorder> {
-        self.per.get(cb).filter(|r| r.count() > 0)
+    pub fn durations(&self, cb: CallbackId) -> Option<&Recorder> {
+        self.per.get(cb.0).filter(|r| r.count() > 0)
     }
 
     /// How many runs, of all callbacks.
@@ -115,8 +115,8 @@ impl CallbackRuns {
             .enumerate()
             .filter(|(_, r)| r.count() > 0)
             .map(|(i, r)| CallbackStats {
-                callback: i,
-                label: m.callback_label(i),
+                callback: CallbackId(i),
+                label: m.callback_label(CallbackId(i)),
                 symbol: m.callbacks[i].symbol.clone(),
                 duration: r.distribution(),
                 total_ns: r.sum() as i64,

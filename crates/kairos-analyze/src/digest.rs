@@ -17,7 +17,9 @@ use crate::build::live::Live;
 use crate::callbacks::CallbackRuns;
 use crate::chains::ChainAcc;
 use crate::flow::FlowAcc;
-use crate::model::{DeliveryRef, Message, MessageId, Model, Queue, QueueDrop, QueueKind};
+use crate::model::{
+    CallbackId, DeliveryRef, Message, MessageId, Model, Queue, QueueDrop, QueueKind, TimerId,
+};
 use crate::queues::{DepthSeries, QueueDepths};
 use crate::timers::TimerRuns;
 
@@ -149,15 +151,15 @@ impl Digest {
         }
     }
 
-    pub(crate) fn callback_run(&mut self, cb: usize, start: i64, duration: i64) {
+    pub(crate) fn callback_run(&mut self, cb: CallbackId, start: i64, duration: i64) {
         self.callbacks.run(cb, start, duration);
     }
 
-    pub(crate) fn timer_fired(&mut self, t: usize, at: i64, period: Option<i64>) {
+    pub(crate) fn timer_fired(&mut self, t: TimerId, at: i64, period: Option<i64>) {
         self.timers.fired(t, at, period);
     }
 
-    pub(crate) fn timer_scheduled(&mut self, t: usize, s: i64, a: i64, period: Option<i64>) {
+    pub(crate) fn timer_scheduled(&mut self, t: TimerId, s: i64, a: i64, period: Option<i64>) {
         self.timers.scheduled(t, s, a, period);
     }
 
@@ -193,8 +195,8 @@ impl Digest {
                 if let (Some(s), None, Some(sent), Some(taken)) =
                     (d.subscription, d.enqueued, msg.sent, d.taken)
                 {
-                    self.inferred.pending.push(Reverse((sent, 1, s)));
-                    self.inferred.pending.push(Reverse((taken, -1, s)));
+                    self.inferred.pending.push(Reverse((sent, 1, s.0)));
+                    self.inferred.pending.push(Reverse((taken, -1, s.0)));
                 }
             }
         }

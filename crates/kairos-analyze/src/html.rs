@@ -19,7 +19,7 @@ use std::fmt::Write;
 
 use crate::callbacks::{Run, SLOWEST_KEPT};
 use crate::digest::Digest;
-use crate::model::{ClockMark, ClockMarkKind, Model};
+use crate::model::{CallbackId, ClockMark, ClockMarkKind, Model};
 use crate::plot::{self, Frame, count_label, esc, ns_label};
 use crate::stats::{Distribution, human_ns};
 use crate::summary::summary;
@@ -109,7 +109,7 @@ fn timeline_section(h: &mut String, m: &Model, d: &Digest) {
         .callbacks
         .iter()
         .enumerate()
-        .filter(|(i, _)| d.callbacks.durations(*i).is_some())
+        .filter(|(i, _)| d.callbacks.durations(CallbackId(*i)).is_some())
         .map(|(_, c)| (c.pid, c.tid))
         .collect();
     lanes.sort_unstable();
@@ -168,7 +168,7 @@ fn timeline_section(h: &mut String, m: &Model, d: &Digest) {
              <title>{} took {}</title></rect>",
             lane_y(c.pid, c.tid),
             lane_h - 4.0,
-            COLORS[run.callback % COLORS.len()],
+            COLORS[run.callback.0 % COLORS.len()],
             esc(&m.callback_label(run.callback)),
             human_ns(run.duration as f64)
         );
@@ -228,13 +228,14 @@ fn timeline_section(h: &mut String, m: &Model, d: &Digest) {
 fn legend(h: &mut String, m: &Model, d: &Digest) {
     h.push_str("<p class=legend>");
     for i in 0..m.callbacks.len().min(40) {
+        let i = CallbackId(i);
         if d.callbacks.durations(i).is_none() {
             continue;
         }
         let _ = write!(
             h,
             "<span><i class=swatch style=\"background:{}\"></i>{}</span>",
-            COLORS[i % COLORS.len()],
+            COLORS[i.0 % COLORS.len()],
             esc(&m.callback_label(i))
         );
     }

@@ -37,6 +37,51 @@ pub struct Node {
     pub name: String,
 }
 
+/// An index into one of the [`Model`]'s vectors, typed by what it names.
+macro_rules! id {
+    ($(#[$doc:meta])* $name:ident => $target:ty) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[serde(transparent)]
+        pub struct $name(pub usize);
+
+        impl std::ops::Index<$name> for Vec<$target> {
+            type Output = $target;
+
+            fn index(&self, id: $name) -> &$target {
+                &self[id.0]
+            }
+        }
+
+        impl std::ops::IndexMut<$name> for Vec<$target> {
+            fn index_mut(&mut self, id: $name) -> &mut $target {
+                &mut self[id.0]
+            }
+        }
+    };
+}
+
+id!(
+    /// A node: its index in [`Model::nodes`].
+    NodeId => Node
+);
+id!(
+    /// A publisher: its index in [`Model::publishers`].
+    PublisherId => Endpoint
+);
+id!(
+    /// A subscription: its index in [`Model::subscriptions`].
+    SubscriptionId => Endpoint
+);
+id!(
+    /// A timer: its index in [`Model::timers`].
+    TimerId => Timer
+);
+id!(
+    /// A callback: its index in [`Model::callbacks`].
+    CallbackId => Callback
+);
+
 /// A message: its place in the order messages were first seen in the trace (the index
 /// into [`Model::messages`] when the model keeps them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -75,13 +120,13 @@ pub struct Endpoint {
     /// The process it lives in.
     pub pid: i64,
     /// Its node, when the trace says.
-    pub node: Option<usize>,
+    pub node: Option<NodeId>,
     /// Its topic.
     pub topic: Topic,
     /// Its queue's declared depth.
     pub queue_depth: Option<u64>,
     /// For a subscription: its callback.
-    pub callback: Option<usize>,
+    pub callback: Option<CallbackId>,
     /// For a publisher: how many messages it published.
     pub published: u64,
 }
@@ -94,11 +139,11 @@ pub struct Timer {
     /// Its handle in the trace.
     pub handle: u64,
     /// Its node, when the trace says.
-    pub node: Option<usize>,
+    pub node: Option<NodeId>,
     /// Its period.
     pub period_ns: Option<i64>,
     /// Its callback, when the trace says.
-    pub callback: Option<usize>,
+    pub callback: Option<CallbackId>,
     /// When the timer's callback started, in order.
     pub fired: Vec<i64>,
     /// `kairos:timer_fire`'s scheduled and actual times, when the trace has them.
@@ -110,9 +155,9 @@ pub struct Timer {
 #[serde(rename_all = "snake_case", tag = "kind", content = "index")]
 pub enum Owner {
     /// A subscription's callback.
-    Subscription(usize),
+    Subscription(SubscriptionId),
     /// A timer's callback.
-    Timer(usize),
+    Timer(TimerId),
     /// A service's callback.
     Service,
     /// A callback the trace does not say the owner of.
@@ -142,7 +187,7 @@ pub struct Message {
     /// Its topic.
     pub topic: Topic,
     /// Its publisher, when traced.
-    pub publisher: Option<usize>,
+    pub publisher: Option<PublisherId>,
     /// When user code published it (None when the publisher was not traced).
     pub published: Option<i64>,
     /// When it left the publisher for transport.
@@ -161,7 +206,7 @@ pub struct Message {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Delivery {
     /// The subscription, when known.
-    pub subscription: Option<usize>,
+    pub subscription: Option<SubscriptionId>,
     /// When it entered the subscription's queue.
     pub enqueued: Option<i64>,
     /// When the subscription's queue dropped it.
@@ -169,7 +214,7 @@ pub struct Delivery {
     /// When the subscription took it out of the queue.
     pub taken: Option<i64>,
     /// The callback that processed it.
-    pub callback: Option<usize>,
+    pub callback: Option<CallbackId>,
     /// The thread the callback ran on.
     pub tid: Option<i64>,
     /// When that callback started.
@@ -306,8 +351,8 @@ pub struct Model {
 
 impl Model {
     /// A node's name, or `?`.
-    pub fn node_name(&self, node: Option<usize>) -> String {
-        node.and_then(|n| self.nodes.get(n))
+    pub fn node_name(&self, node: Option<NodeId>) -> String {
+        node.and_then(|n| self.nodes.get(n.0))
             .map_or_else(|| "?".to_string(), |n| n.name.clone())
     }
 
@@ -320,24 +365,24 @@ impl Model {
     }
 
     /// The node a callback belongs to, through its subscription or timer.
-    pub fn callback_node(&self, cb: usize) -> Option<usize> {
-        match self.callbacks.get(cb)?.owner {
-            Owner::Subscription(s) => self.subscriptions.get(s)?.node,
-            Owner::Timer(t) => self.timers.get(t)?.node,
+    pub fn callback_node(&self, cb: CallbackId) -> Option<NodeId> {
+        match self.callbacks.get(cb.0)?.owner {
+            Owner::Subscription(s) => self.subscriptions.get(s.0)?.node,
+            Owner::Timer(t) => self.timers.get(t.0)?.node,
             _ => None,
         }
         .or_else(|| {
             let pid = self.callbacks[cb].pid;
             let mut in_process = self.nodes.iter().enumerate().filter(|(_, n)| n.pid == pid);
             match (in_process.next(), in_process.next()) {
-                (Some((i, _)), None) => Some(i),
+                (Some((i, _)), None) => Some(NodeId(i)),
                 _ => None,
             }
         })
     }
 
     /// A short human name for a callback: node, what it serves, and the symbol.
-    pub fn callback_label(&self, cb: usize) -> String {
+    pub fn callback_label(&self, cb: CallbackId) -> String {
         let c = &self.callbacks[cb];
         let node = self
             .callback_node(cb)

@@ -5,14 +5,14 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::model::Model;
+use crate::model::{Model, TimerId};
 use crate::stats::{Distribution, Recorder, human_ns};
 
 /// One timer's runs.
 #[derive(Debug, Clone, Serialize)]
 pub struct TimerStats {
-    /// Its index in the model.
-    pub timer: usize,
+    /// Its id in the model.
+    pub timer: TimerId,
     /// Its callback's label, or its node and handle.
     pub label: String,
     /// The period it was created with.
@@ -124,31 +124,32 @@ impl TimerRuns {
     pub fn from_model(m: &Model) -> Self {
         let mut r = Self::default();
         for (i, t) in m.timers.iter().enumerate() {
-            r.timer(i);
+            let id = TimerId(i);
+            r.timer(id);
             for &at in &t.fired {
-                r.fired(i, at, t.period_ns);
+                r.fired(id, at, t.period_ns);
             }
             for &(s, a) in &t.scheduled {
-                r.scheduled(i, s, a, t.period_ns);
+                r.scheduled(id, s, a, t.period_ns);
             }
         }
         r
     }
 
-    fn timer(&mut self, t: usize) -> &mut TimerAcc {
-        if self.per.len() <= t {
-            self.per.resize_with(t + 1, TimerAcc::default);
+    fn timer(&mut self, t: TimerId) -> &mut TimerAcc {
+        if self.per.len() <= t.0 {
+            self.per.resize_with(t.0 + 1, TimerAcc::default);
         }
-        &mut self.per[t]
+        &mut self.per[t.0]
     }
 
     /// Timer `t`'s callback started at `at`.
-    pub fn fired(&mut self, t: usize, at: i64, period: Option<i64>) {
+    pub fn fired(&mut self, t: TimerId, at: i64, period: Option<i64>) {
         self.timer(t).fired.run(at, period);
     }
 
     /// `kairos:timer_fire`: timer `t` was due at `scheduled` and ran at `actual`.
-    pub fn scheduled(&mut self, t: usize, scheduled: i64, actual: i64, period: Option<i64>) {
+    pub fn scheduled(&mut self, t: TimerId, scheduled: i64, actual: i64, period: Option<i64>) {
         let acc = self.timer(t);
         acc.actual.run(actual, period);
         acc.late.record(actual - scheduled);
@@ -158,8 +159,8 @@ impl TimerRuns {
     }
 
     /// Timer `t`'s runs, if it ran.
-    pub fn get(&self, t: usize) -> Option<&TimerAcc> {
-        self.per.get(t)
+    pub fn get(&self, t: TimerId) -> Option<&TimerAcc> {
+        self.per.get(t.0)
     }
 
     /// The report, one row per timer of the model.
@@ -195,7 +196,7 @@ impl TimerRuns {
                     },
                 };
                 TimerStats {
-                    timer: i,
+                    timer: TimerId(i),
                     label,
                     period_ns: t.period_ns,
                     runs: series.runs as usize,

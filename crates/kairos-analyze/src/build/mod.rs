@@ -23,8 +23,9 @@ use kairos_trace::read::{Event, Selection, TraceSet};
 
 use crate::digest::{Digest, Tree};
 use crate::model::{
-    Callback, Delivery, DeliveryRef, Endpoint, Message, MessageId, Model, Node, Owner, Process,
-    Queue, QueueDrop, QueueKind, Source, Timer, Topic,
+    Callback, CallbackId, Delivery, DeliveryRef, Endpoint, Message, MessageId, Model, Node, NodeId,
+    Owner, Process, PublisherId, Queue, QueueDrop, QueueKind, Source, SubscriptionId, Timer,
+    TimerId, Topic,
 };
 
 use live::Live;
@@ -111,7 +112,7 @@ pub(crate) enum MsgKey {
 
 #[derive(Debug, Clone, Copy)]
 struct Frame {
-    callback: usize,
+    callback: CallbackId,
     start: i64,
     consumed: Option<DeliveryRef>,
 }
@@ -145,11 +146,11 @@ pub struct Builder {
     /// The most messages followed at once.
     peak_live: usize,
     processes: HashMap<i64, usize>,
-    nodes: HashMap<Handle, usize>,
-    publishers: HashMap<Handle, usize>,
-    subscriptions: HashMap<Handle, usize>,
-    timers: HashMap<Handle, usize>,
-    callbacks: HashMap<Handle, usize>,
+    nodes: HashMap<Handle, NodeId>,
+    publishers: HashMap<Handle, PublisherId>,
+    subscriptions: HashMap<Handle, SubscriptionId>,
+    timers: HashMap<Handle, TimerId>,
+    callbacks: HashMap<Handle, CallbackId>,
     messages: HashMap<MsgKey, MessageId>,
     threads: HashMap<(i64, i64), Thread>,
     queues: HashMap<(QueueKind, usize), usize>,
@@ -157,7 +158,7 @@ pub struct Builder {
     ros1_received: HashMap<Handle, DeliveryRef>,
     /// ROS 1: messages written to a topic's connections and not yet received.
     ros1_in_flight: HashMap<Topic, VecDeque<MessageId>>,
-    ros1_publishers: HashMap<(i64, String), usize>,
+    ros1_publishers: HashMap<(i64, String), PublisherId>,
     /// Per event class (by address): the class, its count, and whether its provider is
     /// one the builder maps (known once per class, not parsed per event).
     class_counts: HashMap<usize, (Arc<EventClass>, u64, bool), BuildHasherDefault<AddressHasher>>,
@@ -433,8 +434,8 @@ impl Builder {
         }
     }
 
-    fn node(&mut self, pid: i64, handle: u64, name: String) -> usize {
-        let i = self.m.nodes.len();
+    fn node(&mut self, pid: i64, handle: u64, name: String) -> NodeId {
+        let i = NodeId(self.m.nodes.len());
         self.m.nodes.push(Node { pid, name });
         self.nodes.insert(Handle::new(pid, handle), i);
         i
@@ -444,11 +445,11 @@ impl Builder {
         &mut self,
         pid: i64,
         handle: u64,
-        node: Option<usize>,
+        node: Option<NodeId>,
         topic: Topic,
         depth: Option<u64>,
-    ) -> usize {
-        let i = self.m.publishers.len();
+    ) -> PublisherId {
+        let i = PublisherId(self.m.publishers.len());
         self.m.publishers.push(Endpoint {
             pid,
             node,
@@ -465,11 +466,11 @@ impl Builder {
         &mut self,
         pid: i64,
         handle: u64,
-        node: Option<usize>,
+        node: Option<NodeId>,
         topic: Topic,
         depth: Option<u64>,
-    ) -> usize {
-        let i = self.m.subscriptions.len();
+    ) -> SubscriptionId {
+        let i = SubscriptionId(self.m.subscriptions.len());
         self.m.subscriptions.push(Endpoint {
             pid,
             node,
@@ -482,11 +483,11 @@ impl Builder {
         i
     }
 
-    fn timer(&mut self, pid: i64, handle: u64) -> usize {
+    fn timer(&mut self, pid: i64, handle: u64) -> TimerId {
         if let Some(&t) = self.timers.get(&Handle::new(pid, handle)) {
             return t;
         }
-        let i = self.m.timers.len();
+        let i = TimerId(self.m.timers.len());
         self.m.timers.push(Timer {
             pid,
             handle,
@@ -500,11 +501,11 @@ impl Builder {
         i
     }
 
-    fn callback(&mut self, pid: i64, handle: u64) -> usize {
+    fn callback(&mut self, pid: i64, handle: u64) -> CallbackId {
         if let Some(&c) = self.callbacks.get(&Handle::new(pid, handle)) {
             return c;
         }
-        let i = self.m.callbacks.len();
+        let i = CallbackId(self.m.callbacks.len());
         self.m.callbacks.push(Callback {
             pid,
             handle,
@@ -517,7 +518,7 @@ impl Builder {
         i
     }
 
-    fn set_owner(&mut self, cb: usize, owner: Owner) {
+    fn set_owner(&mut self, cb: CallbackId, owner: Owner) {
         self.m.callbacks[cb].owner = owner;
         match owner {
             Owner::Subscription(s) => self.m.subscriptions[s].callback = Some(cb),
@@ -531,7 +532,12 @@ impl Builder {
     }
 
     /// A new message, published now on this thread by `publisher`.
-    fn publish(&mut self, at: At, publisher: Option<usize>, topic: Topic) -> Option<MessageId> {
+    fn publish(
+        &mut self,
+        at: At,
+        publisher: Option<PublisherId>,
+        topic: Topic,
+    ) -> Option<MessageId> {
         if let Some(p) = publisher {
             self.m.publishers[p].published += 1;
         }
@@ -602,7 +608,7 @@ impl Builder {
         })
     }
 
-    fn callback_start(&mut self, at: At, cb: usize, consumed: Option<DeliveryRef>) {
+    fn callback_start(&mut self, at: At, cb: CallbackId, consumed: Option<DeliveryRef>) {
         if let Some(d) = consumed
             && let Some(del) = self.delivery_mut(d, at.ts)
         {
@@ -626,7 +632,7 @@ impl Builder {
         });
     }
 
-    fn callback_end(&mut self, at: At, cb: usize) {
+    fn callback_end(&mut self, at: At, cb: CallbackId) {
         let th = self.thread(at);
         let Some(pos) = th.stack.iter().rposition(|f| f.callback == cb) else {
             return;
@@ -706,7 +712,7 @@ impl Builder {
                 if let (Some(s), None, Some(sent), Some(taken)) =
                     (d.subscription, d.enqueued, msg.sent, d.taken)
                 {
-                    let c = changes.entry(s).or_default();
+                    let c = changes.entry(s.0).or_default();
                     c.push((sent, 1));
                     c.push((taken, -1));
                 }

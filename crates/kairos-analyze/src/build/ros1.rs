@@ -11,7 +11,7 @@
 use kairos_trace::read::Event;
 
 use super::{At, Builder, Handle, Key, MsgKey};
-use crate::model::{Delivery, Owner, QueueKind, Topic};
+use crate::model::{Delivery, NodeId, Owner, PublisherId, QueueKind, SubscriptionId, Topic};
 
 pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
     let pid = at.pid;
@@ -43,7 +43,7 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
         "publisher_message_queued" => {
             let t = topic();
             let p = ros1_publisher(b, pid, &t);
-            let q = b.queue(QueueKind::Publisher, p);
+            let q = b.queue(QueueKind::Publisher, p.0);
             b.queue_change(q, at.ts, 1, None);
             if let Some(msg) = b.publish(at, Some(p), t) {
                 b.thread(at).publishing = None;
@@ -57,7 +57,7 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
                 .copied();
             let publisher = msg.and_then(|m| b.live.get(m)?.publisher);
             let Some(p) = publisher else { return };
-            let q = b.queue(QueueKind::Publisher, p);
+            let q = b.queue(QueueKind::Publisher, p.0);
             if name == "subscriber_link_message_write" {
                 b.queue_change(q, at.ts, -1, None);
                 if let Some(m) = msg
@@ -79,7 +79,7 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
         "subscription_message_queued" | "subscription_message_dropped" => {
             let t = topic();
             let s = ros1_subscription(b, pid, h("queue_ref"), Some(&t));
-            let q = b.queue(QueueKind::Subscription, s);
+            let q = b.queue(QueueKind::Subscription, s.0);
             let msg_ref = h("message_ref");
             if name == "subscription_message_queued" {
                 b.queue_change(q, at.ts, 1, None);
@@ -126,7 +126,7 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
             if b.m.callbacks[cb].owner == Owner::Unknown {
                 b.set_owner(cb, Owner::Subscription(s));
             }
-            let q = b.queue(QueueKind::Subscription, s);
+            let q = b.queue(QueueKind::Subscription, s.0);
             b.queue_change(q, at.ts, -1, None);
             // Taking the message and starting its callback are one event in ROS 1.
             let consumed = b.ros1_received.remove(&Handle::new(pid, h("message_ref")));
@@ -141,16 +141,16 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
 }
 
 /// The node of a ROS 1 process (one per process).
-fn node_of(b: &Builder, pid: i64) -> Option<usize> {
+fn node_of(b: &Builder, pid: i64) -> Option<NodeId> {
     b.nodes.get(&Handle::new(pid, 0)).copied()
 }
 
-fn ros1_publisher(b: &mut Builder, pid: i64, topic: &str) -> usize {
+fn ros1_publisher(b: &mut Builder, pid: i64, topic: &str) -> PublisherId {
     if let Some(&p) = b.ros1_publishers.get(&(pid, topic.to_string())) {
         return p;
     }
     let node = node_of(b, pid);
-    let i = b.m.publishers.len();
+    let i = PublisherId(b.m.publishers.len());
     b.m.publishers.push(crate::model::Endpoint {
         pid,
         node,
@@ -165,7 +165,12 @@ fn ros1_publisher(b: &mut Builder, pid: i64, topic: &str) -> usize {
 
 /// The subscription of a process's callback queue entry, created on first sight; its
 /// topic is filled in when an event names it.
-fn ros1_subscription(b: &mut Builder, pid: i64, queue_ref: u64, topic: Option<&str>) -> usize {
+fn ros1_subscription(
+    b: &mut Builder,
+    pid: i64,
+    queue_ref: u64,
+    topic: Option<&str>,
+) -> SubscriptionId {
     let s = match b.subscriptions.get(&Handle::new(pid, queue_ref)) {
         Some(&s) => s,
         None => {

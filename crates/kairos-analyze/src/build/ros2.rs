@@ -12,7 +12,8 @@ use kairos_trace::schema::ClockKind;
 
 use super::{At, Builder, Handle, MsgKey};
 use crate::model::{
-    ClockMark, ClockMarkKind, Delivery, DeliveryRef, MessageId, Owner, QueueKind, Topic,
+    CallbackId, ClockMark, ClockMarkKind, Delivery, DeliveryRef, MessageId, Owner, QueueKind,
+    SubscriptionId, Topic,
 };
 
 pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
@@ -165,7 +166,7 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &Event) {
             else {
                 return;
             };
-            let q = b.queue(QueueKind::Subscription, s);
+            let q = b.queue(QueueKind::Subscription, s.0);
             let depth = ev.u64("queue_depth");
             let msg = match ev.u64("seq") {
                 Some(seq) if b.follow => Some(
@@ -232,7 +233,7 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &Event) {
 }
 
 /// A delivery of `msg` to subscription `s` that is neither taken nor dropped yet.
-fn pending_delivery(b: &Builder, msg: MessageId, s: usize) -> Option<DeliveryRef> {
+fn pending_delivery(b: &Builder, msg: MessageId, s: SubscriptionId) -> Option<DeliveryRef> {
     let delivery = b
         .live
         .get(msg)?
@@ -258,7 +259,7 @@ fn take(b: &mut Builder, at: At, ev: &Event) {
     )) else {
         return;
     };
-    if let Some(&q) = b.queues.get(&(QueueKind::Subscription, s)) {
+    if let Some(&q) = b.queues.get(&(QueueKind::Subscription, s.0)) {
         b.queue_change(q, at.ts, -1, None);
     }
     if !b.follow {
@@ -293,7 +294,7 @@ fn take(b: &mut Builder, at: At, ev: &Event) {
 
 /// The message taken on this thread that callback `cb` is about to process, if the
 /// callback serves the subscription that took it.
-fn consumable(b: &mut Builder, at: At, cb: usize) -> Option<DeliveryRef> {
+fn consumable(b: &mut Builder, at: At, cb: CallbackId) -> Option<DeliveryRef> {
     let d = b.thread(at).taken?;
     let Some(sub) = b
         .live
