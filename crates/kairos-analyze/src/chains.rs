@@ -5,46 +5,66 @@
 //! Infrastructure topics (`/rosout`, `/parameter_events`) are left out: a callback that
 //! only logs is a sink.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::Serialize;
 
-use crate::model::{Delivery, Message, Model};
-use crate::stats::{Distribution, human_ns};
+use crate::digest::{MessageGraph, ModelGraph};
+use crate::model::{Delivery, DeliveryRef, Message, MessageId, Model};
+use crate::stats::{Distribution, Recorder};
 
 pub(crate) fn is_infrastructure(topic: &str) -> bool {
     matches!(topic, "/rosout" | "/rosout_agg" | "/parameter_events")
 }
 
+/// One stage's latency over every message of a chain.
 #[derive(Debug, Clone, Serialize)]
 pub struct StageStats {
+    /// What the stage is, e.g. `/topic_a transport` or `sink dispatch`.
     pub name: String,
+    /// Its latency.
     pub latency: Distribution,
 }
 
+/// One path from a source to a sink callback, over every message that took it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Chain {
     /// Node, topic, node, topic, ..., node.
     pub path: Vec<String>,
+    /// Messages that went the whole way.
     pub count: usize,
+    /// The stages in order.
     pub stages: Vec<StageStats>,
+    /// End to end: from the source's publication to the end of the sink's callback.
     pub total: Distribution,
     /// The stage with the largest mean latency.
     pub dominant: Option<String>,
-    /// Every end-to-end latency, sorted (for plots; not serialized).
+    /// Every end-to-end latency (for plots; not serialized).
     #[serde(skip)]
-    pub samples: Vec<i64>,
+    pub samples: Recorder,
 }
 
 impl Chain {
+    /// The path as `node -> topic -> node`.
     pub fn name(&self) -> String {
         self.path.join(" -> ")
     }
 }
 
+/// Every chain, the most taken first.
 #[derive(Debug, Clone, Serialize)]
 pub struct Chains(pub Vec<Chain>);
+
+/// A point in a message's trip to one subscription, in the order they happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Point {
+    Publish,
+    Sent,
+    Enqueued,
+    Taken,
+    CallbackStart,
+}
 
 /// One hop's stages, as (name, start, end) with the times that exist.
 pub(crate) fn hop_stages(m: &Model, msg: &Message, d: &Delivery) -> Vec<(String, i64, i64)> {
@@ -53,61 +73,88 @@ pub(crate) fn hop_stages(m: &Model, msg: &Message, d: &Delivery) -> Vec<(String,
         .subscription
         .and_then(|s| m.subscriptions[s].node)
         .map_or_else(|| "?".to_string(), |n| m.nodes[n].name.clone());
-    let mut points: Vec<(String, Option<i64>)> = vec![
-        ("publish".into(), msg.published),
-        ("sent".into(), msg.sent),
-        ("enqueued".into(), d.enqueued),
-        ("taken".into(), d.taken),
-        ("callback start".into(), d.callback_start),
-    ];
-    points.retain(|(_, t)| t.is_some());
+    let points: Vec<(Point, i64)> = [
+        (Point::Publish, msg.published),
+        (Point::Sent, msg.sent),
+        (Point::Enqueued, d.enqueued),
+        (Point::Taken, d.taken),
+        (Point::CallbackStart, d.callback_start),
+    ]
+    .into_iter()
+    .filter_map(|(p, t)| Some((p, t?)))
+    .collect();
     let mut out = Vec::new();
     for w in points.windows(2) {
-        let (a, ta) = (&w[0].0, w[0].1.unwrap_or(0));
-        let (b, tb) = (&w[1].0, w[1].1.unwrap_or(0));
-        let name = match (a.as_str(), b.as_str()) {
-            ("publish", "sent") => format!("{topic} publish"),
-            ("sent" | "publish", "enqueued") => format!("{topic} transport"),
-            ("sent" | "publish", "taken") => format!("{topic} transport+queue"),
-            ("enqueued", "taken") => format!("{topic} queue in {sub_node}"),
-            ("enqueued", "callback start") => format!("{topic} queue in {sub_node}"),
-            (_, "callback start") => format!("{sub_node} dispatch"),
-            _ => format!("{topic} {a} -> {b}"),
+        let ((a, ta), (b, tb)) = (w[0], w[1]);
+        use Point::*;
+        let name = match (a, b) {
+            (Publish, Sent) => format!("{topic} publish"),
+            (Sent | Publish, Enqueued) => format!("{topic} transport"),
+            (Sent | Publish, Taken) => format!("{topic} transport+queue"),
+            (Enqueued, Taken | CallbackStart) => format!("{topic} queue in {sub_node}"),
+            (_, CallbackStart) => format!("{sub_node} dispatch"),
+            _ => format!("{topic} {} -> {}", a.label(), b.label()),
         };
         out.push((name, ta, tb));
     }
     out
 }
 
-pub fn chains(m: &Model) -> Chains {
-    // Children of each (message, delivery): the messages its callback published.
-    let mut children: HashMap<(usize, usize), Vec<usize>> = HashMap::new();
-    for (i, msg) in m.messages.iter().enumerate() {
-        // Only messages that reached a callback continue a chain; the others (a log
-        // message nobody subscribes to) leave their publisher a sink.
-        let reached = msg.deliveries.iter().any(|d| d.callback_start.is_some());
-        if let Some(c) = msg.cause
-            && reached
-            && !is_infrastructure(&msg.topic)
-        {
-            children.entry(c).or_default().push(i);
+impl Point {
+    fn label(self) -> &'static str {
+        match self {
+            Point::Publish => "publish",
+            Point::Sent => "sent",
+            Point::Enqueued => "enqueued",
+            Point::Taken => "taken",
+            Point::CallbackStart => "callback start",
         }
     }
-    // (path, stage names) -> (per-stage latencies, totals)
-    type Acc = (Vec<Vec<i64>>, Vec<i64>);
-    let mut acc: BTreeMap<(Vec<String>, Vec<String>), Acc> = BTreeMap::new();
-    for (i, msg) in m.messages.iter().enumerate() {
-        if msg.cause.is_some() || is_infrastructure(&msg.topic) || msg.published.is_none() {
-            continue;
+}
+
+/// Every chain of a whole model.
+pub fn chains(m: &Model) -> Chains {
+    let g = ModelGraph::new(m);
+    let mut acc = ChainAcc::default();
+    for id in g.ids() {
+        acc.root(m, &g, id);
+    }
+    acc.report()
+}
+
+/// A chain's identity: its path and its stages' names.
+type ChainKey = (Vec<String>, Vec<String>);
+
+/// Per chain: each stage's latencies, and the end-to-end ones.
+#[derive(Debug, Default, Clone)]
+pub struct ChainAcc {
+    acc: BTreeMap<ChainKey, (Vec<Recorder>, Recorder)>,
+}
+
+impl ChainAcc {
+    /// Follows every path from message `id`, if it starts chains (a published message
+    /// no callback caused, on a topic that is not infrastructure), to its sinks.
+    pub fn root(&mut self, m: &Model, g: &impl MessageGraph, id: MessageId) {
+        let Some(msg) = g.message(id) else { return };
+        if msg.cause.is_some() || is_infrastructure(&msg.topic) {
+            return;
         }
-        let Some(start) = msg.published else { continue };
+        let Some(start) = msg.published else { return };
+        // Only messages that reached a callback continue a chain; the others (a log
+        // message nobody subscribes to) leave their publisher a sink.
+        let continues = |k: &MessageId| {
+            g.message(*k).is_some_and(|c| {
+                !is_infrastructure(&c.topic)
+                    && c.deliveries.iter().any(|d| d.callback_start.is_some())
+            })
+        };
         let root = msg
             .publisher
             .and_then(|p| m.publishers[p].node)
             .map_or_else(|| "?".to_string(), |n| m.nodes[n].name.clone());
-        let mut stack = vec![(i, vec![root], Vec::<(String, i64)>::new())];
+        let mut stack = vec![(id, vec![root], Vec::<(String, i64)>::new())];
         while let Some((mi, path, stages)) = stack.pop() {
-            let msg = &m.messages[mi];
+            let Some(msg) = g.message(mi) else { continue };
             for (di, d) in msg.deliveries.iter().enumerate() {
                 let Some(cb_start) = d.callback_start else {
                     continue;
@@ -125,60 +172,75 @@ pub fn chains(m: &Model) -> Chains {
                         .into_iter()
                         .map(|(n, a, b)| (n, b - a)),
                 );
-                match children.get(&(mi, di)) {
-                    Some(kids) => {
-                        for &k in kids {
-                            let mut st = st.clone();
-                            if let Some(p) = m.messages[k].published {
-                                st.push((format!("{node} callback to publish"), p - cb_start));
-                            }
-                            stack.push((k, path.clone(), st));
-                        }
+                let kids: Vec<MessageId> = g
+                    .children(DeliveryRef {
+                        message: mi,
+                        delivery: di,
+                    })
+                    .into_iter()
+                    .filter(continues)
+                    .collect();
+                if kids.is_empty() {
+                    let Some(end) = d.callback_end else { continue };
+                    st.push((format!("{node} callback"), end - cb_start));
+                    let names: Vec<String> = st.iter().map(|(n, _)| n.clone()).collect();
+                    let entry = self.acc.entry((path, names)).or_insert_with(|| {
+                        (vec![Recorder::default(); st.len()], Recorder::default())
+                    });
+                    for (k, (_, v)) in st.iter().enumerate() {
+                        entry.0[k].record(*v);
                     }
-                    None => {
-                        let Some(end) = d.callback_end else { continue };
-                        st.push((format!("{node} callback"), end - cb_start));
-                        let names: Vec<String> = st.iter().map(|(n, _)| n.clone()).collect();
-                        let entry = acc
-                            .entry((path, names))
-                            .or_insert_with(|| (vec![Vec::new(); st.len()], Vec::new()));
-                        for (k, (_, v)) in st.iter().enumerate() {
-                            entry.0[k].push(*v);
+                    entry.1.record(end - start);
+                } else {
+                    for k in kids {
+                        let mut st = st.clone();
+                        if let Some(p) = g.message(k).and_then(|c| c.published) {
+                            st.push((format!("{node} callback to publish"), p - cb_start));
                         }
-                        entry.1.push(end - start);
+                        stack.push((k, path.clone(), st));
                     }
                 }
             }
         }
     }
-    let mut out: Vec<Chain> = acc
-        .into_iter()
-        .map(|((path, names), (mut lat, mut totals))| {
-            let stages: Vec<StageStats> = names
-                .into_iter()
-                .zip(lat.iter_mut())
-                .map(|(name, v)| StageStats {
-                    name,
-                    latency: Distribution::of(v),
-                })
-                .collect();
-            let dominant = stages
-                .iter()
-                .max_by(|a, b| a.latency.mean_ns.total_cmp(&b.latency.mean_ns))
-                .map(|s| s.name.clone());
-            let total = Distribution::of(&mut totals);
-            Chain {
-                path,
-                count: totals.len(),
-                stages,
-                total,
-                dominant,
-                samples: totals,
-            }
-        })
-        .collect();
-    out.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.path.cmp(&b.path)));
-    Chains(out)
+
+    /// The chains so far, the most taken first.
+    pub fn report(&self) -> Chains {
+        let mut out: Vec<Chain> = self
+            .acc
+            .iter()
+            .map(|((path, names), (lat, totals))| {
+                let stages: Vec<StageStats> = names
+                    .iter()
+                    .zip(lat)
+                    .map(|(name, v)| StageStats {
+                        name: name.clone(),
+                        latency: v.distribution(),
+                    })
+                    .collect();
+                let dominant = stages
+                    .iter()
+                    .max_by(|a, b| a.latency.mean_ns.total_cmp(&b.latency.mean_ns))
+                    .map(|s| s.name.clone());
+                Chain {
+                    path: path.clone(),
+                    count: totals.count() as usize,
+                    stages,
+                    total: totals.distribution(),
+                    dominant,
+                    samples: totals.clone(),
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.path.cmp(&b.path)));
+        Chains(out)
+    }
+}
+
+/// A distribution's four latency cells, right-aligned in columns of ten.
+pub(crate) fn write_cells(f: &mut fmt::Formatter<'_>, d: &Distribution) -> fmt::Result {
+    let [mean, p50, p99, max] = d.cells();
+    write!(f, "{mean:>10} {p50:>10} {p99:>10} {max:>10}")
 }
 
 impl fmt::Display for Chains {
@@ -197,32 +259,25 @@ impl fmt::Display for Chains {
                 "stage", "mean", "p50", "p99", "max"
             )?;
             for s in c.stages.iter() {
-                let d = &s.latency;
                 let mark = if c.dominant.as_deref() == Some(&s.name) {
                     " <- dominant"
                 } else {
                     ""
                 };
-                writeln!(
-                    f,
-                    "  {:<48} {:>10} {:>10} {:>10} {:>10}{mark}",
-                    s.name,
-                    human_ns(d.mean_ns),
-                    human_ns(d.p50_ns as f64),
-                    human_ns(d.p99_ns as f64),
-                    human_ns(d.max_ns as f64)
-                )?;
+                write!(f, "  {:<48} ", s.name)?;
+                write_cells(f, &s.latency)?;
+                writeln!(f, "{mark}")?;
             }
-            let t = &c.total;
-            writeln!(
-                f,
-                "  {:<48} {:>10} {:>10} {:>10} {:>10}\n",
-                "end to end",
-                human_ns(t.mean_ns),
-                human_ns(t.p50_ns as f64),
-                human_ns(t.p99_ns as f64),
-                human_ns(t.max_ns as f64)
-            )?;
+            write!(f, "  {:<48} ", "end to end")?;
+            write_cells(f, &c.total)?;
+            writeln!(f, "\n")?;
+        }
+        if self
+            .0
+            .iter()
+            .any(|c| c.total.approximate || c.stages.iter().any(|s| s.latency.approximate))
+        {
+            writeln!(f, "{}", crate::stats::approximate_note())?;
         }
         Ok(())
     }

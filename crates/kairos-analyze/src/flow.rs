@@ -3,13 +3,14 @@
 //! A message with several subscribers, or a callback that publishes several messages,
 //! makes the flow a tree.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
 use serde::Serialize;
 
 use crate::chains::hop_stages;
-use crate::model::Model;
+use crate::digest::{MessageGraph, ModelGraph};
+use crate::model::{DeliveryRef, Message, MessageId, Model};
 use crate::stats::human_ns;
 
 /// Which message of a topic to follow.
@@ -21,96 +22,203 @@ pub enum Pick {
     At(i64),
 }
 
+/// Why `flow` found no message to follow.
 #[derive(Debug, thiserror::Error)]
 pub enum FlowError {
+    /// No message on the topic.
     #[error("no message on topic `{topic}` in this trace (topics with messages: {known})")]
-    NoTopic { topic: String, known: String },
+    NoTopic {
+        /// The topic asked for.
+        topic: String,
+        /// The topics that have messages.
+        known: String,
+    },
+    /// The topic has messages, but none the pick names.
     #[error("topic `{topic}` has {count} messages; {pick} does not name one")]
     NoMessage {
+        /// The topic asked for.
         topic: String,
+        /// Its messages.
         count: usize,
+        /// What was asked for.
         pick: String,
     },
 }
 
+/// One stage of a message's trip to a subscriber.
 #[derive(Debug, Clone, Serialize)]
 pub struct Stage {
+    /// What the stage is.
     pub name: String,
+    /// When it began.
     pub start_ns: i64,
+    /// How long it took.
     pub duration_ns: i64,
 }
 
+/// A message's trip to one subscriber, and what its callback published.
 #[derive(Debug, Clone, Serialize)]
 pub struct FlowDelivery {
+    /// The subscribing node.
     pub subscriber: String,
+    /// The callback that processed it, when one did.
     pub callback: Option<String>,
+    /// When the subscriber's queue dropped it.
     pub dropped_ns: Option<i64>,
+    /// The stages, in order.
     pub stages: Vec<Stage>,
+    /// The messages the callback published, followed in turn.
     pub children: Vec<FlowMessage>,
 }
 
+/// One message followed through the graph.
 #[derive(Debug, Clone, Serialize)]
 pub struct FlowMessage {
-    pub message: usize,
+    /// Its id.
+    pub message: MessageId,
+    /// Its topic.
     pub topic: String,
+    /// The publishing node.
     pub publisher: String,
+    /// When it was published.
     pub published_ns: Option<i64>,
     /// When the publisher's queue dropped it, before any delivery.
     pub dropped_by_publisher_ns: Option<i64>,
+    /// Its trips to each subscriber.
     pub deliveries: Vec<FlowDelivery>,
 }
 
+/// Follows one message of a whole model.
 pub fn flow(m: &Model, topic: &str, pick: Pick) -> Result<FlowMessage, FlowError> {
-    let on_topic: Vec<usize> = m
-        .messages
-        .iter()
-        .enumerate()
-        .filter(|(_, msg)| &*msg.topic == topic && msg.published.is_some())
-        .map(|(i, _)| i)
-        .collect();
-    if on_topic.is_empty() {
-        let mut known: Vec<&str> = m
-            .messages
-            .iter()
-            .filter(|x| x.published.is_some())
-            .map(|x| &*x.topic)
-            .collect();
-        known.sort_unstable();
-        known.dedup();
-        return Err(FlowError::NoTopic {
-            topic: topic.to_string(),
-            known: known.join(", "),
-        });
+    let mut acc = FlowAcc::new(topic, pick);
+    let g = ModelGraph::new(m);
+    for id in g.ids() {
+        acc.published(id, &m.messages[id]);
     }
-    let chosen = match pick {
-        Pick::Index(n) => on_topic.get(n).copied(),
-        Pick::At(t) => on_topic
-            .iter()
-            .copied()
-            .find(|&i| m.messages[i].published >= Some(t)),
-    };
-    let Some(root) = chosen else {
-        let pick = match pick {
-            Pick::Index(n) => format!("index {n}"),
-            Pick::At(t) => format!("time {}", kairos_trace::read::text::seconds(t)),
-        };
-        return Err(FlowError::NoMessage {
-            topic: topic.to_string(),
-            count: on_topic.len(),
-            pick,
-        });
-    };
-    let mut children: HashMap<(usize, usize), Vec<usize>> = HashMap::new();
-    for (i, msg) in m.messages.iter().enumerate() {
-        if let Some(c) = msg.cause {
-            children.entry(c).or_default().push(i);
-        }
-    }
-    Ok(follow(m, root, &children))
+    let all: Vec<MessageId> = g.ids().collect();
+    acc.tree(&g, &all);
+    acc.report(m)
 }
 
-fn follow(m: &Model, mi: usize, children: &HashMap<(usize, usize), Vec<usize>>) -> FlowMessage {
-    let msg = &m.messages[mi];
+/// Picks the message `flow` follows as messages are published, and keeps its tree once
+/// it is finished: nothing else.
+#[derive(Debug)]
+pub struct FlowAcc {
+    topic: String,
+    pick: Pick,
+    /// Messages published on the topic so far.
+    on_topic: usize,
+    /// Topics with published messages (for the error that names them).
+    known: BTreeSet<String>,
+    target: Option<MessageId>,
+    kept: Option<Kept>,
+}
+
+/// The followed message and every message its deliveries caused, recursively.
+#[derive(Debug, Default)]
+struct Kept {
+    messages: HashMap<MessageId, Message>,
+    children: HashMap<DeliveryRef, Vec<MessageId>>,
+}
+
+impl MessageGraph for Kept {
+    fn message(&self, id: MessageId) -> Option<&Message> {
+        self.messages.get(&id)
+    }
+
+    fn children(&self, d: DeliveryRef) -> Vec<MessageId> {
+        self.children.get(&d).cloned().unwrap_or_default()
+    }
+}
+
+impl FlowAcc {
+    /// Looks for the message `pick` names on `topic`.
+    pub fn new(topic: &str, pick: Pick) -> Self {
+        Self {
+            topic: topic.to_string(),
+            pick,
+            on_topic: 0,
+            known: BTreeSet::new(),
+            target: None,
+            kept: None,
+        }
+    }
+
+    /// A message was published (in id order).
+    pub fn published(&mut self, id: MessageId, msg: &Message) {
+        let Some(at) = msg.published else { return };
+        if !self.known.contains(&*msg.topic) {
+            self.known.insert(msg.topic.to_string());
+        }
+        if *msg.topic != *self.topic {
+            return;
+        }
+        let n = self.on_topic;
+        self.on_topic += 1;
+        if self.target.is_none() {
+            let hit = match self.pick {
+                Pick::Index(i) => i == n,
+                Pick::At(t) => at >= t,
+            };
+            if hit {
+                self.target = Some(id);
+            }
+        }
+    }
+
+    /// A finished set of messages (`ids`, a tree or more): keeps the followed message's.
+    pub fn tree(&mut self, g: &impl MessageGraph, ids: &[MessageId]) {
+        let Some(target) = self.target else { return };
+        if self.kept.is_some() || !ids.contains(&target) {
+            return;
+        }
+        let mut kept = Kept::default();
+        let mut todo = vec![target];
+        while let Some(id) = todo.pop() {
+            let Some(msg) = g.message(id) else { continue };
+            for di in 0..msg.deliveries.len() {
+                let d = DeliveryRef {
+                    message: id,
+                    delivery: di,
+                };
+                let kids = g.children(d);
+                todo.extend(&kids);
+                if !kids.is_empty() {
+                    kept.children.insert(d, kids);
+                }
+            }
+            kept.messages.insert(id, msg.clone());
+        }
+        self.kept = Some(kept);
+    }
+
+    /// The followed message, or why there is none.
+    pub fn report(&self, m: &Model) -> Result<FlowMessage, FlowError> {
+        if self.on_topic == 0 {
+            return Err(FlowError::NoTopic {
+                topic: self.topic.clone(),
+                known: self.known.iter().cloned().collect::<Vec<_>>().join(", "),
+            });
+        }
+        match (&self.kept, self.target) {
+            (Some(kept), Some(root)) => Ok(follow(m, kept, root)),
+            _ => {
+                let pick = match self.pick {
+                    Pick::Index(n) => format!("index {n}"),
+                    Pick::At(t) => format!("time {}", kairos_trace::read::text::seconds(t)),
+                };
+                Err(FlowError::NoMessage {
+                    topic: self.topic.clone(),
+                    count: self.on_topic,
+                    pick,
+                })
+            }
+        }
+    }
+}
+
+fn follow(m: &Model, g: &impl MessageGraph, mi: MessageId) -> FlowMessage {
+    let msg = g.message(mi).expect("a kept message");
     let publisher = msg
         .publisher
         .and_then(|p| m.publishers[p].node)
@@ -139,16 +247,20 @@ fn follow(m: &Model, mi: usize, children: &HashMap<(usize, usize), Vec<usize>>) 
                     duration_ns: e - s,
                 });
             }
-            let kids = children
-                .get(&(mi, di))
-                .map(Vec::as_slice)
-                .unwrap_or_default();
+            let kids = g.children(DeliveryRef {
+                message: mi,
+                delivery: di,
+            });
             FlowDelivery {
                 subscriber,
                 callback: d.callback.map(|c| m.callback_label(c)),
                 dropped_ns: d.dropped,
                 stages,
-                children: kids.iter().map(|&k| follow(m, k, children)).collect(),
+                children: kids
+                    .iter()
+                    .filter(|&&k| g.message(k).is_some())
+                    .map(|&k| follow(m, g, k))
+                    .collect(),
             }
         })
         .collect();

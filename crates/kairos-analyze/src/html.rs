@@ -17,17 +17,15 @@
 
 use std::fmt::Write;
 
-use crate::callbacks::callbacks;
-use crate::chains::chains;
-use crate::model::{ClockMark, ClockMarkKind, Model};
+use crate::callbacks::{Run, SLOWEST_KEPT};
+use crate::digest::Digest;
+use crate::model::{CallbackId, ClockMark, ClockMarkKind, Model};
 use crate::plot::{self, Frame, count_label, esc, ns_label};
-use crate::queues::queues;
-use crate::stats::human_ns;
+use crate::stats::{Distribution, human_ns};
 use crate::summary::summary;
-use crate::timers::timers;
 
 /// Slices drawn in the timeline at most; beyond this the longest runs are kept.
-const MAX_SLICES: usize = 20_000;
+const MAX_SLICES: usize = SLOWEST_KEPT;
 /// Slowest runs outlined on the timeline and listed under it.
 const SLOWEST: usize = 15;
 /// Charts drawn per section at most (the busiest first).
@@ -44,7 +42,13 @@ nav a{margin-right:1em}section{margin-top:2em}.chart-title{margin:1em 0 0;font-w
 .note{color:#666;font-size:90%}.legend span{display:inline-block;margin-right:1em}\
 .swatch{display:inline-block;width:10px;height:10px;margin-right:4px}";
 
+/// The page for a whole model.
 pub fn report(m: &Model, title: &str) -> String {
+    report_digest(m, &Digest::from_model(m), title)
+}
+
+/// The page from a streaming digest (and the model of the trace's objects).
+pub fn report_digest(m: &Model, d: &Digest, title: &str) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
@@ -55,11 +59,11 @@ pub fn report(m: &Model, title: &str) -> String {
         t = esc(title),
     );
     summary_section(&mut h, m);
-    timeline_section(&mut h, m);
-    callbacks_section(&mut h, m);
-    queues_section(&mut h, m);
-    timers_section(&mut h, m);
-    chain_section(&mut h, m);
+    timeline_section(&mut h, m, d);
+    callbacks_section(&mut h, m, d);
+    queues_section(&mut h, m, d);
+    timers_section(&mut h, m, d);
+    chain_section(&mut h, d);
     clock_section(&mut h, m);
     h.push_str("</body></html>\n");
     h
@@ -95,15 +99,7 @@ fn summary_section(h: &mut String, m: &Model) {
     h.push_str("</table></section>");
 }
 
-/// One callback run on the timeline.
-#[derive(Debug, Clone, Copy)]
-struct Run {
-    callback: usize,
-    start: i64,
-    duration: i64,
-}
-
-fn timeline_section(h: &mut String, m: &Model) {
+fn timeline_section(h: &mut String, m: &Model, d: &Digest) {
     h.push_str("<section id=\"timeline\"><h2>Timeline: callbacks per thread</h2>");
     let (Some(first), Some(last)) = (m.first_ns, m.last_ns) else {
         h.push_str("<p>the trace has no events</p></section>");
@@ -112,8 +108,9 @@ fn timeline_section(h: &mut String, m: &Model) {
     let mut lanes: Vec<(i64, i64)> = m
         .callbacks
         .iter()
-        .filter(|c| !c.runs.is_empty())
-        .map(|c| (c.pid, c.tid))
+        .enumerate()
+        .filter(|(i, _)| d.callbacks.durations(CallbackId(*i)).is_some())
+        .map(|(_, c)| (c.pid, c.tid))
         .collect();
     lanes.sort_unstable();
     lanes.dedup();
@@ -121,20 +118,8 @@ fn timeline_section(h: &mut String, m: &Model) {
         h.push_str("<p>no callback ran in this trace</p></section>");
         return;
     }
-    let mut runs: Vec<Run> = m
-        .callbacks
-        .iter()
-        .enumerate()
-        .flat_map(|(callback, c)| {
-            c.runs.iter().map(move |&(start, duration)| Run {
-                callback,
-                start,
-                duration,
-            })
-        })
-        .collect();
-    runs.sort_by_key(|r| std::cmp::Reverse(r.duration));
-    let total_runs = runs.len();
+    let mut runs: Vec<Run> = d.callbacks.slowest();
+    let total_runs = d.callbacks.total_runs() as usize;
     runs.truncate(MAX_SLICES);
     let slowest = &runs[..runs.len().min(SLOWEST)];
 
@@ -183,7 +168,7 @@ fn timeline_section(h: &mut String, m: &Model) {
              <title>{} took {}</title></rect>",
             lane_y(c.pid, c.tid),
             lane_h - 4.0,
-            COLORS[run.callback % COLORS.len()],
+            COLORS[run.callback.0 % COLORS.len()],
             esc(&m.callback_label(run.callback)),
             human_ns(run.duration as f64)
         );
@@ -212,7 +197,7 @@ fn timeline_section(h: &mut String, m: &Model) {
         h.push_str("<p>no callback ran in this trace; its clock events are marked.</p></section>");
         return;
     }
-    legend(h, m);
+    legend(h, m, d);
     if total_runs > MAX_SLICES {
         let _ = write!(
             h,
@@ -240,16 +225,17 @@ fn timeline_section(h: &mut String, m: &Model) {
 }
 
 /// Which color stands for which callback, for the callbacks that ran.
-fn legend(h: &mut String, m: &Model) {
+fn legend(h: &mut String, m: &Model, d: &Digest) {
     h.push_str("<p class=legend>");
-    for (i, c) in m.callbacks.iter().enumerate().take(40) {
-        if c.runs.is_empty() {
+    for i in 0..m.callbacks.len().min(40) {
+        let i = CallbackId(i);
+        if d.callbacks.durations(i).is_none() {
             continue;
         }
         let _ = write!(
             h,
             "<span><i class=swatch style=\"background:{}\"></i>{}</span>",
-            COLORS[i % COLORS.len()],
+            COLORS[i.0 % COLORS.len()],
             esc(&m.callback_label(i))
         );
     }
@@ -300,9 +286,9 @@ fn clock_overlay(h: &mut String, m: &Model, frame: &Frame, first: i64) {
     }
 }
 
-fn callbacks_section(h: &mut String, m: &Model) {
+fn callbacks_section(h: &mut String, m: &Model, digest: &Digest) {
     h.push_str("<section id=\"callbacks\"><h2>Callbacks: how long each run took</h2>");
-    let all = callbacks(m);
+    let all = digest.callbacks.report(m);
     if all.0.is_empty() {
         h.push_str("<p>no callback ran in this trace</p></section>");
         return;
@@ -312,21 +298,17 @@ fn callbacks_section(h: &mut String, m: &Model) {
          <th>total</th></tr>",
     );
     for c in &all.0 {
-        let d = &c.duration;
         let _ = write!(
             h,
-            "<tr><td>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td>\
-             <td class=num>{}</td><td class=num>{}</td><td class=num>{}</td></tr>",
+            "<tr><td>{}</td><td class=num>{}</td>{}<td class=num>{}</td></tr>",
             esc(&c.label),
-            d.count,
-            human_ns(d.mean_ns),
-            human_ns(d.p50_ns as f64),
-            human_ns(d.p99_ns as f64),
-            human_ns(d.max_ns as f64),
+            c.duration.count,
+            cells(&c.duration, "td"),
             human_ns(c.total_ns as f64)
         );
     }
     h.push_str("</table>");
+    approximate_note(h, all.0.iter().map(|c| &c.duration));
     for c in all.0.iter().take(MAX_CHARTS) {
         let _ = write!(
             h,
@@ -334,11 +316,11 @@ fn callbacks_section(h: &mut String, m: &Model) {
             esc(&c.label),
             c.duration.count
         );
-        let durations: Vec<i64> = m.callbacks[c.callback]
-            .runs
-            .iter()
-            .map(|&(_, d)| d)
-            .collect();
+        let durations = digest
+            .callbacks
+            .durations(c.callback)
+            .map(|r| r.values())
+            .unwrap_or_default();
         plot::histogram(h, &durations, "duration");
     }
     more_note(h, all.0.len(), "callbacks", "by total time");
@@ -354,14 +336,14 @@ fn more_note(h: &mut String, total: usize, what: &str, order: &str) {
     }
 }
 
-fn queues_section(h: &mut String, m: &Model) {
+fn queues_section(h: &mut String, m: &Model, d: &Digest) {
     h.push_str("<section id=\"queues\"><h2>Queues: depth over time, drops marked</h2>");
-    let mut all = queues(m).0;
+    let mut all = d.queues.report(m).0;
     if all.is_empty() {
         h.push_str("<p>no queue in this trace</p></section>");
         return;
     }
-    all.sort_by_key(|q| std::cmp::Reverse((q.drops.len(), q.max_depth)));
+    all.sort_by_key(|q| std::cmp::Reverse((q.drop_count(), q.max_depth)));
     let first = m.first_ns.unwrap_or(0);
     let span = (m.last_ns.unwrap_or(first) - first) as f64;
     for q in all.iter().take(MAX_CHARTS) {
@@ -371,7 +353,7 @@ fn queues_section(h: &mut String, m: &Model) {
             esc(&q.name()),
             q.max_depth,
             q.capacity.map_or(String::new(), |c| format!(" of {c}")),
-            q.drops.len(),
+            q.drop_count(),
             if q.inferred {
                 " (depth inferred from send and take times)"
             } else {
@@ -411,9 +393,9 @@ fn queues_section(h: &mut String, m: &Model) {
     h.push_str("</section>");
 }
 
-fn timers_section(h: &mut String, m: &Model) {
+fn timers_section(h: &mut String, m: &Model, d: &Digest) {
     h.push_str("<section id=\"timers\"><h2>Timers: how late each run started</h2>");
-    let stats = timers(m);
+    let stats = d.timers.report(m);
     if stats.0.is_empty() {
         h.push_str("<p>no timer in this trace</p></section>");
         return;
@@ -431,35 +413,37 @@ fn timers_section(h: &mut String, m: &Model) {
             t.period_ns.map_or("?".into(), |p| human_ns(p as f64)),
             t.runs,
             t.missed_periods,
-            human_ns(t.lateness.p50_ns as f64),
-            human_ns(t.lateness.p99_ns as f64),
-            human_ns(t.lateness.max_ns as f64)
+            t.lateness.cells()[1],
+            t.lateness.cells()[2],
+            t.lateness.cells()[3]
         );
     }
     h.push_str("</table>");
+    approximate_note(h, stats.0.iter().map(|t| &t.lateness));
     let first = m.first_ns.unwrap_or(0);
     for t in stats.0.iter().take(MAX_CHARTS) {
-        let timer = &m.timers[t.timer];
+        let Some(acc) = d.timers.get(t.timer) else {
+            continue;
+        };
+        let (fired, scheduled) = (acc.fired(), acc.scheduled());
         // Each run's lateness, at the trace time it ran when the trace says (executor
         // timers), else by run number (a timer waited on by a thread of its own).
-        let by_time = timer.fired.len() == timer.scheduled.len() || timer.scheduled.is_empty();
-        let points: Vec<(f64, f64)> = if !timer.scheduled.is_empty() {
-            timer
-                .scheduled
+        let by_time = fired.len() == scheduled.len() || scheduled.is_empty();
+        let points: Vec<(f64, f64)> = if !scheduled.is_empty() {
+            scheduled
                 .iter()
                 .enumerate()
                 .map(|(i, &(s, a))| {
                     let x = if by_time {
-                        (timer.fired[i] - first) as f64
+                        (fired[i] - first) as f64
                     } else {
                         (i + 1) as f64
                     };
                     (x, (a - s) as f64)
                 })
                 .collect()
-        } else if let Some(p) = timer.period_ns.filter(|&p| p > 0) {
-            timer
-                .fired
+        } else if let Some(p) = t.period_ns.filter(|&p| p > 0) {
+            fired
                 .windows(2)
                 .map(|w| ((w[1] - first) as f64, (w[1] - w[0] - p) as f64))
                 .collect()
@@ -469,7 +453,20 @@ fn timers_section(h: &mut String, m: &Model) {
         if points.is_empty() {
             continue;
         }
-        let _ = write!(h, "<p class=\"chart-title\">{}</p>", esc(&t.label));
+        let not_kept = acc.runs_not_kept();
+        let _ = write!(
+            h,
+            "<p class=\"chart-title\">{}{}</p>",
+            esc(&t.label),
+            if not_kept > 0 {
+                format!(
+                    " (the first {} runs; {not_kept} more not drawn)",
+                    fired.len().max(scheduled.len())
+                )
+            } else {
+                String::new()
+            }
+        );
         let (lo, hi) = points
             .iter()
             .fold((0.0f64, 0.0f64), |(lo, hi), &(_, y)| (lo.min(y), hi.max(y)));
@@ -501,9 +498,9 @@ fn timers_section(h: &mut String, m: &Model) {
     h.push_str("</section>");
 }
 
-fn chain_section(h: &mut String, m: &Model) {
+fn chain_section(h: &mut String, d: &Digest) {
     h.push_str("<section id=\"chain\"><h2>Chains: where each message's time went</h2>");
-    let all = chains(m);
+    let all = d.chains.report();
     let Some(c) = all.0.first() else {
         h.push_str("<p>no chain of callbacks and topics in this trace</p></section>");
         return;
@@ -568,27 +565,21 @@ fn chain_section(h: &mut String, m: &Model) {
     );
     h.push_str("<table><tr><th>stage</th><th>mean</th><th>p50</th><th>p99</th><th>max</th></tr>");
     for st in &c.stages {
-        let d = &st.latency;
         let bold = c.dominant.as_deref() == Some(&st.name);
         let (o, e) = if bold { ("<b>", "</b>") } else { ("", "") };
         let _ = write!(
             h,
-            "<tr><td>{o}{}{e}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td></tr>",
+            "<tr><td>{o}{}{e}</td>{}</tr>",
             esc(&st.name),
-            human_ns(d.mean_ns),
-            human_ns(d.p50_ns as f64),
-            human_ns(d.p99_ns as f64),
-            human_ns(d.max_ns as f64)
+            cells(&st.latency, "td")
         );
     }
     let _ = write!(
         h,
-        "<tr><th>end to end</th><th class=num>{}</th><th class=num>{}</th><th class=num>{}</th><th class=num>{}</th></tr></table>",
-        human_ns(c.total.mean_ns),
-        human_ns(c.total.p50_ns as f64),
-        human_ns(c.total.p99_ns as f64),
-        human_ns(c.total.max_ns as f64)
+        "<tr><th>end to end</th>{}</tr></table>",
+        cells(&c.total, "th")
     );
+    approximate_note(h, c.stages.iter().map(|s| &s.latency).chain([&c.total]));
     h.push_str("<h3>End-to-end latency per chain</h3>");
     for c in all.0.iter().take(MAX_CHARTS) {
         let _ = write!(
@@ -597,7 +588,7 @@ fn chain_section(h: &mut String, m: &Model) {
             esc(&c.name()),
             c.count
         );
-        plot::histogram(h, &c.samples, "end-to-end latency");
+        plot::histogram(h, &c.samples.values(), "end-to-end latency");
     }
     more_note(h, all.0.len(), "chains", "by messages");
     h.push_str("</section>");
@@ -637,4 +628,23 @@ fn clock_section(h: &mut String, m: &Model) {
         );
     }
     h.push_str("</table></section>");
+}
+
+/// A distribution's mean, p50, p99 and max as table cells of kind `cell` (`td`, `th`).
+fn cells(d: &Distribution, cell: &str) -> String {
+    d.cells()
+        .iter()
+        .map(|v| format!("<{cell} class=num>{v}</{cell}>"))
+        .collect()
+}
+
+/// Says under a table that its `~` percentiles come from a histogram, if any does.
+fn approximate_note<'a>(h: &mut String, mut ds: impl Iterator<Item = &'a Distribution>) {
+    if ds.any(|d| d.approximate) {
+        let _ = write!(
+            h,
+            "<p class=note>{}</p>",
+            esc(&crate::stats::approximate_note())
+        );
+    }
 }

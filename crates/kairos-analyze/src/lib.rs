@@ -3,9 +3,12 @@
 //! reports rendered from it. Every report is a plain serializable value that also
 //! prints itself for a person ([`std::fmt::Display`]).
 
+#![warn(missing_docs)]
+
 pub mod build;
 pub mod callbacks;
 pub mod chains;
+pub mod digest;
 pub mod flow;
 pub mod html;
 pub mod model;
@@ -17,4 +20,5 @@ pub mod summary;
 pub mod timers;
 
 pub use build::{AnalyzeError, Builder, Options, analyze};
+pub use digest::Digest;
 pub use model::Model;

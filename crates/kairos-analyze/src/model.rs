@@ -11,21 +11,104 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
+    /// A kairos trace.
     Kairos,
+    /// A ROS 2 trace (ros2_tracing).
     Ros2,
+    /// A ROS 1 trace (tracetools).
     Ros1,
 }
 
+/// A traced process.
 #[derive(Debug, Clone, Serialize)]
 pub struct Process {
+    /// Its process id.
     pub pid: i64,
+    /// Its executable's name.
     pub name: String,
 }
 
+/// A node.
 #[derive(Debug, Clone, Serialize)]
 pub struct Node {
+    /// The process it lives in.
     pub pid: i64,
+    /// Its name.
     pub name: String,
+}
+
+/// An index into one of the [`Model`]'s vectors, typed by what it names.
+macro_rules! id {
+    ($(#[$doc:meta])* $name:ident => $target:ty) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[serde(transparent)]
+        pub struct $name(pub usize);
+
+        impl std::ops::Index<$name> for Vec<$target> {
+            type Output = $target;
+
+            fn index(&self, id: $name) -> &$target {
+                &self[id.0]
+            }
+        }
+
+        impl std::ops::IndexMut<$name> for Vec<$target> {
+            fn index_mut(&mut self, id: $name) -> &mut $target {
+                &mut self[id.0]
+            }
+        }
+    };
+}
+
+id!(
+    /// A node: its index in [`Model::nodes`].
+    NodeId => Node
+);
+id!(
+    /// A publisher: its index in [`Model::publishers`].
+    PublisherId => Endpoint
+);
+id!(
+    /// A subscription: its index in [`Model::subscriptions`].
+    SubscriptionId => Endpoint
+);
+id!(
+    /// A timer: its index in [`Model::timers`].
+    TimerId => Timer
+);
+id!(
+    /// A callback: its index in [`Model::callbacks`].
+    CallbackId => Callback
+);
+
+/// A message: its place in the order messages were first seen in the trace (the index
+/// into [`Model::messages`] when the model keeps them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct MessageId(pub u64);
+
+impl std::fmt::Display for MessageId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::ops::Index<MessageId> for Vec<Message> {
+    type Output = Message;
+
+    fn index(&self, id: MessageId) -> &Message {
+        &self[id.0 as usize]
+    }
+}
+
+/// One delivery of a message: the message, and which of its deliveries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct DeliveryRef {
+    /// The message delivered.
+    pub message: MessageId,
+    /// Its index in the message's [`Message::deliveries`].
+    pub delivery: usize,
 }
 
 /// A topic name, shared by its endpoints and every message on it.
@@ -34,23 +117,33 @@ pub type Topic = Arc<str>;
 /// A publisher or a subscription.
 #[derive(Debug, Clone, Serialize)]
 pub struct Endpoint {
+    /// The process it lives in.
     pub pid: i64,
-    pub node: Option<usize>,
+    /// Its node, when the trace says.
+    pub node: Option<NodeId>,
+    /// Its topic.
     pub topic: Topic,
+    /// Its queue's declared depth.
     pub queue_depth: Option<u64>,
     /// For a subscription: its callback.
-    pub callback: Option<usize>,
+    pub callback: Option<CallbackId>,
     /// For a publisher: how many messages it published.
     pub published: u64,
 }
 
+/// A timer.
 #[derive(Debug, Clone, Serialize)]
 pub struct Timer {
+    /// The process it lives in.
     pub pid: i64,
+    /// Its handle in the trace.
     pub handle: u64,
-    pub node: Option<usize>,
+    /// Its node, when the trace says.
+    pub node: Option<NodeId>,
+    /// Its period.
     pub period_ns: Option<i64>,
-    pub callback: Option<usize>,
+    /// Its callback, when the trace says.
+    pub callback: Option<CallbackId>,
     /// When the timer's callback started, in order.
     pub fired: Vec<i64>,
     /// `kairos:timer_fire`'s scheduled and actual times, when the trace has them.
@@ -61,18 +154,26 @@ pub struct Timer {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "index")]
 pub enum Owner {
-    Subscription(usize),
-    Timer(usize),
+    /// A subscription's callback.
+    Subscription(SubscriptionId),
+    /// A timer's callback.
+    Timer(TimerId),
+    /// A service's callback.
     Service,
+    /// A callback the trace does not say the owner of.
     Unknown,
 }
 
+/// A callback.
 #[derive(Debug, Clone, Serialize)]
 pub struct Callback {
+    /// The process it lives in.
     pub pid: i64,
+    /// Its handle in the trace.
     pub handle: u64,
     /// The symbol or function name the trace gives.
     pub symbol: Option<String>,
+    /// What it serves.
     pub owner: Owner,
     /// (start, duration) of every completed run, ns.
     pub runs: Vec<(i64, i64)>,
@@ -83,8 +184,10 @@ pub struct Callback {
 /// One message on one topic, and where it went.
 #[derive(Debug, Clone, Serialize)]
 pub struct Message {
+    /// Its topic.
     pub topic: Topic,
-    pub publisher: Option<usize>,
+    /// Its publisher, when traced.
+    pub publisher: Option<PublisherId>,
     /// When user code published it (None when the publisher was not traced).
     pub published: Option<i64>,
     /// When it left the publisher for transport.
@@ -94,24 +197,33 @@ pub struct Message {
     /// When the publisher's own queue dropped it (ROS 1), before any delivery.
     pub dropped_by_publisher: Option<i64>,
     /// The message whose callback published this one, and which delivery of it.
-    pub cause: Option<(usize, usize)>,
+    pub cause: Option<DeliveryRef>,
+    /// Its trips to each subscription.
     pub deliveries: Vec<Delivery>,
 }
 
 /// A message's trip to one subscription.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Delivery {
-    pub subscription: Option<usize>,
+    /// The subscription, when known.
+    pub subscription: Option<SubscriptionId>,
+    /// When it entered the subscription's queue.
     pub enqueued: Option<i64>,
+    /// When the subscription's queue dropped it.
     pub dropped: Option<i64>,
+    /// When the subscription took it out of the queue.
     pub taken: Option<i64>,
-    pub callback: Option<usize>,
+    /// The callback that processed it.
+    pub callback: Option<CallbackId>,
     /// The thread the callback ran on.
     pub tid: Option<i64>,
+    /// When that callback started.
     pub callback_start: Option<i64>,
+    /// When that callback ended.
     pub callback_end: Option<i64>,
 }
 
+/// Which side of a topic a queue is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum QueueKind {
@@ -121,28 +233,40 @@ pub enum QueueKind {
     Subscription,
 }
 
+/// A message dropped by a queue.
 #[derive(Debug, Clone, Serialize)]
 pub struct QueueDrop {
+    /// When.
     pub at: i64,
-    pub message: Option<usize>,
+    /// The message, when known.
+    pub message: Option<MessageId>,
 }
 
+/// A publisher's or a subscription's queue.
 #[derive(Debug, Clone, Serialize)]
 pub struct Queue {
+    /// Which side of the topic.
     pub kind: QueueKind,
     /// Index into `publishers` or `subscriptions` by `kind`.
     pub endpoint: usize,
     /// Depth after each change: (time, depth).
     pub depth: Vec<(i64, u64)>,
+    /// Messages put in.
     pub enqueued: u64,
+    /// Messages taken out.
     pub dequeued: u64,
+    /// Every drop (kept when the model keeps its records).
     pub drops: Vec<QueueDrop>,
     /// True when the trace has no enqueue events and the depth is inferred from when
     /// messages were sent and taken (ros2_tracing traces).
     pub inferred: bool,
+    /// The depth now (after the last change read).
+    #[serde(skip)]
+    pub current: u64,
 }
 
 impl Queue {
+    /// The largest depth recorded.
     pub fn max_depth(&self) -> u64 {
         self.depth.iter().map(|&(_, d)| d).max().unwrap_or(0)
     }
@@ -153,42 +277,69 @@ impl Queue {
 #[serde(rename_all = "snake_case")]
 pub enum ClockMarkKind {
     /// The clock's value stepped by `delta_ns` (signed).
-    Jump { delta_ns: i64 },
+    /// The clock's value stepped.
+    Jump {
+        /// By how much (signed).
+        delta_ns: i64,
+    },
     /// The clock stopped advancing (a silent simulator).
     Stall,
     /// The clock advanced again after `stalled_ns`.
-    Resume { stalled_ns: i64 },
+    /// The clock advanced again.
+    Resume {
+        /// How long it had stalled.
+        stalled_ns: i64,
+    },
 }
 
 /// A clock event, at a trace timestamp, on the clock named by its kind label
 /// (`steady`, `system`, `sim`).
 #[derive(Debug, Clone, Serialize)]
 pub struct ClockMark {
+    /// When (trace time).
     pub at: i64,
+    /// The process whose clock it is.
     pub pid: i64,
+    /// Which clock: `steady`, `system` or `sim`.
     pub clock: &'static str,
+    /// What happened.
     pub kind: ClockMarkKind,
 }
 
 /// Everything known about a trace after one pass.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Model {
+    /// The tracers the trace came from.
     pub sources: Vec<Source>,
+    /// Every process.
     pub processes: Vec<Process>,
+    /// Every node.
     pub nodes: Vec<Node>,
+    /// Every publisher.
     pub publishers: Vec<Endpoint>,
+    /// Every subscription.
     pub subscriptions: Vec<Endpoint>,
+    /// Every timer.
     pub timers: Vec<Timer>,
+    /// Every callback.
     pub callbacks: Vec<Callback>,
+    /// Every message (kept when [`Options::messages`](crate::Options) asks).
     pub messages: Vec<Message>,
+    /// Every queue.
     pub queues: Vec<Queue>,
     /// Clock jumps, stalls and resumes (kairos traces), in trace order.
     pub clock_marks: Vec<ClockMark>,
+    /// Events per event name.
     pub event_counts: BTreeMap<String, u64>,
+    /// Events read.
     pub events: u64,
+    /// The first event's timestamp.
     pub first_ns: Option<i64>,
+    /// The last event's timestamp.
     pub last_ns: Option<i64>,
+    /// Events the tracer discarded.
     pub discarded_events: u64,
+    /// Events whose timestamp went backwards.
     pub backwards_timestamps: u64,
     /// `rmw_take` calls that found the queue empty (`taken = 0`): no message.
     pub empty_takes: u64,
@@ -202,11 +353,13 @@ pub struct Model {
 }
 
 impl Model {
-    pub fn node_name(&self, node: Option<usize>) -> String {
-        node.and_then(|n| self.nodes.get(n))
+    /// A node's name, or `?`.
+    pub fn node_name(&self, node: Option<NodeId>) -> String {
+        node.and_then(|n| self.nodes.get(n.0))
             .map_or_else(|| "?".to_string(), |n| n.name.clone())
     }
 
+    /// A process's name, or `pid N`.
     pub fn process_name(&self, pid: i64) -> String {
         self.processes
             .iter()
@@ -215,24 +368,24 @@ impl Model {
     }
 
     /// The node a callback belongs to, through its subscription or timer.
-    pub fn callback_node(&self, cb: usize) -> Option<usize> {
-        match self.callbacks.get(cb)?.owner {
-            Owner::Subscription(s) => self.subscriptions.get(s)?.node,
-            Owner::Timer(t) => self.timers.get(t)?.node,
+    pub fn callback_node(&self, cb: CallbackId) -> Option<NodeId> {
+        match self.callbacks.get(cb.0)?.owner {
+            Owner::Subscription(s) => self.subscriptions.get(s.0)?.node,
+            Owner::Timer(t) => self.timers.get(t.0)?.node,
             _ => None,
         }
         .or_else(|| {
             let pid = self.callbacks[cb].pid;
             let mut in_process = self.nodes.iter().enumerate().filter(|(_, n)| n.pid == pid);
             match (in_process.next(), in_process.next()) {
-                (Some((i, _)), None) => Some(i),
+                (Some((i, _)), None) => Some(NodeId(i)),
                 _ => None,
             }
         })
     }
 
     /// A short human name for a callback: node, what it serves, and the symbol.
-    pub fn callback_label(&self, cb: usize) -> String {
+    pub fn callback_label(&self, cb: CallbackId) -> String {
         let c = &self.callbacks[cb];
         let node = self
             .callback_node(cb)

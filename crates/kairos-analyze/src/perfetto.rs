@@ -11,6 +11,7 @@ fn us(ns: i64, origin: i64) -> f64 {
     (ns - origin) as f64 / 1000.0
 }
 
+/// The model as Chrome trace event JSON.
 pub fn export(m: &Model) -> Value {
     let origin = m.first_ns.unwrap_or(0);
     let mut events = Vec::new();
@@ -18,7 +19,7 @@ pub fn export(m: &Model) -> Value {
         events.push(json!({"ph": "M", "name": "process_name", "pid": p.pid, "tid": p.pid, "args": {"name": p.name}}));
     }
     for (i, c) in m.callbacks.iter().enumerate() {
-        let label = m.callback_label(i);
+        let label = m.callback_label(crate::model::CallbackId(i));
         for &(start, dur) in &c.runs {
             events.push(json!({
                 "ph": "X", "cat": "callback", "name": label, "pid": c.pid, "tid": c.tid,

@@ -42,9 +42,13 @@ pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
 /// A plotting area: data ranges mapped onto a rectangle, with its axes drawn.
 #[derive(Debug, Clone, Copy)]
 pub struct Frame {
+    /// The x range drawn.
     pub x: (f64, f64),
+    /// The y range drawn.
     pub y: (f64, f64),
+    /// The plot's width in pixels.
     pub width: f64,
+    /// The plot's height in pixels.
     pub height: f64,
 }
 
@@ -55,6 +59,7 @@ const TOP: f64 = 10.0;
 const RIGHT: f64 = 16.0;
 
 impl Frame {
+    /// A frame for `x` and `y` ranges, `width` by `height` pixels.
     pub fn new(x: (f64, f64), y: (f64, f64), width: f64, height: f64) -> Self {
         let widen = |(lo, hi): (f64, f64)| if hi > lo { (lo, hi) } else { (lo, lo + 1.0) };
         Self {
@@ -65,10 +70,12 @@ impl Frame {
         }
     }
 
+    /// The pixel column of `x`.
     pub fn px(&self, x: f64) -> f64 {
         LEFT + (x - self.x.0) / (self.x.1 - self.x.0) * self.width
     }
 
+    /// The pixel row of `y`.
     pub fn py(&self, y: f64) -> f64 {
         TOP + self.height - (y - self.y.0) / (self.y.1 - self.y.0) * self.height
     }
@@ -160,18 +167,19 @@ pub fn count_label(v: f64) -> String {
     }
 }
 
-/// A histogram of durations (ns) in at most 30 bins, each bar labelled with its count.
-pub fn histogram(h: &mut String, values: &[i64], x_title: &str) {
+/// A histogram of durations (ns) in at most 30 bins, each bar labelled with its count;
+/// `values` are (duration, how many), in ascending order.
+pub fn histogram(h: &mut String, values: &[(i64, u64)], x_title: &str) {
     const BINS: usize = 30;
-    let (Some(&lo), Some(&hi)) = (values.iter().min(), values.iter().max()) else {
+    let (Some(&(lo, _)), Some(&(hi, _))) = (values.first(), values.last()) else {
         h.push_str("<p>no samples</p>");
         return;
     };
     let width = ((hi - lo) as f64 / BINS as f64).max(1.0);
     let bins = if hi == lo { 1 } else { BINS };
     let mut counts = vec![0u64; bins];
-    for &v in values {
-        counts[(((v - lo) as f64 / width) as usize).min(bins - 1)] += 1;
+    for &(v, n) in values {
+        counts[(((v - lo) as f64 / width) as usize).min(bins - 1)] += n;
     }
     let peak = counts.iter().copied().max().unwrap_or(1) as f64;
     let x_hi = lo as f64 + width * bins as f64;

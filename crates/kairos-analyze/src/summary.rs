@@ -9,40 +9,64 @@ use serde::Serialize;
 use crate::model::{Model, Source};
 use crate::stats::human_ns;
 
+/// A topic: who publishes and subscribes, and how many messages.
 #[derive(Debug, Clone, Serialize)]
 pub struct TopicSummary {
+    /// Its name.
     pub name: String,
+    /// Its publishing nodes.
     pub publishers: Vec<String>,
+    /// Its subscribing nodes.
     pub subscribers: Vec<String>,
+    /// Messages published.
     pub messages: usize,
 }
 
+/// A node and its process.
 #[derive(Debug, Clone, Serialize)]
 pub struct NodeSummary {
+    /// Its name.
     pub name: String,
+    /// Its process id.
     pub pid: i64,
+    /// Its process's name.
     pub process: String,
 }
 
+/// What is in a trace.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
+    /// The tracers it came from.
     pub sources: Vec<Source>,
+    /// Events read.
     pub events: u64,
+    /// The first event's timestamp.
     pub first_ns: Option<i64>,
+    /// The last event's timestamp.
     pub last_ns: Option<i64>,
+    /// From the first to the last event.
     pub duration_ns: i64,
+    /// Events the tracer discarded.
     pub discarded_events: u64,
+    /// Events whose timestamp went backwards.
     pub backwards_timestamps: u64,
+    /// Takes that found the queue empty.
     pub empty_takes: u64,
     /// Messages from other processes lost on the way (sequence gaps).
     pub remote_losses: u64,
+    /// Damaged streams and other read errors.
     pub read_errors: Vec<String>,
+    /// Every process.
     pub processes: Vec<crate::model::Process>,
+    /// Every node.
     pub nodes: Vec<NodeSummary>,
+    /// Every topic.
     pub topics: Vec<TopicSummary>,
+    /// Events per event name.
     pub event_counts: BTreeMap<String, u64>,
 }
 
+/// The summary of a model.
 pub fn summary(m: &Model) -> Summary {
     let mut sum_topics: BTreeMap<String, TopicSummary> = BTreeMap::new();
     for (list, publisher) in [(&m.publishers, true), (&m.subscriptions, false)] {

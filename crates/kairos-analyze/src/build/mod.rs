@@ -8,6 +8,7 @@
 //! can be turned off ([`Options::messages`]) for a summary whose memory does not grow
 //! with the trace's length.
 
+pub(crate) mod live;
 mod ros1;
 mod ros2;
 
@@ -20,10 +21,24 @@ use std::sync::Arc;
 use kairos_trace::read::metadata::EventClass;
 use kairos_trace::read::{Event, Selection, TraceSet};
 
+use crate::digest::{Digest, Tree};
 use crate::model::{
-    Callback, Delivery, Endpoint, Message, Model, Node, Owner, Process, Queue, QueueDrop,
-    QueueKind, Source, Timer, Topic,
+    Callback, CallbackId, Delivery, DeliveryRef, Endpoint, Message, MessageId, Model, Node, NodeId,
+    Owner, Process, PublisherId, Queue, QueueDrop, QueueKind, Source, SubscriptionId, Timer,
+    TimerId, Topic,
 };
+
+use live::Live;
+
+/// How long (trace time) a message tree is followed after its last change before a
+/// streaming builder hands it over: a message still waiting for its callback then is
+/// counted as never reaching one.
+pub const HORIZON_NS: i64 = 10_000_000_000;
+/// At most this many messages are followed at once; past it the oldest trees are
+/// handed over early (and counted).
+pub const MAX_LIVE: usize = 1 << 18;
+/// Events between two looks for finished trees.
+const RETIRE_EVERY: u32 = 4096;
 
 /// What the builder keeps beyond counts and objects.
 #[derive(Debug, Clone, Copy)]
@@ -39,8 +54,10 @@ impl Default for Options {
     }
 }
 
+/// Why a trace could not be analyzed.
 #[derive(Debug, thiserror::Error)]
 pub enum AnalyzeError {
+    /// The trace could not be opened or read.
     #[error(transparent)]
     Read(#[from] kairos_trace::read::ReadError),
 }
@@ -60,9 +77,31 @@ pub fn analyze(path: impl AsRef<Path>, options: Options) -> Result<Model, Analyz
     Ok(b.finish(events.discarded(), events.backwards()))
 }
 
+/// An object of one process, as the trace names it: the process and the object's
+/// handle (an address in that process).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Handle {
+    pid: i64,
+    handle: u64,
+}
+
+impl Handle {
+    pub(crate) fn new(pid: i64, handle: u64) -> Self {
+        Self { pid, handle }
+    }
+}
+
+/// A lookup entry that names a live message, removed when the message retires.
+#[derive(Debug, Clone)]
+pub(crate) enum Key {
+    Msg(MsgKey),
+    /// ROS 1: a received message's address in a subscriber process.
+    Ros1Received(Handle),
+}
+
 /// How a message is recognized again at a later stage.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum MsgKey {
+pub(crate) enum MsgKey {
     /// kairos: the publisher's handle and the message's sequence number.
     PubSeq(u64, u64),
     /// ROS 2 over DDS: the topic and the DDS source timestamp.
@@ -73,17 +112,17 @@ enum MsgKey {
 
 #[derive(Debug, Clone, Copy)]
 struct Frame {
-    callback: usize,
+    callback: CallbackId,
     start: i64,
-    consumed: Option<(usize, usize)>,
+    consumed: Option<DeliveryRef>,
 }
 
 #[derive(Debug, Default)]
 struct Thread {
     /// A message published on this thread and not yet handed to transport.
-    publishing: Option<usize>,
+    publishing: Option<MessageId>,
     /// A message taken on this thread whose callback has not started yet.
-    taken: Option<(usize, usize)>,
+    taken: Option<DeliveryRef>,
     stack: Vec<Frame>,
 }
 
@@ -91,21 +130,35 @@ struct Thread {
 #[derive(Debug)]
 pub struct Builder {
     opts: Options,
+    /// Follow messages (for the model's records or for the digest).
+    follow: bool,
     m: Model,
+    /// The messages being followed.
+    live: Live,
+    /// The streaming analyses, fed as the trace is read (see [`Builder::streaming`]).
+    digest: Option<Box<Digest>>,
+    /// The latest timestamp read.
+    now: i64,
+    /// Events since the last look for trees to retire.
+    since_retire: u32,
+    /// How long a quiet tree is followed (trace time).
+    horizon_ns: i64,
+    /// The most messages followed at once.
+    peak_live: usize,
     processes: HashMap<i64, usize>,
-    nodes: HashMap<(i64, u64), usize>,
-    publishers: HashMap<(i64, u64), usize>,
-    subscriptions: HashMap<(i64, u64), usize>,
-    timers: HashMap<(i64, u64), usize>,
-    callbacks: HashMap<(i64, u64), usize>,
-    messages: HashMap<MsgKey, usize>,
+    nodes: HashMap<Handle, NodeId>,
+    publishers: HashMap<Handle, PublisherId>,
+    subscriptions: HashMap<Handle, SubscriptionId>,
+    timers: HashMap<Handle, TimerId>,
+    callbacks: HashMap<Handle, CallbackId>,
+    messages: HashMap<MsgKey, MessageId>,
     threads: HashMap<(i64, i64), Thread>,
     queues: HashMap<(QueueKind, usize), usize>,
     /// ROS 1 subscriber side: a received message's address -> (message, delivery).
-    ros1_received: HashMap<(i64, u64), (usize, usize)>,
+    ros1_received: HashMap<Handle, DeliveryRef>,
     /// ROS 1: messages written to a topic's connections and not yet received.
-    ros1_in_flight: HashMap<Topic, VecDeque<usize>>,
-    ros1_publishers: HashMap<(i64, String), usize>,
+    ros1_in_flight: HashMap<Topic, VecDeque<MessageId>>,
+    ros1_publishers: HashMap<(i64, String), PublisherId>,
     /// Per event class (by address): the class, its count, and whether its provider is
     /// one the builder maps (known once per class, not parsed per event).
     class_counts: HashMap<usize, (Arc<EventClass>, u64, bool), BuildHasherDefault<AddressHasher>>,
@@ -148,10 +201,18 @@ pub(crate) struct At {
 }
 
 impl Builder {
+    /// A builder that keeps what `opts` asks for in its model.
     pub fn new(opts: Options) -> Self {
         Self {
             opts,
+            follow: opts.messages,
             m: Model::default(),
+            live: Live::default(),
+            digest: None,
+            now: i64::MIN,
+            since_retire: 0,
+            horizon_ns: HORIZON_NS,
+            peak_live: 0,
             processes: HashMap::new(),
             nodes: HashMap::new(),
             publishers: HashMap::new(),
@@ -168,6 +229,29 @@ impl Builder {
         }
     }
 
+    /// A builder for the streaming analyses: the model keeps only the trace's objects
+    /// and counts, and every record (callback runs, timer runs, queue changes, finished
+    /// message trees) goes to a [`Digest`] as it is read. A message tree is finished
+    /// when nothing happened to it for [`HORIZON_NS`] of trace time, or when more than
+    /// [`MAX_LIVE`] messages are being followed; so memory stays flat in trace length.
+    pub fn streaming(digest: Digest) -> Self {
+        let mut b = Self::new(Options { messages: false });
+        b.follow = true;
+        b.digest = Some(Box::new(digest));
+        b
+    }
+
+    /// Follows a quiet message tree for `ns` of trace time instead of [`HORIZON_NS`].
+    pub fn with_horizon(mut self, ns: i64) -> Self {
+        self.horizon_ns = ns;
+        self
+    }
+
+    /// The most messages followed at once so far.
+    pub fn peak_live(&self) -> usize {
+        self.peak_live
+    }
+
     /// The fields the builder reads: every context, and the payloads of the providers
     /// it maps (`ros2`, `dds`, `kairos`, `roscpp`); other payloads (kernel events, other
     /// user-space providers) are skipped without being decoded.
@@ -175,13 +259,24 @@ impl Builder {
         Selection::payloads(|class| maps(&class.name))
     }
 
+    /// Keeps a read error (a damaged stream) in the model.
     pub fn read_error(&mut self, e: String) {
         self.m.read_errors.push(e);
     }
 
+    /// Maps one event (in timestamp order) onto the model.
     pub fn event(&mut self, ev: &Event) {
         let name = ev.name();
         self.m.events += 1;
+        self.now = self.now.max(ev.timestamp);
+        if self.digest.is_some() {
+            self.since_retire += 1;
+            self.peak_live = self.peak_live.max(self.live.len());
+            if self.since_retire >= RETIRE_EVERY || self.live.len() > MAX_LIVE {
+                self.since_retire = 0;
+                self.retire(false);
+            }
+        }
         // Counted per event class (by address), named once at the end.
         let key = Arc::as_ptr(&ev.class) as usize;
         let mapped = match self.class_counts.get_mut(&key) {
@@ -239,6 +334,70 @@ impl Builder {
         }
     }
 
+    /// The model, and the digest of a streaming builder.
+    pub fn finish_streaming(mut self, discarded: u64, backwards: u64) -> (Model, Option<Digest>) {
+        self.retire(true);
+        let mut digest = self.digest.take();
+        if let Some(d) = &mut digest {
+            d.finish(&mut self.m);
+        }
+        (self.finish(discarded, backwards), digest.map(|d| *d))
+    }
+
+    /// Hands finished trees to the digest: those quiet for [`HORIZON_NS`], and the
+    /// oldest ones while more than [`MAX_LIVE`] messages are followed; every tree when
+    /// `all` (the trace ended).
+    fn retire(&mut self, all: bool) {
+        let Some(digest) = self.digest.as_deref_mut() else {
+            return;
+        };
+        // A callback still running counts as no change: one that never ends (the trace
+        // stopped during it) must not hold its tree, and every tree after it, forever.
+        let quiet_since = self.now.saturating_sub(self.horizon_ns);
+        loop {
+            let crowded = self.live.len() > MAX_LIVE;
+            let (Some(root), early) = (match self.live.ready_root(quiet_since, false) {
+                Some(root) => (Some(root), false),
+                None => (self.live.ready_root(quiet_since, all || crowded), !all),
+            }) else {
+                break;
+            };
+            let ids = self.live.tree(root);
+            digest.tree(&self.m, &Tree::new(&self.live, root), early);
+            for id in ids {
+                let Some(slot) = self.live.remove(id) else {
+                    continue;
+                };
+                for key in slot.keys {
+                    match key {
+                        Key::Msg(k) => {
+                            if self.messages.get(&k) == Some(&id) {
+                                self.messages.remove(&k);
+                            }
+                        }
+                        Key::Ros1Received(h) => {
+                            if self.ros1_received.get(&h).map(|d| d.message) == Some(id) {
+                                self.ros1_received.remove(&h);
+                            }
+                        }
+                    }
+                }
+                if let Some(q) = self.ros1_in_flight.get_mut(&slot.msg.topic) {
+                    while q.front().is_some_and(|&m| self.live.get(m).is_none()) {
+                        q.pop_front();
+                    }
+                }
+            }
+        }
+        digest.watermark(
+            &self.m,
+            self.live
+                .oldest_created()
+                .unwrap_or(if all { i64::MAX } else { self.now }),
+        );
+    }
+
+    /// The model, once every event was read; `discarded` and `backwards` are the reader's counts.
     pub fn finish(mut self, discarded: u64, backwards: u64) -> Model {
         for (class, n, _) in self.class_counts.values() {
             *self
@@ -250,6 +409,7 @@ impl Builder {
         self.m.discarded_events = discarded;
         self.m.backwards_timestamps = backwards;
         if self.opts.messages {
+            self.m.messages = self.live.drain_all().collect();
             self.infer_ros2_queues();
         }
         self.m.sources.sort();
@@ -274,10 +434,10 @@ impl Builder {
         }
     }
 
-    fn node(&mut self, pid: i64, handle: u64, name: String) -> usize {
-        let i = self.m.nodes.len();
+    fn node(&mut self, pid: i64, handle: u64, name: String) -> NodeId {
+        let i = NodeId(self.m.nodes.len());
         self.m.nodes.push(Node { pid, name });
-        self.nodes.insert((pid, handle), i);
+        self.nodes.insert(Handle::new(pid, handle), i);
         i
     }
 
@@ -285,11 +445,11 @@ impl Builder {
         &mut self,
         pid: i64,
         handle: u64,
-        node: Option<usize>,
+        node: Option<NodeId>,
         topic: Topic,
         depth: Option<u64>,
-    ) -> usize {
-        let i = self.m.publishers.len();
+    ) -> PublisherId {
+        let i = PublisherId(self.m.publishers.len());
         self.m.publishers.push(Endpoint {
             pid,
             node,
@@ -298,7 +458,7 @@ impl Builder {
             callback: None,
             published: 0,
         });
-        self.publishers.insert((pid, handle), i);
+        self.publishers.insert(Handle::new(pid, handle), i);
         i
     }
 
@@ -306,11 +466,11 @@ impl Builder {
         &mut self,
         pid: i64,
         handle: u64,
-        node: Option<usize>,
+        node: Option<NodeId>,
         topic: Topic,
         depth: Option<u64>,
-    ) -> usize {
-        let i = self.m.subscriptions.len();
+    ) -> SubscriptionId {
+        let i = SubscriptionId(self.m.subscriptions.len());
         self.m.subscriptions.push(Endpoint {
             pid,
             node,
@@ -319,15 +479,15 @@ impl Builder {
             callback: None,
             published: 0,
         });
-        self.subscriptions.insert((pid, handle), i);
+        self.subscriptions.insert(Handle::new(pid, handle), i);
         i
     }
 
-    fn timer(&mut self, pid: i64, handle: u64) -> usize {
-        if let Some(&t) = self.timers.get(&(pid, handle)) {
+    fn timer(&mut self, pid: i64, handle: u64) -> TimerId {
+        if let Some(&t) = self.timers.get(&Handle::new(pid, handle)) {
             return t;
         }
-        let i = self.m.timers.len();
+        let i = TimerId(self.m.timers.len());
         self.m.timers.push(Timer {
             pid,
             handle,
@@ -337,15 +497,15 @@ impl Builder {
             fired: Vec::new(),
             scheduled: Vec::new(),
         });
-        self.timers.insert((pid, handle), i);
+        self.timers.insert(Handle::new(pid, handle), i);
         i
     }
 
-    fn callback(&mut self, pid: i64, handle: u64) -> usize {
-        if let Some(&c) = self.callbacks.get(&(pid, handle)) {
+    fn callback(&mut self, pid: i64, handle: u64) -> CallbackId {
+        if let Some(&c) = self.callbacks.get(&Handle::new(pid, handle)) {
             return c;
         }
-        let i = self.m.callbacks.len();
+        let i = CallbackId(self.m.callbacks.len());
         self.m.callbacks.push(Callback {
             pid,
             handle,
@@ -354,11 +514,11 @@ impl Builder {
             runs: Vec::new(),
             tid: 0,
         });
-        self.callbacks.insert((pid, handle), i);
+        self.callbacks.insert(Handle::new(pid, handle), i);
         i
     }
 
-    fn set_owner(&mut self, cb: usize, owner: Owner) {
+    fn set_owner(&mut self, cb: CallbackId, owner: Owner) {
         self.m.callbacks[cb].owner = owner;
         match owner {
             Owner::Subscription(s) => self.m.subscriptions[s].callback = Some(cb),
@@ -372,16 +532,20 @@ impl Builder {
     }
 
     /// A new message, published now on this thread by `publisher`.
-    fn publish(&mut self, at: At, publisher: Option<usize>, topic: Topic) -> Option<usize> {
+    fn publish(
+        &mut self,
+        at: At,
+        publisher: Option<PublisherId>,
+        topic: Topic,
+    ) -> Option<MessageId> {
         if let Some(p) = publisher {
             self.m.publishers[p].published += 1;
         }
-        if !self.opts.messages {
+        if !self.follow {
             return None;
         }
         let cause = self.thread(at).stack.last().and_then(|f| f.consumed);
-        let i = self.m.messages.len();
-        self.m.messages.push(Message {
+        let msg = Message {
             topic,
             publisher,
             published: Some(at.ts),
@@ -390,16 +554,19 @@ impl Builder {
             dropped_by_publisher: None,
             cause,
             deliveries: Vec::new(),
-        });
+        };
+        let i = self.live.push(msg, at.ts);
+        if let Some(d) = &mut self.digest {
+            d.published(i, self.live.get(i).expect("just pushed"));
+        }
         self.thread(at).publishing = Some(i);
         Some(i)
     }
 
     /// A message whose publication is not in the trace.
-    fn orphan(&mut self, topic: Topic) -> usize {
+    fn orphan(&mut self, at: i64, topic: Topic) -> MessageId {
         self.m.unmatched_takes += 1;
-        let i = self.m.messages.len();
-        self.m.messages.push(Message {
+        let msg = Message {
             topic,
             publisher: None,
             published: None,
@@ -408,28 +575,55 @@ impl Builder {
             dropped_by_publisher: None,
             cause: None,
             deliveries: Vec::new(),
-        });
-        i
+        };
+        self.live.push(msg, at)
     }
 
-    fn deliver(&mut self, msg: usize, d: Delivery) -> usize {
-        let list = &mut self.m.messages[msg].deliveries;
+    /// Files `key` as naming `msg`, until the message retires.
+    fn key(&mut self, key: MsgKey, msg: MessageId) {
+        if let Some(slot) = self.live.slot_mut(msg) {
+            slot.keys.push(Key::Msg(key.clone()));
+            self.messages.insert(key, msg);
+        }
+    }
+
+    /// The message `id` while it is followed, marked as changed at `at`.
+    fn msg_mut(&mut self, id: MessageId, at: i64) -> Option<&mut Message> {
+        self.live.get_mut(id, at)
+    }
+
+    fn delivery_mut(&mut self, d: DeliveryRef, at: i64) -> Option<&mut Delivery> {
+        self.live
+            .get_mut(d.message, at)?
+            .deliveries
+            .get_mut(d.delivery)
+    }
+
+    fn deliver(&mut self, msg: MessageId, at: i64, d: Delivery) -> Option<DeliveryRef> {
+        let list = &mut self.msg_mut(msg, at)?.deliveries;
         list.push(d);
-        list.len() - 1
+        Some(DeliveryRef {
+            message: msg,
+            delivery: list.len() - 1,
+        })
     }
 
-    fn callback_start(&mut self, at: At, cb: usize, consumed: Option<(usize, usize)>) {
-        if let Some((m, d)) = consumed {
-            let del = &mut self.m.messages[m].deliveries[d];
+    fn callback_start(&mut self, at: At, cb: CallbackId, consumed: Option<DeliveryRef>) {
+        if let Some(d) = consumed
+            && let Some(del) = self.delivery_mut(d, at.ts)
+        {
             del.callback = Some(cb);
             del.callback_start = Some(at.ts);
             del.tid = Some(at.tid);
         }
         self.m.callbacks[cb].tid = at.tid;
-        if let Owner::Timer(t) = self.m.callbacks[cb].owner
-            && self.opts.messages
-        {
-            self.m.timers[t].fired.push(at.ts);
+        if let Owner::Timer(t) = self.m.callbacks[cb].owner {
+            if self.opts.messages {
+                self.m.timers[t].fired.push(at.ts);
+            }
+            if let Some(d) = &mut self.digest {
+                d.timer_fired(t, at.ts, self.m.timers[t].period_ns);
+            }
         }
         self.thread(at).stack.push(Frame {
             callback: cb,
@@ -438,20 +632,25 @@ impl Builder {
         });
     }
 
-    fn callback_end(&mut self, at: At, cb: usize) {
+    fn callback_end(&mut self, at: At, cb: CallbackId) {
         let th = self.thread(at);
         let Some(pos) = th.stack.iter().rposition(|f| f.callback == cb) else {
             return;
         };
         let frame = th.stack.remove(pos);
         th.stack.truncate(pos);
-        if let Some((m, d)) = frame.consumed {
-            self.m.messages[m].deliveries[d].callback_end = Some(at.ts);
+        if let Some(d) = frame.consumed
+            && let Some(del) = self.delivery_mut(d, at.ts)
+        {
+            del.callback_end = Some(at.ts);
         }
         if self.opts.messages {
             self.m.callbacks[cb]
                 .runs
                 .push((frame.start, at.ts - frame.start));
+        }
+        if let Some(d) = &mut self.digest {
+            d.callback_run(cb, frame.start, at.ts - frame.start);
         }
     }
 
@@ -468,6 +667,7 @@ impl Builder {
             dequeued: 0,
             drops: Vec::new(),
             inferred: false,
+            current: 0,
         });
         self.queues.insert((kind, endpoint), i);
         i
@@ -476,8 +676,8 @@ impl Builder {
     /// Records a queue change; `depth` is the depth after it when the trace says so.
     fn queue_change(&mut self, q: usize, at: i64, delta: i64, depth: Option<u64>) {
         let queue = &mut self.m.queues[q];
-        let last = queue.depth.last().map_or(0, |&(_, d)| d);
-        let next = depth.unwrap_or_else(|| last.saturating_add_signed(delta));
+        let next = depth.unwrap_or_else(|| queue.current.saturating_add_signed(delta));
+        queue.current = next;
         if delta > 0 {
             queue.enqueued += 1;
         } else if delta < 0 {
@@ -486,10 +686,18 @@ impl Builder {
         if self.opts.messages {
             queue.depth.push((at, next));
         }
+        if let Some(d) = &mut self.digest {
+            d.queue_depth(q, at, next);
+        }
     }
 
-    fn queue_drop(&mut self, q: usize, at: i64, message: Option<usize>, depth: Option<u64>) {
-        self.m.queues[q].drops.push(QueueDrop { at, message });
+    fn queue_drop(&mut self, q: usize, at: i64, message: Option<MessageId>, depth: Option<u64>) {
+        if self.digest.is_none() {
+            self.m.queues[q].drops.push(QueueDrop { at, message });
+        }
+        if let Some(d) = &mut self.digest {
+            d.queue_drop(q, QueueDrop { at, message });
+        }
         self.queue_change(q, at, -1, depth);
         let queue = &mut self.m.queues[q];
         queue.dequeued -= 1;
@@ -504,7 +712,7 @@ impl Builder {
                 if let (Some(s), None, Some(sent), Some(taken)) =
                     (d.subscription, d.enqueued, msg.sent, d.taken)
                 {
-                    let c = changes.entry(s).or_default();
+                    let c = changes.entry(s.0).or_default();
                     c.push((sent, 1));
                     c.push((taken, -1));
                 }

@@ -10,8 +10,8 @@
 
 use kairos_trace::read::Event;
 
-use super::{At, Builder, MsgKey};
-use crate::model::{Delivery, Owner, QueueKind, Topic};
+use super::{At, Builder, Handle, Key, MsgKey};
+use crate::model::{Delivery, NodeId, Owner, PublisherId, QueueKind, SubscriptionId, Topic};
 
 pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
     let pid = at.pid;
@@ -43,12 +43,11 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
         "publisher_message_queued" => {
             let t = topic();
             let p = ros1_publisher(b, pid, &t);
-            let q = b.queue(QueueKind::Publisher, p);
+            let q = b.queue(QueueKind::Publisher, p.0);
             b.queue_change(q, at.ts, 1, None);
             if let Some(msg) = b.publish(at, Some(p), t) {
                 b.thread(at).publishing = None;
-                b.messages
-                    .insert(MsgKey::Ros1Buf(pid, h("buffer_ref")), msg);
+                b.key(MsgKey::Ros1Buf(pid, h("buffer_ref")), msg);
             }
         }
         "subscriber_link_message_write" | "subscriber_link_message_dropped" => {
@@ -56,19 +55,23 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
                 .messages
                 .get(&MsgKey::Ros1Buf(pid, h("message_ref")))
                 .copied();
-            let publisher = msg.and_then(|m| b.m.messages[m].publisher);
+            let publisher = msg.and_then(|m| b.live.get(m)?.publisher);
             let Some(p) = publisher else { return };
-            let q = b.queue(QueueKind::Publisher, p);
+            let q = b.queue(QueueKind::Publisher, p.0);
             if name == "subscriber_link_message_write" {
                 b.queue_change(q, at.ts, -1, None);
-                if let Some(m) = msg {
-                    b.m.messages[m].sent.get_or_insert(at.ts);
-                    let t = b.m.messages[m].topic.clone();
+                if let Some(m) = msg
+                    && let Some(x) = b.msg_mut(m, at.ts)
+                {
+                    x.sent.get_or_insert(at.ts);
+                    let t = x.topic.clone();
                     b.ros1_in_flight.entry(t).or_default().push_back(m);
                 }
             } else {
-                if let Some(m) = msg {
-                    b.m.messages[m].dropped_by_publisher = Some(at.ts);
+                if let Some(m) = msg
+                    && let Some(x) = b.msg_mut(m, at.ts)
+                {
+                    x.dropped_by_publisher = Some(at.ts);
                 }
                 b.queue_drop(q, at.ts, msg, None);
             }
@@ -76,31 +79,45 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
         "subscription_message_queued" | "subscription_message_dropped" => {
             let t = topic();
             let s = ros1_subscription(b, pid, h("queue_ref"), Some(&t));
-            let q = b.queue(QueueKind::Subscription, s);
+            let q = b.queue(QueueKind::Subscription, s.0);
             let msg_ref = h("message_ref");
             if name == "subscription_message_queued" {
                 b.queue_change(q, at.ts, 1, None);
-                if b.opts.messages {
-                    let m = match b.ros1_in_flight.get_mut(&t).and_then(|f| f.pop_front()) {
+                if b.follow {
+                    let in_flight = loop {
+                        match b.ros1_in_flight.get_mut(&t).and_then(|f| f.pop_front()) {
+                            Some(m) if b.live.get(m).is_none() => continue,
+                            other => break other,
+                        }
+                    };
+                    let m = match in_flight {
                         Some(m) => m,
-                        None => b.orphan(t),
+                        None => b.orphan(at.ts, t),
                     };
                     let d = b.deliver(
                         m,
+                        at.ts,
                         Delivery {
                             subscription: Some(s),
                             enqueued: Some(at.ts),
                             ..Delivery::default()
                         },
                     );
-                    b.ros1_received.insert((pid, msg_ref), (m, d));
+                    if let Some(d) = d {
+                        b.ros1_received.insert(Handle::new(pid, msg_ref), d);
+                        if let Some(slot) = b.live.slot_mut(m) {
+                            slot.keys.push(Key::Ros1Received(Handle::new(pid, msg_ref)));
+                        }
+                    }
                 }
             } else {
-                let md = b.ros1_received.get(&(pid, msg_ref)).copied();
-                if let Some((m, d)) = md {
-                    b.m.messages[m].deliveries[d].dropped = Some(at.ts);
+                let md = b.ros1_received.get(&Handle::new(pid, msg_ref)).copied();
+                if let Some(d) = md
+                    && let Some(del) = b.delivery_mut(d, at.ts)
+                {
+                    del.dropped = Some(at.ts);
                 }
-                b.queue_drop(q, at.ts, md.map(|(m, _)| m), None);
+                b.queue_drop(q, at.ts, md.map(|d| d.message), None);
             }
         }
         "subscriber_callback_start" => {
@@ -109,10 +126,10 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
             if b.m.callbacks[cb].owner == Owner::Unknown {
                 b.set_owner(cb, Owner::Subscription(s));
             }
-            let q = b.queue(QueueKind::Subscription, s);
+            let q = b.queue(QueueKind::Subscription, s.0);
             b.queue_change(q, at.ts, -1, None);
             // Taking the message and starting its callback are one event in ROS 1.
-            let consumed = b.ros1_received.remove(&(pid, h("message_ref")));
+            let consumed = b.ros1_received.remove(&Handle::new(pid, h("message_ref")));
             b.callback_start(at, cb, consumed);
         }
         "subscriber_callback_end" => {
@@ -124,16 +141,16 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
 }
 
 /// The node of a ROS 1 process (one per process).
-fn node_of(b: &Builder, pid: i64) -> Option<usize> {
-    b.nodes.get(&(pid, 0)).copied()
+fn node_of(b: &Builder, pid: i64) -> Option<NodeId> {
+    b.nodes.get(&Handle::new(pid, 0)).copied()
 }
 
-fn ros1_publisher(b: &mut Builder, pid: i64, topic: &str) -> usize {
+fn ros1_publisher(b: &mut Builder, pid: i64, topic: &str) -> PublisherId {
     if let Some(&p) = b.ros1_publishers.get(&(pid, topic.to_string())) {
         return p;
     }
     let node = node_of(b, pid);
-    let i = b.m.publishers.len();
+    let i = PublisherId(b.m.publishers.len());
     b.m.publishers.push(crate::model::Endpoint {
         pid,
         node,
@@ -148,8 +165,13 @@ fn ros1_publisher(b: &mut Builder, pid: i64, topic: &str) -> usize {
 
 /// The subscription of a process's callback queue entry, created on first sight; its
 /// topic is filled in when an event names it.
-fn ros1_subscription(b: &mut Builder, pid: i64, queue_ref: u64, topic: Option<&str>) -> usize {
-    let s = match b.subscriptions.get(&(pid, queue_ref)) {
+fn ros1_subscription(
+    b: &mut Builder,
+    pid: i64,
+    queue_ref: u64,
+    topic: Option<&str>,
+) -> SubscriptionId {
+    let s = match b.subscriptions.get(&Handle::new(pid, queue_ref)) {
         Some(&s) => s,
         None => {
             let node = node_of(b, pid);

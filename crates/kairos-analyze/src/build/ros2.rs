@@ -10,8 +10,11 @@
 use kairos_trace::read::Event;
 use kairos_trace::schema::ClockKind;
 
-use super::{At, Builder, MsgKey};
-use crate::model::{ClockMark, ClockMarkKind, Delivery, Owner, QueueKind, Topic};
+use super::{At, Builder, Handle, MsgKey};
+use crate::model::{
+    CallbackId, ClockMark, ClockMarkKind, Delivery, DeliveryRef, MessageId, Owner, QueueKind,
+    SubscriptionId, Topic,
+};
 
 pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
     let pid = at.pid;
@@ -22,7 +25,7 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
             b.node(pid, h("node_handle"), name);
         }
         "rcl_publisher_init" => {
-            let node = b.nodes.get(&(pid, h("node_handle"))).copied();
+            let node = b.nodes.get(&Handle::new(pid, h("node_handle"))).copied();
             let topic = Topic::from(ev.str("topic_name").unwrap_or("?"));
             let p = b.publisher(
                 pid,
@@ -31,10 +34,11 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
                 topic,
                 ev.u64("queue_depth"),
             );
-            b.publishers.insert((pid, h("rmw_publisher_handle")), p);
+            b.publishers
+                .insert(Handle::new(pid, h("rmw_publisher_handle")), p);
         }
         "rcl_subscription_init" => {
-            let node = b.nodes.get(&(pid, h("node_handle"))).copied();
+            let node = b.nodes.get(&Handle::new(pid, h("node_handle"))).copied();
             let topic = Topic::from(ev.str("topic_name").unwrap_or("?"));
             let s = b.subscription(
                 pid,
@@ -44,16 +48,20 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
                 ev.u64("queue_depth"),
             );
             b.subscriptions
-                .insert((pid, h("rmw_subscription_handle")), s);
+                .insert(Handle::new(pid, h("rmw_subscription_handle")), s);
         }
         "rclcpp_subscription_init" => {
-            if let Some(&s) = b.subscriptions.get(&(pid, h("subscription_handle"))) {
-                b.subscriptions.insert((pid, h("subscription")), s);
+            if let Some(&s) = b
+                .subscriptions
+                .get(&Handle::new(pid, h("subscription_handle")))
+            {
+                b.subscriptions
+                    .insert(Handle::new(pid, h("subscription")), s);
             }
         }
         "rclcpp_subscription_callback_added" => {
             let cb = b.callback(pid, h("callback"));
-            if let Some(&s) = b.subscriptions.get(&(pid, h("subscription"))) {
+            if let Some(&s) = b.subscriptions.get(&Handle::new(pid, h("subscription"))) {
                 b.set_owner(cb, Owner::Subscription(s));
             }
         }
@@ -68,7 +76,7 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
         }
         "rclcpp_timer_link_node" => {
             let t = b.timer(pid, h("timer_handle"));
-            b.m.timers[t].node = b.nodes.get(&(pid, h("node_handle"))).copied();
+            b.m.timers[t].node = b.nodes.get(&Handle::new(pid, h("node_handle"))).copied();
         }
         "rclcpp_service_callback_added" => {
             let cb = b.callback(pid, h("callback"));
@@ -79,21 +87,25 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
             b.m.callbacks[cb].symbol = ev.str("symbol").map(str::to_string);
         }
         "rcl_publish" => {
-            let publisher = b.publishers.get(&(pid, h("publisher_handle"))).copied();
+            let publisher = b
+                .publishers
+                .get(&Handle::new(pid, h("publisher_handle")))
+                .copied();
             let topic =
                 publisher.map_or_else(|| Topic::from("?"), |p| b.m.publishers[p].topic.clone());
             if let Some(msg) = b.publish(at, publisher, topic)
                 && let Some(seq) = ev.u64("seq")
             {
-                b.messages
-                    .insert(MsgKey::PubSeq(h("publisher_handle"), seq), msg);
+                b.key(MsgKey::PubSeq(h("publisher_handle"), seq), msg);
             }
         }
         "rmw_publish" => {
             if let Some(seq) = ev.u64("seq")
                 && let Some(&msg) = b.messages.get(&MsgKey::PubSeq(h("publisher_handle"), seq))
             {
-                b.m.messages[msg].sent = Some(at.ts);
+                if let Some(m) = b.msg_mut(msg, at.ts) {
+                    m.sent = Some(at.ts);
+                }
                 b.thread(at).publishing = None;
             }
         }
@@ -101,10 +113,11 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
         "write" => {
             if let Some(msg) = b.thread(at).publishing.take()
                 && let Some(ts) = ev.i64("timestamp")
+                && let Some(m) = b.msg_mut(msg, at.ts)
             {
-                b.m.messages[msg].sent = Some(at.ts);
-                let topic = b.m.messages[msg].topic.clone();
-                b.messages.insert(MsgKey::SourceTs(topic, ts), msg);
+                m.sent = Some(at.ts);
+                let topic = m.topic.clone();
+                b.key(MsgKey::SourceTs(topic, ts), msg);
             }
         }
         "rmw_take" => take(b, at, ev),
@@ -148,18 +161,21 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &Event) {
         }
         "message_loss" => b.m.remote_losses += ev.u64("count").unwrap_or(0),
         "message_enqueue" | "message_drop" => {
-            let Some(&s) = b.subscriptions.get(&(pid, h("subscription_handle"))) else {
+            let Some(&s) = b
+                .subscriptions
+                .get(&Handle::new(pid, h("subscription_handle")))
+            else {
                 return;
             };
-            let q = b.queue(QueueKind::Subscription, s);
+            let q = b.queue(QueueKind::Subscription, s.0);
             let depth = ev.u64("queue_depth");
             let msg = match ev.u64("seq") {
-                Some(seq) if b.opts.messages => Some(
+                Some(seq) if b.follow => Some(
                     match b.messages.get(&MsgKey::PubSeq(h("publisher_handle"), seq)) {
                         Some(&m) => m,
                         None => {
                             let topic = b.m.subscriptions[s].topic.clone();
-                            b.orphan(topic)
+                            b.orphan(at.ts, topic)
                         }
                     },
                 ),
@@ -169,6 +185,7 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &Event) {
                 if let Some(m) = msg {
                     b.deliver(
                         m,
+                        at.ts,
                         Delivery {
                             subscription: Some(s),
                             enqueued: Some(at.ts),
@@ -180,10 +197,15 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &Event) {
             } else {
                 if let Some(m) = msg {
                     match pending_delivery(b, m, s) {
-                        Some(d) => b.m.messages[m].deliveries[d].dropped = Some(at.ts),
+                        Some(d) => {
+                            if let Some(del) = b.delivery_mut(d, at.ts) {
+                                del.dropped = Some(at.ts);
+                            }
+                        }
                         None => {
                             b.deliver(
                                 m,
+                                at.ts,
                                 Delivery {
                                     subscription: Some(s),
                                     dropped: Some(at.ts),
@@ -198,10 +220,13 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &Event) {
         }
         "timer_fire" => {
             let t = b.timer(pid, h("timer_handle"));
-            if let (Some(s), Some(a)) = (ev.i64("scheduled"), ev.i64("actual"))
-                && b.opts.messages
-            {
-                b.m.timers[t].scheduled.push((s, a));
+            if let (Some(s), Some(a)) = (ev.i64("scheduled"), ev.i64("actual")) {
+                if b.opts.messages {
+                    b.m.timers[t].scheduled.push((s, a));
+                }
+                if let Some(d) = &mut b.digest {
+                    d.timer_scheduled(t, s, a, b.m.timers[t].period_ns);
+                }
             }
         }
         _ => {}
@@ -209,11 +234,17 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &Event) {
 }
 
 /// A delivery of `msg` to subscription `s` that is neither taken nor dropped yet.
-fn pending_delivery(b: &Builder, msg: usize, s: usize) -> Option<usize> {
-    b.m.messages[msg]
+fn pending_delivery(b: &Builder, msg: MessageId, s: SubscriptionId) -> Option<DeliveryRef> {
+    let delivery = b
+        .live
+        .get(msg)?
         .deliveries
         .iter()
-        .position(|d| d.subscription == Some(s) && d.taken.is_none() && d.dropped.is_none())
+        .position(|d| d.subscription == Some(s) && d.taken.is_none() && d.dropped.is_none())?;
+    Some(DeliveryRef {
+        message: msg,
+        delivery,
+    })
 }
 
 fn take(b: &mut Builder, at: At, ev: &Event) {
@@ -223,16 +254,16 @@ fn take(b: &mut Builder, at: At, ev: &Event) {
     }
     // A take by a subscription that no rcl_subscription_init declared is the
     // middleware's own (DDS discovery); it is no ROS message.
-    let Some(&s) = b
-        .subscriptions
-        .get(&(at.pid, ev.u64("rmw_subscription_handle").unwrap_or(0)))
-    else {
+    let Some(&s) = b.subscriptions.get(&Handle::new(
+        at.pid,
+        ev.u64("rmw_subscription_handle").unwrap_or(0),
+    )) else {
         return;
     };
-    if let Some(&q) = b.queues.get(&(QueueKind::Subscription, s)) {
+    if let Some(&q) = b.queues.get(&(QueueKind::Subscription, s.0)) {
         b.queue_change(q, at.ts, -1, None);
     }
-    if !b.opts.messages {
+    if !b.follow {
         return;
     }
     let topic = b.m.subscriptions[s].topic.clone();
@@ -242,27 +273,38 @@ fn take(b: &mut Builder, at: At, ev: &Event) {
     };
     let msg = match b.messages.get(&key) {
         Some(&m) => m,
-        None => b.orphan(topic),
+        None => b.orphan(at.ts, topic),
     };
     let d = match pending_delivery(b, msg, s) {
-        Some(d) => d,
+        Some(d) => Some(d),
         None => b.deliver(
             msg,
+            at.ts,
             Delivery {
                 subscription: Some(s),
                 ..Delivery::default()
             },
         ),
     };
-    b.m.messages[msg].deliveries[d].taken = Some(at.ts);
-    b.thread(at).taken = Some((msg, d));
+    let Some(d) = d else { return };
+    if let Some(del) = b.delivery_mut(d, at.ts) {
+        del.taken = Some(at.ts);
+    }
+    b.thread(at).taken = Some(d);
 }
 
 /// The message taken on this thread that callback `cb` is about to process, if the
 /// callback serves the subscription that took it.
-fn consumable(b: &mut Builder, at: At, cb: usize) -> Option<(usize, usize)> {
-    let (m, d) = b.thread(at).taken?;
-    let sub = b.m.messages[m].deliveries[d].subscription;
+fn consumable(b: &mut Builder, at: At, cb: CallbackId) -> Option<DeliveryRef> {
+    let d = b.thread(at).taken?;
+    let Some(sub) = b
+        .live
+        .get(d.message)
+        .map(|m| m.deliveries[d.delivery].subscription)
+    else {
+        b.thread(at).taken = None;
+        return None;
+    };
     let serves = match b.m.callbacks[cb].owner {
         Owner::Subscription(s) => Some(s) == sub,
         Owner::Unknown => true,
@@ -270,7 +312,7 @@ fn consumable(b: &mut Builder, at: At, cb: usize) -> Option<(usize, usize)> {
     };
     if serves {
         b.thread(at).taken = None;
-        Some((m, d))
+        Some(d)
     } else {
         None
     }

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use kairos_analyze::{Options, callbacks, chains, flow, html, perfetto, queues, summary, timers};
+use kairos_analyze::{Digest, Options, flow, html, perfetto, summary};
 use serde::Serialize;
 
-use super::load::load;
+use super::load::{load, load_streaming};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -70,41 +70,35 @@ pub fn summary(a: Args) -> anyhow::Result<ExitCode> {
 }
 
 pub fn callbacks(a: Args) -> anyhow::Result<ExitCode> {
-    print(
-        &callbacks::callbacks(&load(&a.trace, Options::default())?),
-        a.json,
-    )
+    let (m, d) = load_streaming(&a.trace, Digest::default())?;
+    print(&d.callbacks.report(&m), a.json)
 }
 
 pub fn timers(a: Args) -> anyhow::Result<ExitCode> {
-    print(
-        &timers::timers(&load(&a.trace, Options::default())?),
-        a.json,
-    )
+    let (m, d) = load_streaming(&a.trace, Digest::default())?;
+    print(&d.timers.report(&m), a.json)
 }
 
 pub fn queues(a: Args) -> anyhow::Result<ExitCode> {
-    print(
-        &queues::queues(&load(&a.trace, Options::default())?),
-        a.json,
-    )
+    let (m, d) = load_streaming(&a.trace, Digest::default())?;
+    print(&d.queues.report(&m), a.json)
 }
 
 pub fn chains(a: Args) -> anyhow::Result<ExitCode> {
-    print(
-        &chains::chains(&load(&a.trace, Options::default())?),
-        a.json,
-    )
+    let (_, d) = load_streaming(&a.trace, Digest::default())?;
+    print(&d.chains.report(), a.json)
 }
 
 pub fn flow(a: FlowArgs) -> anyhow::Result<ExitCode> {
-    let m = load(&a.common.trace, Options::default())?;
     let pick = match (a.index, a.at) {
         (_, Some(ns)) => flow::Pick::At(ns),
         (Some(i), None) => flow::Pick::Index(i),
         (None, None) => flow::Pick::Index(0),
     };
-    print(&flow::flow(&m, &a.topic, pick)?, a.common.json)
+    let digest = Digest::with_flow(flow::FlowAcc::new(&a.topic, pick));
+    let (m, d) = load_streaming(&a.common.trace, digest)?;
+    let found = d.flow.as_ref().expect("asked for").report(&m)?;
+    print(&found, a.common.json)
 }
 
 pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
@@ -121,9 +115,9 @@ pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
-    let m = load(&a.trace, Options::default())?;
+    let (m, d) = load_streaming(&a.trace, Digest::default())?;
     let title = format!("kairos trace report: {}", a.trace.display());
-    std::fs::write(&a.html, html::report(&m, &title))
+    std::fs::write(&a.html, html::report_digest(&m, &d, &title))
         .with_context(|| format!("writing {}", a.html.display()))?;
     eprintln!("wrote {}", a.html.display());
     Ok(ExitCode::SUCCESS)

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use kairos_analyze::{Builder, Model, Options};
+use kairos_analyze::{Builder, Digest, Model, Options};
 use kairos_trace::read::{Events, Notice, TraceSet};
 
 /// Events between two looks at the clock: cheap enough per event, often enough to
@@ -84,10 +84,38 @@ impl Progress {
     }
 }
 
+/// Reads a whole trace into a model (`options` says what it keeps).
 pub fn load(path: &Path, options: Options) -> anyhow::Result<Model> {
+    Ok(read(path, Builder::new(options))?.0)
+}
+
+/// Reads a trace through the streaming analyses: the model holds the trace's objects
+/// and counts, `digest` everything the analyses need, in memory flat in trace length.
+pub fn load_streaming(path: &Path, digest: Digest) -> anyhow::Result<(Model, Digest)> {
+    let (m, digest) = read(path, Builder::streaming(digest))?;
+    let digest = digest.expect("a streaming builder returns its digest");
+    if digest.never_reached > 0 {
+        eprintln!(
+            "kairos: note: {} message deliveries were taken or queued but no callback started \
+             for them (by the end of the trace, or within {} s of trace time); they end no chain",
+            digest.never_reached,
+            kairos_analyze::build::HORIZON_NS / 1_000_000_000
+        );
+    }
+    if digest.retired_early > 0 {
+        eprintln!(
+            "kairos: note: more than {} messages were in flight at once; {} message trees were \
+             closed before they were quiet",
+            kairos_analyze::build::MAX_LIVE,
+            digest.retired_early
+        );
+    }
+    Ok((m, digest))
+}
+
+fn read(path: &Path, mut builder: Builder) -> anyhow::Result<(Model, Option<Digest>)> {
     let set = TraceSet::open(path)?;
     let mut events = set.events_with(Builder::selection())?;
-    let mut builder = Builder::new(options);
     let mut progress = Progress::new(true, set.stream_bytes());
     while let Some(item) = events.next() {
         match item {
@@ -107,5 +135,5 @@ pub fn load(path: &Path, options: Options) -> anyhow::Result<Model> {
         progress.event(&events);
     }
     progress.finish();
-    Ok(builder.finish(events.discarded(), events.backwards()))
+    Ok(builder.finish_streaming(events.discarded(), events.backwards()))
 }

@@ -1,0 +1,263 @@
+//! The streaming analyses: everything `callbacks`, `timers`, `queues`, `chains`, `flow`
+//! and the HTML report need, gathered record by record while the trace is read, in
+//! memory that does not grow with the trace's length.
+//!
+//! A [`Digest`] is fed by a streaming [`Builder`](crate::Builder) (callback runs, timer
+//! runs, queue changes, and each message tree once it is finished), or from a whole
+//! [`Model`] ([`Digest::from_model`]): both go through the same accumulators, so an
+//! analysis gives the same result either way. What each accumulator keeps is bounded:
+//! per callback, timer, queue and chain a [`Recorder`](crate::stats::Recorder) (exact up
+//! to a number of samples, then a histogram), a bounded list of points or drops, and a
+//! fixed number of the slowest runs.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+
+use crate::build::live::Live;
+use crate::callbacks::CallbackRuns;
+use crate::chains::ChainAcc;
+use crate::flow::FlowAcc;
+use crate::model::{
+    CallbackId, DeliveryRef, Message, MessageId, Model, Queue, QueueDrop, QueueKind, TimerId,
+};
+use crate::queues::{DepthSeries, QueueDepths};
+use crate::timers::TimerRuns;
+
+/// Messages and the messages their deliveries' callbacks published.
+pub trait MessageGraph {
+    /// The message, if the graph holds it.
+    fn message(&self, id: MessageId) -> Option<&Message>;
+    /// The messages published by the callback of delivery `d`, in id order.
+    fn children(&self, d: DeliveryRef) -> Vec<MessageId>;
+}
+
+/// A whole model's messages as a graph.
+#[derive(Debug)]
+pub struct ModelGraph<'a> {
+    m: &'a Model,
+    children: HashMap<DeliveryRef, Vec<MessageId>>,
+}
+
+impl<'a> ModelGraph<'a> {
+    /// Links every message of `m` to the delivery that caused it.
+    pub fn new(m: &'a Model) -> Self {
+        let mut children: HashMap<DeliveryRef, Vec<MessageId>> = HashMap::new();
+        for (i, msg) in m.messages.iter().enumerate() {
+            if let Some(c) = msg.cause {
+                children.entry(c).or_default().push(MessageId(i as u64));
+            }
+        }
+        Self { m, children }
+    }
+
+    /// Every message's id, in order.
+    pub fn ids(&self) -> impl Iterator<Item = MessageId> + use<> {
+        (0..self.m.messages.len() as u64).map(MessageId)
+    }
+}
+
+impl MessageGraph for ModelGraph<'_> {
+    fn message(&self, id: MessageId) -> Option<&Message> {
+        self.m.messages.get(id.0 as usize)
+    }
+
+    fn children(&self, d: DeliveryRef) -> Vec<MessageId> {
+        self.children.get(&d).cloned().unwrap_or_default()
+    }
+}
+
+/// One finished tree of the messages a streaming builder followed.
+#[derive(Debug)]
+pub(crate) struct Tree<'a> {
+    live: &'a Live,
+    root: MessageId,
+}
+
+impl<'a> Tree<'a> {
+    pub(crate) fn new(live: &'a Live, root: MessageId) -> Self {
+        Self { live, root }
+    }
+}
+
+impl MessageGraph for Tree<'_> {
+    fn message(&self, id: MessageId) -> Option<&Message> {
+        self.live.get(id)
+    }
+
+    fn children(&self, d: DeliveryRef) -> Vec<MessageId> {
+        self.live.children(d.message, d.delivery).collect()
+    }
+}
+
+/// The analyses' accumulators; see the module docs.
+#[derive(Debug, Default)]
+pub struct Digest {
+    /// Per callback, its run durations; and the slowest runs.
+    pub callbacks: CallbackRuns,
+    /// Per timer, its periods and lateness.
+    pub timers: TimerRuns,
+    /// Per queue, its depth and drops.
+    pub queues: QueueDepths,
+    /// Per chain, its stage latencies.
+    pub chains: ChainAcc,
+    /// The one message `flow` follows, when asked.
+    pub flow: Option<FlowAcc>,
+    /// Deliveries that were taken or queued and whose callback never started (by the
+    /// end of the trace, or within the streaming horizon).
+    pub never_reached: u64,
+    /// Message trees handed over early because too many messages were followed.
+    pub retired_early: u64,
+    inferred: Inferred,
+}
+
+/// ros2_tracing records no enqueue: a subscription's depth is inferred from when each
+/// message it took was sent and taken. The changes wait here until no message still
+/// followed can add an earlier one (see [`Digest::watermark`]).
+#[derive(Debug, Default)]
+struct Inferred {
+    pending: BinaryHeap<Reverse<(i64, i64, usize)>>,
+    queues: BTreeMap<usize, (Queue, DepthSeries)>,
+    real: HashSet<usize>,
+    real_seen: usize,
+}
+
+impl Digest {
+    /// A digest that also follows one message for `flow`.
+    pub fn with_flow(flow: FlowAcc) -> Self {
+        Self {
+            flow: Some(flow),
+            ..Self::default()
+        }
+    }
+
+    /// Everything a whole model holds, through the same accumulators.
+    pub fn from_model(m: &Model) -> Self {
+        let g = ModelGraph::new(m);
+        let mut d = Self {
+            callbacks: CallbackRuns::from_model(m),
+            timers: TimerRuns::from_model(m),
+            queues: QueueDepths::from_model(m),
+            ..Self::default()
+        };
+        for id in g.ids() {
+            d.chains.root(m, &g, id);
+        }
+        d
+    }
+
+    pub(crate) fn published(&mut self, id: MessageId, msg: &Message) {
+        if let Some(f) = &mut self.flow {
+            f.published(id, msg);
+        }
+    }
+
+    pub(crate) fn callback_run(&mut self, cb: CallbackId, start: i64, duration: i64) {
+        self.callbacks.run(cb, start, duration);
+    }
+
+    pub(crate) fn timer_fired(&mut self, t: TimerId, at: i64, period: Option<i64>) {
+        self.timers.fired(t, at, period);
+    }
+
+    pub(crate) fn timer_scheduled(&mut self, t: TimerId, s: i64, a: i64, period: Option<i64>) {
+        self.timers.scheduled(t, s, a, period);
+    }
+
+    pub(crate) fn queue_depth(&mut self, q: usize, at: i64, depth: u64) {
+        self.queues.depth(q, at, depth);
+    }
+
+    pub(crate) fn queue_drop(&mut self, q: usize, drop: QueueDrop) {
+        self.queues.drop(q, drop);
+    }
+
+    /// A finished tree (`early`: handed over before it was quiet).
+    pub(crate) fn tree(&mut self, m: &Model, tree: &Tree<'_>, early: bool) {
+        if early {
+            self.retired_early += 1;
+        }
+        let ids = tree.live.tree(tree.root);
+        self.chains.root(m, tree, tree.root);
+        if let Some(f) = &mut self.flow {
+            f.tree(tree, &ids);
+        }
+        for &id in &ids {
+            let Some(msg) = tree.message(id) else {
+                continue;
+            };
+            for d in &msg.deliveries {
+                if d.callback_start.is_none()
+                    && d.dropped.is_none()
+                    && (d.taken.is_some() || d.enqueued.is_some())
+                {
+                    self.never_reached += 1;
+                }
+                if let (Some(s), None, Some(sent), Some(taken)) =
+                    (d.subscription, d.enqueued, msg.sent, d.taken)
+                {
+                    self.inferred.pending.push(Reverse((sent, 1, s.0)));
+                    self.inferred.pending.push(Reverse((taken, -1, s.0)));
+                }
+            }
+        }
+    }
+
+    /// Applies the inferred queue changes before `upto`: no message still followed can
+    /// add a change before the time it was created, and none is older than `upto`.
+    pub(crate) fn watermark(&mut self, m: &Model, upto: i64) {
+        let inf = &mut self.inferred;
+        if inf.real_seen != m.queues.len() {
+            inf.real.extend(
+                m.queues
+                    .iter()
+                    .filter(|q| q.kind == QueueKind::Subscription && !q.inferred)
+                    .map(|q| q.endpoint),
+            );
+            inf.real_seen = m.queues.len();
+        }
+        while let Some(&Reverse((at, delta, s))) = inf.pending.peek() {
+            if at >= upto {
+                break;
+            }
+            inf.pending.pop();
+            if inf.real.contains(&s) {
+                continue;
+            }
+            let (q, series) = inf.queues.entry(s).or_insert_with(|| {
+                (
+                    Queue {
+                        kind: QueueKind::Subscription,
+                        endpoint: s,
+                        depth: Vec::new(),
+                        enqueued: 0,
+                        dequeued: 0,
+                        drops: Vec::new(),
+                        inferred: true,
+                        current: 0,
+                    },
+                    DepthSeries::default(),
+                )
+            });
+            q.current = q.current.saturating_add_signed(delta);
+            if delta > 0 {
+                q.enqueued += 1;
+            } else {
+                q.dequeued += 1;
+            }
+            series.push(at, q.current);
+        }
+    }
+
+    /// Called once the trace ended and every tree was handed over: the inferred queues
+    /// join the model's, after its recorded ones, in subscription order.
+    pub(crate) fn finish(&mut self, m: &mut Model) {
+        self.watermark(m, i64::MAX);
+        for (s, (q, series)) in std::mem::take(&mut self.inferred.queues) {
+            if self.inferred.real.contains(&s) {
+                continue;
+            }
+            self.queues.set(m.queues.len(), series);
+            m.queues.push(q);
+        }
+    }
+}
