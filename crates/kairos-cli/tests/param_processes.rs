@@ -208,3 +208,87 @@ pub.close()
         String::from_utf8_lossy(&missing.stderr)
     );
 }
+
+/// zenoh-ros2-sdk's client, given rcl_interfaces' definitions (with package-qualified
+/// nested names, which it needs and which do not change the hash), computes the
+/// `SetParameters` hash itself, calls the kairos node's `set_parameters`, and the node
+/// switches to simulation time.
+const PY_SET_USE_SIM_TIME: &str = r#"
+import os
+import numpy as np
+from zenoh_ros2_sdk import ROS2ServiceClient
+from zenoh_ros2_sdk.session import ZenohSession
+from zenoh_ros2_sdk.utils import compute_service_type_hash
+PORT = int(os.environ["ROUTER_PORT"])
+I = os.environ["IFACES"]
+read = lambda p: open(os.path.join(I, p)).read()
+session = ZenohSession.get_instance("127.0.0.1", PORT)
+deps = {"rcl_interfaces/msg/ParameterValue": read("msg/ParameterValue.msg"),
+        "rcl_interfaces/msg/Parameter": read("msg/Parameter.msg").replace("ParameterValue value", "rcl_interfaces/ParameterValue value"),
+        "rcl_interfaces/msg/SetParametersResult": read("msg/SetParametersResult.msg")}
+for name, text in deps.items():
+    session.register_message_type(text, name)
+req, res = read("srv/SetParameters.srv").replace("Parameter[]", "rcl_interfaces/Parameter[]").replace("SetParametersResult[]", "rcl_interfaces/SetParametersResult[]").split("---\n")
+h = compute_service_type_hash("rcl_interfaces/srv/SetParameters", req, res, deps)
+print("hash", h, flush=True)
+client = ROS2ServiceClient('/sensor/set_parameters', 'rcl_interfaces/srv/SetParameters', request_definition=req, response_definition=res, type_hash=h, node_name='py_param', router_port=PORT, timeout=20.0)
+T = session.store.types
+empty = lambda t: np.zeros(0, dtype=t)
+value = T['rcl_interfaces/msg/ParameterValue'](type=1, bool_value=True, integer_value=0, double_value=0.0, string_value='', byte_array_value=empty(np.uint8), bool_array_value=empty(bool), integer_array_value=empty(np.int64), double_array_value=empty(np.float64), string_array_value=[])
+r = client.call(parameters=[T['rcl_interfaces/msg/Parameter'](name='use_sim_time', value=value)])
+print("result", [(x.successful, x.reason) for x in r.results], flush=True)
+client.close()
+"#;
+
+#[test]
+fn a_ros2_client_sets_use_sim_time_on_a_kairos_node() {
+    use kairos_msgs::ServiceType;
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port();
+    let mut router = Running(
+        common::kairos()
+            .args(["router", "--listen", &format!("tcp/127.0.0.1:{port}")])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start kairos router"),
+    );
+    let router_lines = lines(&mut router);
+    let first = router_lines.recv_timeout(LIMIT).expect("router output");
+    assert!(first.contains("running"), "router: {first}");
+    let mut node = Running(
+        env(&mut common::kairos(), port)
+            .args(["param", "serve", "/sensor", "--timeout", "50"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the parameter node"),
+    );
+    let node_lines = lines(&mut node);
+    expect(&node_lines, "ready");
+    expect(&node_lines, "use_sim_time=false");
+    let python = run(Command::new("python3")
+        .args(["-c", PY_SET_USE_SIM_TIME])
+        .env("ROUTER_PORT", port.to_string())
+        .env(
+            "IFACES",
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../kairos-msgs/interfaces/rcl_interfaces"
+            ),
+        )
+        .env_remove("ROS_DOMAIN_ID"));
+    let out = stdout_ok(
+        "the Python set_parameters client (pip install zenoh-ros2-sdk==0.1.8)",
+        &python,
+    );
+    let hash = kairos_msgs::rcl_interfaces::srv::SetParameters::type_hash().to_string();
+    assert!(
+        out.contains(&format!("hash {hash}")),
+        "Python's SetParameters hash differs from kairos's {hash}:\n{out}"
+    );
+    assert!(out.contains("result [(True, '')]"), "{out}");
+    expect(&node_lines, "use_sim_time=true sim_sec=0");
+}
