@@ -30,9 +30,9 @@ pub struct Args {
     /// Callback timers on one node clock for the executor rows (beside one such timer).
     #[arg(long, default_value_t = 1000)]
     pub timers: usize,
-    /// Periods the node-clock timers run for.
-    #[arg(long, default_value_t = 2000)]
-    pub timer_periods: u64,
+    /// Periods the node-clock timers run for [default: --loops, at most 2000].
+    #[arg(long)]
+    pub timer_periods: Option<u64>,
     /// Only the node-clock timer rows (skip the single-thread contenders and cyclictest).
     #[arg(long)]
     pub node_clock_only: bool,
@@ -246,12 +246,20 @@ fn cyclictest(loops: u64, period_us: u64) -> anyhow::Result<Result> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if args.loops == 0 || args.period_us == 0 || args.timers == 0 || args.timer_periods == 0 {
+    let timer_periods = args.timer_periods.unwrap_or(args.loops.min(2000));
+    if args.loops == 0 || args.period_us == 0 || args.timers == 0 || timer_periods == 0 {
         bail!("--loops, --period-us, --timers and --timer-periods must be positive");
     }
     let period = args.period_us as i64 * 1000;
     if args.node_clock_only {
-        return node_clock_section(&args, period);
+        let section = NodeClockSection::measure(args.timers, timer_periods, period)?;
+        if args.json {
+            let out = json!({"period_us": args.period_us, "node_clock": section.json()});
+            println!("{}", serde_json::to_string_pretty(&out)?);
+        } else {
+            section.print(args.period_us);
+        }
+        return Ok(ExitCode::SUCCESS);
     }
     if !args.json {
         println!(
@@ -265,6 +273,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         tokio_interval(args.loops, period)?,
         cyclictest(args.loops, args.period_us)?,
     ];
+    let section = NodeClockSection::measure(args.timers, timer_periods, period)?;
     if args.json {
         let rows: Vec<_> = results
             .iter()
@@ -276,7 +285,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 })
             })
             .collect();
-        let out = json!({"period_us": args.period_us, "samples": args.loops, "results": rows});
+        let out = json!({"period_us": args.period_us, "samples": args.loops, "results": rows,
+            "node_clock": section.json()});
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         println!(
@@ -299,17 +309,33 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!(
             "(drift: last wake-up minus its ideal time; kairos keeps its grid and counts missed periods)"
         );
+        section.print(args.period_us);
     }
-    node_clock_section(&args, period)
+    Ok(ExitCode::SUCCESS)
 }
 
-/// One callback timer, then `--timers` of them, on a node clock, in one run.
-fn node_clock_section(args: &Args, period: i64) -> anyhow::Result<ExitCode> {
-    let one = node_clock_timers(1, args.timer_periods, period)?;
-    let many = node_clock_timers(args.timers, args.timer_periods, period)?;
-    let ratio = many.summary.p99_us / one.summary.p99_us.max(0.001);
-    if args.json {
-        let rows: Vec<_> = [&one, &many]
+/// One callback timer, then many, on a node clock, in one run.
+struct NodeClockSection {
+    periods: u64,
+    one: NodeClockResult,
+    many: NodeClockResult,
+}
+
+impl NodeClockSection {
+    fn measure(timers: usize, periods: u64, period: i64) -> anyhow::Result<Self> {
+        Ok(Self {
+            periods,
+            one: node_clock_timers(1, periods, period)?,
+            many: node_clock_timers(timers, periods, period)?,
+        })
+    }
+
+    fn ratio(&self) -> f64 {
+        self.many.summary.p99_us / self.one.summary.p99_us.max(0.001)
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let rows: Vec<_> = [&self.one, &self.many]
             .iter()
             .map(|r| {
                 json!({
@@ -319,23 +345,23 @@ fn node_clock_section(args: &Args, period: i64) -> anyhow::Result<ExitCode> {
                 })
             })
             .collect();
-        let out = json!({"period_us": args.period_us, "periods": args.timer_periods,
-            "node_clock_timers": rows, "p99_ratio": ratio});
-        println!("{}", serde_json::to_string_pretty(&out)?);
-        return Ok(ExitCode::SUCCESS);
+        json!({"periods": self.periods, "timers": rows, "p99_ratio": self.ratio()})
     }
-    println!(
-        "callback timers on one node clock (system time), single-threaded executor, {} periods of {} us",
-        args.timer_periods, args.period_us
-    );
-    println!("{} {:>10}", Summary::header(), "missed");
-    for r in [&one, &many] {
-        let name = format!("node_clock x{}", r.timers);
-        println!("{} {:>10}", r.summary.row(&name), r.missed);
+
+    fn print(&self, period_us: u64) {
+        println!(
+            "callback timers on one node clock (system time), single-threaded executor, {} periods of {} us",
+            self.periods, period_us
+        );
+        println!("{} {:>10}", Summary::header(), "missed");
+        for r in [&self.one, &self.many] {
+            let name = format!("node_clock x{}", r.timers);
+            println!("{} {:>10}", r.summary.row(&name), r.missed);
+        }
+        println!(
+            "p99 of {} timers / p99 of one timer = {:.2}",
+            self.many.timers,
+            self.ratio()
+        );
     }
-    println!(
-        "p99 of {} timers / p99 of one timer = {ratio:.2}",
-        args.timers
-    );
-    Ok(ExitCode::SUCCESS)
 }
