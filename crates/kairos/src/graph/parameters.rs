@@ -26,15 +26,25 @@ use std::sync::Arc;
 /// The value of a parameter (the types of `rcl_interfaces/msg/ParameterValue`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ParameterValue {
+    /// No value.
     NotSet,
+    /// A boolean.
     Bool(bool),
+    /// A 64-bit signed integer.
     Integer(i64),
+    /// A 64-bit float.
     Double(f64),
+    /// A string.
     String(String),
+    /// An array of bytes.
     ByteArray(Vec<u8>),
+    /// An array of booleans.
     BoolArray(Vec<bool>),
+    /// An array of 64-bit signed integers.
     IntegerArray(Vec<i64>),
+    /// An array of 64-bit floats.
     DoubleArray(Vec<f64>),
+    /// An array of strings.
     StringArray(Vec<String>),
 }
 
@@ -42,19 +52,30 @@ pub enum ParameterValue {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum ParameterType {
+    /// No value.
     NotSet = 0,
+    /// A boolean.
     Bool = 1,
+    /// A 64-bit signed integer.
     Integer = 2,
+    /// A 64-bit float.
     Double = 3,
+    /// A string.
     String = 4,
+    /// An array of bytes.
     ByteArray = 5,
+    /// An array of booleans.
     BoolArray = 6,
+    /// An array of 64-bit signed integers.
     IntegerArray = 7,
+    /// An array of 64-bit floats.
     DoubleArray = 8,
+    /// An array of strings.
     StringArray = 9,
 }
 
 impl ParameterValue {
+    /// The type of this value.
     pub fn kind(&self) -> ParameterType {
         match self {
             Self::NotSet => ParameterType::NotSet,
@@ -110,8 +131,11 @@ impl fmt::Display for ParameterValue {
 /// uses).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ParameterDescriptor {
+    /// What the parameter is for, in words.
     pub description: String,
+    /// Constraints on the value, in words.
     pub additional_constraints: String,
+    /// A set is refused once the parameter is declared.
     pub read_only: bool,
     /// The value may change type when set.
     pub dynamic_typing: bool,
@@ -120,20 +144,35 @@ pub struct ParameterDescriptor {
 /// Why a parameter was not declared, read or set.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ParameterError {
+    /// No parameter of this name was declared.
     #[error("parameter '{0}' is not declared; declare it on the node first")]
     NotDeclared(String),
+    /// A parameter of this name was declared before.
     #[error("parameter '{0}' is already declared")]
     AlreadyDeclared(String),
+    /// The value's type differs from the declared one (and the descriptor does not allow
+    /// dynamic typing).
     #[error("parameter '{name}' is a {declared}, not a {given}")]
     TypeMismatch {
+        /// The parameter.
         name: String,
+        /// Its declared type.
         declared: ParameterType,
+        /// The type of the value given.
         given: ParameterType,
     },
+    /// The descriptor makes the parameter read-only.
     #[error("parameter '{0}' is read-only")]
     ReadOnly(String),
+    /// The parameter's hook refused the value.
     #[error("parameter '{name}' refused the value: {reason}")]
-    Rejected { name: String, reason: String },
+    Rejected {
+        /// The parameter.
+        name: String,
+        /// What the hook said.
+        reason: String,
+    },
+    /// The name is not a valid parameter name.
     #[error("'{0}' is not a parameter name (letters, digits, '_' and '.', not empty)")]
     BadName(String),
 }
