@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::model::{MessageId, Model, QueueDrop, QueueKind};
 
 /// At most this many depth points per queue in a report; the maximum is kept exact.
-const MAX_POINTS: usize = 500;
+pub const MAX_POINTS: usize = 500;
 /// Drops listed per queue at most; past this they are only counted.
 pub const KEPT_DROPS: usize = 10_000;
 

@@ -1,7 +1,7 @@
 //! serde helpers for the field shapes of ROS messages that serde alone would not write as
 //! CDR does, or not efficiently.
 //!
-//! What this module promises: [`array`] writes a fixed array `T[N]` as `N` elements and no
+//! What this module promises: [`array`](mod@array) writes a fixed array `T[N]` as `N` elements and no
 //! length (CDR has none for arrays), for any `N` (serde's own impls stop at 32; `Odometry`
 //! has `float64[36]`); [`bytes`] writes a `uint8[]` as its u32 length and the bytes in one
 //! block, the same bytes serde would write element by element.
