@@ -1,18 +1,36 @@
 //! What this process sees of the ROS graph: every liveliness token alive in its domain.
 //!
+//! It also checks that a peer's entity on a topic or service this process uses has the
+//! same type hash: samples of another hash travel on another key expression and would
+//! never arrive, so a mismatch (the other side built from another version of the
+//! message) is reported once per peer hash, naming both hashes, and counted in
+//! [`GraphCache::type_mismatches`].
+//!
 //! Ground rules: zenoh's liveliness callback adds and removes tokens under `tokens`' lock
 //! and then notifies `changed`; readers take snapshots under the lock and never call out
-//! while holding it.
+//! while holding it. `checks` is taken after `tokens` when both are needed, never before.
 
-use crate::graph_key::{EntityKind, Token};
+use crate::graph_key::{EndpointKey, EntityKind, Token};
 use parking_lot::{Condvar, Mutex};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+/// What this process sees of the ROS graph; see the module docs.
 #[derive(Debug, Default)]
 pub struct GraphCache {
     tokens: Mutex<HashSet<Token>>,
     changed: Condvar,
+    checks: Mutex<TypeChecks>,
+    mismatches: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct TypeChecks {
+    /// The hash this process declared for each (name, type) it uses.
+    local: HashMap<(String, String), String>,
+    /// Mismatches already reported: (name, type, the peer's hash).
+    reported: HashSet<(String, String, String)>,
 }
 
 impl GraphCache {
@@ -22,12 +40,69 @@ impl GraphCache {
         let Ok(token) = Token::parse(key) else { return };
         let mut tokens = self.tokens.lock();
         if alive {
+            if let Some(endpoint) = &token.endpoint {
+                self.check(&token, endpoint);
+            }
             tokens.insert(token);
         } else {
             tokens.remove(&token);
         }
         drop(tokens);
         self.changed.notify_all();
+    }
+
+    /// This process declared an entity of `name` with type `dds_type` and hash `hash`:
+    /// peers already in the graph, and those that come later, are checked against it.
+    pub(crate) fn declared(&self, name: &str, dds_type: &str, hash: &str) {
+        let tokens = self.tokens.lock();
+        self.checks
+            .lock()
+            .local
+            .insert((name.to_owned(), dds_type.to_owned()), hash.to_owned());
+        for token in tokens.iter() {
+            if let Some(endpoint) = &token.endpoint {
+                self.check(token, endpoint);
+            }
+        }
+    }
+
+    fn check(&self, token: &Token, endpoint: &EndpointKey) {
+        let mut checks = self.checks.lock();
+        let key = (endpoint.name.clone(), endpoint.dds_type.clone());
+        let Some(ours) = checks.local.get(&key) else {
+            return;
+        };
+        if *ours == endpoint.hash {
+            return;
+        }
+        let ours = ours.clone();
+        let (name, dds_type) = key;
+        if !checks
+            .reported
+            .insert((name.clone(), dds_type.clone(), endpoint.hash.clone()))
+        {
+            return;
+        }
+        drop(checks);
+        self.mismatches.fetch_add(1, Ordering::Relaxed);
+        let node = &token.node;
+        let namespace = node.namespace.trim_end_matches('/');
+        eprintln!(
+            "kairos-zenoh: '{name}' has type {dds_type} with hash {ours} in this process but \
+             {theirs} in node {namespace}/{node_name} (zenoh id {zid}): the two sides were \
+             built from different definitions of the type, and no message passes between \
+             them. Build both from the same .msg/.srv files. (reported once per hash; \
+             counted in type_mismatches)",
+            theirs = endpoint.hash,
+            node_name = node.name,
+            zid = node.zid,
+        );
+    }
+
+    /// Peers seen using a name of this process with another type hash (each distinct
+    /// hash once).
+    pub fn type_mismatches(&self) -> u64 {
+        self.mismatches.load(Ordering::Relaxed)
     }
 
     /// Every token now.

@@ -278,6 +278,7 @@ impl ZenohTransport {
         };
         let key = token.key_expr();
         let declared = self.session.liveliness().declare_token(&key).wait().ok()?;
+        self.graph.declared(name, dds_type, hash);
         Some((declared, token.gid()))
     }
 

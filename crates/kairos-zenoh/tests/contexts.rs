@@ -5,6 +5,7 @@ use kairos::exec::Executor;
 use kairos::graph::{CallError, Context, Node, Qos};
 use kairos::time::Duration;
 use kairos_zenoh::ZenohTransport;
+use kairos_zenoh::graph_key::EntityKind;
 use kairos_zenoh::msg::{AddTwoIntsRequest, AddTwoIntsResponse, StringMsg};
 use std::net::TcpListener;
 use std::sync::mpsc;
@@ -394,4 +395,79 @@ fn a_remote_clock_drives_simulated_time() {
     let expected = kairos::time::Time::new(kairos::time::ClockKind::Sim, 12_000_000_500);
     assert_eq!(rx.recv_timeout(WAIT).unwrap(), expected);
     assert_eq!(sim.now(), expected);
+}
+
+#[test]
+fn a_peer_with_another_type_hash_is_reported_once_whichever_comes_first() {
+    let port = free_port();
+    let _router = router(port);
+    let (a, ta) = carried(port);
+    let (_b, tb) = carried(port);
+    let node = Node::new_in(&a, "listener", "/").unwrap();
+    let _sub = node
+        .create_subscription("/chatter", Qos::keep_last(10), |_: Arc<StringMsg>| {})
+        .unwrap();
+    let a_zid = ta.session().zid().to_string();
+    let b_zid = tb.session().zid().to_string();
+    let ours = tb.graph().wait_until(Instant::now() + WAIT, |tokens| {
+        tokens
+            .iter()
+            .any(|t| t.node.zid == a_zid && t.kind == EntityKind::Subscription)
+    });
+    assert!(
+        ours,
+        "the other session saw the subscription within {WAIT:?}"
+    );
+    let template = tb
+        .graph()
+        .tokens()
+        .into_iter()
+        .find(|t| t.node.zid == a_zid && t.kind == EntityKind::Subscription)
+        .unwrap();
+    // A peer (session b) publishing /chatter built from another definition of String.
+    let peer = |id: u64, name: &str, hash: &str| {
+        let mut token = template.clone();
+        token.node.zid = b_zid.clone();
+        token.id = id;
+        token.kind = EntityKind::Publisher;
+        let endpoint = token.endpoint.as_mut().unwrap();
+        endpoint.name = name.to_owned();
+        endpoint.hash = hash.to_owned();
+        tb.session()
+            .liveliness()
+            .declare_token(token.key_expr())
+            .wait()
+            .unwrap()
+    };
+    let other = format!("RIHS01_{}", "ab".repeat(32));
+    let seen = |n: u64| {
+        ta.graph()
+            .wait_until(Instant::now() + WAIT, |_| ta.graph().type_mismatches() >= n)
+    };
+    let _first = peer(9001, "/chatter", &other);
+    assert!(seen(1), "the mismatch was reported within {WAIT:?}");
+    // A second peer entity with the same wrong hash: not reported again.
+    let _second = peer(9002, "/chatter", &other);
+    let _same = peer(9003, "/chatter", &template.endpoint.as_ref().unwrap().hash);
+    let settled = ta.graph().wait_until(Instant::now() + WAIT, |tokens| {
+        tokens
+            .iter()
+            .filter(|t| t.node.zid == b_zid && t.id >= 9001)
+            .count()
+            == 3
+    });
+    assert!(settled);
+    assert_eq!(ta.graph().type_mismatches(), 1);
+
+    // The other order: the peer is in the graph before this process declares the name.
+    let _early = peer(9004, "/late", &other);
+    let early_seen = ta.graph().wait_until(Instant::now() + WAIT, |tokens| {
+        tokens.iter().any(|t| t.id == 9004 && t.node.zid == b_zid)
+    });
+    assert!(early_seen);
+    assert_eq!(ta.graph().type_mismatches(), 1);
+    let _late = node
+        .create_publisher::<StringMsg>("/late", Qos::keep_last(10))
+        .unwrap();
+    assert_eq!(ta.graph().type_mismatches(), 2);
 }
