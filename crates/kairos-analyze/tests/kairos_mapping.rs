@@ -4,7 +4,6 @@
 //! the writer. babeltrace2 reads it too, and `dump` must agree with it.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use kairos_analyze::model::QueueKind;
 use kairos_analyze::{Options, analyze, chains, queues, timers};
@@ -404,19 +403,9 @@ fn kairos_trace_maps_onto_the_model() {
 #[test]
 fn dump_of_a_kairos_trace_agrees_with_babeltrace2() {
     let dir = trace_dir("dump");
-    let bt = Command::new("babeltrace2")
-        .args(["--clock-seconds", "--no-delta"])
-        .arg(&dir)
-        .output()
-        .unwrap_or_else(|e| panic!("babeltrace2 is needed ({e}): apt-get install babeltrace2"));
+    let theirs = kairos_testkit::babeltrace2_clean(&["--clock-seconds", "--no-delta"], &dir);
     let ours = kairos_trace_dump(&dir);
     std::fs::remove_dir_all(&dir).unwrap();
-    assert!(
-        bt.status.success(),
-        "{}",
-        String::from_utf8_lossy(&bt.stderr)
-    );
-    let theirs = String::from_utf8_lossy(&bt.stdout);
     assert_eq!(ours.lines().count(), 53);
     // babeltrace2 labels events with the environment's hostname, procname and vpid.
     assert!(
