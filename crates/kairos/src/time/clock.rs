@@ -15,7 +15,7 @@
 
 use super::jump::{self, JumpHandler, JumpThreshold};
 use super::ros_clock::RosClock;
-use super::sim::{SimClock, SimPoll};
+use super::sim::{SimClock, WaitStep};
 use super::slack::ensure_fine_slack;
 use super::wait::{mono_now, park_until_mono, thread_waker, wall_now};
 use super::{CancelToken, ClockJump, ClockKind, ClockMismatch, Duration, Sleep, Time, WaitError};
@@ -326,49 +326,61 @@ impl Clock {
                 jump_generation.is_some_and(|g| self.jump_generation().is_some_and(|now| now != g));
             jumped.then_some(Ok(WaitEnd::Jumped))
         };
-        match &self.source {
-            Source::Steady => loop {
-                if let Some(end) = stop() {
-                    return end;
-                }
-                if mono_now() >= deadline {
-                    return Ok(WaitEnd::Reached);
-                }
-                park_until_mono(Some(deadline));
-            },
-            Source::System => {
-                let _sleeper = jump::register_current_thread();
-                loop {
-                    if let Some(end) = stop() {
-                        return end;
-                    }
-                    let now = wall_now();
-                    if now >= deadline {
-                        return Ok(WaitEnd::Reached);
-                    }
-                    park_until_mono(Some(
-                        mono_now().saturating_add(deadline.saturating_sub(now)),
-                    ));
-                }
-            }
-            Source::Sim(sim) => {
-                let participant = Some(sim.participant());
-                let mut key = None;
-                let result = loop {
-                    if let Some(end) = stop() {
-                        break end;
-                    }
-                    match sim.poll_wait(deadline, &mut key, &waker, participant) {
-                        SimPoll::Reached => break Ok(WaitEnd::Reached),
-                        SimPoll::Failed(err) => break Err(err),
-                        SimPoll::Pending(recheck_at) => park_until_mono(recheck_at),
-                    }
-                };
-                sim.unregister(key);
-                result
-            }
+        if let Source::Ros(_) = &self.source {
             // `block_until` resolves a node clock to its active source before waiting.
-            Source::Ros(_) => Err(WaitError::ClockChanged),
+            return Err(WaitError::ClockChanged);
+        }
+        let _sleeper = matches!(self.source, Source::System).then(jump::register_current_thread);
+        let participant = self.as_sim().map(SimClock::participant);
+        let mut key = None;
+        let result = loop {
+            if let Some(end) = stop() {
+                break end;
+            }
+            let step = self.wait_step(deadline, |sim| {
+                sim.poll_wait(deadline, &mut key, &waker, participant)
+            });
+            match step {
+                WaitStep::Reached => break Ok(WaitEnd::Reached),
+                WaitStep::Failed(err) => break Err(err),
+                WaitStep::Pending(recheck_at) => park_until_mono(recheck_at),
+            }
+        };
+        if let Some(sim) = self.as_sim() {
+            sim.unregister(key);
+        }
+        result
+    }
+
+    /// One look at this clock for a wait until `deadline` (nanoseconds of this clock): the
+    /// one decision behind both ways of waiting. A blocking wait parks its thread until
+    /// the steady time this returns, an async [`Sleep`](super::Sleep) registers it with
+    /// the timer driver; both look again when woken. `sim` polls a simulated source with
+    /// the caller's own waker registration. The clock must be a resolved source, not a
+    /// node clock.
+    pub(crate) fn wait_step(
+        &self,
+        deadline: i64,
+        sim: impl FnOnce(&SimClock) -> WaitStep,
+    ) -> WaitStep {
+        if let Some(clock) = self.as_sim() {
+            return sim(clock);
+        }
+        if self.kind() == ClockKind::Steady {
+            return match mono_now() >= deadline {
+                true => WaitStep::Reached,
+                false => WaitStep::Pending(Some(deadline)),
+            };
+        }
+        // A wall-clock deadline becomes a steady one for this look only: the wall clock is
+        // read again after each wake-up, so a step of it moves the wait with it.
+        let now = wall_now();
+        if now >= deadline {
+            WaitStep::Reached
+        } else {
+            WaitStep::Pending(Some(
+                mono_now().saturating_add(deadline.saturating_sub(now)),
+            ))
         }
     }
 

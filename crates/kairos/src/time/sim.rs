@@ -89,12 +89,15 @@ struct SimState {
     sample_due: Vec<Waker>,
 }
 
-/// What a waiter learns from one look at the clock.
+/// What a waiter learns from one look at a clock (any clock: see `Clock::wait_step`).
 #[derive(Debug)]
-pub(crate) enum SimPoll {
+pub(crate) enum WaitStep {
+    /// The clock reads at least the deadline.
     Reached,
-    /// Not yet; look again at this steady time (`None`: only a publish can help).
+    /// Not yet; look again at this steady time (`None`: only a wake-up can help, such as a
+    /// simulated-clock publish).
     Pending(Option<i64>),
+    /// The wait cannot go on.
     Failed(WaitError),
 }
 
@@ -424,13 +427,13 @@ impl SimClock {
         key: &mut Option<u64>,
         waker: &Waker,
         participant: Option<u64>,
-    ) -> SimPoll {
+    ) -> WaitStep {
         self.observe_stall();
         let steady = mono_now();
         let mut state = self.inner.state.lock();
         if state.clock.read(steady) >= deadline {
             state.forget(key.take());
-            return SimPoll::Reached;
+            return WaitStep::Reached;
         }
         if state.clock.policy() == StallPolicy::Fail && state.clock.is_silent(steady) {
             state.forget(key.take());
@@ -443,7 +446,7 @@ impl SimClock {
                         .saturating_sub(state.clock.stall_timeout().as_nanos()),
                 ),
             );
-            return SimPoll::Failed(WaitError::Stalled { last, silent_for });
+            return WaitStep::Failed(WaitError::Stalled { last, silent_for });
         }
         match *key {
             Some(k) if state.queue.update(k, waker) => {}
@@ -458,7 +461,7 @@ impl SimClock {
                 }
             }
         }
-        SimPoll::Pending(state.clock.recheck_at(deadline, steady))
+        WaitStep::Pending(state.clock.recheck_at(deadline, steady))
     }
 
     pub(crate) fn unregister(&self, key: Option<u64>) {

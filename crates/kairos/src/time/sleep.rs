@@ -10,8 +10,7 @@ use super::cancel::CancelRegistration;
 use super::driver::driver;
 use super::jump::{self, SleeperGuard};
 use super::ros_clock::SwitchWaiter;
-use super::sim::{SimClock, SimPoll};
-use super::wait::{mono_now, wall_now};
+use super::sim::{SimClock, WaitStep};
 use super::{CancelToken, Clock, ClockKind, ClockMismatch, Time, WaitError};
 use std::future::Future;
 use std::pin::Pin;
@@ -68,7 +67,7 @@ impl Sleep {
 }
 
 impl Sleep {
-    fn sim_poll(&mut self, sim: SimClock, deadline: i64, cx: &Context<'_>) -> SimPoll {
+    fn sim_poll(&mut self, sim: SimClock, deadline: i64, cx: &Context<'_>) -> WaitStep {
         let mut key = self.sim_key.take().map(|(_, k)| k);
         let result = sim.poll_wait(deadline, &mut key, cx.waker(), None);
         self.sim_key = key.map(|k| (sim, k));
@@ -115,49 +114,34 @@ impl Future for Sleep {
             return Poll::Ready(Err(WaitError::Cancelled));
         }
         let deadline = this.deadline.nanos();
-        let reached = match source.as_sim() {
-            Some(sim) => match this.sim_poll(sim.clone(), deadline, cx) {
-                SimPoll::Reached => true,
-                SimPoll::Failed(err) => {
-                    this.release();
-                    return Poll::Ready(Err(err));
-                }
-                SimPoll::Pending(recheck_at) => {
-                    if let Some(at) = recheck_at {
-                        driver().register(at, &mut this.driver_key, cx.waker());
-                    }
-                    false
-                }
-            },
-            None if source.kind() == ClockKind::Steady => {
-                let reached = mono_now() >= deadline;
-                if !reached {
-                    driver().register(deadline, &mut this.driver_key, cx.waker());
-                }
-                reached
+        let on_wall_clock = source.as_sim().is_none() && source.kind() != ClockKind::Steady;
+        if on_wall_clock {
+            jump::monitor().poll();
+        }
+        match source.wait_step(deadline, |sim| this.sim_poll(sim.clone(), deadline, cx)) {
+            WaitStep::Reached => {
+                this.release();
+                Poll::Ready(Ok(()))
             }
-            None => {
-                jump::monitor().poll();
-                let now = wall_now();
-                let reached = now >= deadline;
-                if !reached {
+            WaitStep::Failed(err) => {
+                this.release();
+                Poll::Ready(Err(err))
+            }
+            WaitStep::Pending(recheck_at) => {
+                if on_wall_clock {
+                    // A step of the wall clock wakes the sleep to look again.
                     match &this.wall_sleeper {
                         Some(guard) => jump::monitor().update_sleeper(guard, cx.waker()),
                         None => {
                             this.wall_sleeper = Some(jump::monitor().register_sleeper(cx.waker()))
                         }
                     }
-                    let mono_deadline = mono_now().saturating_add(deadline.saturating_sub(now));
-                    driver().register(mono_deadline, &mut this.driver_key, cx.waker());
                 }
-                reached
+                if let Some(at) = recheck_at {
+                    driver().register(at, &mut this.driver_key, cx.waker());
+                }
+                Poll::Pending
             }
-        };
-        if reached {
-            this.release();
-            Poll::Ready(Ok(()))
-        } else {
-            Poll::Pending
         }
     }
 }
