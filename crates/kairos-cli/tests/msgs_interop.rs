@@ -10,139 +10,25 @@
 //! Each test has its own `kairos router` on a free loopback port; every wait is bounded and
 //! children are killed when a test ends, however it ends.
 
-mod common;
+mod zenoh_support;
 
 use kairos_msgs::Message;
 use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Command;
 use std::sync::mpsc;
 use std::time::Duration;
+use zenoh_support::{Router, assert_ok, finish, spawn};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
-/// A child process killed when dropped.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-struct Router {
-    _process: Running,
-    port: u16,
-}
-
-impl Router {
-    fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free loopback port")
-            .port();
-        let mut child = common::kairos()
-            .args(["router", "--listen", &format!("tcp/127.0.0.1:{port}")])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start kairos router");
-        let stdout = child.stdout.take().expect("router stdout");
-        let process = Running(child);
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(stdout).lines();
-            let _ = tx.send(lines.next());
-            for _ in lines {}
-        });
-        let line = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the router did not start within 30 s");
-        assert!(
-            line.as_ref()
-                .is_some_and(|l| l.as_ref().is_ok_and(|l| l.contains("running"))),
-            "kairos router did not start: {line:?}"
-        );
-        Self {
-            _process: process,
-            port,
-        }
-    }
-
-    fn kairos(&self) -> Command {
-        let mut cmd = common::kairos();
-        cmd.env(
-            "ZENOH_CONFIG_OVERRIDE",
-            format!(
-                "connect/endpoints=[\"tcp/127.0.0.1:{}\"];listen/endpoints=[\"tcp/127.0.0.1:0\"]",
-                self.port
-            ),
-        )
+/// `python3 -c script`, pointed at `router`, with the definitions of the shipped types.
+fn python(router: &Router, script: &str) -> Command {
+    let mut cmd = Command::new("python3");
+    cmd.args(["-c", script])
+        .env("ROUTER_PORT", router.port.to_string())
+        .env("MSG_DEFS", definitions())
         .env_remove("ROS_DOMAIN_ID");
-        cmd
-    }
-
-    fn python(&self, script: &str) -> Command {
-        let mut cmd = Command::new("python3");
-        cmd.args(["-c", script])
-            .env("ROUTER_PORT", self.port.to_string())
-            .env("MSG_DEFS", definitions())
-            .env_remove("ROS_DOMAIN_ID");
-        cmd
-    }
-}
-
-fn spawn(cmd: &mut Command) -> Running {
-    Running(
-        cmd.stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start process"),
-    )
-}
-
-/// Waits for `child` at most `timeout` (then kills it) and returns what it printed.
-fn finish(mut child: Running, timeout: Duration) -> Output {
-    let pid = child.0.id();
-    let (tx, rx) = mpsc::channel::<()>();
-    let killer = std::thread::spawn(move || {
-        if rx.recv_timeout(timeout).is_err() {
-            let _ = Command::new("kill").arg(pid.to_string()).status();
-        }
-    });
-    let stdout = child.0.stdout.take();
-    let stderr = child.0.stderr.take();
-    let err_reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        if let Some(mut s) = stderr {
-            let _ = std::io::Read::read_to_end(&mut s, &mut out);
-        }
-        out
-    });
-    let mut out = Vec::new();
-    if let Some(mut s) = stdout {
-        let _ = std::io::Read::read_to_end(&mut s, &mut out);
-    }
-    let status = child.0.wait().expect("wait for child");
-    let _ = tx.send(());
-    let _ = killer.join();
-    Output {
-        status,
-        stdout: out,
-        stderr: err_reader.join().unwrap_or_default(),
-    }
-}
-
-fn assert_ok(what: &str, out: &Output) -> String {
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{what} failed with {}\nstdout:\n{stdout}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
+    cmd
 }
 
 fn require_zenoh_ros2_sdk() {
@@ -256,7 +142,7 @@ for s in subs:
     s.close()
 "
     );
-    let mut python = spawn(&mut router.python(&script));
+    let mut python = spawn(&mut python(&router, &script));
     // Wait for Python's subscribers before publishing (the publishers also wait for zenoh's
     // matching, bounded).
     let stdout = python.0.stdout.take().expect("python stdout");
@@ -369,7 +255,7 @@ twist_pub.close()
 print('published 3 + 3')
 "
     );
-    let python = spawn(&mut router.python(&script));
+    let python = spawn(&mut python(&router, &script));
     let python_out = assert_ok("the Python publishers", &finish(python, LIMIT));
     check_hashes(&python_out);
     let imu = assert_ok("kairos topic echo (Imu)", &finish(imu_echo, LIMIT));

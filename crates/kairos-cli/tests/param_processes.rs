@@ -7,129 +7,52 @@
 //! One `kairos router` on a free loopback port; every wait is bounded, children are killed
 //! when the test ends.
 
-mod common;
+mod zenoh_support;
 
-use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Stdio};
 use std::time::Duration;
+use zenoh_support::{Lines, Router, Running, assert_ok, finish, spawn, stdout_lines};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn env(cmd: &mut Command, port: u16) -> &mut Command {
-    cmd.env(
-        "ZENOH_CONFIG_OVERRIDE",
-        format!(
-            "connect/endpoints=[\"tcp/127.0.0.1:{port}\"];listen/endpoints=[\"tcp/127.0.0.1:0\"]"
-        ),
-    )
-    .env_remove("ROS_DOMAIN_ID")
-}
-
-/// The lines a child prints, as they come.
-fn lines(child: &mut Running) -> mpsc::Receiver<String> {
-    let stdout = child.0.stdout.take().expect("piped stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
-/// Waits (bounded) for a line equal to `want`; returns what came before it.
-fn expect(rx: &mpsc::Receiver<String>, want: &str) -> Vec<String> {
-    let mut seen = Vec::new();
+/// Waits (bounded) for a line equal to `want`; returns the lines that came before it.
+fn expect(lines: &mut Lines, want: &str) -> Vec<String> {
+    let mut before = Vec::new();
     loop {
-        match rx.recv_timeout(LIMIT) {
-            Ok(line) if line == want => return seen,
-            Ok(line) => seen.push(line),
-            Err(e) => panic!("no line '{want}' within {LIMIT:?} ({e}); got {seen:?}"),
+        match lines.next_within(LIMIT) {
+            Some(line) if line == want => return before,
+            Some(line) => before.push(line),
+            None => panic!("no line '{want}' within {LIMIT:?}; got {before:?}"),
         }
     }
 }
 
-fn run(cmd: &mut Command) -> Output {
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start kairos");
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel::<()>();
-    let killer = std::thread::spawn(move || {
-        if rx.recv_timeout(LIMIT).is_err() {
-            let _ = Command::new("kill").arg(pid.to_string()).status();
-        }
-    });
-    let out = child.wait_with_output().expect("wait for kairos");
-    let _ = tx.send(());
-    let _ = killer.join();
-    out
-}
-
-fn stdout_ok(what: &str, out: &Output) -> String {
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{what} failed with {}\nstdout:\n{stdout}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+/// A node serving ROS 2's parameter services for `/sensor`, once it says it is ready.
+fn parameter_node(router: &Router) -> (Running, Lines) {
+    let mut node = spawn(
+        router
+            .kairos()
+            .args(["param", "serve", "/sensor", "--timeout", "50"]),
     );
-    stdout
+    let mut lines = stdout_lines(&mut node);
+    expect(&mut lines, "ready");
+    expect(&mut lines, "use_sim_time=false");
+    (node, lines)
 }
 
 #[test]
 fn use_sim_time_set_from_another_process_switches_the_node_clock() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free loopback port")
-        .port();
-    let mut router = Running(
-        common::kairos()
-            .args(["router", "--listen", &format!("tcp/127.0.0.1:{port}")])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start kairos router"),
-    );
-    let router_lines = lines(&mut router);
-    let first = router_lines.recv_timeout(LIMIT).expect("router output");
-    assert!(first.contains("running"), "router: {first}");
+    let router = Router::start();
+    let (_node, mut node_lines) = parameter_node(&router);
 
-    let mut node = Running(
-        env(&mut common::kairos(), port)
-            .args(["param", "serve", "/sensor", "--timeout", "50"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start the parameter node"),
-    );
-    let node_lines = lines(&mut node);
-    expect(&node_lines, "ready");
-    expect(&node_lines, "use_sim_time=false");
-
-    let kairos = |args: &[&str]| run(env(&mut common::kairos(), port).args(args));
-    let listed = stdout_ok("param list", &kairos(&["param", "list", "/sensor"]));
+    let kairos = |args: &[&str]| finish(spawn(router.kairos().args(args)), LIMIT);
+    let listed = assert_ok("param list", &kairos(&["param", "list", "/sensor"]));
     assert_eq!(
         listed.lines().collect::<Vec<_>>(),
         ["  frame_id", "  rate_hz", "  use_sim_time"],
         "{listed}"
     );
-    let got = stdout_ok(
+    let got = assert_ok(
         "param get",
         &kairos(&["param", "get", "/sensor", "use_sim_time"]),
     );
@@ -144,15 +67,15 @@ fn use_sim_time_set_from_another_process_switches_the_node_clock() {
         "{reason}"
     );
 
-    let set = stdout_ok(
+    let set = assert_ok(
         "param set",
         &kairos(&["param", "set", "/sensor", "use_sim_time", "true"]),
     );
     assert_eq!(set.trim(), "Set parameter successful");
     // The node's clock is simulation time now: no /clock yet, so it reads 0 s.
-    let before = expect(&node_lines, "use_sim_time=true sim_sec=0");
+    let before = expect(&mut node_lines, "use_sim_time=true sim_sec=0");
     assert!(before.is_empty(), "unexpected reports: {before:?}");
-    let got = stdout_ok(
+    let got = assert_ok(
         "param get",
         &kairos(&["param", "get", "/sensor", "use_sim_time"]),
     );
@@ -184,21 +107,21 @@ pub.close()
     let simulator = Running(
         Command::new("python3")
             .args(["-c", script])
-            .env("ROUTER_PORT", port.to_string())
+            .env("ROUTER_PORT", router.port.to_string())
             .env_remove("ROS_DOMAIN_ID")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
             .expect("start the Python /clock publisher"),
     );
-    expect(&node_lines, "use_sim_time=true sim_sec=42");
+    expect(&mut node_lines, "use_sim_time=true sim_sec=42");
     drop(simulator);
 
-    stdout_ok(
+    assert_ok(
         "param set",
         &kairos(&["param", "set", "/sensor", "use_sim_time", "false"]),
     );
-    expect(&node_lines, "use_sim_time=false");
+    expect(&mut node_lines, "use_sim_time=false");
 
     let missing = kairos(&["param", "list", "/nobody", "--timeout", "1"]);
     assert_eq!(missing.status.code(), Some(2));
@@ -243,35 +166,12 @@ client.close()
 #[test]
 fn a_ros2_client_sets_use_sim_time_on_a_kairos_node() {
     use kairos_msgs::ServiceType;
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free loopback port")
-        .port();
-    let mut router = Running(
-        common::kairos()
-            .args(["router", "--listen", &format!("tcp/127.0.0.1:{port}")])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start kairos router"),
-    );
-    let router_lines = lines(&mut router);
-    let first = router_lines.recv_timeout(LIMIT).expect("router output");
-    assert!(first.contains("running"), "router: {first}");
-    let mut node = Running(
-        env(&mut common::kairos(), port)
-            .args(["param", "serve", "/sensor", "--timeout", "50"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start the parameter node"),
-    );
-    let node_lines = lines(&mut node);
-    expect(&node_lines, "ready");
-    expect(&node_lines, "use_sim_time=false");
-    let python = run(Command::new("python3")
+    let router = Router::start();
+    let (_node, mut node_lines) = parameter_node(&router);
+    let mut python = Command::new("python3");
+    python
         .args(["-c", PY_SET_USE_SIM_TIME])
-        .env("ROUTER_PORT", port.to_string())
+        .env("ROUTER_PORT", router.port.to_string())
         .env(
             "IFACES",
             concat!(
@@ -279,10 +179,10 @@ fn a_ros2_client_sets_use_sim_time_on_a_kairos_node() {
                 "/../kairos-msgs/interfaces/rcl_interfaces"
             ),
         )
-        .env_remove("ROS_DOMAIN_ID"));
-    let out = stdout_ok(
+        .env_remove("ROS_DOMAIN_ID");
+    let out = assert_ok(
         "the Python set_parameters client (pip install zenoh-ros2-sdk==0.1.8)",
-        &python,
+        &finish(spawn(&mut python), LIMIT),
     );
     let hash = kairos_msgs::rcl_interfaces::srv::SetParameters::type_hash().to_string();
     assert!(
@@ -290,5 +190,5 @@ fn a_ros2_client_sets_use_sim_time_on_a_kairos_node() {
         "Python's SetParameters hash differs from kairos's {hash}:\n{out}"
     );
     assert!(out.contains("result [(True, '')]"), "{out}");
-    expect(&node_lines, "use_sim_time=true sim_sec=0");
+    expect(&mut node_lines, "use_sim_time=true sim_sec=0");
 }
