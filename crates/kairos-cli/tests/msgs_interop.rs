@@ -23,11 +23,8 @@ const LIMIT: Duration = Duration::from_secs(60);
 
 /// `python3 -c script`, pointed at `router`, with the definitions of the shipped types.
 fn python(router: &Router, script: &str) -> Command {
-    let mut cmd = Command::new("python3");
-    cmd.args(["-c", script])
-        .env("ROUTER_PORT", router.port.to_string())
-        .env("MSG_DEFS", definitions())
-        .env_remove("ROS_DOMAIN_ID");
+    let mut cmd = router.python(script);
+    cmd.env("MSG_DEFS", definitions());
     cmd
 }
 

@@ -7,149 +7,11 @@
 //! Every wait is bounded: children are killed when a test ends, however it ends.
 
 mod common;
+mod zenoh_support;
 
-use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::Duration;
-
-/// A child process killed when dropped.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A router on a free loopback port, and the environment that points processes at it.
-struct Router {
-    _process: Running,
-    port: u16,
-}
-
-impl Router {
-    fn start() -> Self {
-        // The OS picks a free port; the router binds it right after.
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free loopback port")
-            .port();
-        Self::start_on(port)
-    }
-
-    fn start_on(port: u16) -> Self {
-        let mut child = common::kairos()
-            .args(["router", "--listen", &format!("tcp/127.0.0.1:{port}")])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start kairos router");
-        let stdout = child.stdout.take().expect("router stdout");
-        let process = Running(child);
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(stdout).lines();
-            let _ = tx.send(lines.next());
-            for _ in lines {}
-        });
-        let line = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the router did not start within 30 s");
-        assert!(
-            line.as_ref()
-                .is_some_and(|l| l.as_ref().is_ok_and(|l| l.contains("running"))),
-            "kairos router did not start: {line:?}"
-        );
-        Self {
-            _process: process,
-            port,
-        }
-    }
-
-    /// A kairos command connected to this router only.
-    fn kairos(&self) -> Command {
-        let mut cmd = common::kairos();
-        cmd.env(
-            "ZENOH_CONFIG_OVERRIDE",
-            format!(
-                "connect/endpoints=[\"tcp/127.0.0.1:{}\"];listen/endpoints=[\"tcp/127.0.0.1:0\"]",
-                self.port
-            ),
-        )
-        .env_remove("ROS_DOMAIN_ID");
-        cmd
-    }
-
-    fn python(&self, script: &str) -> Command {
-        let mut cmd = Command::new("python3");
-        cmd.args(["-c", script])
-            .env("ROUTER_PORT", self.port.to_string())
-            .env_remove("ROS_DOMAIN_ID");
-        cmd
-    }
-}
-
-fn spawn(cmd: &mut Command) -> Running {
-    Running(
-        cmd.stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start process"),
-    )
-}
-
-/// Waits for `child` at most `timeout`; kills it if it runs longer.
-fn finish(child: Running, timeout: Duration) -> Output {
-    let mut child = child;
-    let pid = child.0.id();
-    let (tx, rx) = mpsc::channel();
-    let killer = std::thread::spawn(move || {
-        if rx.recv_timeout(timeout).is_err() {
-            let _ = Command::new("kill").arg(pid.to_string()).status();
-        }
-    });
-    let stdout = child.0.stdout.take();
-    let stderr = child.0.stderr.take();
-    let read = |s: Option<std::process::ChildStdout>| {
-        let mut out = Vec::new();
-        if let Some(mut s) = s {
-            let _ = std::io::Read::read_to_end(&mut s, &mut out);
-        }
-        out
-    };
-    let err_reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        if let Some(mut s) = stderr {
-            let _ = std::io::Read::read_to_end(&mut s, &mut out);
-        }
-        out
-    });
-    let stdout = read(stdout);
-    let status = child.0.wait().expect("wait for child");
-    let _ = tx.send(());
-    let _ = killer.join();
-    let stderr = err_reader.join().unwrap_or_default();
-    std::mem::forget(child);
-    Output {
-        status,
-        stdout,
-        stderr,
-    }
-}
-
-fn assert_ok(what: &str, out: &Output) -> String {
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{what} failed with {}\nstdout:\n{stdout}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
+use zenoh_support::{Router, Running, assert_ok, finish, spawn, stdout_lines};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -417,35 +279,6 @@ client.close()
     assert!(served.contains("served 2"), "server said:\n{served}");
 }
 
-/// Lines of a child's stdout as they come.
-fn lines_of(child: &mut Running) -> mpsc::Receiver<String> {
-    let stdout = child.0.stdout.take().expect("piped stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
-/// Waits up to `timeout` for `want` lines equal to `line`, ignoring others.
-fn expect_lines(rx: &mpsc::Receiver<String>, line: &str, want: usize, timeout: Duration) {
-    let deadline = std::time::Instant::now() + timeout;
-    let mut seen = 0;
-    while seen < want {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(l) if l == line => seen += 1,
-            Ok(_) => {}
-            Err(_) => panic!("saw {seen} of {want} lines {line:?} within {timeout:?}"),
-        }
-    }
-}
-
 fn talker(router: &Router, data: &str, times: &str) -> Running {
     spawn(router.kairos().args([
         "topic",
@@ -475,23 +308,23 @@ fn a_subscriber_outlives_a_killed_publisher_and_a_restarted_router() {
         "--timeout",
         "120",
     ]));
-    let lines = lines_of(&mut echo);
+    let mut lines = stdout_lines(&mut echo);
 
     // A publisher killed mid-stream (it would publish for 50 s).
     let mut doomed = talker(&router, "a", "1000");
-    expect_lines(&lines, r#"{"data":"a"}"#, 2, LIMIT);
+    lines.wait_for_count(r#"{"data":"a"}"#, 2, LIMIT);
     doomed.0.kill().expect("kill the publisher");
     let _ = doomed.0.wait();
 
     // Another publisher reaches the same, still running, subscriber.
     assert_ok("publisher b", &finish(talker(&router, "b", "3"), LIMIT));
-    expect_lines(&lines, r#"{"data":"b"}"#, 3, LIMIT);
+    lines.wait_for_count(r#"{"data":"b"}"#, 3, LIMIT);
 
     // The router dies and comes back on its port: the subscriber reconnects by itself.
     drop(router);
     let router = Router::start_on(port);
     assert_ok("publisher c", &finish(talker(&router, "c", "3"), LIMIT));
-    expect_lines(&lines, r#"{"data":"c"}"#, 3, LIMIT);
+    lines.wait_for_count(r#"{"data":"c"}"#, 3, LIMIT);
     assert!(
         echo.0.try_wait().expect("poll echo").is_none(),
         "the subscriber process exited"
@@ -581,9 +414,9 @@ fn a_publisher_and_a_subscriber_on_two_hosts_meet_at_a_router() {
             .args(["netns", "exec", &hosts.a, env!("CARGO_BIN_EXE_kairos")])
             .args(["router", "--listen", &listen]),
     );
-    let router_lines = lines_of(&mut router);
+    let mut router_lines = stdout_lines(&mut router);
     let started = router_lines
-        .recv_timeout(Duration::from_secs(30))
+        .next_within(Duration::from_secs(30))
         .expect("the router did not start within 30 s");
     assert!(started.contains("running"), "router said {started:?}");
     let echo = spawn(&mut hosts.kairos(
@@ -689,8 +522,8 @@ print('calls', calls)
     );
     let mut python = spawn(&mut router.python(&script));
     // The SDK announces its server before it declares the queryable: call once both exist.
-    let python_lines = lines_of(&mut python);
-    expect_lines(&python_lines, "ready", 1, LIMIT);
+    let mut python_lines = stdout_lines(&mut python);
+    python_lines.wait_for_count("ready", 1, LIMIT);
     let call = router
         .kairos()
         .args([
@@ -712,5 +545,5 @@ print('calls', calls)
     );
     let status = finish(python, LIMIT).status;
     assert!(status.success(), "the Python server failed: {status}");
-    expect_lines(&python_lines, "calls [(4, 2)]", 1, LIMIT);
+    python_lines.wait_for_count("calls [(4, 2)]", 1, LIMIT);
 }

@@ -36,6 +36,11 @@ impl Router {
             .and_then(|l| l.local_addr())
             .expect("a free loopback port")
             .port();
+        Self::start_on(port)
+    }
+
+    /// A router on `port` (a restart on the port a killed router held).
+    pub fn start_on(port: u16) -> Self {
         let mut child = kairos()
             .args(["router", "--listen", &format!("tcp/127.0.0.1:{port}")])
             .stdout(Stdio::piped())
@@ -61,6 +66,15 @@ impl Router {
         cmd.env("ZENOH_CONFIG_OVERRIDE", self.override_env())
             .env_remove("ROS_DOMAIN_ID")
             .env_remove("KAIROS_TRACE");
+        cmd
+    }
+
+    /// `python3 -c script`, told this router's port in `ROUTER_PORT`.
+    pub fn python(&self, script: &str) -> Command {
+        let mut cmd = Command::new("python3");
+        cmd.args(["-c", script])
+            .env("ROUTER_PORT", self.port.to_string())
+            .env_remove("ROS_DOMAIN_ID");
         cmd
     }
 
@@ -111,6 +125,21 @@ impl Lines {
         let line = self.rx.recv_timeout(timeout).ok()?;
         self.seen.push(line.clone());
         Some(line)
+    }
+
+    /// Reads lines until `want` of them equal `line`, ignoring others; panics after
+    /// `timeout` saying how many came.
+    pub fn wait_for_count(&mut self, line: &str, want: usize, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        let mut seen = 0;
+        while seen < want {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.next_within(left) {
+                Some(l) if l == line => seen += 1,
+                Some(_) => {}
+                None => panic!("saw {seen} of {want} lines {line:?} within {timeout:?}"),
+            }
+        }
     }
 
     /// Reads lines until one contains `text`; panics after `timeout` saying what came.
