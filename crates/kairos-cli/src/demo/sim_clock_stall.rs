@@ -35,7 +35,7 @@ fn steady_ms_since(start: Time) -> f64 {
 
 /// The simulator: publishes one step of simulated time per step of steady time, `run`
 /// worth of steps (a late step is caught up, never skipped), then falls silent. Returns
-/// the steady time of the last publish.
+/// the steady time just before the last publish.
 fn simulate(sim: &SimClock, run: Duration) -> anyhow::Result<Time> {
     let steady = kairos::time::Clock::steady();
     let token = CancelToken::new();
@@ -45,23 +45,111 @@ fn simulate(sim: &SimClock, run: Duration) -> anyhow::Result<Time> {
     let mut last_publish = start;
     for _ in 0..run.as_nanos() / SIM_STEP.as_nanos() {
         t = t + SIM_STEP;
-        sim.publish(t)?;
+        // Stamped before the publish: the clock takes its own stamp inside it, so the
+        // stall delay measured from this one is never shorter than the clock's own.
         last_publish = steady.now();
+        sim.publish(t)?;
         next = next + SIM_STEP;
         steady.sleep_until(next, &token)?;
     }
     Ok(last_publish)
 }
 
-struct PolicyRun {
-    policy: StallPolicy,
-    stall_detected_ms: f64,
-    stop_ms: f64,
-    stopped: bool,
-    sensor_loops: u64,
-    clock_at_silence_ms: f64,
-    clock_at_stop_ms: f64,
-    ended_with: Option<String>,
+/// What the sensor did under one stall policy.
+pub(super) struct PolicyRun {
+    pub(super) policy: StallPolicy,
+    pub(super) stall_detected_ms: f64,
+    pub(super) stop_ms: f64,
+    pub(super) stopped: bool,
+    pub(super) sensor_loops: u64,
+    pub(super) clock_at_silence_ms: f64,
+    pub(super) clock_at_stop_ms: f64,
+    pub(super) ended_with: Option<String>,
+}
+
+/// Where the simulator ran, in the words of the demo's table and verdict.
+pub(super) struct Placement {
+    /// The table's first line.
+    pub(super) setting: String,
+    /// Who the naive contender is.
+    pub(super) naive: &'static str,
+    /// How the demo ended the naive contender when it hung.
+    pub(super) naive_stopped: &'static str,
+    /// Said before the verdict.
+    pub(super) verdict_prefix: &'static str,
+    /// Whether the simulator and sensors were processes of their own (a JSON field).
+    pub(super) processes: bool,
+}
+
+/// The table, verdict and JSON of the runs under every policy, the same wherever the
+/// simulator ran.
+pub(super) fn outcome(runs: &[PolicyRun], naive_hung: bool, placement: Placement) -> Outcome {
+    let mut report = format!(
+        "{}\n\
+         policy               stall_detected_ms  stop_ms  stopped  loops  clock at silence -> at stop\n",
+        placement.setting
+    );
+    for r in runs {
+        report.push_str(&format!(
+            "{:<20} {:>17.1} {:>8.2} {:>8} {:>6}  {:.1} ms -> {:.1} ms{}\n",
+            r.policy.name(),
+            r.stall_detected_ms,
+            r.stop_ms,
+            r.stopped,
+            r.sensor_loops,
+            r.clock_at_silence_ms,
+            r.clock_at_stop_ms,
+            r.ended_with
+                .as_deref()
+                .map(|e| format!(" (loop ended: {e})"))
+                .unwrap_or_default()
+        ));
+    }
+    report.push_str(&format!(
+        "{} (delay on the next clock message, join without timeout): {}",
+        placement.naive,
+        if naive_hung {
+            placement.naive_stopped
+        } else {
+            "did not hang"
+        }
+    ));
+    let passed = runs
+        .iter()
+        .all(|r| r.stopped && r.stop_ms < 100.0 && r.stall_detected_ms.is_finite());
+    let worst = runs.iter().map(|r| r.stop_ms).fold(0.0, f64::max);
+    let verdict = format!(
+        "{}stop under a stalled sim clock took at most {worst:.2} ms for every policy; naive join {}",
+        placement.verdict_prefix,
+        if naive_hung {
+            "hung"
+        } else {
+            "did not hang (scenario did not reproduce)"
+        }
+    );
+    let mut json = json!({
+        "naive_hung": naive_hung,
+        "stall_timeout_ms": STALL_TIMEOUT.as_millis_f64(),
+        "policies": runs.iter().map(|r| json!({
+            "policy": r.policy.name(),
+            "stall_detected_ms": r.stall_detected_ms,
+            "stop_ms": r.stop_ms,
+            "stopped": r.stopped,
+            "sensor_loops": r.sensor_loops,
+            "clock_at_silence_ms": r.clock_at_silence_ms,
+            "clock_at_stop_ms": r.clock_at_stop_ms,
+            "loop_ended_with": r.ended_with,
+        })).collect::<Vec<_>>(),
+    });
+    if placement.processes {
+        json["processes"] = json!(true);
+    }
+    Outcome {
+        passed,
+        verdict,
+        report,
+        json,
+    }
 }
 
 fn run_policy(policy: StallPolicy, sim_run: Duration) -> anyhow::Result<PolicyRun> {
@@ -186,64 +274,17 @@ pub fn run(quick: bool) -> anyhow::Result<Outcome> {
     ] {
         runs.push(run_policy(policy, sim_run)?);
     }
-    let mut report = format!(
-        "stall timeout {STALL_TIMEOUT}; the simulator publishes for {sim_run}, then falls silent and the sensor server is stopped\n\
-         policy               stall_detected_ms  stop_ms  stopped  loops  clock at silence -> at stop\n"
-    );
-    for r in &runs {
-        report.push_str(&format!(
-            "{:<20} {:>17.1} {:>8.2} {:>8} {:>6}  {:.1} ms -> {:.1} ms{}\n",
-            r.policy.name(),
-            r.stall_detected_ms,
-            r.stop_ms,
-            r.stopped,
-            r.sensor_loops,
-            r.clock_at_silence_ms,
-            r.clock_at_stop_ms,
-            r.ended_with
-                .as_deref()
-                .map(|e| format!(" (loop ended: {e})"))
-                .unwrap_or_default()
-        ));
-    }
-    report.push_str(&format!(
-        "naive contender (delay on the next clock message, join without timeout): {}",
-        if naive_hung {
-            "HUNG (stopped by the demo's watchdog after 1 s)"
-        } else {
-            "did not hang"
-        }
-    ));
-    let passed = runs
-        .iter()
-        .all(|r| r.stopped && r.stop_ms < 100.0 && r.stall_detected_ms.is_finite());
-    let worst = runs.iter().map(|r| r.stop_ms).fold(0.0, f64::max);
-    let verdict = format!(
-        "stop under a stalled sim clock took at most {worst:.2} ms for every policy; naive join {}",
-        if naive_hung {
-            "hung"
-        } else {
-            "did not hang (scenario did not reproduce)"
-        }
-    );
-    let json = json!({
-        "naive_hung": naive_hung,
-        "stall_timeout_ms": STALL_TIMEOUT.as_millis_f64(),
-        "policies": runs.iter().map(|r| json!({
-            "policy": r.policy.name(),
-            "stall_detected_ms": r.stall_detected_ms,
-            "stop_ms": r.stop_ms,
-            "stopped": r.stopped,
-            "sensor_loops": r.sensor_loops,
-            "clock_at_silence_ms": r.clock_at_silence_ms,
-            "clock_at_stop_ms": r.clock_at_stop_ms,
-            "loop_ended_with": r.ended_with,
-        })).collect::<Vec<_>>(),
-    });
-    Ok(Outcome {
-        passed,
-        verdict,
-        report,
-        json,
-    })
+    Ok(outcome(
+        &runs,
+        naive_hung,
+        Placement {
+            setting: format!(
+                "stall timeout {STALL_TIMEOUT}; the simulator publishes for {sim_run}, then falls silent and the sensor server is stopped"
+            ),
+            naive: "naive contender",
+            naive_stopped: "HUNG (stopped by the demo's watchdog after 1 s)",
+            verdict_prefix: "",
+            processes: false,
+        },
+    ))
 }

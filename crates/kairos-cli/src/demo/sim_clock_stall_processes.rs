@@ -17,6 +17,7 @@
 
 use super::Outcome;
 use super::pipeline_processes::{Running, expect_line, lines_of};
+use super::sim_clock_stall::{Placement, PolicyRun, outcome};
 use anyhow::{Context as _, bail};
 use kairos::graph::{CLOCK_TOPIC, ClockMsg, Context, Node, NodeOptions, Qos, SimStall};
 use kairos::thread::PeriodicTask;
@@ -99,18 +100,6 @@ fn say(child: &mut Running, line: &str) -> anyhow::Result<()> {
     writeln!(stdin, "{line}")?;
     stdin.flush()?;
     Ok(())
-}
-
-/// What one sensor process reported.
-struct PolicyRun {
-    policy: StallPolicy,
-    stall_detected_ms: f64,
-    stop_ms: f64,
-    stopped: bool,
-    sensor_loops: u64,
-    clock_at_silence_ms: f64,
-    clock_at_stop_ms: f64,
-    ended_with: Option<String>,
 }
 
 pub fn run(_quick: bool) -> anyhow::Result<Outcome> {
@@ -207,67 +196,19 @@ pub fn run(_quick: bool) -> anyhow::Result<Outcome> {
     drop(naive); // killed if it still hangs
     drop(router);
 
-    let mut report = format!(
-        "stall timeout {STALL_TIMEOUT}; the simulator process publishes /clock over Zenoh until it is killed (SIGKILL), then each sensor process is stopped; stall detection from the last /clock each sensor received\n\
-         policy               stall_detected_ms  stop_ms  stopped  loops  clock at silence -> at stop\n"
-    );
-    for r in &runs {
-        report.push_str(&format!(
-            "{:<20} {:>17.1} {:>8.2} {:>8} {:>6}  {:.1} ms -> {:.1} ms{}\n",
-            r.policy.name(),
-            r.stall_detected_ms,
-            r.stop_ms,
-            r.stopped,
-            r.sensor_loops,
-            r.clock_at_silence_ms,
-            r.clock_at_stop_ms,
-            r.ended_with
-                .as_deref()
-                .map(|e| format!(" (loop ended: {e})"))
-                .unwrap_or_default()
-        ));
-    }
-    report.push_str(&format!(
-        "naive contender process (delay on the next clock message, join without timeout): {}",
-        if naive_hung {
-            "HUNG (killed by the demo after 1 s)"
-        } else {
-            "did not hang"
-        }
-    ));
-    let passed = runs
-        .iter()
-        .all(|r| r.stopped && r.stop_ms < 100.0 && r.stall_detected_ms.is_finite());
-    let worst = runs.iter().map(|r| r.stop_ms).fold(0.0, f64::max);
-    let verdict = format!(
-        "with the simulator in another process, stop under a stalled sim clock took at most {worst:.2} ms for every policy; naive join {}",
-        if naive_hung {
-            "hung"
-        } else {
-            "did not hang (scenario did not reproduce)"
-        }
-    );
-    let json = json!({
-        "processes": true,
-        "naive_hung": naive_hung,
-        "stall_timeout_ms": STALL_TIMEOUT.as_millis_f64(),
-        "policies": runs.iter().map(|r| json!({
-            "policy": r.policy.name(),
-            "stall_detected_ms": r.stall_detected_ms,
-            "stop_ms": r.stop_ms,
-            "stopped": r.stopped,
-            "sensor_loops": r.sensor_loops,
-            "clock_at_silence_ms": r.clock_at_silence_ms,
-            "clock_at_stop_ms": r.clock_at_stop_ms,
-            "loop_ended_with": r.ended_with,
-        })).collect::<Vec<_>>(),
-    });
-    Ok(Outcome {
-        passed,
-        verdict,
-        report,
-        json,
-    })
+    Ok(outcome(
+        &runs,
+        naive_hung,
+        Placement {
+            setting: format!(
+                "stall timeout {STALL_TIMEOUT}; the simulator process publishes /clock over Zenoh until it is killed (SIGKILL), then each sensor process is stopped; stall detection from the last /clock each sensor received"
+            ),
+            naive: "naive contender process",
+            naive_stopped: "HUNG (killed by the demo after 1 s)",
+            verdict_prefix: "with the simulator in another process, ",
+            processes: true,
+        },
+    ))
 }
 
 /// Lines the parent writes on a child's stdin, read on a thread of their own.
