@@ -51,6 +51,33 @@ fn carried(port: u16) -> (Context, Arc<ZenohTransport>) {
     (context, transport)
 }
 
+/// A plain zenoh publisher on `key` in `transport`'s session, sending to other sessions
+/// only, once a subscriber elsewhere matches it (bounded by [`WAIT`]).
+fn raw_publisher(transport: &ZenohTransport, key: String) -> zenoh::pubsub::Publisher<'static> {
+    let raw = transport
+        .session()
+        .declare_publisher(key)
+        .allowed_destination(zenoh::sample::Locality::Remote)
+        .wait()
+        .unwrap();
+    let (matched_tx, matched_rx) = mpsc::channel();
+    let _listener = raw
+        .matching_listener()
+        .callback(move |s| {
+            if s.matching() {
+                let _ = matched_tx.send(());
+            }
+        })
+        .wait()
+        .unwrap();
+    if !raw.matching_status().wait().unwrap().matching() {
+        matched_rx
+            .recv_timeout(WAIT)
+            .unwrap_or_else(|_| panic!("no subscriber matched {} within {WAIT:?}", raw.key_expr()));
+    }
+    raw
+}
+
 /// Waits until `topic` has a subscriber in another process, as seen from `transport`.
 fn wait_remote_subscription(transport: &ZenohTransport, topic: &str) {
     let seen = transport
@@ -246,27 +273,7 @@ fn a_sample_that_does_not_decode_is_counted_and_the_subscription_goes_on() {
         <StringMsg as kairos_zenoh::Message>::type_hash()
     );
     // Only the other session counts: this one has its own /clock bridge.
-    let raw = tb
-        .session()
-        .declare_publisher(key)
-        .allowed_destination(zenoh::sample::Locality::Remote)
-        .wait()
-        .unwrap();
-    let (matched_tx, matched_rx) = mpsc::channel();
-    let _listener = raw
-        .matching_listener()
-        .callback(move |s| {
-            if s.matching() {
-                let _ = matched_tx.send(());
-            }
-        })
-        .wait()
-        .unwrap();
-    if !raw.matching_status().wait().unwrap().matching() {
-        matched_rx
-            .recv_timeout(WAIT)
-            .expect("the subscriber matched");
-    }
+    let raw = raw_publisher(&tb, key);
     let attachment = kairos_zenoh::attachment::Attachment {
         sequence_number: 1,
         source_timestamp: 0,
@@ -355,27 +362,7 @@ fn a_remote_clock_drives_simulated_time() {
         <kairos_zenoh::msg::Clock as kairos_zenoh::Message>::type_hash()
     );
     // Only the other session counts: this one has its own /clock bridge.
-    let raw = tb
-        .session()
-        .declare_publisher(key)
-        .allowed_destination(zenoh::sample::Locality::Remote)
-        .wait()
-        .unwrap();
-    let (matched_tx, matched_rx) = mpsc::channel();
-    let _listener = raw
-        .matching_listener()
-        .callback(move |s| {
-            if s.matching() {
-                let _ = matched_tx.send(());
-            }
-        })
-        .wait()
-        .unwrap();
-    if !raw.matching_status().wait().unwrap().matching() {
-        matched_rx
-            .recv_timeout(WAIT)
-            .expect("the /clock bridge matched");
-    }
+    let raw = raw_publisher(&tb, key);
     let stamp = kairos_zenoh::msg::Clock {
         clock: kairos_zenoh::msg::Time {
             sec: 12,
