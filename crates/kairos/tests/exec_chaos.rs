@@ -151,6 +151,66 @@ fn a_done_callback_whose_response_is_queued_at_shutdown_runs_with_an_error() {
 }
 
 #[test]
+fn a_done_callback_given_after_its_response_arrived_still_runs_on_the_clients_executor() {
+    let context = Context::new();
+    let server = steady_node(&context, "server");
+    let _service = server
+        .create_service("add", |(a, b): (i64, i64)| a + b)
+        .unwrap();
+    let server_exec = Executor::single_threaded();
+    server_exec.add_node(&server).unwrap();
+    let server_spin = server_exec.spin_thread().unwrap();
+
+    let caller = steady_node(&context, "caller");
+    let client: Client<(i64, i64), i64> = caller.create_client("add").unwrap();
+    let exec = Executor::single_threaded();
+    exec.add_node(&caller).unwrap();
+    let spin = exec.spin_thread().unwrap();
+    let (done_tx, done_rx) = mpsc::channel();
+    let (queued_tx, queued_rx) = mpsc::channel();
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let (done_tx, queued_tx, release_rx) = (
+        Mutex::new(done_tx),
+        Mutex::new(queued_tx),
+        Mutex::new(release_rx),
+    );
+    let busy = caller.create_guard_condition("busy", move || {
+        let response = client.call_async((2, 3));
+        wait_for("the server answers", || response.is_done());
+        let done_tx = done_tx.lock().unwrap().clone();
+        let calling_thread = std::thread::current().id();
+        response.on_done(move |result| {
+            let _ = done_tx.send((result, std::thread::current().id() == calling_thread));
+        });
+        let _ = queued_tx.lock().unwrap().send(client.queued_responses());
+        let _ = release_rx.lock().unwrap().recv_timeout(TEN_S);
+    });
+    busy.trigger();
+    let queued = queued_rx
+        .recv_timeout(TEN_S)
+        .expect("the busy callback ran");
+    assert_eq!(
+        queued, 1,
+        "the response waits for the client's group instead of running inside on_done"
+    );
+    assert!(
+        done_rx.try_recv().is_err(),
+        "the done callback ran inside the callback that gave it"
+    );
+    release_tx.send(()).unwrap();
+    let (result, same_thread) = done_rx.recv_timeout(TEN_S).expect("the done callback ran");
+    assert_eq!(result.unwrap(), 5);
+    assert!(
+        same_thread,
+        "a single-threaded executor runs it on its own thread"
+    );
+    drop(spin);
+    drop(server_spin);
+    exec.shutdown(Duration::from_secs(5));
+    server_exec.shutdown(Duration::from_secs(5));
+}
+
+#[test]
 fn dropping_a_client_ends_its_pending_calls_with_an_error() {
     let context = Context::new();
     let server = steady_node(&context, "server");
@@ -352,4 +412,85 @@ fn shutdown_wakes_a_callback_blocked_in_a_kairos_sleep_or_call() {
         || ends[0] == "call: Ok(())";
     assert!(call_ended, "{ends:?}");
     assert_eq!(ends[1], format!("sleep: Err({:?})", WaitError::Cancelled));
+}
+
+/// Where a done callback runs, whatever the race between the server's answer and the
+/// `on_done` call: on the client's executor, after the callback that gave it has returned
+/// (single-threaded), never on the thread that called `on_done` from outside the executor.
+fn done_callback_placement(yields: u32, from_callback: bool) -> Result<(), String> {
+    let context = Context::new();
+    let server = steady_node(&context, "server");
+    let _service = server
+        .create_service("add", |(a, b): (i64, i64)| a + b)
+        .unwrap();
+    let server_exec = Executor::single_threaded();
+    server_exec.add_node(&server).unwrap();
+    let server_spin = server_exec.spin_thread().unwrap();
+    let caller = steady_node(&context, "caller");
+    let client: Client<(i64, i64), i64> = caller.create_client("add").unwrap();
+    let exec = Executor::single_threaded();
+    exec.add_node(&caller).unwrap();
+    let spin = exec.spin_thread().unwrap();
+
+    let log = Arc::new(Mutex::new(Vec::<&'static str>::new()));
+    let (done_tx, done_rx) = mpsc::channel();
+    let give = {
+        let log = log.clone();
+        move |client: &Client<(i64, i64), i64>, done_tx: mpsc::Sender<_>| {
+            let response = client.call_async((2, 3));
+            for _ in 0..yields {
+                std::thread::yield_now();
+            }
+            let giver = std::thread::current().id();
+            let log = log.clone();
+            response.on_done(move |result| {
+                log.lock().unwrap().push("done");
+                let _ = done_tx.send((result, std::thread::current().id() == giver));
+            });
+        }
+    };
+    let _busy = if from_callback {
+        let (client, done_tx, log) = (client.clone(), Mutex::new(done_tx), log.clone());
+        let busy = caller.create_guard_condition("give", move || {
+            give(&client, done_tx.lock().unwrap().clone());
+            log.lock().unwrap().push("giver returned");
+        });
+        busy.trigger();
+        Some(busy)
+    } else {
+        give(&client, done_tx);
+        None
+    };
+    let outcome = done_rx.recv_timeout(TEN_S);
+    drop(spin);
+    drop(server_spin);
+    exec.shutdown(Duration::from_secs(5));
+    server_exec.shutdown(Duration::from_secs(5));
+    let (result, on_giver_thread) = outcome.map_err(|_| "the done callback never ran")?;
+    if result.map_err(|e| e.to_string())? != 5 {
+        return Err("wrong sum".into());
+    }
+    if !from_callback && on_giver_thread {
+        return Err("ran on the thread that called on_done, outside the executor".into());
+    }
+    let log = log.lock().unwrap().clone();
+    if from_callback && log != ["giver returned", "done"] {
+        return Err(format!("ran inside the callback that gave it: {log:?}"));
+    }
+    Ok(())
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 64, failure_persistence: None, ..proptest::prelude::ProptestConfig::default()
+    })]
+    #[test]
+    fn a_done_callback_runs_on_the_clients_executor_whoever_wins_the_race(
+        yields in 0u32..3_000,
+        from_callback: bool,
+    ) {
+        if let Err(why) = done_callback_placement(yields, from_callback) {
+            proptest::prop_assert!(false, "yields {} from_callback {}: {}", yields, from_callback, why);
+        }
+    }
 }

@@ -202,11 +202,26 @@ impl<Req: Send + 'static, Resp: Send + 'static> ClientInner<Req, Resp> {
             self.late.fetch_add(1, Ordering::Relaxed);
             return;
         };
-        if slot.has_done_callback() && self.core.executor().is_some() {
-            self.done.lock().push_back((slot, result));
-            self.core.notify();
+        if slot.has_done_callback() {
+            self.deliver_done(slot, result);
         } else {
             slot.fulfil(result);
+        }
+    }
+
+    /// Hands a response whose future has a done callback to the client's executor, where
+    /// the callback runs as a callback of the client; with no executor it runs here.
+    fn deliver_done(&self, slot: Arc<Slot<Resp>>, result: Result<Resp, CallError>) {
+        if self.core.executor().is_none() {
+            slot.fulfil(result);
+            return;
+        }
+        self.done.lock().push_back((slot, result));
+        self.core.notify();
+        // Detached between the check and the push: the executor's shutdown may have failed
+        // its queue before this entry arrived, and no worker will take it now.
+        if self.core.executor().is_none() {
+            self.fail_done_queue();
         }
     }
 
@@ -260,14 +275,17 @@ impl<Req: Send + 'static, Resp: Send + 'static> Entity for ClientInner<Req, Resp
 }
 
 /// What a response future needs from its client, whatever the request type.
-trait CallSite: Send + Sync {
+trait CallSite<Resp>: Send + Sync {
     fn service(&self) -> &str;
     /// The entity that must run for the call to complete (the service), if it exists.
     fn server(&self) -> Option<Arc<dyn Entity>>;
     fn forget(&self, seq: u64);
+    /// A done callback was given after its response arrived: run it where it would have
+    /// run had it come first.
+    fn deliver_done(&self, slot: Arc<Slot<Resp>>, result: Result<Resp, CallError>);
 }
 
-impl<Req: Send + 'static, Resp: Send + 'static> CallSite for ClientInner<Req, Resp> {
+impl<Req: Send + 'static, Resp: Send + 'static> CallSite<Resp> for ClientInner<Req, Resp> {
     fn service(&self) -> &str {
         &self.service
     }
@@ -280,6 +298,10 @@ impl<Req: Send + 'static, Resp: Send + 'static> CallSite for ClientInner<Req, Re
     fn forget(&self, seq: u64) {
         ClientInner::forget(self, seq);
     }
+
+    fn deliver_done(&self, slot: Arc<Slot<Resp>>, result: Result<Resp, CallError>) {
+        ClientInner::deliver_done(self, slot, result);
+    }
 }
 
 /// The response to one request: `.await` it, [`wait`](Self::wait) for it, or hand it a
@@ -289,7 +311,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> CallSite for ClientInner<Req, Re
 pub struct ResponseFuture<Resp> {
     slot: Arc<Slot<Resp>>,
     seq: u64,
-    call_site: Arc<dyn CallSite>,
+    call_site: Arc<dyn CallSite<Resp>>,
     detached: bool,
     /// Whether the first poll checked that the await can complete.
     checked: bool,
@@ -358,18 +380,20 @@ impl<Resp: Send + 'static> ResponseFuture<Resp> {
         }
     }
 
-    /// Runs `callback` with the response when it arrives: as a callback of the client on
-    /// its executor, or at once if it has already arrived (or the client has no executor).
+    /// Runs `callback` with the response: as a callback of the client on its executor
+    /// (in the client's callback group), whether the response arrives before or after
+    /// this call, as rclpy's `add_done_callback` does; at once, on this thread, only when
+    /// the client has no executor. Where the callback runs never depends on which thread
+    /// won a race.
     pub fn on_done(mut self, callback: impl FnOnce(Result<Resp, CallError>) + Send + 'static) {
         self.detached = true;
         let mut state = self.slot.state.lock();
-        match state.result.take() {
-            Some(result) => {
-                drop(state);
-                callback(result);
-            }
-            None => state.on_done = Some(Box::new(callback)),
-        }
+        state.on_done = Some(Box::new(callback));
+        let Some(result) = state.result.take() else {
+            return;
+        };
+        drop(state);
+        self.call_site.deliver_done(self.slot.clone(), result);
     }
 }
 
@@ -466,7 +490,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
     pub fn call_async(&self, request: Req) -> ResponseFuture<Resp> {
         let inner = &self.inner;
         let seq = inner.next_seq.fetch_add(1, Ordering::Relaxed);
-        let call_site: Arc<dyn CallSite> = inner.clone();
+        let call_site: Arc<dyn CallSite<Resp>> = inner.clone();
         let Some(server) = inner.context.server::<Req, Resp>(&inner.service) else {
             if let Some(remote) = inner.remote.as_ref().filter(|r| r.is_ready()) {
                 return self.call_remote(remote, request, seq, call_site);
@@ -505,7 +529,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
         remote: &Arc<dyn super::transport::RemoteClient>,
         request: Req,
         seq: u64,
-        call_site: Arc<dyn CallSite>,
+        call_site: Arc<dyn CallSite<Resp>>,
     ) -> ResponseFuture<Resp> {
         let slot = Slot::new(seq, None);
         self.inner.pending.lock().insert(seq, slot.clone());
