@@ -231,7 +231,7 @@ def kairos_subs_seen():
     names = [name for name, _ in get_topic_names_and_types(router_port=PORT)]
     return '/py_imu' in names and '/py_twist' in names
 assert bounded_wait(kairos_subs_seen, 30), 'python does not see the kairos subscriptions'
-time.sleep(0.5)
+assert bounded_wait(lambda: imu_pub.pub.matching_status.matching and twist_pub.pub.matching_status.matching, 30), 'zenoh never matched the publishers with the kairos subscriptions'
 V3, Q = T['geometry_msgs/msg/Vector3'], T['geometry_msgs/msg/Quaternion']
 cov = np.zeros(9, dtype=np.float64)
 cov[4] = 0.5
@@ -245,8 +245,10 @@ for i in range(3):
         linear_acceleration=V3(x=0.0, y=0.0, z=9.75),
         linear_acceleration_covariance=np.zeros(9, dtype=np.float64))
     twist_pub.publish(linear=V3(x=1.25, y=0.0, z=0.0), angular=V3(x=0.0, y=0.0, z=-0.75 * i))
-    time.sleep(0.05)
-time.sleep(0.5)
+def kairos_subs_gone():
+    names = [name for name, _ in get_topic_names_and_types(router_port=PORT)]
+    return '/py_imu' not in names and '/py_twist' not in names
+assert bounded_wait(kairos_subs_gone, 30), 'the kairos echoes did not take their 3 messages and leave'
 imu_pub.close()
 twist_pub.close()
 print('published 3 + 3')

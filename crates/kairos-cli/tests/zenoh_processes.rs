@@ -143,11 +143,10 @@ pub = ROS2Publisher('/py_chatter', 'std_msgs/msg/String', msg_definition=STRING_
 def kairos_sub_seen():
     return any(name == '/py_chatter' for name, _ in get_topic_names_and_types(router_port=PORT))
 assert bounded_wait(kairos_sub_seen, 30), 'python does not see the kairos subscription'
-time.sleep(0.5)
+assert bounded_wait(lambda: pub.pub.matching_status.matching, 30), 'zenoh never matched the publisher with the kairos subscription'
 for i in range(3):
     pub.publish(data='from python %d' % i)
-    time.sleep(0.05)
-time.sleep(0.5)
+assert bounded_wait(lambda: not kairos_sub_seen(), 30), 'kairos topic echo did not take its 3 messages and leave'
 pub.close()
 print('published 3')
 "
@@ -515,12 +514,15 @@ def handle(req):
 server = ROS2ServiceServer('/py_add', 'example_interfaces/srv/AddTwoInts', callback=handle, request_definition='int64 a\\nint64 b\\n', response_definition='int64 sum\\n', type_hash=HASH, node_name='py_server', router_port=PORT)
 print('ready', flush=True)
 assert bounded_wait(lambda: len(calls) >= 1, 40), 'no call reached python'
-time.sleep(0.5)
+import select
+# The test closes stdin once kairos has the answer: close the server only then.
+assert select.select([sys.stdin], [], [], 40)[0], 'the test never said the answer arrived'
 server.close()
 print('calls', calls)
 "
     );
-    let mut python = spawn(&mut router.python(&script));
+    let mut python = spawn(router.python(&script).stdin(std::process::Stdio::piped()));
+    let answered = python.0.stdin.take().expect("python's stdin");
     // The SDK announces its server before it declares the queryable: call once both exist.
     let mut python_lines = stdout_lines(&mut python);
     python_lines.wait_for_count("ready", 1, LIMIT);
@@ -543,6 +545,7 @@ print('calls', calls)
         assert_ok("kairos service call", &call).trim(),
         r#"{"sum":402}"#
     );
+    drop(answered);
     let status = finish(python, LIMIT).status;
     assert!(status.success(), "the Python server failed: {status}");
     python_lines.wait_for_count("calls [(4, 2)]", 1, LIMIT);
