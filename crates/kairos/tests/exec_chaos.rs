@@ -2,8 +2,8 @@
 //! deterministic probe (barriers, channels and observable state; no timing guesses), plus
 //! the shutdown token and the counts that make the runtime's state visible.
 
-use kairos::exec::{DeadlockReason, Executor, GroupKind};
-use kairos::graph::{CallError, Client, Context, Node};
+use kairos::exec::{DeadlockReason, Executor, GroupKind, SpinThread};
+use kairos::graph::{CallError, Client, Context, Node, Service};
 use kairos::time::{CancelToken, Clock, Duration, SimClock, WaitError};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex, mpsc};
@@ -24,6 +24,55 @@ fn steady_node(context: &Context, name: &str) -> Node {
     let node = Node::new_in(context, name, "/").unwrap();
     node.set_clock(Clock::steady());
     node
+}
+
+/// An "add" service spun on its own single-threaded executor, and a caller node with a
+/// client of it on another one, both spinning on threads of their own.
+struct Served {
+    caller: Node,
+    client: Client<(i64, i64), i64>,
+    exec: Executor,
+    spin: Option<SpinThread>,
+    server_exec: Executor,
+    server_spin: Option<SpinThread>,
+    _service: Service<(i64, i64), i64>,
+    _server: Node,
+}
+
+fn served() -> Served {
+    let context = Context::new();
+    let server = steady_node(&context, "server");
+    let service = server
+        .create_service("add", |(a, b): (i64, i64)| a + b)
+        .unwrap();
+    let server_exec = Executor::single_threaded();
+    server_exec.add_node(&server).unwrap();
+    let server_spin = Some(server_exec.spin_thread().unwrap());
+    let caller = steady_node(&context, "caller");
+    let client = caller.create_client("add").unwrap();
+    let exec = Executor::single_threaded();
+    exec.add_node(&caller).unwrap();
+    let spin = Some(exec.spin_thread().unwrap());
+    Served {
+        caller,
+        client,
+        exec,
+        spin,
+        server_exec,
+        server_spin,
+        _service: service,
+        _server: server,
+    }
+}
+
+impl Served {
+    /// Stops both spins and shuts both executors down.
+    fn stop(mut self) {
+        drop(self.spin.take());
+        drop(self.server_spin.take());
+        self.exec.shutdown(Duration::from_secs(5));
+        self.server_exec.shutdown(Duration::from_secs(5));
+    }
 }
 
 /// A guard condition whose callback holds its group until `release` is sent.
@@ -95,20 +144,8 @@ fn a_timer_parked_behind_a_dropped_guard_condition_runs_when_the_group_frees() {
 
 #[test]
 fn a_done_callback_whose_response_is_queued_at_shutdown_runs_with_an_error() {
-    let context = Context::new();
-    let server = steady_node(&context, "server");
-    let _service = server
-        .create_service("add", |(a, b): (i64, i64)| a + b)
-        .unwrap();
-    let server_exec = Executor::single_threaded();
-    server_exec.add_node(&server).unwrap();
-    let server_spin = server_exec.spin_thread().unwrap();
-
-    let caller = steady_node(&context, "caller");
-    let client: Arc<Client<(i64, i64), i64>> = Arc::new(caller.create_client("add").unwrap());
-    let exec = Executor::single_threaded();
-    exec.add_node(&caller).unwrap();
-    let spin = exec.spin_thread().unwrap();
+    let served = served();
+    let (caller, client, exec) = (&served.caller, &served.client, &served.exec);
     let (done_tx, done_rx) = mpsc::channel();
     let (entered_tx, entered_rx) = mpsc::channel();
     let (release_tx, release_rx) = mpsc::channel::<()>();
@@ -145,27 +182,13 @@ fn a_done_callback_whose_response_is_queued_at_shutdown_runs_with_an_error() {
         "the dropped response is counted"
     );
     release_tx.send(()).unwrap();
-    drop(spin);
-    drop(server_spin);
-    server_exec.shutdown(Duration::from_secs(5));
+    served.stop();
 }
 
 #[test]
 fn a_done_callback_given_after_its_response_arrived_still_runs_on_the_clients_executor() {
-    let context = Context::new();
-    let server = steady_node(&context, "server");
-    let _service = server
-        .create_service("add", |(a, b): (i64, i64)| a + b)
-        .unwrap();
-    let server_exec = Executor::single_threaded();
-    server_exec.add_node(&server).unwrap();
-    let server_spin = server_exec.spin_thread().unwrap();
-
-    let caller = steady_node(&context, "caller");
-    let client: Client<(i64, i64), i64> = caller.create_client("add").unwrap();
-    let exec = Executor::single_threaded();
-    exec.add_node(&caller).unwrap();
-    let spin = exec.spin_thread().unwrap();
+    let served = served();
+    let client = served.client.clone();
     let (done_tx, done_rx) = mpsc::channel();
     let (queued_tx, queued_rx) = mpsc::channel();
     let (release_tx, release_rx) = mpsc::channel::<()>();
@@ -174,7 +197,7 @@ fn a_done_callback_given_after_its_response_arrived_still_runs_on_the_clients_ex
         Mutex::new(queued_tx),
         Mutex::new(release_rx),
     );
-    let busy = caller.create_guard_condition("busy", move || {
+    let busy = served.caller.create_guard_condition("busy", move || {
         let response = client.call_async((2, 3));
         wait_for("the server answers", || response.is_done());
         let done_tx = done_tx.lock().unwrap().clone();
@@ -204,10 +227,7 @@ fn a_done_callback_given_after_its_response_arrived_still_runs_on_the_clients_ex
         same_thread,
         "a single-threaded executor runs it on its own thread"
     );
-    drop(spin);
-    drop(server_spin);
-    exec.shutdown(Duration::from_secs(5));
-    server_exec.shutdown(Duration::from_secs(5));
+    served.stop();
 }
 
 #[test]
@@ -417,20 +437,8 @@ fn shutdown_wakes_a_callback_blocked_in_a_kairos_sleep_or_call() {
 /// Where a done callback runs, whatever the race between the server's answer and the
 /// `on_done` call: on the client's executor, after the callback that gave it has returned
 /// (single-threaded), never on the thread that called `on_done` from outside the executor.
-fn done_callback_placement(yields: u32, from_callback: bool) -> Result<(), String> {
-    let context = Context::new();
-    let server = steady_node(&context, "server");
-    let _service = server
-        .create_service("add", |(a, b): (i64, i64)| a + b)
-        .unwrap();
-    let server_exec = Executor::single_threaded();
-    server_exec.add_node(&server).unwrap();
-    let server_spin = server_exec.spin_thread().unwrap();
-    let caller = steady_node(&context, "caller");
-    let client: Client<(i64, i64), i64> = caller.create_client("add").unwrap();
-    let exec = Executor::single_threaded();
-    exec.add_node(&caller).unwrap();
-    let spin = exec.spin_thread().unwrap();
+fn done_callback_placement(spins: u32, from_callback: bool) -> Result<(), String> {
+    let served = served();
 
     let log = Arc::new(Mutex::new(Vec::<&'static str>::new()));
     let (done_tx, done_rx) = mpsc::channel();
@@ -438,8 +446,10 @@ fn done_callback_placement(yields: u32, from_callback: bool) -> Result<(), Strin
         let log = log.clone();
         move |client: &Client<(i64, i64), i64>, done_tx: mpsc::Sender<_>| {
             let response = client.call_async((2, 3));
-            for _ in 0..yields {
-                std::thread::yield_now();
+            // Busy-waits rather than yields: on a loaded machine each yield may cost a
+            // time slice, and the race to shift is the server's answer, microseconds away.
+            for _ in 0..spins {
+                std::hint::spin_loop();
             }
             let giver = std::thread::current().id();
             let log = log.clone();
@@ -450,22 +460,19 @@ fn done_callback_placement(yields: u32, from_callback: bool) -> Result<(), Strin
         }
     };
     let _busy = if from_callback {
-        let (client, done_tx, log) = (client.clone(), Mutex::new(done_tx), log.clone());
-        let busy = caller.create_guard_condition("give", move || {
+        let (client, done_tx, log) = (served.client.clone(), Mutex::new(done_tx), log.clone());
+        let busy = served.caller.create_guard_condition("give", move || {
             give(&client, done_tx.lock().unwrap().clone());
             log.lock().unwrap().push("giver returned");
         });
         busy.trigger();
         Some(busy)
     } else {
-        give(&client, done_tx);
+        give(&served.client, done_tx);
         None
     };
     let outcome = done_rx.recv_timeout(TEN_S);
-    drop(spin);
-    drop(server_spin);
-    exec.shutdown(Duration::from_secs(5));
-    server_exec.shutdown(Duration::from_secs(5));
+    served.stop();
     let (result, on_giver_thread) = outcome.map_err(|_| "the done callback never ran")?;
     if result.map_err(|e| e.to_string())? != 5 {
         return Err("wrong sum".into());
@@ -486,11 +493,11 @@ proptest::proptest! {
     })]
     #[test]
     fn a_done_callback_runs_on_the_clients_executor_whoever_wins_the_race(
-        yields in 0u32..3_000,
+        spins in 0u32..100_000,
         from_callback: bool,
     ) {
-        if let Err(why) = done_callback_placement(yields, from_callback) {
-            proptest::prop_assert!(false, "yields {} from_callback {}: {}", yields, from_callback, why);
+        if let Err(why) = done_callback_placement(spins, from_callback) {
+            proptest::prop_assert!(false, "spins {} from_callback {}: {}", spins, from_callback, why);
         }
     }
 }
