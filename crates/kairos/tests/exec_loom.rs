@@ -155,6 +155,62 @@ fn loom_schedule_flag_never_loses_or_duplicates_work() {
     });
 }
 
+/// A worker runs a batch holding the schedule flag while a producer publishes, then does
+/// what `EntityCore::requeue_held` does: queue the item again if it sees more work, else
+/// release the flag (`ScheduleFlag::clear`, a read-modify-write) and look again. The
+/// producer publishes with a plain store, as a subscription queue does, then sets the
+/// flag. Every published unit is handled (a lost wake-up leaves the worker blocked in
+/// `pop`, which loom reports as a deadlock) and the item is never queued twice. With the
+/// release as a plain store the worker's second look may read the old count and miss the
+/// work (the store-buffering outcome the C++ memory model allows): loom finds it.
+#[test]
+fn loom_a_batch_that_releases_its_flag_never_loses_work() {
+    ::loom::model(|| {
+        let queue = Arc::new(ReadyQueue::new());
+        let flag = Arc::new(ScheduleFlag::new());
+        let published = Arc::new(AtomicUsize::new(0));
+
+        let producer = {
+            let (queue, flag, published) = (queue.clone(), flag.clone(), published.clone());
+            thread::spawn(move || {
+                for n in 1..=2 {
+                    published.store(n, Ordering::Release);
+                    if flag.set() {
+                        queue.push(7);
+                    }
+                }
+            })
+        };
+        let worker = {
+            let (queue, flag, published) = (queue.clone(), flag.clone(), published.clone());
+            thread::spawn(move || {
+                let mut handled = 0;
+                while handled < 2 {
+                    let Popped::Item(item) = queue.pop(&mut 0, None) else {
+                        panic!("no interrupt was sent")
+                    };
+                    assert_eq!(item, 7);
+                    // The batch: everything published so far, flag held.
+                    handled = published.load(Ordering::Acquire);
+                    if published.load(Ordering::Acquire) > handled {
+                        queue.push(7);
+                        continue;
+                    }
+                    flag.clear();
+                    if published.load(Ordering::Acquire) > handled && flag.set() {
+                        queue.push(7);
+                    }
+                }
+                handled
+            })
+        };
+        producer.join().unwrap();
+        assert_eq!(worker.join().unwrap(), 2);
+        // At most one stale entry can remain (pushed after the last batch), never two.
+        assert!(queue.len() <= 1);
+    });
+}
+
 /// An interrupt reaches a worker blocked in `pop` even when it races with the wait.
 #[test]
 fn loom_interrupt_wakes_a_blocked_worker() {

@@ -40,6 +40,12 @@ pub(crate) trait Entity: Send + Sync + 'static {
     fn execute(&self) -> Execution;
     /// Whether more work is ready (the entity is then queued again, behind newer work).
     fn has_work(&self) -> bool;
+    /// Whether a worker may run several units of its work in one dispatch while nothing
+    /// else is ready (see `ExecShared::run_batch`): only for callbacks that run to their end
+    /// (a suspended one would hold the schedule flag).
+    fn batches(&self) -> bool {
+        false
+    }
     /// It was attached to an executor: queue it if it has work (a timer arms here, so a
     /// simulated step made right after `add_node` already sees its deadline).
     fn attached(&self) {
@@ -201,6 +207,32 @@ impl EntityCore {
             return;
         }
         if core.is_attached_to(exec) {
+            exec.push_ready(Ready::Entity(me));
+        } else {
+            core.scheduled.clear();
+            core.notify();
+        }
+    }
+
+    /// A worker of `exec` ran a batch of `me` without releasing its schedule flag (see
+    /// `ExecShared::run_batch`): queue it again if it has more work (or a simulated step
+    /// marked it meanwhile), else release the flag and look again, so that work published
+    /// while the flag was held is never left without a queued item.
+    pub(crate) fn requeue_held(me: Arc<dyn Entity>, exec: &Arc<ExecShared>) {
+        let core = me.core();
+        let wanted = |me: &Arc<dyn Entity>| me.has_work() || me.core().settle.is_marked();
+        if !wanted(&me) {
+            // The release is a read-modify-write: a producer whose `set` it overwrites
+            // published its work before, and the check below sees it (see `ScheduleFlag`).
+            core.scheduled.clear();
+            if wanted(&me) {
+                Self::requeue(me, exec);
+            }
+            return;
+        }
+        // Still ours: push the worker's own reference, behind what arrived meanwhile.
+        if core.is_attached_to(exec) {
+            settle::note(&core.settle, exec);
             exec.push_ready(Ready::Entity(me));
         } else {
             core.scheduled.clear();

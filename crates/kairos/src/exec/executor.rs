@@ -29,7 +29,11 @@
 //! and in this thread's deadlock frames, its panic caught. When it returns, `finish`
 //! leaves the gate, queueing the oldest work parked behind it at the front of the ready
 //! queue, and re-queues the entity, at the back, with the worker's own reference if it
-//! has more work.
+//! has more work. Under `spin` (and on helper threads) a subscription with a plain
+//! callback runs a *batch*: it keeps its schedule flag and runs its queued messages one
+//! callback after another, each guarded as above, while no other work is queued or parked
+//! behind its group, up to `BATCH` (`run_batch`); then it is re-queued or its flag released
+//! (`EntityCore::requeue_held`).
 //!
 //! **Cancel.** `cancel` under the `spin` lock: if a spin is in progress it bumps `epoch`
 //! and interrupts the ready queue, so every worker of that session sees `should_stop` at
@@ -276,7 +280,7 @@ impl Executor {
                 return Ok(());
             }
             if let Popped::Item(item) = self.shared.ready.pop(&mut seen, None) {
-                session.run(item);
+                session.run_batched(item);
             }
         }
     }
@@ -672,7 +676,14 @@ impl SpinSession<'_> {
 
     /// Runs one item of ready work on the spinning thread; true if a callback ran.
     fn run(&self, item: Ready) -> bool {
-        self.exec.run_ready(item, &self.slot)
+        self.exec.run_ready(item, &self.slot, 1)
+    }
+
+    /// Like [`run`](Self::run), but a subscription may run a batch of its queued messages
+    /// while nothing else is ready (`spin` only: `spin_once` and `spin_some` promise one
+    /// callback per item).
+    fn run_batched(&self, item: Ready) {
+        self.exec.run_ready(item, &self.slot, BATCH);
     }
 
     /// Starts the other workers of a multi-threaded executor for this spin.
@@ -751,7 +762,7 @@ impl ExecShared {
                 break;
             }
             if let Popped::Item(item) = self.ready.pop(&mut seen, None) {
-                self.run_ready(item, &slot);
+                self.run_ready(item, &slot, BATCH);
             }
         }
         drop(slot);
@@ -810,15 +821,19 @@ impl ExecShared {
         slot
     }
 
-    fn run_ready(self: &Arc<Self>, item: Ready, slot: &WorkerSlot) -> bool {
+    /// Runs one item of ready work (up to `batch` callbacks of a batching entity, see
+    /// [`run_batch`](Self::run_batch)); true if a callback ran.
+    fn run_ready(self: &Arc<Self>, item: Ready, slot: &WorkerSlot, batch: usize) -> bool {
         match item {
             Ready::Entity(entity) => match entity.core().settle().ticket() {
-                None => self.run_entity(entity, slot) == Run::Ran,
+                None => self.run_entity(entity, slot, batch) == Run::Ran,
                 // Marked by a simulated step: run in its scope, then release the mark (a
                 // parked entity keeps it until it runs).
                 Some(ticket) => {
                     let marked = entity.clone();
-                    let run = settle::scope(Some(ticket), || self.run_entity(entity, slot));
+                    // Run plainly (`batch` 0): the flag released before the run, so the
+                    // mark is the step's alone (see `EntityCore::requeue_held`).
+                    let run = settle::scope(Some(ticket), || self.run_entity(entity, slot, 0));
                     // A parked entity keeps its mark until it runs, unless what holds its
                     // group is an async callback suspended at an `.await`.
                     if run != Run::Parked || marked.core().group.shared.is_held_by_suspended() {
@@ -836,7 +851,12 @@ impl ExecShared {
         }
     }
 
-    fn run_entity(self: &Arc<Self>, entity: Arc<dyn Entity>, slot: &WorkerSlot) -> Run {
+    fn run_entity(
+        self: &Arc<Self>,
+        entity: Arc<dyn Entity>,
+        slot: &WorkerSlot,
+        batch: usize,
+    ) -> Run {
         let core = entity.core();
         let group = &core.group;
         if core.is_destroyed() || !core.is_attached_to(self) {
@@ -854,6 +874,10 @@ impl ExecShared {
             .enter_or_park_with(|| Ready::Entity(entity.clone()))
         {
             return Run::Parked;
+        }
+        if batch > 0 && entity.batches() && (group.shared.gate.is_exclusive() || self.workers == 1)
+        {
+            return self.run_batch(entity, slot, batch);
         }
         core.taken();
         let Some(outcome) = self.guarded(&entity, slot, || {
@@ -882,6 +906,109 @@ impl ExecShared {
                 self.finish(entity, panic);
                 Run::Ran
             }
+        }
+    }
+
+    /// Runs consecutive units of work of `entity`, which has entered its group's gate, in
+    /// one dispatch: up to `limit` callbacks (1 for `spin_once` and `spin_some`, which
+    /// promise one callback per item; [`BATCH`] under `spin`), each started, traced,
+    /// shown in `slot` and guarded like a single one, for as long as nothing else could
+    /// run instead (see [`more_for_batch`](Self::more_for_batch), which under `spin` also
+    /// waits a moment for the next message, as an idle worker would anyway). The batch
+    /// ends as soon as other work is queued on this executor or parked behind the group
+    /// (so fairness between entities is that of one callback per dispatch), the spin is
+    /// cancelled or the executor shut down (no further callback starts), or a simulated
+    /// step marks the entity (it then runs again in the step's scope).
+    ///
+    /// The entity's schedule flag stays set for the whole batch, so a publisher meanwhile
+    /// pays one swap and no queue push, and the entity never overlaps itself (a reentrant
+    /// group batches only on a single-threaded executor). At the end the worker queues the
+    /// entity again with the flag it still holds, or releases the flag and looks again
+    /// (`EntityCore::requeue_held`): a dispatch of one callback costs two read-modify-writes
+    /// less than a plain one, which releases the flag before and sets it after.
+    fn run_batch(
+        self: &Arc<Self>,
+        entity: Arc<dyn Entity>,
+        slot: &WorkerSlot,
+        limit: usize,
+    ) -> Run {
+        let core = entity.core();
+        let group = &core.group;
+        let epoch = self.epoch.load(Ordering::Acquire);
+        let mut ran = 0;
+        let mut suspended = None;
+        {
+            // One deadlock frame for the whole batch (only this thread reads it), left
+            // before the group is: `leave` and the re-queue run outside any callback.
+            let _frame = RunningFrame::enter(self, &entity);
+            loop {
+                let Some(outcome) = self.guarded_in_frame(entity.core(), slot, || {
+                    crate::trace::tp::rclcpp_executor_execute(core.id(), self.id);
+                    entity.execute()
+                }) else {
+                    // Shut down: no further callback starts.
+                    break;
+                };
+                match outcome {
+                    Ok(Execution::Done) => {}
+                    Ok(Execution::Idle) => break,
+                    Ok(Execution::Pending(future)) => {
+                        suspended = Some(future);
+                        break;
+                    }
+                    Err(_) => {
+                        self.callbacks.fetch_add(1, Ordering::Relaxed);
+                        self.panicked.fetch_add(1, Ordering::Relaxed);
+                        ran += 1;
+                        break;
+                    }
+                }
+                self.callbacks.fetch_add(1, Ordering::Relaxed);
+                ran += 1;
+                if ran >= limit || !self.more_for_batch(&entity, epoch, limit > 1) {
+                    break;
+                }
+            }
+        }
+        if let Some(future) = suspended {
+            // Not a batching callback after all: run it as a task, the flag released.
+            self.callbacks.fetch_add(1, Ordering::Relaxed);
+            core.taken();
+            let task = Task::new(future, entity.clone(), self);
+            self.tasks.lock().live.insert(task.id, task.clone());
+            self.poll_task(&task, slot);
+            return Run::Ran;
+        }
+        self.leave(group);
+        EntityCore::requeue_held(entity, self);
+        if ran > 0 { Run::Ran } else { Run::Skipped }
+    }
+
+    /// Whether the batch of `entity` goes on: it has more work and nothing else could run
+    /// instead (nothing queued on this executor or parked behind its group, no cancel or
+    /// shutdown, no simulated step waiting for it). With `wait`, an entity that has no
+    /// work yet is given the backoff a worker spins for before it sleeps (the one `pop`
+    /// spins for otherwise), still yielding at once to anything else: a publisher that is
+    /// only a little slower than its callback then keeps paying one swap per message, not
+    /// a ready-queue push, and the worker is not woken again for each.
+    fn more_for_batch(&self, entity: &Arc<dyn Entity>, epoch: u64, wait: bool) -> bool {
+        let backoff = crossbeam_utils::Backoff::new();
+        loop {
+            let others = self.ready.has_queued()
+                || entity.core().group.shared.gate.has_parked()
+                || self.epoch.load(Ordering::Acquire) != epoch
+                || self.shut_down.load(Ordering::Acquire)
+                || entity.core().settle().is_marked();
+            if others {
+                return false;
+            }
+            if entity.has_work() {
+                return true;
+            }
+            if !wait || backoff.is_completed() {
+                return false;
+            }
+            backoff.snooze();
         }
     }
 
@@ -993,14 +1120,25 @@ impl ExecShared {
         slot: &WorkerSlot,
         f: impl FnOnce() -> R,
     ) -> Option<std::thread::Result<R>> {
-        if !slot.start(entity.core().id(), coarse_now_ns(), &self.shut_down) {
+        self.guarded_in_frame(entity.core(), slot, || {
+            let _frame = RunningFrame::enter(self, entity);
+            f()
+        })
+    }
+
+    /// [`guarded`](Self::guarded) for a caller that has entered the deadlock frame of the
+    /// entity with `core` already (a batch enters it once for all its callbacks).
+    fn guarded_in_frame<R>(
+        &self,
+        core: &EntityCore,
+        slot: &WorkerSlot,
+        f: impl FnOnce() -> R,
+    ) -> Option<std::thread::Result<R>> {
+        if !slot.start(core.id(), coarse_now_ns(), &self.shut_down) {
             self.idle_notify();
             return None;
         }
-        let result = {
-            let _frame = RunningFrame::enter(self, entity);
-            catch_unwind(AssertUnwindSafe(f))
-        };
+        let result = catch_unwind(AssertUnwindSafe(f));
         if slot.end(&self.shut_down) {
             self.idle_notify();
         }
@@ -1013,6 +1151,11 @@ impl ExecShared {
         self.idle.notify_all();
     }
 }
+
+/// The most callbacks of one entity a worker runs in one dispatch (see
+/// [`ExecShared::run_batch`]): bounds how long it keeps its group's gate and its own
+/// schedule flag, and how late it notices work that a stale queue-length hint hides.
+const BATCH: usize = 32;
 
 /// How running one ready entity ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1102,7 +1245,7 @@ mod tests {
         // it (the window the campaign hit): replayed by attaching it again.
         guard.inner.core().attach(&exec.shared);
         let slot = exec.shared.new_slot();
-        let started = exec.shared.run_ready(taken, &slot);
+        let started = exec.shared.run_ready(taken, &slot, 1);
         assert!(!started, "no callback may start after shutdown returned");
         assert_eq!(ran.load(Ordering::SeqCst), 0);
         assert!(

@@ -167,6 +167,17 @@ impl<T> Gate<T> {
         self.state.lock().parked.len()
     }
 
+    /// Whether work waits behind the gate, without the lock: a hint (a holder running a
+    /// batch of callbacks asks it between them, to yield the gate to parked work).
+    pub(crate) fn has_parked(&self) -> bool {
+        self.parked_len.load(Ordering::Relaxed) != 0
+    }
+
+    /// Whether only one callback may hold the gate at a time.
+    pub(crate) fn is_exclusive(&self) -> bool {
+        self.exclusive
+    }
+
     /// Whether some callback currently holds the gate.
     pub(crate) fn is_held(&self) -> bool {
         self.holders.load(Ordering::Acquire) > 0

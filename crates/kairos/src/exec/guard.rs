@@ -62,6 +62,10 @@ impl Entity for GuardInner {
     fn has_work(&self) -> bool {
         self.pending.load(Ordering::Acquire) > 0
     }
+
+    fn batches(&self) -> bool {
+        true
+    }
 }
 
 impl Drop for GuardCondition {

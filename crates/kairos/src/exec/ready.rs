@@ -81,6 +81,12 @@ impl<T> ReadyQueue<T> {
         self.state.lock().items.len()
     }
 
+    /// Whether work is queued, without the lock: a hint, exact once pushes have settled
+    /// (a worker running a batch asks it between callbacks to yield to other work).
+    pub(crate) fn has_queued(&self) -> bool {
+        self.len_hint.load(Ordering::Acquire) > 0
+    }
+
     /// Takes every queued item (the executor shut down: none will run).
     pub(crate) fn drain(&self) -> Vec<T> {
         let mut state = self.state.lock();
@@ -147,8 +153,17 @@ impl<T> ReadyQueue<T> {
 }
 
 /// "Already in the ready queue": makes a push idempotent until the worker that took the
-/// item clears the flag, which it does before looking for work so that an event arriving
-/// while it works queues the item again (no lost wake-up, no duplicate entry).
+/// item releases the flag, so an event arriving afterwards queues the item again (no lost
+/// wake-up, no duplicate entry).
+///
+/// The handshake is a store-buffering pattern: a producer publishes its work, then sets the
+/// flag; the worker releases the flag, then looks for work. Both sides are read-modify-writes
+/// on the flag, so under the C++ memory model (not only on x86) one of them sees the other:
+/// either the producer's `set` reads the worker's release (false: it pushes the item), or
+/// the worker's `release` reads the producer's set (true, a release-acquire pair: the work
+/// published before it is visible to the worker's check that follows). A plain store would
+/// not synchronise with the producer and could miss the work. Checked by loom in
+/// `tests/exec_loom.rs`.
 #[derive(Debug, Default)]
 pub(crate) struct ScheduleFlag(AtomicBool);
 
@@ -162,7 +177,9 @@ impl ScheduleFlag {
         !self.0.swap(true, Ordering::AcqRel)
     }
 
+    /// The worker is done with the item: later events queue it again. Work published
+    /// before a `set` this call overwrites is visible to the caller's next check.
     pub(crate) fn clear(&self) {
-        self.0.store(false, Ordering::Release);
+        self.0.swap(false, Ordering::AcqRel);
     }
 }

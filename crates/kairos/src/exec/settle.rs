@@ -132,6 +132,12 @@ impl Mark {
         self.ticket.lock().clone()
     }
 
+    /// Whether a step waits for this entity's next run (without the lock).
+    #[inline]
+    pub(crate) fn is_marked(&self) -> bool {
+        self.marked.load(Ordering::Acquire)
+    }
+
     /// The run the step waited for has ended (or will not happen).
     pub(crate) fn release(&self) {
         if !self.marked.load(Ordering::Acquire) {

@@ -128,6 +128,10 @@ impl<T: Send + Sync + 'static> Entity for SubInner<T> {
     fn has_work(&self) -> bool {
         !self.queue.is_empty()
     }
+
+    fn batches(&self) -> bool {
+        matches!(self.callback, Callback::Sync(_))
+    }
 }
 
 /// A subscription to a topic; dropping it unsubscribes.

@@ -366,9 +366,22 @@ impl WallMonitor {
 
     /// Wakes `waker` on every detected jump until the guard is dropped, and makes sure the
     /// monitor thread is watching.
+    ///
+    /// Only the first sleeper unparks the thread: with sleepers registered it polls every
+    /// `POLL_INTERVAL` anyway, and it only parks for good after seeing none (under the
+    /// sleepers' lock), so a registration into an empty set that follows is the one that
+    /// must wake it (an unpark before the park makes that park return at once). Unparking
+    /// on every registration woke the thread once per timer re-arm: a futex wake-up and a
+    /// context switch per fire with 1,000 timers at 1 kHz.
     pub(crate) fn register_sleeper(&'static self, waker: &Waker) -> SleeperGuard {
-        let key = self.sleepers.lock().add(waker);
-        self.ensure_watching();
+        let (key, first) = {
+            let mut sleepers = self.sleepers.lock();
+            let first = sleepers.is_empty();
+            (sleepers.add(waker), first)
+        };
+        if first || self.thread.get().is_none() {
+            self.ensure_watching();
+        }
         SleeperGuard { key }
     }
 
