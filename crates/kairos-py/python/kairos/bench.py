@@ -207,9 +207,12 @@ def main(argv=None):
     print(row("queue.Queue + thread", summary(python_latency(pings))))
     print()
     print(f"throughput, {burst} messages published back to back")
+    rates = []
     for name, (n, ns) in (("kairos topic, two Python nodes", kairos_throughput(burst)),
                           ("queue.Queue + thread", python_throughput(burst))):
-        print(f"{name:<34} {n:>7} received in {ns / 1e6:>8.1f} ms = {n / (ns / 1e9):>10.0f} msg/s")
+        rates.append(n / (ns / 1e9))
+        print(f"{name:<34} {n:>7} received in {ns / 1e6:>8.1f} ms = {rates[-1]:>10.0f} msg/s")
+    print(f"{'kairos / baseline':<34} {rates[0] / rates[1]:>7.2f}x")
     kairos.shutdown()
     return 0
 
