@@ -27,6 +27,7 @@ use pyo3::prelude::*;
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 /// How long a wait without a timeout waits: a year, i.e. until shutdown or cancel.
 pub(crate) const FOREVER: kairos::time::Duration =
@@ -276,21 +277,28 @@ impl NodeCore {
         let node = self.in_group(group.as_deref())?;
         let callable: Callable = Arc::new(callback);
         let env = self.env.clone();
+        let scheduled = Arc::new(AtomicI64::new(0));
+        let due = scheduled.clone();
         let timer = if is_async {
-            node.create_timer_async(period, move |_tick| {
+            node.create_timer_async(period, move |tick| {
+                due.store(tick.scheduled.nanos(), Ordering::Relaxed);
                 let callable = callable.clone();
                 CoroutineTask::new(env, Box::new(move |py| callable.call0(py)))
             })
         } else if let Some(clock) = clock {
-            node.create_timer_on(clock.clock.clone(), period, move |_tick| {
+            node.create_timer_on(clock.clock.clone(), period, move |tick| {
+                due.store(tick.scheduled.nanos(), Ordering::Relaxed);
                 call0(&env, &callable)
             })
         } else {
-            node.create_timer(period, move |_tick| call0(&env, &callable))
+            node.create_timer(period, move |tick| {
+                due.store(tick.scheduled.nanos(), Ordering::Relaxed);
+                call0(&env, &callable)
+            })
         }
         .map_err(graph_error)?;
         kairos::trace::tp::rclcpp_callback_register(timer.callback_handle(), &name);
-        Ok(PyTimer { timer })
+        Ok(PyTimer { timer, scheduled })
     }
 
     #[pyo3(signature = (srv_type, name, callback, group = None))]
@@ -686,6 +694,8 @@ impl PyService {
 #[derive(Debug)]
 pub struct PyTimer {
     timer: CallbackTimer,
+    /// The deadline of the tick running (or run last), in the timer clock's nanoseconds.
+    scheduled: Arc<AtomicI64>,
 }
 
 #[pymethods]
@@ -716,6 +726,13 @@ impl PyTimer {
     #[getter]
     fn missed_count(&self) -> u64 {
         self.timer.missed_count()
+    }
+
+    /// kairos only: the deadline the running (or last) tick was due at, in nanoseconds of
+    /// the timer's clock (0 before the first tick); its lateness is `clock.now()` minus it.
+    #[getter]
+    fn scheduled_ns(&self) -> i64 {
+        self.scheduled.load(Ordering::Relaxed)
     }
 }
 

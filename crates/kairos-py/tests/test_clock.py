@@ -82,3 +82,33 @@ def test_an_unknown_stall_policy_says_which_exist(session):
 
     with pytest.raises(ValueError, match="'wait', 'fallback_to_steady' or 'fail'"):
         Node("stall_bad", sim_stall_policy="sometimes")
+
+
+def test_a_timer_tick_is_never_early_and_says_its_deadline(session):
+    import threading
+
+    import kairos
+    from conftest import LIMIT, spin_in_thread
+
+    node = Node("ticking")
+    seen = []
+    done = threading.Event()
+
+    def tick():
+        seen.append((kairos._kairos.steady_ns(), timer.scheduled_ns))
+        if len(seen) == 10:
+            timer.cancel()
+            done.set()
+
+    timer = node.create_timer(0.005, tick, clock=kairos.Clock("steady"))
+    executor = kairos.SingleThreadedExecutor()
+    executor.add_node(node)
+    spin_in_thread(executor)
+    assert done.wait(LIMIT)
+    executor.shutdown()
+    for now, due in seen:
+        assert now >= due > 0, (now, due)
+    # Deadlines are whole periods apart (a late tick skips periods, never shifts them).
+    dues = [due for _, due in seen]
+    assert all((b - a) % 5_000_000 == 0 and b > a for a, b in zip(dues, dues[1:])), dues
+    node.destroy_node()

@@ -40,20 +40,16 @@ def kairos_timer(period_s, count):
     node = Node("bench_timer")
     lateness = []
     done = threading.Event()
-    period_ns = int(period_s * 1e9)
 
     def tick():
-        now = time.monotonic_ns()
-        # The timer's deadlines are t0 + k * period (absolute, no drift); a tick is never
-        # early, so the deadline it served is the last one at or before now. t0 is read
-        # just before the timer reads its own: lateness is overstated by that, never under.
-        lateness.append((now - t0) % period_ns)
+        # The timer runs on the steady clock (CLOCK_MONOTONIC, as time.monotonic_ns) and
+        # says which deadline this tick serves: lateness is measured from it exactly.
+        lateness.append(time.monotonic_ns() - timer.scheduled_ns)
         if len(lateness) >= count:
             timer.cancel()
             done.set()
 
-    t0 = time.monotonic_ns()
-    timer = node.create_timer(period_s, tick)
+    timer = node.create_timer(period_s, tick, clock=kairos.Clock("steady"))
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     threading.Thread(target=executor.spin, daemon=True).start()
