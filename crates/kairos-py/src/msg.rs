@@ -186,6 +186,30 @@ fn packages() -> Vec<&'static str> {
     packages
 }
 
+/// A constant of an interface, as its `.msg` file writes it.
+#[allow(
+    dead_code,
+    reason = "the shipped packages have integer constants only; any .msg may have the others"
+)]
+enum Const {
+    Bool(bool),
+    Int(i128),
+    Float(f64),
+    Str(&'static str),
+}
+
+/// Every interface's constants, by ROS type name (made by build.rs from the `.msg` files).
+static CONSTANTS: &[(&str, &[(&str, Const)])] = include!(concat!(env!("OUT_DIR"), "/constants.rs"));
+
+fn constant<'py>(py: Python<'py>, value: &Const) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Const::Bool(b) => pyo3::types::PyBool::new(py, *b).to_owned().into_any(),
+        Const::Int(i) => i.into_pyobject(py)?.into_any(),
+        Const::Float(f) => f.into_pyobject(py)?.into_any(),
+        Const::Str(s) => s.into_pyobject(py)?.into_any(),
+    })
+}
+
 /// `(name, type_id, capacity, string_capacity, nested type name or None)` per field.
 fn fields_of<'py>(py: Python<'py>, description: &TypeDescription) -> PyResult<Bound<'py, PyList>> {
     let fields = description.fields.iter().map(|field| {
@@ -207,7 +231,8 @@ fn fields_of<'py>(py: Python<'py>, description: &TypeDescription) -> PyResult<Bo
 }
 
 /// `kairos._kairos.interfaces()`: what the Python classes are generated from:
-/// `{"messages": {type: (fields, defaults)}, "services": {type: (request, response)}}`
+/// `{"messages": {type: (fields, defaults)}, "services": {type: (request, response)},
+/// "constants": {type: [(name, value)]}}`
 /// with the fields as [`fields_of`] lists them and the defaults as a dict of plain values
 /// (nested messages as dicts). Types only nested (never registered) are described too,
 /// with no defaults (`None`): their zero values follow from the field types.
@@ -233,7 +258,16 @@ pub(crate) fn interfaces(py: Python<'_>) -> PyResult<PyObject> {
     for kind in registry().services.values() {
         services.set_item(kind.type_name, (kind.request, kind.response))?;
     }
+    let constants = PyDict::new(py);
+    for (type_name, values) in CONSTANTS {
+        let values = values
+            .iter()
+            .map(|(name, value)| Ok((*name, constant(py, value)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        constants.set_item(type_name, values)?;
+    }
     let out = PyDict::new(py);
+    out.set_item("constants", constants)?;
     out.set_item("messages", messages)?;
     out.set_item("services", services)?;
     Ok(out.into_any().unbind())

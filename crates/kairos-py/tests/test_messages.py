@@ -42,6 +42,13 @@ def test_every_shipped_package_imports_with_rclpy_names():
     assert Odometry().pose.covariance == [0.0] * 36
     assert Log().msg == ""
     assert AddTwoInts.Request(a=1).b == 0 and SetBool.Response().success is False
+    from kairos.sensor_msgs.msg import NavSatStatus
+    from kairos.std_msgs.msg import Header
+
+    # Constants of the .msg files are class attributes, as in rclpy.
+    assert (Log.INFO, Log.FATAL) == (20, 50)
+    assert (NavSatStatus.STATUS_NO_FIX, NavSatStatus.STATUS_FIX) == (-1, 0)
+    assert not hasattr(Header, "INFO")
     assert Imu.get_fields_and_field_types()["orientation_covariance"] == "double[9]"
     assert Imu.get_fields_and_field_types()["header"] == "std_msgs/Header"
     with pytest.raises(ImportError):

@@ -6,7 +6,8 @@ descriptions of the Rust types (field names, types, array sizes, nested types, d
 values), so Python and Rust never disagree on a field. They have rclpy's shape: keyword
 constructors with defaults (``Twist(linear=Vector3(x=1.0))``; unset nested fields are fresh
 default instances, unset arrays fresh lists), ``__slots__``, ``__eq__``, ``__repr__``,
-``get_fields_and_field_types()``; a service class has ``Request`` and ``Response``.
+``get_fields_and_field_types()``, the ``.msg`` file's constants as class attributes
+(``Log.INFO == 20``); a service class has ``Request`` and ``Response``.
 
 Fixed arrays and sequences are Python lists (rclpy uses numpy arrays and array.array for
 numeric ones; any sequence of numbers is accepted on publish), ``uint8[]``/``byte[]`` are
@@ -78,14 +79,16 @@ class Message:
 
 _descriptions = None
 _services = None
+_constants = None
 _classes = {}
 
 
 def _load():
-    global _descriptions, _services
+    global _descriptions, _services, _constants
     if _descriptions is None:
         described = _kairos.interfaces()
         _descriptions, _services = described["messages"], described["services"]
+        _constants = described["constants"]
 
 
 def _type_string(type_id, capacity, string_capacity, nested):
@@ -150,7 +153,9 @@ def message_class(type_name):
             if nested is not None and value:
                 value = [field_types[field_name]() for _ in value]
             plain[field_name] = value
+    namespace = dict(_constants.get(type_name, ()))  # Log.INFO, NavSatStatus.STATUS_FIX
     cls = type(name, (Message,), {
+        **namespace,
         "__slots__": slots,
         "__module__": f"kairos.{package}.{kind}",
         "__qualname__": name,
