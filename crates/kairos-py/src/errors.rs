@@ -32,6 +32,13 @@ create_exception!(
     "A sleep or wait ended early because the executor or kairos shut down (never because time ran early)."
 );
 
+create_exception!(
+    kairos,
+    ClockStalled,
+    PyRuntimeError,
+    "A wait on simulation time whose source (`/clock`) fell silent, under the stall policy `fail`: the message says since when and how to choose another policy."
+);
+
 pub(crate) fn call_error(err: RustCallError) -> PyErr {
     match err {
         RustCallError::WouldDeadlock(w) => WouldDeadlock::new_err(w.to_string()),
@@ -53,5 +60,8 @@ pub(crate) fn graph_error(err: GraphError) -> PyErr {
 }
 
 pub(crate) fn wait_error(err: WaitError) -> PyErr {
-    WaitCancelled::new_err(err.to_string())
+    match err {
+        WaitError::Stalled { .. } => ClockStalled::new_err(err.to_string()),
+        other => WaitCancelled::new_err(other.to_string()),
+    }
 }

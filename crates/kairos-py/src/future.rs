@@ -420,16 +420,16 @@ impl Future for CoroutineTask {
 /// A service response as a future source.
 pub(crate) struct ResponseSource<Resp: Send + 'static> {
     pub(crate) future: kairos::graph::ResponseFuture<Resp>,
-    pub(crate) class: Arc<PyObject>,
+    pub(crate) layout: Arc<crate::convert::Layout>,
 }
 
 fn response_outcome<Resp: serde::Serialize + Send + 'static>(
     result: Result<Resp, kairos::graph::CallError>,
-    class: Arc<PyObject>,
+    layout: Arc<crate::convert::Layout>,
 ) -> Outcome {
     match result {
         Ok(response) => Ok(Box::new(move |py| {
-            crate::msg::to_py(py, &response, class.bind(py))
+            crate::convert::to_py(py, &response, &layout)
         })),
         Err(err) => Err(errors::call_error(err)),
     }
@@ -439,13 +439,13 @@ impl<Resp: serde::Serialize + Send + 'static> Source for ResponseSource<Resp> {
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Outcome> {
         Pin::new(&mut self.future)
             .poll(cx)
-            .map(|result| response_outcome(result, self.class.clone()))
+            .map(|result| response_outcome(result, self.layout.clone()))
     }
 
     fn on_done(self: Box<Self>, done: DoneFn) -> Result<(), Box<dyn Source>> {
-        let class = self.class;
+        let layout = self.layout;
         self.future
-            .on_done(move |result| done(response_outcome(result, class)));
+            .on_done(move |result| done(response_outcome(result, layout)));
         Ok(())
     }
 }

@@ -8,8 +8,10 @@
 //! the GIL; threads that wait never hold it.
 //!
 //! Modules: `node` (nodes and entities), `executor`, `future` (futures and `async def`
-//! callbacks), `time` (clocks and sleeps), `msg` (message classes), `errors`.
+//! callbacks), `time` (clocks and sleeps), `msg` (the interfaces of kairos-msgs), `convert`
+//! (Python messages to Rust ones and back), `errors`.
 
+mod convert;
 mod errors;
 mod executor;
 mod future;
@@ -36,6 +38,8 @@ pub(crate) fn shutdown_token() -> CancelToken {
 pub(crate) fn init_transport() -> PyResult<()> {
     let mut transport = TRANSPORT.lock();
     if transport.is_none() {
+        // Every type Python can name can cross the process boundary.
+        kairos_zenoh::register_shipped_interfaces();
         let opened = kairos_zenoh::init()
             .map_err(|err| pyo3::exceptions::PyRuntimeError::new_err(err.to_string()))?;
         *transport = Some(opened);
@@ -83,6 +87,7 @@ fn _kairos(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CallError", py.get_type::<errors::CallError>())?;
     m.add("ExecutorError", py.get_type::<errors::ExecutorError>())?;
     m.add("WaitCancelled", py.get_type::<errors::WaitCancelled>())?;
+    m.add("ClockStalled", py.get_type::<errors::ClockStalled>())?;
     m.add_class::<node::NodeCore>()?;
     m.add_class::<node::PyGroup>()?;
     m.add_class::<node::PyPublisher>()?;
@@ -96,6 +101,8 @@ fn _kairos(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<time::PyClock>()?;
     m.add_class::<time::PyTime>()?;
     m.add_class::<rust_node::RustEchoNode>()?;
+    m.add_class::<rust_node::RustRelay>()?;
+    m.add_function(wrap_pyfunction!(msg::interfaces, m)?)?;
     m.add_function(wrap_pyfunction!(init, m)?)?;
     m.add_function(wrap_pyfunction!(shutdown, m)?)?;
     m.add_function(wrap_pyfunction!(ok, m)?)?;

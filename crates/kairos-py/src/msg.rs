@@ -1,62 +1,138 @@
-//! Messages: Python message classes to and from the Rust types of `kairos_zenoh::msg`.
+//! Messages: every interface of `kairos-msgs` for Python, by ROS type name.
 //!
 //! What this module promises:
-//! - A Python message class names its ROS type in `_type` (`"std_msgs/msg/String"`) and its
-//!   fields in `__slots__`, as rclpy's generated classes do; a nested message field names
-//!   its class in `_field_types`. Any Rust type with serde derives in `.msg` field order
-//!   (every `kairos_zenoh::Message`) converts through one generic path, so a new type
-//!   slots in with one line in [`MESSAGES`] or [`SERVICES`] and a small Python class.
-//! - A Python value of the wrong shape raises `TypeError` naming the type and the field
-//!   problem; it never panics.
-//! - The Rust side of a topic is the Rust type itself, so a Python node and a Rust node in
-//!   one process share the topic (and its `Arc<T>` delivery), and the Zenoh transport sees
-//!   a registered type it already knows how to put on the wire.
+//! - Every message and service type `kairos_msgs::visit_interfaces` hands over (the 12
+//!   shipped packages) can be published, subscribed to, served and called from Python; a
+//!   Python node and a Rust node of one process share the topic of the Rust type itself
+//!   (one `Arc<T>` delivery), and the Zenoh transport puts it on the wire as rmw_zenoh does.
+//! - The Python classes are generated at import (`kairos/_interfaces.py`) from what
+//!   [`interfaces`] reports: each type's fields as its Rust type describes them
+//!   (`Message::description`) and its default values (`T::default()`), so Python and Rust
+//!   can never disagree on a field.
+//! - A class that is not a kairos message class, or a type kairos has no Rust type for,
+//!   is a `TypeError` saying so.
 
-use kairos_zenoh::msg::{AddTwoInts, StringMsg};
-use kairos_zenoh::{Message, ServiceType};
+use crate::convert::{Layout, to_plain};
+use kairos_msgs::type_hash::TypeDescription;
+use kairos_msgs::{InterfaceVisitor, Message, ServiceType};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use serde_json::{Map, Number, Value};
+use pyo3::types::{PyDict, PyList, PyTuple};
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
-/// The message types Python can publish and subscribe to, by ROS type name.
-pub(crate) static MESSAGES: &[MessageKind] = &[MessageKind::of::<StringMsg>()];
-
-/// The service types Python can serve and call, by ROS type name.
-pub(crate) static SERVICES: &[ServiceKind] = &[ServiceKind::of::<AddTwoInts>()];
-
-/// One message type: its name and the monomorphized constructors of its entities.
+/// One message type: its name, description, defaults and the monomorphized constructors
+/// of its entities.
 pub(crate) struct MessageKind {
     pub(crate) type_name: &'static str,
+    pub(crate) description: fn() -> TypeDescription,
+    pub(crate) defaults: fn(Python<'_>) -> PyResult<PyObject>,
     pub(crate) publisher: crate::node::MakePublisher,
     pub(crate) subscription: crate::node::MakeSubscription,
+    pub(crate) relay: crate::rust_node::MakeRelay,
 }
 
-impl MessageKind {
-    const fn of<T: Message>() -> Self {
-        Self {
-            type_name: T::TYPE_NAME,
-            publisher: crate::node::make_publisher::<T>,
-            subscription: crate::node::make_subscription::<T>,
-        }
-    }
-}
-
-/// One service type: its name and the monomorphized constructors of its entities.
+/// One service type: its name, its request and response types, and the monomorphized
+/// constructors of its entities.
 pub(crate) struct ServiceKind {
     pub(crate) type_name: &'static str,
+    pub(crate) request: &'static str,
+    pub(crate) response: &'static str,
     pub(crate) service: crate::node::MakeService,
     pub(crate) client: crate::node::MakeClient,
 }
 
-impl ServiceKind {
-    const fn of<S: ServiceType>() -> Self {
-        Self {
-            type_name: S::TYPE_NAME,
-            service: crate::node::make_service::<S::Request, S::Response>,
-            client: crate::node::make_client::<S::Request, S::Response>,
-        }
+/// Every type Python can use, by ROS type name.
+struct Registry {
+    messages: BTreeMap<&'static str, MessageKind>,
+    services: BTreeMap<&'static str, ServiceKind>,
+}
+
+impl InterfaceVisitor for Registry {
+    fn message<M: Message>(&mut self) {
+        self.messages
+            .entry(M::TYPE_NAME)
+            .or_insert_with(message_kind::<M>);
     }
+
+    fn service<S: ServiceType>(&mut self) {
+        self.services.insert(
+            S::TYPE_NAME,
+            ServiceKind {
+                type_name: S::TYPE_NAME,
+                request: S::Request::TYPE_NAME,
+                response: S::Response::TYPE_NAME,
+                service: crate::node::make_service::<S::Request, S::Response>,
+                client: crate::node::make_client::<S::Request, S::Response>,
+            },
+        );
+        self.messages
+            .entry(S::Request::TYPE_NAME)
+            .or_insert_with(message_kind::<S::Request>);
+        self.messages
+            .entry(S::Response::TYPE_NAME)
+            .or_insert_with(message_kind::<S::Response>);
+    }
+}
+
+/// The kind of a `Message` the visitor hands over. `Message` does not require `Default`,
+/// so the default value is a deserialization of nothing (every generated struct is
+/// `#[serde(default)]`, which is the type's `Default`).
+fn message_kind<M: Message>() -> MessageKind {
+    MessageKind {
+        type_name: M::TYPE_NAME,
+        description: M::description,
+        defaults: defaults_of::<M>,
+        publisher: crate::node::make_publisher::<M>,
+        subscription: crate::node::make_subscription::<M>,
+        relay: crate::rust_node::make_relay::<M>,
+    }
+}
+
+fn defaults_of<M: Message>(py: Python<'_>) -> PyResult<PyObject> {
+    let empty = serde_json::Value::Object(serde_json::Map::new());
+    let value: M = serde_json::from_value(empty).map_err(|err| {
+        PyTypeError::new_err(format!("{} has no default value: {err}", M::TYPE_NAME))
+    })?;
+    to_plain(py, &value)
+}
+
+type ClockWire = kairos_msgs::rosgraph_msgs::msg::Clock;
+
+fn clock_carry() -> crate::node::Carry<kairos::graph::ClockMsg> {
+    crate::node::Carry {
+        from_py: |object, layout| {
+            let wire: ClockWire = crate::convert::from_py(object, layout)?;
+            Ok(kairos_zenoh::registry::clock_from_wire(&wire))
+        },
+        to_py: |py, clock, layout| {
+            crate::convert::to_py(py, &kairos_zenoh::registry::clock_to_wire(clock), layout)
+        },
+        layout: layout_of::<ClockWire>,
+    }
+}
+
+fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let mut registry = Registry {
+            messages: BTreeMap::new(),
+            services: BTreeMap::new(),
+        };
+        kairos_msgs::visit_interfaces(&mut registry);
+        // `/clock` is kairos's own `ClockMsg` in the process (the context's simulated
+        // clock listens to it; kairos-zenoh writes it as rosgraph_msgs/msg/Clock), so a
+        // Python `rosgraph_msgs.msg.Clock` publisher drives `use_sim_time` nodes.
+        if let Some(clock) = registry.messages.get_mut(ClockWire::TYPE_NAME) {
+            clock.publisher = |node, topic, qos, class| {
+                crate::node::make_publisher_as(node, topic, qos, class, clock_carry())
+            };
+            clock.subscription = |node, topic, qos, handler| {
+                crate::node::make_subscription_as(node, topic, qos, handler, clock_carry())
+            };
+        }
+        registry
+    })
 }
 
 /// The ROS type name a Python message or service class declares in `_type`.
@@ -66,164 +142,133 @@ pub(crate) fn type_name_of(class: &Bound<'_, PyAny>) -> PyResult<String> {
         .and_then(|t| t.extract::<String>())
         .map_err(|_| {
             PyTypeError::new_err(format!(
-                "{} is not a kairos message or service class (it has no `_type`); use the classes of kairos.std_msgs.msg, kairos.example_interfaces.srv, ...",
+                "{} is not a kairos message or service class (it has no `_type`); use the classes of kairos.std_msgs.msg, kairos.geometry_msgs.msg, ...",
                 class.repr().map(|r| r.to_string()).unwrap_or_default()
             ))
         })
 }
 
-pub(crate) fn message_kind(class: &Bound<'_, PyAny>) -> PyResult<&'static MessageKind> {
+pub(crate) fn message_kind_of(class: &Bound<'_, PyAny>) -> PyResult<&'static MessageKind> {
     let name = type_name_of(class)?;
-    MESSAGES
-        .iter()
-        .find(|k| k.type_name == name)
-        .ok_or_else(|| {
-            let known: Vec<_> = MESSAGES.iter().map(|k| k.type_name).collect();
-            PyTypeError::new_err(format!(
-                "message type '{name}' has no Rust type in kairos yet (known: {}); add it to MESSAGES in crates/kairos-py/src/msg.rs",
-                known.join(", ")
-            ))
-        })
-}
-
-pub(crate) fn service_kind(class: &Bound<'_, PyAny>) -> PyResult<&'static ServiceKind> {
-    let name = type_name_of(class)?;
-    SERVICES
-        .iter()
-        .find(|k| k.type_name == name)
-        .ok_or_else(|| {
-            let known: Vec<_> = SERVICES.iter().map(|k| k.type_name).collect();
-            PyTypeError::new_err(format!(
-                "service type '{name}' has no Rust type in kairos yet (known: {}); add it to SERVICES in crates/kairos-py/src/msg.rs",
-                known.join(", ")
-            ))
-        })
-}
-
-/// A Python message object as the Rust message `T`.
-pub(crate) fn from_py<T: serde::de::DeserializeOwned>(object: &Bound<'_, PyAny>) -> PyResult<T> {
-    let value = to_value(object)?;
-    serde_json::from_value(value).map_err(|err| {
+    registry().messages.get(name.as_str()).ok_or_else(|| {
         PyTypeError::new_err(format!(
-            "cannot convert {} to {}: {err}",
-            object
-                .get_type()
-                .name()
-                .map(|n| n.to_string())
-                .unwrap_or_default(),
-            std::any::type_name::<T>()
+            "message type '{name}' has no Rust type in kairos; the shipped packages are those of kairos-msgs ({})",
+            packages().join(", ")
         ))
     })
 }
 
-/// The Rust message `message` as an instance of the Python class `class`.
-pub(crate) fn to_py<T: serde::Serialize>(
-    py: Python<'_>,
-    message: &T,
-    class: &Bound<'_, PyAny>,
-) -> PyResult<PyObject> {
-    let value = serde_json::to_value(message)
-        .map_err(|err| PyTypeError::new_err(format!("cannot convert a message: {err}")))?;
-    from_value(py, value, Some(class))
-}
-
-fn to_value(object: &Bound<'_, PyAny>) -> PyResult<Value> {
-    if object.is_none() {
-        return Ok(Value::Null);
-    }
-    // bool before int: Python's bool is an int.
-    if let Ok(b) = object.downcast::<PyBool>() {
-        return Ok(Value::Bool(b.is_true()));
-    }
-    if object.is_instance_of::<PyInt>() {
-        if let Ok(i) = object.extract::<i64>() {
-            return Ok(Value::Number(i.into()));
-        }
-        return Ok(Value::Number(object.extract::<u64>()?.into()));
-    }
-    if let Ok(f) = object.downcast::<PyFloat>() {
-        let number = Number::from_f64(f.value())
-            .ok_or_else(|| PyTypeError::new_err("NaN and infinity cannot be sent"))?;
-        return Ok(Value::Number(number));
-    }
-    if let Ok(s) = object.downcast::<PyString>() {
-        return Ok(Value::String(s.to_cow()?.into_owned()));
-    }
-    if let Ok(b) = object.downcast::<PyBytes>() {
-        return Ok(Value::Array(
-            b.as_bytes().iter().map(|&x| Value::from(x)).collect(),
-        ));
-    }
-    if object.is_instance_of::<PyList>() || object.is_instance_of::<PyTuple>() {
-        return object.try_iter()?.map(|item| to_value(&item?)).collect();
-    }
-    if object.hasattr("_type")? {
-        let slots = object.getattr("__slots__")?;
-        let mut map = Map::new();
-        for slot in slots.try_iter()? {
-            let slot = slot?;
-            let name: String = slot.extract()?;
-            map.insert(
-                name,
-                to_value(&object.getattr(slot.downcast::<PyString>()?)?)?,
-            );
-        }
-        return Ok(Value::Object(map));
-    }
-    Err(PyTypeError::new_err(format!(
-        "cannot send a value of type {} in a message",
-        object.get_type().name()?
-    )))
-}
-
-fn from_value(
-    py: Python<'_>,
-    value: Value,
-    class: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyObject> {
-    Ok(match value {
-        Value::Null => py.None(),
-        Value::Bool(b) => PyBool::new(py, b).to_owned().into_any().unbind(),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                i.into_pyobject(py)?.into_any().unbind()
-            } else if let Some(u) = n.as_u64() {
-                u.into_pyobject(py)?.into_any().unbind()
-            } else {
-                PyFloat::new(py, n.as_f64().unwrap_or(f64::NAN))
-                    .into_any()
-                    .unbind()
-            }
-        }
-        Value::String(s) => PyString::new(py, &s).into_any().unbind(),
-        Value::Array(items) => {
-            let items = items
-                .into_iter()
-                .map(|v| from_value(py, v, class))
-                .collect::<PyResult<Vec<_>>>()?;
-            PyList::new(py, items)?.into_any().unbind()
-        }
-        Value::Object(map) => {
-            let Some(class) = class else {
-                let dict = PyDict::new(py);
-                for (k, v) in map {
-                    dict.set_item(k, from_value(py, v, None)?)?;
-                }
-                return Ok(dict.into_any().unbind());
-            };
-            // `__new__` without `__init__`: every field is set below (serde writes them all).
-            let object = class.call_method1(pyo3::intern!(py, "__new__"), (class,))?;
-            // A dict lookup that misses returns None: no exception is made per field.
-            let nested = class.getattr(pyo3::intern!(py, "_field_types")).ok();
-            let nested = nested.as_ref().and_then(|n| n.downcast::<PyDict>().ok());
-            for (k, v) in map {
-                let field_class = match nested {
-                    Some(types) => types.get_item(&k)?,
-                    None => None,
-                };
-                object.setattr(k.as_str(), from_value(py, v, field_class.as_ref())?)?;
-            }
-            object.unbind()
-        }
+pub(crate) fn service_kind_of(class: &Bound<'_, PyAny>) -> PyResult<&'static ServiceKind> {
+    let name = type_name_of(class)?;
+    registry().services.get(name.as_str()).ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "service type '{name}' has no Rust type in kairos; the shipped packages are those of kairos-msgs ({})",
+            packages().join(", ")
+        ))
     })
+}
+
+/// The layout of a message class for the Rust message `T`.
+pub(crate) fn layout_of<T: Message>(class: &Bound<'_, PyAny>) -> PyResult<Arc<Layout>> {
+    Layout::of(class, &T::description())
+}
+
+fn packages() -> Vec<&'static str> {
+    let mut packages: Vec<_> = registry()
+        .messages
+        .keys()
+        .chain(registry().services.keys())
+        .filter_map(|name| name.split('/').next())
+        .collect();
+    packages.dedup();
+    packages.sort_unstable();
+    packages.dedup();
+    packages
+}
+
+/// A constant of an interface, as its `.msg` file writes it.
+#[allow(
+    dead_code,
+    reason = "the shipped packages have integer constants only; any .msg may have the others"
+)]
+enum Const {
+    Bool(bool),
+    Int(i128),
+    Float(f64),
+    Str(&'static str),
+}
+
+/// Every interface's constants, by ROS type name (made by build.rs from the `.msg` files).
+static CONSTANTS: &[(&str, &[(&str, Const)])] = include!(concat!(env!("OUT_DIR"), "/constants.rs"));
+
+fn constant<'py>(py: Python<'py>, value: &Const) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Const::Bool(b) => pyo3::types::PyBool::new(py, *b).to_owned().into_any(),
+        Const::Int(i) => i.into_pyobject(py)?.into_any(),
+        Const::Float(f) => f.into_pyobject(py)?.into_any(),
+        Const::Str(s) => s.into_pyobject(py)?.into_any(),
+    })
+}
+
+/// `(name, type_id, capacity, string_capacity, nested type name or None)` per field.
+fn fields_of<'py>(py: Python<'py>, description: &TypeDescription) -> PyResult<Bound<'py, PyList>> {
+    let fields = description.fields.iter().map(|field| {
+        PyTuple::new(
+            py,
+            [
+                field.name.clone().into_pyobject(py)?.into_any(),
+                field.type_id.into_pyobject(py)?.into_any(),
+                field.capacity.into_pyobject(py)?.into_any(),
+                field.string_capacity.into_pyobject(py)?.into_any(),
+                match &field.nested {
+                    Some(nested) => nested.type_name.clone().into_pyobject(py)?.into_any(),
+                    None => py.None().into_bound(py),
+                },
+            ],
+        )
+    });
+    PyList::new(py, fields.collect::<PyResult<Vec<_>>>()?)
+}
+
+/// `kairos._kairos.interfaces()`: what the Python classes are generated from:
+/// `{"messages": {type: (fields, defaults)}, "services": {type: (request, response)},
+/// "constants": {type: [(name, value)]}}`
+/// with the fields as [`fields_of`] lists them and the defaults as a dict of plain values
+/// (nested messages as dicts). Types only nested (never registered) are described too,
+/// with no defaults (`None`): their zero values follow from the field types.
+#[pyfunction]
+pub(crate) fn interfaces(py: Python<'_>) -> PyResult<PyObject> {
+    let messages = PyDict::new(py);
+    let mut pending: Vec<TypeDescription> = Vec::new();
+    for kind in registry().messages.values() {
+        let description = (kind.description)();
+        let entry = (fields_of(py, &description)?, (kind.defaults)(py)?);
+        messages.set_item(kind.type_name, entry)?;
+        pending.extend(description.fields.iter().filter_map(|f| f.nested.clone()));
+    }
+    while let Some(description) = pending.pop() {
+        if messages.contains(&description.type_name)? {
+            continue;
+        }
+        let entry = (fields_of(py, &description)?, py.None());
+        messages.set_item(&description.type_name, entry)?;
+        pending.extend(description.fields.iter().filter_map(|f| f.nested.clone()));
+    }
+    let services = PyDict::new(py);
+    for kind in registry().services.values() {
+        services.set_item(kind.type_name, (kind.request, kind.response))?;
+    }
+    let constants = PyDict::new(py);
+    for (type_name, values) in CONSTANTS {
+        let values = values
+            .iter()
+            .map(|(name, value)| Ok((*name, constant(py, value)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        constants.set_item(type_name, values)?;
+    }
+    let out = PyDict::new(py);
+    out.set_item("constants", constants)?;
+    out.set_item("messages", messages)?;
+    out.set_item("services", services)?;
+    Ok(out.into_any().unbind())
 }

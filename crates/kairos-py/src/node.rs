@@ -13,18 +13,21 @@
 //! Ground rules: a node's [`CallbackEnv`] is shared by its callbacks; its sink is set
 //! by the executor the node is added to (`executor.rs`) and read by callbacks on error.
 
+use crate::convert::{Layout, from_py, to_py};
 use crate::errors::{call_error, graph_error};
 use crate::future::{CoroutineTask, PyFuture, ResponseSource};
-use crate::msg::{from_py, message_kind, service_kind, to_py};
+use crate::msg::{layout_of, message_kind_of, service_kind_of};
 use crate::time::{PyClock, duration_arg};
 use kairos::exec::{CallbackGroup, CallbackTimer, Executor, GroupKind};
-use kairos::graph::{Client, Node, NodeOptions, Publisher, Qos};
+use kairos::graph::{Client, Node, NodeOptions, Publisher, Qos, SimStall};
+use kairos::time::StallPolicy;
 use kairos_zenoh::Message;
 use parking_lot::Mutex;
 use pyo3::prelude::*;
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 /// How long a wait without a timeout waits: a year, i.e. until shutdown or cancel.
 pub(crate) const FOREVER: kairos::time::Duration =
@@ -144,13 +147,38 @@ fn qos(depth: usize, transient_local: bool) -> Qos {
 
 #[pymethods]
 impl NodeCore {
+    /// `sim_stall_policy` (`"wait"`, `"fallback_to_steady"` or `"fail"`) and
+    /// `sim_stall_timeout_sec` choose what the node's waits on simulation time do when
+    /// `/clock` falls silent (kairos's `NodeOptions::sim_stall`); none: the context's.
     #[new]
-    #[pyo3(signature = (name, namespace = "/", use_sim_time = false))]
-    fn new(name: &str, namespace: &str, use_sim_time: bool) -> PyResult<Self> {
+    #[pyo3(signature = (name, namespace = "/", use_sim_time = false, sim_stall_policy = None, sim_stall_timeout_sec = 1.0))]
+    fn new(
+        name: &str,
+        namespace: &str,
+        use_sim_time: bool,
+        sim_stall_policy: Option<&str>,
+        sim_stall_timeout_sec: f64,
+    ) -> PyResult<Self> {
         crate::init_transport()?;
-        let options = NodeOptions::new()
+        let mut options = NodeOptions::new()
             .namespace(namespace)
             .use_sim_time(use_sim_time);
+        if let Some(policy) = sim_stall_policy {
+            let policy = match policy {
+                "wait" => StallPolicy::Wait,
+                "fallback_to_steady" => StallPolicy::FallbackToSteady,
+                "fail" => StallPolicy::Fail,
+                other => {
+                    return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                        "unknown sim stall policy '{other}': 'wait', 'fallback_to_steady' or 'fail'"
+                    )));
+                }
+            };
+            let timeout = Python::with_gil(|py| {
+                duration_arg(&sim_stall_timeout_sec.into_pyobject(py)?.into_any())
+            })?;
+            options = options.sim_stall(SimStall::new(policy, timeout));
+        }
         let node = Node::with_options(&kairos::graph::Context::global(), name, options)
             .map_err(graph_error)?;
         Ok(Self {
@@ -200,9 +228,9 @@ impl NodeCore {
         transient_local: bool,
         group: Option<PyRef<'_, PyGroup>>,
     ) -> PyResult<PyPublisher> {
-        let kind = message_kind(msg_type)?;
+        let kind = message_kind_of(msg_type)?;
         let node = self.in_group(group.as_deref())?;
-        let inner = (kind.publisher)(&node, topic, qos(depth, transient_local))?;
+        let inner = (kind.publisher)(&node, topic, qos(depth, transient_local), msg_type)?;
         Ok(PyPublisher { inner })
     }
 
@@ -218,12 +246,12 @@ impl NodeCore {
         group: Option<PyRef<'_, PyGroup>>,
         is_async: bool,
     ) -> PyResult<PySubscription> {
-        let kind = message_kind(msg_type)?;
+        let kind = message_kind_of(msg_type)?;
         let node = self.in_group(group.as_deref())?;
         let name = python_name(callback.bind(msg_type.py()));
         let handler = Handler {
             callable: Arc::new(callback),
-            class: Arc::new(msg_type.clone().unbind()),
+            class: msg_type.clone().unbind(),
             is_async,
             env: self.env.clone(),
         };
@@ -249,21 +277,28 @@ impl NodeCore {
         let node = self.in_group(group.as_deref())?;
         let callable: Callable = Arc::new(callback);
         let env = self.env.clone();
+        let scheduled = Arc::new(AtomicI64::new(0));
+        let due = scheduled.clone();
         let timer = if is_async {
-            node.create_timer_async(period, move |_tick| {
+            node.create_timer_async(period, move |tick| {
+                due.store(tick.scheduled.nanos(), Ordering::Relaxed);
                 let callable = callable.clone();
                 CoroutineTask::new(env, Box::new(move |py| callable.call0(py)))
             })
         } else if let Some(clock) = clock {
-            node.create_timer_on(clock.clock.clone(), period, move |_tick| {
+            node.create_timer_on(clock.clock.clone(), period, move |tick| {
+                due.store(tick.scheduled.nanos(), Ordering::Relaxed);
                 call0(&env, &callable)
             })
         } else {
-            node.create_timer(period, move |_tick| call0(&env, &callable))
+            node.create_timer(period, move |tick| {
+                due.store(tick.scheduled.nanos(), Ordering::Relaxed);
+                call0(&env, &callable)
+            })
         }
         .map_err(graph_error)?;
         kairos::trace::tp::rclcpp_callback_register(timer.callback_handle(), &name);
-        Ok(PyTimer { timer })
+        Ok(PyTimer { timer, scheduled })
     }
 
     #[pyo3(signature = (srv_type, name, callback, group = None))]
@@ -274,13 +309,13 @@ impl NodeCore {
         callback: PyObject,
         group: Option<PyRef<'_, PyGroup>>,
     ) -> PyResult<PyService> {
-        let kind = service_kind(srv_type)?;
+        let kind = service_kind_of(srv_type)?;
         let node = self.in_group(group.as_deref())?;
         let callback_name = python_name(callback.bind(srv_type.py()));
         let handler = ServiceHandler {
             callable: Arc::new(callback),
-            request: Arc::new(srv_type.getattr("Request")?.unbind()),
-            response: Arc::new(srv_type.getattr("Response")?.unbind()),
+            request: srv_type.getattr("Request")?.unbind(),
+            response: srv_type.getattr("Response")?.unbind(),
             env: self.env.clone(),
         };
         let (inner, handle) = (kind.service)(&node, name, handler)?;
@@ -297,11 +332,10 @@ impl NodeCore {
         name: &str,
         group: Option<PyRef<'_, PyGroup>>,
     ) -> PyResult<PyClient> {
-        let kind = service_kind(srv_type)?;
+        let kind = service_kind_of(srv_type)?;
         let node = self.in_group(group.as_deref())?;
-        let response = Arc::new(srv_type.getattr("Response")?.unbind());
         Ok(PyClient {
-            inner: (kind.client)(&node, name, response)?,
+            inner: (kind.client)(&node, name, srv_type)?,
         })
     }
 
@@ -320,7 +354,7 @@ impl NodeCore {
 /// A subscription callback and what it needs to build the Python message.
 pub(crate) struct Handler {
     callable: Callable,
-    class: Arc<PyObject>,
+    class: PyObject,
     is_async: bool,
     env: Arc<CallbackEnv>,
 }
@@ -328,20 +362,21 @@ pub(crate) struct Handler {
 /// A service callback: `callback(request, response) -> response`, as rclpy.
 pub(crate) struct ServiceHandler {
     callable: Callable,
-    request: Arc<PyObject>,
-    response: Arc<PyObject>,
+    request: PyObject,
+    response: PyObject,
     env: Arc<CallbackEnv>,
 }
 
 /// A Rust entity whose handle keeps it alive; dropping it removes the entity.
 type Entity = Box<dyn Any + Send + Sync>;
 
-pub(crate) type MakePublisher = fn(&Node, &str, Qos) -> PyResult<Box<dyn DynPublisher>>;
+pub(crate) type MakePublisher =
+    fn(&Node, &str, Qos, &Bound<'_, PyAny>) -> PyResult<Box<dyn DynPublisher>>;
 /// An entity and its callback's trace handle.
 pub(crate) type Made = (Entity, u64);
 pub(crate) type MakeSubscription = fn(&Node, &str, Qos, Handler) -> PyResult<Made>;
 pub(crate) type MakeService = fn(&Node, &str, ServiceHandler) -> PyResult<Made>;
-pub(crate) type MakeClient = fn(&Node, &str, Arc<PyObject>) -> PyResult<Box<dyn DynClient>>;
+pub(crate) type MakeClient = fn(&Node, &str, &Bound<'_, PyAny>) -> PyResult<Box<dyn DynClient>>;
 
 pub(crate) trait DynPublisher: Send + Sync {
     fn publish(&self, message: &Bound<'_, PyAny>) -> PyResult<usize>;
@@ -349,18 +384,52 @@ pub(crate) trait DynPublisher: Send + Sync {
     fn subscription_count(&self) -> usize;
 }
 
-impl<T: Message> DynPublisher for Publisher<T> {
+/// How a topic's Rust type `W` is read from and written to Python: through the message
+/// type `T` of the layout (the identity for every generated type; `/clock`'s own
+/// `ClockMsg` goes through `rosgraph_msgs/msg/Clock`).
+pub(crate) struct Carry<W> {
+    pub(crate) from_py: fn(&Bound<'_, PyAny>, &Layout) -> PyResult<W>,
+    pub(crate) to_py: fn(Python<'_>, &W, &Layout) -> PyResult<PyObject>,
+    pub(crate) layout: fn(&Bound<'_, PyAny>) -> PyResult<Arc<Layout>>,
+}
+
+impl<W> Clone for Carry<W> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<W> Copy for Carry<W> {}
+
+impl<T: Message> Carry<T> {
+    pub(crate) fn same() -> Self {
+        Carry {
+            from_py: from_py::<T>,
+            to_py: to_py::<T>,
+            layout: layout_of::<T>,
+        }
+    }
+}
+
+/// A publisher and the layout of the class it takes.
+struct TypedPublisher<W> {
+    publisher: Publisher<W>,
+    layout: Arc<Layout>,
+    carry: Carry<W>,
+}
+
+impl<W: Send + Sync + 'static> DynPublisher for TypedPublisher<W> {
     fn publish(&self, message: &Bound<'_, PyAny>) -> PyResult<usize> {
-        let message: T = from_py(message)?;
-        Ok(Publisher::publish(self, message))
+        let message = (self.carry.from_py)(message, &self.layout)?;
+        Ok(self.publisher.publish(message))
     }
 
     fn topic(&self) -> &str {
-        Publisher::topic(self)
+        self.publisher.topic()
     }
 
     fn subscription_count(&self) -> usize {
-        Publisher::subscription_count(self)
+        self.publisher.subscription_count()
     }
 }
 
@@ -368,11 +437,27 @@ pub(crate) fn make_publisher<T: Message>(
     node: &Node,
     topic: &str,
     qos: Qos,
+    class: &Bound<'_, PyAny>,
 ) -> PyResult<Box<dyn DynPublisher>> {
+    make_publisher_as(node, topic, qos, class, Carry::<T>::same())
+}
+
+pub(crate) fn make_publisher_as<W: Send + Sync + 'static>(
+    node: &Node,
+    topic: &str,
+    qos: Qos,
+    class: &Bound<'_, PyAny>,
+    carry: Carry<W>,
+) -> PyResult<Box<dyn DynPublisher>> {
+    let layout = (carry.layout)(class)?;
     let publisher = node
-        .create_publisher::<T>(topic, qos)
+        .create_publisher::<W>(topic, qos)
         .map_err(graph_error)?;
-    Ok(Box::new(publisher))
+    Ok(Box::new(TypedPublisher {
+        publisher,
+        layout,
+        carry,
+    }))
 }
 
 pub(crate) fn make_subscription<T: Message>(
@@ -381,27 +466,38 @@ pub(crate) fn make_subscription<T: Message>(
     qos: Qos,
     handler: Handler,
 ) -> PyResult<Made> {
+    make_subscription_as(node, topic, qos, handler, Carry::<T>::same())
+}
+
+pub(crate) fn make_subscription_as<W: Send + Sync + 'static>(
+    node: &Node,
+    topic: &str,
+    qos: Qos,
+    handler: Handler,
+    carry: Carry<W>,
+) -> PyResult<Made> {
     let Handler {
         callable,
         class,
         is_async,
         env,
     } = handler;
+    let layout = Python::with_gil(|py| (carry.layout)(class.bind(py)))?;
     let subscription = if is_async {
-        node.create_subscription_async(topic, qos, move |message: Arc<T>| {
-            let (callable, class) = (callable.clone(), class.clone());
+        node.create_subscription_async(topic, qos, move |message: Arc<W>| {
+            let (callable, layout) = (callable.clone(), layout.clone());
             CoroutineTask::new(
                 env,
                 Box::new(move |py| {
-                    let message = to_py(py, &*message, class.bind(py))?;
+                    let message = (carry.to_py)(py, &*message, &layout)?;
                     callable.call1(py, (message,))
                 }),
             )
         })
     } else {
-        node.create_subscription(topic, qos, move |message: &T| {
+        node.create_subscription(topic, qos, move |message: &W| {
             Python::with_gil(|py| {
-                let called = to_py(py, message, class.bind(py))
+                let called = (carry.to_py)(py, message, &layout)
                     .and_then(|message| callable.call1(py, (message,)));
                 if let Err(err) = called {
                     env.report(py, err);
@@ -425,14 +521,20 @@ pub(crate) fn make_service<Req: Message, Resp: Message>(
         response,
         env,
     } = handler;
+    let (request, response_layout) = Python::with_gil(|py| {
+        PyResult::Ok((
+            layout_of::<Req>(request.bind(py))?,
+            layout_of::<Resp>(response.bind(py))?,
+        ))
+    })?;
     let service = node
         .create_service(name, move |req: Req| -> Resp {
             Python::with_gil(|py| {
                 let answered = (|| {
-                    let req = to_py(py, &req, request.bind(py))?;
+                    let req = to_py(py, &req, &request)?;
                     let resp = response.bind(py).call0()?;
                     let out = callable.call1(py, (req, resp))?;
-                    from_py::<Resp>(out.bind(py))
+                    from_py::<Resp>(out.bind(py), &response_layout)
                 })();
                 match answered {
                     Ok(resp) => resp,
@@ -466,7 +568,8 @@ pub(crate) trait DynClient: Send + Sync {
 
 struct TypedClient<Req: Send + 'static, Resp: Send + 'static> {
     client: Client<Req, Resp>,
-    response: Arc<PyObject>,
+    request: Arc<Layout>,
+    response: Arc<Layout>,
 }
 
 impl<Req: Message, Resp: Message> DynClient for TypedClient<Req, Resp> {
@@ -476,19 +579,19 @@ impl<Req: Message, Resp: Message> DynClient for TypedClient<Req, Resp> {
         request: &Bound<'_, PyAny>,
         timeout: kairos::time::Duration,
     ) -> PyResult<PyObject> {
-        let request: Req = from_py(request)?;
+        let request: Req = from_py(request, &self.request)?;
         let result = py.allow_threads(|| self.client.call(request, timeout));
         match result {
-            Ok(response) => to_py(py, &response, self.response.bind(py)),
+            Ok(response) => to_py(py, &response, &self.response),
             Err(err) => Err(call_error(err)),
         }
     }
 
     fn call_async(&self, request: &Bound<'_, PyAny>) -> PyResult<PyFuture> {
-        let request: Req = from_py(request)?;
+        let request: Req = from_py(request, &self.request)?;
         Ok(PyFuture::from_source(Box::new(ResponseSource {
             future: self.client.call_async(request),
-            class: self.response.clone(),
+            layout: self.response.clone(),
         })))
     }
 
@@ -508,10 +611,16 @@ impl<Req: Message, Resp: Message> DynClient for TypedClient<Req, Resp> {
 pub(crate) fn make_client<Req: Message, Resp: Message>(
     node: &Node,
     name: &str,
-    response: Arc<PyObject>,
+    srv_type: &Bound<'_, PyAny>,
 ) -> PyResult<Box<dyn DynClient>> {
+    let request = layout_of::<Req>(&srv_type.getattr("Request")?)?;
+    let response = layout_of::<Resp>(&srv_type.getattr("Response")?)?;
     let client = node.create_client::<Req, Resp>(name).map_err(graph_error)?;
-    Ok(Box::new(TypedClient { client, response }))
+    Ok(Box::new(TypedClient {
+        client,
+        request,
+        response,
+    }))
 }
 
 #[pyclass(name = "Publisher", module = "kairos", frozen)]
@@ -585,6 +694,8 @@ impl PyService {
 #[derive(Debug)]
 pub struct PyTimer {
     timer: CallbackTimer,
+    /// The deadline of the tick running (or run last), in the timer clock's nanoseconds.
+    scheduled: Arc<AtomicI64>,
 }
 
 #[pymethods]
@@ -615,6 +726,13 @@ impl PyTimer {
     #[getter]
     fn missed_count(&self) -> u64 {
         self.timer.missed_count()
+    }
+
+    /// kairos only: the deadline the running (or last) tick was due at, in nanoseconds of
+    /// the timer's clock (0 before the first tick); its lateness is `clock.now()` minus it.
+    #[getter]
+    fn scheduled_ns(&self) -> i64 {
+        self.scheduled.load(Ordering::Relaxed)
     }
 }
 

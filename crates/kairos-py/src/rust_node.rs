@@ -69,3 +69,95 @@ impl RustEchoNode {
         Ok(())
     }
 }
+
+/// What a relay keeps: its entities (alive while it lives) and the last message it saw.
+pub(crate) struct Relayed {
+    _entities: Box<dyn std::any::Any + Send + Sync>,
+    last: Arc<Mutex<Option<String>>>,
+}
+
+pub(crate) type MakeRelay = fn(&Node, &str, &str) -> PyResult<Relayed>;
+
+/// A Rust subscription of `T` on `input` that republishes each message on `output` as the
+/// same `Arc<T>` (no copy), keeping the last one as JSON for the tests to read.
+pub(crate) fn make_relay<T: kairos_msgs::Message>(
+    node: &Node,
+    input: &str,
+    output: &str,
+) -> PyResult<Relayed> {
+    let publisher = node
+        .create_publisher::<T>(output, Qos::keep_last(100))
+        .map_err(graph_error)?;
+    let last = Arc::new(Mutex::new(None));
+    let seen = last.clone();
+    let subscription = node
+        .create_subscription(input, Qos::keep_last(100), move |m: Arc<T>| {
+            *seen.lock() = serde_json::to_string(&*m).ok();
+            publisher.publish_arc(m);
+        })
+        .map_err(graph_error)?;
+    Ok(Relayed {
+        _entities: Box::new(subscription),
+        last,
+    })
+}
+
+/// `RustRelay(type_name, name, input, output)`: a Rust node (plain Rust API, generic over
+/// the message type) that republishes every message of `input` on `output`; spun by its
+/// own Rust executor on its own thread until `stop()`. `last_json()` is the last message
+/// it received, as serde_json writes the Rust value.
+#[pyclass(name = "RustRelay", module = "kairos._kairos", frozen)]
+pub struct RustRelay {
+    executor: Executor,
+    spin: Mutex<Option<SpinThread>>,
+    relayed: Relayed,
+}
+
+impl std::fmt::Debug for RustRelay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RustRelay").finish_non_exhaustive()
+    }
+}
+
+#[pymethods]
+impl RustRelay {
+    #[new]
+    fn new(
+        py: Python<'_>,
+        msg_type: &Bound<'_, PyAny>,
+        name: &str,
+        input: &str,
+        output: &str,
+    ) -> PyResult<Self> {
+        crate::init_transport()?;
+        let kind = crate::msg::message_kind_of(msg_type)?;
+        let node = Node::new(name).map_err(graph_error)?;
+        let relayed = (kind.relay)(&node, input, output)?;
+        let executor = Executor::single_threaded();
+        executor.add_node(&node).map_err(exec_error)?;
+        let spin = py
+            .allow_threads(|| executor.spin_thread())
+            .map_err(exec_error)?;
+        Ok(Self {
+            executor,
+            spin: Mutex::new(Some(spin)),
+            relayed,
+        })
+    }
+
+    fn last_json(&self) -> Option<String> {
+        self.relayed.last.lock().clone()
+    }
+
+    /// Shuts the node's executor down (1 s deadline) and joins its thread.
+    fn stop(&self, py: Python<'_>) -> PyResult<()> {
+        let spin = self.spin.lock().take();
+        let executor = self.executor.clone();
+        py.allow_threads(move || {
+            executor.shutdown(kairos::time::Duration::from_secs(1));
+            spin.map(SpinThread::stop).transpose()
+        })
+        .map_err(exec_error)?;
+        Ok(())
+    }
+}

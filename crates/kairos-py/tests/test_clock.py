@@ -29,3 +29,86 @@ def test_a_rate_is_never_early(session):
         assert rate.sleep() is True
         # Deadlines are start' + k * period with start' >= start: k periods at least.
         assert clock.now().nanoseconds - start >= k * 5_000_000
+
+
+def publish_clock(node, sec):
+    from kairos.builtin_interfaces.msg import Time
+    from kairos.rosgraph_msgs.msg import Clock as ClockMsg
+
+    publisher = node.create_publisher(ClockMsg, "/clock", 10)
+    publisher.publish(ClockMsg(clock=Time(sec=sec)))
+
+
+def test_a_silent_clock_fails_a_wait_under_the_fail_stall_policy(session):
+    import kairos
+
+    clock = kairos.Clock("steady")
+    node = Node("stall_fail", parameter_overrides=[Parameter("use_sim_time", value=True)],
+                sim_stall_policy="fail", sim_stall_timeout_sec=0.2)
+    publish_clock(node, 5)
+    assert node.get_clock().now().nanoseconds == 5 * 10**9
+    start = clock.now().nanoseconds
+    # 1 h of simulated time that will never come: the wait fails once /clock has been
+    # silent for 0.2 s of steady time, with the Rust message.
+    try:
+        node.get_clock().sleep_for(3600.0)
+    except kairos.ClockStalled as err:
+        assert "simulation time stalled" in str(err) and "stall policy: fail" in str(err)
+    else:
+        raise AssertionError("sleep_for on a silent sim clock returned under policy fail")
+    waited = clock.now().nanoseconds - start
+    assert 0 < waited < 30 * 10**9, waited
+    node.destroy_node()
+
+
+def test_a_silent_clock_goes_on_at_rate_one_under_fallback_to_steady(session):
+    import kairos
+
+    clock = kairos.Clock("steady")
+    node = Node("stall_steady", parameter_overrides=[Parameter("use_sim_time", value=True)],
+                sim_stall_policy="fallback_to_steady", sim_stall_timeout_sec=0.1)
+    publish_clock(node, 7)
+    start = clock.now().nanoseconds
+    assert node.get_clock().sleep_for(0.2) is True
+    # Simulated time moved on without /clock, never ahead of steady time.
+    now = node.get_clock().now().nanoseconds
+    assert now >= 7 * 10**9 + 200_000_000, now
+    assert clock.now().nanoseconds - start >= 200_000_000
+    node.destroy_node()
+
+
+def test_an_unknown_stall_policy_says_which_exist(session):
+    import pytest
+
+    with pytest.raises(ValueError, match="'wait', 'fallback_to_steady' or 'fail'"):
+        Node("stall_bad", sim_stall_policy="sometimes")
+
+
+def test_a_timer_tick_is_never_early_and_says_its_deadline(session):
+    import threading
+
+    import kairos
+    from conftest import LIMIT, spin_in_thread
+
+    node = Node("ticking")
+    seen = []
+    done = threading.Event()
+
+    def tick():
+        seen.append((kairos._kairos.steady_ns(), timer.scheduled_ns))
+        if len(seen) == 10:
+            timer.cancel()
+            done.set()
+
+    timer = node.create_timer(0.005, tick, clock=kairos.Clock("steady"))
+    executor = kairos.SingleThreadedExecutor()
+    executor.add_node(node)
+    spin_in_thread(executor)
+    assert done.wait(LIMIT)
+    executor.shutdown()
+    for now, due in seen:
+        assert now >= due > 0, (now, due)
+    # Deadlines are whole periods apart (a late tick skips periods, never shifts them).
+    dues = [due for _, due in seen]
+    assert all((b - a) % 5_000_000 == 0 and b > a for a, b in zip(dues, dues[1:])), dues
+    node.destroy_node()

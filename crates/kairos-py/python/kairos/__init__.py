@@ -18,10 +18,11 @@ import os as _os
 import signal as _signal
 import threading as _threading
 
-from kairos import _kairos
+from kairos import _interfaces, _kairos
 from kairos._kairos import (
     CallError,
     Clock,
+    ClockStalled,
     ExecutorError,
     Future,
     ShutdownReport,
@@ -39,7 +40,7 @@ from kairos.executors import Executor, MultiThreadedExecutor, SingleThreadedExec
 from kairos.node import Node
 
 __all__ = [
-    "CallError", "CallbackGroup", "Clock", "Duration", "Executor", "ExecutorError",
+    "CallError", "CallbackGroup", "Clock", "ClockStalled", "Duration", "Executor", "ExecutorError",
     "Future", "MultiThreadedExecutor", "MutuallyExclusiveCallbackGroup", "Node",
     "ReentrantCallbackGroup", "ShutdownReport", "SingleThreadedExecutor", "Time",
     "WaitCancelled", "WouldDeadlock", "create_node", "get_global_executor", "init", "ok",
@@ -47,6 +48,9 @@ __all__ = [
 ]
 
 _global_executor = None
+
+# ``kairos.<package>.msg`` / ``.srv`` for every interface package kairos-msgs ships.
+_interfaces.install()
 
 
 def _install_sigint():

@@ -55,11 +55,17 @@ class Node:
     def __init__(self, node_name, *, context=None, cli_args=None, namespace=None,
                  use_global_arguments=True, enable_rosout=True, start_parameter_services=True,
                  parameter_overrides=None, allow_undeclared_parameters=False,
-                 automatically_declare_parameters_from_overrides=False):
+                 automatically_declare_parameters_from_overrides=False,
+                 sim_stall_policy=None, sim_stall_timeout_sec=1.0):
+        """``sim_stall_policy`` (kairos only): what waits on simulation time do when
+        ``/clock`` falls silent for ``sim_stall_timeout_sec``: ``"wait"`` (ROS's
+        behaviour), ``"fallback_to_steady"`` (time goes on at rate 1) or ``"fail"`` (the
+        wait raises :class:`kairos.ClockStalled`); None: the process default (wait)."""
         self._parameters = {p.name: p for p in (parameter_overrides or [])}
         use_sim_time = bool(getattr(self._parameters.get("use_sim_time"), "value", False))
         self._parameters["use_sim_time"] = Parameter("use_sim_time", value=use_sim_time)
-        self._core = _kairos.NodeCore(node_name, namespace or "/", use_sim_time)
+        self._core = _kairos.NodeCore(node_name, namespace or "/", use_sim_time,
+                                      sim_stall_policy, sim_stall_timeout_sec)
         self._executor = None
         self._logger = Logger(self._core.fully_qualified_name.lstrip("/").replace("/", "."))
         self.default_callback_group = _default_group(self)

@@ -1,0 +1,250 @@
+"""The interface packages of kairos-msgs as Python modules, generated at import.
+
+``from kairos.geometry_msgs.msg import Twist`` works for every package kairos ships
+(``kairos._kairos.interfaces()`` lists them): the classes are built here from the
+descriptions of the Rust types (field names, types, array sizes, nested types, default
+values), so Python and Rust never disagree on a field. They have rclpy's shape: keyword
+constructors with defaults (``Twist(linear=Vector3(x=1.0))``; unset nested fields are fresh
+default instances, unset arrays fresh lists), ``__slots__``, ``__eq__``, ``__repr__``,
+``get_fields_and_field_types()``, the ``.msg`` file's constants as class attributes
+(``Log.INFO == 20``); a service class has ``Request`` and ``Response``.
+
+Fixed arrays and sequences are Python lists (rclpy uses numpy arrays and array.array for
+numeric ones; any sequence of numbers is accepted on publish), ``uint8[]``/``byte[]`` are
+``bytes``. Values are checked when a message is published or returned, with the field
+path in the ``TypeError``.
+"""
+
+import copy as _copy
+import importlib.abc as _abc
+import importlib.machinery as _machinery
+import sys as _sys
+import types as _types
+
+from kairos import _kairos
+
+_PRIMITIVES = {
+    2: ("int8", 0), 3: ("uint8", 0), 4: ("int16", 0), 5: ("uint16", 0), 6: ("int32", 0),
+    7: ("uint32", 0), 8: ("int64", 0), 9: ("uint64", 0), 10: ("float", 0.0),
+    11: ("double", 0.0), 13: ("char", 0), 15: ("boolean", False), 16: ("octet", 0),
+    17: ("string", ""), 18: ("wstring", ""), 21: ("string", ""), 22: ("wstring", ""),
+}
+_NESTED, _ARRAY, _BOUNDED, _SEQUENCE = 1, 48, 96, 144
+
+
+class Message:
+    """The base of every generated message class."""
+
+    __slots__ = ()
+    #: The ROS type name (``geometry_msgs/msg/Twist``).
+    _type = ""
+    #: The class of each nested message field, by name (read by the Rust side).
+    _field_types = {}
+    #: rclpy's type string of each field, by name.
+    _fields_and_field_types = {}
+    #: Default values of the non-message fields.
+    _defaults = {}
+
+    def __init__(self, **kwargs):
+        nested = self._field_types
+        for name in self.__slots__:
+            if name in kwargs:
+                value = kwargs.pop(name)
+            elif name in nested and name not in self._defaults:
+                value = nested[name]()
+            else:
+                value = self._defaults[name]
+                if isinstance(value, list):
+                    value = _copy.deepcopy(value)
+            setattr(self, name, value)
+        if kwargs:
+            raise TypeError(f"{type(self).__name__} has no field(s) {', '.join(kwargs)}; "
+                            f"its fields: {', '.join(self.__slots__)}")
+
+    def __repr__(self):
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
+        package, kind, name = self._type.split("/")
+        return f"{package}.{kind}.{name}({fields})"
+
+    def __eq__(self, other):
+        return type(other) is type(self) and all(
+            getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    __hash__ = None
+
+    @classmethod
+    def get_fields_and_field_types(cls):
+        return dict(cls._fields_and_field_types)
+
+
+_descriptions = None
+_services = None
+_constants = None
+_classes = {}
+
+
+def _load():
+    global _descriptions, _services, _constants
+    if _descriptions is None:
+        described = _kairos.interfaces()
+        _descriptions, _services = described["messages"], described["services"]
+        _constants = described["constants"]
+
+
+def _type_string(type_id, capacity, string_capacity, nested):
+    base_id = type_id
+    for offset in (_SEQUENCE, _BOUNDED, _ARRAY):
+        if type_id > offset:
+            base_id = type_id - offset
+            break
+    if base_id == _NESTED:
+        package, _, name = nested.split("/")
+        base = f"{package}/{name}"
+    else:
+        base = _PRIMITIVES[base_id][0]
+        if base_id in (21, 22):
+            base = f"{base}<{string_capacity}>"
+    if type_id > _SEQUENCE:
+        return f"sequence<{base}>"
+    if type_id > _BOUNDED:
+        return f"sequence<{base}, {capacity}>"
+    if type_id > _ARRAY:
+        return f"{base}[{capacity}]"
+    return base
+
+
+def _zero(type_id, capacity, nested):
+    """The value of a field of a type that has no Rust default of its own."""
+    if type_id > _ARRAY:
+        if type_id < _BOUNDED:  # fixed array
+            element = _zero(type_id - _ARRAY, 0, nested)
+            return [_copy.deepcopy(element) for _ in range(capacity)]
+        return []
+    if type_id == _NESTED:
+        return None  # a fresh instance of the nested class, made by __init__
+    return _PRIMITIVES[type_id][1]
+
+
+def message_class(type_name):
+    """The generated class of the message ``type_name`` (``pkg/msg/Type``)."""
+    _load()
+    cls = _classes.get(type_name)
+    if cls is not None:
+        return cls
+    try:
+        fields, defaults = _descriptions[type_name]
+    except KeyError:
+        raise ImportError(f"kairos has no message type '{type_name}'") from None
+    package, kind, name = type_name.split("/")
+    slots = tuple(f[0] for f in fields)
+    field_types, types, plain = {}, {}, {}
+    for field_name, type_id, capacity, string_capacity, nested in fields:
+        types[field_name] = _type_string(type_id, capacity, string_capacity, nested)
+        if nested is not None:
+            field_types[field_name] = message_class(nested)
+        if defaults is not None and field_name in defaults and type_id != _NESTED:
+            value = defaults[field_name]
+            if nested is not None:
+                # A sequence or array of messages: its elements as instances.
+                value = [_from_plain(field_types[field_name], v) for v in value]
+            plain[field_name] = value
+        elif type_id != _NESTED:
+            value = _zero(type_id, capacity, nested)
+            if nested is not None and value:
+                value = [field_types[field_name]() for _ in value]
+            plain[field_name] = value
+    namespace = dict(_constants.get(type_name, ()))  # Log.INFO, NavSatStatus.STATUS_FIX
+    cls = type(name, (Message,), {
+        **namespace,
+        "__slots__": slots,
+        "__module__": f"kairos.{package}.{kind}",
+        "__qualname__": name,
+        "_type": type_name,
+        "_field_types": field_types,
+        "_fields_and_field_types": types,
+        "_defaults": plain,
+    })
+    _classes[type_name] = cls
+    return cls
+
+
+def _from_plain(cls, value):
+    """A dict of plain values (a Rust default) as an instance of ``cls``."""
+    instance = cls()
+    for name, v in value.items():
+        if name in cls._field_types and isinstance(v, dict):
+            v = _from_plain(cls._field_types[name], v)
+        setattr(instance, name, v)
+    return instance
+
+
+def service_class(type_name):
+    """The generated class of the service ``type_name`` (``pkg/srv/Type``)."""
+    _load()
+    cls = _classes.get(type_name)
+    if cls is not None:
+        return cls
+    try:
+        request, response = _services[type_name]
+    except KeyError:
+        raise ImportError(f"kairos has no service type '{type_name}'") from None
+    package, kind, name = type_name.split("/")
+    cls = type(name, (), {
+        "__module__": f"kairos.{package}.{kind}",
+        "__qualname__": name,
+        "_type": type_name,
+        "Request": message_class(request),
+        "Response": message_class(response),
+    })
+    _classes[type_name] = cls
+    return cls
+
+
+def packages():
+    """Every package kairos ships: ``{package: {"msg": [types], "srv": [types]}}``."""
+    _load()
+    found = {}
+    for type_name in list(_descriptions) + list(_services):
+        package, kind, name = type_name.split("/")
+        if kind == "srv" and (name.endswith("_Request") or name.endswith("_Response")):
+            continue
+        found.setdefault(package, {}).setdefault(kind, []).append(name)
+    return found
+
+
+class _Finder(_abc.MetaPathFinder, _abc.Loader):
+    """Makes ``kairos.<package>`` and ``kairos.<package>.msg|srv`` for shipped packages."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        parts = fullname.split(".")
+        if parts[0] != "kairos" or len(parts) not in (2, 3):
+            return None
+        known = packages()
+        if parts[1] not in known:
+            return None
+        if len(parts) == 3 and parts[2] not in known[parts[1]]:
+            return None
+        return _machinery.ModuleSpec(fullname, self, is_package=len(parts) == 2)
+
+    def create_module(self, spec):
+        return _types.ModuleType(spec.name)
+
+    def exec_module(self, module):
+        parts = module.__name__.split(".")
+        if len(parts) == 2:
+            module.__path__ = []
+            module.__doc__ = f"The ROS 2 interface package {parts[1]} (generated by kairos)."
+            return
+        package, kind = parts[1], parts[2]
+        make = service_class if kind == "srv" else message_class
+        names = packages()[package][kind]
+        module.__doc__ = f"``{package}/{kind}`` (as ``from {package}.{kind} import ...``)."
+        for name in names:
+            setattr(module, name, make(f"{package}/{kind}/{name}"))
+        module.__all__ = sorted(names)
+
+
+def install():
+    """Adds the finder after Python's own, so kairos's real submodules come first."""
+    if not any(isinstance(f, _Finder) for f in _sys.meta_path):
+        _sys.meta_path.append(_Finder())

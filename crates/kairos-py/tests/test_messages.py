@@ -1,0 +1,192 @@
+"""The interfaces of kairos-msgs as Python classes: generated, rclpy-shaped, and exchanged
+with Rust nodes of the same process (geometry_msgs/Twist, sensor_msgs/Imu) field by field."""
+
+import json
+import math
+import queue
+
+import pytest
+
+import kairos
+from conftest import LIMIT, spin_in_thread
+from kairos import _interfaces
+from kairos.node import Node
+
+
+def test_every_shipped_package_imports_with_rclpy_names():
+    from kairos.builtin_interfaces.msg import Time
+    from kairos.example_interfaces.srv import AddTwoInts
+    from kairos.geometry_msgs.msg import Twist, Vector3
+    from kairos.nav_msgs.msg import Odometry
+    from kairos.rcl_interfaces.msg import Log
+    from kairos.sensor_msgs.msg import Imu
+    from kairos.std_srvs.srv import SetBool
+
+    packages = _interfaces.packages()
+    assert sorted(packages) == sorted([
+        "builtin_interfaces", "example_interfaces", "geometry_msgs", "nav_msgs",
+        "rcl_interfaces", "rosgraph_msgs", "sensor_msgs", "service_msgs", "std_msgs",
+        "std_srvs", "tf2_msgs", "unique_identifier_msgs"])
+    # Every module of every package imports, and holds one class per type.
+    count = 0
+    for package, kinds in packages.items():
+        for kind, names in kinds.items():
+            module = __import__(f"kairos.{package}.{kind}", fromlist=names)
+            for name in names:
+                cls = getattr(module, name)
+                assert cls._type == f"{package}/{kind}/{name}"
+                count += 1
+    assert count >= 150, count
+    assert Twist.__module__ == "kairos.geometry_msgs.msg"
+    assert Vector3().x == 0.0 and Time().sec == 0
+    assert Odometry().pose.covariance == [0.0] * 36
+    assert Log().msg == ""
+    assert AddTwoInts.Request(a=1).b == 0 and SetBool.Response().success is False
+    from kairos.sensor_msgs.msg import NavSatStatus
+    from kairos.std_msgs.msg import Header
+
+    # Constants of the .msg files are class attributes, as in rclpy.
+    assert (Log.INFO, Log.FATAL) == (20, 50)
+    assert (NavSatStatus.STATUS_NO_FIX, NavSatStatus.STATUS_FIX) == (-1, 0)
+    assert not hasattr(Header, "INFO")
+    assert Imu.get_fields_and_field_types()["orientation_covariance"] == "double[9]"
+    assert Imu.get_fields_and_field_types()["header"] == "std_msgs/Header"
+    with pytest.raises(ImportError):
+        __import__("kairos.no_such_msgs.msg")
+
+
+def test_constructors_defaults_nesting_and_equality():
+    from kairos.geometry_msgs.msg import Twist, Vector3
+    from kairos.sensor_msgs.msg import Imu
+
+    twist = Twist(linear=Vector3(x=1.0))
+    assert (twist.linear.x, twist.linear.y, twist.angular.z) == (1.0, 0.0, 0.0)
+    assert isinstance(twist.angular, Vector3)
+    # Each instance gets its own nested values and lists: no shared defaults.
+    a, b = Imu(), Imu()
+    a.header.frame_id = "a"
+    a.orientation_covariance[0] = 5.0
+    assert b.header.frame_id == "" and b.orientation_covariance == [0.0] * 9
+    assert Twist(linear=Vector3(x=1.0)) == twist and Twist() != twist
+    assert repr(Vector3(x=2.0)) == "geometry_msgs.msg.Vector3(x=2.0, y=0.0, z=0.0)"
+    with pytest.raises(TypeError, match="has no field"):
+        Twist(speed=1.0)
+
+
+@pytest.fixture
+def relay_pair(session):
+    """A Python node, and what it needs to talk to a Rust relay node of this process."""
+    node = Node("py_msgs")
+    executor = kairos.SingleThreadedExecutor()
+    executor.add_node(node)
+    spin_in_thread(executor)
+    relays = []
+    yield node, relays
+    for relay in relays:
+        relay.stop()
+    executor.shutdown()
+    node.destroy_node()
+
+
+def through_rust(node, relays, msg_type, message, topic):
+    """Publishes `message` from Python to a Rust node that republishes it (the same Arc)
+    on another topic, and returns what the Python subscription of that topic receives
+    and the Rust node's view of it (its serde JSON)."""
+    relay = kairos._kairos.RustRelay(msg_type, f"rust_relay_{topic}", f"/{topic}_in",
+                                     f"/{topic}_out")
+    relays.append(relay)
+    heard = queue.Queue()
+    node.create_subscription(msg_type, f"/{topic}_out", heard.put, 10)
+    publisher = node.create_publisher(msg_type, f"/{topic}_in", 10)
+    publisher.publish(message)
+    got = heard.get(timeout=LIMIT)
+    return got, json.loads(relay.last_json())
+
+
+def test_twist_from_python_to_a_rust_node_and_back(relay_pair):
+    from kairos.geometry_msgs.msg import Twist, Vector3
+
+    sent = Twist(linear=Vector3(x=1.5, y=-2.0), angular=Vector3(z=0.25))
+    got, rust = through_rust(*relay_pair, Twist, sent, "twist")
+    assert rust == {"linear": {"x": 1.5, "y": -2.0, "z": 0.0},
+                    "angular": {"x": 0.0, "y": 0.0, "z": 0.25}}
+    assert type(got) is Twist and type(got.linear) is Vector3
+    assert got == sent and got is not sent
+
+
+def test_imu_from_python_to_a_rust_node_and_back(relay_pair):
+    from kairos.builtin_interfaces.msg import Time
+    from kairos.geometry_msgs.msg import Quaternion, Vector3
+    from kairos.sensor_msgs.msg import Imu
+    from kairos.std_msgs.msg import Header
+
+    covariance = [0.0] * 9
+    covariance[4] = 0.5
+    sent = Imu(header=Header(stamp=Time(sec=7, nanosec=9), frame_id="imu_link"),
+               orientation=Quaternion(z=0.5, w=0.75),
+               orientation_covariance=covariance,
+               angular_velocity=Vector3(z=-0.5),
+               linear_acceleration=Vector3(z=9.75),
+               linear_acceleration_covariance=(-1.0,) + (0.0,) * 8)  # any sequence
+    got, rust = through_rust(*relay_pair, Imu, sent, "imu")
+    assert rust["header"] == {"stamp": {"sec": 7, "nanosec": 9}, "frame_id": "imu_link"}
+    assert rust["orientation"] == {"x": 0.0, "y": 0.0, "z": 0.5, "w": 0.75}
+    assert rust["orientation_covariance"][4] == 0.5
+    assert rust["linear_acceleration"]["z"] == 9.75
+    assert rust["linear_acceleration_covariance"][0] == -1.0
+    assert got.header.frame_id == "imu_link" and got.header.stamp.nanosec == 9
+    assert got.orientation_covariance == covariance
+    assert got.linear_acceleration_covariance == [-1.0] + [0.0] * 8
+    assert type(got.header.stamp) is Time
+
+
+def test_every_message_type_round_trips_python_rust_python(session):
+    """Each of the shipped message types, its default value, through its Rust type and
+    back: generated classes and Rust types agree on every field of every type."""
+    node = Node("py_all_types")
+    executor = kairos.SingleThreadedExecutor()
+    executor.add_node(node)
+    spin_in_thread(executor)
+    heard = queue.Queue()
+    sent = {}
+    try:
+        for package, kinds in _interfaces.packages().items():
+            for name in kinds.get("msg", []):
+                cls = _interfaces.message_class(f"{package}/msg/{name}")
+                topic = f"/all/{package}/{name}"
+                node.create_subscription(cls, topic, lambda m, t=topic: heard.put((t, m)), 10)
+                sent[topic] = cls()
+                assert node.create_publisher(cls, topic, 10).publish(sent[topic]) == 1
+        for _ in sent:
+            topic, message = heard.get(timeout=LIMIT)
+            assert message == sent[topic], topic
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+    assert len(sent) > 100
+
+
+def test_a_wrong_value_names_its_field(session):
+    from kairos.geometry_msgs.msg import Twist, Vector3
+    from kairos.sensor_msgs.msg import Imu
+    from kairos.std_msgs.msg import Header, String
+
+    node = Node("py_wrong")
+    twist = node.create_publisher(Twist, "/wrong_twist", 10)
+    with pytest.raises(TypeError, match=r"linear\.x: expected a float, got str"):
+        twist.publish(Twist(linear=Vector3(x="fast")))
+    with pytest.raises(TypeError, match=r"expected a geometry_msgs/msg/Twist, got String"):
+        twist.publish(String(data="x"))
+    with pytest.raises(TypeError, match=r"angular: expected a geometry_msgs/msg/Vector3"):
+        twist.publish(Twist(angular=(0.0, 0.0, 1.0)))
+    imu = node.create_publisher(Imu, "/wrong_imu", 10)
+    with pytest.raises(TypeError, match=r"header\.stamp\.sec"):
+        bad = Imu(header=Header())
+        bad.header.stamp.sec = 2 ** 40
+        imu.publish(bad)
+    with pytest.raises(TypeError, match=r"orientation_covariance"):
+        imu.publish(Imu(orientation_covariance=[0.0] * 8))
+    # NaN is a float like any other (no JSON in between).
+    nan = Imu(orientation_covariance=[math.nan] * 9)
+    imu.publish(nan)
+    node.destroy_node()
