@@ -5,9 +5,11 @@
 //! `spin_once` / `spin_some` still run one callback per item, and a reentrant subscription
 //! on several workers still runs two of its messages at once.
 
-use kairos::exec::{ExecError, Executor, GroupKind};
-use kairos::graph::{Context, Node, Qos};
-use kairos::time::{Clock, Duration};
+mod exec_support;
+use exec_support::{node, spin_in_background, wait_until};
+use kairos::exec::{Executor, GroupKind};
+use kairos::graph::Qos;
+use kairos::time::Duration;
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -15,26 +17,6 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 const LONG: std::time::Duration = std::time::Duration::from_secs(20);
-
-fn node(name: &str) -> Node {
-    let node = Node::new_in(&Context::new(), name, "/").unwrap();
-    node.set_clock(Clock::steady());
-    node
-}
-
-fn spin_in_background(exec: &Executor) -> std::thread::JoinHandle<Result<(), ExecError>> {
-    let exec = exec.clone();
-    std::thread::spawn(move || exec.spin())
-}
-
-/// Waits (yielding, no sleep) until `done` holds; panics with `what` after `LONG`.
-fn wait_until(what: &str, done: impl Fn() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < LONG, "timed out waiting until {what}");
-        std::thread::yield_now();
-    }
-}
 
 /// Which callback ran, in order: `Some(seq)` a message, `None` the guard condition.
 type Log = Arc<Mutex<Vec<Option<u32>>>>;

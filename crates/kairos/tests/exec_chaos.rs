@@ -2,6 +2,8 @@
 //! deterministic probe (barriers, channels and observable state; no timing guesses), plus
 //! the shutdown token and the counts that make the runtime's state visible.
 
+mod exec_support;
+use exec_support::{node_in, wait_until};
 use kairos::exec::{DeadlockReason, Executor, GroupKind, SpinThread};
 use kairos::graph::{CallError, Client, Context, Node, Service};
 use kairos::time::{CancelToken, Clock, Duration, SimClock, WaitError};
@@ -10,21 +12,6 @@ use std::sync::{Arc, Barrier, Mutex, mpsc};
 use std::time::Instant;
 
 const TEN_S: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// Spins (bounded) until `ready` holds: synchronization on observable state.
-fn wait_for(what: &str, ready: impl Fn() -> bool) {
-    let give_up = Instant::now() + TEN_S;
-    while !ready() {
-        assert!(Instant::now() < give_up, "never happened: {what}");
-        std::thread::yield_now();
-    }
-}
-
-fn steady_node(context: &Context, name: &str) -> Node {
-    let node = Node::new_in(context, name, "/").unwrap();
-    node.set_clock(Clock::steady());
-    node
-}
 
 /// An "add" service spun on its own single-threaded executor, and a caller node with a
 /// client of it on another one, both spinning on threads of their own.
@@ -41,14 +28,14 @@ struct Served {
 
 fn served() -> Served {
     let context = Context::new();
-    let server = steady_node(&context, "server");
+    let server = node_in(&context, "server");
     let service = server
         .create_service("add", |(a, b): (i64, i64)| a + b)
         .unwrap();
     let server_exec = Executor::single_threaded();
     server_exec.add_node(&server).unwrap();
     let server_spin = Some(server_exec.spin_thread().unwrap());
-    let caller = steady_node(&context, "caller");
+    let caller = node_in(&context, "caller");
     let client = caller.create_client("add").unwrap();
     let exec = Executor::single_threaded();
     exec.add_node(&caller).unwrap();
@@ -111,7 +98,7 @@ impl Blocker {
 
 #[test]
 fn a_timer_parked_behind_a_dropped_guard_condition_runs_when_the_group_frees() {
-    let node = steady_node(&Context::new(), "node");
+    let node = node_in(&Context::new(), "node");
     let exec = Executor::multi_threaded(2).unwrap();
     exec.add_node(&node).unwrap();
     let spin = exec.spin_thread().unwrap();
@@ -120,7 +107,7 @@ fn a_timer_parked_behind_a_dropped_guard_condition_runs_when_the_group_frees() {
     let group = node.default_callback_group().clone();
     let parked = node.create_guard_condition("parked", || {});
     parked.trigger();
-    wait_for("the guard condition parks", || group.parked() == 1);
+    wait_until("the guard condition parks", || group.parked() == 1);
     let ticks = Arc::new(AtomicU64::new(0));
     let count = ticks.clone();
     let timer = node
@@ -128,11 +115,11 @@ fn a_timer_parked_behind_a_dropped_guard_condition_runs_when_the_group_frees() {
             count.fetch_add(1, Ordering::Relaxed);
         })
         .unwrap();
-    wait_for("the timer parks", || group.parked() == 2);
+    wait_until("the timer parks", || group.parked() == 2);
     assert_eq!(exec.parked_entities(), 2);
     drop(parked);
     long.release.send(()).unwrap();
-    wait_for("the timer ticks three times", || {
+    wait_until("the timer ticks three times", || {
         ticks.load(Ordering::Relaxed) >= 3
     });
     drop(spin);
@@ -165,7 +152,7 @@ fn a_done_callback_whose_response_is_queued_at_shutdown_runs_with_an_error() {
     });
     busy.trigger();
     entered_rx.recv_timeout(TEN_S).unwrap();
-    wait_for("the response is queued behind the busy callback", || {
+    wait_until("the response is queued behind the busy callback", || {
         client.queued_responses() == 1
     });
     assert_eq!(exec.queued_responses(), 1);
@@ -199,7 +186,7 @@ fn a_done_callback_given_after_its_response_arrived_still_runs_on_the_clients_ex
     );
     let busy = served.caller.create_guard_condition("busy", move || {
         let response = client.call_async((2, 3));
-        wait_for("the server answers", || response.is_done());
+        wait_until("the server answers", || response.is_done());
         let done_tx = done_tx.lock().unwrap().clone();
         let calling_thread = std::thread::current().id();
         response.on_done(move |result| {
@@ -233,12 +220,12 @@ fn a_done_callback_given_after_its_response_arrived_still_runs_on_the_clients_ex
 #[test]
 fn dropping_a_client_ends_its_pending_calls_with_an_error() {
     let context = Context::new();
-    let server = steady_node(&context, "server");
+    let server = node_in(&context, "server");
     // Never spun: the request is never answered.
     let _service = server
         .create_service("add", |(a, b): (i64, i64)| a + b)
         .unwrap();
-    let caller = steady_node(&context, "caller");
+    let caller = node_in(&context, "caller");
     let client: Client<(i64, i64), i64> = caller.create_client("add").unwrap();
     let (tx, rx) = mpsc::channel();
     client.call_async((1, 2)).on_done(move |result| {
@@ -256,7 +243,7 @@ fn dropping_a_client_ends_its_pending_calls_with_an_error() {
 
 #[test]
 fn a_cross_group_call_cycle_fails_at_once_naming_both_callbacks() {
-    let node = steady_node(&Context::new(), "node");
+    let node = node_in(&Context::new(), "node");
     let g1 = node.create_callback_group("one", GroupKind::MutuallyExclusive);
     let g2 = node.create_callback_group("two", GroupKind::MutuallyExclusive);
     let n1 = node.with_group(&g1).unwrap();
@@ -335,7 +322,7 @@ fn async_callbacks_asleep_at_shutdown_are_freed_on_every_clock() {
             .unwrap();
         let spin = exec.spin_thread().unwrap();
         rx.recv_timeout(TEN_S).unwrap();
-        wait_for("the callback is suspended", || exec.live_tasks() == 1);
+        wait_until("the callback is suspended", || exec.live_tasks() == 1);
         spin.stop().unwrap();
         let report = exec.shutdown(Duration::from_secs(5));
         assert_eq!(report.suspended.len(), 1, "{:?}: {report}", clock.kind());
@@ -355,7 +342,7 @@ fn async_callbacks_asleep_at_shutdown_are_freed_on_every_clock() {
 
 #[test]
 fn work_parked_behind_a_busy_group_at_shutdown_is_counted_and_freed() {
-    let node = steady_node(&Context::new(), "node");
+    let node = node_in(&Context::new(), "node");
     let exec = Executor::multi_threaded(2).unwrap();
     exec.add_node(&node).unwrap();
     let spin = exec.spin_thread().unwrap();
@@ -367,7 +354,7 @@ fn work_parked_behind_a_busy_group_at_shutdown_is_counted_and_freed() {
         let _ = &held;
     });
     parked.trigger();
-    wait_for("the guard condition parks", || exec.parked_entities() == 1);
+    wait_until("the guard condition parks", || exec.parked_entities() == 1);
     let stopper = std::thread::spawn(move || spin.stop());
     let report = exec.shutdown(Duration::ZERO);
     assert_eq!(report.parked_entities, 1, "{report}");
@@ -381,7 +368,7 @@ fn work_parked_behind_a_busy_group_at_shutdown_is_counted_and_freed() {
 #[test]
 fn shutdown_wakes_a_callback_blocked_in_a_kairos_sleep_or_call() {
     let context = Context::new();
-    let node = steady_node(&context, "node");
+    let node = node_in(&context, "node");
     let others = node.create_callback_group("others", GroupKind::Reentrant);
     let server = node.with_group(&others).unwrap();
     let entered = Arc::new(AtomicU64::new(0));
@@ -413,7 +400,7 @@ fn shutdown_wakes_a_callback_blocked_in_a_kairos_sleep_or_call() {
     let spin = exec.spin_thread().unwrap();
     sleeper.trigger();
     caller.trigger();
-    wait_for("three callbacks block", || {
+    wait_until("three callbacks block", || {
         entered.load(Ordering::SeqCst) == 3
     });
     drop(spin);

@@ -1,25 +1,16 @@
 //! Callback groups, starvation, shutdown and spin errors on real executors.
 
+mod exec_support;
+use exec_support::{node, spin_in_background};
 use kairos::exec::{ExecError, Executor, GroupKind};
-use kairos::graph::{Context, Node, Qos};
-use kairos::time::{Clock, Duration};
+use kairos::graph::Qos;
+use kairos::time::Duration;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Instant;
 
 const LONG: std::time::Duration = std::time::Duration::from_secs(10);
-
-fn node(name: &str) -> Node {
-    let node = Node::new_in(&Context::new(), name, "/").unwrap();
-    node.set_clock(Clock::steady());
-    node
-}
-
-fn spin_in_background(exec: &Executor) -> std::thread::JoinHandle<Result<(), ExecError>> {
-    let exec = exec.clone();
-    std::thread::spawn(move || exec.spin())
-}
 
 /// Two callbacks of one group, both ready, on a 2-worker executor: each announces it has
 /// started and waits (up to `wait_for_other`) for the other to announce. Returns whether
