@@ -11,10 +11,9 @@
 //! thread are decoded one event at a time straight into their head slot, so such a
 //! stream holds no decoded event besides its head.
 //!
-//! Ground rules of the decoding threads. Streams are decoded on worker threads (as many
-//! as the machine has cores, unless the [`super::Selection`] or `KAIROS_READ_THREADS`
-//! says otherwise; none on one core, nor for more than 64 streams) while the caller's
-//! thread merges. Each stream belongs to one worker, which sends
+//! Ground rules of the decoding threads. Streams may be decoded on worker threads (as
+//! many as the [`super::Selection`] or `KAIROS_READ_THREADS` asks; none by default,
+//! nor for more than 64 streams) while the caller's thread merges. Each stream belongs to one worker, which sends
 //! its events in batches through a channel of that stream holding at most
 //! [`BATCHES_AHEAD`] batches, so memory is bounded by streams x batches, not by the
 //! trace. A worker never blocks on a full channel: it skips streams whose channel is
@@ -106,10 +105,11 @@ fn worker_count(streams: usize, asked: Option<usize>) -> usize {
                 .ok()
                 .and_then(|v| v.parse::<usize>().ok())
         })
-        .unwrap_or_else(|| {
-            let cores = std::thread::available_parallelism().map_or(1, usize::from);
-            if cores > 1 { cores } else { 0 }
-        });
+        // None by default: with events borrowed and decoded straight into their head
+        // slot, a stream decoded on the merging thread costs less than the batches and
+        // wake-ups of a worker saves (measured on 2 cores: 0.34-0.36 s inline against
+        // 0.40-0.72 s with 2 workers for 4 M events; BENCHMARKS.md, issue 14).
+        .unwrap_or(0);
     // Past this many streams a worker's passes over its streams and the handoffs cost
     // more than decoding; such traces (tiled or many-process) are read on one thread.
     if streams > MAX_STREAMS_THREADED {
