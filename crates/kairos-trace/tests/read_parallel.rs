@@ -73,3 +73,50 @@ fn skipped_payloads_leave_every_event_timestamp_error_and_notice_in_place() {
         assert_eq!(full, skipped, "{}", dir.display());
     }
 }
+
+/// Every event as text and every error, read borrowed ([`kairos_trace::read::Events::next_ref`]),
+/// then the notices (sorted: a borrowed read takes a stream's later notices in one call
+/// later) and the counts.
+fn read_borrowed(dir: &Path, select: Selection) -> (Vec<String>, Vec<String>) {
+    let set = TraceSet::open(dir).unwrap();
+    let mut events = set.events_with(select).unwrap();
+    let (mut out, mut notices) = (Vec::new(), Vec::new());
+    while let Some(item) = events.next_ref() {
+        match item {
+            Ok(ev) => {
+                let mut line = String::new();
+                text::write_event(&mut line, &ev.to_event());
+                out.push(line);
+            }
+            Err(e) => out.push(format!("error: {e}")),
+        }
+        notices.extend(events.take_notices().iter().map(|n| format!("notice: {n}")));
+    }
+    out.push(format!(
+        "discarded {} backwards {}",
+        events.discarded(),
+        events.backwards()
+    ));
+    notices.sort();
+    (out, notices)
+}
+
+#[test]
+fn borrowed_events_are_the_owned_events() {
+    for dir in traces() {
+        for (select, what) in [
+            (Selection::all().with_threads(0), "all, inline"),
+            (Selection::all().with_threads(2), "all, 2 threads"),
+            (Selection::payloads(|_| false).with_threads(0), "no payload"),
+        ] {
+            let owned = read(&dir, select.clone());
+            let (events, mut notices): (Vec<String>, Vec<String>) =
+                owned.into_iter().partition(|l| !l.starts_with("notice: "));
+            notices.sort();
+            let borrowed = read_borrowed(&dir, select);
+            assert!(events.len() > 30, "{}", dir.display());
+            assert_eq!(events, borrowed.0, "{} ({what})", dir.display());
+            assert_eq!(notices, borrowed.1, "{} ({what})", dir.display());
+        }
+    }
+}

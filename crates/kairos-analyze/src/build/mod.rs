@@ -19,7 +19,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use kairos_trace::read::metadata::EventClass;
-use kairos_trace::read::{Event, Selection, TraceSet};
+use kairos_trace::read::{Event, EventRef, Selection, TraceSet};
 
 use crate::digest::{Digest, Tree};
 use crate::model::{
@@ -68,9 +68,9 @@ pub fn analyze(path: impl AsRef<Path>, options: Options) -> Result<Model, Analyz
     let set = TraceSet::open(path)?;
     let mut events = set.events_with(Builder::selection())?;
     let mut b = Builder::new(options);
-    for item in events.by_ref() {
+    while let Some(item) = events.next_ref() {
         match item {
-            Ok(ev) => b.event(&ev),
+            Ok(ev) => b.event_ref(ev),
             Err(e) => b.read_error(e.to_string()),
         }
     }
@@ -162,6 +162,10 @@ pub struct Builder {
     /// Per event class (by address): the class, its count, and whether its provider is
     /// one the builder maps (known once per class, not parsed per event).
     class_counts: HashMap<usize, (Arc<EventClass>, u64, bool), BuildHasherDefault<AddressHasher>>,
+    /// The classes met most recently, by address: a direct-mapped cache in front of
+    /// `class_counts` (a trace has a few dozen classes), holding each one's count and
+    /// whether it is mapped until the class is evicted or the trace ends.
+    recent: Box<[Recent; RECENT]>,
 }
 
 /// Whether the builder maps events of this name: providers `ros2`, `dds`, `kairos`,
@@ -190,6 +194,18 @@ impl Hasher for AddressHasher {
     fn write_usize(&mut self, n: usize) {
         self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
+}
+
+/// Slots of [`Builder`]'s class cache.
+const RECENT: usize = 64;
+
+/// A class in the cache: its address, events counted here not yet added to
+/// `class_counts`, and whether it is mapped.
+#[derive(Debug, Default, Clone, Copy)]
+struct Recent {
+    key: usize,
+    count: u64,
+    mapped: bool,
 }
 
 /// The fields every mapping needs from an event.
@@ -226,6 +242,7 @@ impl Builder {
             ros1_in_flight: HashMap::new(),
             ros1_publishers: HashMap::new(),
             class_counts: HashMap::default(),
+            recent: Box::new([Recent::default(); RECENT]),
         }
     }
 
@@ -266,6 +283,11 @@ impl Builder {
 
     /// Maps one event (in timestamp order) onto the model.
     pub fn event(&mut self, ev: &Event) {
+        self.event_ref(ev.view());
+    }
+
+    /// Maps one borrowed event (in timestamp order) onto the model.
+    pub fn event_ref(&mut self, ev: EventRef<'_>) {
         let name = ev.name();
         self.m.events += 1;
         self.now = self.now.max(ev.timestamp);
@@ -278,17 +300,27 @@ impl Builder {
             }
         }
         // Counted per event class (by address), named once at the end.
-        let key = Arc::as_ptr(&ev.class) as usize;
-        let mapped = match self.class_counts.get_mut(&key) {
-            Some(c) => {
-                c.1 += 1;
-                c.2
-            }
-            None => {
-                let mapped = maps(name);
-                self.class_counts.insert(key, (ev.class.clone(), 1, mapped));
-                mapped
-            }
+        let key = Arc::as_ptr(ev.class) as usize;
+        let slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) % RECENT;
+        let mapped = if self.recent[slot].key == key {
+            self.recent[slot].count += 1;
+            self.recent[slot].mapped
+        } else {
+            self.evict(slot);
+            let mapped = match self.class_counts.get(&key) {
+                Some(c) => c.2,
+                None => {
+                    let mapped = maps(name);
+                    self.class_counts.insert(key, (ev.class.clone(), 0, mapped));
+                    mapped
+                }
+            };
+            self.recent[slot] = Recent {
+                key,
+                count: 1,
+                mapped,
+            };
+            mapped
         };
         self.m.first_ns = Some(
             self.m
@@ -320,15 +352,15 @@ impl Builder {
         match provider {
             "ros2" | "dds" => {
                 self.source(Source::Ros2);
-                ros2::event(self, at, short, ev);
+                ros2::event(self, at, short, &ev);
             }
             "kairos" => {
                 self.source(Source::Kairos);
-                ros2::kairos_event(self, at, short, ev);
+                ros2::kairos_event(self, at, short, &ev);
             }
             "roscpp" => {
                 self.source(Source::Ros1);
-                ros1::event(self, at, short, ev);
+                ros1::event(self, at, short, &ev);
             }
             _ => {}
         }
@@ -397,8 +429,21 @@ impl Builder {
         );
     }
 
+    /// Adds the count of the class cached in `slot` to `class_counts` and empties it.
+    fn evict(&mut self, slot: usize) {
+        let r = std::mem::take(&mut self.recent[slot]);
+        if r.count > 0
+            && let Some(c) = self.class_counts.get_mut(&r.key)
+        {
+            c.1 += r.count;
+        }
+    }
+
     /// The model, once every event was read; `discarded` and `backwards` are the reader's counts.
     pub fn finish(mut self, discarded: u64, backwards: u64) -> Model {
+        for slot in 0..RECENT {
+            self.evict(slot);
+        }
         for (class, n, _) in self.class_counts.values() {
             *self
                 .m

@@ -8,12 +8,12 @@
 //! crosses the connection, so a received message is linked to the oldest message written
 //! on that topic and not yet received (TCP keeps order on a connection).
 
-use kairos_trace::read::Event;
+use kairos_trace::read::EventRef;
 
 use super::{At, Builder, Handle, Key, MsgKey};
 use crate::model::{Delivery, NodeId, Owner, PublisherId, QueueKind, SubscriptionId, Topic};
 
-pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
+pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
     let pid = at.pid;
     let h = |f: &str| ev.u64(f).unwrap_or(0);
     let topic = || -> Topic { Topic::from(ev.str("topic").or(ev.str("name")).unwrap_or("?")) };

@@ -7,7 +7,7 @@
 //! identified exactly by `(publisher_handle, seq)`. `rmw_take` with `taken = 0` found the
 //! queue empty: it is counted, and creates no message.
 
-use kairos_trace::read::Event;
+use kairos_trace::read::EventRef;
 use kairos_trace::schema::ClockKind;
 
 use super::{At, Builder, Handle, MsgKey};
@@ -16,7 +16,7 @@ use crate::model::{
     SubscriptionId, Topic,
 };
 
-pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
+pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
     let pid = at.pid;
     let h = |f: &str| ev.u64(f).unwrap_or(0);
     match name {
@@ -134,7 +134,7 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &Event) {
     }
 }
 
-pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &Event) {
+pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
     let pid = at.pid;
     let h = |f: &str| ev.u64(f).unwrap_or(0);
     match name {
@@ -247,7 +247,7 @@ fn pending_delivery(b: &Builder, msg: MessageId, s: SubscriptionId) -> Option<De
     })
 }
 
-fn take(b: &mut Builder, at: At, ev: &Event) {
+fn take(b: &mut Builder, at: At, ev: &EventRef<'_>) {
     if ev.i64("taken") == Some(0) {
         b.m.empty_takes += 1;
         return;

@@ -117,9 +117,9 @@ fn read(path: &Path, mut builder: Builder) -> anyhow::Result<(Model, Option<Dige
     let set = TraceSet::open(path)?;
     let mut events = set.events_with(Builder::selection())?;
     let mut progress = Progress::new(true, set.stream_bytes());
-    while let Some(item) = events.next() {
+    while let Some(item) = events.next_ref() {
         match item {
-            Ok(ev) => builder.event(&ev),
+            Ok(ev) => builder.event_ref(ev),
             Err(e) => {
                 progress.suspend(|| eprintln!("kairos: error: {e}"));
                 builder.read_error(e.to_string());

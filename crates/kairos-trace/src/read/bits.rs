@@ -57,6 +57,7 @@ impl<'a> Bits<'a> {
     }
 
     /// Moves to the next multiple of `align` bits, a power of two (the parser checks).
+    #[inline]
     pub(crate) fn align(&mut self, align: u32) -> Result<(), DecodeError> {
         let a = u64::from(align.max(1));
         debug_assert!(a.is_power_of_two());
@@ -71,13 +72,36 @@ impl<'a> Bits<'a> {
     }
 
     /// Reads an unsigned integer of 1 to 64 bits.
+    #[inline]
     pub(crate) fn read_uint(&mut self, size: u32, order: ByteOrder) -> Result<u64, DecodeError> {
         debug_assert!((1..=64).contains(&size));
-        self.need(u64::from(size), "an integer")?;
         let start = (self.pos / 8) as usize;
         let shift = (self.pos % 8) as u32;
+        // The common case, a little-endian field within one 8-byte load (byte-aligned
+        // words included): one load, a shift and a mask.
+        if order != ByteOrder::Big
+            && shift + size <= 64
+            && self.pos + u64::from(size) <= self.end
+            && let Some(window) = self.buf.get(start..start + 8)
+        {
+            let word = u64::from_le_bytes(window.try_into().expect("8 bytes"));
+            self.pos += u64::from(size);
+            return Ok((word >> shift) & (u64::MAX >> (64 - size)));
+        }
+        self.read_uint_slow(size, order, start, shift)
+    }
+
+    /// Big-endian fields, and fields near the end of the buffer.
+    #[inline(never)]
+    fn read_uint_slow(
+        &mut self,
+        size: u32,
+        order: ByteOrder,
+        start: usize,
+        shift: u32,
+    ) -> Result<u64, DecodeError> {
+        self.need(u64::from(size), "an integer")?;
         let value = if shift == 0 && order != ByteOrder::Big && matches!(size, 8 | 16 | 32 | 64) {
-            // The common case, byte-aligned little-endian words: one load.
             let b = &self.buf[start..];
             match size {
                 8 => u64::from(b[0]),
@@ -85,15 +109,6 @@ impl<'a> Bits<'a> {
                 32 => u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
                 _ => u64::from_le_bytes(b[..8].try_into().expect("8 bytes")),
             }
-        } else if order != ByteOrder::Big && shift + size <= 64 && start + 8 <= self.buf.len() {
-            // A little-endian bit field within one 8-byte load.
-            let word = u64::from_le_bytes(self.buf[start..start + 8].try_into().expect("8 bytes"));
-            let mask = if size == 64 {
-                u64::MAX
-            } else {
-                (1u64 << size) - 1
-            };
-            (word >> shift) & mask
         } else if shift == 0 && size % 8 == 0 {
             let bytes = &self.buf[start..start + (size / 8) as usize];
             match order {
@@ -133,9 +148,23 @@ impl<'a> Bits<'a> {
     }
 
     /// Moves `n` bits on; the caller has checked that they are there.
+    #[inline]
     pub(crate) fn skip(&mut self, n: u64) {
         debug_assert!(n <= self.remaining());
         self.pos += n;
+    }
+
+    /// Skips `n` bits of fixed-size fields nothing reads.
+    #[inline]
+    pub(crate) fn skip_fixed(&mut self, n: u64) -> Result<(), DecodeError> {
+        if self.remaining() < n {
+            return Err(self.error(format!(
+                "{n} bits of fixed-size fields, but only {} bits are left in the packet",
+                self.remaining()
+            )));
+        }
+        self.pos += n;
+        Ok(())
     }
 
     /// Reads `n` whole bytes; the cursor must be byte-aligned.

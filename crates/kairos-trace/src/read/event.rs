@@ -79,6 +79,21 @@ pub struct Event {
 }
 
 impl Event {
+    /// The event borrowed: what every accessor reads.
+    pub fn view(&self) -> EventRef<'_> {
+        EventRef {
+            class: &self.class,
+            trace: &self.trace,
+            stream_class: self.stream_class,
+            timestamp: self.timestamp,
+            cpu_id: self.cpu_id,
+            packet_context: self.packet_context.as_ref(),
+            stream_context: self.stream_context.as_ref(),
+            context: self.context.as_ref(),
+            payload: self.payload.as_ref(),
+        }
+    }
+
     /// The event class's name, e.g. `ros2:rcl_publish`.
     pub fn name(&self) -> &str {
         &self.class.name
@@ -86,18 +101,71 @@ impl Event {
 
     /// A payload field by name.
     pub fn field(&self, name: &str) -> Option<&Value> {
-        struct_field(self.class.payload.as_ref(), self.payload.as_ref(), name)
+        self.view().field(name)
     }
 
     /// A context field by name: the event's own context, then the stream event context.
     pub fn context_field(&self, name: &str) -> Option<&Value> {
-        struct_field(self.class.context.as_ref(), self.context.as_ref(), name).or_else(|| {
+        self.view().context_field(name)
+    }
+
+    /// A payload field by name as an unsigned integer; `None` if absent or not a non-negative integer.
+    pub fn u64(&self, name: &str) -> Option<u64> {
+        self.view().u64(name)
+    }
+
+    /// A payload field by name as a signed integer; `None` if absent or not an integer that fits.
+    pub fn i64(&self, name: &str) -> Option<i64> {
+        self.view().i64(name)
+    }
+
+    /// A payload field by name as a string; `None` if absent or not a string.
+    pub fn str(&self, name: &str) -> Option<&str> {
+        self.view().str(name)
+    }
+}
+
+/// An event borrowed from the reader ([`super::Events::next_ref`]) or from an
+/// [`Event`] ([`Event::view`]): the same fields, owned by neither, so that handing one
+/// over costs no reference count and moves no value.
+#[derive(Debug, Clone, Copy)]
+pub struct EventRef<'a> {
+    /// The event's class: its name and the types of its fields.
+    pub class: &'a Arc<EventClass>,
+    /// The trace the event came from.
+    pub trace: &'a Arc<Trace>,
+    /// Index of the event's stream class in `trace.metadata.streams`.
+    pub stream_class: usize,
+    /// Nanoseconds since the Unix epoch (the clock's offset applied).
+    pub timestamp: i64,
+    /// The `cpu_id` of the packet context, when there is one.
+    pub cpu_id: Option<u64>,
+    /// The packet context, when the reader's [`super::Selection`] asks for it.
+    pub packet_context: Option<&'a Arc<Value>>,
+    /// The stream event context, when the stream class has one.
+    pub stream_context: Option<&'a Value>,
+    /// The event's own context, when its class has one.
+    pub context: Option<&'a Value>,
+    /// The payload, when the class has one and the selection decodes it.
+    pub payload: Option<&'a Value>,
+}
+
+impl<'a> EventRef<'a> {
+    /// The event class's name, e.g. `ros2:rcl_publish`.
+    pub fn name(&self) -> &'a str {
+        &self.class.name
+    }
+
+    /// A payload field by name.
+    pub fn field(&self, name: &str) -> Option<&'a Value> {
+        struct_field(self.class.payload.as_ref(), self.payload, name)
+    }
+
+    /// A context field by name: the event's own context, then the stream event context.
+    pub fn context_field(&self, name: &str) -> Option<&'a Value> {
+        struct_field(self.class.context.as_ref(), self.context, name).or_else(|| {
             let sc = &self.trace.metadata.streams[self.stream_class];
-            struct_field(
-                sc.event_context.as_ref(),
-                self.stream_context.as_ref(),
-                name,
-            )
+            struct_field(sc.event_context.as_ref(), self.stream_context, name)
         })
     }
 
@@ -112,8 +180,23 @@ impl Event {
     }
 
     /// A payload field by name as a string; `None` if absent or not a string.
-    pub fn str(&self, name: &str) -> Option<&str> {
+    pub fn str(&self, name: &str) -> Option<&'a str> {
         self.field(name).and_then(Value::as_str)
+    }
+
+    /// An owned copy (the values cloned).
+    pub fn to_event(&self) -> Event {
+        Event {
+            class: self.class.clone(),
+            trace: self.trace.clone(),
+            stream_class: self.stream_class,
+            timestamp: self.timestamp,
+            cpu_id: self.cpu_id,
+            packet_context: self.packet_context.cloned(),
+            stream_context: self.stream_context.cloned(),
+            context: self.context.cloned(),
+            payload: self.payload.cloned(),
+        }
     }
 }
 

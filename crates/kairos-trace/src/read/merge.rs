@@ -4,10 +4,16 @@
 //! its events are still delivered; a damaged stream delivers its error in place and the
 //! others go on.
 //!
-//! Ground rules of the decoding threads. Streams are decoded on worker threads (as many
-//! as the machine has cores, unless the [`super::Selection`] or `KAIROS_READ_THREADS`
-//! says otherwise; none on one core, nor for more than 64 streams) while the caller's
-//! thread merges. Each stream belongs to one worker, which sends
+//! The event delivered last stays in its stream's head slot, and its stream on top of
+//! the heap, until the next call: [`Events::next_ref`] lends it out without moving or
+//! counting anything, and the next call replaces it on the heap with the stream's next
+//! head (one sift down instead of a pop and a push). Streams decoded on the merging
+//! thread are decoded one event at a time straight into their head slot, so such a
+//! stream holds no decoded event besides its head.
+//!
+//! Ground rules of the decoding threads. Streams may be decoded on worker threads (as
+//! many as the [`super::Selection`] or `KAIROS_READ_THREADS` asks; none by default,
+//! nor for more than 64 streams) while the caller's thread merges. Each stream belongs to one worker, which sends
 //! its events in batches through a channel of that stream holding at most
 //! [`BATCHES_AHEAD`] batches, so memory is bounded by streams x batches, not by the
 //! trace. A worker never blocks on a full channel: it skips streams whose channel is
@@ -27,7 +33,7 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 
 use super::error::ReadError;
-use super::event::{Event, Trace};
+use super::event::{Event, EventRef, Trace};
 use super::notice::Notice;
 use super::stream::{Decoded, StreamReader};
 
@@ -35,9 +41,6 @@ use super::stream::{Decoded, StreamReader};
 const MAX_NOTICES: usize = 10_000;
 /// Traces with more streams than this are decoded on the merging thread.
 const MAX_STREAMS_THREADED: usize = 64;
-/// Events per batch when decoding on the merging thread: enough to amortize a call,
-/// few enough that thousands of streams hold little.
-const INLINE_BATCH: usize = 16;
 /// Batches a worker may decode ahead of the merge, per stream.
 const BATCHES_AHEAD: usize = 2;
 
@@ -53,7 +56,8 @@ enum Item {
 
 #[derive(Debug)]
 enum Feed {
-    /// Decoded on the merging thread when needed.
+    /// Decoded on the merging thread when needed, one event at a time, straight into
+    /// the stream's head slot (a stream holds no decoded event but its head).
     Inline(Box<StreamReader>),
     /// Decoded by a worker.
     Worker {
@@ -79,6 +83,9 @@ pub struct Events {
     lanes: Vec<Lane>,
     heads: Vec<Option<Decoded>>,
     heap: BinaryHeap<Reverse<(i64, usize)>>,
+    /// The stream whose head was delivered last: still on top of the heap, refilled
+    /// at the next call (so that the delivered event may be borrowed until then).
+    delivered: Option<usize>,
     errors: VecDeque<ReadError>,
     last: Option<i64>,
     notices: Vec<Notice>,
@@ -86,7 +93,6 @@ pub struct Events {
     discarded: u64,
     backwards: u64,
     notices_dropped: u64,
-    batch: usize,
     workers: Vec<JoinHandle<()>>,
     progress: Arc<AtomicU64>,
 }
@@ -99,10 +105,11 @@ fn worker_count(streams: usize, asked: Option<usize>) -> usize {
                 .ok()
                 .and_then(|v| v.parse::<usize>().ok())
         })
-        .unwrap_or_else(|| {
-            let cores = std::thread::available_parallelism().map_or(1, usize::from);
-            if cores > 1 { cores } else { 0 }
-        });
+        // None by default: with events borrowed and decoded straight into their head
+        // slot, a stream decoded on the merging thread costs less than the batches and
+        // wake-ups of a worker saves (measured on 2 cores: 0.34-0.36 s inline against
+        // 0.40-0.72 s with 2 workers for 4 M events; BENCHMARKS.md, issue 14).
+        .unwrap_or(0);
     // Past this many streams a worker's passes over its streams and the handoffs cost
     // more than decoding; such traces (tiled or many-process) are read on one thread.
     if streams > MAX_STREAMS_THREADED {
@@ -115,12 +122,6 @@ fn worker_count(streams: usize, asked: Option<usize>) -> usize {
 /// [`Item::End`] when the stream does.
 fn fill(reader: &mut StreamReader, n: usize) -> Vec<Item> {
     let mut out = Vec::with_capacity(n + 1);
-    fill_into(reader, n, &mut out);
-    out
-}
-
-/// Appends up to `n` events of `reader` to `out` (see [`fill`]).
-fn fill_into(reader: &mut StreamReader, n: usize, out: &mut impl Extend<Item>) {
     let mut events = 0;
     while events < n {
         let result = reader.next_event();
@@ -129,11 +130,11 @@ fn fill_into(reader: &mut StreamReader, n: usize, out: &mut impl Extend<Item>) {
         }
         match result {
             Ok(Some(ev)) => {
-                out.extend([Item::Event(ev)]);
+                out.push(Item::Event(ev));
                 events += 1;
             }
             Ok(None) => {
-                out.extend([Item::End]);
+                out.push(Item::End);
                 break;
             }
             Err(e) => {
@@ -142,6 +143,7 @@ fn fill_into(reader: &mut StreamReader, n: usize, out: &mut impl Extend<Item>) {
             }
         }
     }
+    out
 }
 
 fn work(mut streams: Vec<(StreamReader, Sender<Vec<Item>>)>, wake: Receiver<()>, n: usize) {
@@ -179,11 +181,7 @@ impl Events {
             s.progress = progress.clone();
         }
         let workers = worker_count(n, threads);
-        let batch = if workers == 0 {
-            INLINE_BATCH
-        } else {
-            (16_384 / n.max(1)).clamp(64, 1024)
-        };
+        let batch = (16_384 / n.max(1)).clamp(64, 1024);
         let mut lanes = Vec::with_capacity(n);
         let mut handles = Vec::new();
         if workers == 0 {
@@ -231,6 +229,7 @@ impl Events {
             lanes,
             heads: (0..n).map(|_| None).collect(),
             heap: BinaryHeap::with_capacity(n),
+            delivered: None,
             errors: VecDeque::new(),
             last: None,
             notices: Vec::new(),
@@ -238,40 +237,59 @@ impl Events {
             discarded: 0,
             backwards: 0,
             notices_dropped: 0,
-            batch,
             workers: handles,
             progress,
         };
         for i in 0..n {
-            me.refill(i);
+            if let Some(ts) = me.refill(i) {
+                me.heap.push(Reverse((ts, i)));
+            }
         }
         me
     }
 
-    /// Puts stream `i`'s next event in its head slot (and on the heap), passing on the
-    /// notices and error that come before it.
-    fn refill(&mut self, i: usize) {
+    /// Puts stream `i`'s next event in its head slot and returns its timestamp, passing
+    /// on the notices and error that come before it; `None` when the stream has ended.
+    fn refill(&mut self, i: usize) -> Option<i64> {
+        self.heads[i] = None;
+        if let Feed::Inline(reader) = &mut self.lanes[i].feed {
+            let result = reader.next_event();
+            if !reader.notices.is_empty() {
+                for n in std::mem::take(&mut reader.notices) {
+                    self.note(n);
+                }
+            }
+            return match result {
+                Ok(Some(d)) => {
+                    let ts = d.timestamp;
+                    self.heads[i] = Some(d);
+                    Some(ts)
+                }
+                Ok(None) => None,
+                Err(e) => {
+                    self.errors.push_back(e);
+                    None
+                }
+            };
+        }
         loop {
             let lane = &mut self.lanes[i];
             match lane.pending.pop_front() {
                 Some(Item::Event(d)) => {
-                    self.heap.push(Reverse((d.timestamp, i)));
+                    let ts = d.timestamp;
                     self.heads[i] = Some(d);
-                    return;
+                    return Some(ts);
                 }
                 Some(Item::Notice(n)) => self.note(n),
                 Some(Item::Error(e)) => self.errors.push_back(e),
                 Some(Item::End) => {
                     lane.done = true;
-                    return;
+                    return None;
                 }
-                None if lane.done => return,
+                None if lane.done => return None,
                 None => {
                     let next = match &mut lane.feed {
-                        Feed::Inline(reader) => {
-                            fill_into(reader, self.batch, &mut lane.pending);
-                            Some(())
-                        }
+                        Feed::Inline(_) => unreachable!("inline streams are decoded above"),
                         Feed::Worker { batches, wake } => {
                             let got = batches.recv().ok();
                             let _ = wake.send(());
@@ -288,7 +306,7 @@ impl Events {
                                 offset: 0,
                                 expected: "its decoding thread to go on, but it stopped (a bug in kairos: please report it)".into(),
                             });
-                            return;
+                            return None;
                         }
                     }
                 }
@@ -363,31 +381,94 @@ impl Drop for Events {
     }
 }
 
-impl Iterator for Events {
-    type Item = Result<Event, ReadError>;
+impl Events {
+    /// Refills the stream delivered last, which is still on top of the heap: its next
+    /// head replaces it there (one sift instead of a pop and a push).
+    fn settle(&mut self) {
+        let Some(i) = self.delivered.take() else {
+            return;
+        };
+        match self.refill(i) {
+            Some(ts) => {
+                *self
+                    .heap
+                    .peek_mut()
+                    .expect("the delivered stream is on the heap") = Reverse((ts, i));
+            }
+            None => {
+                self.heap.pop();
+            }
+        }
+    }
 
-    fn next(&mut self) -> Option<Self::Item> {
+    /// Moves on to the next event: the index of the stream whose head it is (it stays
+    /// in `heads`, and the stream on top of the heap, until [`Events::settle`]), or an
+    /// error a stream reported before it.
+    fn advance(&mut self) -> Option<Result<usize, ReadError>> {
+        self.settle();
         if let Some(e) = self.errors.pop_front() {
             return Some(Err(e));
         }
-        let Reverse((ts, i)) = self.heap.pop()?;
-        let ev = self.heads[i]
-            .take()
-            .expect("a stream in the heap has a head event")
-            .into_event(&self.lanes[i].trace);
-        self.refill(i);
+        let &Reverse((_, i)) = self.heap.peek()?;
+        self.delivered = Some(i);
+        Some(Ok(i))
+    }
+
+    /// Counts the event of stream `i` at `ts`, `name`d, going backwards if it does.
+    fn check_order(&mut self, i: usize, ts: i64, name: &str) {
         if let Some(last) = self.last
             && ts < last
         {
             let notice = Notice::Backwards {
                 path: self.lanes[i].path.clone(),
-                event: ev.name().to_string(),
+                event: name.to_string(),
                 timestamp: ts,
                 previous: last,
             };
             self.note(notice);
         }
         self.last = Some(self.last.map_or(ts, |l| l.max(ts)));
+    }
+
+    /// The next event, borrowed until the next call: no reference count is touched and
+    /// no value moved, which makes reading faster when the caller only looks at each
+    /// event (see [`EventRef::to_event`] for an owned copy). The same events, errors and
+    /// order as the [`Iterator`]; the notices of the delivered event's stream that come
+    /// after it are taken in at the next call instead of this one.
+    pub fn next_ref(&mut self) -> Option<Result<EventRef<'_>, ReadError>> {
+        let i = match self.advance()? {
+            Ok(i) => i,
+            Err(e) => return Some(Err(e)),
+        };
+        let head = self.heads[i]
+            .as_ref()
+            .expect("a stream in the heap has a head event");
+        let (ts, class) = (head.timestamp, head.class as usize);
+        if self.last.is_some_and(|last| ts < last) {
+            let name = self.lanes[i].trace.classes[class].name.clone();
+            self.check_order(i, ts, &name);
+        } else {
+            self.last = Some(ts);
+        }
+        let head = self.heads[i].as_ref().expect("still there");
+        Some(Ok(head.view(&self.lanes[i].trace)))
+    }
+}
+
+impl Iterator for Events {
+    type Item = Result<Event, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let i = match self.advance()? {
+            Ok(i) => i,
+            Err(e) => return Some(Err(e)),
+        };
+        let ev = self.heads[i]
+            .take()
+            .expect("a stream in the heap has a head event")
+            .into_event(&self.lanes[i].trace);
+        self.settle();
+        self.check_order(i, ev.timestamp, ev.name());
         Some(Ok(ev))
     }
 }

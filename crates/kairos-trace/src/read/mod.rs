@@ -25,7 +25,7 @@ mod value;
 
 pub use bits::DecodeError;
 pub use error::ReadError;
-pub use event::{Event, Trace};
+pub use event::{Event, EventRef, Trace};
 pub use merge::Events;
 pub use metadata::{Metadata, MetadataError};
 pub use notice::Notice;

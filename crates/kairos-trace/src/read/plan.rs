@@ -93,6 +93,16 @@ impl Plan {
         })
     }
 
+    /// When the plan is one run of fixed-size fields nothing reads, possibly aligned
+    /// first: the alignment and the bits, which a caller skips without running it.
+    pub(crate) fn fixed_run(&self) -> Option<(u32, u64)> {
+        match self.ops.as_slice() {
+            [Op::Bits(n)] => Some((1, *n)),
+            [Op::Align(a), Op::Bits(n)] => Some((*a, *n)),
+            _ => None,
+        }
+    }
+
     /// Runs the plan: advances `bits` past the value, updates clocks, and returns the
     /// last integer named `id` it read, if any.
     pub(crate) fn run(
@@ -137,15 +147,7 @@ impl Plan {
                     bits.align(8)?;
                     bits.read_cstr()?;
                 }
-                Op::Bits(n) => {
-                    if bits.remaining() < *n {
-                        return Err(bits.error(format!(
-                            "{n} bits of fixed-size fields, but only {} bits are left in the packet",
-                            bits.remaining()
-                        )));
-                    }
-                    bits.skip(*n);
-                }
+                Op::Bits(n) => bits.skip_fixed(*n)?,
                 Op::Seq {
                     len_slot,
                     elem_bits,

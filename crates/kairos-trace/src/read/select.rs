@@ -45,7 +45,8 @@ impl Selection {
     }
 
     /// Decode on `n` threads besides the caller's (0: all on the caller's thread).
-    /// By default, one per core, or `KAIROS_READ_THREADS`; none on one core. The
+    /// By default `KAIROS_READ_THREADS`, else none (decoding on the caller's thread is
+    /// the faster here: see the merge module). The
     /// events and their order are the same for every `n`.
     pub fn with_threads(mut self, n: usize) -> Self {
         self.threads = Some(n);

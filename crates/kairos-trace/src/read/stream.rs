@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::bits::{Bits, DecodeError};
 use super::decode::{DecodeState, Roots, decode};
 use super::error::ReadError;
-use super::event::{Event, Trace};
+use super::event::{Event, EventRef, Trace};
 use super::metadata::types::{FieldPath, FieldType, Scope};
 use super::notice::Notice;
 use super::plan::Plan;
@@ -79,6 +79,25 @@ pub(crate) struct Decoded {
 }
 
 impl Decoded {
+    /// The event borrowed, its class looked up in `trace`.
+    pub(crate) fn view<'a>(&'a self, trace: &'a Arc<Trace>) -> EventRef<'a> {
+        let [stream_context, context, payload] = match &self.values {
+            Some(v) => [v[0].as_ref(), v[1].as_ref(), v[2].as_ref()],
+            None => [None, None, None],
+        };
+        EventRef {
+            class: &trace.classes[self.class as usize],
+            trace,
+            stream_class: self.stream_class,
+            timestamp: self.timestamp,
+            cpu_id: self.cpu_id,
+            packet_context: self.packet_context.as_ref(),
+            stream_context,
+            context,
+            payload,
+        }
+    }
+
     pub(crate) fn into_event(self, trace: &Arc<Trace>) -> Event {
         let [stream_context, context, payload] = match self.values {
             Some(v) => *v,
@@ -104,6 +123,12 @@ enum PayloadMode {
     Decode,
     /// Not selected: walked by a plan.
     Skip(Plan),
+    /// Not selected, and one run of fixed-size fields (see [`Plan::fixed_run`]):
+    /// aligned, then `bits` skipped, without running the plan.
+    SkipFixed {
+        align: u32,
+        bits: u64,
+    },
     /// Not selected, but no plan expresses it: decoded and dropped.
     Drop,
 }
@@ -113,6 +138,9 @@ struct ClassPlan {
     /// Index into the trace's class table.
     index: u32,
     payload: PayloadMode,
+    /// No context of its own and no payload to decode: with a stream class without an
+    /// event context, the event yields no value and takes the short way.
+    plain: bool,
 }
 
 /// Per stream class: the header plan (when the header can be walked without values)
@@ -143,6 +171,9 @@ pub(crate) struct StreamReader {
     last_end: Option<i64>,
     /// Per stream class: the clock its timestamps are on.
     clock_of: Vec<Option<usize>>,
+    /// Per clock of 1 GHz: nanoseconds since the epoch at cycle 0 (a timestamp is this
+    /// plus the cycles, when that does not overflow); `None` for other frequencies.
+    ns_base: Vec<Option<i64>>,
     plans: Vec<StreamPlans>,
     select: Selection,
     /// Integer slots the plans use.
@@ -207,6 +238,16 @@ impl StreamReader {
         let clock_of = (0..trace.metadata.streams.len())
             .map(|i| default_clock(&trace.metadata, i))
             .collect();
+        let ns_base = trace
+            .metadata
+            .clocks
+            .iter()
+            .map(|c| {
+                (c.freq == 1_000_000_000)
+                    .then(|| c.to_ns_checked(0).ok())
+                    .flatten()
+            })
+            .collect();
         let state = DecodeState {
             clocks: vec![0; trace.metadata.clocks.len()],
             ..DecodeState::default()
@@ -223,6 +264,7 @@ impl StreamReader {
             last_discarded: None,
             last_end: None,
             clock_of,
+            ns_base,
             plans,
             select,
             slots: Vec::new(),
@@ -296,6 +338,7 @@ impl StreamReader {
             buf,
             state,
             clock_of,
+            ns_base,
             plans,
             select,
             slots,
@@ -350,30 +393,51 @@ impl StreamReader {
                 }
             }
         };
-        let class = &trace.classes[class_plan.index as usize];
-        let stream_context = sc
-            .event_context
-            .as_ref()
-            .map(|t| decode(t, &mut bits, &roots, state))
-            .transpose()?;
-        roots.stream_event_context = sc.event_context.as_ref().zip(stream_context.as_ref());
-        let context = class
-            .context
-            .as_ref()
-            .map(|t| decode(t, &mut bits, &roots, state))
-            .transpose()?;
-        roots.event_context = class.context.as_ref().zip(context.as_ref());
-        let payload = match (&class.payload, &class_plan.payload) {
-            (None, _) => None,
-            (Some(t), PayloadMode::Decode) => Some(decode(t, &mut bits, &roots, state)?),
-            (Some(_), PayloadMode::Skip(plan)) => {
-                plan.run(&mut bits, state, slots)?;
-                None
+        let values = if class_plan.plain && sc.event_context.is_none() {
+            match &class_plan.payload {
+                PayloadMode::SkipFixed { align, bits: n } => {
+                    bits.align(*align)?;
+                    bits.skip_fixed(*n)?;
+                }
+                PayloadMode::Skip(plan) => {
+                    plan.run(&mut bits, state, slots)?;
+                }
+                PayloadMode::Decode | PayloadMode::Drop => {}
             }
-            (Some(t), PayloadMode::Drop) => {
-                decode(t, &mut bits, &roots, state)?;
-                None
-            }
+            None
+        } else {
+            let class = &trace.classes[class_plan.index as usize];
+            let stream_context = sc
+                .event_context
+                .as_ref()
+                .map(|t| decode(t, &mut bits, &roots, state))
+                .transpose()?;
+            roots.stream_event_context = sc.event_context.as_ref().zip(stream_context.as_ref());
+            let context = class
+                .context
+                .as_ref()
+                .map(|t| decode(t, &mut bits, &roots, state))
+                .transpose()?;
+            roots.event_context = class.context.as_ref().zip(context.as_ref());
+            let payload = match (&class.payload, &class_plan.payload) {
+                (None, _) => None,
+                (Some(t), PayloadMode::Decode) => Some(decode(t, &mut bits, &roots, state)?),
+                (Some(_), PayloadMode::Skip(plan)) => {
+                    plan.run(&mut bits, state, slots)?;
+                    None
+                }
+                (Some(_), PayloadMode::SkipFixed { align, bits: n }) => {
+                    bits.align(*align)?;
+                    bits.skip_fixed(*n)?;
+                    None
+                }
+                (Some(t), PayloadMode::Drop) => {
+                    decode(t, &mut bits, &roots, state)?;
+                    None
+                }
+            };
+            (stream_context.is_some() || context.is_some() || payload.is_some())
+                .then(|| Box::new([stream_context, context, payload]))
         };
         if bits.pos() == start {
             return Err(bits.error(
@@ -382,7 +446,10 @@ impl StreamReader {
         }
         p.pos_bits = bits.pos();
         let timestamp = match clock_of[p.stream_class] {
-            Some(c) => match md.clocks[c].to_ns_checked(state.clocks[c]) {
+            Some(c) => match ns_base[c]
+                .and_then(|base| base.checked_add_unsigned(state.clocks[c]))
+                .map_or_else(|| md.clocks[c].to_ns_checked(state.clocks[c]), Ok)
+            {
                 Ok(ns) => ns,
                 Err(clamped) => {
                     if !self.overflow_reported {
@@ -408,8 +475,7 @@ impl StreamReader {
             } else {
                 None
             },
-            values: (stream_context.is_some() || context.is_some() || payload.is_some())
-                .then(|| Box::new([stream_context, context, payload])),
+            values,
         })
     }
 
@@ -617,11 +683,24 @@ fn class_plan(
         PayloadMode::Decode
     } else {
         match class.payload.as_ref().and_then(Plan::compile) {
-            Some(plan) => PayloadMode::Skip(plan),
+            Some(plan) => match plan.fixed_run() {
+                Some((align, bits)) => PayloadMode::SkipFixed { align, bits },
+                None => PayloadMode::Skip(plan),
+            },
             None => PayloadMode::Drop,
         }
     };
-    ClassPlan { index, payload }
+    let plain = class.context.is_none()
+        && (class.payload.is_none()
+            || matches!(
+                payload,
+                PayloadMode::Skip(_) | PayloadMode::SkipFixed { .. }
+            ));
+    ClassPlan {
+        index,
+        payload,
+        plain,
+    }
 }
 
 /// A plan for a stream class's event header, unless a later scope of the stream class
