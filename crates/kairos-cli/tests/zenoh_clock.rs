@@ -3,6 +3,7 @@
 //! of a `use_sim_time` node in another process; killed mid-run, the simulator leaves every
 //! sensor process able to notice the stall and stop on its deadline, under every policy.
 
+mod stall_verdicts;
 mod zenoh_support;
 
 use std::time::Duration;
@@ -100,56 +101,14 @@ fn a_killed_simulator_stalls_every_sensor_process_which_still_stops_in_time() {
     });
     assert!(out.status.success(), "the demo failed: {v:#}");
     assert_eq!(v["processes"], true);
-    assert_eq!(
-        v["naive_hung"], true,
-        "the naive contender did not hang; the scenario proves nothing: {v}"
-    );
-    let policies = v["policies"].as_array().unwrap();
-    let names: Vec<&str> = policies
-        .iter()
-        .map(|p| p["policy"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["wait", "fallback_to_steady", "fail"]);
-    let timeout = v["stall_timeout_ms"].as_f64().unwrap();
+    // The last sample's arrival is stamped by a jump handler that runs just after the
+    // clock took the sample, so on a loaded machine the figure can read short by that
+    // handler's lag; the clock's own never-early stall is proven exactly in process
+    // (kairos's sim_time tests). Far short would be a stall reported early.
+    let policies = stall_verdicts::assert_story1_verdicts(&v, 50.0);
     for p in policies {
-        assert_eq!(p["stopped"], true, "{p}");
-        let stop = p["stop_ms"].as_f64().unwrap();
-        assert!(stop < 100.0, "stop took {stop} ms: {p}");
-        let detected = p["stall_detected_ms"]
-            .as_f64()
-            .expect("stall never detected");
-        // The last sample's arrival is stamped by a jump handler that runs just after the
-        // clock took the sample, so on a loaded machine the figure can read short by that
-        // handler's lag; the clock's own never-early stall is proven exactly in process
-        // (kairos's sim_time tests). Far short would be a stall reported early.
-        let handler_lag_ms = 50.0;
-        assert!(
-            detected >= timeout - handler_lag_ms,
-            "stall reported {detected} ms after the last /clock, before the {timeout} ms timeout: {p}"
-        );
-        assert!(
-            detected < timeout + 2000.0,
-            "stall noticed far too late: {p}"
-        );
         assert!(p["sensor_loops"].as_u64().unwrap() >= 10, "{p}");
     }
-    let at = |i: usize, k: &str| policies[i][k].as_f64().unwrap();
-    assert_eq!(
-        at(0, "clock_at_stop_ms"),
-        at(0, "clock_at_silence_ms"),
-        "wait: the clock holds"
-    );
-    assert!(
-        at(1, "clock_at_stop_ms") > at(1, "clock_at_silence_ms"),
-        "fallback: the clock advances"
-    );
-    assert!(
-        policies[2]["loop_ended_with"]
-            .as_str()
-            .unwrap()
-            .contains("stalled"),
-        "fail: the wait failed"
-    );
 }
 
 #[test]

@@ -109,7 +109,7 @@ fn require_zenoh_ros2_sdk() {
 
 const PY_PRELUDE: &str = r#"
 import os, sys, time, threading
-from zenoh_ros2_sdk import ROS2Publisher, ROS2Subscriber, ROS2ServiceClient, get_topic_names_and_types, get_service_names_and_types
+from zenoh_ros2_sdk import ROS2Publisher, ROS2Subscriber, ROS2ServiceClient, get_topic_names_and_types, get_topic_info, get_service_names_and_types
 PORT = int(os.environ["ROUTER_PORT"])
 STRING_DEF = "string data\n"
 STRING_HASH = "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18"
@@ -141,7 +141,9 @@ fn a_python_publisher_reaches_a_kairos_subscription() {
         "{PY_PRELUDE}
 pub = ROS2Publisher('/py_chatter', 'std_msgs/msg/String', msg_definition=STRING_DEF, type_hash=STRING_HASH, node_name='py_talker', router_port=PORT)
 def kairos_sub_seen():
-    return any(name == '/py_chatter' for name, _ in get_topic_names_and_types(router_port=PORT))
+    # Subscribers only: the topic itself is listed as soon as this publisher exists.
+    info = get_topic_info('/py_chatter', router_port=PORT)
+    return info is not None and info.subscriber_count > 0
 assert bounded_wait(kairos_sub_seen, 30), 'python does not see the kairos subscription'
 assert bounded_wait(lambda: pub.pub.matching_status.matching, 30), 'zenoh never matched the publisher with the kairos subscription'
 for i in range(3):
