@@ -177,3 +177,34 @@ def test_a_blocking_call_into_an_async_service_of_the_held_group_raises_would_de
     assert "would deadlock" in message and "Fix:" in message, message
     assert took < 1.0
     executor.shutdown(timeout_sec=1.0)
+
+
+def test_an_async_service_that_raises_fails_the_call_and_ends_spin(session):
+    node = Node("async_raiser")
+    clock = kairos.Clock("steady")
+
+    async def broken(request, response):
+        await clock.sleep_async(0.001)
+        raise ValueError("boom from an async service")
+
+    node.create_service(AddTwoInts, "/test/async_broken", broken)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    spun = queue.Queue()
+
+    def spin():
+        try:
+            executor.spin()
+            spun.put(None)
+        except ValueError as err:
+            spun.put(err)
+
+    threading.Thread(target=spin, daemon=True).start()
+    client = Node("async_raiser_caller").create_client(AddTwoInts, "/test/async_broken")
+    try:
+        client.call(AddTwoInts.Request(a=1, b=2), timeout_sec=LIMIT)
+    except kairos.CallError as err:
+        assert "boom from an async service" in str(err), str(err)
+    else:
+        raise AssertionError("the call to a raising async service returned")
+    assert "boom from an async service" in str(spun.get(timeout=LIMIT))
