@@ -10,6 +10,8 @@
 //! - An `async def` callback is a [`CoroutineTask`]: a Rust future the executor polls. Its
 //!   group is held until the coroutine returns, as rclpy holds it for a coroutine task.
 //!   Every resume of the coroutine holds the GIL; waiting between resumes does not.
+//!   An `async def` service's task keeps what the coroutine returned (or raised) for the
+//!   service to answer with ([`CoroutineTask::keeping_result`]).
 //! - Done callbacks run once, with the GIL, never under this module's lock.
 //!
 //! Ground rules: `Shared::state` is a short lock: no Python code runs and no source is
@@ -339,17 +341,23 @@ impl Future for Awaiting {
 /// Makes the coroutine on its first poll (with the GIL).
 pub(crate) type Start = Box<dyn FnOnce(Python<'_>) -> PyResult<PyObject> + Send>;
 
+/// Where a coroutine's return value (or what it raised) is kept once it ends.
+pub(crate) type ResultSlot = Arc<Mutex<Option<PyResult<PyObject>>>>;
+
 /// An `async def` callback as a task of the kairos executor.
 pub(crate) struct CoroutineTask {
     start: Option<Start>,
     coroutine: Option<PyObject>,
     awaiting: Option<Arc<Shared>>,
     env: Arc<CallbackEnv>,
+    /// `None`: the result is dropped and an exception reported to `env`.
+    result: Option<ResultSlot>,
 }
 
 enum Step {
     Await(Arc<Shared>),
-    Done,
+    /// It ended, returning this (`None`: nothing to return).
+    Done(Option<PyObject>),
 }
 
 impl CoroutineTask {
@@ -359,7 +367,15 @@ impl CoroutineTask {
             coroutine: None,
             awaiting: None,
             env,
+            result: None,
         }
+    }
+
+    /// Keeps the coroutine's return value, or its exception (then not reported), in
+    /// `slot` when it ends.
+    pub(crate) fn keeping_result(mut self, slot: ResultSlot) -> Self {
+        self.result = Some(slot);
+        self
     }
 
     /// Resumes the coroutine once; what it awaits next, or that it ended.
@@ -368,12 +384,12 @@ impl CoroutineTask {
             let made = start(py)?;
             if !made.bind(py).hasattr("send")? {
                 // A plain function registered where a coroutine was expected: it has run.
-                return Ok(Step::Done);
+                return Ok(Step::Done(Some(made)));
             }
             self.coroutine = Some(made);
         }
         let Some(coroutine) = &self.coroutine else {
-            return Ok(Step::Done);
+            return Ok(Step::Done(None));
         };
         match coroutine.bind(py).call_method1("send", (py.None(),)) {
             Ok(yielded) => match yielded.downcast::<PyFuture>() {
@@ -383,7 +399,10 @@ impl CoroutineTask {
                     yielded.repr()?
                 ))),
             },
-            Err(err) if err.is_instance_of::<PyStopIteration>(py) => Ok(Step::Done),
+            Err(err) if err.is_instance_of::<PyStopIteration>(py) => {
+                let returned = err.value(py).getattr("value")?.unbind();
+                Ok(Step::Done(Some(returned)))
+            }
             Err(err) => Err(err),
         }
     }
@@ -400,15 +419,24 @@ impl Future for CoroutineTask {
                 self.awaiting = None;
             }
             let step = Python::with_gil(|py| match self.resume(py) {
-                Ok(step) => step,
+                Ok(Step::Done(returned)) => {
+                    if let Some(slot) = &self.result {
+                        *slot.lock() = Some(Ok(returned.unwrap_or_else(|| py.None())));
+                    }
+                    None
+                }
+                Ok(Step::Await(shared)) => Some(shared),
                 Err(err) => {
-                    self.env.report(py, err);
-                    Step::Done
+                    match &self.result {
+                        Some(slot) => *slot.lock() = Some(Err(err)),
+                        None => self.env.report(py, err),
+                    }
+                    None
                 }
             });
             match step {
-                Step::Await(shared) => self.awaiting = Some(shared),
-                Step::Done => {
+                Some(shared) => self.awaiting = Some(shared),
+                None => {
                     self.coroutine = None;
                     return Poll::Ready(());
                 }

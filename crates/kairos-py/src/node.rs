@@ -15,7 +15,7 @@
 
 use crate::convert::{Layout, from_py, to_py};
 use crate::errors::{call_error, graph_error};
-use crate::future::{CoroutineTask, PyFuture, ResponseSource};
+use crate::future::{CoroutineTask, PyFuture, ResponseSource, ResultSlot};
 use crate::msg::{layout_of, message_kind_of, service_kind_of};
 use crate::time::{PyClock, duration_arg};
 use kairos::exec::{CallbackGroup, CallbackTimer, Executor, GroupKind};
@@ -23,6 +23,7 @@ use kairos::graph::{Client, Node, NodeOptions, Publisher, Qos, SimStall};
 use kairos::time::StallPolicy;
 use kairos_zenoh::Message;
 use parking_lot::Mutex;
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use std::any::Any;
 use std::fmt;
@@ -301,13 +302,14 @@ impl NodeCore {
         Ok(PyTimer { timer, scheduled })
     }
 
-    #[pyo3(signature = (srv_type, name, callback, group = None))]
+    #[pyo3(signature = (srv_type, name, callback, group = None, is_async = false))]
     fn create_service(
         &self,
         srv_type: &Bound<'_, PyAny>,
         name: &str,
         callback: PyObject,
         group: Option<PyRef<'_, PyGroup>>,
+        is_async: bool,
     ) -> PyResult<PyService> {
         let kind = service_kind_of(srv_type)?;
         let node = self.in_group(group.as_deref())?;
@@ -315,7 +317,8 @@ impl NodeCore {
         let handler = ServiceHandler {
             callable: Arc::new(callback),
             request: srv_type.getattr("Request")?.unbind(),
-            response: srv_type.getattr("Response")?.unbind(),
+            response: Arc::new(srv_type.getattr("Response")?.unbind()),
+            is_async,
             env: self.env.clone(),
         };
         let (inner, handle) = (kind.service)(&node, name, handler)?;
@@ -359,11 +362,13 @@ pub(crate) struct Handler {
     env: Arc<CallbackEnv>,
 }
 
-/// A service callback: `callback(request, response) -> response`, as rclpy.
+/// A service callback: `callback(request, response) -> response`, as rclpy; with
+/// `is_async`, an `async def` whose return value is the response.
 pub(crate) struct ServiceHandler {
     callable: Callable,
     request: PyObject,
-    response: PyObject,
+    response: Arc<PyObject>,
+    is_async: bool,
     env: Arc<CallbackEnv>,
 }
 
@@ -519,6 +524,7 @@ pub(crate) fn make_service<Req: Message, Resp: Message>(
         callable,
         request,
         response,
+        is_async,
         env,
     } = handler;
     let (request, response_layout) = Python::with_gil(|py| {
@@ -527,28 +533,62 @@ pub(crate) fn make_service<Req: Message, Resp: Message>(
             layout_of::<Resp>(response.bind(py))?,
         ))
     })?;
-    let service = node
-        .create_service(name, move |req: Req| -> Resp {
+    // The Python request and a fresh response, as the callback's arguments.
+    let arguments = {
+        let response = response.clone();
+        move |py: Python<'_>, req: &Req| {
+            let req = to_py(py, req, &request)?;
+            let resp = response.bind(py).call0()?.unbind();
+            PyResult::Ok((req, resp))
+        }
+    };
+    // What the callback returned, as the Rust response; an exception is reported to the
+    // executor and becomes the caller's `CallError::ServicePanicked`, with its message.
+    let answer = move |py: Python<'_>, env: &CallbackEnv, out: PyResult<PyObject>| -> Resp {
+        match out.and_then(|out| from_py::<Resp>(out.bind(py), &response_layout)) {
+            Ok(resp) => resp,
+            Err(err) => {
+                let message = err.to_string();
+                env.report(py, err);
+                std::panic::panic_any(format!("the Python service raised {message}"))
+            }
+        }
+    };
+    let service = if is_async {
+        let (arguments, answer) = (Arc::new(arguments), Arc::new(answer));
+        node.create_service_async(name, move |req: Req| {
+            let slot: ResultSlot = Arc::default();
+            let (callable, arguments) = (callable.clone(), arguments.clone());
+            let task = CoroutineTask::new(
+                env.clone(),
+                Box::new(move |py| {
+                    let (req, resp) = arguments(py, &req)?;
+                    callable.call1(py, (req, resp))
+                }),
+            )
+            .keeping_result(slot.clone());
+            let (env, answer) = (env.clone(), answer.clone());
+            async move {
+                task.await;
+                Python::with_gil(|py| {
+                    let out = slot.lock().take().unwrap_or_else(|| {
+                        Err(PyRuntimeError::new_err(
+                            "the coroutine ended without a result",
+                        ))
+                    });
+                    answer(py, &env, out)
+                })
+            }
+        })
+    } else {
+        node.create_service(name, move |req: Req| -> Resp {
             Python::with_gil(|py| {
-                let answered = (|| {
-                    let req = to_py(py, &req, &request)?;
-                    let resp = response.bind(py).call0()?;
-                    let out = callable.call1(py, (req, resp))?;
-                    from_py::<Resp>(out.bind(py), &response_layout)
-                })();
-                match answered {
-                    Ok(resp) => resp,
-                    Err(err) => {
-                        let message = err.to_string();
-                        env.report(py, err);
-                        // kairos turns a service that panics into a `CallError` for the
-                        // caller (ServicePanicked), with this message.
-                        std::panic::panic_any(format!("the Python service raised {message}"))
-                    }
-                }
+                let out = arguments(py, &req).and_then(|args| callable.call1(py, args));
+                answer(py, &env, out)
             })
         })
-        .map_err(graph_error)?;
+    }
+    .map_err(graph_error)?;
     let handle = service.callback_handle();
     Ok((Box::new(service), handle))
 }

@@ -6,7 +6,7 @@ import time
 
 import kairos
 from kairos.example_interfaces.srv import AddTwoInts
-from kairos.executors import SingleThreadedExecutor
+from kairos.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from kairos.node import Node
 
 from conftest import LIMIT, spin_in_thread
@@ -114,3 +114,97 @@ def test_a_blocking_sleep_is_never_early(session):
         start = clock.now().nanoseconds
         assert clock.sleep_for(seconds) is True
         assert clock.now().nanoseconds - start >= int(seconds * 1e9)
+
+
+def test_an_async_service_awaits_a_sleep_and_a_service_before_it_answers(session):
+    server = Node("adder")
+    server.create_service(AddTwoInts, "/test/plain_add", add)
+    front = Node("async_front")
+    inner = front.create_client(AddTwoInts, "/test/plain_add")
+    clock = kairos.Clock("steady")
+
+    async def add_slowly(request, response):
+        await clock.sleep_async(0.02)
+        partial = await inner.call_async(AddTwoInts.Request(a=request.a, b=request.b))
+        response.sum = partial.sum + 1000
+        return response
+
+    front.create_service(AddTwoInts, "/test/slow_add", add_slowly)
+    executor = SingleThreadedExecutor()
+    executor.add_node(server)
+    executor.add_node(front)
+    spin_in_thread(executor)
+
+    caller = Node("async_service_caller")
+    client = caller.create_client(AddTwoInts, "/test/slow_add")
+    for a, b in ((1, 2), (40, 2)):
+        start = time.monotonic_ns()
+        response = client.call(AddTwoInts.Request(a=a, b=b), timeout_sec=LIMIT)
+        assert response.sum == a + b + 1000
+        took = time.monotonic_ns() - start
+        assert took >= 20_000_000, f"answered after {took} ns, before its 20 ms sleep"
+    assert executor.shutdown(timeout_sec=1.0)
+
+
+def test_a_blocking_call_into_an_async_service_of_the_held_group_raises_would_deadlock(session):
+    node = Node("async_selfish")
+    clock = kairos.Clock("steady")
+
+    async def add_later(request, response):
+        await clock.sleep_async(0.001)
+        return add(request, response)
+
+    node.create_service(AddTwoInts, "/test/async_self_add", add_later)  # the default group
+    client = node.create_client(AddTwoInts, "/test/async_self_add")
+    results = queue.Queue()
+    called = []  # once: the test takes the result out of `results`, then shuts down
+
+    def tick():
+        if not called:
+            called.append(True)
+            start = time.monotonic()
+            try:
+                client.call(AddTwoInts.Request(a=1, b=1), timeout_sec=LIMIT)
+                results.put(("completed", 0.0))
+            except kairos.WouldDeadlock as err:
+                results.put((str(err), time.monotonic() - start))
+
+    node.create_timer(0.001, tick)
+    executor = MultiThreadedExecutor(num_threads=2)  # a free worker, but the group is held
+    executor.add_node(node)
+    spin_in_thread(executor)
+    message, took = results.get(timeout=LIMIT)
+    assert "would deadlock" in message and "Fix:" in message, message
+    assert took < 1.0
+    executor.shutdown(timeout_sec=1.0)
+
+
+def test_an_async_service_that_raises_fails_the_call_and_ends_spin(session):
+    node = Node("async_raiser")
+    clock = kairos.Clock("steady")
+
+    async def broken(request, response):
+        await clock.sleep_async(0.001)
+        raise ValueError("boom from an async service")
+
+    node.create_service(AddTwoInts, "/test/async_broken", broken)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    spun = queue.Queue()
+
+    def spin():
+        try:
+            executor.spin()
+            spun.put(None)
+        except ValueError as err:
+            spun.put(err)
+
+    threading.Thread(target=spin, daemon=True).start()
+    client = Node("async_raiser_caller").create_client(AddTwoInts, "/test/async_broken")
+    try:
+        client.call(AddTwoInts.Request(a=1, b=2), timeout_sec=LIMIT)
+    except kairos.CallError as err:
+        assert "boom from an async service" in str(err), str(err)
+    else:
+        raise AssertionError("the call to a raising async service returned")
+    assert "boom from an async service" in str(spun.get(timeout=LIMIT))

@@ -126,9 +126,10 @@ class Node:
         return timer
 
     def create_service(self, srv_type, srv_name, callback, *, callback_group=None, **_):
-        """``callback(request, response)`` fills and returns ``response``."""
+        """``callback(request, response)`` fills and returns ``response``; an ``async def``
+        callback may await futures and sleeps first (its group stays held meanwhile)."""
         service = self._core.create_service(srv_type, srv_name, callback,
-                                            self._group(callback_group))
+                                            self._group(callback_group), _is_async(callback))
         self.services.append(service)
         return service
 

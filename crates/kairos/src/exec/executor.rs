@@ -896,7 +896,17 @@ impl ExecShared {
             Ok(Execution::Pending(future)) => {
                 self.callbacks.fetch_add(1, Ordering::Relaxed);
                 let task = Task::new(future, entity.clone(), self);
-                self.tasks.lock().live.insert(task.id, task.clone());
+                let mut tasks = self.tasks.lock();
+                if tasks.swept {
+                    // Shut down and swept since the callback started: nobody would poll
+                    // or drop it (an async service's future answers its caller on drop).
+                    drop(tasks);
+                    task.abandon();
+                    self.leave(group);
+                    return Run::Ran;
+                }
+                tasks.live.insert(task.id, task.clone());
+                drop(tasks);
                 self.poll_task(&task, slot);
                 Run::Ran
             }

@@ -12,7 +12,7 @@ use super::message_callback::MessageCallback;
 use super::name::{NameKind, normalize_namespace, resolve, validate_node_name};
 use super::publisher::Publisher;
 use super::qos::Qos;
-use super::service::{Service, ServiceInner};
+use super::service::{ResponseFuture, Service, ServiceCallback, ServiceInner};
 use super::subscription::{SubCallback, SubInner, Subscription};
 use crate::exec::entity::{BoxFuture, Entity, EntityCore};
 use crate::exec::{
@@ -342,10 +342,59 @@ impl Node {
         Resp: Send + 'static,
         F: Fn(Req) -> Resp + Send + Sync + 'static,
     {
+        self.serve(service, ServiceCallback::Sync(Box::new(callback)))
+    }
+
+    /// Like [`create_service`](Self::create_service) with an `async` callback, polled by
+    /// the executor until it gives the response; the group stays held until then (as for
+    /// an async timer). So a service can await a sleep or another service before it
+    /// answers:
+    ///
+    /// ```
+    /// use kairos::graph::{Context, Node};
+    ///
+    /// let context = Context::new();
+    /// let adder = Node::new_in(&context, "adder", "/")?;
+    /// let _add = adder.create_service("add", |(a, b): (i64, i64)| a + b)?;
+    /// let node = Node::new_in(&context, "doubler", "/")?;
+    /// let client = node.create_client::<(i64, i64), i64>("add")?;
+    /// let _double = node.create_service_async("double", move |x: i64| {
+    ///     let sum = client.call_async((x, x));
+    ///     async move { sum.await.unwrap_or(0) }
+    /// })?;
+    /// # Ok::<(), kairos::graph::GraphError>(())
+    /// ```
+    ///
+    /// A panic of the future answers the caller `ServicePanicked`; an executor shut down
+    /// while the future is suspended fails the call with `ExecutorShutDown`.
+    pub fn create_service_async<Req, Resp, F, Fut>(
+        &self,
+        service: &str,
+        callback: F,
+    ) -> Result<Service<Req, Resp>, GraphError>
+    where
+        Req: Send + 'static,
+        Resp: Send + 'static,
+        F: Fn(Req) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Resp> + Send + 'static,
+    {
+        let callback = move |request| -> ResponseFuture<Resp> { Box::pin(callback(request)) };
+        self.serve(service, ServiceCallback::Async(Box::new(callback)))
+    }
+
+    fn serve<Req, Resp>(
+        &self,
+        service: &str,
+        callback: ServiceCallback<Req, Resp>,
+    ) -> Result<Service<Req, Resp>, GraphError>
+    where
+        Req: Send + 'static,
+        Resp: Send + 'static,
+    {
         let name: Arc<str> = self.resolve_name(NameKind::Service, service)?.into();
         let inner = self.add_entity(
             format_args!("service {name}"),
-            |core| ServiceInner::new(core, name.clone(), Box::new(callback)),
+            |core| ServiceInner::new(core, name.clone(), callback),
             |inner, id| {
                 self.shared.context.register_server(&name, inner)?;
                 crate::trace::tp::rcl_service_init(id, self.shared.handle, id, &name);

@@ -1,16 +1,36 @@
 //! Services: a request/response callback the executor runs once per request. A service
 //! whose callback panics answers that request with [`CallError::ServicePanicked`]; the
 //! executor goes on.
+//!
+//! An async service ([`Node::create_service_async`]) answers with what its future gives.
+//! The future is an executor task like an async timer's: the group stays held until it
+//! completes, and the service stays the entity that completes its callers' calls (so a
+//! blocking call from its own held group is still `WouldDeadlock` at once). Its panic is
+//! `ServicePanicked`, and a future dropped unanswered (its executor shut down while it
+//! was suspended) fails the call with `ExecutorShutDown`: no caller waits for ever.
 
 use super::client::{CallError, ClientInner};
 use super::node::Node;
+use crate::exec::entity::BoxFuture;
 use crate::exec::entity::{CallbackScope, Entity, EntityCore, Execution};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::fmt;
+use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
+use std::task::{Context, Poll};
+
+/// The future an async service's callback gives for one request.
+pub(crate) type ResponseFuture<Resp> = Pin<Box<dyn Future<Output = Resp> + Send + 'static>>;
+
+/// A service's callback: run to its end, or a future the executor polls.
+pub(crate) enum ServiceCallback<Req, Resp> {
+    Sync(Box<dyn Fn(Req) -> Resp + Send + Sync>),
+    Async(Box<dyn Fn(Req) -> ResponseFuture<Resp> + Send + Sync>),
+}
 
 pub(crate) struct Request<Req, Resp> {
     pub(crate) seq: u64,
@@ -22,22 +42,23 @@ pub(crate) struct ServiceInner<Req, Resp> {
     pub(crate) core: EntityCore,
     pub(crate) name: Arc<str>,
     requests: Mutex<VecDeque<Request<Req, Resp>>>,
-    callback: Box<dyn Fn(Req) -> Resp + Send + Sync>,
-    handled: AtomicU64,
+    callback: ServiceCallback<Req, Resp>,
+    /// Shared with the answers of suspended async callbacks, which count themselves.
+    handled: Arc<AtomicU64>,
 }
 
 impl<Req: Send + 'static, Resp: Send + 'static> ServiceInner<Req, Resp> {
     pub(crate) fn new(
         core: EntityCore,
         name: Arc<str>,
-        callback: Box<dyn Fn(Req) -> Resp + Send + Sync>,
+        callback: ServiceCallback<Req, Resp>,
     ) -> Self {
         Self {
             core,
             name,
             requests: Mutex::new(VecDeque::new()),
             callback,
-            handled: AtomicU64::new(0),
+            handled: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -88,23 +109,107 @@ impl<Req: Send + 'static, Resp: Send + 'static> Entity for ServiceInner<Req, Res
         else {
             return Execution::Idle;
         };
-        let scope = CallbackScope::enter(&self.core);
-        let result = catch_unwind(AssertUnwindSafe(|| (self.callback)(request)));
-        drop(scope);
-        let result = result.map_err(|panic| CallError::ServicePanicked {
-            service: self.name.to_string(),
+        let answer = Answer {
+            service: self.name.clone(),
             seq,
-            message: panic_message(&*panic),
-        });
-        self.handled.fetch_add(1, Ordering::Relaxed);
-        if let Some(client) = client.upgrade() {
-            client.respond(seq, result);
+            client,
+            handled: self.handled.clone(),
+        };
+        match &self.callback {
+            ServiceCallback::Sync(callback) => {
+                let scope = CallbackScope::enter(&self.core);
+                let result = catch_unwind(AssertUnwindSafe(|| callback(request)));
+                drop(scope);
+                answer.send(result);
+                Execution::Done
+            }
+            ServiceCallback::Async(callback) => {
+                CallbackScope::start_async(&self.core);
+                // Making the future runs user code too: a panic there is answered at once
+                // and the task completes on its first poll (tracing the callback's end).
+                match catch_unwind(AssertUnwindSafe(|| callback(request))) {
+                    Ok(future) => Execution::Pending(Box::pin(Answering {
+                        future,
+                        answer: Some(answer),
+                    })),
+                    Err(panic) => {
+                        answer.send(Err(panic));
+                        let done: BoxFuture = Box::pin(std::future::ready(()));
+                        Execution::Pending(done)
+                    }
+                }
+            }
         }
-        Execution::Done
     }
 
     fn has_work(&self) -> bool {
         !self.requests.lock().is_empty()
+    }
+}
+
+/// Where the answer to one request goes.
+struct Answer<Req: Send + 'static, Resp: Send + 'static> {
+    service: Arc<str>,
+    seq: u64,
+    client: Weak<ClientInner<Req, Resp>>,
+    handled: Arc<AtomicU64>,
+}
+
+impl<Req: Send + 'static, Resp: Send + 'static> Answer<Req, Resp> {
+    /// Answers with the callback's response, or `ServicePanicked` with its panic.
+    fn send(self, result: std::thread::Result<Resp>) {
+        let result = result.map_err(|panic| CallError::ServicePanicked {
+            service: self.service.to_string(),
+            seq: self.seq,
+            message: panic_message(&*panic),
+        });
+        self.handled.fetch_add(1, Ordering::Relaxed);
+        self.respond(result);
+    }
+
+    fn respond(&self, result: Result<Resp, CallError>) {
+        if let Some(client) = self.client.upgrade() {
+            client.respond(self.seq, result);
+        }
+    }
+}
+
+/// An async service's future for one request: polls the user's future, panics caught,
+/// and answers the caller when it completes.
+struct Answering<Req: Send + 'static, Resp: Send + 'static> {
+    future: ResponseFuture<Resp>,
+    /// `None` once answered.
+    answer: Option<Answer<Req, Resp>>,
+}
+
+impl<Req: Send + 'static, Resp: Send + 'static> Future for Answering<Req, Resp> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        if this.answer.is_none() {
+            return Poll::Ready(());
+        }
+        let polled = catch_unwind(AssertUnwindSafe(|| this.future.as_mut().poll(cx)));
+        let result = match polled {
+            Ok(Poll::Pending) => return Poll::Pending,
+            Ok(Poll::Ready(response)) => Ok(response),
+            Err(panic) => Err(panic),
+        };
+        if let Some(answer) = this.answer.take() {
+            answer.send(result);
+        }
+        Poll::Ready(())
+    }
+}
+
+impl<Req: Send + 'static, Resp: Send + 'static> Drop for Answering<Req, Resp> {
+    fn drop(&mut self) {
+        // Dropped before it completed: the executor shut down while it was suspended.
+        if let Some(answer) = self.answer.take() {
+            let (service, seq) = (answer.service.to_string(), answer.seq);
+            answer.respond(Err(CallError::ExecutorShutDown { service, seq }));
+        }
     }
 }
 
