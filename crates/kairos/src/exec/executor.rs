@@ -67,7 +67,7 @@
 //!   `ready` and `gate`); nothing here holds one of their locks while calling a callback.
 
 use super::deadlock::{RunningFrame, check_not_nested};
-use super::entity::{Entity, EntityCore, Execution, Ready};
+use super::entity::{BoxFuture, Entity, EntityCore, Execution, Ready};
 use super::error::ExecError;
 use super::group::CallbackGroup;
 use super::ready::{Popped, ReadyQueue};
@@ -895,19 +895,7 @@ impl ExecShared {
             }
             Ok(Execution::Pending(future)) => {
                 self.callbacks.fetch_add(1, Ordering::Relaxed);
-                let task = Task::new(future, entity.clone(), self);
-                let mut tasks = self.tasks.lock();
-                if tasks.swept {
-                    // Shut down and swept since the callback started: nobody would poll
-                    // or drop it (an async service's future answers its caller on drop).
-                    drop(tasks);
-                    task.abandon();
-                    self.leave(group);
-                    return Run::Ran;
-                }
-                tasks.live.insert(task.id, task.clone());
-                drop(tasks);
-                self.poll_task(&task, slot);
+                self.start_task(future, &entity, slot);
                 Run::Ran
             }
             Ok(Execution::Done) | Err(_) => {
@@ -984,9 +972,7 @@ impl ExecShared {
             // Not a batching callback after all: run it as a task, the flag released.
             self.callbacks.fetch_add(1, Ordering::Relaxed);
             core.taken();
-            let task = Task::new(future, entity.clone(), self);
-            self.tasks.lock().live.insert(task.id, task.clone());
-            self.poll_task(&task, slot);
+            self.start_task(future, &entity, slot);
             return Run::Ran;
         }
         self.leave(group);
@@ -1020,6 +1006,29 @@ impl ExecShared {
             }
             backoff.snooze();
         }
+    }
+
+    /// An async callback of `entity` suspended for the first time: its future becomes a
+    /// live task, polled now. If shutdown swept the live tasks since the callback started,
+    /// nobody would ever poll or drop it (an async service's future answers its caller when
+    /// dropped), so it is abandoned at once and the group released.
+    fn start_task(
+        self: &Arc<Self>,
+        future: BoxFuture,
+        entity: &Arc<dyn Entity>,
+        slot: &WorkerSlot,
+    ) {
+        let task = Task::new(future, entity.clone(), self);
+        let mut tasks = self.tasks.lock();
+        if tasks.swept {
+            drop(tasks);
+            task.abandon();
+            self.leave(&entity.core().group);
+            return;
+        }
+        tasks.live.insert(task.id, task.clone());
+        drop(tasks);
+        self.poll_task(&task, slot);
     }
 
     fn poll_task(self: &Arc<Self>, task: &Arc<Task>, slot: &WorkerSlot) {
