@@ -43,21 +43,28 @@ for i in range(800):  # at most 40 s; the test stops it once heard
 
 SDK_PUBLISHER = """
 import os, time
-from zenoh_ros2_sdk import ROS2Publisher, get_topic_names_and_types
+from zenoh_ros2_sdk import ROS2Publisher, get_topic_info
 PORT = int(os.environ["ROUTER_PORT"])
 STRING_DEF = "string data\\n"
 STRING_HASH = "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18"
 pub = ROS2Publisher("/sdk_chatter", "std_msgs/msg/String", msg_definition=STRING_DEF,
                     type_hash=STRING_HASH, node_name="sdk_talker", router_port=PORT)
-end = time.monotonic() + 30
-while time.monotonic() < end and not any(
-        n == "/sdk_chatter" for n, _ in get_topic_names_and_types(router_port=PORT)):
-    time.sleep(0.05)
-time.sleep(0.5)
+def subscribers():
+    # Subscribers only: the topic is listed as soon as this publisher exists.
+    info = get_topic_info("/sdk_chatter", router_port=PORT)
+    return 0 if info is None else info.subscriber_count
+def bounded_wait(pred, seconds=30):
+    end = time.monotonic() + seconds
+    while not pred():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+    return True
+assert bounded_wait(lambda: subscribers() > 0), "the kairos listener never appeared"
+assert bounded_wait(lambda: pub.pub.matching_status.matching), "zenoh never matched the listener"
 for i in range(3):
     pub.publish(data="from the sdk %d" % i)
-    time.sleep(0.05)
-time.sleep(0.5)
+assert bounded_wait(lambda: subscribers() == 0), "the listener did not take its 3 messages and leave"
 pub.close()
 """
 
@@ -255,7 +262,7 @@ def test_kairos_topic_echo_hears_twist_and_imu_from_a_python_talker(router):
 
 SDK_TWIST_PUBLISHER = """
 import json, os, time
-from zenoh_ros2_sdk import ROS2Publisher, get_topic_names_and_types
+from zenoh_ros2_sdk import ROS2Publisher, get_topic_info
 from zenoh_ros2_sdk.session import ZenohSession
 from zenoh_ros2_sdk.utils import get_type_hash
 PORT = int(os.environ["ROUTER_PORT"])
@@ -269,16 +276,23 @@ TWIST = "geometry_msgs/msg/Twist"
 pub = ROS2Publisher("/sdk_twist", TWIST, msg_definition=DEPS[TWIST],
                     type_hash=get_type_hash(TWIST, DEPS[TWIST], DEPS),
                     node_name="sdk_twist_talker", router_port=PORT)
-end = time.monotonic() + 30
-while time.monotonic() < end and not any(
-        n == "/sdk_twist" for n, _ in get_topic_names_and_types(router_port=PORT)):
-    time.sleep(0.05)
-time.sleep(0.5)
+def subscribers():
+    # Subscribers only: the topic is listed as soon as this publisher exists.
+    info = get_topic_info("/sdk_twist", router_port=PORT)
+    return 0 if info is None else info.subscriber_count
+def bounded_wait(pred, seconds=30):
+    end = time.monotonic() + seconds
+    while not pred():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+    return True
+assert bounded_wait(lambda: subscribers() > 0), "the kairos listener never appeared"
+assert bounded_wait(lambda: pub.pub.matching_status.matching), "zenoh never matched the listener"
 V3 = T["geometry_msgs/msg/Vector3"]
 for i in range(3):
     pub.publish(linear=V3(x=0.5 * i, y=0.0, z=0.0), angular=V3(x=0.0, y=0.0, z=-1.0))
-    time.sleep(0.05)
-time.sleep(0.5)
+assert bounded_wait(lambda: subscribers() == 0), "the listener did not take its 3 messages and leave"
 pub.close()
 """
 
