@@ -41,18 +41,13 @@ for i in range(800):  # at most 40 s; the test stops it once heard
     time.sleep(0.05)
 """
 
-SDK_PUBLISHER = """
-import os, time
-from zenoh_ros2_sdk import ROS2Publisher, get_topic_info
-PORT = int(os.environ["ROUTER_PORT"])
-STRING_DEF = "string data\\n"
-STRING_HASH = "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18"
-pub = ROS2Publisher("/sdk_chatter", "std_msgs/msg/String", msg_definition=STRING_DEF,
-                    type_hash=STRING_HASH, node_name="sdk_talker", router_port=PORT)
-def subscribers():
-    # Subscribers only: the topic is listed as soon as this publisher exists.
-    info = get_topic_info("/sdk_chatter", router_port=PORT)
-    return 0 if info is None else info.subscriber_count
+# What the zenoh-ros2-sdk publisher scripts share: wait (bounded) until the kairos
+# listener's subscription exists and zenoh has matched it, then until it has left with
+# its messages. Subscribers are counted because a topic is listed as soon as the SDK's
+# own publisher exists.
+SDK_WAITS = """
+import time
+from zenoh_ros2_sdk import get_topic_info
 def bounded_wait(pred, seconds=30):
     end = time.monotonic() + seconds
     while not pred():
@@ -60,11 +55,29 @@ def bounded_wait(pred, seconds=30):
             return False
         time.sleep(0.05)
     return True
-assert bounded_wait(lambda: subscribers() > 0), "the kairos listener never appeared"
-assert bounded_wait(lambda: pub.pub.matching_status.matching), "zenoh never matched the listener"
+def subscribers(topic):
+    info = get_topic_info(topic, router_port=PORT)
+    return 0 if info is None else info.subscriber_count
+def wait_for_the_listener(pub, topic):
+    assert bounded_wait(lambda: subscribers(topic) > 0), "the kairos listener never appeared"
+    assert bounded_wait(lambda: pub.pub.matching_status.matching), "zenoh never matched the listener"
+def wait_for_the_listener_to_leave(topic):
+    assert bounded_wait(lambda: subscribers(topic) == 0), "the listener did not take its messages and leave"
+"""
+
+SDK_PUBLISHER = """
+import os, time
+from zenoh_ros2_sdk import ROS2Publisher
+PORT = int(os.environ["ROUTER_PORT"])
+""" + SDK_WAITS + """
+STRING_DEF = "string data\\n"
+STRING_HASH = "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18"
+pub = ROS2Publisher("/sdk_chatter", "std_msgs/msg/String", msg_definition=STRING_DEF,
+                    type_hash=STRING_HASH, node_name="sdk_talker", router_port=PORT)
+wait_for_the_listener(pub, "/sdk_chatter")
 for i in range(3):
     pub.publish(data="from the sdk %d" % i)
-assert bounded_wait(lambda: subscribers() == 0), "the listener did not take its 3 messages and leave"
+wait_for_the_listener_to_leave("/sdk_chatter")
 pub.close()
 """
 
@@ -262,12 +275,13 @@ def test_kairos_topic_echo_hears_twist_and_imu_from_a_python_talker(router):
 
 SDK_TWIST_PUBLISHER = """
 import json, os, time
-from zenoh_ros2_sdk import ROS2Publisher, get_topic_info
+from zenoh_ros2_sdk import ROS2Publisher
 from zenoh_ros2_sdk.session import ZenohSession
 from zenoh_ros2_sdk.utils import get_type_hash
 PORT = int(os.environ["ROUTER_PORT"])
 DEFS = json.loads(os.environ["MSG_DEFS"])
 DEPS = dict(DEFS)
+""" + SDK_WAITS + """
 session = ZenohSession.get_instance("127.0.0.1", PORT)
 for name, text in DEFS:
     session.register_message_type(text, name)
@@ -276,23 +290,11 @@ TWIST = "geometry_msgs/msg/Twist"
 pub = ROS2Publisher("/sdk_twist", TWIST, msg_definition=DEPS[TWIST],
                     type_hash=get_type_hash(TWIST, DEPS[TWIST], DEPS),
                     node_name="sdk_twist_talker", router_port=PORT)
-def subscribers():
-    # Subscribers only: the topic is listed as soon as this publisher exists.
-    info = get_topic_info("/sdk_twist", router_port=PORT)
-    return 0 if info is None else info.subscriber_count
-def bounded_wait(pred, seconds=30):
-    end = time.monotonic() + seconds
-    while not pred():
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.05)
-    return True
-assert bounded_wait(lambda: subscribers() > 0), "the kairos listener never appeared"
-assert bounded_wait(lambda: pub.pub.matching_status.matching), "zenoh never matched the listener"
+wait_for_the_listener(pub, "/sdk_twist")
 V3 = T["geometry_msgs/msg/Vector3"]
 for i in range(3):
     pub.publish(linear=V3(x=0.5 * i, y=0.0, z=0.0), angular=V3(x=0.0, y=0.0, z=-1.0))
-assert bounded_wait(lambda: subscribers() == 0), "the listener did not take its 3 messages and leave"
+wait_for_the_listener_to_leave("/sdk_twist")
 pub.close()
 """
 
