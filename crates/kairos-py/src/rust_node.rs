@@ -59,14 +59,7 @@ impl RustEchoNode {
 
     /// Shuts the node's executor down (1 s deadline) and joins its thread.
     fn stop(&self, py: Python<'_>) -> PyResult<()> {
-        let spin = self.spin.lock().take();
-        let executor = self.executor.clone();
-        py.allow_threads(move || {
-            executor.shutdown(kairos::time::Duration::from_secs(1));
-            spin.map(SpinThread::stop).transpose()
-        })
-        .map_err(exec_error)?;
-        Ok(())
+        stop_spinning(py, &self.executor, &self.spin)
     }
 }
 
@@ -151,13 +144,22 @@ impl RustRelay {
 
     /// Shuts the node's executor down (1 s deadline) and joins its thread.
     fn stop(&self, py: Python<'_>) -> PyResult<()> {
-        let spin = self.spin.lock().take();
-        let executor = self.executor.clone();
-        py.allow_threads(move || {
-            executor.shutdown(kairos::time::Duration::from_secs(1));
-            spin.map(SpinThread::stop).transpose()
-        })
-        .map_err(exec_error)?;
-        Ok(())
+        stop_spinning(py, &self.executor, &self.spin)
     }
+}
+
+/// Shuts `executor` down (1 s deadline) and joins the thread that spun it, without the GIL.
+fn stop_spinning(
+    py: Python<'_>,
+    executor: &Executor,
+    spin: &Mutex<Option<SpinThread>>,
+) -> PyResult<()> {
+    let spin = spin.lock().take();
+    let executor = executor.clone();
+    py.allow_threads(move || {
+        executor.shutdown(kairos::time::Duration::from_secs(1));
+        spin.map(SpinThread::stop).transpose()
+    })
+    .map_err(exec_error)?;
+    Ok(())
 }
