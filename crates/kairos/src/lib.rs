@@ -13,11 +13,13 @@
 //! which of them it is responsible for and how.
 
 #![warn(missing_docs)]
-// No `unsafe` but in `at_exit` (registering with libc's `atexit`), which allows it.
+// No `unsafe` but in `at_exit` (registering with libc's `atexit`) and in the deadlock
+// detector's per-callback frame (`exec/deadlock.rs`, borrowed pointers), which allow it.
 #![deny(unsafe_code)]
 
 mod at_exit;
 pub mod exec;
+mod fence;
 pub mod graph;
 mod loom;
 pub mod signal;

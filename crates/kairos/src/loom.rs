@@ -11,6 +11,7 @@
 pub(crate) const MODEL_CHECKED: bool = false;
 
 pub(crate) mod sync {
+    pub(crate) use crate::fence::{heavy_fence, light_fence};
     pub(crate) use parking_lot::{Mutex, MutexGuard};
     pub(crate) use std::sync::atomic;
     use std::time::Instant;

@@ -12,6 +12,16 @@ mod loom {
 
     pub(crate) mod sync {
         pub(crate) use ::loom::sync::atomic;
+
+        /// The asymmetric fences (`src/fence.rs`) as the symmetric pair they stand for.
+        pub(crate) fn light_fence() {
+            atomic::fence(atomic::Ordering::SeqCst);
+        }
+
+        /// See [`light_fence`].
+        pub(crate) fn heavy_fence() {
+            atomic::fence(atomic::Ordering::SeqCst);
+        }
         use std::ops::{Deref, DerefMut};
         use std::sync::PoisonError;
         use std::time::Instant;

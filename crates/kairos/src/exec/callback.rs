@@ -23,7 +23,7 @@ impl<A> Callback<A> {
             }
             Callback::Async(callback) => {
                 CallbackScope::start_async(core);
-                Execution::Pending(callback(argument))
+                Execution::Pending(Box::new(callback(argument)))
             }
         }
     }

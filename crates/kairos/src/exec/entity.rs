@@ -30,7 +30,9 @@ pub(crate) enum Execution {
     /// The callback ran to its end.
     Done,
     /// An async callback suspended; the executor keeps polling it, holding the group.
-    Pending(BoxFuture),
+    /// (Boxed once more, so that an `Execution` is two words, returned in registers on
+    /// the dispatch path: the rare async start pays the allocation.)
+    Pending(Box<BoxFuture>),
 }
 
 pub(crate) trait Entity: Send + Sync + 'static {
@@ -220,12 +222,12 @@ impl EntityCore {
     /// while the flag was held is never left without a queued item.
     pub(crate) fn requeue_held(me: Arc<dyn Entity>, exec: &Arc<ExecShared>) {
         let core = me.core();
-        let wanted = |me: &Arc<dyn Entity>| me.has_work() || me.core().settle.is_marked();
-        if !wanted(&me) {
+        let wanted = || me.has_work() || core.settle.is_marked();
+        if !wanted() {
             // The release is a read-modify-write: a producer whose `set` it overwrites
             // published its work before, and the check below sees it (see `ScheduleFlag`).
             core.scheduled.clear();
-            if wanted(&me) {
+            if wanted() {
                 Self::requeue(me, exec);
             }
             return;

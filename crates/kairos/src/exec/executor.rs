@@ -66,7 +66,7 @@
 //! - The ready queue, the gates and the schedule flags have their own protocols (see
 //!   `ready` and `gate`); nothing here holds one of their locks while calling a callback.
 
-use super::deadlock::{RunningFrame, check_not_nested};
+use super::deadlock::{self, check_not_nested};
 use super::entity::{BoxFuture, Entity, EntityCore, Execution, Ready};
 use super::error::ExecError;
 use super::group::CallbackGroup;
@@ -79,7 +79,6 @@ use crate::graph::Node;
 use crate::time::CancelToken;
 use crate::time::Duration;
 use parking_lot::{Condvar, Mutex};
-use std::any::Any;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
@@ -157,6 +156,7 @@ pub(crate) struct ExecShared {
     live_helpers: AtomicUsize,
     helpers: Mutex<Vec<JoinHandle<()>>>,
     nodes: Mutex<Vec<Node>>,
+    /// Callbacks of the slots that are gone (live slots count their own, see `running`).
     callbacks: AtomicU64,
     panicked: AtomicU64,
     /// Tripped by `shutdown`: wakes every kairos wait made inside this executor's callbacks.
@@ -213,6 +213,8 @@ impl Executor {
     }
 
     fn with_workers(workers: usize) -> Self {
+        // Before any of its callbacks runs: a slot's fences pair with shutdown's.
+        crate::fence::init();
         Self {
             shared: Arc::new(ExecShared {
                 id: crate::trace::next_handle(),
@@ -572,8 +574,14 @@ impl Executor {
 
     /// What the executor has done so far: callbacks started, and those that panicked.
     pub fn stats(&self) -> ExecutorStats {
+        let running = self.shared.running.lock();
+        let live: u64 = running
+            .iter()
+            .filter_map(Weak::upgrade)
+            .map(|slot| slot.callbacks())
+            .sum();
         ExecutorStats {
-            callbacks: self.shared.callbacks.load(Ordering::Relaxed),
+            callbacks: self.shared.callbacks.load(Ordering::Relaxed) + live,
             panicked: self.shared.panicked.load(Ordering::Relaxed),
         }
     }
@@ -716,6 +724,7 @@ impl SpinSession<'_> {
 
 impl Drop for SpinSession<'_> {
     fn drop(&mut self) {
+        self.exec.retire(&self.slot);
         let mut spin = self.exec.spin.lock();
         spin.spinning = false;
         self.exec.epoch.fetch_add(1, Ordering::AcqRel);
@@ -765,6 +774,7 @@ impl ExecShared {
                 self.run_ready(item, &slot, BATCH);
             }
         }
+        self.retire(&slot);
         drop(slot);
         let _running = self.running.lock();
         self.live_helpers.fetch_sub(1, Ordering::AcqRel);
@@ -811,7 +821,6 @@ impl ExecShared {
             && !super::deadlock::runs_on(self.id)
     }
 
-    /// Runs one item of ready work; true if a callback ran.
     /// A slot for the calling thread's callbacks, registered for `shutdown` to read.
     fn new_slot(&self) -> Arc<WorkerSlot> {
         let slot = Arc::new(WorkerSlot::new());
@@ -819,6 +828,13 @@ impl ExecShared {
         slots.retain(|slot| slot.strong_count() > 0);
         slots.push(Arc::downgrade(&slot));
         slot
+    }
+
+    /// The calling thread is done with its `slot`: its count joins the executor's total.
+    fn retire(&self, slot: &WorkerSlot) {
+        let _running = self.running.lock();
+        self.callbacks
+            .fetch_add(slot.take_callbacks(), Ordering::Relaxed);
     }
 
     /// Runs one item of ready work (up to `batch` callbacks of a batching entity, see
@@ -894,14 +910,13 @@ impl ExecShared {
                 Run::Skipped
             }
             Ok(Execution::Pending(future)) => {
-                self.callbacks.fetch_add(1, Ordering::Relaxed);
-                self.start_task(future, &entity, slot);
+                slot.count_callback();
+                self.start_task(*future, &entity, slot);
                 Run::Ran
             }
-            Ok(Execution::Done) | Err(_) => {
-                self.callbacks.fetch_add(1, Ordering::Relaxed);
-                let panic = outcome.err();
-                self.finish(entity, panic);
+            Ok(Execution::Done) | Err(Panicked) => {
+                slot.count_callback();
+                self.finish(entity, outcome.is_err());
                 Run::Ran
             }
         }
@@ -934,43 +949,38 @@ impl ExecShared {
         let group = &core.group;
         let epoch = self.epoch.load(Ordering::Acquire);
         let mut ran = 0;
-        let mut suspended = None;
-        {
-            // One deadlock frame for the whole batch (only this thread reads it), left
-            // before the group is: `leave` and the re-queue run outside any callback.
-            let _frame = RunningFrame::enter(self, &entity);
+        // One deadlock frame for the whole batch (only this thread reads it), left before
+        // the group is: `leave` and the re-queue run outside any callback.
+        let suspended = deadlock::in_frame(self, &entity, || {
             loop {
-                let Some(outcome) = self.guarded_in_frame(entity.core(), slot, || {
+                let Some(outcome) = self.guarded_in_frame(core, slot, || {
                     crate::trace::tp::rclcpp_executor_execute(core.id(), self.id);
                     entity.execute()
                 }) else {
                     // Shut down: no further callback starts.
-                    break;
+                    return None;
                 };
                 match outcome {
                     Ok(Execution::Done) => {}
-                    Ok(Execution::Idle) => break,
-                    Ok(Execution::Pending(future)) => {
-                        suspended = Some(future);
-                        break;
-                    }
-                    Err(_) => {
-                        self.callbacks.fetch_add(1, Ordering::Relaxed);
+                    Ok(Execution::Idle) => return None,
+                    Ok(Execution::Pending(future)) => return Some(*future),
+                    Err(Panicked) => {
+                        slot.count_callback();
                         self.panicked.fetch_add(1, Ordering::Relaxed);
                         ran += 1;
-                        break;
+                        return None;
                     }
                 }
-                self.callbacks.fetch_add(1, Ordering::Relaxed);
+                slot.count_callback();
                 ran += 1;
-                if ran >= limit || !self.more_for_batch(&entity, epoch, limit > 1) {
-                    break;
+                if ran >= limit || !self.more_for_batch(&entity, core, epoch, limit > 1) {
+                    return None;
                 }
             }
-        }
+        });
         if let Some(future) = suspended {
             // Not a batching callback after all: run it as a task, the flag released.
-            self.callbacks.fetch_add(1, Ordering::Relaxed);
+            slot.count_callback();
             core.taken();
             self.start_task(future, &entity, slot);
             return Run::Ran;
@@ -987,14 +997,20 @@ impl ExecShared {
     /// spins for otherwise), still yielding at once to anything else: a publisher that is
     /// only a little slower than its callback then keeps paying one swap per message, not
     /// a ready-queue push, and the worker is not woken again for each.
-    fn more_for_batch(&self, entity: &Arc<dyn Entity>, epoch: u64, wait: bool) -> bool {
+    fn more_for_batch(
+        &self,
+        entity: &Arc<dyn Entity>,
+        core: &EntityCore,
+        epoch: u64,
+        wait: bool,
+    ) -> bool {
         let backoff = crossbeam_utils::Backoff::new();
         loop {
             let others = self.ready.has_queued()
-                || entity.core().group.shared.gate.has_parked()
+                || core.group.shared.gate.has_parked()
                 || self.epoch.load(Ordering::Acquire) != epoch
                 || self.shut_down.load(Ordering::Acquire)
-                || entity.core().settle().is_marked();
+                || core.settle().is_marked();
             if others {
                 return false;
             }
@@ -1061,14 +1077,14 @@ impl ExecShared {
             Ok(TaskPoll::Completed) => {
                 crate::trace::tp::callback_end(origin.core().id());
                 if self.forget_task(task) {
-                    self.finish(origin.clone(), None)
+                    self.finish(origin.clone(), false)
                 }
             }
-            Err(panic) => {
+            Err(Panicked) => {
                 crate::trace::tp::callback_end(origin.core().id());
                 task.abandon();
                 if self.forget_task(task) {
-                    self.finish(origin.clone(), Some(panic));
+                    self.finish(origin.clone(), true);
                 }
             }
         }
@@ -1113,8 +1129,8 @@ impl ExecShared {
     }
 
     /// A callback ended: release its group and queue the entity again if it has more work.
-    fn finish(self: &Arc<Self>, entity: Arc<dyn Entity>, panic: Option<Box<dyn Any + Send>>) {
-        if panic.is_some() {
+    fn finish(self: &Arc<Self>, entity: Arc<dyn Entity>, panicked: bool) {
+        if panicked {
             self.panicked.fetch_add(1, Ordering::Relaxed);
         }
         self.leave(&entity.core().group);
@@ -1133,31 +1149,31 @@ impl ExecShared {
     /// reports, recorded for deadlock checks, its panic caught. `None` (and `f` not run)
     /// once the executor is shut down (see `running`'s ground rules: a callback either
     /// shows in the report or never starts).
+    #[inline]
     fn guarded<R>(
         self: &Arc<Self>,
         entity: &Arc<dyn Entity>,
         slot: &WorkerSlot,
         f: impl FnOnce() -> R,
-    ) -> Option<std::thread::Result<R>> {
-        self.guarded_in_frame(entity.core(), slot, || {
-            let _frame = RunningFrame::enter(self, entity);
-            f()
-        })
+    ) -> Option<Result<R, Panicked>> {
+        self.guarded_in_frame(entity.core(), slot, || deadlock::in_frame(self, entity, f))
     }
 
     /// [`guarded`](Self::guarded) for a caller that has entered the deadlock frame of the
     /// entity with `core` already (a batch enters it once for all its callbacks).
+    #[inline]
     fn guarded_in_frame<R>(
         &self,
         core: &EntityCore,
         slot: &WorkerSlot,
         f: impl FnOnce() -> R,
-    ) -> Option<std::thread::Result<R>> {
+    ) -> Option<Result<R, Panicked>> {
         if !slot.start(core.id(), coarse_now_ns(), &self.shut_down) {
             self.idle_notify();
             return None;
         }
-        let result = catch_unwind(AssertUnwindSafe(f));
+        // The payload is dropped here: a panic is counted, and the executor goes on.
+        let result = catch_unwind(AssertUnwindSafe(f)).map_err(|_| Panicked);
         if slot.end(&self.shut_down) {
             self.idle_notify();
         }
@@ -1175,6 +1191,10 @@ impl ExecShared {
 /// [`ExecShared::run_batch`]): bounds how long it keeps its group's gate and its own
 /// schedule flag, and how late it notices work that a stale queue-length hint hides.
 const BATCH: usize = 32;
+
+/// A callback panicked; the executor caught the panic (and dropped its payload).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Panicked;
 
 /// How running one ready entity ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

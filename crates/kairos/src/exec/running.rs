@@ -7,15 +7,23 @@
 //!   only that thread writes it. The executor keeps weak references to the live slots
 //!   under its `running` lock, which is also the lock `shutdown` waits on `idle` under.
 //! - A callback's start stores its start time, then its entity id in `callback`, then
-//!   (after a SeqCst fence) reads the executor's `shut_down`; [`shut_down`] stores the flag
+//!   (after a fence) reads the executor's `shut_down`; [`shut_down`] stores the flag
 //!   and fences before `shutdown` reads any slot. Of two such store-fence-load sequences
 //!   one always sees the other's store: a callback either shows in the report or never
-//!   starts. (Fences, not SeqCst accesses, so that loom checks it: `tests/exec_loom.rs`.)
-//! - A callback's end clears `callback` and, after a fence, reads `shut_down`: if set, the
-//!   worker notifies `idle` under the `running` lock; `shutdown` reads the slots under that
-//!   lock before each wait, so either it sees the slot clear or it hears the notification.
+//!   starts. The worker's fence is the light side of an asymmetric pair and shutdown's
+//!   the heavy one (`crate::fence`): a callback pays no memory barrier for it. (Fences,
+//!   not SeqCst accesses, so that loom checks it: `tests/exec_loom.rs`.)
+//! - A callback's end clears `callback` and, after a light fence, reads `shut_down`: if
+//!   set, the worker notifies `idle` under the `running` lock; `shutdown` reads the slots
+//!   under that lock before each wait, so either it sees the slot clear or it hears the
+//!   notification.
+//! - `callbacks` counts the callbacks the slot's thread ran; only that thread writes it (no
+//!   read-modify-write on the dispatch path). It moves the count into the executor's total
+//!   under the `running` lock before the slot is dropped, and the executor's stats sum the
+//!   total and the live slots under that lock, so every callback is counted exactly once.
 
-use crate::loom::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering, fence};
+use crate::loom::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use crate::loom::sync::{heavy_fence, light_fence};
 use std::thread::ThreadId;
 
 #[derive(Debug)]
@@ -24,6 +32,8 @@ pub(crate) struct WorkerSlot {
     callback: AtomicU64,
     /// Coarse monotonic nanoseconds when it started.
     since_ns: AtomicI64,
+    /// Callbacks run in this slot not yet moved into the executor's total.
+    callbacks: AtomicU64,
     pub(crate) thread: ThreadId,
 }
 
@@ -41,6 +51,7 @@ impl WorkerSlot {
         Self {
             callback: AtomicU64::new(0),
             since_ns: AtomicI64::new(0),
+            callbacks: AtomicU64::new(0),
             thread: std::thread::current().id(),
         }
     }
@@ -53,7 +64,7 @@ impl WorkerSlot {
     pub(crate) fn start(&self, entity: u64, now_ns: i64, shut_down: &AtomicBool) -> bool {
         self.since_ns.store(now_ns, Ordering::Relaxed);
         self.callback.store(entity, Ordering::Release);
-        fence(Ordering::SeqCst);
+        light_fence();
         if shut_down.load(Ordering::Relaxed) {
             self.callback.store(0, Ordering::Release);
             return false;
@@ -65,8 +76,27 @@ impl WorkerSlot {
     /// for this slot must be notified.
     pub(crate) fn end(&self, shut_down: &AtomicBool) -> bool {
         self.callback.store(0, Ordering::Release);
-        fence(Ordering::SeqCst);
+        light_fence();
         shut_down.load(Ordering::Relaxed)
+    }
+
+    /// Counts one callback run by this slot's thread (the only writer).
+    #[inline]
+    pub(crate) fn count_callback(&self) {
+        let ran = self.callbacks.load(Ordering::Relaxed);
+        self.callbacks.store(ran + 1, Ordering::Relaxed);
+    }
+
+    /// The callbacks counted and not yet taken (read under the executor's `running` lock).
+    pub(crate) fn callbacks(&self) -> u64 {
+        self.callbacks.load(Ordering::Relaxed)
+    }
+
+    /// Takes the count, for the executor's total (by the slot's thread, under `running`).
+    pub(crate) fn take_callbacks(&self) -> u64 {
+        let ran = self.callbacks.load(Ordering::Relaxed);
+        self.callbacks.store(0, Ordering::Relaxed);
+        ran
     }
 
     /// The callback running in this slot now, if any (after [`shut_down`], what `shutdown`
@@ -85,7 +115,7 @@ impl WorkerSlot {
 /// or shows in the slots read after this returns.
 pub(crate) fn shut_down(flag: &AtomicBool) {
     flag.store(true, Ordering::SeqCst);
-    fence(Ordering::SeqCst);
+    heavy_fence();
 }
 
 /// Coarse monotonic nanoseconds (a few ms resolution, a fraction of `Instant::now`'s cost

@@ -128,14 +128,14 @@ impl<Req: Send + 'static, Resp: Send + 'static> Entity for ServiceInner<Req, Res
                 // Making the future runs user code too: a panic there is answered at once
                 // and the task completes on its first poll (tracing the callback's end).
                 match catch_unwind(AssertUnwindSafe(|| callback(request))) {
-                    Ok(future) => Execution::Pending(Box::pin(Answering {
+                    Ok(future) => Execution::Pending(Box::new(Box::pin(Answering {
                         future,
                         answer: Some(answer),
-                    })),
+                    }))),
                     Err(panic) => {
                         answer.send(Err(panic));
                         let done: BoxFuture = Box::pin(std::future::ready(()));
-                        Execution::Pending(done)
+                        Execution::Pending(Box::new(done))
                     }
                 }
             }
