@@ -228,3 +228,104 @@ impl Clock {
         self.sleep_until_async(self.now() + duration, cancel)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::{Duration, RosClock};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::Wake;
+
+    struct Count(AtomicUsize);
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn counter() -> (Arc<Count>, Waker) {
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        (Arc::clone(&count), Waker::from(count))
+    }
+
+    fn poll_with(sleep: &mut Sleep, waker: &Waker) -> Poll<Result<(), WaitError>> {
+        sleep.poll_sampled(&mut Context::from_waker(waker), None)
+    }
+
+    #[test]
+    fn a_poll_with_another_waker_moves_every_registration_to_it() {
+        // Node clock on system time: cancel, wall-monitor and switch registrations.
+        let ros = RosClock::new(crate::time::SimClock::new());
+        let token = CancelToken::new();
+        let mut sleep = ros
+            .clock()
+            .sleep_for_async(Duration::from_secs(3600), &token);
+        let ((a_count, a), (b_count, b)) = (counter(), counter());
+        assert!(poll_with(&mut sleep, &a).is_pending());
+        assert!(poll_with(&mut sleep, &a).is_pending(), "same waker again");
+        assert!(poll_with(&mut sleep, &b).is_pending());
+        ros.set_use_sim_time(true);
+        assert_eq!(
+            a_count.0.load(Ordering::SeqCst),
+            0,
+            "the switch woke the old waker"
+        );
+        assert!(
+            b_count.0.load(Ordering::SeqCst) >= 1,
+            "the switch did not wake the waker of the last poll"
+        );
+        let mut sleep = Clock::system().sleep_for_async(Duration::from_secs(3600), &token);
+        let ((a_count, a), (b_count, b)) = (counter(), counter());
+        assert!(poll_with(&mut sleep, &a).is_pending());
+        assert!(poll_with(&mut sleep, &b).is_pending());
+        token.cancel();
+        assert_eq!(
+            a_count.0.load(Ordering::SeqCst),
+            0,
+            "cancel woke the old waker"
+        );
+        assert!(
+            b_count.0.load(Ordering::SeqCst) >= 1,
+            "cancel missed the new waker"
+        );
+        assert!(matches!(
+            poll_with(&mut sleep, &b),
+            Poll::Ready(Err(WaitError::Cancelled))
+        ));
+    }
+
+    #[test]
+    fn a_reset_sleep_completes_at_its_new_deadline_never_before() {
+        let token = CancelToken::new();
+        let clock = Clock::system();
+        let mut sleep = clock.sleep_for_async(Duration::from_secs(3600), &token);
+        let waker = crate::time::wait::thread_waker();
+        assert!(poll_with(&mut sleep, &waker).is_pending());
+        for _ in 0..3 {
+            let deadline = clock.now() + Duration::from_millis(2);
+            sleep.reset(deadline);
+            let give_up = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            loop {
+                match poll_with(&mut sleep, &waker) {
+                    Poll::Ready(result) => {
+                        result.unwrap();
+                        break;
+                    }
+                    Poll::Pending => {
+                        assert!(
+                            std::time::Instant::now() < give_up,
+                            "the reset sleep still waits for its old deadline"
+                        );
+                        std::thread::park_timeout(std::time::Duration::from_secs(1));
+                    }
+                }
+            }
+            assert!(clock.now().nanos() >= deadline.nanos(), "completed early");
+            assert!(
+                token.registered_waits() == 1,
+                "the cancel registration was remade"
+            );
+        }
+    }
+}
