@@ -114,7 +114,7 @@ fn many_timers_on_a_node_clock_never_fire_early_and_count_every_missed_period() 
             let gap = pair[1].tick.scheduled.nanos() - pair[0].tick.scheduled.nanos();
             assert_eq!(
                 gap,
-                (pair[1].tick.missed as i64 + 1) * 1_000_000,
+                (pair[0].tick.missed as i64 + 1) * 1_000_000,
                 "{pair:?}"
             );
         }
