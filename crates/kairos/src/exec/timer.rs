@@ -14,11 +14,10 @@
 
 use super::callback::Callback;
 use super::entity::{Entity, EntityCore, Execution};
-use crate::time::{CancelToken, Clock, ClockKind, Duration, Sleep, Tick, Timer, WaitError};
+use crate::time::jump::WallSample;
+use crate::time::{CancelToken, Clock, ClockKind, Duration, Sleep, Tick, Time, Timer, WaitError};
 use parking_lot::Mutex;
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
@@ -48,7 +47,13 @@ impl TimerInner {
     }
 
     /// Makes sure a sleep until the next deadline is pending with this entity's waker.
-    fn arm(&self) {
+    /// `next` is the deadline if the caller just read it (from the tick it fired), with
+    /// the wall sample it was read on.
+    ///
+    /// The sleep is kept from one period to the next and [`Sleep::reset`] to the new
+    /// deadline: its cancel, wall-monitor and node-clock registrations stay, and a re-arm
+    /// costs one lock of the time driver.
+    fn arm(&self, mut next: Option<(Time, Option<WallSample>)>) {
         let mut slot = self.sleep.lock();
         // A node clock that switched source ends the sleep once; the next turn re-arms
         // on the new source. Bounded, in case it keeps switching under us.
@@ -58,19 +63,28 @@ impl TimerInner {
                 *slot = None;
                 return;
             }
-            let deadline = self.timer.next_deadline();
+            let (deadline, sample) = next
+                .take()
+                .unwrap_or_else(|| (self.timer.next_deadline(), None));
             let sleep = match slot.as_mut() {
-                Some(sleep) if sleep.deadline() == deadline => sleep,
-                _ => slot.insert(self.timer.clock().sleep_until_async(deadline, &self.cancel)),
+                Some(sleep) => {
+                    if sleep.deadline() != deadline {
+                        sleep.reset(deadline);
+                    }
+                    sleep
+                }
+                None => slot.insert(self.timer.clock().sleep_until_async(deadline, &self.cancel)),
             };
-            match Pin::new(sleep).poll(&mut Context::from_waker(self.core.waker())) {
+            match sleep.poll_sampled(&mut Context::from_waker(self.core.waker()), sample) {
                 Poll::Pending => return,
                 Poll::Ready(Ok(())) => {
-                    *slot = None;
                     if self.timer.is_ready() {
                         self.core.notify();
                         return;
                     }
+                    // Reached, yet the timer is not due (its schedule moved on a jump):
+                    // a fresh sleep for the deadline it has now.
+                    *slot = None;
                 }
                 Poll::Ready(Err(WaitError::Stalled { .. })) => {
                     *slot = None;
@@ -98,8 +112,8 @@ impl Entity for TimerInner {
     }
 
     fn execute(&self) -> Execution {
-        let tick = self.timer.try_fire();
-        self.arm();
+        let (tick, next, sample) = self.timer.fire();
+        self.arm(Some((next, sample)));
         let Some(tick) = tick else {
             return Execution::Idle;
         };
@@ -107,7 +121,7 @@ impl Entity for TimerInner {
     }
 
     fn has_work(&self) -> bool {
-        self.timer.is_ready()
+        self.timer.is_due()
     }
 
     fn attached(&self) {
@@ -115,7 +129,7 @@ impl Entity for TimerInner {
         // deadline. Other clocks arm on the first run, as before: a wall-clock poll may run
         // jump handlers, which must not run under the node's locks held here.
         if self.timer.clock().kind() == ClockKind::Sim {
-            self.arm();
+            self.arm(None);
         } else {
             self.core.notify();
         }

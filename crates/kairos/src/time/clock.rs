@@ -13,7 +13,7 @@
 //!   reaches the deadline, or until the moment the stall policy needs a look (the stall
 //!   begins; the fallback clock reaches the deadline); cancellation wakes it too.
 
-use super::jump::{self, JumpHandler, JumpThreshold};
+use super::jump::{self, JumpHandler, JumpThreshold, WallSample};
 use super::ros_clock::RosClock;
 use super::sim::{SimClock, WaitStep};
 use super::slack::ensure_fine_slack;
@@ -403,11 +403,37 @@ impl Clock {
     /// The jump generation and the time, read consistently: retried if a jump or a source
     /// switch happened between the reads, so the time belongs to the generation.
     pub(crate) fn observe(&self) -> (Option<u64>, Time) {
+        let (generation, now, _) = self.observe_sampled();
+        (generation, now)
+    }
+
+    /// [`observe`](Self::observe), with the wall sample the time was read from when the
+    /// clock reads the wall clock now: a wait that follows can use it instead of reading
+    /// the clocks again.
+    pub(crate) fn observe_sampled(&self) -> (Option<u64>, Time, Option<WallSample>) {
+        match &self.source {
+            // One wall sample gives the time and the check for a step (jump.rs).
+            Source::System => {
+                let (generation, sample) = jump::monitor().observe();
+                let now = Time::new(ClockKind::System, sample.wall);
+                return (Some(generation), now, Some(sample));
+            }
+            // The active source observed, kept only if no switch came in between.
+            Source::Ros(ros) => loop {
+                let (switches, active) = ros.snapshot();
+                let (generation, now, sample) = active.observe_sampled();
+                if ros.switch_generation() == switches {
+                    let source = generation.unwrap_or(0) & SOURCE_GENERATION_MASK;
+                    return (Some((switches << 40) | source), now, sample);
+                }
+            },
+            Source::Steady | Source::Sim(_) => {}
+        }
         loop {
             let before = self.jump_generation();
             let now = self.now();
             if self.jump_generation() == before {
-                return (before, now);
+                return (before, now, None);
             }
         }
     }

@@ -7,14 +7,15 @@
 //!
 //! Not synchronized itself: its owner keeps it under a lock.
 
+use super::wakers::KeyMap;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use std::task::Waker;
 
 #[derive(Debug, Default)]
 pub(crate) struct DeadlineQueue {
     heap: BinaryHeap<Reverse<(i64, u64)>>,
-    wakers: HashMap<u64, (i64, Waker)>,
+    wakers: KeyMap<(i64, Waker)>,
     next_key: u64,
 }
 

@@ -265,18 +265,39 @@ pub(crate) struct WallMonitor {
     thread: OnceLock<Thread>,
 }
 
+/// One reading of the wall clock with the monotonic clock around it: what every wall-clock
+/// decision needs (the time, and the monotonic instant to wait until) from one sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct WallSample {
+    /// `CLOCK_REALTIME`, nanoseconds since the Unix epoch.
+    pub(crate) wall: i64,
+    /// `CLOCK_MONOTONIC` read just after `wall` (never before it), so a monotonic deadline
+    /// derived from `wall` errs late, by at most the pair's spread.
+    pub(crate) mono: i64,
+    /// `wall` minus the monotonic instant halfway through the pair.
+    offset: i64,
+}
+
 /// The realtime-minus-monotonic offset, read so that a preemption between the two reads
 /// cannot fake a jump: the monotonic clock is read on both sides, a slow pair is retried,
 /// and `None` when every try was too slow to trust.
-fn offset_sample() -> Option<i64> {
-    let mut best: Option<(i64, i64)> = None;
+fn offset_sample() -> Option<WallSample> {
+    let mut best: Option<(i64, WallSample)> = None;
     for _ in 0..4 {
         let m0 = mono_now();
-        let w = wall_now();
+        let wall = wall_now();
         let m1 = mono_now();
         let spread = m1 - m0;
         if best.is_none_or(|(s, _)| spread < s) {
-            best = Some((spread, w.saturating_sub(m0 + spread / 2)));
+            let offset = wall.saturating_sub(m0 + spread / 2);
+            best = Some((
+                spread,
+                WallSample {
+                    wall,
+                    mono: m1,
+                    offset,
+                },
+            ));
         }
         if spread < 20_000 {
             break;
@@ -284,14 +305,16 @@ fn offset_sample() -> Option<i64> {
     }
     // A pair read across a long preemption cannot tell a step from the delay: no sample.
     best.filter(|(spread, _)| *spread < DETECTION_THRESHOLD.as_nanos() / 2)
-        .map(|(_, offset)| offset)
+        .map(|(_, sample)| sample)
 }
 
 pub(crate) fn monitor() -> &'static WallMonitor {
     static MONITOR: OnceLock<WallMonitor> = OnceLock::new();
     MONITOR.get_or_init(|| WallMonitor {
         baseline: AtomicI64::new(
-            offset_sample().unwrap_or_else(|| wall_now().saturating_sub(mono_now())),
+            offset_sample()
+                .map(|sample| sample.offset)
+                .unwrap_or_else(|| wall_now().saturating_sub(mono_now())),
         ),
         generation: AtomicU64::new(0),
         state: Mutex::new(JumpLog::default()),
@@ -304,38 +327,72 @@ pub(crate) fn monitor() -> &'static WallMonitor {
 impl WallMonitor {
     /// Samples the offset; reports a jump if it stepped. Returns the current generation.
     pub(crate) fn poll(&self) -> u64 {
+        self.poll_sample().0
+    }
+
+    /// [`poll`](Self::poll), also returning the sample it took (none when every pair read
+    /// was preempted): the wall time of that sample is as fresh as a separate read, so a
+    /// caller that needs the time and the check for a step reads the clocks once.
+    pub(crate) fn poll_sample(&self) -> (u64, Option<WallSample>) {
         // Read first: a step this poll does not see is reported to a later one.
         let generation = self.generation.load(Ordering::Acquire);
         let baseline = self.baseline.load(Ordering::Acquire);
         let Some(sample) = offset_sample() else {
-            return generation;
+            return (generation, None);
         };
-        if sample.saturating_sub(baseline).saturating_abs() < DETECTION_THRESHOLD.as_nanos() {
+        let drift = sample.offset.saturating_sub(baseline);
+        if drift.saturating_abs() < DETECTION_THRESHOLD.as_nanos() {
             // No step: follow the slow drift (NTP slew), unless a newer sample already did.
-            if sample != baseline {
+            if drift != 0 {
                 let _ = self.baseline.compare_exchange(
                     baseline,
-                    sample,
+                    sample.offset,
                     Ordering::AcqRel,
                     Ordering::Relaxed,
                 );
             }
-            return generation;
+            return (generation, Some(sample));
         }
         self.poll_locked()
+    }
+
+    /// The jump generation and a wall sample read consistently: the sample was taken
+    /// between two reads of the generation that agree (retried otherwise), so its time
+    /// belongs to that generation. One sample (three clock reads) where a generation,
+    /// a time and a generation again took seven.
+    pub(crate) fn observe(&self) -> (u64, WallSample) {
+        loop {
+            let before = self.generation.load(Ordering::Acquire);
+            let (generation, sample) = self.poll_sample();
+            let Some(sample) = sample else {
+                // Every pair was preempted: a plain read, checked like the old way.
+                let wall = wall_now();
+                let mono = mono_now();
+                if self.poll() == generation && generation == before {
+                    let offset = wall.saturating_sub(mono);
+                    return (generation, WallSample { wall, mono, offset });
+                }
+                continue;
+            };
+            if generation == before && self.generation.load(Ordering::Acquire) == before {
+                return (generation, sample);
+            }
+        }
     }
 
     /// A sample saw a step: sample again under the lock (a sample taken before a step
     /// and compared after a newer one would turn a forward step into a step back and
     /// forth) and record it.
-    fn poll_locked(&self) -> u64 {
+    fn poll_locked(&self) -> (u64, Option<WallSample>) {
         let mut state = self.state.lock();
         let Some(sample) = offset_sample() else {
-            return self.generation.load(Ordering::Acquire);
+            return (self.generation.load(Ordering::Acquire), None);
         };
-        let delta = sample.saturating_sub(self.baseline.swap(sample, Ordering::AcqRel));
+        let delta = sample
+            .offset
+            .saturating_sub(self.baseline.swap(sample.offset, Ordering::AcqRel));
         if delta.saturating_abs() < DETECTION_THRESHOLD.as_nanos() {
-            return self.generation.load(Ordering::Acquire);
+            return (self.generation.load(Ordering::Acquire), Some(sample));
         }
         let generation = state.record(delta);
         self.generation.store(generation, Ordering::Release);
@@ -351,7 +408,8 @@ impl WallMonitor {
             change: ClockChange::None,
         };
         self.handlers.dispatch(&jump, || self.wake_sleepers());
-        generation
+        // The sample was taken before the handlers ran, under the generation it records.
+        (generation, Some(sample))
     }
 
     /// Net signed size of the jumps after generation `since`.

@@ -9,6 +9,7 @@
 //! Waiters in [`Timer::wait`] are woken by `cancel()` and `reset()` through `waiters`.
 
 use super::clock::{JumpsSince, WaitEnd};
+use super::jump::WallSample;
 use super::slack::ensure_fine_slack;
 use super::wait::thread_waker;
 use super::{CancelToken, Clock, ClockKind, Duration, Time, TimeError, WaitError};
@@ -48,6 +49,8 @@ struct Observed {
     now: i64,
     kind: ClockKind,
     generation: Option<u64>,
+    /// The wall sample `now` was read from, on the wall clock.
+    sample: Option<WallSample>,
 }
 
 #[derive(Debug)]
@@ -199,6 +202,16 @@ impl Timer {
         !s.cancelled && now >= s.next
     }
 
+    /// Whether the clock has reached the next deadline, from one read of the clock and
+    /// without reacting to jumps (the next [`fire`](Self::fire) does): an executor's cheap
+    /// look for "run again" after a callback, where a wrong yes only costs a run that
+    /// fires nothing and a no is backed by the timer's pending sleep.
+    pub(crate) fn is_due(&self) -> bool {
+        let now = self.clock.now().nanos();
+        let s = self.state.lock();
+        !s.cancelled && now >= s.next
+    }
+
     /// Time left until the next deadline; zero or negative when due. Cancelled timers
     /// report [`Duration::MAX`].
     pub fn time_until_trigger(&self) -> Duration {
@@ -215,10 +228,22 @@ impl Timer {
 
     /// Fires if the next deadline has been reached, advancing the schedule by the policy.
     pub fn try_fire(&self) -> Option<Tick> {
+        self.fire().0
+    }
+
+    /// [`try_fire`](Self::try_fire), also returning the next deadline after it and the
+    /// wall sample the decision was made on (on the wall clock): a periodic waiter
+    /// re-arms from that same look at the clock, without reading it again.
+    pub(crate) fn fire(&self) -> (Option<Tick>, Time, Option<WallSample>) {
         let observed = self.observe();
-        let now = observed.now;
         let mut s = self.state.lock();
-        self.react_to_jumps(&mut s, observed);
+        let tick = self.fire_locked(&mut s, observed);
+        (tick, Time::new(observed.kind, s.next), observed.sample)
+    }
+
+    fn fire_locked(&self, s: &mut Schedule, observed: Observed) -> Option<Tick> {
+        let now = observed.now;
+        self.react_to_jumps(s, observed);
         if s.cancelled || now < s.next {
             return None;
         }
@@ -325,11 +350,12 @@ impl Timer {
     /// Reads the jump generation, then the clock, outside the schedule lock: sampling the
     /// wall clock may run jump handlers, which may call back into this timer.
     fn observe(&self) -> Observed {
-        let (generation, now) = self.clock.observe();
+        let (generation, now, sample) = self.clock.observe_sampled();
         Observed {
             now: now.nanos(),
             kind: now.kind(),
             generation,
+            sample,
         }
     }
 
