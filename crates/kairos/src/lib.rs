@@ -13,7 +13,8 @@
 //! which of them it is responsible for and how.
 
 #![warn(missing_docs)]
-// No `unsafe` but in `at_exit` (registering with libc's `atexit`), which allows it.
+// No `unsafe` but in `at_exit` (registering with libc's `atexit`) and `graph::pool`
+// (reusing an `Arc`'s block for the next message), which allow it.
 #![deny(unsafe_code)]
 
 mod at_exit;

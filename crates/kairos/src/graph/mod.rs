@@ -17,6 +17,7 @@ mod message_callback;
 mod name;
 mod node;
 mod parameters;
+mod pool;
 mod publisher;
 mod qos;
 mod service;
