@@ -28,6 +28,10 @@ pub struct Args {
     pub burst: u64,
     #[arg(long)]
     pub json: bool,
+    /// Also time the burst's two halves apart, each alone on its CPU: publishing the burst
+    /// with nobody taking it, then taking it all with nobody publishing (ns per message).
+    #[arg(long)]
+    pub phases: bool,
 }
 
 /// A small message: its sequence number and when it was published (steady ns).
@@ -216,6 +220,122 @@ mod samples {
     }
 }
 
+/// The burst's halves apart: ns per message to publish (send) it all with nobody taking,
+/// then to take (receive) it all with nobody publishing. The callback is the one of the
+/// burst above (a clock read, a counter), so only the handoff differs between contenders.
+struct Phases {
+    name: &'static str,
+    publish_ns: f64,
+    take_ns: f64,
+}
+
+fn kairos_phases(burst: u64) -> anyhow::Result<Phases> {
+    let cpus = cpu_pair();
+    pin(cpus.map(|c| c.0));
+    let ctx = Context::new();
+    let node = Node::new_in(&ctx, "phases", "/")?;
+    let qos = Qos::keep_all(burst.max(1) as usize);
+    let publisher = node.create_publisher::<Stamp>("phases", qos)?;
+    let received = Arc::new(AtomicU64::new(0));
+    let _subscription = {
+        let received = received.clone();
+        node.create_subscription("phases", qos, move |m: Arc<Stamp>| {
+            std::hint::black_box(now_ns() - m.sent_ns);
+            received.fetch_add(1, Ordering::Release);
+        })?
+    };
+    let exec = Executor::single_threaded();
+    exec.add_node(&node)?;
+    let start = Instant::now();
+    for seq in 0..burst {
+        publisher.publish(Stamp {
+            seq,
+            sent_ns: now_ns(),
+        });
+    }
+    let publish = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    let spinner = {
+        let exec = exec.clone();
+        std::thread::spawn(move || {
+            pin(cpus.map(|c| c.1));
+            exec.spin()
+        })
+    };
+    wait_for(&received, burst);
+    let take = start.elapsed().as_secs_f64();
+    let report = exec.shutdown(Duration::from_secs(2));
+    anyhow::ensure!(report.is_clean(), "executor did not stop: {report}");
+    spinner
+        .join()
+        .map_err(|_| anyhow::anyhow!("spinner panicked"))??;
+    Ok(Phases {
+        name: "kairos_intra",
+        publish_ns: publish * 1e9 / burst as f64,
+        take_ns: take * 1e9 / burst as f64,
+    })
+}
+
+fn crossbeam_phases(burst: u64) -> anyhow::Result<Phases> {
+    let cpus = cpu_pair();
+    pin(cpus.map(|c| c.0));
+    let (tx, rx) = crossbeam_channel::unbounded::<Stamp>();
+    let received = Arc::new(AtomicU64::new(0));
+    let start = Instant::now();
+    for seq in 0..burst {
+        tx.send(Stamp {
+            seq,
+            sent_ns: now_ns(),
+        })?;
+    }
+    let publish = start.elapsed().as_secs_f64();
+    drop(tx);
+    let start = Instant::now();
+    let receiver = {
+        let received = received.clone();
+        std::thread::spawn(move || {
+            pin(cpus.map(|c| c.1));
+            while let Ok(m) = rx.recv() {
+                std::hint::black_box(now_ns() - m.sent_ns);
+                received.fetch_add(1, Ordering::Release);
+            }
+        })
+    };
+    wait_for(&received, burst);
+    let take = start.elapsed().as_secs_f64();
+    receiver
+        .join()
+        .map_err(|_| anyhow::anyhow!("receiver panicked"))?;
+    Ok(Phases {
+        name: "crossbeam_channel",
+        publish_ns: publish * 1e9 / burst as f64,
+        take_ns: take * 1e9 / burst as f64,
+    })
+}
+
+/// The best of three runs of each contender, alternating (the least disturbed by other
+/// load on a shared machine).
+fn phases(burst: u64) -> anyhow::Result<[Phases; 2]> {
+    let mut best: Option<[Phases; 2]> = None;
+    for _ in 0..3 {
+        let run = [kairos_phases(burst)?, crossbeam_phases(burst)?];
+        best = Some(match best {
+            None => run,
+            Some(best) => {
+                let [a, b] = best;
+                let [c, d] = run;
+                let min = |x: Phases, y: Phases| Phases {
+                    name: x.name,
+                    publish_ns: x.publish_ns.min(y.publish_ns),
+                    take_ns: x.take_ns.min(y.take_ns),
+                };
+                [min(a, c), min(b, d)]
+            }
+        });
+    }
+    best.ok_or_else(|| anyhow::anyhow!("no run"))
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let results = [
         kairos_intra(args.samples, args.burst)?,
@@ -226,7 +346,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|r| json!({"name": r.name, "p50_us": r.latency.p50_us, "p99_us": r.latency.p99_us, "msgs_per_s": r.msgs_per_s}))
             .collect();
-        let out = json!({"samples": args.samples, "burst": args.burst, "results": rows});
+        let mut out = json!({"samples": args.samples, "burst": args.burst, "results": rows});
+        if args.phases {
+            let halves: Vec<_> = phases(args.burst)?
+                .iter()
+                .map(|p| json!({"name": p.name, "publish_ns": p.publish_ns, "take_ns": p.take_ns}))
+                .collect();
+            out["phases"] = json!(halves);
+        }
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -245,5 +372,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         k.latency.p99_us / floor.latency.p99_us,
         k.msgs_per_s / floor.msgs_per_s
     );
+    if args.phases {
+        println!(
+            "burst halves apart, best of 3 ({} messages): ns per message",
+            args.burst
+        );
+        println!("{:<20} {:>10} {:>10}", "", "publish", "take");
+        for p in phases(args.burst)? {
+            println!("{:<20} {:>10.1} {:>10.1}", p.name, p.publish_ns, p.take_ns);
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -3,12 +3,14 @@
 //!
 //! # Ground rules
 //! - Publishers (any thread) push to `queue` and count `received` and `dropped`; the
-//!   worker running the subscription pops and counts `delivered`. The two sides' counters
+//!   worker running the subscription pops, counts `delivered` and keeps the backlog hint
+//!   (`graph::backlog`: "more queued?" without reading the tail publishers write). The two sides' counters
 //!   sit on separate cache lines, so a stream of messages does not move one line between
 //!   the cores twice per message.
 //! - After a plain callback returns, the worker hands the message's box back to the
 //!   topic's pool (`graph::pool`), which reuses it only if the callback kept no reference.
 
+use super::backlog::Backlog;
 use super::node::Node;
 use super::pool::MessagePool;
 use super::qos::Qos;
@@ -71,7 +73,7 @@ pub(crate) struct SubInner<T> {
     /// Written by publishers.
     publish_side: CachePadded<PublishSide>,
     /// Written by the worker that runs the callback.
-    delivered: CachePadded<AtomicU64>,
+    take_side: CachePadded<TakeSide>,
     callback: SubCallback<T>,
     pool: Arc<MessagePool<T>>,
 }
@@ -81,6 +83,13 @@ pub(crate) struct SubInner<T> {
 struct PublishSide {
     received: AtomicU64,
     dropped: AtomicU64,
+}
+
+/// What the worker taking messages updates.
+struct TakeSide {
+    delivered: AtomicU64,
+    /// Messages known queued, so a batch need not read the queue's tail per message.
+    backlog: Backlog,
 }
 
 impl<T: Send + Sync + 'static> SubInner<T> {
@@ -96,7 +105,10 @@ impl<T: Send + Sync + 'static> SubInner<T> {
             qos,
             queue: ArrayQueue::new(capacity),
             publish_side: CachePadded::new(PublishSide::default()),
-            delivered: CachePadded::new(AtomicU64::new(0)),
+            take_side: CachePadded::new(TakeSide {
+                delivered: AtomicU64::new(0),
+                backlog: Backlog::new(),
+            }),
             callback,
             pool,
         }
@@ -124,7 +136,7 @@ impl<T: Send + Sync + 'static> SubInner<T> {
     fn stats(&self) -> SubscriptionStats {
         SubscriptionStats {
             received: self.publish_side.received.load(Ordering::Relaxed),
-            delivered: self.delivered.load(Ordering::Relaxed),
+            delivered: self.take_side.delivered.load(Ordering::Relaxed),
             dropped: self.publish_side.dropped.load(Ordering::Relaxed),
             queued: self.queue.len() as u64,
         }
@@ -138,9 +150,11 @@ impl<T: Send + Sync + 'static> Entity for SubInner<T> {
 
     fn execute(&self) -> Execution {
         let Some(envelope) = self.queue.pop() else {
+            self.take_side.backlog.none();
             return Execution::Idle;
         };
-        self.delivered.fetch_add(1, Ordering::Relaxed);
+        self.take_side.backlog.took();
+        self.take_side.delivered.fetch_add(1, Ordering::Relaxed);
         let (address, publisher, seq) = (envelope.address(), envelope.publisher, envelope.seq);
         crate::trace::tp::rmw_take(self.core.id(), address, envelope.stamp, 1, publisher, seq);
         if let Callback::Async(_) = self.callback {
@@ -153,7 +167,14 @@ impl<T: Send + Sync + 'static> Entity for SubInner<T> {
     }
 
     fn has_work(&self) -> bool {
-        !self.queue.is_empty()
+        // A "no" always comes from the queue itself (see `graph::backlog`).
+        let backlog = &self.take_side.backlog;
+        if backlog.known() {
+            return true;
+        }
+        let queued = self.queue.len();
+        backlog.saw(queued);
+        queued > 0
     }
 
     fn batches(&self) -> bool {
