@@ -46,7 +46,12 @@ fn now_ns() -> i64 {
 }
 
 /// The two CPUs the publisher and the receiver are pinned to, if this process may use two.
-fn cpu_pair() -> Option<(usize, usize)> {
+/// Asked once, before anything is pinned: the calling thread stays pinned to the first
+/// CPU afterwards, and a later ask would see only that one (the crossbeam floor then ran
+/// sender and receiver on one CPU, taking turns: no handoff between cores at all).
+type Cpus = Option<(usize, usize)>;
+
+fn cpu_pair() -> Cpus {
     let allowed = rustix::thread::sched_getaffinity(None).ok()?;
     let mut cpus = (0..rustix::thread::CpuSet::MAX_CPU).filter(|&cpu| allowed.is_set(cpu));
     Some((cpus.next()?, cpus.next()?))
@@ -80,8 +85,7 @@ struct Measured {
     msgs_per_s: f64,
 }
 
-fn kairos_intra(samples: u64, burst: u64) -> anyhow::Result<Measured> {
-    let cpus = cpu_pair();
+fn kairos_intra(cpus: Cpus, samples: u64, burst: u64) -> anyhow::Result<Measured> {
     pin(cpus.map(|c| c.0));
     let ctx = Context::new();
     let talker = Node::new_in(&ctx, "talker", "/")?;
@@ -146,8 +150,7 @@ fn kairos_intra(samples: u64, burst: u64) -> anyhow::Result<Measured> {
     })
 }
 
-fn crossbeam_channel(samples: u64, burst: u64) -> anyhow::Result<Measured> {
-    let cpus = cpu_pair();
+fn crossbeam_channel(cpus: Cpus, samples: u64, burst: u64) -> anyhow::Result<Measured> {
     pin(cpus.map(|c| c.0));
     let (tx, rx) = crossbeam_channel::unbounded::<Stamp>();
     let received = Arc::new(AtomicU64::new(0));
@@ -229,8 +232,7 @@ struct Phases {
     take_ns: f64,
 }
 
-fn kairos_phases(burst: u64) -> anyhow::Result<Phases> {
-    let cpus = cpu_pair();
+fn kairos_phases(cpus: Cpus, burst: u64) -> anyhow::Result<Phases> {
     pin(cpus.map(|c| c.0));
     let ctx = Context::new();
     let node = Node::new_in(&ctx, "phases", "/")?;
@@ -276,8 +278,7 @@ fn kairos_phases(burst: u64) -> anyhow::Result<Phases> {
     })
 }
 
-fn crossbeam_phases(burst: u64) -> anyhow::Result<Phases> {
-    let cpus = cpu_pair();
+fn crossbeam_phases(cpus: Cpus, burst: u64) -> anyhow::Result<Phases> {
     pin(cpus.map(|c| c.0));
     let (tx, rx) = crossbeam_channel::unbounded::<Stamp>();
     let received = Arc::new(AtomicU64::new(0));
@@ -315,10 +316,10 @@ fn crossbeam_phases(burst: u64) -> anyhow::Result<Phases> {
 
 /// The best of three runs of each contender, alternating (the least disturbed by other
 /// load on a shared machine).
-fn phases(burst: u64) -> anyhow::Result<[Phases; 2]> {
+fn phases(cpus: Cpus, burst: u64) -> anyhow::Result<[Phases; 2]> {
     let mut best: Option<[Phases; 2]> = None;
     for _ in 0..3 {
-        let run = [kairos_phases(burst)?, crossbeam_phases(burst)?];
+        let run = [kairos_phases(cpus, burst)?, crossbeam_phases(cpus, burst)?];
         best = Some(match best {
             None => run,
             Some(best) => {
@@ -337,9 +338,10 @@ fn phases(burst: u64) -> anyhow::Result<[Phases; 2]> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let cpus = cpu_pair();
     let results = [
-        kairos_intra(args.samples, args.burst)?,
-        crossbeam_channel(args.samples, args.burst)?,
+        kairos_intra(cpus, args.samples, args.burst)?,
+        crossbeam_channel(cpus, args.samples, args.burst)?,
     ];
     if args.json {
         let rows: Vec<_> = results
@@ -348,7 +350,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .collect();
         let mut out = json!({"samples": args.samples, "burst": args.burst, "results": rows});
         if args.phases {
-            let halves: Vec<_> = phases(args.burst)?
+            let halves: Vec<_> = phases(cpus, args.burst)?
                 .iter()
                 .map(|p| json!({"name": p.name, "publish_ns": p.publish_ns, "take_ns": p.take_ns}))
                 .collect();
@@ -361,6 +363,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "publish -> callback start, one message in flight ({} samples); burst of {} for throughput",
         args.samples, args.burst
     );
+    match cpus {
+        Some((publisher, receiver)) => println!(
+            "publisher pinned to CPU {publisher}, receiver (executor, channel) to CPU {receiver}"
+        ),
+        None => println!("fewer than two CPUs allowed: nothing pinned"),
+    }
     println!("{} {:>12}", Summary::header(), "msgs_per_s");
     for r in &results {
         println!("{} {:>12.0}", r.latency.row(r.name), r.msgs_per_s);
@@ -378,7 +386,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.burst
         );
         println!("{:<20} {:>10} {:>10}", "", "publish", "take");
-        for p in phases(args.burst)? {
+        for p in phases(cpus, args.burst)? {
             println!("{:<20} {:>10.1} {:>10.1}", p.name, p.publish_ns, p.take_ns);
         }
     }
