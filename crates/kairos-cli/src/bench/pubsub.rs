@@ -57,6 +57,14 @@ fn cpu_pair() -> Cpus {
     Some((cpus.next()?, cpus.next()?))
 }
 
+/// The one CPU the calling thread may run on, if it is pinned to one.
+fn pinned_cpu() -> Option<usize> {
+    let allowed = rustix::thread::sched_getaffinity(None).ok()?;
+    let mut cpus = (0..rustix::thread::CpuSet::MAX_CPU).filter(|&cpu| allowed.is_set(cpu));
+    let cpu = cpus.next()?;
+    cpus.next().is_none().then_some(cpu)
+}
+
 /// Pins the calling thread to `cpu` (best effort: an unpinned run is still a valid run).
 fn pin(cpu: Option<usize>) {
     if let Some(cpu) = cpu {
@@ -83,6 +91,8 @@ struct Measured {
     name: &'static str,
     latency: Summary,
     msgs_per_s: f64,
+    /// The CPUs the publishing and the receiving thread were pinned to (`None`: not one).
+    placement: [Option<usize>; 2],
 }
 
 fn kairos_intra(cpus: Cpus, samples: u64, burst: u64) -> anyhow::Result<Measured> {
@@ -114,7 +124,7 @@ fn kairos_intra(cpus: Cpus, samples: u64, burst: u64) -> anyhow::Result<Measured
         let exec = exec.clone();
         std::thread::spawn(move || {
             pin(cpus.map(|c| c.1));
-            exec.spin()
+            (pinned_cpu(), exec.spin())
         })
     };
     for seq in 0..samples {
@@ -135,9 +145,10 @@ fn kairos_intra(cpus: Cpus, samples: u64, burst: u64) -> anyhow::Result<Measured
     let elapsed = start.elapsed().as_secs_f64();
     let report = exec.shutdown(Duration::from_secs(2));
     anyhow::ensure!(report.is_clean(), "executor did not stop: {report}");
-    spinner
+    let (receiver_cpu, spun) = spinner
         .join()
-        .map_err(|_| anyhow::anyhow!("spinner panicked"))??;
+        .map_err(|_| anyhow::anyhow!("spinner panicked"))?;
+    spun?;
     let stats = subscription.stats();
     anyhow::ensure!(
         stats.dropped == 0,
@@ -147,6 +158,7 @@ fn kairos_intra(cpus: Cpus, samples: u64, burst: u64) -> anyhow::Result<Measured
         name: "kairos_intra",
         latency: Summary::of_nanos(&latencies.take()),
         msgs_per_s: burst as f64 / elapsed,
+        placement: [pinned_cpu(), receiver_cpu],
     })
 }
 
@@ -166,7 +178,7 @@ fn crossbeam_channel(cpus: Cpus, samples: u64, burst: u64) -> anyhow::Result<Mea
                 }
                 received.fetch_add(1, Ordering::Release);
             }
-            latencies
+            (pinned_cpu(), latencies)
         })
     };
     for seq in 0..samples {
@@ -186,13 +198,14 @@ fn crossbeam_channel(cpus: Cpus, samples: u64, burst: u64) -> anyhow::Result<Mea
     wait_for(&received, samples + burst);
     let elapsed = start.elapsed().as_secs_f64();
     drop(tx);
-    let latencies = receiver
+    let (receiver_cpu, latencies) = receiver
         .join()
         .map_err(|_| anyhow::anyhow!("receiver panicked"))?;
     Ok(Measured {
         name: "crossbeam_channel",
         latency: Summary::of_nanos(&latencies),
         msgs_per_s: burst as f64 / elapsed,
+        placement: [pinned_cpu(), receiver_cpu],
     })
 }
 
@@ -346,7 +359,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         let rows: Vec<_> = results
             .iter()
-            .map(|r| json!({"name": r.name, "p50_us": r.latency.p50_us, "p99_us": r.latency.p99_us, "msgs_per_s": r.msgs_per_s}))
+            .map(|r| json!({"name": r.name, "p50_us": r.latency.p50_us, "p99_us": r.latency.p99_us, "msgs_per_s": r.msgs_per_s, "publisher_cpu": r.placement[0], "receiver_cpu": r.placement[1]}))
             .collect();
         let mut out = json!({"samples": args.samples, "burst": args.burst, "results": rows});
         if args.phases {
