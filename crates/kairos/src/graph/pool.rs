@@ -73,15 +73,17 @@ impl<T: Send + Sync + 'static> MessagePool<T> {
 
     /// A subscription is done with `message`: if it holds the only reference, drop the
     /// value and keep the block for a later publish; otherwise just let this reference go.
-    pub(crate) fn recycle(&self, mut message: Arc<T>) {
+    /// False if the pool was full (or keeps nothing of this size): the caller may stop
+    /// offering boxes for a while.
+    pub(crate) fn recycle(&self, mut message: Arc<T>) -> bool {
         // (No look at whether the queue is full first: that reads the line publishers write
-        // on every pop; a full queue is rare and only frees the box below.)
+        // on every pop; a full queue only frees the box below.)
         let Some(free) = &self.free else {
-            return;
+            return false;
         };
         // No other `Arc` and no `Weak`: none can appear now, nobody else can reach it.
         let Some(value) = Arc::get_mut(&mut message) else {
-            return;
+            return true;
         };
         let value: *mut T = value;
         // SAFETY: `MaybeUninit<T>` has `T`'s size and alignment (`Arc::from_raw`'s rule).
@@ -92,8 +94,8 @@ impl<T: Send + Sync + 'static> MessagePool<T> {
         // above); the value is initialized and dropped only here, after which the box is
         // an uninitialized `MaybeUninit<T>` as the pool requires.
         unsafe { value.drop_in_place() };
-        // Full (another subscription recycled meanwhile): the box is freed.
-        let _ = free.push(slot);
+        // Full: the box is freed.
+        free.push(slot).is_ok()
     }
 
     /// How many boxes wait in the pool now.
@@ -171,8 +173,9 @@ mod tests {
             pool.recycle(message);
         }
         assert_eq!(pool.len(), MAX_BOXES);
+        assert!(!pool.recycle(Arc::new(1)), "a full pool says so");
         let huge = MessagePool::<[u8; MAX_BYTES]>::new();
-        huge.recycle(Arc::new([0; MAX_BYTES]));
+        assert!(!huge.recycle(Arc::new([0; MAX_BYTES])));
         assert_eq!(huge.len(), 0, "a value over the byte budget is not pooled");
     }
 }

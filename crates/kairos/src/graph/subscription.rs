@@ -90,7 +90,13 @@ struct TakeSide {
     delivered: AtomicU64,
     /// Messages known queued, so a batch need not read the queue's tail per message.
     backlog: Backlog,
+    /// Messages still to pass without offering their box to the pool, after it was full
+    /// (publishers are not taking boxes: the offer would only cost the worker).
+    pool_rest: AtomicU64,
 }
+
+/// How many messages a worker lets go without offering their box after the pool was full.
+const POOL_REST: u64 = 63;
 
 impl<T: Send + Sync + 'static> SubInner<T> {
     pub(crate) fn new(
@@ -108,6 +114,7 @@ impl<T: Send + Sync + 'static> SubInner<T> {
             take_side: CachePadded::new(TakeSide {
                 delivered: AtomicU64::new(0),
                 backlog: Backlog::new(),
+                pool_rest: AtomicU64::new(0),
             }),
             callback,
             pool,
@@ -128,6 +135,7 @@ impl<T: Send + Sync + 'static> SubInner<T> {
         }
         if let Some(old) = evicted {
             self.publish_side.dropped.fetch_add(1, Ordering::Relaxed);
+            // On the publishing thread, which takes boxes: offered whatever the worker does.
             self.pool.recycle(old.message);
         }
         self.core.notify();
@@ -161,8 +169,16 @@ impl<T: Send + Sync + 'static> Entity for SubInner<T> {
             // Its future holds the message beyond this call.
             return self.callback.run(&self.core, envelope.message);
         }
+        let rest = &self.take_side.pool_rest;
+        let resting = rest.load(Ordering::Relaxed);
+        if resting > 0 {
+            rest.store(resting - 1, Ordering::Relaxed);
+            return self.callback.run(&self.core, envelope.message);
+        }
         let done = self.callback.run(&self.core, envelope.message.clone());
-        self.pool.recycle(envelope.message);
+        if !self.pool.recycle(envelope.message) {
+            rest.store(POOL_REST, Ordering::Relaxed);
+        }
         done
     }
 
