@@ -64,6 +64,46 @@ fn bench_pubsub_measures_kairos_and_the_crossbeam_floor() {
     }
 }
 
+/// Both contenders hand messages between the same two CPUs (the crossbeam floor once ran
+/// sender and receiver on one CPU because the pair was asked for after pinning), and
+/// `--phases` reports both halves of the burst for both.
+#[test]
+fn bench_pubsub_pins_both_contenders_alike_and_times_the_phases() {
+    let allowed = rustix::thread::sched_getaffinity(None).unwrap();
+    let cpus = (0..rustix::thread::CpuSet::MAX_CPU)
+        .filter(|&cpu| allowed.is_set(cpu))
+        .count();
+    let v = json_of(&run_ok(kairos().args([
+        "bench",
+        "pubsub",
+        "--samples",
+        "100",
+        "--burst",
+        "2000",
+        "--phases",
+        "--json",
+    ])));
+    let results = v["results"].as_array().unwrap();
+    if cpus >= 2 {
+        let placement =
+            |r: &serde_json::Value| (r["publisher_cpu"].clone(), r["receiver_cpu"].clone());
+        let (kairos, floor) = (placement(&results[0]), placement(&results[1]));
+        assert!(kairos.0.is_u64() && kairos.1.is_u64(), "{v}");
+        assert_ne!(kairos.0, kairos.1, "publisher and receiver on one CPU: {v}");
+        assert_eq!(
+            kairos, floor,
+            "the floor ran on other CPUs than kairos: {v}"
+        );
+    }
+    let phases = v["phases"].as_array().unwrap();
+    let names: Vec<&str> = phases.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["kairos_intra", "crossbeam_channel"]);
+    for p in phases {
+        assert!(p["publish_ns"].as_f64().unwrap() > 0.0, "{v}");
+        assert!(p["take_ns"].as_f64().unwrap() > 0.0, "{v}");
+    }
+}
+
 #[test]
 fn bench_dispatch_reports_a_rate() {
     let v = json_of(&run_ok(kairos().args([

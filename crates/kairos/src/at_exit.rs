@@ -1,9 +1,10 @@
 //! Work the runtime must finish when the process exits: Rust never drops statics, and
 //! returning from `main` or calling `std::process::exit` ends every thread at once.
 //!
-//! This is the crate's one use of `unsafe`: registering a plain function with libc's
-//! `atexit`. The functions registered here run on the exiting thread, in reverse order of
-//! registration, and must themselves never wait without a bound.
+//! One of the crate's few uses of `unsafe` (see the crate root): registering a
+//! plain function with libc's `atexit`. The functions registered here run on the exiting
+//! thread, in reverse order of registration, and must themselves never wait without a
+//! bound.
 
 /// Runs `f` when the process exits normally; says on stderr if it cannot be arranged.
 // The crate denies `unsafe`: this call is the one place that needs it (see SAFETY).

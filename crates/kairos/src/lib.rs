@@ -13,8 +13,10 @@
 //! which of them it is responsible for and how.
 
 #![warn(missing_docs)]
-// No `unsafe` but in `at_exit` (registering with libc's `atexit`) and in the deadlock
-// detector's per-callback frame (`exec/deadlock.rs`, borrowed pointers), which allow it.
+// No `unsafe` but where a module allows it with a comment saying why: `at_exit`
+// (registering with libc's `atexit`), the deadlock detector's per-callback frame
+// (`exec/deadlock.rs`, borrowed pointers) and `graph::pool` (reusing an `Arc`'s block for
+// the next message).
 #![deny(unsafe_code)]
 
 mod at_exit;

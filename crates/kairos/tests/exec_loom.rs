@@ -106,6 +106,10 @@ mod gate;
 #[path = "../src/exec/running.rs"]
 mod running;
 
+#[allow(dead_code)]
+#[path = "../src/graph/backlog.rs"]
+mod backlog;
+
 use ::loom::sync::Arc;
 use ::loom::sync::atomic::{AtomicUsize, Ordering};
 use ::loom::thread;
@@ -354,5 +358,80 @@ fn loom_shutdown_hears_every_callback_end() {
             !busy || notifies,
             "shutdown would wait for a callback whose end nobody reports"
         );
+    });
+}
+
+/// The batch of `loom_a_batch_that_releases_its_flag_never_loses_work`, with the worker's
+/// "is there more?" going through a subscription's backlog hint (`graph/backlog.rs`) as
+/// `SubInner::has_work` does: the hint may say "yes" without looking at the queue, a "no"
+/// looks. Every published message is taken (a lost one leaves the worker blocked in
+/// `pop`: loom reports a deadlock), none twice, and at most one item stays queued.
+#[test]
+fn loom_a_backlog_hint_never_hides_work() {
+    ::loom::model(|| {
+        let queue = Arc::new(ReadyQueue::new());
+        let flag = Arc::new(ScheduleFlag::new());
+        // The subscription's message queue, as a count of messages pushed.
+        let published = Arc::new(AtomicUsize::new(0));
+
+        let producer = {
+            let (queue, flag, published) = (queue.clone(), flag.clone(), published.clone());
+            thread::spawn(move || {
+                for _ in 0..2 {
+                    published.fetch_add(1, Ordering::AcqRel);
+                    if flag.set() {
+                        queue.push(7);
+                    }
+                }
+            })
+        };
+        let worker = {
+            let (queue, flag, published) = (queue.clone(), flag.clone(), published.clone());
+            thread::spawn(move || {
+                let hint = backlog::Backlog::new();
+                let mut taken = 0;
+                let has_work = |hint: &backlog::Backlog, taken: usize| {
+                    if hint.known() {
+                        return true;
+                    }
+                    let queued = published.load(Ordering::Acquire) - taken;
+                    hint.saw(queued);
+                    queued > 0
+                };
+                while taken < 2 {
+                    let Popped::Item(item) = queue.pop(&mut 0, None) else {
+                        panic!("no interrupt was sent")
+                    };
+                    assert_eq!(item, 7);
+                    // The batch, flag held: take while there is more.
+                    loop {
+                        if published.load(Ordering::Acquire) > taken {
+                            taken += 1;
+                            hint.took();
+                        } else {
+                            hint.none();
+                            break;
+                        }
+                        if !has_work(&hint, taken) {
+                            break;
+                        }
+                    }
+                    // `requeue_held`: keep the flag if there is more, else release and look.
+                    if has_work(&hint, taken) {
+                        queue.push(7);
+                        continue;
+                    }
+                    flag.clear();
+                    if has_work(&hint, taken) && flag.set() {
+                        queue.push(7);
+                    }
+                }
+                assert!(published.load(Ordering::Acquire) >= taken, "taken twice");
+                taken
+            })
+        };
+        producer.join().unwrap();
+        assert_eq!(worker.join().unwrap(), 2);
+        assert!(queue.len() <= 1);
     });
 }

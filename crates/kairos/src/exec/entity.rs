@@ -101,7 +101,9 @@ pub(crate) enum Ready {
 pub(crate) struct EntityCore {
     pub(crate) name: Arc<str>,
     pub(crate) group: CallbackGroup,
-    scheduled: ScheduleFlag,
+    /// On its own cache line: a publisher swaps it on every message, while the worker
+    /// running the entity reads the fields around it.
+    scheduled: crossbeam_utils::CachePadded<ScheduleFlag>,
     executor: Mutex<Option<Weak<ExecShared>>>,
     /// The id of the executor in `executor` (0: none), readable without the lock.
     executor_id: AtomicU64,
@@ -141,7 +143,7 @@ impl EntityCore {
         Self {
             name,
             group,
-            scheduled: ScheduleFlag::new(),
+            scheduled: crossbeam_utils::CachePadded::new(ScheduleFlag::new()),
             executor: Mutex::new(None),
             executor_id: AtomicU64::new(0),
             me,

@@ -10,6 +10,7 @@
 //! - A service call ends with a response or a [`CallError`] saying why not (no server,
 //!   service panicked, timeout, would deadlock), never a hang.
 
+mod backlog;
 mod client;
 mod context;
 mod error;
@@ -17,6 +18,7 @@ mod message_callback;
 mod name;
 mod node;
 mod parameters;
+mod pool;
 mod publisher;
 mod qos;
 mod service;

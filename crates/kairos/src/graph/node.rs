@@ -310,7 +310,7 @@ impl Node {
         let topic = self.shared.context.topic::<T>(&name)?;
         let inner = self.add_entity(
             format_args!("subscription {name}"),
-            |core| SubInner::new(core, qos, capacity, callback),
+            |core| SubInner::new(core, qos, capacity, callback, topic.pool.clone()),
             |_, id| {
                 let capacity = capacity as u64;
                 crate::trace::tp::rcl_subscription_init(

@@ -38,8 +38,11 @@ pub struct Publisher<T> {
 
 impl<T: Send + Sync + 'static> Publisher<T> {
     /// Publishes `message`; returns how many subscriptions it reached.
+    ///
+    /// The message goes into a box its topic's subscriptions gave back when their
+    /// callbacks were done with an earlier one, if there is one (see `graph::pool`).
     pub fn publish(&self, message: T) -> usize {
-        self.publish_arc(Arc::new(message))
+        self.publish_arc(self.topic.pool.boxed(message))
     }
 
     /// Publishes a shared message (subscribers get the same `Arc`, no copy).

@@ -1,12 +1,24 @@
 //! Subscriptions: a bounded queue per subscription that drops its oldest message when full
 //! and counts it, and a callback the executor runs once per message.
+//!
+//! # Ground rules
+//! - Publishers (any thread) push to `queue` and count `received` and `dropped`; the
+//!   worker running the subscription pops, counts `delivered` and keeps the backlog hint
+//!   (`graph::backlog`: "more queued?" without reading the tail publishers write). The two sides' counters
+//!   sit on separate cache lines, so a stream of messages does not move one line between
+//!   the cores twice per message.
+//! - After a plain callback returns, the worker hands the message's box back to the
+//!   topic's pool (`graph::pool`), which reuses it only if the callback kept no reference.
 
+use super::backlog::Backlog;
 use super::node::Node;
+use super::pool::MessagePool;
 use super::qos::Qos;
 use super::topic::Topic;
 use crate::exec::callback::Callback;
 use crate::exec::entity::{Entity, EntityCore, Execution};
 use crossbeam_queue::ArrayQueue;
+use crossbeam_utils::CachePadded;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -58,11 +70,33 @@ pub(crate) struct SubInner<T> {
     pub(crate) core: EntityCore,
     pub(crate) qos: Qos,
     queue: ArrayQueue<Envelope<T>>,
-    received: AtomicU64,
-    delivered: AtomicU64,
-    dropped: AtomicU64,
+    /// Written by publishers.
+    publish_side: CachePadded<PublishSide>,
+    /// Written by the worker that runs the callback.
+    take_side: CachePadded<TakeSide>,
     callback: SubCallback<T>,
+    pool: Arc<MessagePool<T>>,
 }
+
+/// The counters publishers update.
+#[derive(Default)]
+struct PublishSide {
+    received: AtomicU64,
+    dropped: AtomicU64,
+}
+
+/// What the worker taking messages updates.
+struct TakeSide {
+    delivered: AtomicU64,
+    /// Messages known queued, so a batch need not read the queue's tail per message.
+    backlog: Backlog,
+    /// Messages still to pass without offering their box to the pool, after it was full
+    /// (publishers are not taking boxes: the offer would only cost the worker).
+    pool_rest: AtomicU64,
+}
+
+/// How many messages a worker lets go without offering their box after the pool was full.
+const POOL_REST: u64 = 63;
 
 impl<T: Send + Sync + 'static> SubInner<T> {
     pub(crate) fn new(
@@ -70,21 +104,26 @@ impl<T: Send + Sync + 'static> SubInner<T> {
         qos: Qos,
         capacity: usize,
         callback: SubCallback<T>,
+        pool: Arc<MessagePool<T>>,
     ) -> Self {
         Self {
             core,
             qos,
             queue: ArrayQueue::new(capacity),
-            received: AtomicU64::new(0),
-            delivered: AtomicU64::new(0),
-            dropped: AtomicU64::new(0),
+            publish_side: CachePadded::new(PublishSide::default()),
+            take_side: CachePadded::new(TakeSide {
+                delivered: AtomicU64::new(0),
+                backlog: Backlog::new(),
+                pool_rest: AtomicU64::new(0),
+            }),
             callback,
+            pool,
         }
     }
 
     pub(crate) fn deliver(&self, envelope: Envelope<T>) {
         use crate::trace::tp;
-        self.received.fetch_add(1, Ordering::Relaxed);
+        self.publish_side.received.fetch_add(1, Ordering::Relaxed);
         let (publisher, seq) = (envelope.publisher, envelope.seq);
         let evicted = self.queue.force_push(envelope);
         if tp::enabled() {
@@ -94,17 +133,19 @@ impl<T: Send + Sync + 'static> SubInner<T> {
                 tp::message_drop(self.core.id(), old.publisher, old.seq, depth);
             }
         }
-        if evicted.is_some() {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
+        if let Some(old) = evicted {
+            self.publish_side.dropped.fetch_add(1, Ordering::Relaxed);
+            // On the publishing thread, which takes boxes: offered whatever the worker does.
+            self.pool.recycle(old.message);
         }
         self.core.notify();
     }
 
     fn stats(&self) -> SubscriptionStats {
         SubscriptionStats {
-            received: self.received.load(Ordering::Relaxed),
-            delivered: self.delivered.load(Ordering::Relaxed),
-            dropped: self.dropped.load(Ordering::Relaxed),
+            received: self.publish_side.received.load(Ordering::Relaxed),
+            delivered: self.take_side.delivered.load(Ordering::Relaxed),
+            dropped: self.publish_side.dropped.load(Ordering::Relaxed),
             queued: self.queue.len() as u64,
         }
     }
@@ -117,16 +158,39 @@ impl<T: Send + Sync + 'static> Entity for SubInner<T> {
 
     fn execute(&self) -> Execution {
         let Some(envelope) = self.queue.pop() else {
+            self.take_side.backlog.none();
             return Execution::Idle;
         };
-        self.delivered.fetch_add(1, Ordering::Relaxed);
+        self.take_side.backlog.took();
+        self.take_side.delivered.fetch_add(1, Ordering::Relaxed);
         let (address, publisher, seq) = (envelope.address(), envelope.publisher, envelope.seq);
         crate::trace::tp::rmw_take(self.core.id(), address, envelope.stamp, 1, publisher, seq);
-        self.callback.run(&self.core, envelope.message)
+        if let Callback::Async(_) = self.callback {
+            // Its future holds the message beyond this call.
+            return self.callback.run(&self.core, envelope.message);
+        }
+        let rest = &self.take_side.pool_rest;
+        let resting = rest.load(Ordering::Relaxed);
+        if resting > 0 {
+            rest.store(resting - 1, Ordering::Relaxed);
+            return self.callback.run(&self.core, envelope.message);
+        }
+        let done = self.callback.run(&self.core, envelope.message.clone());
+        if !self.pool.recycle(envelope.message) {
+            rest.store(POOL_REST, Ordering::Relaxed);
+        }
+        done
     }
 
     fn has_work(&self) -> bool {
-        !self.queue.is_empty()
+        // A "no" always comes from the queue itself (see `graph::backlog`).
+        let backlog = &self.take_side.backlog;
+        if backlog.known() {
+            return true;
+        }
+        let queued = self.queue.len();
+        backlog.saw(queued);
+        queued > 0
     }
 
     fn batches(&self) -> bool {

@@ -13,6 +13,7 @@
 //!   subscription created during such a publish gets that message exactly once, from the
 //!   publish or from the latch.
 
+use super::pool::MessagePool;
 use super::subscription::{Envelope, SubInner};
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
@@ -27,6 +28,8 @@ pub(crate) struct Topic<T> {
     /// What a publish reaches, replaced (under `state`'s lock) on every change.
     reach: ArcSwap<Reach<T>>,
     state: Mutex<TopicState<T>>,
+    /// The boxes of messages its subscriptions are done with, for the next publish.
+    pub(crate) pool: Arc<MessagePool<T>>,
 }
 
 /// One version of the subscriber set.
@@ -57,6 +60,7 @@ impl<T: Send + Sync + 'static> Topic<T> {
                 listeners: Vec::new(),
             }),
             state: Mutex::new(TopicState { latched: None }),
+            pool: Arc::new(MessagePool::new()),
         }
     }
 
