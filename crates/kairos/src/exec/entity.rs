@@ -222,6 +222,7 @@ impl EntityCore {
     /// `ExecShared::run_batch`): queue it again if it has more work (or a simulated step
     /// marked it meanwhile), else release the flag and look again, so that work published
     /// while the flag was held is never left without a queued item.
+    #[inline]
     pub(crate) fn requeue_held(me: Arc<dyn Entity>, exec: &Arc<ExecShared>) {
         let core = me.core();
         let wanted = || me.has_work() || core.settle.is_marked();

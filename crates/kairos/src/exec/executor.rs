@@ -795,6 +795,7 @@ impl ExecShared {
     }
 
     /// Queues ready work.
+    #[inline]
     pub(crate) fn push_ready(self: &Arc<Self>, item: Ready) {
         if self.shut_down.load(Ordering::Acquire) {
             // Nothing runs any more; a late wake must not keep what it holds alive.
