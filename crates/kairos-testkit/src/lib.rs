@@ -123,6 +123,39 @@ fn current_exe() -> std::path::PathBuf {
     std::env::current_exe().expect("a test knows the path of its own binary")
 }
 
+/// Where Debian's `faketime` package installs the multi-threaded libfaketime.
+pub const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+
+/// Like [`rerun_self`], with the child's wall clock (only: monotonic time stays real) under
+/// libfaketime, offset by the seconds written in `offset_file` and re-read on every call,
+/// so [`set_wall_offset`] steps it while the child runs.
+///
+/// # Panics
+///
+/// When libfaketime is not installed: "libfaketime missing: apt-get install faketime".
+pub fn rerun_self_under_faketime(name: &str, offset_file: &Path) -> Command {
+    assert!(
+        Path::new(LIBFAKETIME).exists(),
+        "libfaketime missing: apt-get install faketime (scripts/test does this as root)"
+    );
+    let mut command = rerun_self(name);
+    command
+        .env("LD_PRELOAD", LIBFAKETIME)
+        .env("FAKETIME_TIMESTAMP_FILE", offset_file)
+        .env("FAKETIME_NO_CACHE", "1")
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+    command
+}
+
+/// Steps the wall clock of a child started by [`rerun_self_under_faketime`] to `secs`
+/// seconds from the real one: the file is replaced at once (written aside, then renamed),
+/// so the child never reads half an offset.
+pub fn set_wall_offset(offset_file: &Path, secs: i64) {
+    let tmp = offset_file.with_extension("tmp");
+    std::fs::write(&tmp, format!("{secs:+}\n")).expect("the offset file can be written");
+    std::fs::rename(&tmp, offset_file).expect("the offset file can be replaced");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

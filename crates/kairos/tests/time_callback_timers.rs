@@ -13,6 +13,7 @@
 use kairos::exec::Executor;
 use kairos::graph::{Context, Node};
 use kairos::time::{Clock, ClockKind, Duration, JumpThreshold, RosClock, SimClock, Tick, Time};
+use kairos_testkit::set_wall_offset;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -208,14 +209,7 @@ fn a_rearmed_timer_stops_on_cancel_resumes_on_reset_and_follows_source_switches(
     exec.shutdown(Duration::from_secs(5));
 }
 
-const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
 const CHILD: &str = "KAIROS_CALLBACK_TIMERS_WALL_CHILD";
-
-fn set_offset(file: &Path, secs: i64) {
-    let tmp = file.with_extension("tmp");
-    std::fs::write(&tmp, format!("{secs:+}\n")).unwrap();
-    std::fs::rename(&tmp, file).unwrap();
-}
 
 /// In the child (under libfaketime): 50 callback timers on system time while the wall
 /// clock steps back and forth; every callback must start at or after its deadline on the
@@ -243,7 +237,7 @@ fn wall_step_child(file: &Path) {
     for (i, offset) in [-2, 0, 3, -1, 0, 2, -3, 0].into_iter().enumerate() {
         let before = total();
         let written_after = mono();
-        set_offset(file, offset);
+        set_wall_offset(file, offset);
         steps.push((written_after, mono(), (offset - last) * 1_000_000_000));
         last = offset;
         wait_for(&format!("ticks after step {i} to {offset:+} s"), || {
@@ -292,21 +286,14 @@ fn callback_timers_on_system_time_never_fire_early_across_wall_clock_steps() {
         wall_step_child(Path::new(&file));
         return;
     }
-    assert!(
-        Path::new(LIBFAKETIME).exists(),
-        "libfaketime missing: apt-get install faketime"
-    );
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("offset");
-    set_offset(&file, 0);
-    let out = kairos_testkit::rerun_self(
+    set_wall_offset(&file, 0);
+    let out = kairos_testkit::rerun_self_under_faketime(
         "callback_timers_on_system_time_never_fire_early_across_wall_clock_steps",
+        &file,
     )
     .env(CHILD, &file)
-    .env("LD_PRELOAD", LIBFAKETIME)
-    .env("FAKETIME_TIMESTAMP_FILE", &file)
-    .env("FAKETIME_NO_CACHE", "1")
-    .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
     .output()
     .unwrap();
     assert!(

@@ -5,20 +5,14 @@
 //! before a step but compared after a later one must not be reported as a backward jump.
 
 use kairos::time::{CancelToken, Clock, Duration, JumpThreshold, Timer};
+use kairos_testkit::set_wall_offset;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
 const CHILD: &str = "KAIROS_REVIEW_WALL_CHILD";
 const STEPS: i64 = 100;
 const STEP_S: i64 = 5;
-
-fn set_offset(file: &Path, secs: i64) {
-    let tmp = file.with_extension("tmp");
-    std::fs::write(&tmp, format!("+{secs}\n")).unwrap();
-    std::fs::rename(&tmp, file).unwrap();
-}
 
 /// In the child: several threads sample the wall monitor (through system timers) while the
 /// wall clock is stepped forward STEPS times; every jump heard must be forward.
@@ -43,7 +37,7 @@ fn child(file: &Path) {
         })
         .collect();
     for i in 1..=STEPS {
-        set_offset(file, i * STEP_S);
+        set_wall_offset(file, i * STEP_S);
         Clock::steady()
             .sleep_for(Duration::from_millis(20), &CancelToken::new())
             .unwrap();
@@ -66,23 +60,17 @@ fn a_forward_wall_step_is_never_reported_as_a_backward_jump() {
         child(Path::new(&file));
         return;
     }
-    assert!(
-        Path::new(LIBFAKETIME).exists(),
-        "libfaketime missing: apt-get install faketime"
-    );
     let dir = std::env::temp_dir().join(format!("kairos-review-wall-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("offset");
-    set_offset(&file, 0);
-    let out =
-        kairos_testkit::rerun_self("a_forward_wall_step_is_never_reported_as_a_backward_jump")
-            .env(CHILD, &file)
-            .env("LD_PRELOAD", LIBFAKETIME)
-            .env("FAKETIME_TIMESTAMP_FILE", &file)
-            .env("FAKETIME_NO_CACHE", "1")
-            .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
-            .output()
-            .unwrap();
+    set_wall_offset(&file, 0);
+    let out = kairos_testkit::rerun_self_under_faketime(
+        "a_forward_wall_step_is_never_reported_as_a_backward_jump",
+        &file,
+    )
+    .env(CHILD, &file)
+    .output()
+    .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     assert!(
         out.status.success(),
