@@ -303,3 +303,34 @@ fn callback_timers_on_system_time_never_fire_early_across_wall_clock_steps() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A single-threaded executor keeps its timers' deadlines itself (`exec/timekeeper.rs`),
+/// a multi-threaded one leaves them to the time driver: a timer whose node moves from one
+/// executor to another is woken by the new one's, not left registered with the old.
+#[test]
+fn a_timer_follows_its_node_from_executor_to_executor() {
+    let node = Node::new_in(&Context::new(), "moving", "/").unwrap();
+    let (timer, log) = logging_timer(&node, node.clock(), Duration::from_millis(1));
+    let executors = [
+        Executor::single_threaded(),
+        Executor::multi_threaded(2).unwrap(),
+        Executor::single_threaded(),
+        Executor::single_threaded(),
+    ];
+    for (i, exec) in executors.iter().enumerate() {
+        exec.add_node(&node).unwrap();
+        let before = timer.fired_count();
+        let spin = exec.spin_thread().unwrap();
+        wait_for(&format!("the timer fired on executor {i}"), || {
+            timer.fired_count() >= before + 3
+        });
+        spin.stop().unwrap();
+        exec.remove_node(&node).unwrap();
+    }
+    let log = log.lock().unwrap();
+    assert!(
+        log.iter()
+            .all(|seen| seen.wall >= seen.tick.scheduled.nanos()),
+        "a tick fired early"
+    );
+}

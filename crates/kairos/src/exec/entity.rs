@@ -48,9 +48,10 @@ pub(crate) trait Entity: Send + Sync + 'static {
     fn batches(&self) -> bool {
         false
     }
-    /// It was attached to an executor: queue it if it has work (a timer arms here, so a
+    /// It was attached to `exec`: queue it if it has work (a timer arms here, so a
     /// simulated step made right after `add_node` already sees its deadline).
-    fn attached(&self) {
+    fn attached(&self, exec: &Arc<ExecShared>) {
+        let _ = exec;
         self.core().notify();
     }
     /// Responses waiting for their done callback to run (clients only).
@@ -262,7 +263,7 @@ impl EntityCore {
         drop(slot);
         // An entity may have become ready before, and a timer needs a first poll to arm.
         if let Some(me) = self.me.upgrade() {
-            me.attached();
+            me.attached(exec);
         }
     }
 

@@ -75,9 +75,11 @@ use super::running::{RunningCall, WorkerSlot, coarse_now_ns};
 use super::settle;
 use super::shutdown::{ShutdownReport, StillRunning, Suspended};
 use super::task::{Task, TaskPoll};
+use super::timekeeper::Timekeeper;
 use crate::graph::Node;
-use crate::time::CancelToken;
 use crate::time::Duration;
+use crate::time::slack::ensure_fine_slack;
+use crate::time::{CancelToken, SPIN_WINDOW_NS};
 use parking_lot::{Condvar, Mutex};
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -163,6 +165,9 @@ pub(crate) struct ExecShared {
     pub(crate) shutdown_token: CancelToken,
     /// The async callbacks started and not yet completed (suspended or being polled).
     tasks: Mutex<TaskSet>,
+    /// A single-threaded executor's own timer deadlines, waited on by its spinning
+    /// thread (see `timekeeper`); `None` with several workers.
+    pub(crate) timekeeper: Option<Arc<Timekeeper>>,
 }
 
 /// The live tasks of an executor. Shutdown *sweeps* them once (abandoning each one not
@@ -216,7 +221,8 @@ impl Executor {
         // Before any of its callbacks runs: a slot's fences pair with shutdown's.
         crate::fence::init();
         Self {
-            shared: Arc::new(ExecShared {
+            shared: Arc::new_cyclic(|me| ExecShared {
+                timekeeper: (workers == 1).then(|| Arc::new(Timekeeper::new(me.clone()))),
                 id: crate::trace::next_handle(),
                 workers,
                 ready: ReadyQueue::new(),
@@ -281,7 +287,7 @@ impl Executor {
             if session.should_stop() {
                 return Ok(());
             }
-            if let Popped::Item(item) = self.shared.ready.pop(&mut seen, None) {
+            if let Popped::Item(item) = self.shared.next_item(&mut seen, None) {
                 session.run_batched(item);
             }
         }
@@ -299,7 +305,7 @@ impl Executor {
             if session.should_stop() {
                 return Ok(false);
             }
-            match self.shared.ready.pop(&mut seen, deadline) {
+            match self.shared.next_item(&mut seen, deadline) {
                 Popped::Item(item) => {
                     if session.run(item) {
                         return Ok(true);
@@ -318,6 +324,7 @@ impl Executor {
             return Ok(0);
         };
         let mut ran = 0;
+        self.shared.fire_due_timers();
         for _ in 0..self.shared.ready.len() {
             if session.should_stop() {
                 break;
@@ -341,13 +348,24 @@ impl Executor {
         let mut ran = 0;
         for dispatched in 0usize.. {
             // Reading the clock costs as much as a dispatch: check it every few items.
-            let out_of_time =
-                dispatched % 16 == 0 && until.is_some_and(|until| Instant::now() >= until);
-            if out_of_time || session.should_stop() {
+            if dispatched % 16 == 0 {
+                // Timers that became due meanwhile queue behind the work already there.
+                self.shared.fire_due_timers();
+                if until.is_some_and(|until| Instant::now() >= until) {
+                    break;
+                }
+            }
+            if session.should_stop() {
                 break;
             }
-            let Some(item) = self.shared.ready.try_pop() else {
-                break;
+            let item = match self.shared.ready.try_pop() {
+                Some(item) => item,
+                // Timers that became due meanwhile are ready work too.
+                None if self.shared.fire_due_timers() => match self.shared.ready.try_pop() {
+                    Some(item) => item,
+                    None => break,
+                },
+                None => break,
             };
             ran += usize::from(session.run(item));
         }
@@ -388,7 +406,7 @@ impl Executor {
             if session.should_stop() {
                 return Err(ExecError::Cancelled);
             }
-            match self.shared.ready.pop(&mut seen, deadline) {
+            match self.shared.next_item(&mut seen, deadline) {
                 Popped::Item(item) => {
                     session.run(item);
                 }
@@ -758,6 +776,59 @@ impl ExecShared {
         }))
     }
 
+    /// The next item of ready work, as [`ReadyQueue::pop`], for the thread that spins a
+    /// single-threaded executor also keeping its timers (see `timekeeper`): every look
+    /// wakes the timers that are due, and a wait for work ends no later than the earliest
+    /// timer deadline (yielding the core instead when that is nearer than the driver's
+    /// spin window). `deadline` is the caller's own; only it gives `TimedOut`.
+    pub(crate) fn next_item(&self, seen: &mut u64, deadline: Option<Instant>) -> Popped<Ready> {
+        let Some(keeper) = &self.timekeeper else {
+            return self.ready.pop(seen, deadline);
+        };
+        loop {
+            let look = keeper.look();
+            let Some(next) = look.next else {
+                return self.ready.pop(seen, deadline);
+            };
+            let popped = self.ready.pop_now(seen);
+            if !matches!(popped, Popped::TimedOut) {
+                return popped;
+            }
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return Popped::TimedOut;
+            }
+            let remaining = next.saturating_sub(look.now);
+            if remaining <= SPIN_WINDOW_NS {
+                thread::yield_now();
+                continue;
+            }
+            if !keeper.begin_wait(next) {
+                continue;
+            }
+            ensure_fine_slack();
+            // Errs late by the time since the look, never early: the look re-reads.
+            let wake = Instant::now() + std::time::Duration::from_nanos(remaining as u64);
+            let until = deadline.map_or(wake, |deadline| deadline.min(wake));
+            let popped = self.ready.pop(seen, Some(until));
+            keeper.end_wait();
+            if !matches!(popped, Popped::TimedOut) {
+                return popped;
+            }
+        }
+    }
+
+    /// Wakes this executor's timers that are due (a single-threaded executor keeps them
+    /// itself); true if any was.
+    pub(crate) fn fire_due_timers(&self) -> bool {
+        match &self.timekeeper {
+            Some(keeper) if keeper.any_due() => {
+                keeper.look();
+                true
+            }
+            _ => false,
+        }
+    }
+
     fn should_stop(&self, epoch: u64) -> bool {
         self.epoch.load(Ordering::Acquire) != epoch || self.shut_down.load(Ordering::Acquire)
     }
@@ -1008,6 +1079,10 @@ impl ExecShared {
         let backoff = crossbeam_utils::Backoff::new();
         loop {
             let others = self.ready.has_queued()
+                || self
+                    .timekeeper
+                    .as_ref()
+                    .is_some_and(|keeper| keeper.any_due())
                 || core.group.shared.gate.has_parked()
                 || self.epoch.load(Ordering::Acquire) != epoch
                 || self.shut_down.load(Ordering::Acquire)
@@ -1292,5 +1367,69 @@ mod tests {
             !node.default_callback_group().is_busy(),
             "the group was left"
         );
+    }
+
+    /// The timekeeper's handshake: a deadline registered from another thread, earlier
+    /// than the one the spinning thread waits for, ends that wait; it is woken once
+    /// reached, never before.
+    #[test]
+    fn an_earlier_deadline_registered_from_another_thread_ends_the_keepers_wait() {
+        use crate::time::DeadlineHost;
+        use crate::time::wait::{mono_now, thread_waker};
+        let exec = Executor::single_threaded();
+        let keeper = exec.shared.timekeeper.clone().expect("single-threaded");
+        let (far_key, near_key) = (&mut None, &mut None);
+        let idle = thread_waker();
+        keeper.register(mono_now() + 3_600_000_000_000, far_key, &idle);
+        let woken = Arc::new(std::sync::atomic::AtomicI64::new(0));
+        let (near_at, registered) = (
+            Arc::new(std::sync::atomic::AtomicI64::new(0)),
+            woken.clone(),
+        );
+        let near = Waker::from(Arc::new(StampOnWake(registered)));
+        let waiting = std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| {
+                let mut seen = exec.shared.ready.interrupts();
+                // Ends at the interrupt (the caller looks again), not after 20 s.
+                let limit = Instant::now() + std::time::Duration::from_secs(20);
+                let popped = exec.shared.next_item(&mut seen, Some(limit));
+                assert!(
+                    matches!(popped, Popped::Interrupted),
+                    "the wait went on past the nudge"
+                );
+                // The next looks wait for the near deadline and wake it (a look returns
+                // only for work or its caller's deadline: looks of 10 ms).
+                let until = Instant::now() + std::time::Duration::from_secs(20);
+                while woken.load(Ordering::Acquire) == 0 && Instant::now() < until {
+                    let soon = Instant::now() + std::time::Duration::from_millis(10);
+                    let _ = exec.shared.next_item(&mut seen, Some(soon));
+                }
+            });
+            // Once the spinning thread waits for the far deadline, register a near one.
+            let until = Instant::now() + std::time::Duration::from_secs(20);
+            while keeper.waiting_until() == i64::MAX && Instant::now() < until {
+                std::thread::yield_now();
+            }
+            let at = mono_now() + 2_000_000;
+            near_at.store(at, Ordering::Release);
+            keeper.register(at, near_key, &near);
+            waiter.join().is_ok()
+        });
+        assert!(waiting, "the spinning thread panicked");
+        let at = woken.load(Ordering::Acquire);
+        assert!(at != 0, "the near deadline was never woken");
+        assert!(
+            at >= near_at.load(Ordering::Acquire),
+            "woken before its deadline"
+        );
+    }
+
+    /// Stores the monotonic time of its wake-up.
+    struct StampOnWake(Arc<std::sync::atomic::AtomicI64>);
+    impl Wake for StampOnWake {
+        fn wake(self: Arc<Self>) {
+            self.0
+                .store(crate::time::wait::mono_now(), Ordering::Release);
+        }
     }
 }

@@ -41,6 +41,7 @@ mod running;
 pub(crate) mod settle;
 mod shutdown;
 pub(crate) mod task;
+mod timekeeper;
 mod timer;
 
 pub use deadlock::{DeadlockReason, WouldDeadlock};

@@ -101,6 +101,23 @@ impl<T> ReadyQueue<T> {
         item
     }
 
+    /// Takes the oldest item without waiting: [`Popped::Interrupted`] first if an
+    /// interrupt newer than `seen` came (as [`pop`](Self::pop)), `TimedOut` when empty.
+    pub(crate) fn pop_now(&self, seen: &mut u64) -> Popped<T> {
+        let mut state = self.state.lock();
+        if state.interrupts != *seen {
+            *seen = state.interrupts;
+            return Popped::Interrupted;
+        }
+        match state.items.pop_front() {
+            Some(item) => {
+                self.len_hint.store(state.items.len(), Ordering::Release);
+                Popped::Item(item)
+            }
+            None => Popped::TimedOut,
+        }
+    }
+
     /// Before sleeping, spins then yields briefly for work (crossbeam-channel's backoff):
     /// a burst's next item usually arrives within that, and a futex wake-up costs more.
     fn spin_for_work(&self) {

@@ -1,8 +1,9 @@
 //! Timers as executor entities, on any clock.
 //!
 //! The entity waits for the timer's next deadline with an async [`Sleep`] on the timer's
-//! clock, woken by the time driver (or by simulated-time updates) through the entity's
-//! waker; when the deadline is reached it queues itself, fires the timer and re-arms before
+//! clock, woken through the entity's waker by its executor's timekeeper (a
+//! single-threaded executor waits on its timers' deadlines itself, see `timekeeper`), by
+//! the time driver (a multi-threaded one), or by simulated-time updates; when the deadline is reached it queues itself, fires the timer and re-arms before
 //! running the callback. A callback longer than the period re-queues the timer behind the
 //! work that arrived meanwhile, so it cannot starve it.
 //!
@@ -14,10 +15,14 @@
 
 use super::callback::Callback;
 use super::entity::{Entity, EntityCore, Execution};
+use super::executor::ExecShared;
+use super::timekeeper::Timekeeper;
+use crate::time::DeadlineHost;
 use crate::time::jump::WallSample;
 use crate::time::{CancelToken, Clock, ClockKind, Duration, Sleep, Tick, Time, Timer, WaitError};
 use parking_lot::Mutex;
 use std::fmt;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
@@ -28,10 +33,19 @@ pub(crate) struct TimerInner {
     core: EntityCore,
     timer: Timer,
     cancel: CancelToken,
-    sleep: Mutex<Option<Sleep>>,
+    armed: Mutex<Armed>,
     callback: TimerCallback,
     /// Times its wait failed on a stalled simulated clock (see the module docs).
     stalls: AtomicU64,
+}
+
+/// The sleep a timer waits in, and who wakes its deadline.
+#[derive(Default)]
+struct Armed {
+    sleep: Option<Sleep>,
+    /// The timekeeper of the single-threaded executor the timer is attached to; `None`:
+    /// the time driver (a multi-threaded executor, or not attached yet).
+    host: Option<Arc<Timekeeper>>,
 }
 
 impl TimerInner {
@@ -40,7 +54,7 @@ impl TimerInner {
             core,
             timer,
             cancel: CancelToken::new(),
-            sleep: Mutex::new(None),
+            armed: Mutex::new(Armed::default()),
             callback,
             stalls: AtomicU64::new(0),
         }
@@ -54,7 +68,8 @@ impl TimerInner {
     /// deadline: its cancel, wall-monitor and node-clock registrations stay, and a re-arm
     /// costs one lock of the time driver.
     fn arm(&self, mut next: Option<(Time, Option<WallSample>)>) {
-        let mut slot = self.sleep.lock();
+        let mut armed = self.armed.lock();
+        let Armed { sleep: slot, host } = &mut *armed;
         // A node clock that switched source ends the sleep once; the next turn re-arms
         // on the new source. Bounded, in case it keeps switching under us.
         let mut switches = 0;
@@ -73,7 +88,12 @@ impl TimerInner {
                     }
                     sleep
                 }
-                None => slot.insert(self.timer.clock().sleep_until_async(deadline, &self.cancel)),
+                None => slot.insert(Sleep::on_host(
+                    self.timer.clock().clone(),
+                    deadline,
+                    self.cancel.clone(),
+                    host.clone().map(|keeper| keeper as Arc<dyn DeadlineHost>),
+                )),
             };
             match sleep.poll_sampled(&mut Context::from_waker(self.core.waker()), sample) {
                 Poll::Pending => return,
@@ -124,7 +144,21 @@ impl Entity for TimerInner {
         self.timer.is_due()
     }
 
-    fn attached(&self) {
+    fn attached(&self, exec: &Arc<ExecShared>) {
+        {
+            // A sleep armed for another executor's timekeeper is dropped with its
+            // registration; the next arm makes one for this executor.
+            let mut armed = self.armed.lock();
+            let same = match (&armed.host, &exec.timekeeper) {
+                (Some(old), Some(new)) => Arc::ptr_eq(old, new),
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                armed.sleep = None;
+                armed.host = exec.timekeeper.clone();
+            }
+        }
         // On simulated time, arm here so a step made right after `add_node` sees the
         // deadline. Other clocks arm on the first run, as before: a wall-clock poll may run
         // jump handlers, which must not run under the node's locks held here.
@@ -139,7 +173,7 @@ impl Entity for TimerInner {
 /// A timer whose callback runs on its node's executor; dropping the handle removes it.
 #[must_use = "the timer is removed when its handle is dropped"]
 pub struct CallbackTimer {
-    pub(crate) inner: std::sync::Arc<TimerInner>,
+    pub(crate) inner: Arc<TimerInner>,
     pub(crate) on_drop: Option<Box<dyn FnOnce() + Send + Sync>>,
 }
 

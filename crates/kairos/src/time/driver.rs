@@ -12,6 +12,10 @@
 //! With sparse deadlines it parks; with a thousand timers at 1 kHz on distinct phases
 //! (a deadline every microsecond) it stays awake and wakes each one on time, on one core.
 //!
+//! The driver is one [`DeadlineHost`]: the other is a single-threaded executor's
+//! `Timekeeper`, which its own spinning thread serves (see `exec::timekeeper`), so the
+//! timers of that executor cost no second thread and no cross-thread wake-up.
+//!
 //! # Ground rules
 //! The queue is only touched under `queue`; wakers are woken after the lock is released.
 //! `earlier` is set (after the registration, under `queue`) when a registration became
@@ -29,6 +33,15 @@ use std::thread::Thread;
 /// Deadlines at most this far away are waited for by yielding, not parking (see above).
 pub(crate) const SPIN_WINDOW_NS: i64 = 50_000;
 
+/// Who wakes a sleep's monotonic deadline: [`driver()`]'s thread, or an executor's
+/// spinning thread for the timers of that executor. Either wakes a registration only
+/// once the monotonic clock has reached its deadline, never before.
+pub(crate) trait DeadlineHost: Send + Sync + std::fmt::Debug {
+    /// Registers (or refreshes) `waker` for `mono_deadline`, replacing an older key.
+    fn register(&self, mono_deadline: i64, key: &mut Option<u64>, waker: &Waker);
+    fn unregister(&self, key: Option<u64>);
+}
+
 #[derive(Debug)]
 pub(crate) struct Driver {
     queue: Mutex<DeadlineQueue>,
@@ -44,6 +57,20 @@ pub(crate) fn driver() -> &'static Driver {
         earlier: AtomicBool::new(false),
         thread: OnceLock::new(),
     })
+}
+
+/// [`driver()`] as a [`DeadlineHost`]: the host of every sleep not given another.
+#[derive(Debug)]
+pub(crate) struct GlobalDriver;
+
+impl DeadlineHost for GlobalDriver {
+    fn register(&self, mono_deadline: i64, key: &mut Option<u64>, waker: &Waker) {
+        driver().register(mono_deadline, key, waker);
+    }
+
+    fn unregister(&self, key: Option<u64>) {
+        driver().unregister(key);
+    }
 }
 
 impl Driver {

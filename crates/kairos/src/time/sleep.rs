@@ -7,13 +7,14 @@
 //! simulated clock's queue.
 
 use super::cancel::CancelRegistration;
-use super::driver::driver;
+use super::driver::{DeadlineHost, GlobalDriver};
 use super::jump::{self, SleeperGuard, WallSample};
 use super::ros_clock::SwitchWaiter;
 use super::sim::{SimClock, WaitStep};
 use super::{CancelToken, Clock, ClockKind, ClockMismatch, Time, WaitError};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 /// Completes when its clock reaches the deadline; see [`Clock::sleep_until_async`].
@@ -25,9 +26,12 @@ pub struct Sleep {
     cancel: CancelToken,
     cancel_registration: Option<CancelRegistration>,
     wall_sleeper: Option<SleeperGuard>,
-    /// Registration on the time driver: the deadline (steady, system) or a simulated
-    /// sleep's look-again time (stall, fallback).
+    /// Registration on `host`: the deadline (steady, system) or a simulated sleep's
+    /// look-again time (stall, fallback).
     driver_key: Option<u64>,
+    /// Who wakes `driver_key`: the time driver unless the sleep was made for an executor
+    /// that keeps its own timers' deadlines.
+    host: Option<Arc<dyn DeadlineHost>>,
     /// Registration in a simulated clock's deadline queue.
     sim_key: Option<(SimClock, u64)>,
     /// For a node clock: the switch generation at creation, and the switch waiter.
@@ -45,11 +49,24 @@ impl Sleep {
             cancel_registration: None,
             wall_sleeper: None,
             driver_key: None,
+            host: None,
             sim_key: None,
             switch: clock.as_ros().map(|ros| (ros.switch_generation(), None)),
             registered: None,
             clock,
         }
+    }
+
+    /// A sleep whose monotonic deadline `host` wakes instead of the time driver.
+    pub(crate) fn on_host(
+        clock: Clock,
+        deadline: Time,
+        cancel: CancelToken,
+        host: Option<Arc<dyn DeadlineHost>>,
+    ) -> Sleep {
+        let mut sleep = Sleep::new(clock, deadline, cancel);
+        sleep.host = host;
+        sleep
     }
 
     /// The time the sleep completes at.
@@ -77,14 +94,14 @@ impl Sleep {
         if let Some((sim, key)) = self.sim_key.take() {
             sim.unregister(Some(key));
         }
-        driver().unregister(self.driver_key.take());
+        host_of(&self.host).unregister(self.driver_key.take());
     }
 
     fn release(&mut self) {
         if let Some((sim, key)) = self.sim_key.take() {
             sim.unregister(Some(key));
         }
-        driver().unregister(self.driver_key.take());
+        host_of(&self.host).unregister(self.driver_key.take());
         if let Some((_, waiter)) = &mut self.switch {
             waiter.take();
         }
@@ -205,7 +222,7 @@ impl Sleep {
                     }
                 }
                 if let Some(at) = recheck_at {
-                    driver().register(at, &mut this.driver_key, cx.waker());
+                    host_of(&this.host).register(at, &mut this.driver_key, cx.waker());
                 }
                 if fresh {
                     this.registered = Some(cx.waker().clone());
@@ -213,6 +230,14 @@ impl Sleep {
                 Poll::Pending
             }
         }
+    }
+}
+
+/// Who wakes a sleep's monotonic deadline: its host, or the time driver.
+fn host_of(host: &Option<Arc<dyn DeadlineHost>>) -> &dyn DeadlineHost {
+    match host {
+        Some(host) => &**host,
+        None => &GlobalDriver,
     }
 }
 

@@ -1,0 +1,161 @@
+//! The timekeeper: a single-threaded executor keeps its own timers' deadlines, and the
+//! thread that spins it waits on the earliest one, as rclcpp's wait set does.
+//!
+//! A callback timer arms a [`Sleep`](crate::time::Sleep) whose monotonic deadline is
+//! registered here instead of on the time driver. The spinning thread, each time it looks
+//! for work ([`ExecShared::next_item`](super::ExecShared)), wakes every registration
+//! that is due (the timer entities queue themselves), and when nothing is ready it waits
+//! for work no later than the earliest deadline: a timed futex wait on the monotonic
+//! clock, or, for a deadline nearer than the time driver's spin window, yields of its
+//! core. So a timer costs one thread, not two: no driver thread wakes, no wake-up crosses
+//! cores, and a thousand timers at 1 kHz leave the machine's other cores free.
+//!
+//! Promises, as the driver's: a registration is woken only once the monotonic clock has
+//! reached its deadline (its timer then checks its own clock again, so it is never
+//! early), and never later than the next time the spinning thread looks for work after
+//! that. While nobody spins the executor its timers are not woken, which costs nothing:
+//! their callbacks could not run anyway, and the first look of the next spin fires what
+//! became due.
+//!
+//! Multi-threaded executors leave their timers on the time driver: with several workers
+//! someone would have to hand the wait over whenever the waiting worker takes work.
+//!
+//! # Ground rules
+//! - `queue` (lock): the registrations; `earliest` and `waiting_until` are written under
+//!   it. `earliest` is read without it (one load on the dispatch path; a stale value
+//!   costs one look under the lock, or a wake-up a registration's nudge corrects).
+//! - `waiting_until` is the deadline the spinning thread is about to wait for (`i64::MAX`
+//!   when it is not waiting). It is set under `queue` after reading the earliest deadline,
+//!   and a registration reads it under `queue` after inserting: so either the waiter sees
+//!   the new deadline, or the registration sees the wait and interrupts the executor's
+//!   ready queue, which ends the wait (the waiter looks again).
+//! - Wakers are woken after `queue` is released (a woken entity takes the executor's
+//!   locks).
+
+use super::ExecShared;
+use crate::time::DeadlineHost;
+use crate::time::DeadlineQueue;
+use crate::time::wait::mono_now;
+use parking_lot::Mutex;
+use std::sync::Weak;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::task::Waker;
+
+/// "No deadline" in `earliest` and `waiting_until`.
+const NONE: i64 = i64::MAX;
+
+#[derive(Debug)]
+pub(crate) struct Timekeeper {
+    queue: Mutex<DeadlineQueue>,
+    /// The earliest registered deadline (monotonic ns), [`NONE`] when nothing is registered.
+    earliest: AtomicI64,
+    /// The deadline the spinning thread waits for, [`NONE`] when it does not wait.
+    waiting_until: AtomicI64,
+    /// The wakers of the last look, kept for the next (only the spinning thread looks).
+    due: Mutex<Vec<Waker>>,
+    /// Whose ready queue a registration interrupts (see the ground rules).
+    exec: Weak<ExecShared>,
+}
+
+/// What a look found: the time it read and the earliest deadline left.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Look {
+    /// The monotonic time of the look (0 when nothing was registered: no read).
+    pub(crate) now: i64,
+    /// The earliest deadline still registered, if any.
+    pub(crate) next: Option<i64>,
+}
+
+impl Timekeeper {
+    pub(crate) fn new(exec: Weak<ExecShared>) -> Self {
+        Self {
+            queue: Mutex::new(DeadlineQueue::default()),
+            earliest: AtomicI64::new(NONE),
+            waiting_until: AtomicI64::new(NONE),
+            due: Mutex::new(Vec::new()),
+            exec,
+        }
+    }
+
+    /// Whether a registration is due: one atomic load when nothing is registered, a clock
+    /// read otherwise.
+    #[inline]
+    pub(crate) fn any_due(&self) -> bool {
+        let earliest = self.earliest.load(Ordering::Acquire);
+        earliest != NONE && earliest <= mono_now()
+    }
+
+    /// Wakes every registration due now, in deadline order.
+    pub(crate) fn look(&self) -> Look {
+        let earliest = self.earliest.load(Ordering::Acquire);
+        if earliest == NONE {
+            return Look { now: 0, next: None };
+        }
+        let now = mono_now();
+        if earliest > now {
+            return Look {
+                now,
+                next: Some(earliest),
+            };
+        }
+        let mut due = std::mem::take(&mut *self.due.lock());
+        let next = {
+            let mut queue = self.queue.lock();
+            queue.pop_due(now, &mut due);
+            let next = queue.next_deadline();
+            self.earliest.store(next.unwrap_or(NONE), Ordering::Release);
+            next
+        };
+        due.drain(..).for_each(Waker::wake);
+        *self.due.lock() = due;
+        Look { now, next }
+    }
+
+    /// The spinning thread is about to wait until `deadline`, which a look returned: true
+    /// if it may (no earlier registration came in since; a later one will interrupt it).
+    pub(crate) fn begin_wait(&self, deadline: i64) -> bool {
+        let _queue = self.queue.lock();
+        if self.earliest.load(Ordering::Acquire) < deadline {
+            return false;
+        }
+        self.waiting_until.store(deadline, Ordering::Release);
+        true
+    }
+
+    /// The deadline the spinning thread waits for now (`i64::MAX`: it does not wait).
+    #[cfg(test)]
+    pub(crate) fn waiting_until(&self) -> i64 {
+        self.waiting_until.load(Ordering::Acquire)
+    }
+
+    /// The wait [`begin_wait`](Self::begin_wait) announced is over.
+    pub(crate) fn end_wait(&self) {
+        self.waiting_until.store(NONE, Ordering::Release);
+    }
+}
+
+impl DeadlineHost for Timekeeper {
+    fn register(&self, mono_deadline: i64, key: &mut Option<u64>, waker: &Waker) {
+        let interrupt = {
+            let mut queue = self.queue.lock();
+            if let Some(old) = key.take() {
+                queue.remove(old);
+            }
+            *key = Some(queue.insert(mono_deadline, waker.clone()));
+            if mono_deadline < self.earliest.load(Ordering::Acquire) {
+                self.earliest.store(mono_deadline, Ordering::Release);
+            }
+            mono_deadline < self.waiting_until.load(Ordering::Acquire)
+        };
+        if interrupt && let Some(exec) = self.exec.upgrade() {
+            exec.ready.interrupt();
+        }
+    }
+
+    fn unregister(&self, key: Option<u64>) {
+        if let Some(key) = key {
+            // `earliest` may now be early: the next look finds nothing due and corrects it.
+            self.queue.lock().remove(key);
+        }
+    }
+}
