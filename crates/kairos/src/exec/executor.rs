@@ -18,7 +18,9 @@
 //! `spin_until_future_complete` on a multi-threaded executor start `workers - 1` helper
 //! threads for the session; each helper counts itself in `live_helpers`, marks its thread
 //! with `HELPER_OF`, and loops like the spinning thread: check `should_stop`, pop one item
-//! from the ready queue (blocking), run it.
+//! from the ready queue (blocking), run it. The thread that spins a single-threaded
+//! executor pops through `next_item`, which also keeps the executor's timers (see
+//! `timekeeper`): it wakes the due ones and waits no later than the earliest deadline.
 //!
 //! **Run one item.** `run_ready` takes an item (an entity, or a woken async task), enters
 //! the item's simulated-step scope if a step marked it (see `settle`), and `run_entity`
@@ -788,7 +790,13 @@ impl ExecShared {
         loop {
             let look = keeper.look();
             let Some(next) = look.next else {
-                return self.ready.pop(seen, deadline);
+                // No timer yet: one registered meanwhile interrupts the wait.
+                if !keeper.begin_wait(None) {
+                    continue;
+                }
+                let popped = self.ready.pop(seen, deadline);
+                keeper.end_wait();
+                return popped;
             };
             let popped = self.ready.pop_now(seen);
             if !matches!(popped, Popped::TimedOut) {
@@ -802,7 +810,7 @@ impl ExecShared {
                 thread::yield_now();
                 continue;
             }
-            if !keeper.begin_wait(next) {
+            if !keeper.begin_wait(Some(next)) {
                 continue;
             }
             ensure_fine_slack();
@@ -1370,17 +1378,24 @@ mod tests {
     }
 
     /// The timekeeper's handshake: a deadline registered from another thread, earlier
-    /// than the one the spinning thread waits for, ends that wait; it is woken once
-    /// reached, never before.
+    /// than the one the spinning thread waits for (or while it waits with no timer at
+    /// all), ends that wait; it is woken once reached, never before.
     #[test]
     fn an_earlier_deadline_registered_from_another_thread_ends_the_keepers_wait() {
+        an_earlier_deadline_ends_the_wait(true);
+        an_earlier_deadline_ends_the_wait(false);
+    }
+
+    fn an_earlier_deadline_ends_the_wait(far_timer: bool) {
         use crate::time::DeadlineHost;
         use crate::time::wait::{mono_now, thread_waker};
         let exec = Executor::single_threaded();
         let keeper = exec.shared.timekeeper.clone().expect("single-threaded");
         let (far_key, near_key) = (&mut None, &mut None);
         let idle = thread_waker();
-        keeper.register(mono_now() + 3_600_000_000_000, far_key, &idle);
+        if far_timer {
+            keeper.register(mono_now() + 3_600_000_000_000, far_key, &idle);
+        }
         let woken = Arc::new(std::sync::atomic::AtomicI64::new(0));
         let (near_at, registered) = (
             Arc::new(std::sync::atomic::AtomicI64::new(0)),
@@ -1395,7 +1410,7 @@ mod tests {
                 let popped = exec.shared.next_item(&mut seen, Some(limit));
                 assert!(
                     matches!(popped, Popped::Interrupted),
-                    "the wait went on past the nudge"
+                    "the wait went on past the nudge (far timer: {far_timer})"
                 );
                 // The next looks wait for the near deadline and wake it (a look returns
                 // only for work or its caller's deadline: looks of 10 ms).
@@ -1405,9 +1420,10 @@ mod tests {
                     let _ = exec.shared.next_item(&mut seen, Some(soon));
                 }
             });
-            // Once the spinning thread waits for the far deadline, register a near one.
+            // Once the spinning thread waits (for the far deadline, or for work only),
+            // register a near one.
             let until = Instant::now() + std::time::Duration::from_secs(20);
-            while keeper.waiting_until() == i64::MAX && Instant::now() < until {
+            while !keeper.is_waiting() && Instant::now() < until {
                 std::thread::yield_now();
             }
             let at = mono_now() + 2_000_000;

@@ -3,6 +3,8 @@
 //! What this module promises:
 //! - Readiness is event driven and served in arrival order (the `ready` module): dispatch costs
 //!   O(ready) and a busy entity cannot starve another.
+//! - A single-threaded executor waits on its own timers' earliest deadline (the
+//!   `timekeeper` module): its timers cost no other thread.
 //! - Callback groups ([`CallbackGroup`]) gate which ready work may start, with rclcpp/rclpy
 //!   semantics; an `async` callback holds its group until its future completes, as a
 //!   coroutine task does in rclpy (its executor releases the group only when the coroutine

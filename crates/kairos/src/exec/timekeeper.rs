@@ -25,10 +25,12 @@
 //!   it. `earliest` is read without it (one load on the dispatch path; a stale value
 //!   costs one look under the lock, or a wake-up a registration's nudge corrects).
 //! - `waiting_until` is the deadline the spinning thread is about to wait for (`i64::MAX`
-//!   when it is not waiting). It is set under `queue` after reading the earliest deadline,
-//!   and a registration reads it under `queue` after inserting: so either the waiter sees
-//!   the new deadline, or the registration sees the wait and interrupts the executor's
-//!   ready queue, which ends the wait (the waiter looks again).
+//!   while it waits with no timer registered, `i64::MIN` while it does not wait). It is
+//!   set under `queue` after checking the earliest deadline, and a registration reads it
+//!   under `queue` after inserting: so either the waiter sees the new deadline, or the
+//!   registration sees the wait and interrupts the executor's ready queue, which ends the
+//!   wait (the waiter looks again). A registration made while nobody waits (the spinning
+//!   thread re-arming a timer) costs no interrupt.
 //! - Wakers are woken after `queue` is released (a woken entity takes the executor's
 //!   locks).
 
@@ -41,15 +43,17 @@ use std::sync::Weak;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::task::Waker;
 
-/// "No deadline" in `earliest` and `waiting_until`.
+/// "No deadline" in `earliest`, and in `waiting_until` "waits with no timer registered".
 const NONE: i64 = i64::MAX;
+/// "Not waiting" in `waiting_until`: no registration is earlier.
+const NOT_WAITING: i64 = i64::MIN;
 
 #[derive(Debug)]
 pub(crate) struct Timekeeper {
     queue: Mutex<DeadlineQueue>,
     /// The earliest registered deadline (monotonic ns), [`NONE`] when nothing is registered.
     earliest: AtomicI64,
-    /// The deadline the spinning thread waits for, [`NONE`] when it does not wait.
+    /// The deadline the spinning thread waits for (see the ground rules).
     waiting_until: AtomicI64,
     /// The wakers of the last look, kept for the next (only the spinning thread looks).
     due: Mutex<Vec<Waker>>,
@@ -71,7 +75,7 @@ impl Timekeeper {
         Self {
             queue: Mutex::new(DeadlineQueue::default()),
             earliest: AtomicI64::new(NONE),
-            waiting_until: AtomicI64::new(NONE),
+            waiting_until: AtomicI64::new(NOT_WAITING),
             due: Mutex::new(Vec::new()),
             exec,
         }
@@ -111,9 +115,11 @@ impl Timekeeper {
         Look { now, next }
     }
 
-    /// The spinning thread is about to wait until `deadline`, which a look returned: true
-    /// if it may (no earlier registration came in since; a later one will interrupt it).
-    pub(crate) fn begin_wait(&self, deadline: i64) -> bool {
+    /// The spinning thread is about to wait for work until `deadline`, the earliest a
+    /// look returned (`None`: no timer registered): true if it may (no earlier
+    /// registration came in since; one that comes later interrupts the wait).
+    pub(crate) fn begin_wait(&self, deadline: Option<i64>) -> bool {
+        let deadline = deadline.unwrap_or(NONE);
         let _queue = self.queue.lock();
         if self.earliest.load(Ordering::Acquire) < deadline {
             return false;
@@ -122,15 +128,15 @@ impl Timekeeper {
         true
     }
 
-    /// The deadline the spinning thread waits for now (`i64::MAX`: it does not wait).
+    /// Whether the spinning thread waits (between `begin_wait` and `end_wait`).
     #[cfg(test)]
-    pub(crate) fn waiting_until(&self) -> i64 {
-        self.waiting_until.load(Ordering::Acquire)
+    pub(crate) fn is_waiting(&self) -> bool {
+        self.waiting_until.load(Ordering::Acquire) != NOT_WAITING
     }
 
     /// The wait [`begin_wait`](Self::begin_wait) announced is over.
     pub(crate) fn end_wait(&self) {
-        self.waiting_until.store(NONE, Ordering::Release);
+        self.waiting_until.store(NOT_WAITING, Ordering::Release);
     }
 }
 
