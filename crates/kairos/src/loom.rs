@@ -1,7 +1,7 @@
 //! The synchronization primitives the executor core (ready queue, callback-group gate,
-//! schedule flags) is written against, as `crate::loom::sync`. Here they are the real ones;
-//! `tests/exec_loom.rs` compiles the same source files (`exec/ready.rs`, `exec/gate.rs`)
-//! with its own `loom` module mapping these names to loom's model-checked primitives, so
+//! schedule flags, timekeeper) is written against, as `crate::loom::sync`. Here they are the
+//! real ones; `tests/exec_loom.rs` compiles the same source files (`exec/ready.rs`,
+//! `exec/gate.rs`, `exec/timekeeper.rs`, ...) with its own `loom` module mapping these names to loom's model-checked primitives, so
 //! the code loom explores is the code that runs.
 //!
 //! The API follows `parking_lot` (a lock never fails; a condition wait takes the guard by

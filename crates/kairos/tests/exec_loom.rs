@@ -1,6 +1,7 @@
 //! loom model checks of the executor core: the ready queue, the schedule flag that makes
-//! wake-ups idempotent, and the callback-group gate. No lost wake-up, no double dispatch,
-//! no overlap in a mutually exclusive group, no parked callback forgotten.
+//! wake-ups idempotent, the callback-group gate, and the timekeeper's handshake with the
+//! thread that spins a single-threaded executor. No lost wake-up, no double dispatch, no
+//! overlap in a mutually exclusive group, no parked callback forgotten.
 //!
 //! The source files under test are compiled here a second time, with a `loom` module that
 //! maps the `crate::loom::sync` names they use to loom's model-checked primitives.
@@ -109,6 +110,37 @@ mod running;
 #[allow(dead_code)]
 #[path = "../src/graph/backlog.rs"]
 mod backlog;
+
+// The timekeeper (`exec/timekeeper.rs`) and what it uses of `crate::time`: its deadline
+// queue and host trait, and a monotonic clock that stands at zero (loom does not model
+// time).
+#[allow(dead_code)]
+#[path = "../src/time/wakers.rs"]
+mod wakers;
+
+#[allow(dead_code)]
+#[path = "../src/time/deadline_queue.rs"]
+mod deadline_queue;
+
+#[allow(dead_code)]
+#[path = "../src/time/deadline_host.rs"]
+mod deadline_host;
+
+mod time {
+    pub(crate) use crate::deadline_host::DeadlineHost;
+    pub(crate) use crate::deadline_queue::DeadlineQueue;
+
+    pub(crate) mod wait {
+        /// loom does not model time: the clock stands at zero.
+        pub(crate) fn mono_now() -> i64 {
+            0
+        }
+    }
+}
+
+#[allow(dead_code)]
+#[path = "../src/exec/timekeeper.rs"]
+mod timekeeper;
 
 use ::loom::sync::Arc;
 use ::loom::sync::atomic::{AtomicUsize, Ordering};
@@ -434,4 +466,62 @@ fn loom_a_backlog_hint_never_hides_work() {
         assert_eq!(worker.join().unwrap(), 2);
         assert!(queue.len() <= 1);
     });
+}
+
+/// Queues an item when woken, as a timer entity does.
+struct QueueOnWake(Arc<ReadyQueue<u32>>);
+
+impl std::task::Wake for QueueOnWake {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.push(1);
+    }
+}
+
+/// The timekeeper's handshake with the thread that spins its executor: that thread looks
+/// (wakes what is due), announces its wait and blocks on the ready queue, as
+/// `ExecShared::next_item` does; another thread registers a due deadline meanwhile, at any
+/// point. The look sees it, or the announcement does, or the registration interrupts the
+/// wait: the spinning thread always gets the timer's work (a lost wake-up would block it
+/// for ever, which loom reports). Once with no other timer registered (an untimed wait),
+/// once behind a later deadline (a timed wait, untimed under loom).
+#[test]
+fn loom_a_registration_never_misses_the_keepers_wait() {
+    use time::DeadlineHost;
+    use timekeeper::Timekeeper;
+    for later_timer in [false, true] {
+        ::loom::model(move || {
+            let queue: Arc<ReadyQueue<u32>> = Arc::new(ReadyQueue::new());
+            let interrupted = queue.clone();
+            let keeper = Arc::new(Timekeeper::new(Box::new(move || interrupted.interrupt())));
+            let idle = std::task::Waker::noop();
+            let mut later = None;
+            if later_timer {
+                keeper.register(1_000, &mut later, idle);
+            }
+            let registrar = {
+                let (keeper, queue) = (keeper.clone(), queue.clone());
+                thread::spawn(move || {
+                    let waker = std::task::Waker::from(std::sync::Arc::new(QueueOnWake(queue)));
+                    let mut key = None;
+                    keeper.register(0, &mut key, &waker);
+                })
+            };
+            let mut seen = queue.interrupts();
+            loop {
+                let look = keeper.look();
+                if let Popped::Item(_) = queue.pop_now(&mut seen) {
+                    break;
+                }
+                if !keeper.begin_wait(look.next) {
+                    continue;
+                }
+                let popped = queue.pop(&mut seen, None);
+                keeper.end_wait();
+                if let Popped::Item(_) = popped {
+                    break;
+                }
+            }
+            registrar.join().unwrap();
+        });
+    }
 }

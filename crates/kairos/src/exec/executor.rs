@@ -224,7 +224,14 @@ impl Executor {
         crate::fence::init();
         Self {
             shared: Arc::new_cyclic(|me| ExecShared {
-                timekeeper: (workers == 1).then(|| Arc::new(Timekeeper::new(me.clone()))),
+                timekeeper: (workers == 1).then(|| {
+                    let me: Weak<ExecShared> = me.clone();
+                    Arc::new(Timekeeper::new(Box::new(move || {
+                        if let Some(exec) = me.upgrade() {
+                            exec.ready.interrupt();
+                        }
+                    })))
+                }),
                 id: crate::trace::next_handle(),
                 workers,
                 ready: ReadyQueue::new(),

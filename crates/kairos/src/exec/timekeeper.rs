@@ -33,14 +33,16 @@
 //!   thread re-arming a timer) costs no interrupt.
 //! - Wakers are woken after `queue` is released (a woken entity takes the executor's
 //!   locks).
+//!
+//! Its primitives come through `crate::loom`: `tests/exec_loom.rs` checks the handshake
+//! with the ready queue under the loom model checker.
 
-use super::ExecShared;
+use crate::loom::sync::Mutex;
+use crate::loom::sync::atomic::{AtomicI64, Ordering};
 use crate::time::DeadlineHost;
 use crate::time::DeadlineQueue;
 use crate::time::wait::mono_now;
-use parking_lot::Mutex;
-use std::sync::Weak;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::fmt;
 use std::task::Waker;
 
 /// "No deadline" in `earliest`, and in `waiting_until` "waits with no timer registered".
@@ -48,7 +50,6 @@ const NONE: i64 = i64::MAX;
 /// "Not waiting" in `waiting_until`: no registration is earlier.
 const NOT_WAITING: i64 = i64::MIN;
 
-#[derive(Debug)]
 pub(crate) struct Timekeeper {
     queue: Mutex<DeadlineQueue>,
     /// The earliest registered deadline (monotonic ns), [`NONE`] when nothing is registered.
@@ -57,8 +58,17 @@ pub(crate) struct Timekeeper {
     waiting_until: AtomicI64,
     /// The wakers of the last look, kept for the next (only the spinning thread looks).
     due: Mutex<Vec<Waker>>,
-    /// Whose ready queue a registration interrupts (see the ground rules).
-    exec: Weak<ExecShared>,
+    /// Interrupts the executor's ready queue (see the ground rules).
+    interrupt: Box<dyn Fn() + Send + Sync>,
+}
+
+impl fmt::Debug for Timekeeper {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Timekeeper")
+            .field("earliest", &self.earliest)
+            .field("waiting_until", &self.waiting_until)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What a look found: the time it read and the earliest deadline left.
@@ -71,13 +81,15 @@ pub(crate) struct Look {
 }
 
 impl Timekeeper {
-    pub(crate) fn new(exec: Weak<ExecShared>) -> Self {
+    /// A timekeeper whose registrations end a wait with `interrupt` (which interrupts the
+    /// executor's ready queue).
+    pub(crate) fn new(interrupt: Box<dyn Fn() + Send + Sync>) -> Self {
         Self {
             queue: Mutex::new(DeadlineQueue::default()),
             earliest: AtomicI64::new(NONE),
             waiting_until: AtomicI64::new(NOT_WAITING),
             due: Mutex::new(Vec::new()),
-            exec,
+            interrupt,
         }
     }
 
@@ -153,8 +165,8 @@ impl DeadlineHost for Timekeeper {
             }
             mono_deadline < self.waiting_until.load(Ordering::Acquire)
         };
-        if interrupt && let Some(exec) = self.exec.upgrade() {
-            exec.ready.interrupt();
+        if interrupt {
+            (self.interrupt)();
         }
     }
 

@@ -12,7 +12,7 @@
 //! With sparse deadlines it parks; with a thousand timers at 1 kHz on distinct phases
 //! (a deadline every microsecond) it stays awake and wakes each one on time, on one core.
 //!
-//! The driver is one [`DeadlineHost`]: the other is a single-threaded executor's
+//! The driver is one `DeadlineHost`: the other is a single-threaded executor's
 //! `Timekeeper`, which its own spinning thread serves (see `exec::timekeeper`), so the
 //! timers of that executor cost no second thread and no cross-thread wake-up.
 //!
@@ -21,6 +21,7 @@
 //! `earlier` is set (after the registration, under `queue`) when a registration became
 //! the earliest deadline, and taken by the driver before it reads the queue.
 
+use super::deadline_host::DeadlineHost;
 use super::deadline_queue::DeadlineQueue;
 use super::slack::ensure_fine_slack;
 use super::wait::{mono_now, park_until_mono};
@@ -32,15 +33,6 @@ use std::thread::Thread;
 
 /// Deadlines at most this far away are waited for by yielding, not parking (see above).
 pub(crate) const SPIN_WINDOW_NS: i64 = 50_000;
-
-/// Who wakes a sleep's monotonic deadline: [`driver()`]'s thread, or an executor's
-/// spinning thread for the timers of that executor. Either wakes a registration only
-/// once the monotonic clock has reached its deadline, never before.
-pub(crate) trait DeadlineHost: Send + Sync + std::fmt::Debug {
-    /// Registers (or refreshes) `waker` for `mono_deadline`, replacing an older key.
-    fn register(&self, mono_deadline: i64, key: &mut Option<u64>, waker: &Waker);
-    fn unregister(&self, key: Option<u64>);
-}
 
 #[derive(Debug)]
 pub(crate) struct Driver {

@@ -20,6 +20,7 @@
 
 mod cancel;
 mod clock;
+mod deadline_host;
 mod deadline_queue;
 mod driver;
 mod duration;
@@ -38,8 +39,9 @@ mod wakers;
 
 pub use cancel::CancelToken;
 pub use clock::Clock;
+pub(crate) use deadline_host::DeadlineHost;
 pub(crate) use deadline_queue::DeadlineQueue;
-pub(crate) use driver::{DeadlineHost, SPIN_WINDOW_NS};
+pub(crate) use driver::SPIN_WINDOW_NS;
 pub use duration::Duration;
 pub use error::{TimeError, WaitError};
 pub use jump::{ClockChange, ClockJump, JumpHandler, JumpThreshold};

@@ -7,7 +7,8 @@
 //! simulated clock's queue.
 
 use super::cancel::CancelRegistration;
-use super::driver::{DeadlineHost, GlobalDriver};
+use super::deadline_host::DeadlineHost;
+use super::driver::GlobalDriver;
 use super::jump::{self, SleeperGuard, WallSample};
 use super::ros_clock::SwitchWaiter;
 use super::sim::{SimClock, WaitStep};
