@@ -47,3 +47,8 @@ pub(crate) mod sync {
         }
     }
 }
+
+/// Thread operations a spin loop of the executor core uses (loom schedules at them).
+pub(crate) mod thread {
+    pub(crate) use std::thread::yield_now;
+}

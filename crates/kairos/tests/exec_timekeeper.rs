@@ -5,6 +5,8 @@
 //! - the time driver's thread never starts for these timers;
 //! - every way to spin (`spin`, `spin_once`, `spin_some`, `spin_all`) runs the timers that
 //!   came due while nobody spun;
+//! - a timer that comes due while a subscription runs a batch of its messages waits for
+//!   at most four of them;
 //! - randomized: timers on steady, system and node clocks, periods inside and outside the
 //!   driver's spin window, cancelled and reset from another thread, never fire early and
 //!   account for every period.
@@ -17,7 +19,7 @@ mod exec_support;
 
 use exec_support::wait_until;
 use kairos::exec::{CallbackTimer, Executor};
-use kairos::graph::{Context, Node};
+use kairos::graph::{Context, Node, Qos};
 use kairos::time::{Clock, Duration, Tick};
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -123,6 +125,78 @@ fn every_way_to_spin_runs_the_timers_that_came_due_while_nobody_spun() {
         "spin_once did not wait for the next tick"
     );
     assert!(count.load(Ordering::Relaxed) > before);
+}
+
+#[test]
+fn a_timer_due_during_a_batch_waits_for_at_most_four_of_its_callbacks() {
+    /// What ran: a message's callback (its start), or a tick (its deadline).
+    #[derive(Debug, Clone, Copy)]
+    enum Ran {
+        Message(i64),
+        Tick(i64),
+    }
+    let mono = || Clock::steady().now().nanos();
+    let node = Node::new_in(&Context::new(), "batch_and_timer", "/").unwrap();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let (messages, ticks) = (Arc::clone(&log), Arc::clone(&log));
+    let _sub = node
+        .create_subscription("burst", Qos::keep_all(1_000), move |_: &u32| {
+            let start = mono();
+            messages.lock().unwrap().push(Ran::Message(start));
+            // A callback of 150 us: the timer comes due during the burst's batches.
+            while mono() < start + 150_000 {
+                std::hint::spin_loop();
+            }
+        })
+        .unwrap();
+    let timer = node
+        .create_timer_on(Clock::steady(), Duration::from_millis(2), move |tick| {
+            ticks
+                .lock()
+                .unwrap()
+                .push(Ran::Tick(tick.scheduled.nanos()));
+        })
+        .unwrap();
+    let publisher = node
+        .create_publisher::<u32>("burst", Qos::keep_all(1_000))
+        .unwrap();
+    let exec = Executor::single_threaded();
+    exec.add_node(&node).unwrap();
+    let spin = exec.spin_thread().unwrap();
+    wait_until("the first tick", || timer.fired_count() >= 1);
+    for i in 0..80 {
+        publisher.publish(i);
+    }
+    wait_until("the burst was handled", || {
+        log.lock()
+            .unwrap()
+            .iter()
+            .filter(|ran| matches!(ran, Ran::Message(_)))
+            .count()
+            == 80
+    });
+    spin.stop().unwrap();
+    let log = log.lock().unwrap();
+    let mut ticks_in_burst = 0;
+    for (at, ran) in log.iter().enumerate() {
+        let Ran::Tick(deadline) = *ran else {
+            continue;
+        };
+        // Callbacks of messages started after the tick was due, before it ran.
+        let overtaking = log[..at]
+            .iter()
+            .filter(|ran| matches!(ran, Ran::Message(start) if *start >= deadline))
+            .count();
+        ticks_in_burst += usize::from(log[..at].iter().any(|r| matches!(r, Ran::Message(_))));
+        assert!(
+            overtaking <= 4,
+            "a tick due at {deadline} waited for {overtaking} message callbacks: {log:?}"
+        );
+    }
+    assert!(
+        ticks_in_burst >= 1,
+        "no tick came due during the burst: {log:?}"
+    );
 }
 
 /// What one callback saw: its tick, and the clock of its timer when it started.

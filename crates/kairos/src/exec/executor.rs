@@ -79,9 +79,8 @@ use super::shutdown::{ShutdownReport, StillRunning, Suspended};
 use super::task::{Task, TaskPoll};
 use super::timekeeper::Timekeeper;
 use crate::graph::Node;
+use crate::time::CancelToken;
 use crate::time::Duration;
-use crate::time::slack::ensure_fine_slack;
-use crate::time::{CancelToken, SPIN_WINDOW_NS};
 use parking_lot::{Condvar, Mutex};
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -785,50 +784,12 @@ impl ExecShared {
         }))
     }
 
-    /// The next item of ready work, as [`ReadyQueue::pop`], for the thread that spins a
-    /// single-threaded executor also keeping its timers (see `timekeeper`): every look
-    /// wakes the timers that are due, and a wait for work ends no later than the earliest
-    /// timer deadline (yielding the core instead when that is nearer than the driver's
-    /// spin window). `deadline` is the caller's own; only it gives `TimedOut`.
+    /// The next item of ready work, as [`ReadyQueue::pop`]; the thread that spins a
+    /// single-threaded executor also keeps its timers here (see `timekeeper`).
     pub(crate) fn next_item(&self, seen: &mut u64, deadline: Option<Instant>) -> Popped<Ready> {
-        let Some(keeper) = &self.timekeeper else {
-            return self.ready.pop(seen, deadline);
-        };
-        loop {
-            let look = keeper.look();
-            let Some(next) = look.next else {
-                // No timer yet: one registered meanwhile interrupts the wait.
-                if !keeper.begin_wait(None) {
-                    continue;
-                }
-                let popped = self.ready.pop(seen, deadline);
-                keeper.end_wait();
-                return popped;
-            };
-            let popped = self.ready.pop_now(seen);
-            if !matches!(popped, Popped::TimedOut) {
-                return popped;
-            }
-            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-                return Popped::TimedOut;
-            }
-            let remaining = next.saturating_sub(look.now);
-            if remaining <= SPIN_WINDOW_NS {
-                thread::yield_now();
-                continue;
-            }
-            if !keeper.begin_wait(Some(next)) {
-                continue;
-            }
-            ensure_fine_slack();
-            // Errs late by the time since the look, never early: the look re-reads.
-            let wake = Instant::now() + std::time::Duration::from_nanos(remaining as u64);
-            let until = deadline.map_or(wake, |deadline| deadline.min(wake));
-            let popped = self.ready.pop(seen, Some(until));
-            keeper.end_wait();
-            if !matches!(popped, Popped::TimedOut) {
-                return popped;
-            }
+        match &self.timekeeper {
+            Some(keeper) => keeper.next_item(&self.ready, seen, deadline, wake_timers),
+            None => self.ready.pop(seen, deadline),
         }
     }
 
@@ -837,7 +798,7 @@ impl ExecShared {
     pub(crate) fn fire_due_timers(&self) -> bool {
         match &self.timekeeper {
             Some(keeper) if keeper.any_due() => {
-                keeper.look();
+                keeper.look(wake_timers);
                 true
             }
             _ => false,
@@ -1060,7 +1021,7 @@ impl ExecShared {
                 }
                 slot.count_callback();
                 ran += 1;
-                if ran >= limit || !self.more_for_batch(&entity, core, epoch, limit > 1) {
+                if ran >= limit || !self.more_for_batch(&entity, core, epoch, limit > 1, ran) {
                     return None;
                 }
             }
@@ -1073,6 +1034,8 @@ impl ExecShared {
             return Run::Ran;
         }
         self.leave(group);
+        // A timer that ended the batch goes ahead of the subscription's next turn.
+        self.fire_due_timers();
         EntityCore::requeue_held(entity, self);
         if ran > 0 { Run::Ran } else { Run::Skipped }
     }
@@ -1090,14 +1053,19 @@ impl ExecShared {
         core: &EntityCore,
         epoch: u64,
         wait: bool,
+        ran: usize,
     ) -> bool {
         let backoff = crossbeam_utils::Backoff::new();
+        // A due timer of this executor is other work too; asked every few callbacks and
+        // while waiting (it costs a clock read once a timer is registered).
+        let mut timers = ran % TIMER_LOOK_EVERY == 0;
         loop {
             let others = self.ready.has_queued()
-                || self
-                    .timekeeper
-                    .as_ref()
-                    .is_some_and(|keeper| keeper.any_due())
+                || (timers
+                    && self
+                        .timekeeper
+                        .as_ref()
+                        .is_some_and(|keeper| keeper.any_due()))
                 || core.group.shared.gate.has_parked()
                 || self.epoch.load(Ordering::Acquire) != epoch
                 || self.shut_down.load(Ordering::Acquire)
@@ -1112,6 +1080,7 @@ impl ExecShared {
                 return false;
             }
             backoff.snooze();
+            timers = true;
         }
     }
 
@@ -1283,6 +1252,10 @@ impl ExecShared {
 /// schedule flag, and how late it notices work that a stale queue-length hint hides.
 const BATCH: usize = 32;
 
+/// How often a batch asks whether one of the executor's timers is due: a due timer waits
+/// for at most this many of a subscription's callbacks.
+const TIMER_LOOK_EVERY: usize = 4;
+
 /// A callback panicked; the executor caught the panic (and dropped its payload).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Panicked;
@@ -1296,6 +1269,13 @@ enum Run {
     Skipped,
     /// It waits in its callback group's gate.
     Parked,
+}
+
+/// Wakes a single-threaded executor's due timers (see `timekeeper`) outside any
+/// simulated step's scope: a spin made inside a step-marked callback of another executor
+/// must not mark them for that step (the time driver's thread never had a scope either).
+fn wake_timers(due: &mut Vec<Waker>) {
+    settle::scope(None, || due.drain(..).for_each(Waker::wake));
 }
 
 /// Queues work released by a callback group on the executor its entity is attached to
@@ -1454,5 +1434,50 @@ mod tests {
             self.0
                 .store(crate::time::wait::mono_now(), Ordering::Release);
         }
+    }
+
+    /// A timekeeper that counts its interrupts.
+    fn counting() -> (Timekeeper, Arc<std::sync::atomic::AtomicUsize>) {
+        let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = Arc::clone(&count);
+        let keeper = Timekeeper::new(Box::new(move || {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }));
+        (keeper, count)
+    }
+
+    /// Only a registration that would shorten the spinning thread's wait interrupts it: a
+    /// re-arm made by the spinning thread itself (not waiting) or a later deadline costs
+    /// no interrupt, an earlier one (or any, during a wait with no timer) does.
+    #[test]
+    fn a_registration_interrupts_only_a_wait_it_shortens() {
+        use crate::time::DeadlineHost;
+        let interrupts =
+            |keeper: &Timekeeper, count: &std::sync::atomic::AtomicUsize, deadline: i64| {
+                let before = count.load(std::sync::atomic::Ordering::SeqCst);
+                keeper.register(deadline, &mut None, Waker::noop());
+                count.load(std::sync::atomic::Ordering::SeqCst) - before
+            };
+        let far = crate::time::wait::mono_now() + 3_600_000_000_000;
+        let (keeper, count) = counting();
+        assert_eq!(interrupts(&keeper, &count, far), 0, "not waiting");
+        assert!(keeper.begin_wait(Some(far)));
+        assert_eq!(interrupts(&keeper, &count, far + 1), 0, "a later deadline");
+        assert_eq!(
+            interrupts(&keeper, &count, far - 1),
+            1,
+            "an earlier deadline"
+        );
+        keeper.end_wait();
+        assert_eq!(interrupts(&keeper, &count, far - 2), 0, "the wait is over");
+
+        let (keeper, count) = counting();
+        assert!(keeper.begin_wait(None));
+        assert_eq!(interrupts(&keeper, &count, far), 1, "a wait with no timer");
+        keeper.end_wait();
+        assert!(
+            !keeper.begin_wait(Some(far + 1)),
+            "a wait past a registered deadline"
+        );
     }
 }

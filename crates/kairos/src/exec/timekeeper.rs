@@ -3,9 +3,9 @@
 //!
 //! A callback timer arms a [`Sleep`](crate::time::Sleep) whose monotonic deadline is
 //! registered here instead of on the time driver. The spinning thread, each time it looks
-//! for work ([`ExecShared::next_item`](super::ExecShared)), wakes every registration
-//! that is due (the timer entities queue themselves), and when nothing is ready it waits
-//! for work no later than the earliest deadline: a timed futex wait on the monotonic
+//! for work ([`Timekeeper::next_item`]), wakes every registration that is due (the timer
+//! entities queue themselves), and when nothing is ready it waits for work no later than
+//! the earliest deadline: a timed futex wait on the monotonic
 //! clock, or, for a deadline nearer than the time driver's spin window, yields of its
 //! core. So a timer costs one thread, not two: no driver thread wakes, no wake-up crosses
 //! cores, and a thousand timers at 1 kHz leave the machine's other cores free.
@@ -37,13 +37,16 @@
 //! Its primitives come through `crate::loom`: `tests/exec_loom.rs` checks the handshake
 //! with the ready queue under the loom model checker.
 
+use super::ready::{Popped, ReadyQueue};
 use crate::loom::sync::Mutex;
 use crate::loom::sync::atomic::{AtomicI64, Ordering};
-use crate::time::DeadlineHost;
-use crate::time::DeadlineQueue;
+use crate::loom::thread;
+use crate::time::slack::ensure_fine_slack;
 use crate::time::wait::mono_now;
+use crate::time::{DeadlineHost, DeadlineQueue, SPIN_WINDOW_NS};
 use std::fmt;
 use std::task::Waker;
+use std::time::Instant;
 
 /// "No deadline" in `earliest`, and in `waiting_until` "waits with no timer registered".
 const NONE: i64 = i64::MAX;
@@ -101,8 +104,60 @@ impl Timekeeper {
         earliest != NONE && earliest <= mono_now()
     }
 
-    /// Wakes every registration due now, in deadline order.
-    pub(crate) fn look(&self) -> Look {
+    /// The next item of `ready`, as [`ReadyQueue::pop`], for the thread that spins the
+    /// executor: every look wakes the registrations that are due (through `wake`, which
+    /// drains the wakers it is given), and a wait for work ends no later than the
+    /// earliest deadline (yielding the core instead when that is nearer than the time
+    /// driver's spin window). `deadline` is the caller's own; only it gives `TimedOut`.
+    pub(crate) fn next_item<T>(
+        &self,
+        ready: &ReadyQueue<T>,
+        seen: &mut u64,
+        deadline: Option<Instant>,
+        wake: impl Fn(&mut Vec<Waker>),
+    ) -> Popped<T> {
+        loop {
+            let look = self.look(&wake);
+            let popped = ready.pop_now(seen);
+            if !matches!(popped, Popped::TimedOut) {
+                return popped;
+            }
+            let Some(next) = look.next else {
+                // No timer: wait for work alone; a registration meanwhile interrupts it.
+                if !self.begin_wait(None) {
+                    continue;
+                }
+                let popped = ready.pop(seen, deadline);
+                self.end_wait();
+                return popped;
+            };
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return Popped::TimedOut;
+            }
+            let remaining = next.saturating_sub(look.now);
+            if remaining <= SPIN_WINDOW_NS {
+                thread::yield_now();
+                continue;
+            }
+            if !self.begin_wait(Some(next)) {
+                continue;
+            }
+            // The thread waits on its timers: 1 ns slack (see `time::slack`).
+            ensure_fine_slack();
+            // Errs late by the time since the look, never early: the next look re-reads.
+            let wake_at = Instant::now() + std::time::Duration::from_nanos(remaining as u64);
+            let until = deadline.map_or(wake_at, |deadline| deadline.min(wake_at));
+            let popped = ready.pop(seen, Some(until));
+            self.end_wait();
+            if !matches!(popped, Popped::TimedOut) {
+                return popped;
+            }
+        }
+    }
+
+    /// Wakes every registration due now, in deadline order, through `wake` (which drains
+    /// the wakers it is given).
+    pub(crate) fn look(&self, wake: impl Fn(&mut Vec<Waker>)) -> Look {
         let earliest = self.earliest.load(Ordering::Acquire);
         if earliest == NONE {
             return Look { now: 0, next: None };
@@ -122,7 +177,8 @@ impl Timekeeper {
             self.earliest.store(next.unwrap_or(NONE), Ordering::Release);
             next
         };
-        due.drain(..).for_each(Waker::wake);
+        wake(&mut due);
+        due.clear();
         *self.due.lock() = due;
         Look { now, next }
     }
@@ -130,7 +186,7 @@ impl Timekeeper {
     /// The spinning thread is about to wait for work until `deadline`, the earliest a
     /// look returned (`None`: no timer registered): true if it may (no earlier
     /// registration came in since; one that comes later interrupts the wait).
-    pub(crate) fn begin_wait(&self, deadline: Option<i64>) -> bool {
+    pub(super) fn begin_wait(&self, deadline: Option<i64>) -> bool {
         let deadline = deadline.unwrap_or(NONE);
         let _queue = self.queue.lock();
         if self.earliest.load(Ordering::Acquire) < deadline {
@@ -147,7 +203,7 @@ impl Timekeeper {
     }
 
     /// The wait [`begin_wait`](Self::begin_wait) announced is over.
-    pub(crate) fn end_wait(&self) {
+    pub(super) fn end_wait(&self) {
         self.waiting_until.store(NOT_WAITING, Ordering::Release);
     }
 }
