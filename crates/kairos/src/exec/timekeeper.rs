@@ -5,10 +5,10 @@
 //! registered here instead of on the time driver. The spinning thread, each time it looks
 //! for work ([`Timekeeper::next_item`]), wakes every registration that is due (the timer
 //! entities queue themselves), and when nothing is ready it waits for work no later than
-//! the earliest deadline: a timed futex wait on the monotonic
-//! clock, or, for a deadline nearer than the time driver's spin window, yields of its
-//! core. So a timer costs one thread, not two: no driver thread wakes, no wake-up crosses
-//! cores, and a thousand timers at 1 kHz leave the machine's other cores free.
+//! the earliest deadline: a timed futex wait on the monotonic clock, or, for a deadline
+//! nearer than the time driver's spin window, yields of its core. So a timer costs one
+//! thread, not two: no driver thread wakes, no wake-up crosses cores, and a thousand
+//! timers at 1 kHz leave the machine's other cores free.
 //!
 //! Promises, as the driver's: a registration is woken only once the monotonic clock has
 //! reached its deadline (its timer then checks its own clock again, so it is never
@@ -22,8 +22,9 @@
 //!
 //! # Ground rules
 //! - `queue` (lock): the registrations; `earliest` and `waiting_until` are written under
-//!   it. `earliest` is read without it (one load on the dispatch path; a stale value
-//!   costs one look under the lock, or a wake-up a registration's nudge corrects).
+//!   it. `earliest` is read without it (one load on the dispatch path): only a hint, as
+//!   a stale value costs one look under the lock, and every decision to wait is made
+//!   again under the lock (`begin_wait`).
 //! - `waiting_until` is the deadline the spinning thread is about to wait for (`i64::MAX`
 //!   while it waits with no timer registered, `i64::MIN` while it does not wait). It is
 //!   set under `queue` after checking the earliest deadline, and a registration reads it
