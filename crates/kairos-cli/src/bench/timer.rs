@@ -84,20 +84,17 @@ fn kairos_timer(loops: u64, period: i64) -> anyhow::Result<Result> {
 /// cost, not the steady-state wake-up this measures).
 const WARM_UP_TICKS: u64 = 2;
 
-/// What one timer recorded after its warm-up: lateness (ns) of each callback start, and
-/// the periods its ticks reported missed.
-#[derive(Default)]
+/// What one timer recorded: the ticks of its warm-up it has seen, then its samples.
 struct Recorded {
     warm_up: u64,
-    lateness: Vec<i64>,
-    missed: u64,
+    samples: Samples,
 }
 
 /// `timers` callback timers of `period` on one node clock, a single-threaded executor
 /// spinning on its own thread, for `periods` periods after their warm-up: lateness of
 /// every callback start, and the periods the timers skipped because they ran late
 /// (counted, never silent).
-fn node_clock_timers(timers: usize, periods: u64, period: i64) -> anyhow::Result<NodeClockResult> {
+fn node_clock_timers(timers: usize, periods: u64, period: i64) -> anyhow::Result<Samples> {
     let node = Node::new_in(&GraphContext::new(), "timers", "/")?;
     let clock = node.clock();
     let fired = Arc::new(AtomicU64::new(0));
@@ -105,8 +102,11 @@ fn node_clock_timers(timers: usize, periods: u64, period: i64) -> anyhow::Result
     let handles = (0..timers)
         .map(|_| {
             let samples = Arc::new(Mutex::new(Recorded {
-                lateness: Vec::with_capacity(periods as usize),
-                ..Recorded::default()
+                warm_up: 0,
+                samples: Samples {
+                    lateness: Vec::with_capacity(periods as usize),
+                    missed: 0,
+                },
             }));
             let (clock, fired, recorded) = (clock.clone(), fired.clone(), samples.clone());
             let timer = node.create_timer(Duration::from_nanos(period), move |tick| {
@@ -114,9 +114,9 @@ fn node_clock_timers(timers: usize, periods: u64, period: i64) -> anyhow::Result
                 let mut recorded = recorded.lock().unwrap_or_else(PoisonError::into_inner);
                 if recorded.warm_up < WARM_UP_TICKS {
                     recorded.warm_up += 1;
-                } else if (recorded.lateness.len() as u64) < periods {
-                    recorded.lateness.push(late);
-                    recorded.missed += tick.missed;
+                } else if (recorded.samples.lateness.len() as u64) < periods {
+                    recorded.samples.lateness.push(late);
+                    recorded.samples.missed += tick.missed;
                     fired.fetch_add(1, Ordering::Relaxed);
                 }
             })?;
@@ -138,20 +138,14 @@ fn node_clock_timers(timers: usize, periods: u64, period: i64) -> anyhow::Result
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     spin.stop()?;
-    let (mut lateness, mut missed) = (Vec::with_capacity(target as usize), 0);
-    for (_, samples) in &handles {
-        let samples = samples.lock().unwrap_or_else(PoisonError::into_inner);
-        lateness.extend_from_slice(&samples.lateness);
-        missed += samples.missed;
+    let mut all = Samples::default();
+    for (_, recorded) in &handles {
+        let mut recorded = recorded.lock().unwrap_or_else(PoisonError::into_inner);
+        all.extend(std::mem::take(&mut recorded.samples));
     }
     drop(handles);
     exec.shutdown(Duration::from_secs(2));
-    Ok(NodeClockResult {
-        timers,
-        summary: Summary::of_nanos(&lateness),
-        lateness,
-        missed,
-    })
+    Ok(all)
 }
 
 /// Segments the one-timer and many-timer rows alternate in (see `NodeClockSection`).
@@ -159,31 +153,30 @@ const SEGMENTS: u64 = 5;
 
 struct NodeClockResult {
     timers: usize,
-    /// Every callback's lateness (ns), until `finish` sums them up.
-    lateness: Vec<i64>,
     summary: Summary,
     missed: u64,
 }
 
-impl NodeClockResult {
-    fn empty(timers: usize) -> Self {
-        Self {
+/// What the timers of one run recorded: every callback's lateness (ns) and the periods
+/// their ticks reported missed.
+#[derive(Default)]
+struct Samples {
+    lateness: Vec<i64>,
+    missed: u64,
+}
+
+impl Samples {
+    fn extend(&mut self, other: Samples) {
+        self.lateness.extend(other.lateness);
+        self.missed += other.missed;
+    }
+
+    fn result(self, timers: usize) -> NodeClockResult {
+        NodeClockResult {
             timers,
-            lateness: Vec::new(),
-            summary: Summary::of_nanos(&[]),
-            missed: 0,
+            summary: Summary::of_nanos(&self.lateness),
+            missed: self.missed,
         }
-    }
-
-    fn extend(&mut self, segment: NodeClockResult) {
-        self.lateness.extend(segment.lateness);
-        self.missed += segment.missed;
-    }
-
-    fn finish(mut self) -> Self {
-        self.summary = Summary::of_nanos(&self.lateness);
-        self.lateness = Vec::new();
-        self
     }
 }
 
@@ -373,8 +366,7 @@ impl NodeClockSection {
     /// alike, and the ratio compares the two, not two moments of the machine.
     fn measure(timers: usize, periods: u64, period: i64) -> anyhow::Result<Self> {
         let segments = periods.min(SEGMENTS);
-        let mut one = NodeClockResult::empty(1);
-        let mut many = NodeClockResult::empty(timers);
+        let (mut one, mut many) = (Samples::default(), Samples::default());
         for segment in 0..segments {
             // The first segments take the remainder.
             let length = periods / segments + u64::from(segment < periods % segments);
@@ -383,8 +375,8 @@ impl NodeClockSection {
         }
         Ok(Self {
             periods,
-            one: one.finish(),
-            many: many.finish(),
+            one: one.result(1),
+            many: many.result(timers),
         })
     }
 

@@ -796,13 +796,9 @@ impl ExecShared {
     /// Wakes this executor's timers that are due (a single-threaded executor keeps them
     /// itself); true if any was.
     pub(crate) fn fire_due_timers(&self) -> bool {
-        match &self.timekeeper {
-            Some(keeper) if keeper.any_due() => {
-                keeper.look(wake_timers);
-                true
-            }
-            _ => false,
-        }
+        self.timekeeper
+            .as_ref()
+            .is_some_and(|keeper| keeper.look(wake_timers).woke)
     }
 
     fn should_stop(&self, epoch: u64) -> bool {

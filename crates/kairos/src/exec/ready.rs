@@ -104,18 +104,21 @@ impl<T> ReadyQueue<T> {
     /// Takes the oldest item without waiting: [`Popped::Interrupted`] first if an
     /// interrupt newer than `seen` came (as [`pop`](Self::pop)), `TimedOut` when empty.
     pub(crate) fn pop_now(&self, seen: &mut u64) -> Popped<T> {
-        let mut state = self.state.lock();
+        self.take(&mut self.state.lock(), seen)
+            .unwrap_or(Popped::TimedOut)
+    }
+
+    /// An interrupt newer than `seen` (which is then updated), else the oldest item, from
+    /// the locked state; `None` when neither.
+    #[inline]
+    fn take(&self, state: &mut State<T>, seen: &mut u64) -> Option<Popped<T>> {
         if state.interrupts != *seen {
             *seen = state.interrupts;
-            return Popped::Interrupted;
+            return Some(Popped::Interrupted);
         }
-        match state.items.pop_front() {
-            Some(item) => {
-                self.len_hint.store(state.items.len(), Ordering::Release);
-                Popped::Item(item)
-            }
-            None => Popped::TimedOut,
-        }
+        let item = state.items.pop_front()?;
+        self.len_hint.store(state.items.len(), Ordering::Release);
+        Some(Popped::Item(item))
     }
 
     /// Before sleeping, spins then yields briefly for work (crossbeam-channel's backoff):
@@ -140,13 +143,8 @@ impl<T> ReadyQueue<T> {
         let mut state = self.state.lock();
         let mut spun = false;
         loop {
-            if state.interrupts != *seen {
-                *seen = state.interrupts;
-                return Popped::Interrupted;
-            }
-            if let Some(item) = state.items.pop_front() {
-                self.len_hint.store(state.items.len(), Ordering::Release);
-                return Popped::Item(item);
+            if let Some(popped) = self.take(&mut state, seen) {
+                return popped;
             }
             if !spun {
                 spun = true;

@@ -82,6 +82,8 @@ pub(crate) struct Look {
     pub(crate) now: i64,
     /// The earliest deadline still registered, if any.
     pub(crate) next: Option<i64>,
+    /// Whether it woke a registration.
+    pub(crate) woke: bool,
 }
 
 impl Timekeeper {
@@ -161,13 +163,18 @@ impl Timekeeper {
     pub(crate) fn look(&self, wake: impl Fn(&mut Vec<Waker>)) -> Look {
         let earliest = self.earliest.load(Ordering::Acquire);
         if earliest == NONE {
-            return Look { now: 0, next: None };
+            return Look {
+                now: 0,
+                next: None,
+                woke: false,
+            };
         }
         let now = mono_now();
         if earliest > now {
             return Look {
                 now,
                 next: Some(earliest),
+                woke: false,
             };
         }
         let mut due = std::mem::take(&mut *self.due.lock());
@@ -178,10 +185,11 @@ impl Timekeeper {
             self.earliest.store(next.unwrap_or(NONE), Ordering::Release);
             next
         };
+        let woke = !due.is_empty();
         wake(&mut due);
         due.clear();
         *self.due.lock() = due;
-        Look { now, next }
+        Look { now, next, woke }
     }
 
     /// The spinning thread is about to wait for work until `deadline`, the earliest a
