@@ -160,6 +160,7 @@ impl Timekeeper {
 
     /// Wakes every registration due now, in deadline order, through `wake` (which drains
     /// the wakers it is given).
+    #[inline]
     pub(crate) fn look(&self, wake: impl Fn(&mut Vec<Waker>)) -> Look {
         let earliest = self.earliest.load(Ordering::Acquire);
         if earliest == NONE {
@@ -177,6 +178,12 @@ impl Timekeeper {
                 woke: false,
             };
         }
+        self.wake_due(now, wake)
+    }
+
+    /// The slow half of [`look`](Self::look): something may be due at `now`.
+    #[inline(never)]
+    fn wake_due(&self, now: i64, wake: impl Fn(&mut Vec<Waker>)) -> Look {
         let mut due = std::mem::take(&mut *self.due.lock());
         let next = {
             let mut queue = self.queue.lock();
