@@ -330,6 +330,10 @@ macro_rules! for_each_event {
             kairos::stall => Stall { clock: Clock, time: I64 },
             /// `clock` advances again from `time` ns after `stalled_ns` of stall.
             kairos::resume => Resume { clock: Clock, time: I64, stalled_ns: I64 },
+            /// A lock-step wait on the simulated clock at `time` ns gave up after its
+            /// timeout with `pending` callbacks it waited for not yet run: that step was
+            /// not deterministic.
+            kairos::sim_settle_timeout => SimSettleTimeout { time: I64, pending: U64 },
             // ---- kairos: shutdown ----
             /// One counter of one entity at shutdown, e.g. (`sub`, "/chatter", "dropped", 3).
             kairos::shutdown_report => ShutdownReport {

@@ -38,6 +38,12 @@ mod loom {
         #[derive(Debug)]
         pub(crate) struct MutexGuard<'a, T>(Option<::loom::sync::MutexGuard<'a, T>>);
 
+        impl<T: Default> Default for Mutex<T> {
+            fn default() -> Self {
+                Self::new(T::default())
+            }
+        }
+
         impl<T> Mutex<T> {
             pub(crate) fn new(value: T) -> Self {
                 Self(::loom::sync::Mutex::new(value))
@@ -65,7 +71,7 @@ mod loom {
             }
         }
 
-        #[derive(Debug)]
+        #[derive(Debug, Default)]
         pub(crate) struct Condvar(::loom::sync::Condvar);
 
         impl Condvar {
@@ -153,6 +159,11 @@ mod time {
 #[allow(dead_code)]
 #[path = "../src/exec/timekeeper.rs"]
 mod timekeeper;
+
+// Lock-step settling (`exec/settle.rs`): the step's marks and the worker's runs.
+#[allow(dead_code)]
+#[path = "../src/exec/settle.rs"]
+mod settle;
 
 use ::loom::sync::Arc;
 use ::loom::sync::atomic::{AtomicUsize, Ordering};
@@ -527,4 +538,87 @@ fn loom_a_registration_never_misses_the_keepers_wait() {
             registrar.join().unwrap();
         });
     }
+}
+
+/// The lock-step handshake of `exec/settle.rs`: a step marks an entity and sets its
+/// schedule flag (pushing it if the flag was clear), then waits on its ticket; a worker
+/// that takes the item clears the flag, then takes the mark, runs, and releases what it
+/// took. The entity was already queued by an unrelated wake-up (its flag set), so the
+/// worker may take it before, during or after the step's mark. Checked: the step never
+/// returns before a run that began after the mark (a run that saw the step's time), and
+/// never waits for ever (loom reports a lost release as a deadlock). Taking the mark
+/// before clearing the flag (the order before issue 24) fails here: the step then waits
+/// for a run that never comes.
+#[test]
+fn loom_a_step_waits_for_the_run_it_marked() {
+    use std::time::{Duration, Instant};
+    // Bounded preemptions keep the run short; the reversed order above is found within
+    // the bound.
+    let mut model = ::loom::model::Builder::new();
+    model.preemption_bound = Some(4);
+    model.check(|| {
+        let queue = Arc::new(ReadyQueue::new());
+        let flag = Arc::new(ScheduleFlag::new());
+        let mark = Arc::new(settle::Mark::default());
+        // The simulated time a run sees: 0 before the step, 1 after.
+        let time = Arc::new(AtomicUsize::new(0));
+        // The latest time a finished run saw.
+        let seen = Arc::new(AtomicUsize::new(0));
+        // An unrelated wake-up queued the entity before the step.
+        assert!(flag.set());
+        queue.push(7);
+
+        let step = {
+            let (queue, flag, mark, time, seen) = (
+                queue.clone(),
+                flag.clone(),
+                mark.clone(),
+                time.clone(),
+                seen.clone(),
+            );
+            thread::spawn(move || {
+                let ticket = std::sync::Arc::new(settle::Ticket::default());
+                time.store(1, Ordering::Release);
+                // `EntityCore::notify` inside the step's scope.
+                mark.set(ticket.clone());
+                if flag.set() {
+                    queue.push(7);
+                }
+                // loom has no time: the wait is untimed here.
+                assert!(ticket.wait(Instant::now() + Duration::from_secs(1)));
+                assert_eq!(
+                    seen.load(Ordering::Acquire),
+                    1,
+                    "the step returned before the run it made due"
+                );
+                queue.interrupt();
+            })
+        };
+        let worker = {
+            let (queue, flag, mark, time, seen) = (
+                queue.clone(),
+                flag.clone(),
+                mark.clone(),
+                time.clone(),
+                seen.clone(),
+            );
+            thread::spawn(move || {
+                loop {
+                    match queue.pop(&mut 0, None) {
+                        Popped::Item(_) => {
+                            flag.clear();
+                            let ticket = mark.take();
+                            seen.store(time.load(Ordering::Acquire), Ordering::Release);
+                            if let Some(ticket) = ticket {
+                                ticket.release();
+                            }
+                        }
+                        _ => return,
+                    }
+                }
+            })
+        };
+        step.join().unwrap();
+        worker.join().unwrap();
+    });
 }

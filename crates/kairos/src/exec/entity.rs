@@ -189,7 +189,7 @@ impl EntityCore {
         let Some(exec) = slot.as_ref().and_then(Weak::upgrade) else {
             return;
         };
-        settle::note(&self.settle, &exec);
+        settle::note(&self.settle, || exec.settles_for_this_thread());
         if self.scheduled.set() {
             match self.me.upgrade() {
                 Some(me) => exec.push_ready(Ready::Entity(me)),
@@ -206,7 +206,7 @@ impl EntityCore {
     pub(crate) fn requeue(me: Arc<dyn Entity>, exec: &Arc<ExecShared>) {
         let core = me.core();
         if core.is_attached_to(exec) {
-            settle::note(&core.settle, exec);
+            settle::note(&core.settle, || exec.settles_for_this_thread());
         }
         if !core.scheduled.set() {
             return;
@@ -238,7 +238,7 @@ impl EntityCore {
         }
         // Still ours: push the worker's own reference, behind what arrived meanwhile.
         if core.is_attached_to(exec) {
-            settle::note(&core.settle, exec);
+            settle::note(&core.settle, || exec.settles_for_this_thread());
             exec.push_ready(Ready::Entity(me));
         } else {
             core.scheduled.clear();

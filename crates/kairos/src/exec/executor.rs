@@ -184,6 +184,8 @@ struct TaskSet {
 #[derive(Debug, Default)]
 struct SpinState {
     spinning: bool,
+    /// Whether any spin has begun (see `settles_for_this_thread`).
+    spun: bool,
     cancel_pending: bool,
 }
 
@@ -775,6 +777,7 @@ impl ExecShared {
             return Ok(None);
         }
         spin.spinning = true;
+        spin.spun = true;
         self.spin_started.notify_all();
         Ok(Some(SpinSession {
             slot: self.new_slot(),
@@ -856,13 +859,19 @@ impl ExecShared {
     }
 
     /// Whether a simulated step made on this thread should wait for work it queues here
-    /// (see `settle`): not when this executor cannot run it meanwhile, being shut down,
-    /// not spinning, or spun by this very thread.
+    /// (see `settle`): yes while a thread spins it, and before its first spin (a `spin()`
+    /// on a thread just started has not begun yet); not when it cannot run the work
+    /// meanwhile: shut down, spun before and not now (its caller spins it between steps),
+    /// or spun by this very thread.
     pub(crate) fn settles_for_this_thread(&self) -> bool {
-        !self.shut_down.load(Ordering::Acquire)
-            && self.spin.lock().spinning
-            && HELPER_OF.with(Cell::get) != self.id
-            && !super::deadlock::runs_on(self.id)
+        if self.shut_down.load(Ordering::Acquire)
+            || HELPER_OF.with(Cell::get) == self.id
+            || super::deadlock::runs_on(self.id)
+        {
+            return false;
+        }
+        let spin = self.spin.lock();
+        spin.spinning || !spin.spun
     }
 
     /// A slot for the calling thread's callbacks, registered for `shutdown` to read.
@@ -885,27 +894,11 @@ impl ExecShared {
     /// [`run_batch`](Self::run_batch)); true if a callback ran.
     fn run_ready(self: &Arc<Self>, item: Ready, slot: &WorkerSlot, batch: usize) -> bool {
         match item {
-            Ready::Entity(entity) => match entity.core().settle().ticket() {
-                None => self.run_entity(entity, slot, batch) == Run::Ran,
-                // Marked by a simulated step: run in its scope, then release the mark (a
-                // parked entity keeps it until it runs).
-                Some(ticket) => {
-                    let marked = entity.clone();
-                    // Run plainly (`batch` 0): the flag released before the run, so the
-                    // mark is the step's alone (see `EntityCore::requeue_held`).
-                    let run = settle::scope(Some(ticket), || self.run_entity(entity, slot, 0));
-                    // A parked entity keeps its mark until it runs, unless what holds its
-                    // group is an async callback suspended at an `.await`.
-                    if run != Run::Parked || marked.core().group.shared.is_held_by_suspended() {
-                        marked.core().settle().release();
-                    }
-                    run == Run::Ran
-                }
-            },
+            Ready::Entity(entity) => self.run_entity(entity, slot, batch) == Run::Ran,
             Ready::Task(task) => {
-                let ticket = task.settle.ticket();
-                settle::scope(ticket, || self.poll_task(&task, slot));
-                task.settle.release();
+                // The flag first, then the mark (see `settle`'s handshake).
+                let ticket = task.begin_poll();
+                in_step_scope(ticket, || self.poll_task(&task, slot));
                 true
             }
         }
@@ -933,13 +926,33 @@ impl ExecShared {
             .gate
             .enter_or_park_with(|| Ready::Entity(entity.clone()))
         {
+            // A parked entity keeps a step's mark until it runs, unless what holds its
+            // group is an async callback suspended at an `.await` (see `settle`).
+            if group.shared.is_held_by_suspended() {
+                core.settle().release();
+            }
             return Run::Parked;
         }
-        if batch > 0 && entity.batches() && (group.shared.gate.is_exclusive() || self.workers == 1)
+        // A step's mark is run plainly: the flag released before the run, so the mark is
+        // the step's alone (see `EntityCore::requeue_held`).
+        if batch > 0
+            && entity.batches()
+            && (group.shared.gate.is_exclusive() || self.workers == 1)
+            && !core.settle().is_marked()
         {
             return self.run_batch(entity, slot, batch);
         }
         core.taken();
+        // After the flag: a step that marked the entity before this point is seen here,
+        // one that marks it later finds the flag clear and queues it again.
+        let ticket = core.settle().take();
+        in_step_scope(ticket, || self.run_taken(entity, slot))
+    }
+
+    /// The rest of [`run_entity`](Self::run_entity), once the entity is taken.
+    fn run_taken(self: &Arc<Self>, entity: Arc<dyn Entity>, slot: &WorkerSlot) -> Run {
+        let core = entity.core();
+        let group = &core.group;
         let Some(outcome) = self.guarded(&entity, slot, || {
             crate::trace::tp::rclcpp_executor_execute(core.id(), self.id);
             entity.execute()
@@ -1100,6 +1113,7 @@ impl ExecShared {
         }
         tasks.live.insert(task.id, task.clone());
         drop(tasks);
+        task.begin_poll();
         self.poll_task(&task, slot);
     }
 
@@ -1265,6 +1279,19 @@ enum Run {
     Skipped,
     /// It waits in its callback group's gate.
     Parked,
+}
+
+/// Runs `run` in the scope of the step whose mark `ticket` is (taken from the item about to
+/// run), then releases that mark; without one, in the caller's scope.
+fn in_step_scope<R>(ticket: Option<Arc<settle::Ticket>>, run: impl FnOnce() -> R) -> R {
+    match ticket {
+        Some(ticket) => {
+            let result = settle::scope(Some(ticket.clone()), run);
+            ticket.release();
+            result
+        }
+        None => run(),
+    }
 }
 
 /// Wakes a single-threaded executor's due timers (see `timekeeper`) outside any

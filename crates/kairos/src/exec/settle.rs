@@ -6,28 +6,49 @@
 //! made due on its own thread inside [`collect`]: every entity that a wake queues on an
 //! executor is *marked* with the step's [`Ticket`]. A worker runs a marked entity inside
 //! the ticket's scope, so the entities *its* callback makes ready (a subscription it
-//! publishes to, a service it calls, a guard condition it triggers) are marked too; the
-//! entity's mark is released when its run ends. The step then waits until the ticket has
-//! no marked entity left: the due callbacks and the work they caused have all run, while
-//! unrelated work (a steady timer on the same executor) is not waited for. A suspended
-//! async callback woken by the step (an `.await` of a simulated sleep) is marked the same
-//! way, for its next poll.
+//! publishes to, a service it calls, a guard condition it triggers, the entity itself with
+//! more work) are marked too; the entity's mark is released when its run ends. The step
+//! then waits until the ticket has no marked entity left: the due callbacks and the work
+//! they caused have all run (a timer re-arms before its callback, so its next deadline is
+//! registered by then), while unrelated work (a steady timer on the same executor) is not
+//! waited for. A suspended async callback woken by the step (an `.await` of a simulated
+//! sleep) is marked the same way, for its next poll.
 //!
-//! Nothing is marked on an executor that cannot run it meanwhile (not spinning, shut down,
-//! or spun by the stepping thread itself, e.g. a simulator callback publishing `/clock`):
-//! its caller spins it (`while exec.spin_some()? > 0 {}`). The wait is bounded by the
-//! caller's deadline: a callback that never returns delays a step, never hangs it.
+//! Work is marked on an executor that spins, or that has never spun yet (a `spin()` on a
+//! thread just started may not have begun: the step waits for it rather than racing it).
+//! Nothing is marked on an executor that cannot run it meanwhile (shut down, spun before
+//! and not now, or spun by the stepping thread itself, e.g. a simulator callback
+//! publishing `/clock`): its caller spins it (`while exec.spin_some()? > 0 {}`). The wait
+//! is bounded by the caller's deadline: a callback that never returns delays a step, never
+//! hangs it (the clock counts it, see `SimClock::settle_timeouts`).
+//!
+//! # The handshake (who waits for whom, under which lock)
+//! - The step: `collect` makes a ticket and wakes inside its scope. Each wake that queues
+//!   an entity (or a task) calls [`note`]: [`Mark::set`] adds one to the ticket under the
+//!   ticket's lock and stores the mark under the mark's lock, *then* the waker sets the
+//!   entity's schedule flag (a read-modify-write) and pushes it if the flag was clear.
+//!   The step then waits on the ticket's condition until its count is zero.
+//! - The worker: takes the item, clears the schedule flag (a read-modify-write), *then*
+//!   [`Mark::take`]s the mark: the count it holds moves to the worker. It runs the entity
+//!   in the ticket's scope and releases that count when the run is over.
+//! - Either the flag's set comes first (the worker's clear reads it, so it sees the mark
+//!   stored before it), or the clear comes first (the set finds the flag clear and queues
+//!   the entity again, to run marked). No mark is left without a run that releases it,
+//!   and no run releases a mark set after it began: `tests/exec_loom.rs` checks this
+//!   (`loom_a_step_waits_for_the_run_it_marked`).
 //!
 //! # Ground rules
 //! A ticket's count changes only under its lock, and reaching zero is signalled under it.
-//! An entity's mark (`EntityCore::settle`) is set and taken under the entity's own lock;
-//! each set adds one to its ticket and each take removes one, so the count is exact.
+//! An entity's mark is set and taken under the mark's own lock; each set adds one to its
+//! ticket and each release removes one, so the count is exact.
 
-use super::executor::ExecShared;
-use parking_lot::{Condvar, Mutex};
+use crate::loom::sync::atomic::{AtomicBool, Ordering};
+use crate::loom::sync::{Condvar, Mutex};
 use std::cell::RefCell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+// A hint in a `static` (loom's atomics cannot be made in a const context): it only lets
+// threads without a scope skip the thread-local read, and each thread counts itself.
+use std::sync::atomic::AtomicUsize;
 use std::time::Instant;
 
 /// The marked entities of one step that have not finished their run.
@@ -54,11 +75,16 @@ impl Ticket {
     pub(crate) fn wait(&self, deadline: Instant) -> bool {
         let mut pending = self.pending.lock();
         while *pending > 0 {
-            if self.done.wait_until(&mut pending, deadline).timed_out() {
+            if self.done.wait_until(&mut pending, deadline) {
                 return *pending == 0;
             }
         }
         true
+    }
+
+    /// Marked entities whose run has not ended.
+    pub(crate) fn pending(&self) -> usize {
+        *self.pending.lock()
     }
 }
 
@@ -108,7 +134,8 @@ pub(crate) struct Mark {
 }
 
 impl Mark {
-    fn set(&self, ticket: Arc<Ticket>) {
+    /// Marks the next run for `ticket`'s step (see the handshake above).
+    pub(crate) fn set(&self, ticket: Arc<Ticket>) {
         let mut slot = self.ticket.lock();
         if let Some(old) = slot.as_ref() {
             if Arc::ptr_eq(old, &ticket) {
@@ -123,13 +150,17 @@ impl Mark {
         self.marked.store(true, Ordering::Release);
     }
 
-    /// The step waiting for this run, if any.
+    /// Takes the mark for the run about to start: the caller now holds the ticket's count
+    /// and releases it ([`Ticket::release`]) when the run is over. A mark set during the
+    /// run is a new one, for the next run.
     #[inline]
-    pub(crate) fn ticket(&self) -> Option<Arc<Ticket>> {
+    pub(crate) fn take(&self) -> Option<Arc<Ticket>> {
         if !self.marked.load(Ordering::Acquire) {
             return None;
         }
-        self.ticket.lock().clone()
+        let mut slot = self.ticket.lock();
+        self.marked.store(false, Ordering::Release);
+        slot.take()
     }
 
     /// Whether a step waits for this entity's next run (without the lock).
@@ -138,17 +169,10 @@ impl Mark {
         self.marked.load(Ordering::Acquire)
     }
 
-    /// The run the step waited for has ended (or will not happen).
+    /// The run the step waits for will not happen (detached, abandoned, parked behind a
+    /// suspended callback): the step stops waiting for it.
     pub(crate) fn release(&self) {
-        if !self.marked.load(Ordering::Acquire) {
-            return;
-        }
-        let ticket = {
-            let mut slot = self.ticket.lock();
-            self.marked.store(false, Ordering::Release);
-            slot.take()
-        };
-        if let Some(ticket) = ticket {
+        if let Some(ticket) = self.take() {
             ticket.release();
         }
     }
@@ -160,17 +184,18 @@ pub(crate) fn any_scope() -> bool {
     SCOPES.load(Ordering::Relaxed) != 0
 }
 
-/// Work with `mark` was queued on `exec` by this thread: marked if a scope is active and
-/// `exec` can run it meanwhile.
+/// Work with `mark` is about to be queued by this thread on an executor: marked if a
+/// scope is active and the executor can run it meanwhile (`can_run`). Called before the
+/// schedule flag is set (see the handshake above).
 #[inline]
-pub(crate) fn note(mark: &Mark, exec: &ExecShared) {
+pub(crate) fn note(mark: &Mark, can_run: impl FnOnce() -> bool) {
     // Only this thread's own scope matters, and it counts itself before it wakes anything.
     if SCOPES.load(Ordering::Relaxed) == 0 {
         return;
     }
     let ticket = SCOPE.with(|s| s.borrow().clone());
     if let Some(ticket) = ticket
-        && exec.settles_for_this_thread()
+        && can_run()
     {
         mark.set(ticket);
     }

@@ -57,8 +57,15 @@ impl Task {
     }
 
     /// Polls the future once.
-    pub(crate) fn poll(self: &Arc<Self>) -> TaskPoll {
+    /// Before a poll: clears the schedule flag, then takes the mark of a step waiting for
+    /// this poll (the caller releases it once the poll is done; see `settle`).
+    pub(crate) fn begin_poll(&self) -> Option<Arc<settle::Ticket>> {
         self.scheduled.clear();
+        self.settle.take()
+    }
+
+    /// Polls the future once ([`begin_poll`](Self::begin_poll) first).
+    pub(crate) fn poll(self: &Arc<Self>) -> TaskPoll {
         let mut slot = self.future.lock();
         let Some(future) = slot.as_mut() else {
             return TaskPoll::Stale;
@@ -95,7 +102,7 @@ impl Wake for Task {
         let Some(exec) = self.exec.upgrade() else {
             return;
         };
-        settle::note(&self.settle, &exec);
+        settle::note(&self.settle, || exec.settles_for_this_thread());
         if self.scheduled.set() {
             exec.push_ready(Ready::Task(self));
         }

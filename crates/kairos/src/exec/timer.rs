@@ -18,6 +18,7 @@ use super::entity::{Entity, EntityCore, Execution};
 use super::executor::ExecShared;
 use super::timekeeper::Timekeeper;
 use crate::time::DeadlineHost;
+use crate::time::SwitchWaiter;
 use crate::time::jump::WallSample;
 use crate::time::{CancelToken, Clock, ClockKind, Duration, Sleep, Tick, Time, Timer, WaitError};
 use parking_lot::Mutex;
@@ -46,6 +47,10 @@ struct Armed {
     /// The timekeeper of the single-threaded executor the timer is attached to; `None`:
     /// the time driver (a multi-threaded executor, or not attached yet).
     host: Option<Arc<Timekeeper>>,
+    /// On a node clock: queues the timer on every switch of its source, armed or not yet
+    /// (a timer that has not run since it was attached has no sleep to end), so that it
+    /// re-arms on the new source before a simulated step moves past its deadline.
+    switches: Option<SwitchWaiter>,
 }
 
 impl TimerInner {
@@ -69,7 +74,9 @@ impl TimerInner {
     /// costs one lock of the time driver.
     fn arm(&self, mut next: Option<(Time, Option<WallSample>)>) {
         let mut armed = self.armed.lock();
-        let Armed { sleep: slot, host } = &mut *armed;
+        let Armed {
+            sleep: slot, host, ..
+        } = &mut *armed;
         // A node clock that switched source ends the sleep once; the next turn re-arms
         // on the new source. Bounded, in case it keeps switching under us.
         let mut switches = 0;
@@ -88,12 +95,16 @@ impl TimerInner {
                     }
                     sleep
                 }
-                None => slot.insert(Sleep::on_host(
-                    self.timer.clock().clone(),
-                    deadline,
-                    self.cancel.clone(),
-                    host.clone().map(|keeper| keeper as Arc<dyn DeadlineHost>),
-                )),
+                None => slot.insert({
+                    let mut sleep = Sleep::on_host(
+                        self.timer.clock().clone(),
+                        deadline,
+                        self.cancel.clone(),
+                        host.clone().map(|keeper| keeper as Arc<dyn DeadlineHost>),
+                    );
+                    sleep.set_rank(self.core.id());
+                    sleep
+                }),
             };
             match sleep.poll_sampled(&mut Context::from_waker(self.core.waker()), sample) {
                 Poll::Pending => return,
@@ -157,6 +168,13 @@ impl Entity for TimerInner {
             if !same {
                 armed.sleep = None;
                 armed.host = exec.timekeeper.clone();
+            }
+            if armed.switches.is_none() {
+                armed.switches = self
+                    .timer
+                    .clock()
+                    .as_ros()
+                    .map(|ros| ros.register_waiter(self.core.waker()));
             }
         }
         // On simulated time, arm here so a step made right after `add_node` sees the

@@ -2,8 +2,10 @@
 //!
 //! Used by the time driver (deadlines on the monotonic clock) and by each simulated
 //! clock (deadlines in simulation time): whoever advances time pops what is due and wakes
-//! it, so no waiter ever polls. Ties are broken by registration order, which keeps wake-up
-//! order deterministic under simulation time.
+//! it, so no waiter ever polls. Ties are broken by rank: a timer's rank is its creation
+//! order (see [`DeadlineQueue::insert_ranked`]), every other waiter ranks after the timers
+//! in registration order. Timers of one instant that re-armed on several threads at once
+//! (after a node clock switched source) thus still fire in the same order every run.
 //!
 //! Not synchronized itself: its owner keeps it under a lock.
 
@@ -12,19 +14,31 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::task::Waker;
 
+/// The rank bit of waiters without a rank of their own: after every ranked one.
+const UNRANKED: u64 = 1 << 63;
+
 #[derive(Debug, Default)]
 pub(crate) struct DeadlineQueue {
-    heap: BinaryHeap<Reverse<(i64, u64)>>,
+    /// (deadline, rank, key); a removed key's entry stays until it surfaces.
+    heap: BinaryHeap<Reverse<(i64, u64, u64)>>,
     wakers: KeyMap<(i64, Waker)>,
     next_key: u64,
 }
 
 impl DeadlineQueue {
-    /// Registers `waker` for `deadline`; the key updates or removes it.
+    /// Registers `waker` for `deadline`, ranked by registration order among waiters with
+    /// no rank of their own; the key updates or removes it.
     pub(crate) fn insert(&mut self, deadline: i64, waker: Waker) -> u64 {
+        self.insert_ranked(deadline, None, waker)
+    }
+
+    /// Registers `waker` for `deadline`; among waiters due at the same deadline, those with
+    /// a `rank` come first, lowest rank first, then the others in registration order.
+    pub(crate) fn insert_ranked(&mut self, deadline: i64, rank: Option<u64>, waker: Waker) -> u64 {
         let key = self.next_key;
         self.next_key += 1;
-        self.heap.push(Reverse((deadline, key)));
+        let rank = rank.map_or(UNRANKED | key, |rank| rank & !UNRANKED);
+        self.heap.push(Reverse((deadline, rank, key)));
         self.wakers.insert(key, (deadline, waker));
         key
     }
@@ -48,7 +62,8 @@ impl DeadlineQueue {
         // the heap from growing without bound when waits are mostly cancelled.
         if self.heap.len() > 64 && self.heap.len() > 4 * self.wakers.len() {
             let wakers = &self.wakers;
-            self.heap.retain(|Reverse((_, k))| wakers.contains_key(k));
+            self.heap
+                .retain(|Reverse((_, _, k))| wakers.contains_key(k));
         }
     }
 
@@ -58,7 +73,7 @@ impl DeadlineQueue {
 
     /// The earliest pending deadline.
     pub(crate) fn next_deadline(&mut self) -> Option<i64> {
-        while let Some(Reverse((deadline, key))) = self.heap.peek().copied() {
+        while let Some(Reverse((deadline, _, key))) = self.heap.peek().copied() {
             if self.wakers.contains_key(&key) {
                 return Some(deadline);
             }
@@ -69,7 +84,7 @@ impl DeadlineQueue {
 
     /// Removes every registration due at `now`, in deadline order, into `out`.
     pub(crate) fn pop_due(&mut self, now: i64, out: &mut Vec<Waker>) {
-        while let Some(Reverse((deadline, key))) = self.heap.peek().copied() {
+        while let Some(Reverse((deadline, _, key))) = self.heap.peek().copied() {
             if deadline > now {
                 break;
             }
@@ -85,7 +100,7 @@ impl DeadlineQueue {
     pub(crate) fn pop_due_keys(&mut self, now: i64, out: &mut Vec<Waker>, max: usize) -> Vec<u64> {
         let mut keys = Vec::new();
         while keys.len() < max {
-            let Some(Reverse((deadline, key))) = self.heap.peek().copied() else {
+            let Some(Reverse((deadline, _, key))) = self.heap.peek().copied() else {
                 break;
             };
             if deadline > now {

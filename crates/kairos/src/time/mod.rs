@@ -48,6 +48,7 @@ pub use jump::{ClockChange, ClockJump, JumpHandler, JumpThreshold};
 pub use point::{ClockKind, ClockMismatch, Time};
 pub use rate::{Rate, RateTick};
 pub use ros_clock::RosClock;
+pub(crate) use ros_clock::SwitchWaiter;
 pub use sim::{DEFAULT_STALL_TIMEOUT, SETTLE_TIMEOUT, SimClock};
 pub use sleep::Sleep;
 pub use timer::{MissedPeriods, Tick, Timer};

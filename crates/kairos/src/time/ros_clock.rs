@@ -12,7 +12,9 @@
 //!
 //! A wait in progress on a `RosClock` when the source switches ends with
 //! [`WaitError::ClockChanged`](super::WaitError::ClockChanged), as rclcpp's `sleep_until`
-//! returns false; timers restart their period on the new source, as rcl does.
+//! returns false; timers restart their period on the new source, as rcl does. Switched to
+//! simulation time, the next step of the simulated clock first waits (bounded) until the
+//! timers of this clock on running executors have re-armed on it (see `exec::settle`).
 //!
 //! # Ground rules
 //! The mode and the switch generation are one atomic word (`mode`: the generation shifted
@@ -116,9 +118,18 @@ impl RosClock {
             change,
         };
         let waiters = self.inner.waiters.lock().snapshot();
-        self.inner
-            .handlers
-            .dispatch(&jump, || waiters.into_iter().for_each(Waker::wake));
+        // The timers of this clock re-arm on the new source when their executor runs
+        // them: switched to simulation time, the next step waits for that first (see
+        // `exec::settle`), so none of their deadlines is stepped over before it exists.
+        let mut rearms = None;
+        self.inner.handlers.dispatch(&jump, || {
+            rearms = Some(crate::exec::settle::collect(|| {
+                waiters.into_iter().for_each(Waker::wake)
+            }));
+        });
+        if let Some(rearms) = rearms.filter(|_| on) {
+            self.inner.sim.defer(rearms);
+        }
     }
 
     /// The switch generation and the source in force, read together.

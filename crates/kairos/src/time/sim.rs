@@ -23,19 +23,28 @@
 //!
 //! # Deterministic stepping
 //! [`SimClock::step`] moves time to each pending deadline in turn and wakes its waiters
-//! one at a time, in (deadline, registration) order; before moving on it waits until the
-//! woken thread is waiting on this clock again or has exited, and until the callbacks the
-//! wake made ready on a spinning executor (a node timer) have run, with the callbacks
-//! they made ready in turn (a subscription it published to, a service it called):
-//! whatever thread spins that executor, and without waiting for unrelated work there. So
-//! node timers and threads that wait on this clock run in the same order every run, with
-//! no real waiting beyond the work they do. (An async callback is waited for up to its
-//! first `.await`.) A `/clock` message is applied the same way
-//! ([`publish_settled`](SimClock::publish_settled)): the publisher returns once the
-//! callbacks it made due have run. The wait is bounded by [`SETTLE_TIMEOUT`] per wake
-//! (a callback that never returns delays the step, never hangs it), and skipped for an
-//! executor that is not spinning (the caller spins it: `while exec.spin_some()? > 0 {}`)
-//! or that the stepping thread itself is running.
+//! one at a time, in (deadline, rank) order (timers rank by creation order, other waiters
+//! after them by registration order, see `DeadlineQueue`); before moving on it waits until
+//! the woken thread is waiting on this clock again or has exited, and until the callbacks
+//! the wake made ready on an executor that runs them meanwhile (a node timer) have run,
+//! with the callbacks they made ready in turn (a subscription it published to, a service
+//! it called): whatever thread spins that executor, and without waiting for unrelated
+//! work there. A timer re-arms before its callback runs, so its next deadline is in the
+//! queue before the step looks at it again. So node timers and threads that wait on this
+//! clock run in the same order every run, with no real waiting beyond the work they do.
+//! (An async callback is waited for up to its first `.await`.) A `/clock` message is
+//! applied the same way ([`publish_settled`](SimClock::publish_settled)): the publisher
+//! returns once the callbacks it made due have run.
+//!
+//! Who runs the work decides whether a step waits for it (see `exec::settle`, which states
+//! the handshake): an executor spinning on another thread, or one that has never spun (a
+//! `spin()` on a thread just started), is waited for; one that was spun before and is not
+//! now, or that the stepping thread itself runs, is not: its caller spins it between steps
+//! (`while exec.spin_some()? > 0 {}`, once before the first step too). Timers that re-arm
+//! because their node clock switched to this clock (`set_use_sim_time(true)`) are waited
+//! for at the start of the next step. Each wait is bounded by [`SETTLE_TIMEOUT`] (a
+//! callback that never returns delays the step, never hangs it); one that ends on the
+//! bound is counted ([`settle_timeouts`](SimClock::settle_timeouts)) and traced.
 //!
 //! # Ground rules
 //! Everything mutable is in `state`, under its lock; `settled` is signalled under it.
@@ -87,6 +96,11 @@ struct SimState {
     sample_wakers: Vec<Waker>,
     /// Of those, the ones a publish made due, woken with the next batch.
     sample_due: Vec<Waker>,
+    /// Work made ready for this clock outside a step (timers re-arming on it after a node
+    /// clock switched to it), waited for before time next moves.
+    deferred: Vec<Arc<settle::Ticket>>,
+    /// Settle waits that ended on [`SETTLE_TIMEOUT`] rather than on the work they waited for.
+    settle_timeouts: u64,
 }
 
 /// What a waiter learns from one look at a clock (any clock: see `Clock::wait_step`).
@@ -127,6 +141,8 @@ impl SimClock {
                     stalls: 0,
                     sample_wakers: Vec::new(),
                     sample_due: Vec::new(),
+                    deferred: Vec::new(),
+                    settle_timeouts: 0,
                 }),
                 settled: Condvar::new(),
                 handlers: Arc::new(HandlerSet::default()),
@@ -174,6 +190,15 @@ impl SimClock {
         self.inner.state.lock().stalls
     }
 
+    /// How many times a lock-step wait gave up after [`SETTLE_TIMEOUT`] instead of seeing
+    /// the work it waited for run: a callback that ran longer, a thread woken by a step that
+    /// did something other than wait on this clock again, or an executor that was never
+    /// spun (see "Deterministic stepping" above). Each is also traced
+    /// (`kairos:sim_settle_timeout`). Zero in a deterministic run.
+    pub fn settle_timeouts(&self) -> u64 {
+        self.inner.state.lock().settle_timeouts
+    }
+
     /// Publishes the simulated time `t`: wakes, in deadline order, every wait it reaches.
     /// A `t` earlier than the previous sample is a reset, reported as a backward jump.
     pub fn publish(&self, t: Time) -> Result<(), ClockMismatch> {
@@ -207,6 +232,7 @@ impl SimClock {
                 found: t.kind(),
             });
         }
+        self.settle_deferred();
         self.observe_stall();
         let mut woken = Vec::new();
         let effect = {
@@ -271,6 +297,7 @@ impl SimClock {
     /// a reset, as with [`publish`](Self::publish).
     pub fn run_until(&self, t: Time) {
         let target = t.nanos();
+        self.settle_deferred();
         self.resume_given_up();
         loop {
             self.observe_stall();
@@ -337,9 +364,12 @@ impl SimClock {
     /// on this clock again or has exited, and every callback `ticket` marked has run.
     fn settle(&self, ticket: &settle::Ticket) {
         let deadline = std::time::Instant::now() + SETTLE_TIMEOUT.to_std().unwrap_or_default();
-        {
+        let threads_back = {
             let mut state = self.inner.state.lock();
-            while !state.running.is_empty() {
+            loop {
+                if state.running.is_empty() {
+                    break true;
+                }
                 if self
                     .inner
                     .settled
@@ -350,11 +380,48 @@ impl SimClock {
                     // on rather than hang; determinism is only promised for threads that
                     // come back.
                     state.running.clear();
-                    break;
+                    break false;
                 }
             }
+        };
+        let callbacks_done = ticket.wait(deadline);
+        if !threads_back || !callbacks_done {
+            self.settle_timed_out(ticket.pending());
         }
-        ticket.wait(deadline);
+    }
+
+    /// Hands this clock work made ready for it outside a step (see `RosClock`'s switch):
+    /// the next step or settled publish waits for it before time moves.
+    pub(crate) fn defer(&self, ticket: Arc<settle::Ticket>) {
+        if ticket.pending() > 0 {
+            self.inner.state.lock().deferred.push(ticket);
+        }
+    }
+
+    /// Waits (bounded by [`SETTLE_TIMEOUT`]) for the work handed over by [`defer`](Self::defer).
+    fn settle_deferred(&self) {
+        let deferred = std::mem::take(&mut self.inner.state.lock().deferred);
+        if deferred.is_empty() {
+            return;
+        }
+        let deadline = std::time::Instant::now() + SETTLE_TIMEOUT.to_std().unwrap_or_default();
+        let pending: usize = deferred
+            .iter()
+            .filter(|ticket| !ticket.wait(deadline))
+            .map(|ticket| ticket.pending())
+            .sum();
+        if pending > 0 {
+            self.settle_timed_out(pending);
+        }
+    }
+
+    fn settle_timed_out(&self, pending: usize) {
+        let now = {
+            let mut state = self.inner.state.lock();
+            state.settle_timeouts += 1;
+            state.clock.read(mono_now())
+        };
+        crate::trace::tp::sim_settle_timeout(now, pending as u64);
     }
 
     fn report(&self, effect: PublishEffect, woken: Vec<Waker>) {
@@ -428,6 +495,19 @@ impl SimClock {
         waker: &Waker,
         participant: Option<u64>,
     ) -> WaitStep {
+        self.poll_wait_ranked(deadline, key, waker, participant, None)
+    }
+
+    /// [`poll_wait`](Self::poll_wait) for a waiter with a rank of its own among the waiters
+    /// of one deadline (a timer: its creation order, see `DeadlineQueue`).
+    pub(crate) fn poll_wait_ranked(
+        &self,
+        deadline: i64,
+        key: &mut Option<u64>,
+        waker: &Waker,
+        participant: Option<u64>,
+        rank: Option<u64>,
+    ) -> WaitStep {
         self.observe_stall();
         let steady = mono_now();
         let mut state = self.inner.state.lock();
@@ -451,7 +531,7 @@ impl SimClock {
         match *key {
             Some(k) if state.queue.update(k, waker) => {}
             _ => {
-                let k = state.queue.insert(deadline, waker.clone());
+                let k = state.queue.insert_ranked(deadline, rank, waker.clone());
                 *key = Some(k);
                 if let Some(p) = participant {
                     state.owners.insert(k, p);

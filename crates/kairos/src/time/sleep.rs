@@ -40,6 +40,8 @@ pub struct Sleep {
     /// The waker the cancel, wall and switch registrations hold: a poll with a waker that
     /// would wake the same task leaves them alone (no lock, no clone).
     registered: Option<Waker>,
+    /// Its place among the simulated waiters of one deadline (a timer's creation order).
+    rank: Option<u64>,
 }
 
 impl Sleep {
@@ -54,6 +56,7 @@ impl Sleep {
             sim_key: None,
             switch: clock.as_ros().map(|ros| (ros.switch_generation(), None)),
             registered: None,
+            rank: None,
             clock,
         }
     }
@@ -68,6 +71,13 @@ impl Sleep {
         let mut sleep = Sleep::new(clock, deadline, cancel);
         sleep.host = host;
         sleep
+    }
+
+    /// Ranks this sleep among the simulated waiters of its deadline (lowest first, before
+    /// every unranked one): a timer passes its creation order, so timers due at one instant
+    /// are woken in the same order every run, whatever order they re-armed in.
+    pub(crate) fn set_rank(&mut self, rank: u64) {
+        self.rank = Some(rank);
     }
 
     /// The time the sleep completes at.
@@ -115,7 +125,7 @@ impl Sleep {
 impl Sleep {
     fn sim_poll(&mut self, sim: SimClock, deadline: i64, cx: &Context<'_>) -> WaitStep {
         let mut key = self.sim_key.take().map(|(_, k)| k);
-        let result = sim.poll_wait(deadline, &mut key, cx.waker(), None);
+        let result = sim.poll_wait_ranked(deadline, &mut key, cx.waker(), None, self.rank);
         self.sim_key = key.map(|k| (sim, k));
         result
     }
