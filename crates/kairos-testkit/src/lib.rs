@@ -202,3 +202,48 @@ mod tests {
         assert!(!out.stderr.is_empty(), "{out:?}");
     }
 }
+
+/// Threads that keep CPUs busy until dropped: a test whose promise must hold on a loaded
+/// machine (determinism, exact accounting) runs beside them.
+///
+/// ```
+/// let load = kairos_testkit::CpuLoad::start(2);
+/// // ... the test, with two busy threads beside it ...
+/// drop(load);
+/// ```
+#[derive(Debug)]
+pub struct CpuLoad {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl CpuLoad {
+    /// Starts `threads` CPU-bound threads.
+    pub fn start(threads: usize) -> CpuLoad {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let threads = (0..threads)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut x = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        x = std::hint::black_box(
+                            x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1),
+                        );
+                    }
+                })
+            })
+            .collect();
+        CpuLoad { stop, threads }
+    }
+}
+
+impl Drop for CpuLoad {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}

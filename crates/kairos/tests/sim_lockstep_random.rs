@@ -25,7 +25,6 @@ use kairos::graph::{Context, Node, Qos};
 use kairos::time::{ClockKind, Duration, SimClock, StallPolicy, Time};
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// SplitMix64: a seed gives the same case on every machine.
@@ -382,41 +381,6 @@ fn check(case: &Case, outcome: &Outcome) {
     );
 }
 
-/// Two threads that keep both cores busy until dropped.
-struct CpuLoad {
-    stop: Arc<AtomicBool>,
-    threads: Vec<std::thread::JoinHandle<()>>,
-}
-
-impl CpuLoad {
-    fn start(threads: usize) -> CpuLoad {
-        let stop = Arc::new(AtomicBool::new(false));
-        let threads = (0..threads)
-            .map(|_| {
-                let stop = stop.clone();
-                std::thread::spawn(move || {
-                    let mut x = 0u64;
-                    while !stop.load(Ordering::Relaxed) {
-                        x = std::hint::black_box(
-                            x.wrapping_mul(6364136223846793005).wrapping_add(1),
-                        );
-                    }
-                })
-            })
-            .collect();
-        CpuLoad { stop, threads }
-    }
-}
-
-impl Drop for CpuLoad {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        for thread in self.threads.drain(..) {
-            let _ = thread.join();
-        }
-    }
-}
-
 #[test]
 fn lockstep_stepping_is_exact_and_repeats_under_load() {
     let seeds: Vec<u64> = match std::env::var("KAIROS_SIM_SEED") {
@@ -432,7 +396,7 @@ fn lockstep_stepping_is_exact_and_repeats_under_load() {
             (0..cases).map(|i| Rng(base).next() ^ i).collect()
         }
     };
-    let _load = CpuLoad::start(2);
+    let _load = kairos_testkit::CpuLoad::start(2);
     let dir = tempfile::tempdir().expect("temp dir");
     for seed in seeds {
         let case = Case::from_seed(seed);

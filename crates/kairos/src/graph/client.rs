@@ -104,6 +104,8 @@ type DoneCallback<Resp> = Box<dyn FnOnce(Result<Resp, CallError>) + Send>;
 struct Slot<Resp> {
     /// The request's sequence number.
     seq: u64,
+    /// Whether a request was sent (a response will come), or the result was known at once.
+    sent: bool,
     state: Mutex<SlotState<Resp>>,
     ready: Condvar,
 }
@@ -112,27 +114,36 @@ struct SlotState<Resp> {
     result: Option<Result<Resp, CallError>>,
     waker: Option<Waker>,
     on_done: Option<DoneCallback<Resp>>,
+    /// The caller stopped waiting before the response arrived (see [`Client::late_responses`]).
+    given_up: bool,
 }
 
 impl<Resp> Slot<Resp> {
     fn new(seq: u64, result: Option<Result<Resp, CallError>>) -> Arc<Self> {
         Arc::new(Self {
             seq,
+            sent: result.is_none(),
             state: Mutex::new(SlotState {
                 result,
                 waker: None,
                 on_done: None,
+                given_up: false,
             }),
             ready: Condvar::new(),
         })
     }
 
-    fn fulfil(&self, result: Result<Resp, CallError>) {
+    /// Hands the response to the caller; false (the response dropped) if the caller gave
+    /// up first. Decided under the slot's lock, which the caller gives up under too.
+    fn fulfil(&self, result: Result<Resp, CallError>) -> bool {
         let mut state = self.state.lock();
+        if state.given_up {
+            return false;
+        }
         if let Some(on_done) = state.on_done.take() {
             drop(state);
             on_done(result);
-            return;
+            return true;
         }
         state.result = Some(result);
         let waker = state.waker.take();
@@ -141,6 +152,16 @@ impl<Resp> Slot<Resp> {
         if let Some(waker) = waker {
             waker.wake();
         }
+        true
+    }
+
+    /// The caller stops waiting (its future is dropped): a response that arrives from now
+    /// on is late. True if one had arrived and was never read: it is dropped, late too (a
+    /// result made without a request, such as `ServiceUnavailable`, is no response).
+    fn give_up(&self) -> bool {
+        let mut state = self.state.lock();
+        state.given_up = true;
+        state.result.take().is_some() && self.sent
     }
 
     fn has_done_callback(&self) -> bool {
@@ -198,14 +219,19 @@ impl<Req: Send + 'static, Resp: Send + 'static> ClientInner<Req, Resp> {
     /// A response arrived (on the service's thread).
     pub(crate) fn respond(&self, seq: u64, result: Result<Resp, CallError>) {
         let Some(slot) = self.pending.lock().remove(&seq) else {
-            // The caller gave up (timeout or dropped future): count it, never lose it silently.
+            // The client was dropped with the call pending (its caller got `ClientDropped`).
             self.late.fetch_add(1, Ordering::Relaxed);
             return;
         };
-        if slot.has_done_callback() {
+        let delivered = if slot.has_done_callback() {
             self.deliver_done(slot, result);
+            true
         } else {
-            slot.fulfil(result);
+            slot.fulfil(result)
+        };
+        if !delivered {
+            // The caller gave up first: counted, never lost silently.
+            self.late.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -213,6 +239,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> ClientInner<Req, Resp> {
     /// the callback runs as a callback of the client; with no executor it runs here.
     fn deliver_done(&self, slot: Arc<Slot<Resp>>, result: Result<Resp, CallError>) {
         if self.core.executor().is_none() {
+            // A done callback's caller never gives up: it always runs.
             slot.fulfil(result);
             return;
         }
@@ -225,8 +252,12 @@ impl<Req: Send + 'static, Resp: Send + 'static> ClientInner<Req, Resp> {
         }
     }
 
-    fn forget(&self, seq: u64) {
-        self.pending.lock().remove(&seq);
+    /// The caller of `slot` stopped waiting. The slot stays pending until its response
+    /// arrives, which is then counted late (and so is a response it never read).
+    fn give_up(&self, slot: &Slot<Resp>) {
+        if slot.give_up() {
+            self.late.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// Runs the done callbacks of the responses queued for the executor with
@@ -239,7 +270,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> ClientInner<Req, Resp> {
             // The response itself is dropped here: counted as late, never silently.
             drop(result);
             self.late.fetch_add(1, Ordering::Relaxed);
-            slot.fulfil(Err(CallError::ExecutorShutDown {
+            let _ = slot.fulfil(Err(CallError::ExecutorShutDown {
                 service: self.service.to_string(),
                 seq,
             }));
@@ -257,7 +288,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> Entity for ClientInner<Req, Resp
         let Some((slot, result)) = self.done.lock().pop_front() else {
             return Execution::Idle;
         };
-        slot.fulfil(result);
+        let _ = slot.fulfil(result);
         Execution::Done
     }
 
@@ -279,7 +310,8 @@ trait CallSite<Resp>: Send + Sync {
     fn service(&self) -> &str;
     /// The entity that must run for the call to complete (the service), if it exists.
     fn server(&self) -> Option<Arc<dyn Entity>>;
-    fn forget(&self, seq: u64);
+    /// The caller stopped waiting for `slot` (see [`ClientInner::give_up`]).
+    fn give_up(&self, slot: &Slot<Resp>);
     /// A done callback was given after its response arrived: run it where it would have
     /// run had it come first.
     fn deliver_done(&self, slot: Arc<Slot<Resp>>, result: Result<Resp, CallError>);
@@ -295,8 +327,8 @@ impl<Req: Send + 'static, Resp: Send + 'static> CallSite<Resp> for ClientInner<R
         Some(server)
     }
 
-    fn forget(&self, seq: u64) {
-        ClientInner::forget(self, seq);
+    fn give_up(&self, slot: &Slot<Resp>) {
+        ClientInner::give_up(self, slot);
     }
 
     fn deliver_done(&self, slot: Arc<Slot<Resp>>, result: Result<Resp, CallError>) {
@@ -434,7 +466,7 @@ impl<Resp> Future for ResponseFuture<Resp> {
 impl<Resp> Drop for ResponseFuture<Resp> {
     fn drop(&mut self) {
         if !self.detached {
-            self.call_site.forget(self.seq);
+            self.call_site.give_up(&self.slot);
         }
     }
 }
@@ -605,8 +637,18 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
         &self.inner.service
     }
 
-    /// Responses that arrived after their caller gave up, or whose done callback could
-    /// not run on the client's executor (shut down: it ran with `ExecutorShutDown`).
+    /// Responses no caller received, because the caller had given up. "Given up" covers
+    /// exactly:
+    /// - a response future dropped before its response arrived, or with its response
+    ///   unread: a `call` or `wait` that returned `Timeout`, `WouldDeadlock` or (its
+    ///   executor shutting down) `ExecutorShutDown`; an awaiting async callback abandoned
+    ///   at shutdown; a future the program dropped;
+    /// - a done callback whose response was queued on the client's executor when it shut
+    ///   down: the callback ran with `ExecutorShutDown` instead;
+    /// - the client dropped with the call pending (its caller got `ClientDropped`).
+    ///
+    /// A call that received its response, or an error the server side sent (`ServiceGone`,
+    /// `ServicePanicked`, `ExecutorShutDown` from the server's executor), is never counted.
     pub fn late_responses(&self) -> u64 {
         self.inner.late.load(Ordering::Relaxed)
     }
@@ -640,7 +682,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> Drop for Registration<Req, Resp>
             .collect();
         for slot in pending {
             let seq = slot.seq;
-            slot.fulfil(Err(CallError::ClientDropped {
+            let _ = slot.fulfil(Err(CallError::ClientDropped {
                 service: self.inner.service.to_string(),
                 seq,
             }));
