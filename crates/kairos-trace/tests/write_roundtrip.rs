@@ -44,6 +44,7 @@ fn emit_every_event() {
     tp::sim_clock_update(77);
     tp::stall(ClockKind::Sim, 77);
     tp::resume(ClockKind::Sim, 78, 1_500);
+    tp::sim_settle_timeout(79, 2);
     tp::shutdown_report(0x30, "/chatter", "dropped", 1);
 }
 

@@ -137,11 +137,8 @@ mod deadline_queue;
 mod deadline_host;
 
 mod time {
-    pub(crate) use crate::deadline_host::DeadlineHost;
+    pub(crate) use crate::deadline_host::{DeadlineHost, SPIN_WINDOW_NS};
     pub(crate) use crate::deadline_queue::DeadlineQueue;
-
-    /// As `time::driver`'s.
-    pub(crate) const SPIN_WINDOW_NS: i64 = 50_000;
 
     pub(crate) mod wait {
         /// loom does not model time: the clock stands at zero.

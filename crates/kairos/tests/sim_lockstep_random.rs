@@ -1,6 +1,7 @@
 //! Lock-step simulation time, randomized, on a busy machine (issue 24).
 //!
-//! Each case is drawn from a seed: the step size (1 us to seconds), how many nodes and
+//! Each case is drawn from a seed: how time is driven (`SimClock::step`, or a simulator
+//! node publishing `/clock`), the step size (1 us to seconds), how many nodes and
 //! timers and their periods, which clock they read (a node's `use_sim_time`, switched on
 //! before or after its executor started; a `SimClock` given with `set_clock` under each
 //! stall policy; a first sample published or not before the timers exist), the executor
@@ -21,7 +22,7 @@
 //! `KAIROS_SIM_CASES=<n>` runs more (default 24).
 
 use kairos::exec::Executor;
-use kairos::graph::{Context, Node, Qos};
+use kairos::graph::{ClockMsg, Context, Node, Qos};
 use kairos::time::{ClockKind, Duration, SimClock, StallPolicy, Time};
 use std::collections::HashMap;
 use std::path::Path;
@@ -68,8 +69,17 @@ enum ClockSetup {
     SetClock(StallPolicy),
 }
 
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Drive {
+    /// `SimClock::step`: time moves to each deadline in turn.
+    Step,
+    /// A simulator node publishing on `/clock` (`publish_settled`): time jumps by a step.
+    ClockTopic,
+}
+
 #[derive(Debug, Clone)]
 struct Case {
+    drive: Drive,
     step_ns: i64,
     steps: i64,
     /// Per node, the periods of its timers (ns).
@@ -128,7 +138,13 @@ impl Case {
             ClockSetup::SetClock(StallPolicy::Fail),
         ]);
         let start_ns = (rng.below(2) == 0).then(|| rng.below(5_000_000_000) as i64);
+        // `/clock` feeds the context's simulated clock, which `set_clock` does not use.
+        let drive = match clock {
+            ClockSetup::SetClock(_) => Drive::Step,
+            _ => rng.pick(&[Drive::Step, Drive::ClockTopic]),
+        };
         Case {
+            drive,
             step_ns,
             steps,
             nodes,
@@ -258,8 +274,19 @@ fn run(case: &Case) -> Outcome {
         spin_some(&exec);
         spin_some(&listener_exec);
     }
+    let simulator = Node::new_in(&context, "simulator", "/").expect("node");
+    let clock_topic = simulator
+        .create_publisher::<ClockMsg>("/clock", Qos::keep_last(1))
+        .expect("publisher");
     for _ in 0..case.steps {
-        sim.step(Duration::from_nanos(case.step_ns));
+        match case.drive {
+            Drive::Step => sim.step(Duration::from_nanos(case.step_ns)),
+            Drive::ClockTopic => {
+                clock_topic.publish(ClockMsg {
+                    clock: Time::new(ClockKind::Sim, sim.now().nanos() + case.step_ns),
+                });
+            }
+        }
         if case.spin == Spin::Lockstep {
             // The timers, then what they published, then anything that made due.
             loop {
@@ -352,7 +379,10 @@ fn check(case: &Case, outcome: &Outcome) {
     );
     for (i, &(period, created, fired, missed)) in outcome.timers.iter().enumerate() {
         let periods = ((outcome.end_ns - created) / period) as u64;
-        let long_steps = case.spin == Spin::Lockstep && case.step_ns > period;
+        // Lock-step spinning and `/clock` jumps move time by whole steps: a step longer
+        // than the period fires the timer once and counts the periods it passed.
+        let long_steps = (case.spin == Spin::Lockstep || case.drive == Drive::ClockTopic)
+            && case.step_ns > period;
         if long_steps {
             assert_eq!(
                 fired + missed,

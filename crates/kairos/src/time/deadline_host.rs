@@ -6,6 +6,11 @@
 
 use std::task::Waker;
 
+/// Deadlines at most this far away are waited for by yielding, not parking: a timed
+/// futex wait and its wake-up cost more than the wait itself (see `driver`). Both hosts
+/// use it.
+pub(crate) const SPIN_WINDOW_NS: i64 = 50_000;
+
 /// Wakes registrations once the monotonic clock has reached their deadline, never before.
 pub(crate) trait DeadlineHost: Send + Sync + std::fmt::Debug {
     /// Registers (or refreshes) `waker` for `mono_deadline`, replacing an older key.

@@ -21,7 +21,7 @@
 //! `earlier` is set (after the registration, under `queue`) when a registration became
 //! the earliest deadline, and taken by the driver before it reads the queue.
 
-use super::deadline_host::DeadlineHost;
+use super::deadline_host::{DeadlineHost, SPIN_WINDOW_NS};
 use super::deadline_queue::DeadlineQueue;
 use super::slack::ensure_fine_slack;
 use super::wait::{mono_now, park_until_mono};
@@ -30,9 +30,6 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::Waker;
 use std::thread::Thread;
-
-/// Deadlines at most this far away are waited for by yielding, not parking (see above).
-pub(crate) const SPIN_WINDOW_NS: i64 = 50_000;
 
 #[derive(Debug)]
 pub(crate) struct Driver {

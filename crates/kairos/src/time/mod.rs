@@ -39,9 +39,8 @@ mod wakers;
 
 pub use cancel::CancelToken;
 pub use clock::Clock;
-pub(crate) use deadline_host::DeadlineHost;
+pub(crate) use deadline_host::{DeadlineHost, SPIN_WINDOW_NS};
 pub(crate) use deadline_queue::DeadlineQueue;
-pub(crate) use driver::SPIN_WINDOW_NS;
 pub use duration::Duration;
 pub use error::{TimeError, WaitError};
 pub use jump::{ClockChange, ClockJump, JumpHandler, JumpThreshold};

@@ -221,10 +221,13 @@ impl SimClock {
         Ok(())
     }
 
-    /// Publishes `t` as [`publish`](Self::publish) does, then waits (bounded by
-    /// [`SETTLE_TIMEOUT`]) until the callbacks it made due have run, on whatever executor
-    /// runs them, and the threads it woke wait on this clock again: the lock-step form a
-    /// `/clock` message takes (see "Deterministic stepping" above).
+    /// Publishes `t` as [`publish`](Self::publish) does, but wakes the waiters it made due
+    /// one at a time in (deadline, rank) order, each time waiting (bounded by
+    /// [`SETTLE_TIMEOUT`]) until the callbacks the wake made due have run, on whatever
+    /// executor runs them, and the threads it woke wait on this clock again: the lock-step
+    /// form a `/clock` message takes (see "Deterministic stepping" above). Time jumps to
+    /// `t` at once: a timer whose periods the jump passed fires once, its missed periods
+    /// counted.
     pub fn publish_settled(&self, t: Time) -> Result<(), ClockMismatch> {
         if t.kind() != ClockKind::Sim {
             return Err(ClockMismatch {
@@ -235,20 +238,31 @@ impl SimClock {
         self.settle_deferred();
         self.observe_stall();
         let mut woken = Vec::new();
-        let effect = {
+        let (effect, now) = {
             let mut state = self.inner.state.lock();
             let effect = state.publish(t.nanos());
-            let now = if effect.reset {
-                i64::MAX
+            // After a reset every waiter re-evaluates at once; otherwise the due ones are
+            // woken one at a time, in (deadline, rank) order, each settled before the
+            // next, as a step does.
+            let (now, max) = if effect.reset {
+                (i64::MAX, usize::MAX)
             } else {
-                state.clock.read(mono_now())
+                (state.clock.read(mono_now()), 1)
             };
-            state.pop_due(now, &mut woken, usize::MAX, true);
-            effect
+            state.pop_due(now, &mut woken, max, true);
+            (effect, now)
         };
         let ticket = settle::collect(|| self.report(effect, woken));
         self.settle(&ticket);
-        Ok(())
+        loop {
+            let mut woken = Vec::new();
+            self.inner.state.lock().pop_due(now, &mut woken, 1, true);
+            if woken.is_empty() {
+                return Ok(());
+            }
+            let ticket = settle::collect(|| woken.into_iter().for_each(Waker::wake));
+            self.settle(&ticket);
+        }
     }
 
     /// Advances simulated time by `dt`, waking every waiter due on the way one at a time in
