@@ -12,6 +12,7 @@
 //! ([`crate::signal`]), as `rclcpp::init` does.
 
 use super::error::GraphError;
+use super::ros_args::{RosArgs, RosArgsError};
 use super::service::ServiceInner;
 use super::topic::Topic;
 use crate::time::{DEFAULT_STALL_TIMEOUT, Duration, SimClock, StallPolicy, Time};
@@ -91,6 +92,9 @@ struct ContextInner {
     sim_clocks: Mutex<Vec<(SimStall, SimClock)>>,
     /// Carries this graph beyond the process, when installed (see `transport`).
     transport: OnceLock<Arc<dyn super::transport::Transport>>,
+    /// The ROS arguments applied to every node (or why the command line's could not be
+    /// read: the first node made reports it).
+    ros_args: Result<RosArgs, RosArgsError>,
 }
 
 impl Default for Context {
@@ -118,7 +122,28 @@ impl Context {
     /// An isolated graph whose `use_sim_time` nodes wait when `/clock` stalls (ROS's
     /// behaviour; see [`SimStall`]).
     pub fn new() -> Self {
-        Self::build(SimStall::default())
+        Self::build(SimStall::default(), Ok(RosArgs::default()))
+    }
+
+    /// An isolated graph whose nodes take `ros_args` (names, namespaces, remaps,
+    /// parameter values), as rcl applies a program's `--ros-args`.
+    ///
+    /// ```
+    /// use kairos::graph::{Context, Node, RosArgs};
+    ///
+    /// let (args, _rest) = RosArgs::parse(["talker", "--ros-args", "-r", "__ns:=/robot"])?;
+    /// let node = Node::new_in(&Context::with_ros_args(args), "talker", "/")?;
+    /// assert_eq!(node.fully_qualified_name(), "/robot/talker");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_ros_args(ros_args: RosArgs) -> Self {
+        Self::build(SimStall::default(), Ok(ros_args))
+    }
+
+    /// The ROS arguments this context applies to its nodes; an `Err` says why the
+    /// command line's could not be read (the process-wide context reads them).
+    pub fn ros_args(&self) -> Result<&RosArgs, GraphError> {
+        self.inner.ros_args.as_ref().map_err(|e| e.clone().into())
     }
 
     /// An isolated graph whose `use_sim_time` nodes handle a silent `/clock` as `stall`
@@ -140,10 +165,10 @@ impl Context {
     /// # Ok::<(), kairos::graph::GraphError>(())
     /// ```
     pub fn with_sim_stall(stall: SimStall) -> Result<Self, GraphError> {
-        Ok(Self::build(stall.check()?))
+        Ok(Self::build(stall.check()?, Ok(RosArgs::default())))
     }
 
-    fn build(sim_stall: SimStall) -> Self {
+    fn build(sim_stall: SimStall, ros_args: Result<RosArgs, RosArgsError>) -> Self {
         crate::runtime_first_use();
         Context {
             inner: Arc::new(ContextInner {
@@ -153,14 +178,22 @@ impl Context {
                 sim_stall,
                 sim_clocks: Mutex::default(),
                 transport: OnceLock::new(),
+                ros_args,
             }),
         }
     }
 
-    /// The process-wide context.
+    /// The process-wide context. Its nodes take the ROS arguments of the program's
+    /// command line (`--ros-args ...`, read from `std::env::args` as rcl does); if they
+    /// cannot be read, making a node in it fails with [`GraphError::RosArgs`].
     pub fn global() -> Self {
         static GLOBAL: OnceLock<Context> = OnceLock::new();
-        GLOBAL.get_or_init(Context::new).clone()
+        GLOBAL
+            .get_or_init(|| {
+                let ros_args = RosArgs::from_env().map(|(args, _rest)| args);
+                Self::build(SimStall::default(), ros_args)
+            })
+            .clone()
     }
 
     /// The stall setting of this context's `use_sim_time` nodes, unless they choose one.

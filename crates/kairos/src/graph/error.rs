@@ -14,6 +14,12 @@ pub enum GraphError {
     /// The QoS cannot be honoured.
     #[error(transparent)]
     InvalidQos(#[from] QosError),
+    /// A parameter could not be declared (see [`ParameterError`](super::ParameterError)).
+    #[error(transparent)]
+    Parameter(#[from] super::parameters::ParameterError),
+    /// The program's ROS arguments cannot be used.
+    #[error(transparent)]
+    RosArgs(#[from] super::ros_args::RosArgsError),
     /// A time argument (a timer's period) is invalid.
     #[error(transparent)]
     Time(#[from] crate::time::TimeError),

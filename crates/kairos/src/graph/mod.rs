@@ -9,6 +9,8 @@
 //!   queued ([`SubscriptionStats`]); a full queue drops its oldest message and counts it.
 //! - A service call ends with a response or a [`CallError`] saying why not (no server,
 //!   service panicked, timeout, would deadlock), never a hang.
+//! - ROS arguments (`--ros-args`: remaps, parameters, parameter files) are read as rcl
+//!   reads them and applied by the context to every node it makes ([`RosArgs`]).
 
 mod backlog;
 mod client;
@@ -21,6 +23,7 @@ mod parameters;
 mod pool;
 mod publisher;
 mod qos;
+mod ros_args;
 mod service;
 mod subscription;
 mod topic;
@@ -38,5 +41,6 @@ pub use parameters::{
 };
 pub use publisher::Publisher;
 pub use qos::{Durability, History, Qos, QosError, Reliability};
+pub use ros_args::{LogLevel, ParameterOverride, Remap, RosArgs, RosArgsError};
 pub use service::Service;
 pub use subscription::{Subscription, SubscriptionStats};

@@ -121,8 +121,16 @@ impl Node {
         name: &str,
         options: NodeOptions,
     ) -> Result<Self, GraphError> {
+        let ros_args = context.ros_args()?;
+        // `__node` and `__ns` rules, for this node's name as created or for every node.
+        let created_as = name;
+        let name = ros_args.node_name_for(created_as).unwrap_or(created_as);
         validate_node_name(name)?;
-        let namespace = normalize_namespace(options.namespace.as_deref().unwrap_or("/"))?;
+        let namespace = ros_args
+            .namespace_for(created_as)
+            .or(options.namespace.as_deref())
+            .unwrap_or("/");
+        let namespace = normalize_namespace(namespace)?;
         let fq_name = if namespace == "/" {
             format!("/{name}")
         } else {
@@ -212,13 +220,16 @@ impl Node {
     }
 
     /// Resolves a topic or service name against this node.
+    /// A remapping rule of the context's ROS arguments (`-r from:=to`) applies after.
     pub fn resolve_name(&self, kind: NameKind, name: &str) -> Result<String, GraphError> {
-        Ok(resolve(
-            kind,
-            name,
-            &self.shared.namespace,
-            &self.shared.name,
-        )?)
+        let (namespace, node) = (&self.shared.namespace, &self.shared.name);
+        let resolved = resolve(kind, name, namespace, node)?;
+        let remapped = self
+            .shared
+            .context
+            .ros_args()?
+            .remap_name(kind, &resolved, namespace, node);
+        Ok(remapped.unwrap_or(resolved))
     }
 
     /// A publisher of `T` on `topic` (resolved against the node's namespace); see [`Publisher`].

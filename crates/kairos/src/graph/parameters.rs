@@ -172,6 +172,20 @@ pub enum ParameterError {
         /// What the hook said.
         reason: String,
     },
+    /// The ROS arguments (`-p`, `--params-file`) give a declared parameter a value of
+    /// another type.
+    #[error(
+        "parameter '{name}' is declared a {declared}, but the ROS arguments (-p or \
+         --params-file) give it a {given}: write a {declared} there"
+    )]
+    OverrideTypeMismatch {
+        /// The parameter.
+        name: String,
+        /// Its declared type.
+        declared: ParameterType,
+        /// The type the arguments give.
+        given: ParameterType,
+    },
     /// The name is not a valid parameter name.
     #[error("'{0}' is not a parameter name (letters, digits, '_' and '.', not empty)")]
     BadName(String),
@@ -190,6 +204,8 @@ struct Entry {
 #[derive(Clone, Default)]
 pub struct Parameters {
     table: Arc<Mutex<BTreeMap<String, Entry>>>,
+    /// Values the ROS arguments give (`-p`, `--params-file`), taken at declaration.
+    overrides: Arc<BTreeMap<String, ParameterValue>>,
 }
 
 impl fmt::Debug for Parameters {
@@ -228,7 +244,14 @@ impl Parameters {
             .as_ros()
             .cloned()
             .expect("set_use_sim_time leaves a ROS clock on the node");
-        let parameters = Self::new();
+        let parameters = Self {
+            overrides: Arc::new(
+                node.context()
+                    .ros_args()?
+                    .overrides_for(node.fully_qualified_name()),
+            ),
+            ..Self::new()
+        };
         let hook: ParameterHook = Arc::new(move |value| match value {
             ParameterValue::Bool(on) => {
                 ros.set_use_sim_time(*on);
@@ -247,7 +270,8 @@ impl Parameters {
                 },
                 Some(hook),
             )
-            .expect("a fresh table has no use_sim_time");
+            // Only a `use_sim_time` the ROS arguments give wrongly can fail here.
+            .map_err(GraphError::Parameter)?;
         Ok(parameters)
     }
 
@@ -272,6 +296,31 @@ impl Parameters {
         if !valid_name(name) {
             return Err(ParameterError::BadName(name.to_owned()));
         }
+        if self.table.lock().contains_key(name) {
+            return Err(ParameterError::AlreadyDeclared(name.to_owned()));
+        }
+        // A value from the ROS arguments replaces the default, if its type fits and the
+        // hook takes it (read-only parameters too: it is their initial value).
+        let value = match self.overrides.get(name) {
+            Some(given) => {
+                let (declared, given_kind) = (value.kind(), given.kind());
+                if declared != given_kind && !descriptor.dynamic_typing {
+                    return Err(ParameterError::OverrideTypeMismatch {
+                        name: name.to_owned(),
+                        declared,
+                        given: given_kind,
+                    });
+                }
+                if let Some(hook) = &hook {
+                    hook(given).map_err(|reason| ParameterError::Rejected {
+                        name: name.to_owned(),
+                        reason,
+                    })?;
+                }
+                given.clone()
+            }
+            None => value,
+        };
         let mut table = self.table.lock();
         if table.contains_key(name) {
             return Err(ParameterError::AlreadyDeclared(name.to_owned()));
@@ -285,6 +334,11 @@ impl Parameters {
             },
         );
         Ok(())
+    }
+
+    /// The value the ROS arguments give `name` (taken when it is declared), if any.
+    pub fn override_for(&self, name: &str) -> Option<&ParameterValue> {
+        self.overrides.get(name)
     }
 
     /// The value of `name`.
