@@ -180,39 +180,10 @@ fn set(node: &NodeArg, name: &str, text: &str) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// A value as `ros2 param set` reads it.
+/// A value as `ros2 param set` reads it (YAML, as `-p NAME:=VALUE` does).
 fn parse_value(text: &str) -> anyhow::Result<ParameterValue> {
-    use serde_json::Value;
-    let scalar = |v: &Value| -> Option<ParameterValue> {
-        Some(match v {
-            Value::Bool(b) => ParameterValue::Bool(*b),
-            Value::Number(n) if n.is_i64() => ParameterValue::Integer(n.as_i64()?),
-            Value::Number(n) => ParameterValue::Double(n.as_f64()?),
-            Value::String(s) => ParameterValue::String(s.clone()),
-            _ => return None,
-        })
-    };
-    let value = crate::ros::parse_values(text)?;
-    if let Value::Array(items) = &value {
-        let all = |f: fn(&Value) -> bool| items.iter().all(f);
-        return Ok(if all(Value::is_boolean) {
-            ParameterValue::BoolArray(items.iter().filter_map(Value::as_bool).collect())
-        } else if all(Value::is_i64) {
-            ParameterValue::IntegerArray(items.iter().filter_map(Value::as_i64).collect())
-        } else if all(Value::is_number) {
-            ParameterValue::DoubleArray(items.iter().filter_map(Value::as_f64).collect())
-        } else if all(Value::is_string) {
-            ParameterValue::StringArray(
-                items
-                    .iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect(),
-            )
-        } else {
-            bail!("a list of mixed types is not a parameter value: {text}")
-        });
-    }
-    scalar(&value).ok_or_else(|| anyhow!("'{text}' is not a parameter value"))
+    ParameterValue::from_yaml(text)
+        .map_err(|why| anyhow!("'{text}' is not a parameter value: {why}"))
 }
 
 /// A node with `use_sim_time` and two parameters of its own, serving them; prints a line

@@ -762,141 +762,50 @@ fn serve_add_two_ints(service: &str, count: u64, timeout: f64) -> anyhow::Result
     Ok(ExitCode::SUCCESS)
 }
 
-/// The values of `ros2 topic pub`: a YAML flow mapping such as `{data: hello, n: 3}`.
+/// The values of `ros2 topic pub`: YAML, such as the flow mapping `{data: hello, n: 3}`.
 pub fn parse_values(text: &str) -> anyhow::Result<serde_json::Value> {
-    let mut parser = Flow {
-        chars: text.chars().collect(),
-        at: 0,
+    let docs = yaml_rust2::YamlLoader::load_from_str(text)
+        .map_err(|e| anyhow!("cannot read values '{text}': {e}"))?;
+    let Some(doc) = docs.first() else {
+        bail!("cannot read values '{text}': there are none");
     };
-    let value = parser
-        .value()
-        .with_context(|| format!("cannot read values '{text}'"))?;
-    parser.skip_ws();
-    if parser.at != parser.chars.len() {
-        bail!(
-            "cannot read values '{text}': unexpected text at column {}",
-            parser.at + 1
-        );
-    }
-    Ok(value)
+    json_value(doc).with_context(|| format!("cannot read values '{text}'"))
 }
 
-struct Flow {
-    chars: Vec<char>,
-    at: usize,
-}
-
-impl Flow {
-    fn skip_ws(&mut self) {
-        while self.chars.get(self.at).is_some_and(|c| c.is_whitespace()) {
-            self.at += 1;
-        }
-    }
-
-    fn peek(&mut self) -> Option<char> {
-        self.skip_ws();
-        self.chars.get(self.at).copied()
-    }
-
-    fn expect(&mut self, c: char) -> anyhow::Result<()> {
-        if self.peek() == Some(c) {
-            self.at += 1;
-            Ok(())
-        } else {
-            bail!("expected '{c}' at column {}", self.at + 1)
-        }
-    }
-
-    fn value(&mut self) -> anyhow::Result<serde_json::Value> {
-        match self.peek() {
-            Some('{') => {
-                self.at += 1;
-                let mut map = serde_json::Map::new();
-                if self.peek() == Some('}') {
-                    self.at += 1;
-                    return Ok(map.into());
+/// A YAML value as the JSON value the message codec takes.
+fn json_value(yaml: &yaml_rust2::Yaml) -> anyhow::Result<serde_json::Value> {
+    use yaml_rust2::Yaml;
+    Ok(match yaml {
+        Yaml::Boolean(b) => (*b).into(),
+        Yaml::Integer(i) => (*i).into(),
+        Yaml::Real(text) => match yaml.as_f64() {
+            Some(f) => f.into(),
+            None => bail!("'{text}' is not a number"),
+        },
+        Yaml::String(s) => s.clone().into(),
+        Yaml::Array(items) => items
+            .iter()
+            .map(json_value)
+            .collect::<anyhow::Result<Vec<_>>>()?
+            .into(),
+        Yaml::Hash(map) => {
+            let mut out = serde_json::Map::new();
+            for (key, value) in map {
+                let key = match key {
+                    Yaml::String(s) => s.clone(),
+                    Yaml::Integer(i) => i.to_string(),
+                    other => bail!("a field name must be text, not {other:?}"),
+                };
+                if matches!(value, Yaml::Null) {
+                    bail!("field '{key}' has no value");
                 }
-                loop {
-                    let key = self.scalar_text(&[':'])?;
-                    self.expect(':')?;
-                    let value = self.value()?;
-                    map.insert(key, value);
-                    match self.peek() {
-                        Some(',') => self.at += 1,
-                        Some('}') => {
-                            self.at += 1;
-                            return Ok(map.into());
-                        }
-                        _ => bail!("expected ',' or '}}' at column {}", self.at + 1),
-                    }
-                }
+                out.insert(key, json_value(value)?);
             }
-            Some('[') => {
-                self.at += 1;
-                let mut list = Vec::new();
-                if self.peek() == Some(']') {
-                    self.at += 1;
-                    return Ok(list.into());
-                }
-                loop {
-                    list.push(self.value()?);
-                    match self.peek() {
-                        Some(',') => self.at += 1,
-                        Some(']') => {
-                            self.at += 1;
-                            return Ok(list.into());
-                        }
-                        _ => bail!("expected ',' or ']' at column {}", self.at + 1),
-                    }
-                }
-            }
-            Some('"') | Some('\'') => Ok(self.quoted()?.into()),
-            Some(_) => {
-                let text = self.scalar_text(&[',', '}', ']'])?;
-                Ok(match text.as_str() {
-                    "true" => true.into(),
-                    "false" => false.into(),
-                    _ => text
-                        .parse::<i64>()
-                        .map(Into::into)
-                        .or_else(|_| text.parse::<f64>().map(Into::into))
-                        .unwrap_or(text.into()),
-                })
-            }
-            None => bail!("a value is missing at the end"),
+            out.into()
         }
-    }
-
-    fn quoted(&mut self) -> anyhow::Result<String> {
-        let quote = self.chars[self.at];
-        self.at += 1;
-        let start = self.at;
-        while let Some(&c) = self.chars.get(self.at) {
-            if c == quote {
-                let s = self.chars[start..self.at].iter().collect();
-                self.at += 1;
-                return Ok(s);
-            }
-            self.at += 1;
-        }
-        bail!("unterminated quote from column {start}")
-    }
-
-    fn scalar_text(&mut self, stops: &[char]) -> anyhow::Result<String> {
-        if matches!(self.peek(), Some('"') | Some('\'')) {
-            return self.quoted();
-        }
-        let start = self.at;
-        while self.chars.get(self.at).is_some_and(|c| !stops.contains(c)) {
-            self.at += 1;
-        }
-        let text: String = self.chars[start..self.at].iter().collect();
-        let text = text.trim().to_owned();
-        if text.is_empty() {
-            bail!("a value is missing at column {}", start + 1);
-        }
-        Ok(text)
-    }
+        Yaml::Null => bail!("a value is missing"),
+        other => bail!("{other:?} is not a message value"),
+    })
 }
 
 #[cfg(test)]

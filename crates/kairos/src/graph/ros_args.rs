@@ -393,6 +393,27 @@ fn parse_log_level(flag: &str, rule: &str) -> Result<LogLevel, RosArgsError> {
     Ok(LogLevel { logger, level })
 }
 
+impl ParameterValue {
+    /// Reads a value as `-p NAME:=VALUE` and `ros2 param set` do: YAML, so `true`, `3`,
+    /// `2.5`, `text`, `'7'` (a string) and `[1, 2]` have the types they look like. The
+    /// error says why the text is no parameter value.
+    ///
+    /// ```
+    /// use kairos::graph::ParameterValue;
+    ///
+    /// assert_eq!(ParameterValue::from_yaml("[1, 2.5]"), Ok(ParameterValue::DoubleArray(vec![1.0, 2.5])));
+    /// assert!(ParameterValue::from_yaml("[1, a]").is_err());
+    /// ```
+    pub fn from_yaml(text: &str) -> Result<ParameterValue, String> {
+        let docs = YamlLoader::load_from_str(text).map_err(|e| format!("not YAML: {e}"))?;
+        let yaml = docs
+            .into_iter()
+            .next()
+            .unwrap_or(Yaml::String(String::new()));
+        parameter_value(&yaml)
+    }
+}
+
 /// A YAML scalar or sequence as a parameter value.
 fn parameter_value(yaml: &Yaml) -> Result<ParameterValue, String> {
     Ok(match yaml {
