@@ -553,64 +553,58 @@ fn loom_a_step_waits_for_the_run_it_marked() {
     // the bound.
     let mut model = ::loom::model::Builder::new();
     model.preemption_bound = Some(4);
+    /// What the step and the worker share.
+    struct Shared {
+        queue: ReadyQueue<u32>,
+        flag: ScheduleFlag,
+        mark: settle::Mark,
+        /// The simulated time a run sees: 0 before the step, 1 after.
+        time: AtomicUsize,
+        /// The latest time a finished run saw.
+        seen: AtomicUsize,
+    }
     model.check(|| {
-        let queue = Arc::new(ReadyQueue::new());
-        let flag = Arc::new(ScheduleFlag::new());
-        let mark = Arc::new(settle::Mark::default());
-        // The simulated time a run sees: 0 before the step, 1 after.
-        let time = Arc::new(AtomicUsize::new(0));
-        // The latest time a finished run saw.
-        let seen = Arc::new(AtomicUsize::new(0));
+        let shared = Arc::new(Shared {
+            queue: ReadyQueue::new(),
+            flag: ScheduleFlag::new(),
+            mark: settle::Mark::default(),
+            time: AtomicUsize::new(0),
+            seen: AtomicUsize::new(0),
+        });
         // An unrelated wake-up queued the entity before the step.
-        assert!(flag.set());
-        queue.push(7);
+        assert!(shared.flag.set());
+        shared.queue.push(7);
 
         let step = {
-            let (queue, flag, mark, time, seen) = (
-                queue.clone(),
-                flag.clone(),
-                mark.clone(),
-                time.clone(),
-                seen.clone(),
-            );
+            let s = shared.clone();
             thread::spawn(move || {
                 let ticket = std::sync::Arc::new(settle::Ticket::default());
-                time.store(1, Ordering::Release);
+                s.time.store(1, Ordering::Release);
                 // `EntityCore::notify` inside the step's scope.
-                mark.set(ticket.clone());
-                if flag.set() {
-                    queue.push(7);
+                s.mark.set(ticket.clone());
+                if s.flag.set() {
+                    s.queue.push(7);
                 }
                 // loom has no time: the wait is untimed here.
                 assert!(ticket.wait(Instant::now() + Duration::from_secs(1)));
                 assert_eq!(
-                    seen.load(Ordering::Acquire),
+                    s.seen.load(Ordering::Acquire),
                     1,
                     "the step returned before the run it made due"
                 );
-                queue.interrupt();
+                s.queue.interrupt();
             })
         };
         let worker = {
-            let (queue, flag, mark, time, seen) = (
-                queue.clone(),
-                flag.clone(),
-                mark.clone(),
-                time.clone(),
-                seen.clone(),
-            );
+            let s = shared.clone();
             thread::spawn(move || {
-                loop {
-                    match queue.pop(&mut 0, None) {
-                        Popped::Item(_) => {
-                            flag.clear();
-                            let ticket = mark.take();
-                            seen.store(time.load(Ordering::Acquire), Ordering::Release);
-                            if let Some(ticket) = ticket {
-                                ticket.release();
-                            }
-                        }
-                        _ => return,
+                while let Popped::Item(_) = s.queue.pop(&mut 0, None) {
+                    s.flag.clear();
+                    let ticket = s.mark.take();
+                    s.seen
+                        .store(s.time.load(Ordering::Acquire), Ordering::Release);
+                    if let Some(ticket) = ticket {
+                        ticket.release();
                     }
                 }
             })
