@@ -203,6 +203,39 @@ impl NodeCore {
         self.node.fully_qualified_name()
     }
 
+    /// The parameter values the program's ROS arguments (`-p`, `--params-file`) give this
+    /// node, as `(name, value)` pairs of Python values.
+    fn ros_parameter_overrides<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
+        use kairos::graph::ParameterValue as V;
+        let overrides = self
+            .node
+            .context()
+            .ros_args()
+            .map_err(graph_error)?
+            .overrides_for(self.node.fully_qualified_name());
+        overrides
+            .into_iter()
+            .map(|(name, value)| {
+                let value = match value {
+                    V::NotSet => py.None().into_bound(py),
+                    V::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+                    V::Integer(i) => i.into_pyobject(py)?.into_any(),
+                    V::Double(d) => d.into_pyobject(py)?.into_any(),
+                    V::String(s) => s.into_pyobject(py)?.into_any(),
+                    V::ByteArray(b) => pyo3::types::PyBytes::new(py, &b).into_any(),
+                    V::BoolArray(v) => v.into_pyobject(py)?.into_any(),
+                    V::IntegerArray(v) => v.into_pyobject(py)?.into_any(),
+                    V::DoubleArray(v) => v.into_pyobject(py)?.into_any(),
+                    V::StringArray(v) => v.into_pyobject(py)?.into_any(),
+                };
+                Ok((name, value))
+            })
+            .collect()
+    }
+
     fn default_group(&self) -> PyGroup {
         PyGroup {
             group: self.node.default_callback_group().clone(),

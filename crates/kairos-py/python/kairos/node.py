@@ -61,11 +61,20 @@ class Node:
         ``/clock`` falls silent for ``sim_stall_timeout_sec``: ``"wait"`` (ROS's
         behaviour), ``"fallback_to_steady"`` (time goes on at rate 1) or ``"fail"`` (the
         wait raises :class:`kairos.ClockStalled`); None: the process default (wait)."""
-        self._parameters = {p.name: p for p in (parameter_overrides or [])}
+        self._core = _kairos.NodeCore(node_name, namespace or "/", False,
+                                      sim_stall_policy, sim_stall_timeout_sec)
+        # The program's ROS arguments (-p, --params-file) first, then the overrides the
+        # code gives, as rclpy orders them.
+        self._parameters = {}
+        if use_global_arguments:
+            self._parameters.update(
+                (name, Parameter(name, value=value))
+                for name, value in self._core.ros_parameter_overrides())
+        self._parameters.update((p.name, p) for p in (parameter_overrides or []))
         use_sim_time = bool(getattr(self._parameters.get("use_sim_time"), "value", False))
         self._parameters["use_sim_time"] = Parameter("use_sim_time", value=use_sim_time)
-        self._core = _kairos.NodeCore(node_name, namespace or "/", use_sim_time,
-                                      sim_stall_policy, sim_stall_timeout_sec)
+        if use_sim_time:
+            self._core.set_use_sim_time(True)
         self._executor = None
         self._logger = Logger(self._core.fully_qualified_name.lstrip("/").replace("/", "."))
         self.default_callback_group = _default_group(self)
