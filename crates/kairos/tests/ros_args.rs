@@ -136,3 +136,21 @@ fn bad_ros_arguments_stop_the_program_with_what_to_write() {
         );
     }
 }
+
+#[test]
+fn an_argument_that_is_not_utf8_is_no_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let odd = std::ffi::OsStr::from_bytes(b"caf\xe9");
+    let out = Command::new(program())
+        .arg(odd)
+        .args(["--ros-args", "-r", "__ns:=/robot"])
+        .output()
+        .expect("the example runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("node /robot/talker\n"), "{stdout}");
+}

@@ -189,9 +189,10 @@ impl RosArgs {
         Ok((ros, rest))
     }
 
-    /// [`parse`](Self::parse) of this process's command line (`std::env::args`).
+    /// [`parse`](Self::parse) of this process's command line. An argument that is not
+    /// UTF-8 is read lossily (never a panic, as `std::env::args` would).
     pub fn from_env() -> Result<(RosArgs, Vec<String>), RosArgsError> {
-        Self::parse(std::env::args())
+        Self::parse(std::env::args_os().map(|a| a.to_string_lossy().into_owned()))
     }
 
     /// The remapping rules, in order.
