@@ -561,6 +561,10 @@ mod tests {
         RosArgs::parse(args.iter().copied())
     }
 
+    fn parse_file(file: &Path) -> Result<(RosArgs, Vec<String>), RosArgsError> {
+        parse_file(&file)
+    }
+
     #[test]
     fn ros_sections_are_taken_out_and_the_rest_kept_in_order() {
         let (ros, rest) = parse(&[
@@ -699,13 +703,7 @@ mod tests {
              names: [a, b]\n",
         )
         .unwrap();
-        let (ros, _) = parse(&[
-            "prog",
-            "--ros-args",
-            "--params-file",
-            file.to_str().unwrap(),
-        ])
-        .unwrap();
+        let (ros, _) = parse_file(&file).unwrap();
         let planner = ros.overrides_for("/planner");
         assert_eq!(planner["rate"], ParameterValue::Double(10.5));
         assert_eq!(planner["limits.speed"], ParameterValue::Double(1.5));
@@ -720,25 +718,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("bad.yaml");
         std::fs::write(&file, "planner:\n  ros__parameters:\n    rate: [1\n").unwrap();
-        let err = parse(&[
-            "prog",
-            "--ros-args",
-            "--params-file",
-            file.to_str().unwrap(),
-        ])
-        .unwrap_err();
+        let err = parse_file(&file).unwrap_err();
         assert!(err.to_string().contains("line"), "{err}");
         let missing =
             parse(&["prog", "--ros-args", "--params-file", "/nonexistent.yaml"]).unwrap_err();
         assert!(missing.to_string().contains("cannot read"), "{missing}");
         std::fs::write(&file, "planner:\n  rate: 1\n").unwrap();
-        let flat = parse(&[
-            "prog",
-            "--ros-args",
-            "--params-file",
-            file.to_str().unwrap(),
-        ])
-        .unwrap_err();
+        let flat = parse_file(&file).unwrap_err();
         assert!(flat.to_string().contains("ros__parameters"), "{flat}");
     }
 }
