@@ -562,7 +562,8 @@ mod tests {
     }
 
     fn parse_file(file: &Path) -> Result<(RosArgs, Vec<String>), RosArgsError> {
-        parse_file(&file)
+        let file = file.to_str().expect("test files have UTF-8 paths");
+        parse(&["prog", "--ros-args", "--params-file", file])
     }
 
     #[test]
