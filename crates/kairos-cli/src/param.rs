@@ -6,7 +6,7 @@
 
 use anyhow::{Context as _, anyhow, bail};
 use clap::{Args, Subcommand};
-use kairos::graph::{Node, ParameterValue, Parameters};
+use kairos::graph::{Node, ParameterValue, Parameters, ServiceType};
 use kairos::time::Duration;
 use kairos_msgs::rcl_interfaces::msg as rcl;
 use kairos_msgs::rcl_interfaces::srv;
@@ -54,7 +54,6 @@ pub struct NodeArg {
 }
 
 pub fn run(cmd: ParamCmd) -> anyhow::Result<ExitCode> {
-    kairos_zenoh::register_shipped_interfaces();
     let transport = ZenohTransport::open()?;
     transport.install(&kairos::graph::Context::global())?;
     let result = match cmd {
@@ -80,18 +79,18 @@ fn absolute(node: &str) -> String {
 }
 
 /// Calls `<node>/<service>` once.
-fn call<Req, Resp>(node: &NodeArg, service: &str, request: Req) -> anyhow::Result<Resp>
-where
-    Req: Send + 'static,
-    Resp: Send + 'static,
-{
+fn call<S: ServiceType>(
+    node: &NodeArg,
+    service: &str,
+    request: S::Request,
+) -> anyhow::Result<S::Response> {
     let name = format!("{}/{service}", absolute(&node.node));
     if !(node.timeout.is_finite() && node.timeout >= 0.0) {
         bail!("--timeout {} is not a number of seconds", node.timeout);
     }
     let timeout = Duration::from_secs_f64(node.timeout);
     let me = Node::new(&format!("kairos_param_{}", std::process::id()))?;
-    let client = me.create_client::<Req, Resp>(&name)?;
+    let client = me.create_client::<S>(&name)?;
     if !client.wait_for_service(timeout) {
         bail!(
             "node {} offers no {service} service within {}s: is it running, and on the same router and ROS_DOMAIN_ID?",
@@ -105,7 +104,7 @@ where
 }
 
 fn list(node: &NodeArg) -> anyhow::Result<ExitCode> {
-    let response: srv::ListParametersResponse = call(
+    let response = call::<srv::ListParameters>(
         node,
         "list_parameters",
         srv::ListParametersRequest::default(),
@@ -117,7 +116,7 @@ fn list(node: &NodeArg) -> anyhow::Result<ExitCode> {
 }
 
 fn get(node: &NodeArg, name: &str) -> anyhow::Result<ExitCode> {
-    let response: srv::GetParametersResponse = call(
+    let response = call::<srv::GetParameters>(
         node,
         "get_parameters",
         srv::GetParametersRequest {
@@ -157,7 +156,7 @@ fn kind_label(value: &ParameterValue) -> &'static str {
 
 fn set(node: &NodeArg, name: &str, text: &str) -> anyhow::Result<ExitCode> {
     let value = parse_value(text)?;
-    let response: srv::SetParametersResponse = call(
+    let response = call::<srv::SetParameters>(
         node,
         "set_parameters",
         srv::SetParametersRequest {

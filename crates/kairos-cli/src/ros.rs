@@ -10,8 +10,8 @@ use clap::{Args, Subcommand};
 use kairos::graph::{Node, Qos};
 use kairos_zenoh::ZenohTransport;
 use kairos_zenoh::graph_key::{EntityKind, History, Token};
+use kairos_zenoh::interfaces;
 use kairos_zenoh::message::ros_type_name;
-use kairos_zenoh::registry;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -222,7 +222,6 @@ fn secs(s: f64) -> anyhow::Result<Duration> {
 
 /// The transport every command runs on, whatever the environment says.
 fn open() -> anyhow::Result<Arc<ZenohTransport>> {
-    kairos_zenoh::register_shipped_interfaces();
     let transport = ZenohTransport::open()?;
     transport.install(&kairos::graph::Context::global())?;
     Ok(transport)
@@ -454,7 +453,7 @@ fn echo(args: EchoArgs) -> anyhow::Result<ExitCode> {
     let (tx, rx) = mpsc::channel::<String>();
     let json = args.json;
     // Held for as long as messages are wanted.
-    let _entity: Box<dyn std::any::Any> = match registry::message_for_topic(&ty, &topic) {
+    let _entity: Box<dyn std::any::Any> = match interfaces::message_for_topic(&ty, &topic) {
         Some(codec) => {
             let node = cli_node(&transport, "echo")?;
             let exec = kairos::exec::Executor::single_threaded();
@@ -620,7 +619,7 @@ fn hz(args: HzArgs) -> anyhow::Result<ExitCode> {
 fn publish(args: PubArgs) -> anyhow::Result<ExitCode> {
     let transport = open()?;
     let topic = resolve_topic(&args.topic);
-    let codec = registry::message_for_topic(&args.message_type, &topic).ok_or_else(|| {
+    let codec = interfaces::message_for_topic(&args.message_type, &topic).ok_or_else(|| {
         anyhow!(
             "kairos does not know the type {}; known types are registered with kairos_zenoh::register",
             args.message_type
@@ -711,7 +710,7 @@ pub fn service(cmd: ServiceCmd) -> anyhow::Result<ExitCode> {
             json,
         } => {
             let transport = open()?;
-            let codec = registry::service_by_name(&service_type)
+            let codec = interfaces::service_by_name(&service_type)
                 .ok_or_else(|| anyhow!("kairos does not know the service type {service_type}"))?;
             let node = cli_node(&transport, "call")?;
             let request = parse_values(&values)?;

@@ -171,3 +171,52 @@ fn hashes_match_the_values_ros2_publishes() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     assert!(cases.len() >= 12);
 }
+
+/// `kairos-interface` writes out the few descriptions it needs below the generated
+/// packages; each must be its generated twin, or every service hash would be wrong.
+#[test]
+fn the_descriptions_written_out_below_the_packages_are_the_generated_ones() {
+    use kairos_msgs::type_hash::TypeDescription;
+    let pairs: [(TypeDescription, TypeDescription); 3] = [
+        (
+            kairos_interface::builtin::time(),
+            kairos_msgs::builtin_interfaces::msg::Time::description(),
+        ),
+        (
+            kairos_interface::builtin::service_event_info(),
+            kairos_msgs::service_msgs::msg::ServiceEventInfo::description(),
+        ),
+        (
+            kairos_interface::builtin::clock(),
+            kairos_msgs::rosgraph_msgs::msg::Clock::description(),
+        ),
+    ];
+    for (written, generated) in pairs {
+        assert_eq!(written, generated, "{}", generated.type_name);
+    }
+}
+
+/// A service named by its request and response crosses as that service: same name, same
+/// hash as the generated service type.
+#[test]
+fn a_service_named_by_its_request_and_response_is_that_service() {
+    use kairos_msgs::example_interfaces::srv::{AddTwoInts, AddTwoIntsRequest, AddTwoIntsResponse};
+    use kairos_msgs::payload::{ServiceCall, ServiceWire, Wire};
+    let by_parts = <fn(AddTwoIntsRequest) -> AddTwoIntsResponse as ServiceCall>::wire()
+        .expect("generated request and response messages cross");
+    assert_eq!(by_parts.type_name(), AddTwoInts::TYPE_NAME);
+    assert_eq!(by_parts.type_hash(), AddTwoInts::type_hash());
+    assert_eq!(
+        ServiceWire::of::<AddTwoInts>().type_hash(),
+        AddTwoInts::type_hash()
+    );
+    // A request and response of two different services name no service.
+    use kairos_msgs::std_srvs::srv::TriggerResponse;
+    assert!(
+        ServiceWire::from_parts(
+            Wire::of::<AddTwoIntsRequest>(),
+            Wire::of::<TriggerResponse>()
+        )
+        .is_none()
+    );
+}

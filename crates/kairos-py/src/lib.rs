@@ -38,8 +38,6 @@ pub(crate) fn shutdown_token() -> CancelToken {
 pub(crate) fn init_transport() -> PyResult<()> {
     let mut transport = TRANSPORT.lock();
     if transport.is_none() {
-        // Every type Python can name can cross the process boundary.
-        kairos_zenoh::register_shipped_interfaces();
         let opened = kairos_zenoh::init()
             .map_err(|err| pyo3::exceptions::PyRuntimeError::new_err(err.to_string()))?;
         *transport = Some(opened);

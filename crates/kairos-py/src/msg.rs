@@ -101,13 +101,9 @@ type ClockWire = kairos_msgs::rosgraph_msgs::msg::Clock;
 
 fn clock_carry() -> crate::node::Carry<kairos::graph::ClockMsg> {
     crate::node::Carry {
-        from_py: |object, layout| {
-            let wire: ClockWire = crate::convert::from_py(object, layout)?;
-            Ok(kairos_zenoh::registry::clock_from_wire(&wire))
-        },
-        to_py: |py, clock, layout| {
-            crate::convert::to_py(py, &kairos_zenoh::registry::clock_to_wire(clock), layout)
-        },
+        // ClockMsg reads and writes itself as rosgraph_msgs/msg/Clock.
+        from_py: crate::convert::from_py::<kairos::graph::ClockMsg>,
+        to_py: crate::convert::to_py::<kairos::graph::ClockMsg>,
         layout: layout_of::<ClockWire>,
     }
 }

@@ -19,7 +19,7 @@ use crate::future::{CoroutineTask, PyFuture, ResponseSource, ResultSlot};
 use crate::msg::{layout_of, message_kind_of, service_kind_of};
 use crate::time::{PyClock, duration_arg};
 use kairos::exec::{CallbackGroup, CallbackTimer, Executor, GroupKind};
-use kairos::graph::{Client, Node, NodeOptions, Publisher, Qos, SimStall};
+use kairos::graph::{Client, Node, NodeOptions, Payload, Publisher, Qos, SimStall};
 use kairos::time::StallPolicy;
 use kairos_zenoh::Message;
 use parking_lot::Mutex;
@@ -456,7 +456,7 @@ struct TypedPublisher<W> {
     carry: Carry<W>,
 }
 
-impl<W: Send + Sync + 'static> DynPublisher for TypedPublisher<W> {
+impl<W: Payload> DynPublisher for TypedPublisher<W> {
     fn publish(&self, message: &Bound<'_, PyAny>) -> PyResult<usize> {
         let message = (self.carry.from_py)(message, &self.layout)?;
         Ok(self.publisher.publish(message))
@@ -480,7 +480,7 @@ pub(crate) fn make_publisher<T: Message>(
     make_publisher_as(node, topic, qos, class, Carry::<T>::same())
 }
 
-pub(crate) fn make_publisher_as<W: Send + Sync + 'static>(
+pub(crate) fn make_publisher_as<W: Payload>(
     node: &Node,
     topic: &str,
     qos: Qos,
@@ -507,7 +507,7 @@ pub(crate) fn make_subscription<T: Message>(
     make_subscription_as(node, topic, qos, handler, Carry::<T>::same())
 }
 
-pub(crate) fn make_subscription_as<W: Send + Sync + 'static>(
+pub(crate) fn make_subscription_as<W: Payload>(
     node: &Node,
     topic: &str,
     qos: Qos,
@@ -639,8 +639,8 @@ pub(crate) trait DynClient: Send + Sync {
     fn service(&self) -> &str;
 }
 
-struct TypedClient<Req: Send + 'static, Resp: Send + 'static> {
-    client: Client<Req, Resp>,
+struct TypedClient<Req: Message, Resp: Message> {
+    client: Client<fn(Req) -> Resp>,
     request: Arc<Layout>,
     response: Arc<Layout>,
 }
@@ -688,7 +688,9 @@ pub(crate) fn make_client<Req: Message, Resp: Message>(
 ) -> PyResult<Box<dyn DynClient>> {
     let request = layout_of::<Req>(&srv_type.getattr("Request")?)?;
     let response = layout_of::<Resp>(&srv_type.getattr("Response")?)?;
-    let client = node.create_client::<Req, Resp>(name).map_err(graph_error)?;
+    let client = node
+        .create_client::<fn(Req) -> Resp>(name)
+        .map_err(graph_error)?;
     Ok(Box::new(TypedClient {
         client,
         request,

@@ -9,6 +9,8 @@
 //! - [`message`], [`type_hash`]: the `Message` trait, CDR payloads and RIHS01 type hashes,
 //!   re-exported from `kairos-msgs` (which also ships the generated interface packages).
 //! - [`msg`]: the first built-in types under their earlier names.
+//! - [`interfaces`]: the shipped types by ROS name, for tools that take a type as text.
+//! - [`sender_state`]: what a subscription remembers of each publisher (bounded).
 //! - [`graph_key`], [`attachment`]: key expressions, liveliness tokens, attachments.
 //! - [`transport`]: the zenoh session behind the graph's transport hook.
 //! - [`qos`]: reliability, congestion control, history and transient-local on the wire.
@@ -19,14 +21,14 @@ pub mod attachment;
 pub mod config;
 pub mod graph_cache;
 pub mod graph_key;
+pub mod interfaces;
 pub mod msg;
 pub mod parameter_services;
 pub mod qos;
-pub mod registry;
+pub mod sender_state;
 pub mod transport;
 
 pub use kairos_msgs::{Message, ServiceType, message, type_hash};
-pub use registry::{register, register_service};
 pub use transport::{TransportError, ZenohTransport};
 
 use std::sync::Arc;
@@ -36,21 +38,6 @@ use std::sync::Arc;
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
-
-/// Lets every message and service type `kairos-msgs` ships cross the process boundary
-/// (tools that take a type by name, such as `kairos topic echo`, call it first).
-pub fn register_shipped_interfaces() {
-    struct Register;
-    impl kairos_msgs::InterfaceVisitor for Register {
-        fn message<M: Message>(&mut self) {
-            register::<M>();
-        }
-        fn service<S: ServiceType>(&mut self) {
-            register_service::<S>();
-        }
-    }
-    kairos_msgs::visit_interfaces(&mut Register);
-}
 
 /// Whether the environment asks for the Zenoh transport.
 pub fn enabled() -> bool {

@@ -24,11 +24,6 @@ pub struct ParameterServices {
 
 /// Serves `parameters` as `node`'s ROS 2 parameter services.
 pub fn serve(node: &Node, parameters: &Parameters) -> Result<ParameterServices, GraphError> {
-    crate::register_service::<srv::ListParameters>();
-    crate::register_service::<srv::GetParameters>();
-    crate::register_service::<srv::SetParameters>();
-    crate::register_service::<srv::DescribeParameters>();
-    crate::register_service::<srv::GetParameterTypes>();
     let p = parameters.clone();
     let list = node.create_service("~/list_parameters", move |r: srv::ListParametersRequest| {
         srv::ListParametersResponse {

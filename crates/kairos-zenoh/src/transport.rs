@@ -11,7 +11,11 @@
 //! - every sample and reply carries the attachment; a sample that does not decode (no
 //!   attachment, bad CDR) is counted in [`ZenohTransport::malformed_samples`] and reported
 //!   once per publisher with its topic, and the subscription goes on;
-//! - entity types the registry does not know stay in the process (the hook's `None`).
+//! - each entity carries its type's codec (a [`Wire`]); a declaration zenoh refuses is an
+//!   error the graph hands to the caller, never an entity silently kept in the process;
+//! - remote `/clock` reaches the context through one bridge per context (see
+//!   [`ZenohTransport::install`]), on the same sample path as every topic: attachment
+//!   checked, malformed samples counted, gaps counted.
 //!
 //! Ground rules: `nodes` maps a node's name to its token under its own lock, taken only
 //! while declaring an entity; every zenoh callback runs on zenoh's threads and only touches
@@ -22,11 +26,12 @@ use crate::graph_cache::GraphCache;
 use crate::graph_key::{
     Durability, EndpointKey, EntityKind, History, NodeKey, Reliability, Token, WireQos, data_key,
 };
-use crate::registry::{self, MessageCodec, ServiceCodec};
+use crate::sender_state::{Arrival, MalformedReport, SequenceTracker};
 use kairos::graph::transport::{
-    AnyValue, Declaration, Endpoint, Inbox, RemoteClient, RemotePublisher, Reply, Transport,
+    AnyMessage, AnyValue, Carried, Declaration, Endpoint, Inbox, RemoteClient, RemotePublisher,
+    Reply, ServiceEndpoint, ServiceWire, Transport, TransportFailure, Wire,
 };
-use kairos::graph::{CallError, Context, Node};
+use kairos::graph::{CLOCK_TOPIC, CallError, ClockMsg, Context, GraphError, Message, Node};
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -37,23 +42,58 @@ use zenoh::query::{ConsolidationMode, QueryTarget};
 use zenoh::sample::{Locality, SampleKind};
 use zenoh::{Session, Wait};
 
+/// The zenoh timeout of a service query: none that a caller could meet. The caller's own
+/// timeout decides how long it waits; the query stays open after it gave up, so a reply
+/// that comes later is counted in `late_responses`, and it ends when the server answers
+/// or leaves the graph (zenoh finalizes a query whose queryable is gone).
+const NO_QUERY_TIMEOUT: std::time::Duration =
+    std::time::Duration::from_secs(100 * 365 * 24 * 60 * 60);
+
 /// Nodes the transport makes for itself (to serve remote calls) are named with this prefix
 /// and never announced.
 const INTERNAL_NODE: &str = "_kairos_zenoh_";
 
-/// Why the transport could not start.
+/// Why the transport could not start, carry an entity, or close.
 #[derive(Debug, thiserror::Error)]
 pub enum TransportError {
+    /// The configuration from the environment is invalid.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
-    #[error("zenoh: {0}")]
-    Zenoh(String),
-    #[error("the zenoh session did not close within {0:?}; it goes on closing in the background")]
+    /// Zenoh refused an operation.
+    #[error("zenoh could not {action}: {source}")]
+    Zenoh {
+        /// What was being done, e.g. "declare the publisher of /chatter".
+        action: String,
+        /// Zenoh's error.
+        #[source]
+        source: zenoh::Error,
+    },
+    /// A type name that has no key-expression form.
+    #[error(transparent)]
+    TypeName(#[from] kairos_msgs::message::TypeNameError),
+    /// The transport's own nodes could not be made.
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+    /// [`ZenohTransport::install`] on a context that has a transport already.
+    #[error("this context already has a transport; install one transport per context")]
+    AlreadyInstalled,
+    /// The session did not close in time.
+    #[error(
+        "the zenoh session did not close within {}; it goes on closing in the background",
+        kairos::time::Duration::from(*.0)
+    )]
     CloseTimeout(std::time::Duration),
 }
 
-fn zenoh_err(e: impl std::fmt::Display) -> TransportError {
-    TransportError::Zenoh(e.to_string())
+/// A zenoh error while doing `action`.
+fn zenoh_err(action: impl Into<String>) -> impl FnOnce(zenoh::Error) -> TransportError {
+    let action = action.into();
+    move |source| TransportError::Zenoh { action, source }
+}
+
+/// A transport error as the graph keeps it (the source of `GraphError::Transport`).
+fn failure(error: TransportError) -> TransportFailure {
+    Arc::new(error)
 }
 
 struct NodeEntry {
@@ -96,7 +136,9 @@ impl ZenohTransport {
 
     /// Opens a session with `config`, in ROS domain `domain`.
     pub fn open_with(config: zenoh::Config, domain: u32) -> Result<Arc<Self>, TransportError> {
-        let session = zenoh::open(config).wait().map_err(zenoh_err)?;
+        let session = zenoh::open(config)
+            .wait()
+            .map_err(zenoh_err("open a session"))?;
         let zid = session.zid().to_string();
         let graph = Arc::new(GraphCache::default());
         let cache = graph.clone();
@@ -108,7 +150,7 @@ impl ZenohTransport {
                 cache.update(sample.key_expr().as_str(), sample.kind() == SampleKind::Put)
             })
             .wait()
-            .map_err(zenoh_err)?;
+            .map_err(zenoh_err("subscribe to the graph's liveliness tokens"))?;
         Ok(Arc::new(Self {
             session,
             domain,
@@ -130,48 +172,39 @@ impl ZenohTransport {
     pub fn install(self: &Arc<Self>, context: &Context) -> Result<(), TransportError> {
         context
             .set_transport(self.clone())
-            .map_err(|_| TransportError::Zenoh("this context already has a transport".into()))?;
+            .map_err(|_| TransportError::AlreadyInstalled)?;
         let bridge = self.clock_bridge(context)?;
         self.bridges.lock().push(bridge);
         Ok(())
     }
 
     /// Remote `/clock` -> the context's `/clock` topic (`ClockMsg`, simulation time),
-    /// through a publisher of an internal node, which stays in the process.
+    /// through a publisher of an internal node, which stays in the process; so the
+    /// context's simulated clocks, which listen to the topic itself, follow it. Local
+    /// subscriptions of `/clock` hear it there too (the transport does not subscribe them
+    /// again, see [`Self::bridged`]).
     fn clock_bridge(&self, context: &Context) -> Result<Declaration, TransportError> {
-        use crate::message::Message;
-        let node =
-            Node::new_in(context, &format!("{INTERNAL_NODE}clock"), "/").map_err(zenoh_err)?;
-        let publisher = node
-            .create_publisher::<kairos::graph::ClockMsg>(
-                kairos::graph::CLOCK_TOPIC,
-                kairos::graph::Qos::keep_last(1),
-            )
-            .map_err(zenoh_err)?;
-        let key = self.key(
-            kairos::graph::CLOCK_TOPIC,
-            &crate::message::dds_type_name(crate::msg::Clock::TYPE_NAME).map_err(zenoh_err)?,
-            &crate::msg::Clock::type_hash().to_string(),
-        );
-        let subscriber = self
-            .session
-            .declare_subscriber(key)
-            .allowed_origin(Locality::Remote)
-            .callback(move |sample| {
-                // A /clock sample that does not decode leaves simulated time where it is.
-                if let Ok(clock) =
-                    crate::message::decode::<crate::msg::Clock>(&sample.payload().to_bytes())
-                {
-                    let nanos =
-                        i64::from(clock.clock.sec) * 1_000_000_000 + i64::from(clock.clock.nanosec);
-                    publisher.publish(kairos::graph::ClockMsg {
-                        clock: kairos::time::Time::new(kairos::time::ClockKind::Sim, nanos),
-                    });
-                }
-            })
-            .wait()
-            .map_err(zenoh_err)?;
+        let node = Node::new_in(context, &format!("{INTERNAL_NODE}clock"), "/")?;
+        let publisher =
+            node.create_publisher::<ClockMsg>(CLOCK_TOPIC, kairos::graph::Qos::keep_last(1))?;
+        let deliver = move |message: AnyMessage, _publisher: u64, _seq: u64| {
+            if let Some(clock) = message.downcast_ref::<ClockMsg>() {
+                publisher.publish(*clock);
+            }
+        };
+        let subscriber = self.subscriber(
+            CLOCK_TOPIC,
+            kairos::graph::transport::Wire::of::<ClockMsg>(),
+            kairos::graph::Qos::keep_last(1),
+            deliver,
+            |_, _, _| {},
+        )?;
         Ok(Box::new((subscriber, node)))
+    }
+
+    /// Whether remote samples of `endpoint` reach the context through a bridge already.
+    fn bridged(endpoint: &Endpoint<'_>) -> bool {
+        endpoint.name == CLOCK_TOPIC && endpoint.wire.type_name() == ClockMsg::TYPE_NAME
     }
 
     /// What this process sees of the graph.
@@ -206,9 +239,14 @@ impl ZenohTransport {
         std::thread::Builder::new()
             .name("kairos-zenoh-close".into())
             .spawn(move || {
-                let _ = done.send(session.close().wait().map_err(zenoh_err));
+                let _ = done.send(
+                    session
+                        .close()
+                        .wait()
+                        .map_err(zenoh_err("close the session")),
+                );
             })
-            .map_err(zenoh_err)?;
+            .map_err(|e| zenoh_err("start the closing thread")(Box::new(e)))?;
         match closed.recv_timeout(timeout) {
             Ok(result) => result,
             Err(_) => Err(TransportError::CloseTimeout(timeout)),
@@ -219,15 +257,16 @@ impl ZenohTransport {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// The node's key, declaring its token if it is the node's first entity here.
-    fn node(&self, node: &Node) -> Option<Arc<NodeEntry>> {
+    /// The node's key, declaring its token if it is the node's first entity here; `None`
+    /// for the transport's own nodes, which are never announced nor carried.
+    fn node(&self, node: &Node) -> Result<Option<Arc<NodeEntry>>, TransportError> {
         if node.name().starts_with(INTERNAL_NODE) {
-            return None;
+            return Ok(None);
         }
         let mut nodes = self.nodes.lock();
         let fq = node.fully_qualified_name().to_owned();
         if let Some(entry) = nodes.get(&fq).and_then(Weak::upgrade) {
-            return Some(entry);
+            return Ok(Some(entry));
         }
         let nid = self.next_id();
         let key = NodeKey {
@@ -249,10 +288,12 @@ impl ZenohTransport {
             .liveliness()
             .declare_token(token.key_expr())
             .wait()
-            .ok()?;
+            .map_err(zenoh_err(format!(
+                "declare the liveliness token of node {fq}"
+            )))?;
         let entry = Arc::new(NodeEntry { key, _token: token });
         nodes.insert(fq, Arc::downgrade(&entry));
-        Some(entry)
+        Ok(Some(entry))
     }
 
     /// Declares the token of an entity; returns it with the entity's gid.
@@ -264,7 +305,7 @@ impl ZenohTransport {
         dds_type: &str,
         hash: &str,
         qos: WireQos,
-    ) -> Option<(LivelinessToken, Gid)> {
+    ) -> Result<(LivelinessToken, Gid), TransportError> {
         let token = Token {
             node: node.key.clone(),
             id: self.next_id(),
@@ -277,9 +318,14 @@ impl ZenohTransport {
             }),
         };
         let key = token.key_expr();
-        let declared = self.session.liveliness().declare_token(&key).wait().ok()?;
+        let declared = self
+            .session
+            .liveliness()
+            .declare_token(&key)
+            .wait()
+            .map_err(zenoh_err(format!("declare the liveliness token of {name}")))?;
         self.graph.declared(name, dds_type, hash);
-        Some((declared, token.gid()))
+        Ok((declared, token.gid()))
     }
 
     fn key(&self, name: &str, dds_type: &str, hash: &str) -> String {
@@ -311,7 +357,7 @@ pub fn gid_handle(gid: &Gid) -> u64 {
 }
 
 struct ZenohPublisher {
-    codec: Arc<MessageCodec>,
+    wire: Wire,
     publisher: zenoh_ext::AdvancedPublisher<'static>,
     gid: Gid,
     local: Arc<LocalPublishers>,
@@ -331,7 +377,7 @@ impl RemotePublisher for ZenohPublisher {
     }
 
     fn publish(&self, message: &(dyn std::any::Any + Send + Sync), seq: u64) {
-        let Some(payload) = (self.codec.encode)(message) else {
+        let Some(payload) = self.wire.encode(message) else {
             return;
         };
         let attachment = Attachment {
@@ -354,53 +400,21 @@ impl RemotePublisher for ZenohPublisher {
 #[derive(Default)]
 struct LocalPublishers(parking_lot::RwLock<HashSet<Gid>>);
 
-/// Reports a malformed sample once per publisher and counts every one.
+/// Counts every malformed sample of one subscription and reports them (see
+/// [`MalformedReport`]).
 struct MalformedLog {
-    topic: String,
     count: Arc<AtomicU64>,
-    reported: Mutex<HashSet<Option<Gid>>>,
+    report: Mutex<MalformedReport>,
 }
 
 impl MalformedLog {
     fn record(&self, publisher: Option<Gid>, why: &str) {
         self.count.fetch_add(1, Ordering::Relaxed);
-        if self.reported.lock().insert(publisher) {
-            let who = publisher.map_or("a sender without attachment".to_owned(), |g| {
-                g.iter().map(|b| format!("{b:02x}")).collect()
-            });
-            eprintln!(
-                "kairos-zenoh: dropping samples on {} from publisher {who} that do not decode: {why} (reported once per publisher; counted in malformed_samples)",
-                self.topic
-            );
-        }
-    }
-}
-
-/// Counts and traces the sequence numbers skipped by each publisher a subscription hears.
-struct GapCounter {
-    last: Mutex<HashMap<Gid, i64>>,
-    total: Arc<AtomicU64>,
-}
-
-impl GapCounter {
-    /// Records the arrival of `seq` from `publisher`; returns the gap it closes, as
-    /// (first missing sequence number, count), if any. A publisher that starts again from
-    /// 1 starts a new run; a number at or below the last (a replayed history) is no gap.
-    fn record(&self, publisher: Gid, seq: i64) -> Option<(u64, u64)> {
-        let mut last = self.last.lock();
-        let previous = last.get(&publisher).copied();
-        match previous {
-            Some(previous) if seq > previous + 1 => {
-                last.insert(publisher, seq);
-                let count = (seq - previous - 1) as u64;
-                self.total.fetch_add(count, Ordering::Relaxed);
-                Some(((previous + 1) as u64, count))
-            }
-            Some(previous) if seq <= previous && seq != 1 => None,
-            _ => {
-                last.insert(publisher, seq);
-                None
-            }
+        let who = publisher.map_or("a sender without attachment".to_owned(), |g| {
+            g.iter().map(|b| format!("{b:02x}")).collect()
+        });
+        if let Some(line) = self.report.lock().record(&who, why, Instant::now()) {
+            eprintln!("{line}");
         }
     }
 }
@@ -413,7 +427,8 @@ struct ZenohService {
 }
 
 struct ZenohClient {
-    codec: Arc<ServiceCodec>,
+    wire: ServiceWire,
+    hash: String,
     session: Session,
     graph: Arc<GraphCache>,
     name: String,
@@ -444,19 +459,18 @@ impl Drop for ReplyOnce {
         self.send(Err(CallError::Transport {
             service,
             seq,
-            reason: "the query ended without a reply (server gone or zenoh query timeout)".into(),
+            reason: "the server left the graph without answering".into(),
         }));
     }
 }
 
 impl RemoteClient for ZenohClient {
     fn is_ready(&self) -> bool {
-        self.graph.server_alive(&self.name, &self.codec.hash)
+        self.graph.server_alive(&self.name, &self.hash)
     }
 
     fn wait_ready(&self, deadline: Option<Instant>) -> bool {
-        self.graph
-            .wait_server(&self.name, &self.codec.hash, deadline)
+        self.graph.wait_server(&self.name, &self.hash, deadline)
     }
 
     fn call(&self, request: AnyValue, seq: u64, reply: Reply) {
@@ -465,7 +479,7 @@ impl RemoteClient for ZenohClient {
             service: self.name.clone(),
             seq,
         });
-        let Some(payload) = (self.codec.encode_request)(request) else {
+        let Some(payload) = self.wire.request.encode(&*request) else {
             once.send(Err(CallError::Transport {
                 service: self.name.clone(),
                 seq,
@@ -478,7 +492,7 @@ impl RemoteClient for ZenohClient {
             source_timestamp: now_ns(),
             gid: self.gid,
         };
-        let decode = self.codec.decode_response;
+        let response_wire = self.wire.response;
         let (service, answer) = (self.name.clone(), once.clone());
         let sent = self
             .session
@@ -486,17 +500,18 @@ impl RemoteClient for ZenohClient {
             .payload(payload)
             .attachment(attachment.to_bytes().to_vec())
             .target(QueryTarget::AllComplete)
+            .timeout(NO_QUERY_TIMEOUT)
             .consolidation(ConsolidationMode::None)
             .allowed_destination(Locality::Remote)
             .callback(move |response| {
                 let result = match response.result() {
-                    Ok(sample) => {
-                        decode(&sample.payload().to_bytes()).map_err(|e| CallError::Transport {
+                    Ok(sample) => response_wire
+                        .decode_value(&sample.payload().to_bytes())
+                        .map_err(|e| CallError::Transport {
                             service: service.clone(),
                             seq,
                             reason: format!("the response does not decode: {e}"),
-                        })
-                    }
+                        }),
                     Err(e) => Err(CallError::Transport {
                         service: service.clone(),
                         seq,
@@ -519,18 +534,120 @@ impl RemoteClient for ZenohClient {
     }
 }
 
-impl Transport for ZenohTransport {
-    fn publisher(&self, endpoint: &Endpoint<'_>) -> Option<Box<dyn RemotePublisher>> {
+impl ZenohTransport {
+    /// Declares a zenoh subscriber of `name` hearing remote publishers only: each sample's
+    /// attachment is checked, its sequence number accounted (`lost` gets each gap), its
+    /// payload decoded with `wire`, and `deliver` gets the message with its publisher's
+    /// trace handle and sequence number; a sample that fails any step is counted in
+    /// [`Self::malformed_samples`] and reported. Every subscription and the `/clock`
+    /// bridge take this one path.
+    fn subscriber(
+        &self,
+        name: &str,
+        wire: Wire,
+        qos: kairos::graph::Qos,
+        deliver: impl Fn(AnyMessage, u64, u64) + Send + Sync + 'static,
+        lost: impl Fn(u64, u64, u64) + Send + Sync + 'static,
+    ) -> Result<Declaration, TransportError> {
+        use zenoh_ext::AdvancedSubscriberBuilderExt;
+        let key = self.key(name, &wire.dds_type()?, &wire.type_hash().to_string());
+        let log = MalformedLog {
+            count: self.malformed.clone(),
+            report: Mutex::new(MalformedReport::new(name)),
+        };
+        let (sequences, gaps) = (Mutex::new(SequenceTracker::default()), self.gaps.clone());
+        let plan = crate::qos::subscriber_plan(&qos);
+        let local = plan.history.is_some().then(|| self.local.clone());
+        let on_sample = move |sample: zenoh::sample::Sample| {
+            let attachment = match sample.attachment() {
+                None => Err(crate::attachment::AttachmentError::Missing),
+                Some(bytes) => Attachment::from_bytes(&bytes.to_bytes()),
+            };
+            let attachment = match attachment {
+                Ok(a) => a,
+                Err(e) => return log.record(None, &e.to_string()),
+            };
+            if local
+                .as_ref()
+                .is_some_and(|local| local.0.read().contains(&attachment.gid))
+            {
+                return;
+            }
+            let handle = gid_handle(&attachment.gid);
+            let seq = attachment.sequence_number;
+            // A sample that then does not decode still took its number: it is counted as
+            // malformed, not again as lost.
+            match sequences.lock().record(attachment.gid, seq) {
+                Arrival::Malformed(why) => return log.record(Some(attachment.gid), why),
+                Arrival::Gap { first, count } => {
+                    gaps.fetch_add(count, Ordering::Relaxed);
+                    lost(handle, first, count);
+                }
+                Arrival::Fine => {}
+            }
+            match wire.decode(&sample.payload().to_bytes()) {
+                // Not negative: a negative number is malformed.
+                Ok(message) => deliver(message, handle, seq as u64),
+                Err(e) => log.record(Some(attachment.gid), &e.to_string()),
+            }
+        };
+        let action = || format!("declare the subscriber of {name}");
+        let subscriber: Declaration = match plan.history {
+            None => Box::new(
+                self.session
+                    .declare_subscriber(key)
+                    .allowed_origin(Locality::Remote)
+                    .callback(on_sample)
+                    .wait()
+                    .map_err(zenoh_err(action()))?,
+            ),
+            Some(depth) => {
+                let mut builder = self
+                    .session
+                    .declare_subscriber(key)
+                    .history(
+                        zenoh_ext::HistoryConfig::default()
+                            .detect_late_publishers()
+                            .max_samples(depth),
+                    )
+                    .query_timeout(crate::qos::HISTORY_QUERY_TIMEOUT)
+                    .allowed_origin(Locality::Remote);
+                if plan.recovery {
+                    builder = builder.recovery(zenoh_ext::RecoveryConfig::default().heartbeat());
+                }
+                if plan.detectable {
+                    builder = builder.subscriber_detection();
+                }
+                Box::new(
+                    builder
+                        .callback(on_sample)
+                        .wait()
+                        .map_err(zenoh_err(action()))?,
+                )
+            }
+        };
+        Ok(subscriber)
+    }
+
+    fn carry_publisher(
+        &self,
+        endpoint: &Endpoint<'_>,
+    ) -> Result<Option<Box<dyn RemotePublisher>>, TransportError> {
         use zenoh_ext::AdvancedPublisherBuilderExt;
-        let codec = registry::message(endpoint.message)?;
-        let node = self.node(endpoint.node)?;
-        let key = self.key(endpoint.name, &codec.dds_type, &codec.hash);
+        let Some(node) = self.node(endpoint.node)? else {
+            return Ok(None);
+        };
+        let (dds_type, hash) = (
+            endpoint.wire.dds_type()?,
+            endpoint.wire.type_hash().to_string(),
+        );
+        let key = self.key(endpoint.name, &dds_type, &hash);
         let (token, gid) = self.announce(
             &node,
             EntityKind::Publisher,
             endpoint.name,
-            &codec.dds_type,
-            &codec.hash,
+            &dds_type,
+            &hash,
             wire_qos(endpoint.qos),
         )?;
         let plan = crate::qos::publisher_plan(&endpoint.qos);
@@ -552,127 +669,73 @@ impl Transport for ZenohTransport {
         if plan.detectable {
             builder = builder.publisher_detection();
         }
-        let publisher = match builder.wait() {
-            Ok(publisher) => publisher,
-            Err(e) => {
-                eprintln!(
-                    "kairos-zenoh: the publisher of {} stays in this process: {e}",
-                    endpoint.name
-                );
-                return None;
-            }
-        };
+        let publisher = builder.wait().map_err(zenoh_err(format!(
+            "declare the publisher of {}",
+            endpoint.name
+        )))?;
         self.local.0.write().insert(gid);
-        Some(Box::new(ZenohPublisher {
-            codec,
+        Ok(Some(Box::new(ZenohPublisher {
+            wire: endpoint.wire,
             publisher,
             gid,
             local: self.local.clone(),
             _token: token,
             _node: node,
-        }))
+        })))
     }
 
-    fn subscription(&self, endpoint: &Endpoint<'_>, inbox: Inbox) -> Option<Declaration> {
-        use zenoh_ext::AdvancedSubscriberBuilderExt;
-        // Remote /clock reaches the context through the clock bridge (see `install`).
-        if endpoint.message == std::any::TypeId::of::<kairos::graph::ClockMsg>() {
-            return None;
+    fn carry_subscription(
+        &self,
+        endpoint: &Endpoint<'_>,
+        inbox: Inbox,
+    ) -> Result<Option<Declaration>, TransportError> {
+        let Some(node) = self.node(endpoint.node)? else {
+            return Ok(None);
+        };
+        if Self::bridged(endpoint) {
+            return Ok(None);
         }
-        let codec = registry::message(endpoint.message)?;
-        let node = self.node(endpoint.node)?;
-        let key = self.key(endpoint.name, &codec.dds_type, &codec.hash);
-        let log = MalformedLog {
-            topic: endpoint.name.to_owned(),
-            count: self.malformed.clone(),
-            reported: Mutex::new(HashSet::new()),
-        };
-        let decode = codec.decode;
-        let gaps = GapCounter {
-            last: Mutex::new(HashMap::new()),
-            total: self.gaps.clone(),
-        };
-        let plan = crate::qos::subscriber_plan(&endpoint.qos);
-        let local = plan.history.is_some().then(|| self.local.clone());
-        let on_sample = move |sample: zenoh::sample::Sample| {
-            let attachment = match sample.attachment() {
-                None => Err(crate::attachment::AttachmentError::Missing),
-                Some(bytes) => Attachment::from_bytes(&bytes.to_bytes()),
-            };
-            let attachment = match attachment {
-                Ok(a) => a,
-                Err(e) => return log.record(None, &e.to_string()),
-            };
-            if local
-                .as_ref()
-                .is_some_and(|local| local.0.read().contains(&attachment.gid))
-            {
-                return;
-            }
-            let handle = gid_handle(&attachment.gid);
-            if let Some((first, count)) = gaps.record(attachment.gid, attachment.sequence_number) {
-                inbox.lost(handle, first, count);
-            }
-            match decode(&sample.payload().to_bytes()) {
-                Ok(message) => {
-                    let seq = attachment.sequence_number.max(0) as u64;
-                    inbox.deliver(message, handle, seq);
-                }
-                Err(e) => log.record(Some(attachment.gid), &e.to_string()),
-            }
-        };
-        let subscriber: Declaration = match plan.history {
-            None => Box::new(
-                self.session
-                    .declare_subscriber(key)
-                    .allowed_origin(Locality::Remote)
-                    .callback(on_sample)
-                    .wait()
-                    .ok()?,
-            ),
-            Some(depth) => {
-                let mut builder = self
-                    .session
-                    .declare_subscriber(key)
-                    .history(
-                        zenoh_ext::HistoryConfig::default()
-                            .detect_late_publishers()
-                            .max_samples(depth),
-                    )
-                    .query_timeout(crate::qos::HISTORY_QUERY_TIMEOUT)
-                    .allowed_origin(Locality::Remote);
-                if plan.recovery {
-                    builder = builder.recovery(zenoh_ext::RecoveryConfig::default().heartbeat());
-                }
-                if plan.detectable {
-                    builder = builder.subscriber_detection();
-                }
-                Box::new(builder.callback(on_sample).wait().ok()?)
-            }
-        };
+        let inbox = Arc::new(inbox);
+        let lost = inbox.clone();
+        let subscriber = self.subscriber(
+            endpoint.name,
+            endpoint.wire,
+            endpoint.qos,
+            move |message, publisher, seq| {
+                inbox.deliver(message, publisher, seq);
+            },
+            move |publisher, first, count| lost.lost(publisher, first, count),
+        )?;
         // Announced once it can receive, so whoever sees the token reaches it.
         let (token, _) = self.announce(
             &node,
             EntityKind::Subscription,
             endpoint.name,
-            &codec.dds_type,
-            &codec.hash,
+            &endpoint.wire.dds_type()?,
+            &endpoint.wire.type_hash().to_string(),
             wire_qos(endpoint.qos),
         )?;
-        Some(Box::new((subscriber, token, node)))
+        Ok(Some(Box::new((subscriber, token, node))))
     }
 
-    fn service(&self, endpoint: &Endpoint<'_>) -> Option<Declaration> {
-        let codec = registry::service(endpoint.message, endpoint.response?)?;
-        let node = self.node(endpoint.node)?;
+    fn carry_service(
+        &self,
+        endpoint: &ServiceEndpoint<'_>,
+    ) -> Result<Option<Declaration>, TransportError> {
+        let Some(node) = self.node(endpoint.node)? else {
+            return Ok(None);
+        };
         let server_node = Node::new_in(
             endpoint.node.context(),
             &format!("{INTERNAL_NODE}{}", self.next_id()),
             "/",
-        )
-        .ok()?;
-        let server = (codec.serve)(&server_node, endpoint.name).ok()?;
-        let key = self.key(endpoint.name, &codec.dds_type, &codec.hash);
+        )?;
+        let server = endpoint.local_server(&server_node)?;
+        let (dds_type, hash) = (
+            endpoint.wire.dds_type()?,
+            endpoint.wire.type_hash().to_string(),
+        );
+        let key = self.key(endpoint.name, &dds_type, &hash);
         let queryable = self
             .session
             .declare_queryable(key)
@@ -712,43 +775,73 @@ impl Transport for ZenohTransport {
                 );
             })
             .wait()
-            .ok()?;
+            .map_err(zenoh_err(format!(
+                "declare the queryable of service {}",
+                endpoint.name
+            )))?;
         let (token, _) = self.announce(
             &node,
             EntityKind::Service,
             endpoint.name,
-            &codec.dds_type,
-            &codec.hash,
+            &dds_type,
+            &hash,
             WireQos::default(),
         )?;
-        Some(Box::new(ZenohService {
+        Ok(Some(Box::new(ZenohService {
             _queryable: queryable,
             _token: token,
             _node: node,
             _server_node: server_node,
-        }))
+        })))
     }
 
-    fn client(&self, endpoint: &Endpoint<'_>) -> Option<Arc<dyn RemoteClient>> {
-        let codec = registry::service(endpoint.message, endpoint.response?)?;
-        let node = self.node(endpoint.node)?;
+    fn carry_client(
+        &self,
+        endpoint: &ServiceEndpoint<'_>,
+    ) -> Result<Option<Arc<dyn RemoteClient>>, TransportError> {
+        let Some(node) = self.node(endpoint.node)? else {
+            return Ok(None);
+        };
+        let (dds_type, hash) = (
+            endpoint.wire.dds_type()?,
+            endpoint.wire.type_hash().to_string(),
+        );
         let (token, gid) = self.announce(
             &node,
             EntityKind::Client,
             endpoint.name,
-            &codec.dds_type,
-            &codec.hash,
+            &dds_type,
+            &hash,
             WireQos::default(),
         )?;
-        Some(Arc::new(ZenohClient {
-            key: self.key(endpoint.name, &codec.dds_type, &codec.hash),
+        Ok(Some(Arc::new(ZenohClient {
+            key: self.key(endpoint.name, &dds_type, &hash),
             name: endpoint.name.to_owned(),
-            codec,
+            wire: endpoint.wire.clone(),
+            hash,
             session: self.session.clone(),
             graph: self.graph.clone(),
             gid,
             _token: token,
             _node: node,
-        }))
+        })))
+    }
+}
+
+impl Transport for ZenohTransport {
+    fn publisher(&self, endpoint: &Endpoint<'_>) -> Carried<Box<dyn RemotePublisher>> {
+        self.carry_publisher(endpoint).map_err(failure)
+    }
+
+    fn subscription(&self, endpoint: &Endpoint<'_>, inbox: Inbox) -> Carried<Declaration> {
+        self.carry_subscription(endpoint, inbox).map_err(failure)
+    }
+
+    fn service(&self, endpoint: &ServiceEndpoint<'_>) -> Carried<Declaration> {
+        self.carry_service(endpoint).map_err(failure)
+    }
+
+    fn client(&self, endpoint: &ServiceEndpoint<'_>) -> Carried<Arc<dyn RemoteClient>> {
+        self.carry_client(endpoint).map_err(failure)
     }
 }

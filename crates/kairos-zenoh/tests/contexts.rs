@@ -2,11 +2,11 @@
 //! loopback port of this test's own: what crosses, what stays, and what is counted.
 
 use kairos::exec::Executor;
-use kairos::graph::{CallError, Context, Node, Qos};
+use kairos::graph::{CallError, Context, GraphError, Node, Payload, Qos};
 use kairos::time::Duration;
 use kairos_zenoh::ZenohTransport;
 use kairos_zenoh::graph_key::EntityKind;
-use kairos_zenoh::msg::{AddTwoIntsRequest, AddTwoIntsResponse, StringMsg};
+use kairos_zenoh::msg::{AddTwoInts, AddTwoIntsRequest, AddTwoIntsResponse, StringMsg};
 use std::net::TcpListener;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -36,7 +36,11 @@ fn router(port: u16) -> zenoh::Session {
 
 /// A context carried by its own session, connected to the router only.
 fn carried(port: u16) -> (Context, Arc<ZenohTransport>) {
-    let mut config = zenoh::Config::default();
+    carried_with(port, zenoh::Config::default())
+}
+
+/// Like [`carried`], starting from `config`.
+fn carried_with(port: u16, mut config: zenoh::Config) -> (Context, Arc<ZenohTransport>) {
     for (key, value) in [
         ("mode", r#""peer""#.to_owned()),
         ("connect/endpoints", format!(r#"["tcp/127.0.0.1:{port}"]"#)),
@@ -158,9 +162,10 @@ fn local_delivery_stays_one_arc_and_remote_delivery_goes_through_zenoh() {
     assert_eq!(tb.sequence_gaps(), 0, "seq 1..=10 in order has no gap");
     drop(local);
 
-    // A type without a codec stays in the process, and still works there.
+    // A type that opted in to stay in the process stays there, and works there.
     #[derive(Debug)]
     struct Private;
+    impl Payload for Private {}
     let private_pub = talker
         .create_publisher::<Private>("/private", Qos::default())
         .unwrap();
@@ -173,7 +178,7 @@ fn local_delivery_stays_one_arc_and_remote_delivery_goes_through_zenoh() {
             .tokens()
             .iter()
             .any(|t| t.endpoint.as_ref().is_some_and(|e| e.name == "/private")),
-        "a type without codec was announced"
+        "an in-process type was announced"
     );
 
     exec_b.cancel();
@@ -199,7 +204,7 @@ fn a_service_in_one_graph_answers_a_client_in_another() {
     let spinner = std::thread::spawn(move || spin.spin());
 
     let client = client_node
-        .create_client::<AddTwoIntsRequest, AddTwoIntsResponse>("/add_two_ints")
+        .create_client::<AddTwoInts>("/add_two_ints")
         .unwrap();
     assert!(client.wait_for_service(Duration::from_secs(30)));
     for (i, (x, y)) in [(2, 3), (40, 2), (-5, 5)].into_iter().enumerate() {
@@ -237,14 +242,64 @@ fn a_service_in_one_graph_answers_a_client_in_another() {
     client_exec.remove_node(&client_node).unwrap();
 
     // No server anywhere for another name: not ready, and a call says so at once.
-    let nobody = client_node
-        .create_client::<AddTwoIntsRequest, AddTwoIntsResponse>("/nobody")
-        .unwrap();
+    let nobody = client_node.create_client::<AddTwoInts>("/nobody").unwrap();
     assert!(!nobody.wait_for_service(Duration::from_millis(200)));
     let err = nobody
         .call(AddTwoIntsRequest { a: 1, b: 2 }, Duration::from_secs(5))
         .unwrap_err();
     assert!(matches!(err, CallError::ServiceUnavailable { .. }), "{err}");
+    exec.cancel();
+    spinner.join().unwrap().unwrap();
+}
+
+/// A remote call waits as long as its caller says, not as long as zenoh's default query
+/// timeout (here made 300 ms, where it is 10 s by default); a reply after the caller gave
+/// up is counted late.
+#[test]
+fn the_callers_timeout_is_the_timeout_of_a_remote_call() {
+    let port = free_port();
+    let _router = router(port);
+    let (a, _ta) = carried(port);
+    let mut short = zenoh::Config::default();
+    short
+        .insert_json5("queries_default_timeout", "300")
+        .unwrap();
+    let (b, _tb) = carried_with(port, short);
+    let server_node = Node::new_in(&a, "slow_adder", "/").unwrap();
+    let _service = server_node
+        .create_service("/slow_add", |r: AddTwoIntsRequest| {
+            std::thread::sleep(StdDuration::from_millis(1200));
+            AddTwoIntsResponse { sum: r.a + r.b }
+        })
+        .unwrap();
+    let exec = Executor::single_threaded();
+    exec.add_node(&server_node).unwrap();
+    let spin = exec.clone();
+    let spinner = std::thread::spawn(move || spin.spin());
+
+    let client_node = Node::new_in(&b, "patient", "/").unwrap();
+    let client = client_node
+        .create_client::<AddTwoInts>("/slow_add")
+        .unwrap();
+    assert!(client.wait_for_service(Duration::from_secs(30)));
+    let response = client
+        .call(AddTwoIntsRequest { a: 2, b: 3 }, Duration::from_secs(30))
+        .expect("a 1.2 s answer within a 30 s timeout");
+    assert_eq!(response.sum, 5);
+
+    let err = client
+        .call(AddTwoIntsRequest { a: 1, b: 1 }, Duration::from_millis(100))
+        .unwrap_err();
+    assert!(matches!(err, CallError::Timeout { .. }), "{err}");
+    let until = Instant::now() + WAIT;
+    while client.late_responses() == 0 && Instant::now() < until {
+        std::thread::sleep(StdDuration::from_millis(20));
+    }
+    assert_eq!(
+        client.late_responses(),
+        1,
+        "the reply after the timeout is counted"
+    );
     exec.cancel();
     spinner.join().unwrap().unwrap();
 }
@@ -382,6 +437,86 @@ fn a_remote_clock_drives_simulated_time() {
     let expected = kairos::time::Time::new(kairos::time::ClockKind::Sim, 12_000_000_500);
     assert_eq!(rx.recv_timeout(WAIT).unwrap(), expected);
     assert_eq!(sim.now(), expected);
+
+    // /clock takes the path every topic takes: a sample without attachment and one that
+    // does not decode are counted as malformed and move nothing; the next good one does.
+    raw.put(kairos_zenoh::message::encode(&stamp))
+        .wait()
+        .unwrap();
+    raw.put(vec![0, 1, 0, 0, 7])
+        .attachment(
+            kairos_zenoh::attachment::Attachment {
+                sequence_number: 2,
+                ..attachment
+            }
+            .to_bytes()
+            .to_vec(),
+        )
+        .wait()
+        .unwrap();
+    let later = kairos_zenoh::msg::Clock {
+        clock: kairos_zenoh::msg::Time {
+            sec: 13,
+            nanosec: 0,
+        },
+    };
+    raw.put(kairos_zenoh::message::encode(&later))
+        .attachment(
+            kairos_zenoh::attachment::Attachment {
+                sequence_number: 3,
+                ..attachment
+            }
+            .to_bytes()
+            .to_vec(),
+        )
+        .wait()
+        .unwrap();
+    assert!(exec.spin_once(Duration::from_secs(30)).unwrap());
+    let later = kairos::time::Time::new(kairos::time::ClockKind::Sim, 13_000_000_000);
+    assert_eq!(
+        rx.recv_timeout(WAIT).unwrap(),
+        later,
+        "a malformed /clock moved time"
+    );
+    assert_eq!(sim.now(), later);
+    assert_eq!(
+        _ta.malformed_samples(),
+        2,
+        "both malformed /clock samples counted"
+    );
+}
+
+#[test]
+fn a_declaration_zenoh_refuses_fails_the_creation() {
+    let port = free_port();
+    let (context, transport) = carried(port);
+    let node = Node::new_in(&context, "late", "/").unwrap();
+    // A closed session refuses every declaration.
+    transport.close(StdDuration::from_secs(10)).unwrap();
+    let err = node
+        .create_publisher::<StringMsg>("/chatter", Qos::default())
+        .expect_err("a publisher the transport cannot carry is no local publisher");
+    assert!(matches!(err, GraphError::Transport { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.contains("/chatter") && text.contains("zenoh"),
+        "{text}"
+    );
+    assert!(
+        std::error::Error::source(&err).is_some(),
+        "the transport's error is kept as the source"
+    );
+    let subscription = node.create_subscription("/chatter", Qos::default(), |_: &StringMsg| {});
+    assert!(matches!(subscription, Err(GraphError::Transport { .. })));
+    assert!(matches!(
+        node.create_client::<AddTwoInts>("/add"),
+        Err(GraphError::Transport { .. })
+    ));
+    // In-process types never meet the transport.
+    assert!(
+        node.create_publisher::<u32>("/local", Qos::default())
+            .is_ok()
+    );
 }
 
 #[test]

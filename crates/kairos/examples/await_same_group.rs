@@ -26,7 +26,7 @@ pub struct Outcome {
 }
 
 /// Awaits `add(2, 3)` from an async timer of `node`, on a 2-worker executor; the result.
-fn await_once(node: &Node, client: Client<(i64, i64), i64>) -> Result<i64, CallError> {
+fn await_once(node: &Node, client: Client<fn((i64, i64)) -> i64>) -> Result<i64, CallError> {
     let exec = Executor::multi_threaded(2).expect("2 workers");
     exec.add_node(node).expect("node added");
     let (tx, rx) = mpsc::sync_channel(1);

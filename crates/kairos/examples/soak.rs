@@ -81,7 +81,7 @@ pub struct Iteration {
     pub queued_responses: usize,
 }
 
-type AddClient = Arc<Client<(u64, u64), u64>>;
+type AddClient = Arc<Client<fn((u64, u64)) -> u64>>;
 
 /// Runs iteration `seed`; `Err` says which promise broke.
 pub fn iteration(seed: u64) -> Result<Iteration, String> {

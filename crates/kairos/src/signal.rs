@@ -11,6 +11,9 @@
 //!   [`ShutdownReport`](crate::exec::ShutdownReport) is printed on stderr. A trace that
 //!   `KAIROS_TRACE` started is flushed, so the trace ends whole. The program then goes on
 //!   from where it spun and exits as it normally does.
+//! - The first signal also cancels [`shutdown_token`]: a blocking wait outside any
+//!   executor (a service `call()` from `main`) ends at once with an error saying so,
+//!   where it would otherwise wait for its own timeout.
 //! - Ctrl-C always works: a first signal when no executor runs a node exits with status
 //!   128 + signal (130 for SIGINT); a second signal flushes the trace and exits at once
 //!   with that status, without waiting for callbacks or exit handlers; an opted-out
@@ -70,6 +73,13 @@ pub fn set_shutdown_deadline(deadline: impl Into<Duration>) {
 /// a loop that does not spin an executor checks it to end in time.
 pub fn shutdown_requested() -> bool {
     REQUESTED.load(Ordering::Acquire)
+}
+
+/// Cancelled by the first SIGINT or SIGTERM the handler takes: what blocking waits
+/// outside executors end on (inside a callback, the executor's own shutdown ends them).
+pub fn shutdown_token() -> crate::time::CancelToken {
+    static TOKEN: OnceLock<crate::time::CancelToken> = OnceLock::new();
+    TOKEN.get_or_init(crate::time::CancelToken::new).clone()
 }
 
 /// Installs the handler now (the runtime's first use does it unless opted out); installing
@@ -162,6 +172,7 @@ fn on_signal(signal: i32) {
         // waits for the first signal's report) nor a stuck callback can hold the exit up.
         signal_hook::low_level::exit(128 + signal);
     }
+    shutdown_token().cancel();
     // The shutdown runs in its own thread, so that this one hears a second signal while
     // callbacks keep the shutdown waiting for its deadline.
     let spawned = std::thread::Builder::new()

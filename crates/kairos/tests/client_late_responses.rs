@@ -56,7 +56,7 @@ impl Ledger {
     }
 }
 
-type AddClient = Client<(i64, i64), i64>;
+type AddClient = Client<fn((i64, i64)) -> i64>;
 
 fn spin_wait(micros: u64) {
     let until = std::time::Instant::now() + std::time::Duration::from_micros(micros);

@@ -11,13 +11,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex, mpsc};
 use std::time::Instant;
 
+/// The tests' adder: two numbers in, their sum out.
+type Add = fn((i64, i64)) -> i64;
+
 const TEN_S: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// An "add" service spun on its own single-threaded executor, and a caller node with a
 /// client of it on another one, both spinning on threads of their own.
 struct Served {
     caller: Node,
-    client: Client<(i64, i64), i64>,
+    client: Client<Add>,
     exec: Executor,
     spin: Option<SpinThread>,
     server_exec: Executor,
@@ -226,7 +229,7 @@ fn dropping_a_client_ends_its_pending_calls_with_an_error() {
         .create_service("add", |(a, b): (i64, i64)| a + b)
         .unwrap();
     let caller = node_in(&context, "caller");
-    let client: Client<(i64, i64), i64> = caller.create_client("add").unwrap();
+    let client: Client<Add> = caller.create_client("add").unwrap();
     let (tx, rx) = mpsc::channel();
     client.call_async((1, 2)).on_done(move |result| {
         let _ = tx.send(result);
@@ -250,14 +253,14 @@ fn a_cross_group_call_cycle_fails_at_once_naming_both_callbacks() {
     let n2 = node.with_group(&g2).unwrap();
     let _s1 = n1.create_service("s1", |x: i64| x + 1).unwrap();
     let _s2 = n2.create_service("s2", |x: i64| x + 2).unwrap();
-    let c1: Client<i64, i64> = n1.create_client("s2").unwrap();
-    let c2: Client<i64, i64> = n2.create_client("s1").unwrap();
+    let c1: Client<fn(i64) -> i64> = n1.create_client("s2").unwrap();
+    let c2: Client<fn(i64) -> i64> = n2.create_client("s1").unwrap();
     let exec = Executor::multi_threaded(4).unwrap();
     exec.add_node(&node).unwrap();
     let spin = exec.spin_thread().unwrap();
     let both_running = Arc::new(Barrier::new(2));
     let (tx, rx) = mpsc::channel();
-    let make = |client: Client<i64, i64>, name: &'static str| {
+    let make = |client: Client<fn(i64) -> i64>, name: &'static str| {
         let (barrier, tx) = (both_running.clone(), Mutex::new(tx.clone()));
         move || {
             barrier.wait();
@@ -380,7 +383,7 @@ fn shutdown_wakes_a_callback_blocked_in_a_kairos_sleep_or_call() {
             let _ = Clock::steady().sleep_for(Duration::from_secs(3600), &CancelToken::new());
         })
         .unwrap();
-    let client: Client<(), ()> = node.create_client("slow").unwrap();
+    let client: Client<fn(()) -> ()> = node.create_client("slow").unwrap();
     let exec = Executor::multi_threaded(3).unwrap();
     exec.add_node(&node).unwrap();
     let (tx, rx) = mpsc::channel();
@@ -431,7 +434,7 @@ fn done_callback_placement(spins: u32, from_callback: bool) -> Result<(), String
     let (done_tx, done_rx) = mpsc::channel();
     let give = {
         let log = log.clone();
-        move |client: &Client<(i64, i64), i64>, done_tx: mpsc::Sender<_>| {
+        move |client: &Client<Add>, done_tx: mpsc::Sender<_>| {
             let response = client.call_async((2, 3));
             // Busy-waits rather than yields: on a loaded machine each yield may cost a
             // time slice, and the race to shift is the server's answer, microseconds away.

@@ -9,6 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Instant;
 
+/// The tests' adder: two numbers in, their sum out.
+type Add = fn((i64, i64)) -> i64;
+
 /// Generous: a correct wait fails in microseconds; a broken one would hit the call timeout.
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -93,7 +96,7 @@ fn assert_would_deadlock(
 fn a_call_in_timer_callback_default_group_single_threaded_would_deadlock() {
     let exec = Executor::single_threaded();
     let s = setup(&exec);
-    let client: Client<(i64, i64), i64> = s.caller.create_client("add").unwrap();
+    let client: Client<fn((i64, i64)) -> i64> = s.caller.create_client("add").unwrap();
     let (result, took) = first_tick(&exec, &s.caller, move || client.call((2, 3), CALL_TIMEOUT));
     assert_would_deadlock(
         result,
@@ -110,7 +113,7 @@ fn a_call_to_a_service_in_the_held_group_would_deadlock_even_multi_threaded() {
     let node = Node::new_in(&ctx, "selfish", "/").unwrap();
     node.set_clock(Clock::steady());
     let _service = node.create_service("echo", |x: i64| x).unwrap();
-    let client: Client<i64, i64> = node.create_client("echo").unwrap();
+    let client: Client<fn(i64) -> i64> = node.create_client("echo").unwrap();
     exec.add_node(&node).unwrap();
     let (result, took) = first_tick(&exec, &node, move || client.call(1, CALL_TIMEOUT));
     assert_would_deadlock(
@@ -128,7 +131,7 @@ fn b_client_in_second_group_single_threaded_would_deadlock() {
     let group = s
         .caller
         .create_callback_group("clients", GroupKind::MutuallyExclusive);
-    let client: Client<(i64, i64), i64> = s
+    let client: Client<fn((i64, i64)) -> i64> = s
         .caller
         .with_group(&group)
         .unwrap()
@@ -145,7 +148,7 @@ fn c_two_groups_on_a_multi_threaded_executor_complete() {
     let group = s
         .caller
         .create_callback_group("clients", GroupKind::MutuallyExclusive);
-    let client: Client<(i64, i64), i64> = s
+    let client: Client<fn((i64, i64)) -> i64> = s
         .caller
         .with_group(&group)
         .unwrap()
@@ -160,7 +163,7 @@ fn c_two_groups_on_a_multi_threaded_executor_complete() {
 fn d_spin_until_future_complete_inside_a_callback_would_deadlock() {
     let exec = Executor::single_threaded();
     let s = setup(&exec);
-    let client: Client<(i64, i64), i64> = s.caller.create_client("add").unwrap();
+    let client: Client<fn((i64, i64)) -> i64> = s.caller.create_client("add").unwrap();
     let inner = exec.clone();
     let (result, took) = first_tick(&exec, &s.caller, move || {
         inner.spin_until_future_complete(client.call_async((2, 3)), CALL_TIMEOUT)
@@ -189,7 +192,7 @@ fn d_spin_until_future_complete_inside_a_callback_would_deadlock() {
 fn e_awaited_call_async_in_an_async_callback_single_threaded_completes() {
     let exec = Executor::single_threaded();
     let s = setup(&exec);
-    let client: Arc<Client<(i64, i64), i64>> = Arc::new(s.caller.create_client("add").unwrap());
+    let client: Arc<Client<Add>> = Arc::new(s.caller.create_client("add").unwrap());
     let (tx, rx) = mpsc::sync_channel(1);
     let done = Arc::new(AtomicBool::new(false));
     let stopper = exec.clone();
@@ -222,7 +225,7 @@ fn a_done_callback_runs_in_the_client_group_and_completes_single_threaded() {
     let exec = Executor::single_threaded();
     let s = setup(&exec);
     // The client outlives the timer callback that calls it (dropping a client abandons its calls).
-    let client: Arc<Client<(i64, i64), i64>> = Arc::new(s.caller.create_client("add").unwrap());
+    let client: Arc<Client<Add>> = Arc::new(s.caller.create_client("add").unwrap());
     let caller_client = client.clone();
     let (tx, rx) = mpsc::channel();
     let tx = parking_lot::Mutex::new(tx);
@@ -266,7 +269,7 @@ fn a_panicking_service_returns_an_error_and_the_executor_goes_on() {
         std::thread::spawn(move || exec.spin())
     };
     let caller = Node::new_in(&ctx, "caller", "/").unwrap();
-    let client: Client<i64, i64> = caller.create_client("fragile").unwrap();
+    let client: Client<fn(i64) -> i64> = caller.create_client("fragile").unwrap();
     let first = client.call_async(-1);
     let second = client.call_async(21);
     assert_eq!((first.sequence(), second.sequence()), (1, 2));
@@ -286,7 +289,7 @@ fn a_panicking_service_returns_an_error_and_the_executor_goes_on() {
 fn a_call_to_a_missing_service_fails_at_once() {
     let ctx = Context::new();
     let node = Node::new_in(&ctx, "lonely", "/").unwrap();
-    let client: Client<i64, i64> = node.create_client("nobody").unwrap();
+    let client: Client<fn(i64) -> i64> = node.create_client("nobody").unwrap();
     assert!(!client.service_is_ready());
     assert!(!client.wait_for_service(Duration::from_millis(20)));
     match client.call(1, CALL_TIMEOUT) {
@@ -299,7 +302,7 @@ fn a_call_to_a_missing_service_fails_at_once() {
 fn wait_for_service_returns_when_the_server_appears() {
     let ctx = Context::new();
     let node = Node::new_in(&ctx, "patient", "/").unwrap();
-    let client: Client<i64, i64> = node.create_client("late").unwrap();
+    let client: Client<fn(i64) -> i64> = node.create_client("late").unwrap();
     let server_node = Node::new_in(&ctx, "late_server", "/").unwrap();
     let (tx, rx) = mpsc::channel();
     let server = std::thread::spawn(move || {
@@ -322,7 +325,7 @@ fn call_chain(workers: usize) -> Result<i64, String> {
     let inner_node = Node::new_in(&ctx, "inner", "/").unwrap();
     let _inner = inner_node.create_service("inner", |x: i64| x + 1).unwrap();
     let outer_node = Node::new_in(&ctx, "outer", "/").unwrap();
-    let inner_client: Client<i64, i64> = outer_node.create_client("inner").unwrap();
+    let inner_client: Client<fn(i64) -> i64> = outer_node.create_client("inner").unwrap();
     let _outer = outer_node
         .create_service("outer", move |x: i64| {
             match inner_client.call(x, CALL_TIMEOUT) {
@@ -333,7 +336,8 @@ fn call_chain(workers: usize) -> Result<i64, String> {
         .unwrap();
     let caller = Node::new_in(&ctx, "chain_caller", "/").unwrap();
     caller.set_clock(Clock::steady());
-    let outer_client: Client<i64, Result<i64, String>> = caller.create_client("outer").unwrap();
+    let outer_client: Client<fn(i64) -> Result<i64, String>> =
+        caller.create_client("outer").unwrap();
     for node in [&inner_node, &outer_node, &caller] {
         exec.add_node(node).unwrap();
     }
@@ -358,7 +362,7 @@ fn a_dropped_service_fails_pending_calls_and_frees_its_name() {
     let ctx = Context::new();
     let node = Node::new_in(&ctx, "fickle", "/").unwrap();
     let service = node.create_service("once", |x: i64| x).unwrap();
-    let client: Client<i64, i64> = node.create_client("once").unwrap();
+    let client: Client<fn(i64) -> i64> = node.create_client("once").unwrap();
     let pending = client.call_async(1);
     drop(service);
     match pending.wait(CALL_TIMEOUT) {

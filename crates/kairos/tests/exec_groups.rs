@@ -84,7 +84,7 @@ fn a_timer_longer_than_its_period_does_not_starve_a_subscription_or_a_service() 
         .unwrap()
     };
     let _service = node.create_service("ping", |x: u32| x).unwrap();
-    let client = node.create_client::<u32, u32>("ping").unwrap();
+    let client = node.create_client::<fn(u32) -> u32>("ping").unwrap();
     let response = Arc::new(parking_lot::Mutex::new(None));
     let (tx, rx) = mpsc::channel();
     let tx = parking_lot::Mutex::new(tx);
@@ -246,7 +246,7 @@ fn spin_until_future_complete_times_out_and_completes() {
     assert!(start.elapsed() >= std::time::Duration::from_millis(50));
     let node = node("answer");
     let _service = node.create_service("forty_two", |_: ()| 42).unwrap();
-    let client = node.create_client::<(), i32>("forty_two").unwrap();
+    let client = node.create_client::<fn(()) -> i32>("forty_two").unwrap();
     exec.add_node(&node).unwrap();
     let answer = exec
         .spin_until_future_complete(client.call_async(()), Duration::from_secs(10))

@@ -24,7 +24,7 @@ fn an_awaited_call_to_a_service_in_the_held_group_fails_at_once_multi_threaded()
     let _service = node
         .create_service("add", |(a, b): (i64, i64)| a + b)
         .unwrap();
-    let client = Arc::new(node.create_client::<(i64, i64), i64>("add").unwrap());
+    let client = Arc::new(node.create_client::<fn((i64, i64)) -> i64>("add").unwrap());
     let exec = Executor::multi_threaded(3).unwrap();
     exec.add_node(&node).unwrap();
     let (tx, rx) = mpsc::sync_channel(1);
@@ -69,7 +69,7 @@ fn the_blocking_form_no_longer_recommends_await_for_a_held_group() {
     let _service = node
         .create_service("add", |(a, b): (i64, i64)| a + b)
         .unwrap();
-    let client = node.create_client::<(i64, i64), i64>("add").unwrap();
+    let client = node.create_client::<fn((i64, i64)) -> i64>("add").unwrap();
     let exec = Executor::multi_threaded(2).unwrap();
     exec.add_node(&node).unwrap();
     let (tx, rx) = mpsc::sync_channel(1);

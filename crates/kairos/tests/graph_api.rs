@@ -51,7 +51,7 @@ fn spin_for<T>(executor: &Executor, rx: &mpsc::Receiver<T>, n: usize) -> Vec<T> 
 #[test]
 fn an_async_closure_that_captures_a_client_is_a_timer_callback() {
     let g = graph();
-    let client: Client<(i64, i64), i64> = g.caller.create_client("add").unwrap();
+    let client: Client<fn((i64, i64)) -> i64> = g.caller.create_client("add").unwrap();
     let (tx, rx) = mpsc::channel();
     // `client` and `tx` are used by reference inside the async body: an async closure, not
     // a closure that clones them into a fresh `async move` block on every tick.
@@ -69,7 +69,7 @@ fn an_async_closure_that_captures_a_client_is_a_timer_callback() {
 #[test]
 fn a_cloned_client_serves_several_callbacks_as_one_client() {
     let g = graph();
-    let client: Client<(i64, i64), i64> = g.caller.create_client("add").unwrap();
+    let client: Client<fn((i64, i64)) -> i64> = g.caller.create_client("add").unwrap();
     let (tx, rx) = mpsc::channel();
     let publisher = g
         .caller
@@ -140,7 +140,7 @@ fn a_subscription_callback_may_take_the_message_by_reference() {
 #[test]
 fn std_durations_are_accepted_wherever_a_duration_is_taken() {
     let g = graph();
-    let client: Client<(i64, i64), i64> = g.caller.create_client("add").unwrap();
+    let client: Client<fn((i64, i64)) -> i64> = g.caller.create_client("add").unwrap();
     assert!(client.wait_for_service(std::time::Duration::from_secs(1)));
     let (tx, rx) = mpsc::channel();
     let _timer = g

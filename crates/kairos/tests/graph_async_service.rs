@@ -51,7 +51,7 @@ fn an_async_service_awaiting_a_sleep_answers_a_blocking_call_after_the_sleep() {
     let spinner = spin_in_thread(&exec);
 
     let caller = Node::new_in(&ctx, "caller", "/").unwrap();
-    let client: Client<i64, i64> = caller.create_client("double").unwrap();
+    let client: Client<fn(i64) -> i64> = caller.create_client("double").unwrap();
     for x in [21, -4] {
         let start = Instant::now();
         assert_eq!(client.call(x, CALL_TIMEOUT).unwrap(), 2 * x);
@@ -70,7 +70,7 @@ fn an_async_service_awaiting_another_service_answers_a_caller_on_another_executo
         .create_service("add", |(a, b): (i64, i64)| a + b)
         .unwrap();
     let front = Node::new_in(&ctx, "front", "/").unwrap();
-    let add: Client<(i64, i64), i64> = front.create_client("add").unwrap();
+    let add: Client<fn((i64, i64)) -> i64> = front.create_client("add").unwrap();
     // Both services on one single-threaded executor: while `sum3` is suspended on its
     // await, the worker is free to run `add` (in another node's group).
     let _sum3 = front
@@ -91,7 +91,9 @@ fn an_async_service_awaiting_another_service_answers_a_caller_on_another_executo
     // The caller: a timer callback on its own executor makes a blocking call.
     let caller = Node::new_in(&ctx, "caller", "/").unwrap();
     caller.set_clock(Clock::steady());
-    let client: Client<(i64, i64, i64), i64> = caller.create_client("sum3").unwrap();
+    let client = caller
+        .create_client::<fn((i64, i64, i64)) -> i64>("sum3")
+        .unwrap();
     let (tx, rx) = mpsc::channel();
     let tx = parking_lot::Mutex::new(tx);
     let once = AtomicBool::new(false);
@@ -120,7 +122,7 @@ fn a_blocking_call_into_an_async_service_of_the_held_group_would_deadlock_at_onc
     let node = Node::new_in(&ctx, "selfish", "/").unwrap();
     node.set_clock(Clock::steady());
     let _service = doubling_service(&node, "double");
-    let client: Client<i64, i64> = node.create_client("double").unwrap();
+    let client: Client<fn(i64) -> i64> = node.create_client("double").unwrap();
     let (tx, rx) = mpsc::channel();
     let tx = parking_lot::Mutex::new(tx);
     let once = AtomicBool::new(false);
@@ -175,7 +177,7 @@ fn a_panicking_async_service_answers_service_panicked_and_keeps_serving() {
     let exec = Executor::single_threaded();
     exec.add_node(&server).unwrap();
     let spinner = spin_in_thread(&exec);
-    let client: Client<i64, i64> = server.create_client("fragile").unwrap();
+    let client: Client<fn(i64) -> i64> = server.create_client("fragile").unwrap();
 
     for (x, said) in [(-1, "negative after an await"), (0, "zero before")] {
         match client.call(x, CALL_TIMEOUT) {
@@ -218,7 +220,7 @@ fn a_shutdown_while_the_async_service_is_suspended_fails_the_call() {
     exec.add_node(&server).unwrap();
     let spinner = spin_in_thread(&exec);
 
-    let client: Client<i64, i64> = server.create_client("slow").unwrap();
+    let client: Client<fn(i64) -> i64> = server.create_client("slow").unwrap();
     let caller = std::thread::spawn(move || {
         let start = Instant::now();
         (client.call(1, CALL_TIMEOUT), start.elapsed())

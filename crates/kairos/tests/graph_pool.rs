@@ -3,7 +3,7 @@
 //! and the accounting `received = delivered + dropped + queued` is unchanged.
 
 use kairos::exec::Executor;
-use kairos::graph::{Context, Node, Qos};
+use kairos::graph::{Context, Node, Payload, Qos};
 use kairos::time::Duration;
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -20,6 +20,9 @@ struct Counted {
     payload: Vec<u64>,
     drops: Arc<AtomicUsize>,
 }
+
+/// It lives in this process only.
+impl Payload for Counted {}
 
 impl Counted {
     fn new(id: u64, drops: &Arc<AtomicUsize>) -> Self {

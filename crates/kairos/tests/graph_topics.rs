@@ -228,7 +228,7 @@ fn bad_input_is_a_typed_error_with_an_actionable_message() {
         Err(GraphError::ServiceExists { .. })
     ));
     assert!(matches!(
-        n.create_client::<u16, u8>("srv"),
+        n.create_client::<fn(u16) -> u8>("srv"),
         Err(GraphError::ServiceTypeMismatch { .. })
     ));
 

@@ -97,3 +97,47 @@ fn a_second_ctrl_c_exits_while_the_shutdown_waits_for_a_stuck_callback() {
     let out = finish_within(child, Duration::from_secs(20)).expect("the second SIGINT exits");
     assert_eq!(out.status.code(), Some(130));
 }
+
+const CALLER_CHILD: &str = "KAIROS_TEST_SIGNAL_CALLER_CHILD";
+
+/// A `call()` made from `main` (no executor of its own to shut down) ends on Ctrl-C,
+/// where it would wait for its own hour-long timeout.
+#[test]
+fn ctrl_c_ends_a_call_made_from_main() {
+    if std::env::var_os(CALLER_CHILD).is_some() {
+        kairos::signal::set_shutdown_deadline(Duration::from_millis(100));
+        let context = Context::new();
+        let server = Node::new_in(&context, "server", "/").unwrap();
+        // The service never answers: its callback waits for ever.
+        let _service = server
+            .create_service("slow", |_: i64| -> i64 {
+                println!("ready");
+                loop {
+                    std::thread::park();
+                }
+            })
+            .unwrap();
+        let executor = Executor::multi_threaded(2).unwrap();
+        executor.add_node(&server).unwrap();
+        std::thread::spawn(move || executor.spin());
+        let caller = Node::new_in(&context, "caller", "/").unwrap();
+        let client = caller.create_client::<fn(i64) -> i64>("slow").unwrap();
+        let result = client.call(1, Duration::from_secs(3600));
+        eprintln!("call ended: {result:?}");
+        std::process::exit(0);
+    }
+    let mut command = kairos_testkit::rerun_self("ctrl_c_ends_a_call_made_from_main");
+    command
+        .env(CALLER_CHILD, "1")
+        .env_remove(kairos::signal::ENV_VAR)
+        .env_remove(kairos::trace::ENV_VAR);
+    let (child, _) = spawn_until_line(&mut command, "ready");
+    send_signal(&child, Signal::INT);
+    let out = finish_within(child, Duration::from_secs(60)).expect("SIGINT ends the call");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("call ended: Err(ProgramShutDown"),
+        "{stderr}"
+    );
+}

@@ -27,7 +27,7 @@ fn a_call_timeout_says_how_long_it_waited() {
     // No executor runs the service: the call can only time out.
     let _service = server.create_service("slow", |x: u32| x).unwrap();
     let caller = Node::new_in(&context, "caller", "/").unwrap();
-    let client = caller.create_client::<u32, u32>("slow").unwrap();
+    let client = caller.create_client::<fn(u32) -> u32>("slow").unwrap();
     let err = client.call(1, Duration::from_millis(100)).unwrap_err();
     assert!(matches!(err, CallError::Timeout { .. }), "{err:?}");
     assert_human(&err.to_string(), "within 100 ms");

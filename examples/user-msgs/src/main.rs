@@ -31,8 +31,6 @@ fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
         [role, count] => (role.as_str(), count.parse::<u32>()?),
         _ => return Err("usage: wheel_speeds pub|sub COUNT".into()),
     };
-    // The generated type crosses processes once registered.
-    kairos_zenoh::register::<WheelSpeeds>();
     let transport = kairos_zenoh::init()?.ok_or("set KAIROS_TRANSPORT=zenoh")?;
     let code = match role {
         "pub" => publish(&transport, count)?,

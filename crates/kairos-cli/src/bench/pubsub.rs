@@ -41,6 +41,9 @@ struct Stamp {
     sent_ns: i64,
 }
 
+/// The in-process benchmark keeps its messages in the process.
+impl kairos::graph::Payload for Stamp {}
+
 fn now_ns() -> i64 {
     Clock::steady().now().nanos()
 }

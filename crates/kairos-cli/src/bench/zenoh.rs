@@ -116,7 +116,6 @@ struct Case {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    kairos_zenoh::register::<BenchMsg>();
     if let Some(mode) = args.child.as_deref() {
         return child(mode, &args);
     }

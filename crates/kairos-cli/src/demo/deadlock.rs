@@ -130,11 +130,14 @@ fn first_tick(
     Ok(rx.recv_timeout(WATCHDOG)?)
 }
 
-fn add_client(node: &Node) -> anyhow::Result<Client<(i64, i64), i64>> {
+/// The demo's service: two numbers in, their sum out.
+type Add = fn((i64, i64)) -> i64;
+
+fn add_client(node: &Node) -> anyhow::Result<Client<Add>> {
     Ok(node.create_client("add_two_ints")?)
 }
 
-fn blocking_call(client: &Client<(i64, i64), i64>) -> Attempt {
+fn blocking_call(client: &Client<Add>) -> Attempt {
     let start = Instant::now();
     let result = client.call((2, 3), CALL_TIMEOUT);
     Attempt::of(

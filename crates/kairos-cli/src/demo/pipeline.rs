@@ -27,6 +27,9 @@ pub(super) struct Reading {
     pub(super) born_ns: i64,
 }
 
+/// The in-process pipeline keeps its readings in the process.
+impl kairos::graph::Payload for Reading {}
+
 /// Runs the pipeline for `count` readings while `session` records; returns the
 /// end-to-end latencies the printer measured (ns).
 fn run_pipeline(count: u64) -> anyhow::Result<Vec<i64>> {

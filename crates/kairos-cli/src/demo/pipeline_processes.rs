@@ -214,7 +214,6 @@ pub fn run(quick: bool, out: &Path) -> anyhow::Result<Outcome> {
 /// One pipeline node in a process of its own (`kairos internal pipeline-node ROLE`): it
 /// prints `ready` once its node exists, and runs until SIGINT.
 pub fn node_main(role: &str) -> anyhow::Result<()> {
-    kairos_zenoh::register::<WireReading>();
     kairos_zenoh::init()?.context("KAIROS_TRANSPORT=zenoh must be set for a pipeline process")?;
     let node = Node::new_in(&kairos::graph::Context::global(), role, "/pipeline")?;
     let qos = Qos::keep_last(10);

@@ -16,6 +16,7 @@ use crate::exec::deadlock::{
 };
 use crate::exec::entity::{Entity, EntityCore, Execution};
 use crate::time::Duration;
+use kairos_interface::ServiceCall;
 use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -68,6 +69,16 @@ pub enum CallError {
         "the executor shut down before the response to request #{seq} of service '{service}' was delivered"
     )]
     ExecutorShutDown {
+        /// The service's resolved name.
+        service: String,
+        /// The request's sequence number.
+        seq: u64,
+    },
+    /// The program is shutting down (SIGINT or SIGTERM) while the caller waited.
+    #[error(
+        "the program is shutting down (SIGINT/SIGTERM): the wait for request #{seq} of service '{service}' ended"
+    )]
+    ProgramShutDown {
         /// The service's resolved name.
         service: String,
         /// The request's sequence number.
@@ -381,14 +392,22 @@ impl<Resp: Send + 'static> ResponseFuture<Resp> {
     /// Waits as a worker already counted blocked (`_blocked`, from the deadlock check).
     fn wait_blocked(self, _blocked: BlockedWorker, timeout: Duration) -> Result<Resp, CallError> {
         let deadline = deadline_after(timeout);
-        // Inside a callback, the executor's shutdown ends the wait.
+        // Inside a callback, the executor's shutdown ends the wait; anywhere, Ctrl-C does.
         let shutdown = current_shutdown_token();
+        let program = crate::signal::shutdown_token();
         let waker = Waker::from(Arc::new(SlotWaker(Arc::downgrade(&self.slot))));
         let _registration = shutdown.as_ref().map(|token| token.register(&waker));
+        let _program_registration = program.register(&waker);
         let mut state = self.slot.state.lock();
         loop {
             if let Some(result) = state.result.take() {
                 return result;
+            }
+            if program.is_cancelled() {
+                return Err(CallError::ProgramShutDown {
+                    service: self.call_site.service().to_owned(),
+                    seq: self.seq,
+                });
             }
             if shutdown.as_ref().is_some_and(|token| token.is_cancelled()) {
                 return Err(CallError::ExecutorShutDown {
@@ -483,10 +502,14 @@ impl<Resp> fmt::Debug for ResponseFuture<Resp> {
 /// A client of one service. Clones are cheap handles to the same client (one sequence of
 /// requests), so several callbacks can share it; dropping the last one removes it and
 /// abandons its pending requests.
+///
+/// `S` is the service as a caller names it ([`ServiceCall`]): a generated
+/// [`ServiceType`](kairos_interface::ServiceType) such as `AddTwoInts`, or
+/// `fn(Request) -> Response`.
 #[must_use = "the client is removed when its handle is dropped"]
-pub struct Client<Req: Send + 'static, Resp: Send + 'static> {
-    pub(crate) inner: Arc<ClientInner<Req, Resp>>,
-    registration: Arc<Registration<Req, Resp>>,
+pub struct Client<S: ServiceCall> {
+    pub(crate) inner: Arc<ClientInner<S::Request, S::Response>>,
+    registration: Arc<Registration<S::Request, S::Response>>,
 }
 
 /// Shared by a client's handles: the last one dropped removes the client from its node.
@@ -495,8 +518,8 @@ struct Registration<Req: Send + 'static, Resp: Send + 'static> {
     node: Node,
 }
 
-impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
-    pub(crate) fn new(inner: Arc<ClientInner<Req, Resp>>, node: Node) -> Self {
+impl<S: ServiceCall> Client<S> {
+    pub(crate) fn new(inner: Arc<ClientInner<S::Request, S::Response>>, node: Node) -> Self {
         let registration = Arc::new(Registration {
             inner: inner.clone(),
             node,
@@ -508,7 +531,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
     }
 }
 
-impl<Req: Send + 'static, Resp: Send + 'static> Clone for Client<Req, Resp> {
+impl<S: ServiceCall> Clone for Client<S> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
@@ -517,13 +540,16 @@ impl<Req: Send + 'static, Resp: Send + 'static> Clone for Client<Req, Resp> {
     }
 }
 
-impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
+impl<S: ServiceCall> Client<S> {
     /// Sends `request`; the future resolves with the response (or why there is none).
-    pub fn call_async(&self, request: Req) -> ResponseFuture<Resp> {
+    pub fn call_async(&self, request: S::Request) -> ResponseFuture<S::Response> {
         let inner = &self.inner;
         let seq = inner.next_seq.fetch_add(1, Ordering::Relaxed);
-        let call_site: Arc<dyn CallSite<Resp>> = inner.clone();
-        let Some(server) = inner.context.server::<Req, Resp>(&inner.service) else {
+        let call_site: Arc<dyn CallSite<S::Response>> = inner.clone();
+        let Some(server) = inner
+            .context
+            .server::<S::Request, S::Response>(&inner.service)
+        else {
             if let Some(remote) = inner.remote.as_ref().filter(|r| r.is_ready()) {
                 return self.call_remote(remote, request, seq, call_site);
             }
@@ -559,10 +585,10 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
     fn call_remote(
         &self,
         remote: &Arc<dyn super::transport::RemoteClient>,
-        request: Req,
+        request: S::Request,
         seq: u64,
-        call_site: Arc<dyn CallSite<Resp>>,
-    ) -> ResponseFuture<Resp> {
+        call_site: Arc<dyn CallSite<S::Response>>,
+    ) -> ResponseFuture<S::Response> {
         let slot = Slot::new(seq, None);
         self.inner.pending.lock().insert(seq, slot.clone());
         let client = Arc::downgrade(&self.inner);
@@ -572,14 +598,13 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
             seq,
             Box::new(move |result| {
                 let result = result.and_then(|response| {
-                    response
-                        .downcast::<Resp>()
-                        .map(|r| *r)
-                        .map_err(|_| CallError::Transport {
+                    response.downcast::<S::Response>().map(|r| *r).map_err(|_| {
+                        CallError::Transport {
                             service,
                             seq,
                             reason: "the transport answered with another response type".into(),
-                        })
+                        }
+                    })
                 });
                 if let Some(client) = client.upgrade() {
                     client.respond(seq, result);
@@ -598,10 +623,17 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
 
     /// Sends `request` and blocks for the response, at most `timeout`. Inside a callback
     /// whose executor could never run the service meanwhile, returns `WouldDeadlock` at once.
-    pub fn call(&self, request: Req, timeout: impl Into<Duration>) -> Result<Resp, CallError> {
+    pub fn call(
+        &self,
+        request: S::Request,
+        timeout: impl Into<Duration>,
+    ) -> Result<S::Response, CallError> {
         let timeout = timeout.into();
         let operation = format!("call() to service '{}'", self.inner.service);
-        let server = self.inner.context.server::<Req, Resp>(&self.inner.service);
+        let server = self
+            .inner
+            .context
+            .server::<S::Request, S::Response>(&self.inner.service);
         let completers: Vec<&EntityCore> = server.iter().map(|s| s.core()).collect();
         // Checked, and this worker counted as blocked, before the request is sent: a request
         // that can never be served is not sent at all, and a callback it starts on another
@@ -614,7 +646,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> Client<Req, Resp> {
     pub fn service_is_ready(&self) -> bool {
         self.inner
             .context
-            .server::<Req, Resp>(&self.inner.service)
+            .server::<S::Request, S::Response>(&self.inner.service)
             .is_some()
             || self.inner.remote.as_ref().is_some_and(|r| r.is_ready())
     }
@@ -690,7 +722,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> Drop for Registration<Req, Resp>
     }
 }
 
-impl<Req: Send + 'static, Resp: Send + 'static> fmt::Debug for Client<Req, Resp> {
+impl<S: ServiceCall> fmt::Debug for Client<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
             .field("service", &self.inner.service)

@@ -15,7 +15,7 @@ use super::error::GraphError;
 use super::ros_args::{RosArgs, RosArgsError};
 use super::service::ServiceInner;
 use super::topic::Topic;
-use crate::time::{DEFAULT_STALL_TIMEOUT, Duration, SimClock, StallPolicy, Time};
+use crate::time::{DEFAULT_STALL_TIMEOUT, Duration, SimClock, StallPolicy};
 use parking_lot::{Condvar, Mutex};
 use std::any::{Any, TypeId, type_name};
 use std::collections::HashMap;
@@ -23,16 +23,7 @@ use std::fmt;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Instant;
 
-/// The topic simulated time is published on.
-pub const CLOCK_TOPIC: &str = "/clock";
-
-/// The message of the `/clock` topic (ROS's `rosgraph_msgs/Clock`): the current
-/// simulated time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ClockMsg {
-    /// The simulated time now (a [`ClockKind::Sim`](crate::time::ClockKind::Sim) time).
-    pub clock: Time,
-}
+use super::clock_msg::{CLOCK_TOPIC, ClockMsg};
 
 /// What the simulated clock of a `use_sim_time` node does when `/clock` falls silent:
 /// after `timeout` of steady time without a message, the clock is *stalled* and `policy`

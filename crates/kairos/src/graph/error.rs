@@ -65,6 +65,17 @@ pub enum GraphError {
         /// The node that was asked to use it.
         node: String,
     },
+    /// The process's transport could not carry the entity to other processes (it was not
+    /// created: a publisher meant for the network never silently stays in the process).
+    #[error(
+        "the transport could not carry {entity} to other processes: {source}; check the transport's configuration (KAIROS_TRANSPORT, ZENOH_CONFIG_OVERRIDE) and that the router is reachable"
+    )]
+    Transport {
+        /// What was being created, with its name.
+        entity: String,
+        /// The transport's error.
+        source: super::transport::TransportFailure,
+    },
     /// A simulation-time stall timeout that is zero or negative.
     #[error(
         "a simulation-time stall timeout must be positive, got {0}; pass e.g. Duration::from_secs(1)"

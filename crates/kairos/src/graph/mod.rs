@@ -9,11 +9,16 @@
 //!   queued ([`SubscriptionStats`]); a full queue drops its oldest message and counts it.
 //! - A service call ends with a response or a [`CallError`] saying why not (no server,
 //!   service panicked, timeout, would deadlock), never a hang.
+//! - What a topic or service carries is a [`Payload`]: a [`Message`] crosses to other
+//!   processes when a transport is installed (its codec travels with each entity, nothing
+//!   to register); any other type stays in the process by its own opt-in. A client is
+//!   typed by its service ([`ServiceType`], or `fn(Request) -> Response`).
 //! - ROS arguments (`--ros-args`: remaps, parameters, parameter files) are read as rcl
 //!   reads them and applied by the context to every node it makes ([`RosArgs`]).
 
 mod backlog;
 mod client;
+mod clock_msg;
 mod context;
 mod error;
 mod message_callback;
@@ -30,7 +35,8 @@ mod topic;
 pub mod transport;
 
 pub use client::{CallError, Client, ResponseFuture};
-pub use context::{CLOCK_TOPIC, ClockMsg, Context, SimStall};
+pub use clock_msg::{CLOCK_TOPIC, ClockMsg};
+pub use context::{Context, SimStall};
 pub use error::GraphError;
 pub use message_callback::MessageCallback;
 pub use name::{NameError, NameKind, normalize_namespace, resolve, validate_node_name};
@@ -44,3 +50,5 @@ pub use qos::{Durability, History, Qos, QosError, Reliability};
 pub use ros_args::{LogLevel, ParameterOverride, Remap, RosArgs, RosArgsError};
 pub use service::Service;
 pub use subscription::{Subscription, SubscriptionStats};
+
+pub use kairos_interface::{Message, Payload, ServiceCall, ServiceType};

@@ -20,6 +20,7 @@ use crate::exec::{
     TimerCallback, TimerInner,
 };
 use crate::time::{Clock, Duration, RosClock, Tick, Timer};
+use kairos_interface::{Payload, ServiceCall};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -235,7 +236,7 @@ impl Node {
     /// A publisher of `T` on `topic` (resolved against the node's namespace); see [`Publisher`].
     ///
     /// Fails when the name is invalid, the QoS cannot be honoured, or the topic already carries another type.
-    pub fn create_publisher<T: Send + Sync + 'static>(
+    pub fn create_publisher<T: Payload>(
         &self,
         topic: &str,
         qos: Qos,
@@ -243,7 +244,7 @@ impl Node {
         qos.capacity()?;
         let name = self.resolve_name(NameKind::Topic, topic)?;
         let topic = self.shared.context.topic::<T>(&name)?;
-        let remote = super::transport::publisher::<T>(self, &name, qos);
+        let remote = super::transport::publisher::<T>(self, &name, qos)?;
         // A publisher on the wire is traced by the handle its subscribers elsewhere know it
         // by, so flows cross processes.
         let handle = remote
@@ -284,7 +285,7 @@ impl Node {
         callback: impl MessageCallback<T, Args>,
     ) -> Result<Subscription<T>, GraphError>
     where
-        T: Send + Sync + 'static,
+        T: Payload,
     {
         self.subscribe(topic, qos, SubCallback::Sync(callback.into_arc_callback()))
     }
@@ -302,7 +303,7 @@ impl Node {
         callback: F,
     ) -> Result<Subscription<T>, GraphError>
     where
-        T: Send + Sync + 'static,
+        T: Payload,
         F: FnOnce(Arc<T>) -> Fut + Clone + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
@@ -310,7 +311,7 @@ impl Node {
         self.subscribe(topic, qos, SubCallback::Async(Box::new(callback)))
     }
 
-    fn subscribe<T: Send + Sync + 'static>(
+    fn subscribe<T: Payload>(
         &self,
         topic: &str,
         qos: Qos,
@@ -337,23 +338,31 @@ impl Node {
             },
         )?;
         topic.subscribe(inner.clone());
-        Ok(Subscription {
-            _remote: super::transport::subscription(self, &name, qos, &inner),
+        let remote = super::transport::subscription(self, &name, qos, &inner);
+        let mut subscription = Subscription {
+            _remote: None,
             inner,
             topic,
             node: self.clone(),
-        })
+        };
+        // On failure the subscription drops here, which takes it off its node and topic.
+        subscription._remote = remote?;
+        Ok(subscription)
     }
 
     /// Serves `service` with `callback`, run once per request on the node's executor.
+    ///
+    /// The request and response types are [`Payload`]s: generated request and response
+    /// messages (`AddTwoIntsRequest`, `AddTwoIntsResponse`) serve their service to other
+    /// processes too; Rust values serve this process.
     pub fn create_service<Req, Resp, F>(
         &self,
         service: &str,
         callback: F,
     ) -> Result<Service<Req, Resp>, GraphError>
     where
-        Req: Send + 'static,
-        Resp: Send + 'static,
+        Req: Payload,
+        Resp: Payload,
         F: Fn(Req) -> Resp + Send + Sync + 'static,
     {
         self.serve(service, ServiceCallback::Sync(Box::new(callback)))
@@ -371,7 +380,7 @@ impl Node {
     /// let adder = Node::new_in(&context, "adder", "/")?;
     /// let _add = adder.create_service("add", |(a, b): (i64, i64)| a + b)?;
     /// let node = Node::new_in(&context, "doubler", "/")?;
-    /// let client = node.create_client::<(i64, i64), i64>("add")?;
+    /// let client = node.create_client::<fn((i64, i64)) -> i64>("add")?;
     /// let _double = node.create_service_async("double", move |x: i64| {
     ///     let sum = client.call_async((x, x));
     ///     async move { sum.await.unwrap_or(0) }
@@ -387,8 +396,8 @@ impl Node {
         callback: F,
     ) -> Result<Service<Req, Resp>, GraphError>
     where
-        Req: Send + 'static,
-        Resp: Send + 'static,
+        Req: Payload,
+        Resp: Payload,
         F: Fn(Req) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Resp> + Send + 'static,
     {
@@ -402,8 +411,8 @@ impl Node {
         callback: ServiceCallback<Req, Resp>,
     ) -> Result<Service<Req, Resp>, GraphError>
     where
-        Req: Send + 'static,
-        Resp: Send + 'static,
+        Req: Payload,
+        Resp: Payload,
     {
         let name: Arc<str> = self.resolve_name(NameKind::Service, service)?.into();
         let inner = self.add_entity(
@@ -416,32 +425,42 @@ impl Node {
                 Ok(())
             },
         )?;
-        Ok(Service {
-            _remote: super::transport::service::<Req, Resp>(self, &name),
+        let remote = super::transport::service::<Req, Resp>(self, &name);
+        let mut service = Service {
+            _remote: None,
             inner,
             node: self.clone(),
-        })
+        };
+        // On failure the service drops here, which takes it off its node and context.
+        service._remote = remote?;
+        Ok(service)
     }
 
     /// A client of `service` (resolved against the node's namespace); see [`Client`].
     ///
-    /// Fails when the name is invalid or the service already has other types.
-    pub fn create_client<Req, Resp>(&self, service: &str) -> Result<Client<Req, Resp>, GraphError>
-    where
-        Req: Send + 'static,
-        Resp: Send + 'static,
-    {
+    /// `S` names the service: a generated service type (`AddTwoInts`), which calls servers
+    /// in other processes too, or `fn(Request) -> Response`:
+    ///
+    /// ```
+    /// use kairos::graph::{Client, Context, Node};
+    ///
+    /// let node = Node::new_in(&Context::new(), "caller", "/")?;
+    /// let _double: Client<fn(i64) -> i64> = node.create_client("double")?;
+    /// # Ok::<(), kairos::graph::GraphError>(())
+    /// ```
+    ///
+    /// Fails when the name is invalid, the service already has other types, or the
+    /// process's transport cannot carry the client.
+    pub fn create_client<S: ServiceCall>(&self, service: &str) -> Result<Client<S>, GraphError> {
         let name: Arc<str> = self.resolve_name(NameKind::Service, service)?.into();
         self.shared
             .context
-            .check_service_types::<Req, Resp>(&name)?;
+            .check_service_types::<S::Request, S::Response>(&name)?;
         let context = self.shared.context.clone();
+        let remote = super::transport::client::<S>(self, &name)?;
         let inner = self.add_entity(
             format_args!("client {name}"),
-            |core| {
-                let remote = super::transport::client::<Req, Resp>(self, &name);
-                ClientInner::new(core, name.clone(), context, remote)
-            },
+            |core| ClientInner::new(core, name.clone(), context, remote),
             |_, id| {
                 crate::trace::tp::rcl_client_init(id, self.shared.handle, id, &name);
                 Ok(())
@@ -556,7 +575,7 @@ impl Node {
     /// let server = Node::new_in(&context, "server", "/")?;
     /// let _service = server.create_service("add", |(a, b): (i64, i64)| a + b)?;
     /// let node = Node::new_in(&context, "caller", "/")?;
-    /// let client = node.create_client::<(i64, i64), i64>("add")?;
+    /// let client = node.create_client::<fn((i64, i64)) -> i64>("add")?;
     /// let _timer = node.create_timer_async(std::time::Duration::from_secs(1), async move |_| {
     ///     let sum = client.call_async((2, 3)).await;
     ///     println!("{sum:?}");

@@ -15,58 +15,97 @@
 //!
 //! Why a trait object here and not a dependency: the graph never compiles a network stack;
 //! `kairos-zenoh` implements [`Transport`], and the analyzer and trace crates never see it.
-//! Types cross the hook as `dyn Any` plus their `TypeId`; the transport keeps the codecs
-//! of the message types it knows (Rust cannot ask "does `T` implement `Message`?" of a
-//! `T` that the API does not bound).
+//! Values cross the hook as `dyn Any`; each endpoint carries the [`Wire`] of its type (made
+//! where the type is known, from its [`Payload`](kairos_interface::Payload) bound), so the
+//! transport needs no table of types and a message type cannot be forgotten. A type without
+//! a wire (an in-process opt-in) is never offered to the transport.
+//!
+//! A hook that cannot carry an entity it was offered returns the error; the graph then
+//! fails the creation with [`GraphError::Transport`], so a publisher meant for the network
+//! never silently stays in the process.
 
 use super::client::CallError;
+use super::error::GraphError;
 use super::node::Node;
 use super::qos::Qos;
 use super::subscription::{Envelope, SubInner};
-use std::any::{Any, TypeId, type_name};
+use kairos_interface::{Payload, ServiceCall};
+use std::any::Any;
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
-/// A message as it crosses the hook.
-pub type AnyMessage = Arc<dyn Any + Send + Sync>;
-/// A service request or response as it crosses the hook.
-pub type AnyValue = Box<dyn Any + Send>;
+pub use kairos_interface::{AnyMessage, AnyValue, ServiceWire, Wire};
+
 /// Something the transport keeps alive for as long as the entity lives (its declarations
 /// on the network); dropping it withdraws them.
 pub type Declaration = Box<dyn Any + Send + Sync>;
 /// Where a remote call's outcome goes (called once, from any thread).
 pub type Reply = Box<dyn FnOnce(Result<AnyValue, CallError>) + Send>;
+/// Why a transport could not carry an entity (the transport's own error, kept as the
+/// source of [`GraphError::Transport`]).
+pub type TransportFailure = Arc<dyn std::error::Error + Send + Sync>;
+/// What a hook returns: the entity's remote side, `None` for an entity the transport does
+/// not carry by design (its own internal nodes), or why it failed.
+pub type Carried<T> = Result<Option<T>, TransportFailure>;
+/// Answers one encoded request with the encoded response, or why there is none.
+pub type Answer = Box<dyn FnOnce(Result<Vec<u8>, String>) + Send>;
+/// Serves encoded requests with a service of this process.
+pub type LocalServer = Arc<dyn Fn(&[u8], Answer) + Send + Sync>;
 
-/// What is being created: a publisher or subscription of `message`, or a service or client
-/// of `message` (request) -> `response`.
+/// A publisher or subscription being created, of a message type that crosses.
 #[derive(Debug)]
 pub struct Endpoint<'a> {
     /// The node creating it.
     pub node: &'a Node,
-    /// The resolved topic or service name.
+    /// The resolved topic name.
     pub name: &'a str,
-    /// The message type (the request type of a service or client).
-    pub message: TypeId,
-    /// The message type's Rust name.
-    pub message_type: &'static str,
-    /// The response type of a service or client; `None` for a topic.
-    pub response: Option<TypeId>,
-    /// The QoS of a publisher or subscription.
+    /// The message type's wire form.
+    pub wire: Wire,
+    /// The QoS of the publisher or subscription.
     pub qos: Qos,
 }
 
-/// Carries topics and services beyond the process. Each method returns `None` for what it
-/// does not carry (e.g. a message type it has no codec for).
+/// A service or client being created, of a service type that crosses.
+pub struct ServiceEndpoint<'a> {
+    /// The node creating it.
+    pub node: &'a Node,
+    /// The resolved service name.
+    pub name: &'a str,
+    /// The service type's wire form.
+    pub wire: ServiceWire,
+    serve: fn(&Node, &str, &ServiceWire) -> Result<LocalServer, GraphError>,
+}
+
+impl ServiceEndpoint<'_> {
+    /// Serves encoded requests from other processes with this service, through a client
+    /// of `via` (a node of the transport's own, never attached to an executor).
+    pub fn local_server(&self, via: &Node) -> Result<LocalServer, GraphError> {
+        (self.serve)(via, self.name, &self.wire)
+    }
+}
+
+impl std::fmt::Debug for ServiceEndpoint<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServiceEndpoint")
+            .field("name", &self.name)
+            .field("wire", &self.wire)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Carries topics and services beyond the process. Each method returns the remote side,
+/// `Ok(None)` for what it does not carry by design, or the error that kept it from
+/// carrying the entity.
 pub trait Transport: Send + Sync + 'static {
     /// Sends a publisher's messages to other processes.
-    fn publisher(&self, endpoint: &Endpoint<'_>) -> Option<Box<dyn RemotePublisher>>;
+    fn publisher(&self, endpoint: &Endpoint<'_>) -> Carried<Box<dyn RemotePublisher>>;
     /// Delivers messages from other processes into `inbox` until the declaration drops.
-    fn subscription(&self, endpoint: &Endpoint<'_>, inbox: Inbox) -> Option<Declaration>;
+    fn subscription(&self, endpoint: &Endpoint<'_>, inbox: Inbox) -> Carried<Declaration>;
     /// Serves requests from other processes with the service `endpoint.name` of this
     /// context until the declaration drops.
-    fn service(&self, endpoint: &Endpoint<'_>) -> Option<Declaration>;
+    fn service(&self, endpoint: &ServiceEndpoint<'_>) -> Carried<Declaration>;
     /// Sends a client's requests to servers in other processes.
-    fn client(&self, endpoint: &Endpoint<'_>) -> Option<Arc<dyn RemoteClient>>;
+    fn client(&self, endpoint: &ServiceEndpoint<'_>) -> Carried<Arc<dyn RemoteClient>>;
 }
 
 /// Sends a publisher's messages to other processes.
@@ -154,53 +193,112 @@ impl std::fmt::Debug for Inbox {
     }
 }
 
-fn endpoint<'a, T: 'static>(node: &'a Node, name: &'a str, qos: Qos) -> Endpoint<'a> {
-    Endpoint {
-        node,
-        name,
-        message: TypeId::of::<T>(),
-        message_type: type_name::<T>(),
-        response: None,
-        qos,
-    }
+/// Fails the creation of `entity` if the transport could not carry it.
+fn carried<T>(entity: &str, name: &str, result: Carried<T>) -> Result<Option<T>, GraphError> {
+    result.map_err(|source| GraphError::Transport {
+        entity: format!("{entity} '{name}'"),
+        source,
+    })
 }
 
-pub(crate) fn publisher<T: 'static>(
+pub(crate) fn publisher<T: Payload>(
     node: &Node,
     name: &str,
     qos: Qos,
-) -> Option<Box<dyn RemotePublisher>> {
-    let transport = node.context().transport()?;
-    transport.publisher(&endpoint::<T>(node, name, qos))
+) -> Result<Option<Box<dyn RemotePublisher>>, GraphError> {
+    let (Some(transport), Some(wire)) = (node.context().transport(), T::wire()) else {
+        return Ok(None);
+    };
+    let endpoint = Endpoint {
+        node,
+        name,
+        wire,
+        qos,
+    };
+    carried("publisher", name, transport.publisher(&endpoint))
 }
 
-pub(crate) fn subscription<T: Send + Sync + 'static>(
+pub(crate) fn subscription<T: Payload>(
     node: &Node,
     name: &str,
     qos: Qos,
     inner: &Arc<SubInner<T>>,
-) -> Option<Declaration> {
-    let transport = node.context().transport()?;
-    transport.subscription(&endpoint::<T>(node, name, qos), Inbox::new(inner))
-}
-
-pub(crate) fn service<Req: 'static, Resp: 'static>(node: &Node, name: &str) -> Option<Declaration> {
-    let transport = node.context().transport()?;
-    let endpoint = Endpoint {
-        response: Some(TypeId::of::<Resp>()),
-        ..endpoint::<Req>(node, name, Qos::default())
+) -> Result<Option<Declaration>, GraphError> {
+    let (Some(transport), Some(wire)) = (node.context().transport(), T::wire()) else {
+        return Ok(None);
     };
-    transport.service(&endpoint)
+    let endpoint = Endpoint {
+        node,
+        name,
+        wire,
+        qos,
+    };
+    carried(
+        "subscription",
+        name,
+        transport.subscription(&endpoint, Inbox::new(inner)),
+    )
 }
 
-pub(crate) fn client<Req: 'static, Resp: 'static>(
+pub(crate) fn service<Req: Payload, Resp: Payload>(
     node: &Node,
     name: &str,
-) -> Option<Arc<dyn RemoteClient>> {
-    let transport = node.context().transport()?;
-    let endpoint = Endpoint {
-        response: Some(TypeId::of::<Resp>()),
-        ..endpoint::<Req>(node, name, Qos::default())
+) -> Result<Option<Declaration>, GraphError> {
+    let (Some(transport), Some(wire)) = (
+        node.context().transport(),
+        <fn(Req) -> Resp as ServiceCall>::wire(),
+    ) else {
+        return Ok(None);
     };
-    transport.client(&endpoint)
+    let endpoint = ServiceEndpoint {
+        node,
+        name,
+        wire,
+        serve: serve::<Req, Resp>,
+    };
+    carried("service", name, transport.service(&endpoint))
+}
+
+pub(crate) fn client<S: ServiceCall>(
+    node: &Node,
+    name: &str,
+) -> Result<Option<Arc<dyn RemoteClient>>, GraphError> {
+    let (Some(transport), Some(wire)) = (node.context().transport(), S::wire()) else {
+        return Ok(None);
+    };
+    let endpoint = ServiceEndpoint {
+        node,
+        name,
+        wire,
+        serve: serve::<S::Request, S::Response>,
+    };
+    carried("client", name, transport.client(&endpoint))
+}
+
+/// Decodes each request, calls service `name` through a client of `via`, and encodes the
+/// response.
+fn serve<Req: Payload, Resp: Payload>(
+    via: &Node,
+    name: &str,
+    wire: &ServiceWire,
+) -> Result<LocalServer, GraphError> {
+    let client = via.create_client::<fn(Req) -> Resp>(name)?;
+    let (request, response) = (wire.request, wire.response);
+    Ok(Arc::new(move |payload: &[u8], answer: Answer| {
+        let decoded = request.decode_value(payload).map(|r| r.downcast::<Req>());
+        match decoded {
+            Err(e) => answer(Err(e.to_string())),
+            Ok(Err(_)) => answer(Err(format!(
+                "the request does not decode as {}",
+                request.type_name()
+            ))),
+            Ok(Ok(req)) => client.call_async(*req).on_done(move |result| {
+                answer(result.map_err(|e| e.to_string()).and_then(|r| {
+                    response
+                        .encode(&r)
+                        .ok_or_else(|| format!("the response is not a {}", response.type_name()))
+                }))
+            }),
+        }
+    }))
 }

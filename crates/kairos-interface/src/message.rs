@@ -18,7 +18,7 @@ use serde::de::DeserializeOwned;
 /// The encapsulation header of a little-endian plain CDR payload.
 pub const CDR_LE_HEADER: [u8; 4] = [0x00, 0x01, 0x00, 0x00];
 
-/// A message type that can cross the process boundary.
+/// A message type: it crosses the process boundary as CDR, under its ROS name and hash.
 pub trait Message: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The ROS type name, e.g. `std_msgs/msg/String`.
     const TYPE_NAME: &'static str;
@@ -51,12 +51,15 @@ pub trait ServiceType: Send + Sync + 'static {
         )
     }
 
+    /// The RIHS01 hash of the service (of its description).
     fn type_hash() -> TypeHash {
         Self::description().hash()
     }
 }
 
-fn service_description(
+/// The description rosidl builds for service `name` from its request and response: the
+/// one a service's RIHS01 hash is taken of.
+pub fn service_description(
     name: &str,
     request: TypeDescription,
     response: TypeDescription,
@@ -64,10 +67,7 @@ fn service_description(
     let event = TypeDescription::new(
         &format!("{name}_Event"),
         vec![
-            Field::nested(
-                "info",
-                crate::service_msgs::msg::ServiceEventInfo::description(),
-            ),
+            Field::nested("info", crate::builtin::service_event_info()),
             Field::nested("request", request.clone()).bounded_sequence(1),
             Field::nested("response", response.clone()).bounded_sequence(1),
         ],
@@ -82,10 +82,29 @@ fn service_description(
     )
 }
 
+/// An action type: a goal, its result, and the feedback sent while it runs.
+///
+/// The descriptions and hashes of the services and topics an action is carried on
+/// (`_action/send_goal`, `_action/get_result`, `_action/feedback`, ...) come with the
+/// action client and server.
+pub trait ActionType: Send + Sync + 'static {
+    /// The ROS type name, e.g. `example_interfaces/action/Fibonacci`.
+    const TYPE_NAME: &'static str;
+    /// `<TYPE_NAME>_Goal`.
+    type Goal: Message;
+    /// `<TYPE_NAME>_Result`.
+    type Result: Message;
+    /// `<TYPE_NAME>_Feedback`.
+    type Feedback: Message;
+}
+
 /// Something that wants every message and service type of a set of packages (the
-/// generated `visit_interfaces` functions hand them over), e.g. to register codecs.
+/// generated `visit_interfaces` functions hand them over), e.g. to build a table of them
+/// by name.
 pub trait InterfaceVisitor {
+    /// Called with each message type.
     fn message<M: Message>(&mut self);
+    /// Called with each service type.
     fn service<S: ServiceType>(&mut self);
 }
 
@@ -108,6 +127,7 @@ pub fn ros_type_name(dds_type: &str) -> Option<String> {
     Some(format!("{pkg}/{kind}/{name}"))
 }
 
+/// A type name that is not `package/kind/Type`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("'{0}' is not a ROS type name; write it as package/msg/Type or package/srv/Type")]
 pub struct TypeNameError(pub String);
@@ -115,15 +135,20 @@ pub struct TypeNameError(pub String);
 /// Why a payload did not decode.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
+    /// The payload is shorter than its header.
     #[error("payload of {0} bytes is shorter than the 4-byte CDR encapsulation header")]
     TooShort(usize),
+    /// The header names another representation.
     #[error(
         "encapsulation {0:02x?} is not little-endian plain CDR (00 01 00 00); only that one is read"
     )]
     Encapsulation([u8; 4]),
+    /// The CDR after the header is not a value of the type.
     #[error("CDR does not decode as {type_name}: {reason}")]
     Cdr {
+        /// The type it was read as.
         type_name: &'static str,
+        /// What the CDR reader said.
         reason: String,
     },
 }

@@ -16,6 +16,7 @@ use std::marker::PhantomData;
 pub mod array {
     use super::*;
 
+    /// Writes the `N` elements, without a length.
     pub fn serialize<S: Serializer, T: Serialize, const N: usize>(
         value: &[T; N],
         serializer: S,
@@ -27,6 +28,7 @@ pub mod array {
         tuple.end()
     }
 
+    /// Reads `N` elements, without a length.
     pub fn deserialize<'de, D: Deserializer<'de>, T: Deserialize<'de>, const N: usize>(
         deserializer: D,
     ) -> Result<[T; N], D::Error> {
@@ -61,10 +63,12 @@ pub mod array {
 pub mod bytes {
     use super::*;
 
+    /// Writes the length and the bytes in one block.
     pub fn serialize<S: Serializer>(value: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_bytes(value)
     }
 
+    /// Reads the length and the bytes in one block.
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
         deserializer.deserialize_bytes(BytesVisitor)
     }

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// Field type ids of `type_description_interfaces/msg/FieldType`.
+#[allow(missing_docs)] // each constant is the rosidl name of its id
 pub mod type_id {
     pub const NESTED_TYPE: u8 = 1;
     pub const INT8: u8 = 2;
@@ -44,7 +45,9 @@ pub mod type_id {
 /// One field of a message: its name and type (default values do not enter the hash).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Field {
+    /// The field's name.
     pub name: String,
+    /// Its type (a [`type_id`] constant, plus the array or sequence offset).
     pub type_id: u8,
     /// Array size or sequence bound (0 when neither).
     pub capacity: u64,
@@ -104,7 +107,9 @@ impl Field {
 /// A message type: its ROS name (`pkg/msg/Type`) and fields, with the types they nest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TypeDescription {
+    /// The ROS type name, `pkg/msg/Type`.
     pub type_name: String,
+    /// The fields, in declaration order.
     pub fields: Vec<Field>,
 }
 
@@ -130,6 +135,7 @@ impl fmt::Debug for TypeHash {
 }
 
 impl TypeDescription {
+    /// The type `type_name` with `fields`.
     pub fn new(type_name: &str, fields: Vec<Field>) -> Self {
         Self {
             type_name: type_name.to_owned(),

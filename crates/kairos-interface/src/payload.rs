@@ -1,0 +1,263 @@
+//! What a topic or service carries, and how it crosses the process boundary.
+//!
+//! What this module promises:
+//! - Every [`Message`] is a [`Payload`] that crosses: its [`Wire`] (name, hash, CDR codec)
+//!   travels with each publisher, subscription, service and client to the transport, so
+//!   there is nothing to register and no table to forget.
+//! - Any other type is carried only inside the process, and only because someone said so:
+//!   `impl Payload for MyType {}` (no body) is the opt-in. Rust's own value types (numbers,
+//!   `bool`, `String`, `()`, tuples, `Vec`, `Option`, `Result`, arrays, `Arc` of
+//!   payloads) are opted in here. A type that is neither does not compile as a topic or
+//!   service type, so nothing silently stays in the process because a step was missed.
+//! - A service crosses when it is a [`ServiceType`], or when it is named by its request and
+//!   response and both are the messages `<pkg/srv/S>_Request` and `<pkg/srv/S>_Response`
+//!   (the shape generated services have).
+//!
+//! Values cross the graph's transport hook type-erased (`dyn Any`); a [`Wire`] is the
+//! monomorphized codec that turns them into CDR and back, made where the type is known.
+
+use crate::message::{
+    DecodeError, Message, ServiceType, TypeNameError, dds_type_name, decode, encode,
+    service_description,
+};
+use crate::type_hash::{TypeDescription, TypeHash};
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+/// A message as it crosses the transport hook: shared, as subscriptions receive it.
+pub type AnyMessage = Arc<dyn Any + Send + Sync>;
+/// A service request or response as it crosses the transport hook: owned, as a service
+/// callback takes it.
+pub type AnyValue = Box<dyn Any + Send>;
+
+/// A type a topic or service can carry. See the module docs: messages cross processes,
+/// anything else stays in the process by its own opt-in (`impl Payload for MyType {}`).
+pub trait Payload: Send + Sync + 'static {
+    /// How values of this type cross the process boundary; `None` keeps them in it.
+    fn wire() -> Option<Wire> {
+        None
+    }
+}
+
+impl<M: Message> Payload for M {
+    fn wire() -> Option<Wire> {
+        Some(Wire::of::<M>())
+    }
+}
+
+macro_rules! in_process {
+    ($($ty:ty),* $(,)?) => { $(impl Payload for $ty {})* };
+}
+
+in_process!(
+    (),
+    bool,
+    char,
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    usize,
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    isize,
+    f32,
+    f64,
+    String,
+    &'static str,
+    std::time::Duration,
+);
+
+impl<T: Payload> Payload for Vec<T> {}
+impl<T: Payload> Payload for Option<T> {}
+impl<T: Payload> Payload for Arc<T> {}
+impl<T: Payload, const N: usize> Payload for [T; N] {}
+impl<T: Payload, E: Payload> Payload for Result<T, E> {}
+impl<A: Payload, B: Payload> Payload for (A, B) {}
+impl<A: Payload, B: Payload, C: Payload> Payload for (A, B, C) {}
+impl<A: Payload, B: Payload, C: Payload, D: Payload> Payload for (A, B, C, D) {}
+
+/// How one message type crosses the wire: its ROS name, description and CDR codec, for
+/// values that cross the transport hook as `dyn Any`.
+#[derive(Clone, Copy)]
+pub struct Wire {
+    type_name: &'static str,
+    description: fn() -> TypeDescription,
+    encode: fn(&dyn Any) -> Option<Vec<u8>>,
+    decode: fn(&[u8]) -> Result<AnyMessage, DecodeError>,
+    decode_value: fn(&[u8]) -> Result<AnyValue, DecodeError>,
+}
+
+impl Wire {
+    /// The wire form of message type `M`.
+    pub fn of<M: Message>() -> Self {
+        Wire {
+            type_name: M::TYPE_NAME,
+            description: M::description,
+            encode: |value| value.downcast_ref::<M>().map(encode),
+            decode: |payload| decode::<M>(payload).map(|m| Arc::new(m) as AnyMessage),
+            decode_value: |payload| decode::<M>(payload).map(|m| Box::new(m) as AnyValue),
+        }
+    }
+
+    /// The ROS type name, e.g. `std_msgs/msg/String`.
+    pub fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+
+    /// The type's description (its fields and the types they nest).
+    pub fn description(&self) -> TypeDescription {
+        (self.description)()
+    }
+
+    /// The RIHS01 hash of the type (computed from its description on each call).
+    pub fn type_hash(&self) -> TypeHash {
+        self.description().hash()
+    }
+
+    /// The DDS type name key expressions use (`pkg::msg::dds_::Type_`).
+    pub fn dds_type(&self) -> Result<String, TypeNameError> {
+        dds_type_name(self.type_name)
+    }
+
+    /// The CDR payload of `value`; `None` if it is not of this type.
+    pub fn encode(&self, value: &dyn Any) -> Option<Vec<u8>> {
+        (self.encode)(value)
+    }
+
+    /// The message in `payload`, shared, as a subscription receives it.
+    pub fn decode(&self, payload: &[u8]) -> Result<AnyMessage, DecodeError> {
+        (self.decode)(payload)
+    }
+
+    /// The message in `payload`, owned, as a service request or response.
+    pub fn decode_value(&self, payload: &[u8]) -> Result<AnyValue, DecodeError> {
+        (self.decode_value)(payload)
+    }
+}
+
+impl fmt::Debug for Wire {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Wire")
+            .field("type_name", &self.type_name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A service as callers name it: a [`ServiceType`] (what crosses processes, as rclcpp
+/// and rclrs name services), or `fn(Request) -> Response` for a service known by its
+/// request and response types (Rust values in the process, or generated request and
+/// response messages, which cross as their service).
+pub trait ServiceCall: Send + Sync + 'static {
+    /// What a call sends.
+    type Request: Payload;
+    /// What a call gets back.
+    type Response: Payload;
+
+    /// How calls cross the process boundary; `None` keeps them in it.
+    fn wire() -> Option<ServiceWire>;
+}
+
+impl<S: ServiceType> ServiceCall for S {
+    type Request = S::Request;
+    type Response = S::Response;
+
+    fn wire() -> Option<ServiceWire> {
+        Some(ServiceWire::of::<S>())
+    }
+}
+
+impl<Req: Payload, Resp: Payload> ServiceCall for fn(Req) -> Resp {
+    type Request = Req;
+    type Response = Resp;
+
+    fn wire() -> Option<ServiceWire> {
+        ServiceWire::from_parts(Req::wire()?, Resp::wire()?)
+    }
+}
+
+/// How one service type crosses the wire: its ROS name and hash, and the wire forms of its
+/// request and response.
+#[derive(Clone)]
+pub struct ServiceWire {
+    type_name: String,
+    hash: TypeHash,
+    /// The request message.
+    pub request: Wire,
+    /// The response message.
+    pub response: Wire,
+}
+
+impl ServiceWire {
+    /// The wire form of service type `S`.
+    pub fn of<S: ServiceType>() -> Self {
+        ServiceWire {
+            type_name: S::TYPE_NAME.to_owned(),
+            hash: S::type_hash(),
+            request: Wire::of::<S::Request>(),
+            response: Wire::of::<S::Response>(),
+        }
+    }
+
+    /// The service whose request and response these are, if they are named as a service's
+    /// are: `<pkg/srv/S>_Request` and `<pkg/srv/S>_Response`.
+    pub fn from_parts(request: Wire, response: Wire) -> Option<Self> {
+        let name = request.type_name.strip_suffix("_Request")?;
+        if response.type_name.strip_suffix("_Response")? != name || !name.contains("/srv/") {
+            return None;
+        }
+        let description = service_description(name, request.description(), response.description());
+        Some(ServiceWire {
+            type_name: name.to_owned(),
+            hash: description.hash(),
+            request,
+            response,
+        })
+    }
+
+    /// The ROS type name, e.g. `example_interfaces/srv/AddTwoInts`.
+    pub fn type_name(&self) -> &str {
+        &self.type_name
+    }
+
+    /// The RIHS01 hash of the service.
+    pub fn type_hash(&self) -> TypeHash {
+        self.hash
+    }
+
+    /// The DDS type name key expressions use (`pkg::srv::dds_::Type_`).
+    pub fn dds_type(&self) -> Result<String, TypeNameError> {
+        dds_type_name(&self.type_name)
+    }
+}
+
+impl fmt::Debug for ServiceWire {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServiceWire")
+            .field("type_name", &self.type_name)
+            .field("hash", &self.hash)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wire<T: Payload>() -> Option<Wire> {
+        T::wire()
+    }
+
+    #[test]
+    fn rust_values_stay_in_the_process() {
+        assert!(wire::<u32>().is_none());
+        assert!(wire::<(i64, i64)>().is_none());
+        assert!(wire::<Result<i64, String>>().is_none());
+        assert!(<fn(u32) -> u32 as ServiceCall>::wire().is_none());
+    }
+}
