@@ -1,6 +1,7 @@
 //! The descriptions of the few ROS types this crate itself refers to: `builtin_interfaces`'
 //! time, the service event information every service description nests, and
-//! `rosgraph_msgs/msg/Clock`, which the runtime publishes simulation time as.
+//! `rosgraph_msgs/msg/Clock`, which the runtime publishes simulation time as, and
+//! `rcl_interfaces/msg/Log`, which it publishes log lines on `/rosout` as.
 //!
 //! They are written out here, not generated, because the generated packages sit above
 //! this crate; `kairos-msgs`' tests check each against its generated twin.
@@ -37,5 +38,21 @@ pub fn clock() -> TypeDescription {
     TypeDescription::new(
         "rosgraph_msgs/msg/Clock",
         vec![Field::nested("clock", time())],
+    )
+}
+
+/// `rcl_interfaces/msg/Log`.
+pub fn log() -> TypeDescription {
+    TypeDescription::new(
+        "rcl_interfaces/msg/Log",
+        vec![
+            Field::nested("stamp", time()),
+            Field::primitive("level", type_id::UINT8),
+            Field::primitive("name", type_id::STRING),
+            Field::primitive("msg", type_id::STRING),
+            Field::primitive("file", type_id::STRING),
+            Field::primitive("function", type_id::STRING),
+            Field::primitive("line", type_id::UINT32),
+        ],
     )
 }

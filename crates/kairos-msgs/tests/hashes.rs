@@ -177,7 +177,7 @@ fn hashes_match_the_values_ros2_publishes() {
 #[test]
 fn the_descriptions_written_out_below_the_packages_are_the_generated_ones() {
     use kairos_msgs::type_hash::TypeDescription;
-    let pairs: [(TypeDescription, TypeDescription); 3] = [
+    let pairs: [(TypeDescription, TypeDescription); 4] = [
         (
             kairos_interface::builtin::time(),
             kairos_msgs::builtin_interfaces::msg::Time::description(),
@@ -189,6 +189,10 @@ fn the_descriptions_written_out_below_the_packages_are_the_generated_ones() {
         (
             kairos_interface::builtin::clock(),
             kairos_msgs::rosgraph_msgs::msg::Clock::description(),
+        ),
+        (
+            kairos_interface::builtin::log(),
+            kairos_msgs::rcl_interfaces::msg::Log::description(),
         ),
     ];
     for (written, generated) in pairs {

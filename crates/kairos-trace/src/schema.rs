@@ -334,6 +334,13 @@ macro_rules! for_each_event {
             /// timeout with `pending` callbacks it waited for not yet run: that step was
             /// not deterministic.
             kairos::sim_settle_timeout => SimSettleTimeout { time: I64, pending: U64 },
+            // ---- kairos: logging ----
+            /// Logger `logger` wrote `message` at `severity` (rcutils' values: 10 debug,
+            /// 20 info, 30 warn, 40 error, 50 fatal) from the callback `callback` (0:
+            /// outside any callback).
+            kairos::log => Log {
+                callback: Hex64, logger: Str, severity: I32, message: Str,
+            },
             // ---- kairos: shutdown ----
             /// One counter of one entity at shutdown, e.g. (`sub`, "/chatter", "dropped", 3).
             kairos::shutdown_report => ShutdownReport {

@@ -6,7 +6,7 @@
 //! generated packages, and only read afterwards; values are handed over as JSON.
 
 use crate::message::{DecodeError, Message, ServiceType, decode};
-use kairos::graph::{ClockMsg, GraphError, Node, Qos};
+use kairos::graph::{CLOCK_TOPIC, ClockMsg, GraphError, LogMsg, Node, Qos, ROSOUT_TOPIC};
 use kairos::time::Duration;
 use std::any::Any;
 use std::collections::HashMap;
@@ -116,9 +116,9 @@ impl ServiceTool {
 struct Table {
     messages: HashMap<&'static str, Arc<MessageTool>>,
     services: HashMap<&'static str, Arc<ServiceTool>>,
-    /// `rosgraph_msgs/msg/Clock` as kairos's `ClockMsg`, the type of `/clock` in every
-    /// kairos context (see [`message_for_topic`]).
-    clock: Option<Arc<MessageTool>>,
+    /// The topics the runtime itself publishes, with the type they have in every kairos
+    /// context: `/clock` (`ClockMsg`) and `/rosout` (`LogMsg`); see [`message_for_topic`].
+    runtime_topics: Vec<(&'static str, Arc<MessageTool>)>,
 }
 
 impl kairos_msgs::InterfaceVisitor for Table {
@@ -137,7 +137,10 @@ fn table() -> &'static Table {
     TABLE.get_or_init(|| {
         let mut table = Table::default();
         kairos_msgs::visit_interfaces(&mut table);
-        table.clock = Some(Arc::new(MessageTool::of::<ClockMsg>()));
+        table.runtime_topics = vec![
+            (CLOCK_TOPIC, Arc::new(MessageTool::of::<ClockMsg>())),
+            (ROSOUT_TOPIC, Arc::new(MessageTool::of::<LogMsg>())),
+        ];
         table
     })
 }
@@ -147,13 +150,17 @@ pub fn message_by_name(ros_type: &str) -> Option<Arc<MessageTool>> {
     table().messages.get(ros_type).cloned()
 }
 
-/// The message type a tool uses for `ros_type` on `topic`: on `/clock`, whose type in a
-/// kairos context is `ClockMsg` (its simulated clocks listen to it), `ClockMsg`; it is
-/// `rosgraph_msgs/msg/Clock` on the wire.
+/// The message type a tool uses for `ros_type` on `topic`: on the topics the runtime
+/// publishes itself, the runtime's own type (`ClockMsg` on `/clock`, `LogMsg` on
+/// `/rosout`, the same on the wire as the generated ones), so a tool's context and the
+/// runtime agree on the topic's type.
 pub fn message_for_topic(ros_type: &str, topic: &str) -> Option<Arc<MessageTool>> {
-    let clock = table().clock.as_ref();
-    match clock.filter(|c| topic == kairos::graph::CLOCK_TOPIC && c.ros_type == ros_type) {
-        Some(clock) => Some(clock.clone()),
+    let runtime = table()
+        .runtime_topics
+        .iter()
+        .find(|(t, tool)| *t == topic && tool.ros_type == ros_type);
+    match runtime {
+        Some((_, tool)) => Some(tool.clone()),
         None => message_by_name(ros_type),
     }
 }

@@ -180,7 +180,11 @@ mod tests {
         let q = gid(2);
         assert_eq!(t.record(q, 0), Arrival::Fine);
         assert_eq!(t.record(q, 1), Arrival::Fine);
-        assert_eq!(t.record(q, 0), Arrival::Fine, "a restart from 0 is a new run");
+        assert_eq!(
+            t.record(q, 0),
+            Arrival::Fine,
+            "a restart from 0 is a new run"
+        );
         assert_eq!(t.record(q, 2), Arrival::Gap { first: 1, count: 1 });
     }
 

@@ -593,3 +593,44 @@ fn a_peer_with_another_type_hash_is_reported_once_whichever_comes_first() {
         .unwrap();
     assert_eq!(ta.graph().type_mismatches(), 2);
 }
+
+/// A node's log lines reach `/rosout` in another process as `rcl_interfaces/msg/Log`: the
+/// generated type there (what a ROS 2 peer's type is) reads them field by field.
+#[test]
+fn log_lines_reach_rosout_in_another_process() {
+    use kairos_msgs::rcl_interfaces::msg::Log;
+    let port = free_port();
+    let _router = router(port);
+    let (a, _ta) = carried(port);
+    let (b, _tb) = carried(port);
+    let talker = Node::new_in(&a, "talker", "/robot").unwrap();
+    let console = Node::new_in(&b, "console", "/").unwrap();
+    let (tx, rx) = mpsc::channel();
+    let _sub = console
+        .create_subscription("/rosout", kairos::graph::ROSOUT_QOS, move |m: &Log| {
+            let _ = tx.send(m.clone());
+        })
+        .unwrap();
+    let exec = Executor::single_threaded();
+    exec.add_node(&console).unwrap();
+    // The first line makes the node's /rosout publisher; transient-local keeps it for a
+    // subscription that matches later.
+    talker.logger().warn("battery at 15%");
+    let until = Instant::now() + WAIT;
+    let line = loop {
+        exec.spin_some().unwrap();
+        if let Ok(line) = rx.try_recv() {
+            break line;
+        }
+        assert!(Instant::now() < until, "no /rosout line within {WAIT:?}");
+        std::thread::sleep(StdDuration::from_millis(10));
+    };
+    assert_eq!(
+        (line.level, line.name.as_str(), line.msg.as_str()),
+        (30, "robot.talker", "battery at 15%")
+    );
+    assert!(
+        line.file.ends_with("contexts.rs") && line.line > 0,
+        "{line:?}"
+    );
+}

@@ -6,6 +6,8 @@
 //! - [`thread`]: threads the runtime owns, stopped with a deadline and a report.
 //! - [`trace`]: trace sessions (CTF) and the runtime's tracepoints; `KAIROS_TRACE=<dir>`
 //!   traces any kairos program from its first node on.
+//! - [`logging`]: node loggers, `log` facade lines with their node's name, the console in
+//!   rcutils' format, `/rosout`, and each line traced.
 //! - [`signal`]: Ctrl-C (SIGINT, SIGTERM) shuts the executors down with a report, as in
 //!   rclcpp and rclpy.
 //!
@@ -23,6 +25,7 @@ mod at_exit;
 pub mod exec;
 mod fence;
 pub mod graph;
+pub mod logging;
 mod loom;
 pub mod signal;
 pub mod thread;
@@ -36,5 +39,7 @@ pub(crate) fn runtime_first_use() {
     ONCE.call_once(|| {
         trace::start_from_env_on_first_use();
         signal::install_on_first_use();
+        // A program that installed its own `log` logger first keeps it.
+        let _ = logging::install_log_bridge();
     });
 }

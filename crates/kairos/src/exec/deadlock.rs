@@ -194,6 +194,16 @@ pub(crate) fn in_frame<R>(
     f()
 }
 
+/// The logger of the node whose callback this thread runs (innermost), if any.
+pub(crate) fn current_logger() -> Option<crate::logging::Logger> {
+    top().and_then(|frame| frame.entity().core().logger.clone())
+}
+
+/// The trace handle of the callback this thread runs (innermost), if any.
+pub(crate) fn current_callback_handle() -> Option<u64> {
+    top().map(|frame| frame.entity().core().id())
+}
+
 /// Whether this thread is running a callback of executor `exec_id` now.
 pub(crate) fn runs_on(exec_id: u64) -> bool {
     std::iter::successors(top(), |frame| frame.below()).any(|f| f.exec().id == exec_id)

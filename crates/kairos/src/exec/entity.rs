@@ -114,6 +114,8 @@ pub(crate) struct EntityCore {
     /// The simulated step waiting for this entity's next run (see `settle`).
     settle: settle::Mark,
     id: u64,
+    /// The logger of the entity's node: `log::info!` in its callback logs with it.
+    pub(crate) logger: Option<crate::logging::Logger>,
 }
 
 struct EntityWaker(Weak<dyn Entity>);
@@ -136,6 +138,7 @@ impl EntityCore {
         name: impl Into<Arc<str>>,
         group: CallbackGroup,
         me: Weak<dyn Entity>,
+        logger: Option<crate::logging::Logger>,
     ) -> Self {
         let id = crate::trace::next_handle();
         let name = name.into();
@@ -152,6 +155,7 @@ impl EntityCore {
             destroyed: AtomicBool::new(false),
             settle: settle::Mark::default(),
             id,
+            logger,
         }
     }
 

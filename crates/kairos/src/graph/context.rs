@@ -161,6 +161,11 @@ impl Context {
 
     fn build(sim_stall: SimStall, ros_args: Result<RosArgs, RosArgsError>) -> Self {
         crate::runtime_first_use();
+        // Levels are the process's, as rcutils' are: each context's arguments apply to
+        // the loggers made after it.
+        if let Ok(args) = &ros_args {
+            crate::logging::configure(args);
+        }
         Context {
             inner: Arc::new(ContextInner {
                 topics: Mutex::default(),

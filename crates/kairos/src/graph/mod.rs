@@ -29,6 +29,7 @@ mod pool;
 mod publisher;
 mod qos;
 mod ros_args;
+mod rosout;
 mod service;
 mod subscription;
 mod topic;
@@ -48,6 +49,7 @@ pub use parameters::{
 pub use publisher::Publisher;
 pub use qos::{Durability, History, Qos, QosError, Reliability};
 pub use ros_args::{LogLevel, ParameterOverride, Remap, RosArgs, RosArgsError};
+pub use rosout::{LogMsg, ROSOUT_QOS, ROSOUT_TOPIC, StampMsg};
 pub use service::Service;
 pub use subscription::{Subscription, SubscriptionStats};
 

@@ -19,6 +19,7 @@ use crate::exec::{
     CallbackGroup, CallbackTimer, ExecError, ExecShared, GroupKind, GuardCondition, GuardInner,
     TimerCallback, TimerInner,
 };
+use crate::logging::Logger;
 use crate::time::{Clock, Duration, RosClock, Tick, Timer};
 use kairos_interface::{Payload, ServiceCall};
 use parking_lot::Mutex;
@@ -87,7 +88,7 @@ pub struct Node {
     group: CallbackGroup,
 }
 
-struct NodeShared {
+pub(crate) struct NodeShared {
     name: String,
     namespace: String,
     fq_name: String,
@@ -103,6 +104,8 @@ struct NodeShared {
     sim_stall: SimStall,
     /// The handle the trace knows this node by.
     handle: u64,
+    /// The node's logger (its lines also go to `/rosout`).
+    logger: Logger,
 }
 
 impl Node {
@@ -149,9 +152,11 @@ impl Node {
             format!("default group of node {fq_name}"),
             GroupKind::MutuallyExclusive,
         );
+        let logger_name = crate::logging::node_logger_name(&fq_name);
         Ok(Self {
             group: default_group.clone(),
-            shared: Arc::new(NodeShared {
+            shared: Arc::new_cyclic(|me| NodeShared {
+                logger: Logger::with_sink(&logger_name, Some(super::rosout::sink(me.clone()))),
                 name: name.to_owned(),
                 namespace,
                 fq_name,
@@ -165,6 +170,20 @@ impl Node {
                 handle,
             }),
         })
+    }
+
+    /// The node's logger, named as rcl names it (`/robot/planner` logs as
+    /// `robot.planner`); its lines go to the console, `/rosout` and the trace (see
+    /// [`logging`](crate::logging)).
+    pub fn logger(&self) -> &Logger {
+        &self.shared.logger
+    }
+
+    pub(crate) fn from_shared(shared: Arc<NodeShared>) -> Node {
+        Node {
+            group: shared.default_group.clone(),
+            shared,
+        }
     }
 
     /// The node's name, e.g. `planner`.
@@ -639,7 +658,12 @@ impl Node {
         let label = format!("{what} (node {})", self.shared.fq_name);
         let inner = Arc::new_cyclic(|me: &Weak<E>| {
             let me: Weak<dyn Entity> = me.clone();
-            build(EntityCore::new(label, self.group.clone(), me))
+            build(EntityCore::new(
+                label,
+                self.group.clone(),
+                me,
+                Some(self.shared.logger.clone()),
+            ))
         });
         announce(&inner, inner.core().id())?;
         self.register(inner.clone());
