@@ -16,7 +16,7 @@
 //! Why a trait object here and not a dependency: the graph never compiles a network stack;
 //! `kairos-zenoh` implements [`Transport`], and the analyzer and trace crates never see it.
 //! Values cross the hook as `dyn Any`; each endpoint carries the [`Wire`] of its type (made
-//! where the type is known, from its [`Payload`](kairos_interface::Payload) bound), so the
+//! where the type is known, from its [`Payload`] bound), so the
 //! transport needs no table of types and a message type cannot be forgotten. A type without
 //! a wire (an in-process opt-in) is never offered to the transport.
 //!

@@ -11,7 +11,7 @@
 //!   target.
 //! - A line at or above its logger's level is written to the console in rcutils' default
 //!   format, `[INFO] [1700000000.123456789] [talker]: message`
-//!   (`RCUTILS_CONSOLE_OUTPUT_FORMAT` replaces it, see [`format`]), on stderr
+//!   (`RCUTILS_CONSOLE_OUTPUT_FORMAT` replaces it, see [`mod@format`]), on stderr
 //!   (`RCUTILS_LOGGING_USE_STDOUT=1`: stdout); a node's line is also published on
 //!   `/rosout` (its publisher is made at the node's first line), and every line is traced
 //!   as `kairos:log` with the callback that wrote it, so the analyzer shows it beside that
