@@ -6,7 +6,7 @@
 
 use anyhow::{Context as _, anyhow, bail};
 use clap::{Args, Subcommand};
-use kairos::graph::{Node, ParameterValue, Parameters, ServiceType};
+use kairos::graph::{Node, ParameterValue, Parameters, RosArgs, ServiceType};
 use kairos::time::Duration;
 use kairos_msgs::rcl_interfaces::msg as rcl;
 use kairos_msgs::rcl_interfaces::srv;
@@ -32,6 +32,17 @@ pub enum ParamCmd {
         name: String,
         /// The value, read as `ros2 param set` reads it: true, 3, 2.5, text, [1, 2].
         value: String,
+    },
+    /// Every parameter of a node, as a parameter file (`--params-file`, `param load`)
+    /// reads it: `/node: {ros__parameters: {...}}`, dotted names nested.
+    Dump(NodeArg),
+    /// Sets the parameters a parameter file gives the node (its own section and the
+    /// `/**`-style wildcard sections), e.g. `kairos param load /planner params.yaml`.
+    Load {
+        #[command(flatten)]
+        node: NodeArg,
+        /// The YAML parameter file.
+        file: std::path::PathBuf,
     },
     /// Runs a node with parameters and their services, reporting its clock as it switches
     /// (for demos and tests).
@@ -60,6 +71,8 @@ pub fn run(cmd: ParamCmd) -> anyhow::Result<ExitCode> {
         ParamCmd::List(node) => list(&node),
         ParamCmd::Get { node, name } => get(&node, &name),
         ParamCmd::Set { node, name, value } => set(&node, &name, &value),
+        ParamCmd::Dump(node) => dump(&node),
+        ParamCmd::Load { node, file } => load(&node, &file),
         ParamCmd::Serve { node, timeout } => serve(&node, timeout),
     };
     close(&transport);
@@ -179,6 +192,122 @@ fn set(node: &NodeArg, name: &str, text: &str) -> anyhow::Result<ExitCode> {
     }
 }
 
+fn dump(node: &NodeArg) -> anyhow::Result<ExitCode> {
+    let names = call::<srv::ListParameters>(
+        node,
+        "list_parameters",
+        srv::ListParametersRequest::default(),
+    )?
+    .result
+    .names;
+    let values = call::<srv::GetParameters>(
+        node,
+        "get_parameters",
+        srv::GetParametersRequest {
+            names: names.clone(),
+        },
+    )?
+    .values;
+    let mut parameters = Vec::new();
+    for (name, value) in names.into_iter().zip(values) {
+        parameters.push((name, from_ros(&value).map_err(|e| anyhow!(e))?));
+    }
+    print!("{}", parameter_file(&absolute(&node.node), &parameters));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `parameters` of `node` as a ROS 2 parameter file: dotted names as nested maps.
+fn parameter_file(node: &str, parameters: &[(String, ParameterValue)]) -> String {
+    let mut sorted: Vec<&(String, ParameterValue)> = parameters.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out = format!("{node}:\n  ros__parameters:\n");
+    let mut open: Vec<&str> = Vec::new();
+    for (name, value) in sorted {
+        let parts: Vec<&str> = name.split('.').collect();
+        let (leaf, path) = parts.split_last().expect("split gives one part at least");
+        let common = open.iter().zip(path).take_while(|(a, b)| a == b).count();
+        open.truncate(common);
+        for part in &path[common..] {
+            out.push_str(&format!("{}{part}:\n", "  ".repeat(2 + open.len())));
+            open.push(part);
+        }
+        out.push_str(&format!(
+            "{}{leaf}: {}\n",
+            "  ".repeat(2 + open.len()),
+            yaml_value(value)
+        ));
+    }
+    out
+}
+
+/// A value in YAML flow style, typed as the file reader will read it back.
+fn yaml_value(value: &ParameterValue) -> String {
+    fn string(s: &str) -> String {
+        format!("'{}'", s.replace('\'', "''"))
+    }
+    fn double(d: f64) -> String {
+        match d {
+            d if d.is_nan() => ".nan".to_owned(),
+            d if d.is_infinite() => if d > 0.0 { ".inf" } else { "-.inf" }.to_owned(),
+            d if d.fract() == 0.0 && d.abs() < 1e15 => format!("{d:.1}"),
+            d => format!("{d}"),
+        }
+    }
+    let list = |items: Vec<String>| format!("[{}]", items.join(", "));
+    match value {
+        ParameterValue::NotSet => "null".to_owned(),
+        ParameterValue::Bool(b) => b.to_string(),
+        ParameterValue::Integer(i) => i.to_string(),
+        ParameterValue::Double(d) => double(*d),
+        ParameterValue::String(s) => string(s),
+        ParameterValue::ByteArray(v) => list(v.iter().map(u8::to_string).collect()),
+        ParameterValue::BoolArray(v) => list(v.iter().map(bool::to_string).collect()),
+        ParameterValue::IntegerArray(v) => list(v.iter().map(i64::to_string).collect()),
+        ParameterValue::DoubleArray(v) => list(v.iter().map(|d| double(*d)).collect()),
+        ParameterValue::StringArray(v) => list(v.iter().map(|s| string(s)).collect()),
+    }
+}
+
+fn load(node: &NodeArg, file: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let file_arg = file.to_string_lossy().into_owned();
+    let (args, _) = RosArgs::parse(["kairos", "--ros-args", "--params-file", &file_arg])?;
+    let values = args.overrides_for(&absolute(&node.node));
+    if values.is_empty() {
+        bail!(
+            "{} gives node {} no parameters (no section for it, nor a wildcard one)",
+            file.display(),
+            absolute(&node.node)
+        );
+    }
+    let response = call::<srv::SetParameters>(
+        node,
+        "set_parameters",
+        srv::SetParametersRequest {
+            parameters: values
+                .iter()
+                .map(|(name, value)| rcl::Parameter {
+                    name: name.clone(),
+                    value: to_ros(value),
+                })
+                .collect(),
+        },
+    )?;
+    let mut failed = 0;
+    for ((name, _), result) in values.iter().zip(&response.results) {
+        if result.successful {
+            println!("Set parameter {name} successful");
+        } else {
+            failed += 1;
+            eprintln!("Setting parameter {name} failed: {}", result.reason);
+        }
+    }
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
 /// A value as `ros2 param set` reads it (YAML, as `-p NAME:=VALUE` does).
 fn parse_value(text: &str) -> anyhow::Result<ParameterValue> {
     ParameterValue::from_yaml(text)
@@ -228,6 +357,41 @@ fn serve(name: &str, timeout: f64) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dump_reads_back_as_the_same_parameters() {
+        let parameters = vec![
+            ("use_sim_time".to_owned(), ParameterValue::Bool(false)),
+            ("rate".to_owned(), ParameterValue::Double(10.0)),
+            ("limits.speed".to_owned(), ParameterValue::Double(1.5)),
+            ("limits.turn.max".to_owned(), ParameterValue::Integer(3)),
+            ("frame".to_owned(), ParameterValue::String("it's 7".into())),
+            (
+                "names".to_owned(),
+                ParameterValue::StringArray(vec!["a".into(), "true".into()]),
+            ),
+            (
+                "gains".to_owned(),
+                ParameterValue::DoubleArray(vec![1.0, 0.25]),
+            ),
+        ];
+        let text = parameter_file("/robot/planner", &parameters);
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("dump.yaml");
+        std::fs::write(&file, &text).unwrap();
+        let (args, _) = RosArgs::parse([
+            "kairos",
+            "--ros-args",
+            "--params-file",
+            file.to_str().unwrap(),
+        ])
+        .unwrap();
+        let read = args.overrides_for("/robot/planner");
+        assert_eq!(read.len(), parameters.len(), "{text}");
+        for (name, value) in &parameters {
+            assert_eq!(&read[name], value, "{name} in\n{text}");
+        }
+    }
 
     #[test]
     fn values_read_like_ros2_param_set() {

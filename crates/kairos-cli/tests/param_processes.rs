@@ -192,3 +192,43 @@ fn a_ros2_client_sets_use_sim_time_on_a_kairos_node() {
     assert!(out.contains("result [(True, '')]"), "{out}");
     expect(&mut node_lines, "use_sim_time=true sim_sec=0");
 }
+
+#[test]
+fn parameters_are_dumped_and_loaded_from_another_process() {
+    let router = Router::start();
+    let (_node, _lines) = parameter_node(&router);
+    let kairos = |args: &[&str]| finish(spawn(router.kairos().args(args)), LIMIT);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sensor.yaml");
+    std::fs::write(
+        &file,
+        "/**:\n  ros__parameters:\n    rate_hz: 25.0\n/sensor:\n  ros__parameters:\n    frame_id: 'map'\n",
+    )
+    .unwrap();
+    let loaded = assert_ok(
+        "param load",
+        &kairos(&["param", "load", "/sensor", file.to_str().unwrap()]),
+    );
+    assert_eq!(
+        loaded.lines().collect::<Vec<_>>(),
+        [
+            "Set parameter frame_id successful",
+            "Set parameter rate_hz successful"
+        ],
+        "{loaded}"
+    );
+    let dumped = assert_ok("param dump", &kairos(&["param", "dump", "/sensor"]));
+    assert_eq!(
+        dumped,
+        "/sensor:\n  ros__parameters:\n    frame_id: 'map'\n    rate_hz: 25.0\n    use_sim_time: false\n"
+    );
+    // A file giving a parameter the wrong type: that one fails, with the reason.
+    std::fs::write(&file, "/sensor:\n  ros__parameters:\n    rate_hz: fast\n").unwrap();
+    let refused = kairos(&["param", "load", "/sensor", file.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(1));
+    let reason = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        reason.contains("Setting parameter rate_hz failed") && reason.contains("double"),
+        "{reason}"
+    );
+}

@@ -45,6 +45,7 @@ fn emit_every_event() {
     tp::stall(ClockKind::Sim, 77);
     tp::resume(ClockKind::Sim, 78, 1_500);
     tp::sim_settle_timeout(79, 2);
+    tp::log(0x33, "robot.talker", 30, "battery low");
     tp::shutdown_report(0x30, "/chatter", "dropped", 1);
 }
 
@@ -99,6 +100,15 @@ fn every_event_is_read_back_with_its_values() {
     assert_eq!(fire.field("scheduled"), "5000");
     assert_eq!(fire.field("actual"), "5020");
     assert_eq!(find("kairos:clock_jump").field("after"), "-2000");
+    let log = find("kairos:log");
+    assert_eq!(
+        (
+            log.field("logger"),
+            log.field("severity"),
+            log.field("message")
+        ),
+        ("\"robot.talker\"", "30", "\"battery low\"")
+    );
     assert_eq!(find("kairos:message_drop").u64("queue_depth"), 5);
     let loss = find("kairos:message_loss");
     assert_eq!((loss.u64("first_seq"), loss.u64("count")), (4, 2));

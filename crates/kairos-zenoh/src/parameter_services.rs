@@ -4,13 +4,21 @@
 //! What this module promises: [`serve`] creates, on the node, the services rclcpp creates
 //! for every node, with rcl_interfaces' types and names (`<node>/list_parameters`,
 //! `get_parameters`, `set_parameters`, `describe_parameters`, `get_parameter_types`), and
-//! registers those types so the services cross the process boundary. Each request is
-//! answered from the node's [`Parameters`] table and follows its rules: a refused set is
-//! reported in its `SetParametersResult` with the reason, and changes nothing.
+//! every change of the node's [`Parameters`] (declare, set, undeclare) is published on
+//! `/parameter_events` as `rcl_interfaces/msg/ParameterEvent` (one event listing every
+//! parameter declared so far is published when serving starts, for whoever listens
+//! already). Each request is answered from the node's table and follows its rules
+//! (types, read-only, ranges): a refused set is reported in its `SetParametersResult`
+//! with the reason, and changes nothing. [`on_parameter_events`] and [`watch_parameter`]
+//! are the listening side, as rclcpp's `ParameterEventHandler`.
 
-use kairos::graph::{GraphError, Node, ParameterType, ParameterValue, Parameters, Service};
+use kairos::graph::{
+    GraphError, Node, ParameterEvent, ParameterType, ParameterValue, Parameters, Publisher, Qos,
+    Service, Subscription,
+};
 use kairos_msgs::rcl_interfaces::msg as rcl;
 use kairos_msgs::rcl_interfaces::srv;
+use std::sync::Arc;
 
 /// The parameter services of one node; dropping it withdraws them.
 #[derive(Debug)]
@@ -20,6 +28,80 @@ pub struct ParameterServices {
     _set: Service<srv::SetParametersRequest, srv::SetParametersResponse>,
     _describe: Service<srv::DescribeParametersRequest, srv::DescribeParametersResponse>,
     _types: Service<srv::GetParameterTypesRequest, srv::GetParameterTypesResponse>,
+    /// The `/parameter_events` publisher; the table's listener holds it weakly, so
+    /// events stop with the services.
+    _events: Arc<Publisher<rcl::ParameterEvent>>,
+}
+
+/// The topic parameter changes are published on.
+pub const PARAMETER_EVENTS_TOPIC: &str = "/parameter_events";
+
+/// The QoS of `/parameter_events` (rcl's: reliable, volatile, the last 1000).
+pub const PARAMETER_EVENTS_QOS: Qos = Qos::keep_last(1000);
+
+/// `event` as `rcl_interfaces/msg/ParameterEvent`, stamped now (system time).
+pub fn event_to_ros(event: &ParameterEvent) -> rcl::ParameterEvent {
+    let now = kairos::time::Clock::system().now().nanos();
+    let parameters = |list: &[(String, ParameterValue)]| {
+        list.iter()
+            .map(|(name, value)| rcl::Parameter {
+                name: name.clone(),
+                value: to_ros(value),
+            })
+            .collect()
+    };
+    rcl::ParameterEvent {
+        stamp: kairos_msgs::builtin_interfaces::msg::Time {
+            sec: i32::try_from(now.div_euclid(1_000_000_000)).unwrap_or(i32::MAX),
+            nanosec: now.rem_euclid(1_000_000_000) as u32,
+        },
+        node: event.node.clone(),
+        new_parameters: parameters(&event.new),
+        changed_parameters: parameters(&event.changed),
+        deleted_parameters: parameters(&event.deleted),
+    }
+}
+
+/// Calls `callback` with every `/parameter_events` message `node` hears (from every node,
+/// in this process and others), on `node`'s executor.
+pub fn on_parameter_events(
+    node: &Node,
+    callback: impl Fn(&rcl::ParameterEvent) + Send + Sync + 'static,
+) -> Result<Subscription<rcl::ParameterEvent>, GraphError> {
+    node.create_subscription(
+        PARAMETER_EVENTS_TOPIC,
+        PARAMETER_EVENTS_QOS,
+        move |event: &rcl::ParameterEvent| callback(event),
+    )
+}
+
+/// Calls `callback` with each new value of parameter `name` of node `of_node` (fully
+/// qualified): declared, set, or `NotSet` when undeclared. A value that does not convert
+/// (an unknown type number) is skipped.
+pub fn watch_parameter(
+    node: &Node,
+    of_node: &str,
+    name: &str,
+    callback: impl Fn(ParameterValue) + Send + Sync + 'static,
+) -> Result<Subscription<rcl::ParameterEvent>, GraphError> {
+    let (of_node, name) = (of_node.to_owned(), name.to_owned());
+    on_parameter_events(node, move |event| {
+        if event.node != of_node {
+            return;
+        }
+        let values = event
+            .new_parameters
+            .iter()
+            .chain(&event.changed_parameters)
+            .filter(|p| p.name == name)
+            .filter_map(|p| from_ros(&p.value).ok());
+        for value in values {
+            callback(value);
+        }
+        if event.deleted_parameters.iter().any(|p| p.name == name) {
+            callback(ParameterValue::NotSet);
+        }
+    })
 }
 
 /// Serves `parameters` as `node`'s ROS 2 parameter services.
@@ -77,12 +159,33 @@ pub fn serve(node: &Node, parameters: &Parameters) -> Result<ParameterServices, 
                 .collect(),
         },
     )?;
+    let events = Arc::new(
+        node.create_publisher::<rcl::ParameterEvent>(PARAMETER_EVENTS_TOPIC, PARAMETER_EVENTS_QOS)?,
+    );
+    let declared: Vec<(String, ParameterValue)> = parameters
+        .names()
+        .into_iter()
+        .filter_map(|name| parameters.get(&name).ok().map(|v| (name, v)))
+        .collect();
+    events.publish(event_to_ros(&ParameterEvent {
+        node: node.fully_qualified_name().to_owned(),
+        new: declared,
+        changed: Vec::new(),
+        deleted: Vec::new(),
+    }));
+    let publisher = Arc::downgrade(&events);
+    parameters.on_event(move |event| {
+        if let Some(publisher) = publisher.upgrade() {
+            publisher.publish(event_to_ros(event));
+        }
+    });
     Ok(ParameterServices {
         _list: list,
         _get: get,
         _set: set,
         _describe: describe,
         _types: types,
+        _events: events,
     })
 }
 
@@ -105,7 +208,24 @@ fn describe(parameters: &Parameters, name: &str) -> rcl::ParameterDescriptor {
         additional_constraints: descriptor.additional_constraints,
         read_only: descriptor.read_only,
         dynamic_typing: descriptor.dynamic_typing,
-        ..Default::default()
+        integer_range: descriptor
+            .integer_range
+            .map(|r| rcl::IntegerRange {
+                from_value: r.from,
+                to_value: r.to,
+                step: r.step,
+            })
+            .into_iter()
+            .collect(),
+        floating_point_range: descriptor
+            .floating_point_range
+            .map(|r| rcl::FloatingPointRange {
+                from_value: r.from,
+                to_value: r.to,
+                step: r.step,
+            })
+            .into_iter()
+            .collect(),
     }
 }
 

@@ -634,3 +634,70 @@ fn log_lines_reach_rosout_in_another_process() {
         "{line:?}"
     );
 }
+
+/// Every change of a node's parameters reaches `/parameter_events` in another process,
+/// and a set outside the declared range is refused there as here, and publishes nothing.
+#[test]
+fn parameter_changes_reach_another_process_and_ranges_hold() {
+    use kairos::graph::{FloatingPointRange, ParameterDescriptor, ParameterValue, Parameters};
+    use kairos_zenoh::parameter_services::{serve, watch_parameter};
+    let port = free_port();
+    let _router = router(port);
+    let (a, ta) = carried(port);
+    let (b, _tb) = carried(port);
+    let sensor = Node::new_in(&a, "sensor", "/").unwrap();
+    let parameters = Parameters::for_node(&sensor).unwrap();
+    parameters
+        .declare(
+            "rate_hz",
+            ParameterValue::Double(10.0),
+            ParameterDescriptor {
+                floating_point_range: Some(FloatingPointRange {
+                    from: 1.0,
+                    to: 100.0,
+                    step: 0.0,
+                }),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let _services = serve(&sensor, &parameters).unwrap();
+
+    let watcher = Node::new_in(&b, "watcher", "/").unwrap();
+    let (tx, rx) = mpsc::channel();
+    let _watch = watch_parameter(&watcher, "/sensor", "rate_hz", move |v| {
+        let _ = tx.send(v);
+    })
+    .unwrap();
+    let exec = Executor::single_threaded();
+    exec.add_node(&watcher).unwrap();
+    wait_remote_subscription(&ta, "/parameter_events");
+
+    let next = || {
+        let until = Instant::now() + WAIT;
+        loop {
+            exec.spin_some().unwrap();
+            if let Ok(value) = rx.try_recv() {
+                return value;
+            }
+            assert!(Instant::now() < until, "no parameter event within {WAIT:?}");
+            std::thread::sleep(StdDuration::from_millis(10));
+        }
+    };
+    assert!(
+        parameters
+            .set("rate_hz", ParameterValue::Double(500.0))
+            .is_err(),
+        "outside [1, 100]"
+    );
+    parameters
+        .set("rate_hz", ParameterValue::Double(20.0))
+        .unwrap();
+    // The refused set published nothing: the first event is the accepted one.
+    assert_eq!(next(), ParameterValue::Double(20.0));
+    parameters
+        .declare("gain", ParameterValue::Integer(1), Default::default())
+        .unwrap();
+    parameters.undeclare("rate_hz").unwrap();
+    assert_eq!(next(), ParameterValue::NotSet);
+}

@@ -43,8 +43,8 @@ pub use message_callback::MessageCallback;
 pub use name::{NameError, NameKind, normalize_namespace, resolve, validate_node_name};
 pub use node::{Node, NodeOptions};
 pub use parameters::{
-    ParameterDescriptor, ParameterError, ParameterHook, ParameterType, ParameterValue, Parameters,
-    USE_SIM_TIME,
+    FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterError, ParameterEvent,
+    ParameterEventListener, ParameterHook, ParameterType, ParameterValue, Parameters, USE_SIM_TIME,
 };
 pub use publisher::Publisher;
 pub use qos::{Durability, History, Qos, QosError, Reliability};

@@ -8,6 +8,12 @@
 //! - A set changes the value only if it is accepted: same type as declared (unless the
 //!   descriptor allows dynamic typing), not read-only, and accepted by the parameter's
 //!   hook. A refusal is a typed error saying why; the old value stays.
+//! - A descriptor's range ([`IntegerRange`], [`FloatingPointRange`]) is enforced on every
+//!   value, declared, given by the ROS arguments or set: in `[from, to]`, on a multiple
+//!   of `step` from `from` (or `to` itself) when `step` is not 0, as rcl checks it.
+//! - Every declare, set and undeclare that takes effect is told to the table's listeners
+//!   ([`Parameters::on_event`]) as one [`ParameterEvent`], after the table changed and
+//!   with no lock held (`kairos-zenoh` publishes them on `/parameter_events`).
 //! - [`Parameters::for_node`] declares `use_sim_time` (false) and switches the node's
 //!   clock when it is set, exactly as [`Node::set_use_sim_time`] does, so a ROS 2 tool
 //!   that sets `use_sim_time` on a kairos node moves it to simulation time.
@@ -139,7 +145,88 @@ pub struct ParameterDescriptor {
     pub read_only: bool,
     /// The value may change type when set.
     pub dynamic_typing: bool,
+    /// The values an integer parameter may take.
+    pub integer_range: Option<IntegerRange>,
+    /// The values a double parameter may take.
+    pub floating_point_range: Option<FloatingPointRange>,
 }
+
+/// The values an integer parameter may take (`rcl_interfaces/msg/IntegerRange`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IntegerRange {
+    /// The smallest value.
+    pub from: i64,
+    /// The largest value.
+    pub to: i64,
+    /// Values are `from + k * step` (or `to`); 0 allows every value in between.
+    pub step: u64,
+}
+
+/// The values a double parameter may take (`rcl_interfaces/msg/FloatingPointRange`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FloatingPointRange {
+    /// The smallest value.
+    pub from: f64,
+    /// The largest value.
+    pub to: f64,
+    /// Values are `from + k * step` (or `to`), within rcl's tolerance; 0 allows every
+    /// value in between.
+    pub step: f64,
+}
+
+impl IntegerRange {
+    fn admits(&self, v: i64) -> bool {
+        let (v, from, to) = (i128::from(v), i128::from(self.from), i128::from(self.to));
+        (from..=to).contains(&v)
+            && (self.step == 0 || v == to || (v - from) % i128::from(self.step) == 0)
+    }
+}
+
+impl FloatingPointRange {
+    fn admits(&self, v: f64) -> bool {
+        // rcl's tolerance for "on a step": 1e-6 of the step.
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * self.step.abs().max(f64::EPSILON);
+        (self.from..=self.to).contains(&v)
+            && (self.step == 0.0 || close(v, self.to) || {
+                let k = ((v - self.from) / self.step).round();
+                close(self.from + k * self.step, v)
+            })
+    }
+}
+
+impl ParameterDescriptor {
+    /// Why `value` is outside this descriptor's range, if it is.
+    fn out_of_range(&self, value: &ParameterValue) -> Option<String> {
+        match (value, self.integer_range, self.floating_point_range) {
+            (ParameterValue::Integer(v), Some(r), _) if !r.admits(*v) => Some(format!(
+                "{v} is outside [{}, {}] in steps of {}",
+                r.from, r.to, r.step
+            )),
+            (ParameterValue::Double(v), _, Some(r)) if !r.admits(*v) => Some(format!(
+                "{v} is outside [{}, {}] in steps of {}",
+                r.from, r.to, r.step
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// What one declare, set or undeclare changed (`rcl_interfaces/msg/ParameterEvent`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParameterEvent {
+    /// The node whose parameters these are (fully qualified; empty for a table of no
+    /// node).
+    pub node: String,
+    /// Parameters declared, with their values.
+    pub new: Vec<(String, ParameterValue)>,
+    /// Parameters set, with their new values.
+    pub changed: Vec<(String, ParameterValue)>,
+    /// Parameters undeclared, with their last values.
+    pub deleted: Vec<(String, ParameterValue)>,
+}
+
+/// Called with each [`ParameterEvent`] of a table.
+pub type ParameterEventListener = Arc<dyn Fn(&ParameterEvent) + Send + Sync>;
 
 /// Why a parameter was not declared, read or set.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -186,6 +273,14 @@ pub enum ParameterError {
         /// The type the arguments give.
         given: ParameterType,
     },
+    /// The value is outside the descriptor's range.
+    #[error("parameter '{name}' refused the value: {why}")]
+    OutOfRange {
+        /// The parameter.
+        name: String,
+        /// How the value misses the range.
+        why: String,
+    },
     /// The name is not a valid parameter name.
     #[error("'{0}' is not a parameter name (letters, digits, '_' and '.', not empty)")]
     BadName(String),
@@ -206,6 +301,9 @@ pub struct Parameters {
     table: Arc<Mutex<BTreeMap<String, Entry>>>,
     /// Values the ROS arguments give (`-p`, `--params-file`), taken at declaration.
     overrides: Arc<BTreeMap<String, ParameterValue>>,
+    /// The node the table belongs to (empty: none), as events name it.
+    node: Arc<str>,
+    listeners: Arc<Mutex<Vec<ParameterEventListener>>>,
 }
 
 impl fmt::Debug for Parameters {
@@ -245,6 +343,7 @@ impl Parameters {
             .cloned()
             .expect("set_use_sim_time leaves a ROS clock on the node");
         let parameters = Self {
+            node: node.fully_qualified_name().into(),
             overrides: Arc::new(
                 node.context()
                     .ros_args()?
@@ -321,19 +420,72 @@ impl Parameters {
             }
             None => value,
         };
-        let mut table = self.table.lock();
-        if table.contains_key(name) {
-            return Err(ParameterError::AlreadyDeclared(name.to_owned()));
+        if let Some(why) = descriptor.out_of_range(&value) {
+            return Err(ParameterError::OutOfRange {
+                name: name.to_owned(),
+                why,
+            });
         }
-        table.insert(
-            name.to_owned(),
-            Entry {
-                value,
-                descriptor,
-                hook,
-            },
-        );
+        {
+            let mut table = self.table.lock();
+            if table.contains_key(name) {
+                return Err(ParameterError::AlreadyDeclared(name.to_owned()));
+            }
+            table.insert(
+                name.to_owned(),
+                Entry {
+                    value: value.clone(),
+                    descriptor,
+                    hook,
+                },
+            );
+        }
+        self.tell(ParameterEvent {
+            new: vec![(name.to_owned(), value)],
+            ..self.event()
+        });
         Ok(())
+    }
+
+    /// Removes `name` (a read-only parameter stays, as in rclcpp).
+    pub fn undeclare(&self, name: &str) -> Result<(), ParameterError> {
+        let entry = {
+            let mut table = self.table.lock();
+            let entry = table
+                .get(name)
+                .ok_or_else(|| ParameterError::NotDeclared(name.to_owned()))?;
+            if entry.descriptor.read_only {
+                return Err(ParameterError::ReadOnly(name.to_owned()));
+            }
+            table.remove(name).expect("just found")
+        };
+        self.tell(ParameterEvent {
+            deleted: vec![(name.to_owned(), entry.value)],
+            ..self.event()
+        });
+        Ok(())
+    }
+
+    /// Calls `listener` with every event of this table from now on (see the module docs).
+    pub fn on_event(&self, listener: impl Fn(&ParameterEvent) + Send + Sync + 'static) {
+        self.listeners.lock().push(Arc::new(listener));
+    }
+
+    /// An event of this table's node that changed nothing yet.
+    fn event(&self) -> ParameterEvent {
+        ParameterEvent {
+            node: self.node.to_string(),
+            new: Vec::new(),
+            changed: Vec::new(),
+            deleted: Vec::new(),
+        }
+    }
+
+    fn tell(&self, event: ParameterEvent) {
+        let listeners = self.listeners.lock().clone();
+        for listener in listeners {
+            listener(&event);
+        }
     }
 
     /// The value the ROS arguments give `name` (taken when it is declared), if any.
@@ -382,6 +534,12 @@ impl Parameters {
                     given,
                 });
             }
+            if let Some(why) = entry.descriptor.out_of_range(&value) {
+                return Err(ParameterError::OutOfRange {
+                    name: name.to_owned(),
+                    why,
+                });
+            }
             entry.hook.clone()
         };
         if let Some(hook) = hook {
@@ -390,8 +548,19 @@ impl Parameters {
                 reason,
             })?;
         }
-        if let Some(entry) = self.table.lock().get_mut(name) {
-            entry.value = value;
+        let stored = match self.table.lock().get_mut(name) {
+            Some(entry) => {
+                entry.value = value.clone();
+                true
+            }
+            // Undeclared meanwhile: nothing changed.
+            None => false,
+        };
+        if stored {
+            self.tell(ParameterEvent {
+                changed: vec![(name.to_owned(), value)],
+                ..self.event()
+            });
         }
         Ok(())
     }
@@ -445,6 +614,76 @@ mod tests {
         ));
         assert_eq!(p.names(), ["frame", "rate"]);
         assert_eq!(p.get("rate").unwrap(), ParameterValue::Double(20.0));
+    }
+
+    #[test]
+    fn ranges_are_enforced_and_every_change_is_an_event() {
+        let p = Parameters::new();
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let seen = events.clone();
+        p.on_event(move |e| seen.lock().push(e.clone()));
+        let ranged = |i: Option<IntegerRange>, f: Option<FloatingPointRange>| ParameterDescriptor {
+            integer_range: i,
+            floating_point_range: f,
+            ..Default::default()
+        };
+        let steps = IntegerRange {
+            from: 0,
+            to: 10,
+            step: 4,
+        };
+        assert!(matches!(
+            p.declare("n", ParameterValue::Integer(3), ranged(Some(steps), None)),
+            Err(ParameterError::OutOfRange { .. })
+        ));
+        p.declare("n", ParameterValue::Integer(4), ranged(Some(steps), None))
+            .unwrap();
+        for (v, ok) in [
+            (8, true),
+            (10, true),
+            (9, false),
+            (12, false),
+            (-4, false),
+            (0, true),
+        ] {
+            assert_eq!(p.set("n", ParameterValue::Integer(v)).is_ok(), ok, "{v}");
+        }
+        let half = FloatingPointRange {
+            from: 0.0,
+            to: 1.0,
+            step: 0.25,
+        };
+        p.declare("x", ParameterValue::Double(0.5), ranged(None, Some(half)))
+            .unwrap();
+        for (v, ok) in [(0.75, true), (1.0, true), (0.3, false), (1.25, false)] {
+            assert_eq!(p.set("x", ParameterValue::Double(v)).is_ok(), ok, "{v}");
+        }
+        assert_eq!(p.get("n").unwrap(), ParameterValue::Integer(0));
+        p.undeclare("x").unwrap();
+        assert!(matches!(p.get("x"), Err(ParameterError::NotDeclared(_))));
+        let events = events.lock();
+        let kinds: Vec<(usize, usize, usize)> = events
+            .iter()
+            .map(|e| (e.new.len(), e.changed.len(), e.deleted.len()))
+            .collect();
+        // n declared, 3 accepted sets, x declared, 2 accepted sets, x undeclared.
+        assert_eq!(
+            kinds,
+            [
+                (1, 0, 0),
+                (0, 1, 0),
+                (0, 1, 0),
+                (0, 1, 0),
+                (1, 0, 0),
+                (0, 1, 0),
+                (0, 1, 0),
+                (0, 0, 1)
+            ]
+        );
+        assert_eq!(
+            events[7].deleted,
+            [("x".to_owned(), ParameterValue::Double(1.0))]
+        );
     }
 
     #[test]
