@@ -1,0 +1,153 @@
+use super::*;
+use crate::graph::Context;
+
+/// Issue 13, defect 3: a worker that took an item from the queue just before a shutdown
+/// must not start its callback after `shutdown` has returned. Replayed step by step:
+/// the item is taken, the executor shut down, then the worker runs what it took.
+#[test]
+fn an_item_taken_before_shutdown_does_not_start_after_it() {
+    let node = Node::new_in(&Context::new(), "node", "/").unwrap();
+    let exec = Executor::single_threaded();
+    exec.add_node(&node).unwrap();
+    let ran = Arc::new(AtomicU64::new(0));
+    let count = ran.clone();
+    let guard = node.create_guard_condition("late", move || {
+        count.fetch_add(1, Ordering::SeqCst);
+    });
+    guard.trigger();
+    let taken = exec
+        .shared
+        .ready
+        .try_pop()
+        .expect("the guard condition is queued");
+    let report = exec.shutdown(Duration::ZERO);
+    assert!(report.is_clean(), "{report}");
+    // The worker had checked that the entity was attached before the shutdown detached
+    // it (the window the campaign hit): replayed by attaching it again.
+    guard.inner.core().attach(&exec.shared);
+    let slot = exec.shared.new_slot();
+    let started = exec.shared.run_ready(taken, &slot, 1);
+    assert!(!started, "no callback may start after shutdown returned");
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+    assert!(
+        !node.default_callback_group().is_busy(),
+        "the group was left"
+    );
+}
+
+/// The timekeeper's handshake: a deadline registered from another thread, earlier
+/// than the one the spinning thread waits for (or while it waits with no timer at
+/// all), ends that wait; it is woken once reached, never before.
+#[test]
+fn an_earlier_deadline_registered_from_another_thread_ends_the_keepers_wait() {
+    an_earlier_deadline_ends_the_wait(true);
+    an_earlier_deadline_ends_the_wait(false);
+}
+
+fn an_earlier_deadline_ends_the_wait(far_timer: bool) {
+    use crate::time::DeadlineHost;
+    use crate::time::wait::{mono_now, thread_waker};
+    let exec = Executor::single_threaded();
+    let keeper = exec.shared.timekeeper.clone().expect("single-threaded");
+    let (far_key, near_key) = (&mut None, &mut None);
+    let idle = thread_waker();
+    if far_timer {
+        keeper.register(mono_now() + 3_600_000_000_000, far_key, &idle);
+    }
+    let woken = Arc::new(std::sync::atomic::AtomicI64::new(0));
+    let (near_at, registered) = (
+        Arc::new(std::sync::atomic::AtomicI64::new(0)),
+        woken.clone(),
+    );
+    let near = Waker::from(Arc::new(StampOnWake(registered)));
+    let waiting = std::thread::scope(|scope| {
+        let waiter = scope.spawn(|| {
+            let mut seen = exec.shared.ready.interrupts();
+            // Ends at the interrupt (the caller looks again), not after 20 s.
+            let limit = Instant::now() + std::time::Duration::from_secs(20);
+            let popped = exec.shared.next_item(&mut seen, Some(limit));
+            assert!(
+                matches!(popped, Popped::Interrupted),
+                "the wait went on past the nudge (far timer: {far_timer})"
+            );
+            // The next looks wait for the near deadline and wake it (a look returns
+            // only for work or its caller's deadline: looks of 10 ms).
+            let until = Instant::now() + std::time::Duration::from_secs(20);
+            while woken.load(Ordering::Acquire) == 0 && Instant::now() < until {
+                let soon = Instant::now() + std::time::Duration::from_millis(10);
+                let _ = exec.shared.next_item(&mut seen, Some(soon));
+            }
+        });
+        // Once the spinning thread waits (for the far deadline, or for work only),
+        // register a near one.
+        let until = Instant::now() + std::time::Duration::from_secs(20);
+        while !keeper.is_waiting() && Instant::now() < until {
+            std::thread::yield_now();
+        }
+        let at = mono_now() + 2_000_000;
+        near_at.store(at, Ordering::Release);
+        keeper.register(at, near_key, &near);
+        waiter.join().is_ok()
+    });
+    assert!(waiting, "the spinning thread panicked");
+    let at = woken.load(Ordering::Acquire);
+    assert!(at != 0, "the near deadline was never woken");
+    assert!(
+        at >= near_at.load(Ordering::Acquire),
+        "woken before its deadline"
+    );
+}
+
+/// Stores the monotonic time of its wake-up.
+struct StampOnWake(Arc<std::sync::atomic::AtomicI64>);
+impl Wake for StampOnWake {
+    fn wake(self: Arc<Self>) {
+        self.0
+            .store(crate::time::wait::mono_now(), Ordering::Release);
+    }
+}
+
+/// A timekeeper that counts its interrupts.
+fn counting() -> (Timekeeper, Arc<std::sync::atomic::AtomicUsize>) {
+    let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = Arc::clone(&count);
+    let keeper = Timekeeper::new(Box::new(move || {
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }));
+    (keeper, count)
+}
+
+/// Only a registration that would shorten the spinning thread's wait interrupts it: a
+/// re-arm made by the spinning thread itself (not waiting) or a later deadline costs
+/// no interrupt, an earlier one (or any, during a wait with no timer) does.
+#[test]
+fn a_registration_interrupts_only_a_wait_it_shortens() {
+    use crate::time::DeadlineHost;
+    let interrupts =
+        |keeper: &Timekeeper, count: &std::sync::atomic::AtomicUsize, deadline: i64| {
+            let before = count.load(std::sync::atomic::Ordering::SeqCst);
+            keeper.register(deadline, &mut None, Waker::noop());
+            count.load(std::sync::atomic::Ordering::SeqCst) - before
+        };
+    let far = crate::time::wait::mono_now() + 3_600_000_000_000;
+    let (keeper, count) = counting();
+    assert_eq!(interrupts(&keeper, &count, far), 0, "not waiting");
+    assert!(keeper.begin_wait(Some(far)));
+    assert_eq!(interrupts(&keeper, &count, far + 1), 0, "a later deadline");
+    assert_eq!(
+        interrupts(&keeper, &count, far - 1),
+        1,
+        "an earlier deadline"
+    );
+    keeper.end_wait();
+    assert_eq!(interrupts(&keeper, &count, far - 2), 0, "the wait is over");
+
+    let (keeper, count) = counting();
+    assert!(keeper.begin_wait(None));
+    assert_eq!(interrupts(&keeper, &count, far), 1, "a wait with no timer");
+    keeper.end_wait();
+    assert!(
+        !keeper.begin_wait(Some(far + 1)),
+        "a wait past a registered deadline"
+    );
+}
