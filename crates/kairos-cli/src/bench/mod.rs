@@ -1,5 +1,10 @@
 //! `kairos bench ...`: timing benchmarks. Each measures kairos beside a baseline in the same
 //! run, because on a shared machine the ratio is what holds, not the absolute figure.
+//!
+//! The third-party contenders (tokio's interval in `timer`, the `tracing` crate in
+//! `trace`) are built only with `--features baselines`, so that the installed binary
+//! carries no dependency that only a benchmark needs. The std, crossbeam, raw-Zenoh,
+//! babeltrace2 and cyclictest baselines are always there.
 
 mod dispatch;
 mod pubsub;
@@ -10,6 +15,10 @@ mod zenoh;
 
 use clap::Subcommand;
 use std::process::ExitCode;
+
+/// What a bench prints in place of a third-party contender this binary was built without.
+pub const BASELINES_NOT_BUILT: &str =
+    "not built; measure it with `cargo run --release --features baselines -- bench ...`";
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCmd {
@@ -25,6 +34,32 @@ pub enum BenchCmd {
     Dispatch(dispatch::Args),
     /// Publish -> callback between two processes: kairos over Zenoh beside raw Zenoh.
     Zenoh(zenoh::Args),
+}
+
+/// A directory of its own for one measurement's files, removed when dropped.
+pub struct ScratchDir(std::path::PathBuf);
+
+impl ScratchDir {
+    pub fn new(what: &str) -> anyhow::Result<Self> {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path =
+            std::env::temp_dir().join(format!("kairos-bench-{what}-{}-{n}", std::process::id()));
+        std::fs::create_dir(&path)
+            .map_err(|e| anyhow::anyhow!("create the scratch directory {}: {e}", path.display()))?;
+        Ok(Self(path))
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 pub fn run(cmd: BenchCmd) -> anyhow::Result<ExitCode> {

@@ -20,7 +20,6 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use kairos_trace::read::TraceSet;
 use kairos_trace::read::metadata::read_metadata_text;
-use rand::{Rng, SeedableRng};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -421,7 +420,7 @@ pub fn generate_kernel_like(dir: &Path, events: u64, cpus: u32) -> anyhow::Resul
     use std::io::Write;
     fs::create_dir_all(dir)?;
     fs::write(dir.join("metadata"), KERNEL_LIKE_METADATA)?;
-    let mut rng = rand::rngs::StdRng::seed_from_u64(14);
+    let mut rng = fastrand::Rng::with_seed(14);
     for cpu in 0..cpus {
         let n = events / u64::from(cpus) + u64::from(u64::from(cpu) < events % u64::from(cpus));
         let mut out = std::io::BufWriter::new(File::create(dir.join(format!("channel0_{cpu}")))?);
@@ -456,9 +455,9 @@ pub fn generate_kernel_like(dir: &Path, events: u64, cpus: u32) -> anyhow::Resul
             };
         let mut ev = Vec::with_capacity(128);
         for i in 0..n {
-            now += rng.random_range(50..2_000);
+            now += rng.u64(50..2_000);
             ev.clear();
-            let pick = rng.random_range(0..100u32);
+            let pick = rng.u32(0..100);
             let id: u32 = match pick {
                 0..15 => 0,
                 15..25 => 1,
@@ -485,7 +484,7 @@ pub fn generate_kernel_like(dir: &Path, events: u64, cpus: u32) -> anyhow::Resul
                 c[..name.len()].copy_from_slice(name);
                 ev.extend(c);
             };
-            let tid = rng.random_range(1..5000i32);
+            let tid = rng.i32(1..5000);
             match id {
                 0 => {
                     comm(&mut ev, b"talker");

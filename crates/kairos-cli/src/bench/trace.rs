@@ -4,14 +4,14 @@
 //! tracepoint with no session (the one relaxed load), and the same event through the
 //! `tracing` crate with the subscriber a Rust user would reach for (`tracing-subscriber`'s
 //! fmt layer writing to a buffered file through `tracing-appender`'s non-blocking writer,
-//! set not to drop lines, like kairos in this bench). [`e2e_overhead_us`] measures what tracing adds to a whole pub/sub round.
+//! set not to drop lines, like kairos in this bench; built with `--features baselines`).
+//! [`e2e_overhead_us`] measures what tracing adds to a whole pub/sub round.
 //!
 //! The enabled kairos figure is the cost on the traced thread. The session's queues are
 //! drained between timed batches (untimed), so no event is discarded and the figure is
 //! not flattered by cheap failed pushes; the writer thread's own cost per event is shown
 //! in the human report.
 
-use anyhow::Context;
 use kairos_trace::write::SessionConfig;
 use kairos_trace::{Session, tp};
 use serde_json::json;
@@ -66,7 +66,7 @@ struct Enabled {
 }
 
 fn enabled_ns(events: u64) -> anyhow::Result<Enabled> {
-    let dir = tempfile::tempdir().context("create a directory for the bench trace")?;
+    let dir = super::ScratchDir::new("trace")?;
     let config = SessionConfig {
         buffer_events: 2 * BATCH as usize,
         flush_interval: Duration::from_secs(3600),
@@ -97,8 +97,16 @@ fn enabled_ns(events: u64) -> anyhow::Result<Enabled> {
     })
 }
 
-fn tracing_crate_ns(events: u64) -> anyhow::Result<f64> {
-    let dir = tempfile::tempdir().context("create a directory for the tracing-crate log")?;
+/// `None` when built without the `baselines` feature.
+#[cfg(not(feature = "baselines"))]
+fn tracing_crate_ns(_events: u64) -> anyhow::Result<Option<f64>> {
+    Ok(None)
+}
+
+#[cfg(feature = "baselines")]
+fn tracing_crate_ns(events: u64) -> anyhow::Result<Option<f64>> {
+    use anyhow::Context;
+    let dir = super::ScratchDir::new("tracing-crate")?;
     let file = std::fs::File::create(dir.path().join("events.log"))
         .context("create the tracing-crate log file")?;
     let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
@@ -127,7 +135,7 @@ fn tracing_crate_ns(events: u64) -> anyhow::Result<f64> {
             .collect()
     });
     drop(guard); // writes what is still queued
-    Ok(median(samples))
+    Ok(Some(median(samples)))
 }
 
 /// What tracing adds to one pub/sub round, in µs: `round` runs one round; it is timed
@@ -150,7 +158,7 @@ pub fn e2e_overhead_us(rounds: u64, mut round: impl FnMut()) -> anyhow::Result<f
             start.elapsed().as_nanos() as f64 / count as f64
         };
         off.push(time(&mut round));
-        let dir = tempfile::tempdir().context("create a directory for the e2e trace")?;
+        let dir = super::ScratchDir::new("e2e")?;
         let session = Session::start(dir.path())?;
         on.push(time(&mut round));
         session.stop()?;
@@ -209,7 +217,8 @@ struct Figures {
     events: u64,
     disabled_ns: f64,
     enabled: Enabled,
-    tracing_ns: f64,
+    /// `None` when built without the `baselines` feature.
+    tracing_ns: Option<f64>,
     e2e_us: f64,
 }
 
@@ -237,6 +246,7 @@ fn json_report(figures: &Figures) -> serde_json::Value {
             {
                 "name": "tracing_crate",
                 "enabled_ns_per_event": figures.tracing_ns,
+                "built": figures.tracing_ns.is_some(),
             },
         ]
     })
@@ -262,10 +272,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         figures.enabled.writer_ns,
     );
     row("kairos, no session", figures.disabled_ns);
-    row(
-        "tracing crate, fmt to file (non-blocking)",
-        figures.tracing_ns,
-    );
+    match figures.tracing_ns {
+        Some(ns) => row("tracing crate, fmt to file (non-blocking)", ns),
+        None => println!("tracing crate: {}", super::BASELINES_NOT_BUILT),
+    }
     println!("kairos events discarded: {}", figures.enabled.discarded);
     println!(
         "added per message, kairos pub/sub round publish -> callback (2 threads): {:.2} us",
@@ -309,6 +319,11 @@ mod tests {
         }
         assert!(results[0]["e2e_overhead_us"].is_number());
         assert_eq!(results[1]["name"], "tracing_crate");
-        assert!(results[1]["enabled_ns_per_event"].as_f64().unwrap() > 0.0);
+        if cfg!(feature = "baselines") {
+            assert!(results[1]["enabled_ns_per_event"].as_f64().unwrap() > 0.0);
+        } else {
+            assert!(results[1]["enabled_ns_per_event"].is_null());
+            assert_eq!(results[1]["built"], false);
+        }
     }
 }

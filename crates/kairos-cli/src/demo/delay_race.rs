@@ -10,7 +10,6 @@
 use super::Outcome;
 use crate::stats::Summary;
 use kairos::time::{CancelToken, Clock, Duration};
-use rand::Rng;
 use serde_json::json;
 
 /// `millis()` as ArduPilot's Linux HAL computed it: whole milliseconds of a monotonic clock.
@@ -56,15 +55,15 @@ fn measure(phase_ns: i64, ms: i64, delay: &dyn Fn(i64)) -> i64 {
 
 pub fn run(quick: bool) -> anyhow::Result<Outcome> {
     let (n1, n100) = if quick { (400, 4) } else { (4000, 20) };
-    let mut rng = rand::rng();
+    let mut rng = fastrand::Rng::new();
     let token = CancelToken::new();
     // Phases: uniform over the millisecond, and a quarter of the 1 ms samples in the last
     // 2 us before a boundary, where the counter bug lives.
-    let mut phases1: Vec<i64> = (0..n1).map(|_| rng.random_range(0..1_000_000)).collect();
+    let mut phases1: Vec<i64> = (0..n1).map(|_| rng.i64(0..1_000_000)).collect();
     for p in phases1.iter_mut().step_by(4) {
-        *p = rng.random_range(998_000..1_000_000);
+        *p = rng.i64(998_000..1_000_000);
     }
-    let phases100: Vec<i64> = (0..n100).map(|_| rng.random_range(0..1_000_000)).collect();
+    let phases100: Vec<i64> = (0..n100).map(|_| rng.i64(0..1_000_000)).collect();
 
     let kairos = |ms| kairos_delay(ms, &token);
     let mut k1 = Vec::new();
