@@ -1,0 +1,221 @@
+//! `kairos router`, `kairos node|topic|service ...`: the graph across processes, shaped
+//! like the ros2 CLI and taking the same arguments. Each command is a kairos process on
+//! the Zenoh transport (rmw_zenoh's wire format), so it sees and talks to ROS 2 nodes on
+//! rmw_zenoh as well as kairos nodes.
+//!
+//! Every command that waits has a bound (`--timeout`, `--count`, `--times`).
+
+mod node;
+mod router;
+mod service;
+mod topic;
+mod values;
+
+pub use node::{NodeCmd, node};
+pub use router::{RouterArgs, router};
+pub use service::{ServiceCmd, service};
+pub use topic::{TopicCmd, topic};
+
+use anyhow::anyhow;
+use clap::Args;
+use kairos::graph::{Node, Qos};
+use kairos_zenoh::ZenohTransport;
+use kairos_zenoh::graph_key::{EntityKind, Token};
+use kairos_zenoh::message::ros_type_name;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Args)]
+pub struct GraphArgs {
+    /// Seconds to gather the graph (returns earlier once --wait-for is seen).
+    #[arg(long, default_value_t = 1.0)]
+    spin_time: f64,
+    /// Return as soon as this name (node, topic or service) is in the graph.
+    #[arg(long)]
+    wait_for: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+/// The QoS options of `ros2 topic pub|echo`.
+#[derive(Debug, Args)]
+pub struct QosArgs {
+    /// History depth.
+    #[arg(long, default_value_t = 10)]
+    qos_depth: usize,
+    /// keep_last or keep_all.
+    #[arg(long, value_enum, default_value_t = QosHistory::KeepLast)]
+    qos_history: QosHistory,
+    /// reliable or best_effort.
+    #[arg(long, value_enum, default_value_t = QosReliability::Reliable)]
+    qos_reliability: QosReliability,
+    /// volatile or transient_local (late joiners get the last depth messages).
+    #[arg(long, value_enum, default_value_t = QosDurability::Volatile)]
+    qos_durability: QosDurability,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[value(rename_all = "snake_case")]
+enum QosHistory {
+    KeepLast,
+    KeepAll,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[value(rename_all = "snake_case")]
+enum QosReliability {
+    Reliable,
+    BestEffort,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[value(rename_all = "snake_case")]
+enum QosDurability {
+    Volatile,
+    TransientLocal,
+}
+
+impl QosArgs {
+    fn qos(&self) -> anyhow::Result<Qos> {
+        let mut qos = match self.qos_history {
+            QosHistory::KeepLast => Qos::keep_last(self.qos_depth),
+            QosHistory::KeepAll => Qos::keep_all(self.qos_depth),
+        };
+        qos.capacity()
+            .map_err(|e| anyhow!("--qos-depth {}: {e}", self.qos_depth))?;
+        if self.qos_reliability == QosReliability::BestEffort {
+            qos = qos.best_effort();
+        }
+        if self.qos_durability == QosDurability::TransientLocal {
+            qos = qos.transient_local();
+        }
+        Ok(qos)
+    }
+}
+
+fn secs(s: f64) -> anyhow::Result<Duration> {
+    Duration::try_from_secs_f64(s).map_err(|_| anyhow!("{s} is not a number of seconds ≥ 0"))
+}
+
+/// The transport every command runs on, whatever the environment says.
+fn open() -> anyhow::Result<Arc<ZenohTransport>> {
+    let transport = ZenohTransport::open()?;
+    transport.install(&kairos::graph::Context::global())?;
+    Ok(transport)
+}
+
+fn cli_node(transport: &ZenohTransport, role: &str) -> anyhow::Result<Node> {
+    let name = format!("kairos_{role}_{}", std::process::id());
+    let _ = transport;
+    Ok(Node::new(&name)?)
+}
+
+/// Gathers the graph for `spin_time`, or until `wait_for` is in it.
+fn gather(transport: &ZenohTransport, args: &GraphArgs) -> anyhow::Result<Vec<Token>> {
+    let deadline = Instant::now() + secs(args.spin_time)?;
+    let wait_for = args.wait_for.clone();
+    transport.graph().wait_until(deadline, |tokens| {
+        wait_for.as_deref().is_some_and(|name| {
+            tokens.iter().any(|t| {
+                node_name(t) == name || t.endpoint.as_ref().is_some_and(|e| e.name == name)
+            })
+        })
+    });
+    Ok(transport.graph().tokens())
+}
+
+fn node_name(token: &Token) -> String {
+    let ns = &token.node.namespace;
+    if ns == "/" {
+        format!("/{}", token.node.name)
+    } else {
+        format!("{ns}/{}", token.node.name)
+    }
+}
+
+fn endpoint_type(token: &Token) -> String {
+    token
+        .endpoint
+        .as_ref()
+        .map(|e| ros_type_name(&e.dds_type).unwrap_or_else(|| e.dds_type.clone()))
+        .unwrap_or_default()
+}
+
+fn names_and_types(tokens: &[Token], kinds: &[EntityKind]) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for token in tokens.iter().filter(|t| kinds.contains(&t.kind)) {
+        let Some(endpoint) = &token.endpoint else {
+            continue;
+        };
+        let types = out.entry(endpoint.name.clone()).or_default();
+        let ty = endpoint_type(token);
+        if !types.contains(&ty) {
+            types.push(ty);
+        }
+    }
+    out
+}
+
+fn print_names(
+    map: &BTreeMap<String, Vec<String>>,
+    show_types: bool,
+    json: bool,
+) -> anyhow::Result<()> {
+    if json {
+        let list: Vec<_> = map
+            .iter()
+            .map(|(name, types)| serde_json::json!({"name": name, "types": types}))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&list)?);
+        return Ok(());
+    }
+    for (name, types) in map {
+        if show_types {
+            println!("{name} [{}]", types.join(", "));
+        } else {
+            println!("{name}");
+        }
+    }
+    Ok(())
+}
+
+fn resolve_topic(topic: &str) -> String {
+    if topic.starts_with('/') {
+        topic.to_owned()
+    } else {
+        format!("/{topic}")
+    }
+}
+
+/// Shuts the executor down (bounded) when the command ends.
+struct ExecGuard(kairos::exec::Executor);
+
+impl Drop for ExecGuard {
+    fn drop(&mut self) {
+        let _ = self.0.shutdown(kairos::time::Duration::from_secs(2));
+    }
+}
+
+/// A message as ros2 prints it (`data: hello` then `---`), or one JSON line.
+fn render(value: &serde_json::Value, json: bool) -> String {
+    if json {
+        return value.to_string();
+    }
+    fn lines(value: &serde_json::Value, indent: usize, out: &mut String) {
+        if let serde_json::Value::Object(map) = value {
+            for (key, v) in map {
+                if v.is_object() {
+                    out.push_str(&format!("{}{key}:\n", "  ".repeat(indent)));
+                    lines(v, indent + 1, out);
+                } else {
+                    out.push_str(&format!("{}{key}: {v}\n", "  ".repeat(indent)));
+                }
+            }
+        }
+    }
+    let mut out = String::new();
+    lines(value, 0, &mut out);
+    out.push_str("---");
+    out
+}
