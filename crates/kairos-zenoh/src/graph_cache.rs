@@ -87,8 +87,8 @@ impl GraphCache {
         self.mismatches.fetch_add(1, Ordering::Relaxed);
         let node = &token.node;
         let namespace = node.namespace.trim_end_matches('/');
-        eprintln!(
-            "kairos-zenoh: '{name}' has type {dds_type} with hash {ours} in this process but \
+        crate::report::warn(format_args!(
+            "'{name}' has type {dds_type} with hash {ours} in this process but \
              {theirs} in node {namespace}/{node_name} (zenoh id {zid}): the two sides were \
              built from different definitions of the type, and no message passes between \
              them. Build both from the same .msg/.srv files. (reported once per hash; \
@@ -96,7 +96,7 @@ impl GraphCache {
             theirs = endpoint.hash,
             node_name = node.name,
             zid = node.zid,
-        );
+        ));
     }
 
     /// Peers seen using a name of this process with another type hash (each distinct

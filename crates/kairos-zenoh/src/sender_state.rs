@@ -129,7 +129,7 @@ impl MalformedReport {
         let Some(last) = self.last_report else {
             self.last_report = Some(now);
             return Some(format!(
-                "kairos-zenoh: dropping samples on {topic} that do not decode (first from {who}: {why}); counted in malformed_samples, summarised every {}s",
+                "dropping samples on {topic} that do not decode (first from {who}: {why}); counted in malformed_samples, summarised every {}s",
                 REPORT_INTERVAL.as_secs()
             ));
         };
@@ -138,7 +138,7 @@ impl MalformedReport {
             return None;
         }
         let line = format!(
-            "kairos-zenoh: {} more samples on {topic} did not decode in the last {:.0}s (latest from {who}: {why})",
+            "{} more samples on {topic} did not decode in the last {:.0}s (latest from {who}: {why})",
             self.unreported,
             now.duration_since(last).as_secs_f64()
         );

@@ -414,7 +414,7 @@ impl MalformedLog {
             g.iter().map(|b| format!("{b:02x}")).collect()
         });
         if let Some(line) = self.report.lock().record(&who, why, Instant::now()) {
-            eprintln!("{line}");
+            crate::report::warn(line);
         }
     }
 }
