@@ -17,7 +17,7 @@ use std::io::{BufRead, BufReader};
 use std::process::Command;
 use std::sync::mpsc;
 use std::time::Duration;
-use zenoh_support::{Router, assert_ok, finish, spawn};
+use zenoh_support::{KAIROS, Router, assert_ok, finish, spawn};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -116,7 +116,7 @@ const TWIST_VALUES: &str = "{linear: {x: 0.5, y: -0.25}, angular: {z: 1.5}}";
 #[test]
 fn kairos_imu_and_twist_reach_a_python_subscriber_field_by_field() {
     require_zenoh_ros2_sdk();
-    let router = Router::start();
+    let router = Router::start(KAIROS);
     let script = format!(
         "{PY_PRELUDE}
 got = {{'imu': [], 'twist': []}}
@@ -207,7 +207,7 @@ for s in subs:
 #[test]
 fn python_imu_and_twist_reach_kairos_topic_echo_field_by_field() {
     require_zenoh_ros2_sdk();
-    let router = Router::start();
+    let router = Router::start(KAIROS);
     let echo = |topic: &str, ty: &str| {
         spawn(router.kairos().args([
             "topic",

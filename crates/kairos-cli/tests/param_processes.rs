@@ -11,7 +11,7 @@ mod zenoh_support;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
-use zenoh_support::{Lines, Router, Running, assert_ok, finish, spawn, stdout_lines};
+use zenoh_support::{KAIROS, Lines, Router, Running, assert_ok, finish, spawn, stdout_lines};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -42,7 +42,7 @@ fn parameter_node(router: &Router) -> (Running, Lines) {
 
 #[test]
 fn use_sim_time_set_from_another_process_switches_the_node_clock() {
-    let router = Router::start();
+    let router = Router::start(KAIROS);
     let (_node, mut node_lines) = parameter_node(&router);
 
     let kairos = |args: &[&str]| finish(spawn(router.kairos().args(args)), LIMIT);
@@ -166,7 +166,7 @@ client.close()
 #[test]
 fn a_ros2_client_sets_use_sim_time_on_a_kairos_node() {
     use kairos_msgs::ServiceType;
-    let router = Router::start();
+    let router = Router::start(KAIROS);
     let (_node, mut node_lines) = parameter_node(&router);
     let mut python = Command::new("python3");
     python
@@ -195,7 +195,7 @@ fn a_ros2_client_sets_use_sim_time_on_a_kairos_node() {
 
 #[test]
 fn parameters_are_dumped_and_loaded_from_another_process() {
-    let router = Router::start();
+    let router = Router::start(KAIROS);
     let (_node, _lines) = parameter_node(&router);
     let kairos = |args: &[&str]| finish(spawn(router.kairos().args(args)), LIMIT);
     let dir = tempfile::tempdir().unwrap();

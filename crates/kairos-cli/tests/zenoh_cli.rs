@@ -11,7 +11,7 @@ const LIMIT: Duration = Duration::from_secs(60);
 
 #[test]
 fn topic_hz_measures_a_publishers_rate() {
-    let router = Router::start();
+    let router = Router::start(KAIROS);
     let _publisher = spawn(router.kairos().args([
         "topic",
         "pub",
@@ -60,7 +60,7 @@ fn topic_hz_measures_a_publishers_rate() {
 
 #[test]
 fn topic_info_names_publisher_and_subscription_with_their_nodes() {
-    let router = Router::start();
+    let router = Router::start(KAIROS);
     let _echo = spawn(router.kairos().args([
         "topic",
         "echo",
@@ -116,7 +116,7 @@ fn topic_info_names_publisher_and_subscription_with_their_nodes() {
 
 #[test]
 fn topic_echo_of_an_unknown_type_prints_size_and_hex() {
-    let router = Router::start();
+    let router = Router::start(KAIROS);
     // The pipeline demo's source publishes kairos_demo/msg/Reading {uint64 seq, int64
     // born_ns}, a type only the pipeline processes register.
     let mut source = spawn(

@@ -13,7 +13,7 @@ const LIMIT: Duration = Duration::from_secs(60);
 
 #[test]
 fn clock_from_another_process_drives_a_nodes_timers() {
-    let router = Router::start();
+    let router = Router::start(KAIROS);
     let mut simulator = spawn(
         router
             .kairos()
@@ -121,7 +121,7 @@ fn a_python_ros2_subscriber_reads_the_clock_of_a_kairos_simulator() {
         found,
         "the Python package zenoh-ros2-sdk is required: pip install zenoh-ros2-sdk==0.1.8 (scripts/test does this)"
     );
-    let router = Router::start();
+    let router = Router::start(KAIROS);
     let mut simulator = spawn(
         router
             .kairos()

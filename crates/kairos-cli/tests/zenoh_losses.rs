@@ -19,24 +19,8 @@ use zenoh::Wait;
 const WAIT: Duration = Duration::from_secs(30);
 
 fn session_config(connect: Option<u16>, listen: Option<u16>) -> zenoh::Config {
-    let mut config = zenoh::Config::default();
     let mode = if listen.is_some() { "router" } else { "peer" };
-    config
-        .insert_json5("mode", &format!(r#""{mode}""#))
-        .unwrap();
-    let endpoint = |port| format!(r#"["tcp/127.0.0.1:{port}"]"#);
-    if let Some(port) = connect {
-        config
-            .insert_json5("connect/endpoints", &endpoint(port))
-            .unwrap();
-    }
-    config
-        .insert_json5("listen/endpoints", &endpoint(listen.unwrap_or(0)))
-        .unwrap();
-    config
-        .insert_json5("scouting/multicast/enabled", "false")
-        .unwrap();
-    config
+    kairos_testkit::zenoh_session::loopback_config(mode, connect, listen.unwrap_or(0))
 }
 
 fn babeltrace2(dir: &std::path::Path) -> String {
@@ -68,10 +52,7 @@ fn field(line: &str, name: &str) -> u64 {
 
 #[test]
 fn sequence_gaps_are_counted_and_traced_as_losses() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .unwrap()
-        .port();
+    let port = kairos_testkit::router::free_loopback_port();
     let _router = zenoh::open(session_config(None, Some(port)))
         .wait()
         .expect("open the router");
@@ -104,21 +85,10 @@ fn sequence_gaps_are_counted_and_traced_as_losses() {
         <StringMsg as kairos_zenoh::Message>::type_hash()
     );
     let raw = other.declare_publisher(key).wait().unwrap();
-    let (matched_tx, matched_rx) = mpsc::channel();
-    let _matching = raw
-        .matching_listener()
-        .callback(move |s| {
-            if s.matching() {
-                let _ = matched_tx.send(());
-            }
-        })
-        .wait()
-        .unwrap();
-    if !raw.matching_status().wait().unwrap().matching() {
-        matched_rx
-            .recv_timeout(WAIT)
-            .expect("the subscriber matched");
-    }
+    assert!(
+        kairos_zenoh::matching::wait_matched(&raw, WAIT).unwrap(),
+        "the subscriber did not match within {WAIT:?}"
+    );
     let gid = [9u8; 16];
     let sent = [1i64, 2, 6, 7, 10];
     for seq in sent {

@@ -11,13 +11,13 @@ mod zenoh_support;
 
 use std::process::Command;
 use std::time::Duration;
-use zenoh_support::{Router, Running, assert_ok, finish, spawn, stdout_lines};
+use zenoh_support::{KAIROS, Router, Running, assert_ok, finish, spawn, stdout_lines};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
 #[test]
 fn two_kairos_processes_exchange_messages_and_a_service_call() {
-    let router = Router::start();
+    let router = Router::start(KAIROS);
     let echo = spawn(router.kairos().args([
         "topic",
         "echo",
@@ -125,7 +125,7 @@ def bounded_wait(pred, seconds):
 #[test]
 fn a_python_publisher_reaches_a_kairos_subscription() {
     require_zenoh_ros2_sdk();
-    let router = Router::start();
+    let router = Router::start(KAIROS);
     let echo = spawn(router.kairos().args([
         "topic",
         "echo",
@@ -171,7 +171,7 @@ print('published 3')
 #[test]
 fn a_kairos_publisher_reaches_a_python_subscriber_that_sees_it_in_its_graph() {
     require_zenoh_ros2_sdk();
-    let router = Router::start();
+    let router = Router::start(KAIROS);
     let script = format!(
         "{PY_PRELUDE}
 got = []
@@ -242,7 +242,7 @@ sub.close()
 #[test]
 fn a_python_client_calls_a_kairos_service_and_sees_it() {
     require_zenoh_ros2_sdk();
-    let router = Router::start();
+    let router = Router::start(KAIROS);
     let server = spawn(router.kairos().args([
         "service",
         "serve-add-two-ints",
@@ -298,7 +298,7 @@ fn talker(router: &Router, data: &str, times: &str) -> Running {
 
 #[test]
 fn a_subscriber_outlives_a_killed_publisher_and_a_restarted_router() {
-    let router = Router::start();
+    let router = Router::start(KAIROS);
     let port = router.port;
     let mut echo = spawn(router.kairos().args([
         "topic",
@@ -323,7 +323,7 @@ fn a_subscriber_outlives_a_killed_publisher_and_a_restarted_router() {
 
     // The router dies and comes back on its port: the subscriber reconnects by itself.
     drop(router);
-    let router = Router::start_on(port);
+    let router = Router::start_on(KAIROS, port);
     assert_ok("publisher c", &finish(talker(&router, "c", "3"), LIMIT));
     lines.wait_for_count(r#"{"data":"c"}"#, 3, LIMIT);
     assert!(
@@ -503,7 +503,7 @@ fn bench_zenoh_prints_kairos_beside_raw_zenoh_as_json() {
 #[test]
 fn a_kairos_client_calls_a_python_service() {
     require_zenoh_ros2_sdk();
-    let router = Router::start();
+    let router = Router::start(KAIROS);
     let script = format!(
         "{PY_PRELUDE}
 from zenoh_ros2_sdk import ROS2ServiceServer

@@ -58,7 +58,7 @@ fn late_echo(router: &Router, durability: &str) -> Running {
 
 #[test]
 fn a_late_joiner_on_a_transient_local_topic_gets_the_cached_messages() {
-    let router = Router::start();
+    let router = Router::start(KAIROS);
     let _publisher = latched_publisher(&router);
     // Both start after the last message; only the transient-local one has history.
     let transient = late_echo(&router, "transient_local");
@@ -93,7 +93,7 @@ fn a_late_joiner_on_a_transient_local_topic_gets_the_cached_messages() {
 
 #[test]
 fn the_qos_each_process_declares_is_read_from_its_tokens() {
-    let router = Router::start();
+    let router = Router::start(KAIROS);
     let _publisher = latched_publisher(&router);
     let _best_effort_sub = spawn(router.kairos().args([
         "topic",
@@ -176,7 +176,7 @@ fn transient_local_interoperates_with_zenoh_ext_declared_as_rmw_zenoh_does() {
         found,
         "eclipse-zenoh's Python bindings with zenoh.ext are required: pip install zenoh-ros2-sdk==0.1.8 (scripts/test does this)"
     );
-    let router = Router::start();
+    let router = Router::start(KAIROS);
 
     // kairos caches, Python joins late: history 10, late publishers detected, recovery on
     // heartbeats, as rmw_zenoh's reliable transient-local subscription.

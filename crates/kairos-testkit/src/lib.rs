@@ -1,6 +1,9 @@
 //! What the kairos workspace's tests share, in one place: one install check for the real
-//! tools the tests run (its failure says what to install), the real `babeltrace2`, and a test binary re-run as a child
-//! process, optionally under shell limits (`ulimit -f`, `ulimit -n`).
+//! tools the tests run (its failure says what to install), the real `babeltrace2`, a test
+//! binary re-run as a child process (optionally under shell limits or libfaketime), CPU
+//! load beside a timing test, child processes with bounded waits ([`process`]), a `kairos
+//! router` on a free loopback port ([`router`]) and, with the `zenoh` feature, zenoh
+//! sessions on loopback only ([`zenoh_session`]).
 //!
 //! A dev-dependency only: nothing here is part of kairos's API.
 //!
@@ -12,6 +15,11 @@
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
+
+pub mod process;
+pub mod router;
+#[cfg(feature = "zenoh")]
+pub mod zenoh_session;
 
 use std::path::Path;
 use std::process::{Command, Output};

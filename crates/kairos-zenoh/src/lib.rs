@@ -13,6 +13,7 @@
 //! - [`sender_state`]: what a subscription remembers of each publisher (bounded).
 //! - [`graph_key`], [`attachment`]: key expressions, liveliness tokens, attachments.
 //! - [`transport`]: the zenoh session behind the graph's transport hook.
+//! - [`matching`]: waiting until zenoh matches a publisher with a remote subscriber.
 //! - [`qos`]: reliability, congestion control, history and transient-local on the wire.
 //! - [`config`]: rmw_zenoh's defaults and environment variables.
 //! - [`parameter_services`]: ROS 2's parameter services for a node's parameters.
@@ -22,9 +23,11 @@ pub mod config;
 pub mod graph_cache;
 pub mod graph_key;
 pub mod interfaces;
+pub mod matching;
 pub mod msg;
 pub mod parameter_services;
 pub mod qos;
+mod report;
 pub mod sender_state;
 pub mod transport;
 

@@ -12,16 +12,15 @@
 
 use super::Outcome;
 use super::pipeline::{PLANNER_WORK, analyze, prepare_output};
+use super::processes::{LocalRouter, Running, expect_line, lines_of, signal};
 use anyhow::{Context as _, bail};
 use kairos::exec::Executor;
 use kairos::graph::{Node, Qos};
 use kairos::time::{CancelToken, Clock, Duration};
 use kairos_zenoh::type_hash::{Field, TypeDescription, type_id};
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Stdio;
 
 /// A reading on the wire: its sequence number and the steady time it was born at.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,60 +49,6 @@ const ROLES: [&str; 4] = ["printer", "planner", "filter", "source"];
 /// The source's period.
 const PERIOD: Duration = Duration::from_millis(200);
 
-/// A child process killed when dropped, whatever happened.
-pub(super) struct Running(pub(super) Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Sends SIGINT: the child shuts down and writes its trace.
-fn interrupt(child: &Child) {
-    if let Ok(pid) = i32::try_from(child.id()) {
-        // SAFETY: kill(2) with a pid of our own child and a valid signal number has no
-        // memory effects; an error (the child already exited) is ignored.
-        unsafe {
-            libc::kill(pid, libc::SIGINT);
-        }
-    }
-}
-
-/// Lines a child prints on stdout, read on a thread of their own.
-pub(super) fn lines_of(child: &mut Child) -> anyhow::Result<mpsc::Receiver<String>> {
-    let stdout = child.stdout.take().context("child has no stdout")?;
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    Ok(rx)
-}
-
-/// Waits for a line starting with `prefix`, at most `timeout`.
-pub(super) fn expect_line(
-    rx: &mpsc::Receiver<String>,
-    prefix: &str,
-    timeout: std::time::Duration,
-    who: &str,
-) -> anyhow::Result<String> {
-    let deadline = std::time::Instant::now() + timeout;
-    loop {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(line) if line.starts_with(prefix) => return Ok(line),
-            Ok(_) => {}
-            Err(_) => bail!("{who} did not say '{prefix}' within {timeout:?}"),
-        }
-    }
-}
-
 pub fn run(quick: bool, out: &Path) -> anyhow::Result<Outcome> {
     let count: u64 = if quick { 8 } else { 25 };
     let artifacts = out.join("pipeline-processes");
@@ -111,40 +56,15 @@ pub fn run(quick: bool, out: &Path) -> anyhow::Result<Outcome> {
     let trace = artifacts.join("trace");
     let exe = std::env::current_exe().context("cannot find the kairos binary")?;
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .context("no free loopback port for the router")?
-        .port();
-    let mut router = Running(
-        Command::new(&exe)
-            .args(["router", "--listen", &format!("tcp/127.0.0.1:{port}")])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .context("cannot start kairos router")?,
-    );
-    let router_lines = lines_of(&mut router.0)?;
-    expect_line(
-        &router_lines,
-        "kairos router",
-        std::time::Duration::from_secs(30),
-        "the router",
-    )?;
+    let router = LocalRouter::start(&exe, std::time::Duration::from_secs(30))?;
 
     let mut children = Vec::new();
     let mut printer_lines = None;
     for role in ROLES {
-        let mut child = Command::new(&exe)
+        let mut child = router
+            .command(&exe)
             .args(["internal", "pipeline-node", role])
             .env("KAIROS_TRACE", &trace)
-            .env("KAIROS_TRANSPORT", "zenoh")
-            .env(
-                "ZENOH_CONFIG_OVERRIDE",
-                format!(
-                    "connect/endpoints=[\"tcp/127.0.0.1:{port}\"];listen/endpoints=[\"tcp/127.0.0.1:0\"]"
-                ),
-            )
-            .env_remove("ROS_DOMAIN_ID")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -182,7 +102,7 @@ pub fn run(quick: bool, out: &Path) -> anyhow::Result<Outcome> {
     }
     // Stopped as a user stops them: each shuts down, prints its report and writes its trace.
     for child in children.iter().rev() {
-        interrupt(&child.0);
+        signal(&child.0, libc::SIGINT);
     }
     for child in children.iter_mut() {
         let status = child.0.wait()?;

@@ -16,7 +16,7 @@
 //! killed when the demo ends, however it ends.
 
 use super::Outcome;
-use super::pipeline_processes::{Running, expect_line, lines_of};
+use super::processes::{LocalRouter, Running, expect_line, lines_of, signal};
 use super::sim_clock_stall::{Placement, PolicyRun, outcome};
 use anyhow::{Context as _, bail};
 use kairos::graph::{CLOCK_TOPIC, ClockMsg, Context, Node, NodeOptions, Qos, SimStall};
@@ -26,7 +26,7 @@ use kairos::time::{
 };
 use serde_json::json;
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -61,31 +61,13 @@ fn steady_ns() -> i64 {
     kairos::time::Clock::steady().now().nanos()
 }
 
-/// Sends `signal` to a child (SIGKILL for the simulator: no goodbye on the wire).
-fn signal(child: &std::process::Child, signal: i32) {
-    if let Ok(pid) = i32::try_from(child.id()) {
-        // SAFETY: kill(2) with a pid of our own child and a valid signal number has no
-        // memory effects; an error (the child already exited) is ignored.
-        unsafe {
-            libc::kill(pid, signal);
-        }
-    }
-}
-
 /// A `kairos internal ...` child on the demo's router, with stdin and stdout piped.
-fn child(exe: &std::path::Path, port: u16, args: &[&str]) -> anyhow::Result<Running> {
+fn child(exe: &std::path::Path, router: &LocalRouter, args: &[&str]) -> anyhow::Result<Running> {
     Ok(Running(
-        Command::new(exe)
+        router
+            .command(exe)
             .arg("internal")
             .args(args)
-            .env("KAIROS_TRANSPORT", "zenoh")
-            .env(
-                "ZENOH_CONFIG_OVERRIDE",
-                format!(
-                    "connect/endpoints=[\"tcp/127.0.0.1:{port}\"];listen/endpoints=[\"tcp/127.0.0.1:0\"]"
-                ),
-            )
-            .env_remove("ROS_DOMAIN_ID")
             .env_remove("KAIROS_TRACE")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -104,32 +86,19 @@ fn say(child: &mut Running, line: &str) -> anyhow::Result<()> {
 
 pub fn run(_quick: bool) -> anyhow::Result<Outcome> {
     let exe = std::env::current_exe().context("cannot find the kairos binary")?;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .context("no free loopback port for the router")?
-        .port();
-    let mut router = Running(
-        Command::new(&exe)
-            .args(["router", "--listen", &format!("tcp/127.0.0.1:{port}")])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .context("cannot start kairos router")?,
-    );
-    let router_lines = lines_of(&mut router.0)?;
-    expect_line(&router_lines, "kairos router", STARTUP, "the router")?;
+    let router = LocalRouter::start(&exe, STARTUP)?;
 
-    let mut simulator = child(&exe, port, &["sim-clock-simulator"])?;
+    let mut simulator = child(&exe, &router, &["sim-clock-simulator"])?;
     let simulator_lines = lines_of(&mut simulator.0)?;
     expect_line(&simulator_lines, "ready", STARTUP, "the simulator")?;
 
     let mut sensors = Vec::new();
     for policy in POLICIES {
-        let mut sensor = child(&exe, port, &["sim-clock-sensor", policy.name()])?;
+        let mut sensor = child(&exe, &router, &["sim-clock-sensor", policy.name()])?;
         let lines = lines_of(&mut sensor.0)?;
         sensors.push((policy, sensor, lines));
     }
-    let mut naive = child(&exe, port, &["sim-clock-naive"])?;
+    let mut naive = child(&exe, &router, &["sim-clock-naive"])?;
     let naive_lines = lines_of(&mut naive.0)?;
     for (policy, _, lines) in &sensors {
         expect_line(

@@ -1,0 +1,82 @@
+//! A `kairos router` of a test's own on a free loopback port, and the environment that
+//! points kairos processes (and zenoh-ros2-sdk scripts) at it and nowhere else.
+
+use crate::process::{Lines, Running};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// A loopback port no one listens on now (the OS's pick); bind it soon.
+pub fn free_loopback_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+/// A router on a free loopback port, and the environment that points processes at it.
+#[derive(Debug)]
+pub struct Router {
+    _process: Running,
+    /// The loopback port it listens on.
+    pub port: u16,
+    exe: PathBuf,
+}
+
+impl Router {
+    /// `exe router` on a free loopback port (`exe` is a kairos binary, in a test
+    /// `env!("CARGO_BIN_EXE_kairos")`).
+    pub fn start(exe: impl AsRef<Path>) -> Self {
+        Self::start_on(exe, free_loopback_port())
+    }
+
+    /// A router on `port` (a restart on the port a killed router held).
+    pub fn start_on(exe: impl AsRef<Path>, port: u16) -> Self {
+        let exe = exe.as_ref().to_path_buf();
+        let mut child = Command::new(&exe)
+            .args(["router", "--listen", &format!("tcp/127.0.0.1:{port}")])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start kairos router");
+        let mut lines = Lines::of(child.stdout.take().expect("router stdout"));
+        let process = Running(child);
+        let line = lines.next_within(Duration::from_secs(30));
+        assert!(
+            line.as_ref().is_some_and(|l| l.contains("running")),
+            "kairos router did not start within 30 s: {line:?}"
+        );
+        Self {
+            _process: process,
+            port,
+            exe,
+        }
+    }
+
+    /// A kairos command connected to this router only.
+    pub fn kairos(&self) -> Command {
+        let mut cmd = Command::new(&self.exe);
+        cmd.env("ZENOH_CONFIG_OVERRIDE", self.override_env())
+            .env_remove("ROS_DOMAIN_ID")
+            .env_remove("KAIROS_TRACE");
+        cmd
+    }
+
+    /// `python3 -c script`, told this router's port in `ROUTER_PORT`.
+    pub fn python(&self, script: &str) -> Command {
+        let mut cmd = Command::new("python3");
+        cmd.args(["-c", script])
+            .env("ROUTER_PORT", self.port.to_string())
+            .env_remove("ROS_DOMAIN_ID");
+        cmd
+    }
+
+    /// `ZENOH_CONFIG_OVERRIDE` that connects a session to this router only.
+    pub fn override_env(&self) -> String {
+        format!(
+            "connect/endpoints=[\"tcp/127.0.0.1:{}\"];listen/endpoints=[\"tcp/127.0.0.1:0\"]",
+            self.port
+        )
+    }
+}
