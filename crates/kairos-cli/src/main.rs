@@ -6,6 +6,7 @@
 mod bench;
 mod demo;
 mod internal;
+mod launch;
 mod param;
 mod ros;
 mod stats;
@@ -48,6 +49,8 @@ enum Command {
     /// Node parameters across processes: list, get, set.
     #[command(subcommand)]
     Param(param::ParamCmd),
+    /// Start a system of processes from a ROS 2 YAML launch file; Ctrl-C stops it on time.
+    Launch(launch::LaunchArgs),
     /// Child processes of demos and tests.
     #[command(subcommand, hide = true)]
     Internal(internal::InternalCmd),
@@ -73,6 +76,7 @@ fn main() -> std::process::ExitCode {
         Command::Topic(cmd) => ros::topic(cmd),
         Command::Service(cmd) => ros::service(cmd),
         Command::Param(cmd) => param::run(cmd),
+        Command::Launch(args) => launch::run(args),
     };
     match result {
         Ok(code) => code,

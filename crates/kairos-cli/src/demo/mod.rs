@@ -238,7 +238,7 @@ pub mod delay_race;
 pub mod pipeline;
 pub mod pipeline_processes;
 pub mod pipeline_sim;
-mod processes;
+pub(crate) mod processes;
 pub mod sim_clock_stall;
 pub mod sim_clock_stall_processes;
 

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// A child process killed when dropped, whatever happened.
-pub(super) struct Running(pub(super) Child);
+pub(crate) struct Running(pub(crate) Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -21,7 +21,7 @@ impl Drop for Running {
 
 /// Sends `signal` to a child: SIGINT to stop it as a user does, SIGKILL to stop it with no
 /// goodbye on the wire.
-pub(super) fn signal(child: &Child, signal: i32) {
+pub(crate) fn signal(child: &Child, signal: i32) {
     if let Ok(pid) = i32::try_from(child.id()) {
         // SAFETY: kill(2) with a pid of our own child and a valid signal number has no
         // memory effects; an error (the child already exited) is ignored.
@@ -32,7 +32,7 @@ pub(super) fn signal(child: &Child, signal: i32) {
 }
 
 /// Lines a child prints on stdout, read on a thread of their own.
-pub(super) fn lines_of(child: &mut Child) -> anyhow::Result<mpsc::Receiver<String>> {
+pub(crate) fn lines_of(child: &mut Child) -> anyhow::Result<mpsc::Receiver<String>> {
     let stdout = child.stdout.take().context("child has no stdout")?;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -47,7 +47,7 @@ pub(super) fn lines_of(child: &mut Child) -> anyhow::Result<mpsc::Receiver<Strin
 }
 
 /// Waits for a line starting with `prefix`, at most `timeout`.
-pub(super) fn expect_line(
+pub(crate) fn expect_line(
     rx: &mpsc::Receiver<String>,
     prefix: &str,
     timeout: Duration,
@@ -65,22 +65,34 @@ pub(super) fn expect_line(
 }
 
 /// A `kairos router` on a free loopback port, stopped when dropped.
-pub(super) struct LocalRouter {
+pub(crate) struct LocalRouter {
     _process: Running,
     port: u16,
 }
 
 impl LocalRouter {
-    /// Starts `exe router` and waits (at most `timeout`) until it says it runs.
-    pub(super) fn start(exe: &Path, timeout: Duration) -> anyhow::Result<Self> {
+    /// Starts `exe router` on a free loopback port and waits (at most `timeout`) until it
+    /// says it runs.
+    pub(crate) fn start(exe: &Path, timeout: Duration) -> anyhow::Result<Self> {
         // The OS picks a free port; the router binds it right after.
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .context("no free loopback port for the router")?
             .port();
+        Self::start_listening(exe, &format!("tcp/127.0.0.1:{port}"), timeout)
+            .map(|router| Self { port, ..router })
+    }
+
+    /// Starts `exe router --listen endpoint` and waits (at most `timeout`) until it says
+    /// it runs.
+    pub(crate) fn start_listening(
+        exe: &Path,
+        endpoint: &str,
+        timeout: Duration,
+    ) -> anyhow::Result<Self> {
         let mut process = Running(
             Command::new(exe)
-                .args(["router", "--listen", &format!("tcp/127.0.0.1:{port}")])
+                .args(["router", "--listen", endpoint])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::inherit())
                 .spawn()
@@ -88,6 +100,11 @@ impl LocalRouter {
         );
         let lines = lines_of(&mut process.0)?;
         expect_line(&lines, "kairos router", timeout, "the router")?;
+        let port = endpoint
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
         Ok(Self {
             _process: process,
             port,
@@ -95,7 +112,7 @@ impl LocalRouter {
     }
 
     /// A kairos command on the Zenoh transport, connected to this router only.
-    pub(super) fn command(&self, exe: &Path) -> Command {
+    pub(crate) fn command(&self, exe: &Path) -> Command {
         let mut command = Command::new(exe);
         command
             .env("KAIROS_TRANSPORT", "zenoh")

@@ -23,7 +23,7 @@ use kairos_zenoh::ZenohTransport;
 use kairos_zenoh::graph_key::{EntityKind, Token};
 use kairos_zenoh::message::ros_type_name;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Args)]
@@ -218,4 +218,36 @@ fn render(value: &serde_json::Value, json: bool) -> String {
     lines(value, 0, &mut out);
     out.push_str("---");
     out
+}
+
+/// What a command's wait for its next item ended with.
+pub(super) enum Next<T> {
+    Item(T),
+    TimedOut,
+    /// Ctrl-C (or SIGTERM): the runtime's shutdown token was cancelled.
+    Interrupted,
+    Closed,
+}
+
+/// How often a waiting command looks at the shutdown token: Ctrl-C ends it within this.
+const INTERRUPT_POLL: Duration = Duration::from_millis(50);
+
+/// The next item of `rx` before `deadline`; a Ctrl-C ends the wait within
+/// [`INTERRUPT_POLL`] (a channel cannot wait on the token itself).
+pub(super) fn next_before<T>(rx: &mpsc::Receiver<T>, deadline: Instant) -> Next<T> {
+    let shutdown = kairos::signal::shutdown_token();
+    loop {
+        if shutdown.is_cancelled() {
+            return Next::Interrupted;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Next::TimedOut;
+        }
+        match rx.recv_timeout((deadline - now).min(INTERRUPT_POLL)) {
+            Ok(item) => return Next::Item(item),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Next::Closed,
+        }
+    }
 }

@@ -2,8 +2,8 @@
 
 use super::values::parse_values;
 use super::{
-    ExecGuard, GraphArgs, cli_node, gather, names_and_types, open, print_names, render,
-    resolve_topic, secs,
+    ExecGuard, GraphArgs, Next, cli_node, gather, names_and_types, next_before, open, print_names,
+    render, resolve_topic, secs,
 };
 use anyhow::anyhow;
 use clap::Subcommand;
@@ -105,10 +105,13 @@ fn serve_add_two_ints(service: &str, count: u64, timeout: f64) -> anyhow::Result
     println!("serving {service}");
     let deadline = Instant::now() + secs(timeout)?;
     for served in 0..count {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if rx.recv_timeout(left).is_err() {
-            eprintln!("served {served} of {count} requests before the {timeout}s timeout");
-            return Ok(ExitCode::from(1));
+        match next_before(&rx, deadline) {
+            Next::Item(()) => {}
+            Next::Interrupted => return Ok(ExitCode::SUCCESS),
+            Next::TimedOut | Next::Closed => {
+                eprintln!("served {served} of {count} requests before the {timeout}s timeout");
+                return Ok(ExitCode::from(1));
+            }
         }
     }
     // The executor's shutdown waits for the callback in progress, whose end hands the

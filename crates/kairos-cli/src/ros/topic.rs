@@ -2,8 +2,8 @@
 
 use super::values::parse_values;
 use super::{
-    ExecGuard, GraphArgs, QosArgs, cli_node, endpoint_type, gather, names_and_types, node_name,
-    open, print_names, render, resolve_topic, secs,
+    ExecGuard, GraphArgs, Next, QosArgs, cli_node, endpoint_type, gather, names_and_types,
+    next_before, node_name, open, print_names, render, resolve_topic, secs,
 };
 use anyhow::{anyhow, bail};
 use clap::{Args, Subcommand};
@@ -217,27 +217,24 @@ fn echo(args: EchoArgs) -> anyhow::Result<ExitCode> {
     let mut received = 0u64;
     let limit = args.count.unwrap_or(u64::MAX);
     while received < limit {
-        let now = Instant::now();
-        if now >= deadline {
-            eprintln!(
-                "kairos topic echo: {received} message(s) before the {}s timeout",
-                args.timeout
-            );
-            return Ok(ExitCode::from(1));
-        }
-        match rx.recv_timeout(deadline - now) {
-            Ok(line) => {
+        match next_before(&rx, deadline) {
+            Next::Item(line) => {
                 println!("{line}");
                 received += 1;
             }
-            Err(mpsc::RecvTimeoutError::Timeout) => continue,
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Next::TimedOut => {
+                eprintln!(
+                    "kairos topic echo: {received} message(s) before the {}s timeout",
+                    args.timeout
+                );
+                return Ok(ExitCode::from(1));
+            }
+            Next::Interrupted | Next::Closed => break,
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Shuts the executor down (bounded) when the command ends.
 /// For types kairos does not know: size and hex of each payload.
 fn raw_subscriber(
     transport: &ZenohTransport,
@@ -288,12 +285,9 @@ fn hz(args: HzArgs) -> anyhow::Result<ExitCode> {
         .map_err(|e| anyhow!("{e}"))?;
     let mut stamps = Vec::new();
     while (stamps.len() as u64) < args.count.max(2) {
-        let now = Instant::now();
-        if now >= deadline {
-            break;
-        }
-        if let Ok(t) = rx.recv_timeout(deadline - now) {
-            stamps.push(t);
+        match next_before(&rx, deadline) {
+            Next::Item(t) => stamps.push(t),
+            Next::TimedOut | Next::Interrupted | Next::Closed => break,
         }
     }
     if stamps.len() < 2 {
@@ -353,20 +347,23 @@ fn publish(args: PubArgs) -> anyhow::Result<ExitCode> {
         Duration::ZERO
     };
     let clock = kairos::time::Clock::steady();
-    let token = kairos::time::CancelToken::new();
+    // Ctrl-C cancels it: the sleeps between messages end, and so does the command.
+    let token = kairos::signal::shutdown_token();
     let mut next = clock.now();
     for i in 0..args.times {
         if i > 0 {
             next = next + kairos::time::Duration::from_nanos(period.as_nanos() as i64);
-            clock.sleep_until(next, &token)?;
+            if clock.sleep_until(next, &token).is_err() {
+                return Ok(ExitCode::SUCCESS);
+            }
         }
         publisher(value.clone()).map_err(|e| anyhow!("{e}"))?;
         println!("publishing #{}: {}", i + 1, args.values);
     }
     if args.keep_alive > 0.0 {
-        // Bounded: the sleep ends at its deadline (no one cancels this token).
+        // Bounded: the sleep ends at its deadline, or at Ctrl-C.
         let stay = kairos::time::Duration::from_secs_f64(args.keep_alive);
-        clock.sleep_until(clock.now() + stay, &token)?;
+        let _ = clock.sleep_until(clock.now() + stay, &token);
     }
     // Closing flushes what zenoh still queues; exiting without it may lose the last messages.
     drop(publisher);

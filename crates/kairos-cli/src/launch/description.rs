@@ -1,0 +1,713 @@
+//! A YAML launch file (ROS 2's `launch:` format) read into the processes to start.
+//!
+//! Entities: `arg`, `let`, `set_env`, `node`, `executable`, `group` (scoped, with
+//! `push_ros_namespace` or a `namespace` key), `push_ros_namespace`, `include`; each may
+//! have `if:` or `unless:`. Values take substitutions (see [`super::substitute`]). Everything is read, resolved and
+//! checked before the first process starts: a key kairos does not know, a missing
+//! executable, an undefined argument or a parameter file with a wrong value is an error
+//! naming the file and line, and nothing is started half-way.
+
+use super::substitute::{Scope, substitute};
+use super::yaml::{Node, Value};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Where the output of a process goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// The launcher's terminal, each line prefixed with the process's label.
+    Screen,
+    /// A file of its own in the log folder.
+    Log,
+    /// Both.
+    Both,
+}
+
+/// One process to start.
+#[derive(Debug, Clone)]
+pub struct ProcessSpec {
+    /// `talker-1`: the executable's name and a number, as `ros2 launch` labels lines.
+    pub label: String,
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub output: Output,
+    pub respawn: bool,
+    pub respawn_delay: Duration,
+    /// Its exit stops the whole launch (`on_exit: shutdown` or `required: true`).
+    pub required: bool,
+    /// `file:line` of its entity, for messages.
+    pub origin: String,
+}
+
+/// A launch file that cannot be started, with the file and line to fix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaunchError {
+    pub file: PathBuf,
+    pub line: usize,
+    pub what: String,
+}
+
+impl fmt::Display for LaunchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.file.display(), self.line, self.what)
+    }
+}
+
+impl std::error::Error for LaunchError {}
+
+/// The keys every entity may have: it is skipped when `if` is false or `unless` true.
+const CONDITIONS: [&str; 2] = ["if", "unless"];
+
+/// How deep `include`s may nest (an include cycle ends here with an error).
+const MAX_INCLUDE_DEPTH: usize = 32;
+
+/// Reads `file` with the launch arguments `args` (`name:=value` from the command line).
+pub fn load(file: &Path, args: &[(String, String)]) -> Result<Vec<ProcessSpec>, LaunchError> {
+    let mut reader = Reader {
+        processes: Vec::new(),
+        counters: BTreeMap::new(),
+    };
+    // Absolute, so that $(dirname) and paths relative to the file work from anywhere.
+    let file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+    let scope = Context {
+        scope: Scope {
+            vars: BTreeMap::new(),
+            file,
+        },
+        given: args.iter().cloned().collect(),
+        namespace: String::new(),
+        env: Vec::new(),
+        depth: 0,
+    };
+    reader.file(scope)?;
+    Ok(reader.processes)
+}
+
+/// What an entity sees: the variables, the namespace pushed by its groups, the
+/// environment set for it.
+#[derive(Debug, Clone)]
+struct Context {
+    scope: Scope,
+    /// Argument values given from outside (command line, or the including file).
+    given: BTreeMap<String, String>,
+    namespace: String,
+    env: Vec<(String, String)>,
+    depth: usize,
+}
+
+impl Context {
+    fn error(&self, line: usize, what: impl Into<String>) -> LaunchError {
+        LaunchError {
+            file: self.scope.file.clone(),
+            line,
+            what: what.into(),
+        }
+    }
+
+    fn text(&self, node: &Node, key: &str) -> Result<String, LaunchError> {
+        let raw = match &node.value {
+            Value::Scalar { text, .. } => text.clone(),
+            _ => node.to_flow(),
+        };
+        substitute(&raw, &self.scope).map_err(|why| self.error(node.line, format!("{key}: {why}")))
+    }
+
+    fn bool(&self, node: &Node, key: &str) -> Result<bool, LaunchError> {
+        match self.text(node, key)?.to_ascii_lowercase().as_str() {
+            "true" | "1" => Ok(true),
+            "false" | "0" => Ok(false),
+            other => Err(self.error(node.line, format!("{key}: '{other}' is not true or false"))),
+        }
+    }
+}
+
+/// The keys of one entity, each once, checked against the keys it may have.
+struct Fields<'a> {
+    entity: &'static str,
+    line: usize,
+    map: BTreeMap<String, &'a Node>,
+}
+
+impl<'a> Fields<'a> {
+    fn of(
+        ctx: &Context,
+        entity: &'static str,
+        node: &'a Node,
+        allowed: &[&str],
+    ) -> Result<Self, LaunchError> {
+        let Value::Map(entries) = &node.value else {
+            return Err(ctx.error(
+                node.line,
+                format!("'{entity}' takes a mapping of keys, not {}", node.kind()),
+            ));
+        };
+        let mut map = BTreeMap::new();
+        for (key, value) in entries {
+            let Some(name) = key.as_scalar() else {
+                return Err(ctx.error(key.line, format!("a key of '{entity}' must be text")));
+            };
+            if !allowed.contains(&name) && !CONDITIONS.contains(&name) {
+                return Err(ctx.error(
+                    key.line,
+                    format!(
+                        "'{entity}' has no key '{name}' in kairos launch (known: {})",
+                        allowed.join(", ")
+                    ),
+                ));
+            }
+            if map.insert(name.to_owned(), value).is_some() {
+                return Err(ctx.error(key.line, format!("'{entity}' has '{name}' twice")));
+            }
+        }
+        Ok(Fields {
+            entity,
+            line: node.line,
+            map,
+        })
+    }
+
+    fn get(&self, key: &str) -> Option<&'a Node> {
+        self.map.get(key).copied()
+    }
+
+    fn required(&self, ctx: &Context, key: &str) -> Result<&'a Node, LaunchError> {
+        self.get(key)
+            .ok_or_else(|| ctx.error(self.line, format!("'{}' needs a '{key}'", self.entity)))
+    }
+
+    fn text(&self, ctx: &Context, key: &str) -> Result<Option<String>, LaunchError> {
+        self.get(key).map(|n| ctx.text(n, key)).transpose()
+    }
+
+    /// The items of a list-valued key (none when absent).
+    fn list(&self, ctx: &Context, key: &str) -> Result<&'a [Node], LaunchError> {
+        match self.get(key) {
+            None => Ok(&[]),
+            Some(Node {
+                value: Value::Seq(items),
+                ..
+            }) => Ok(items),
+            Some(other) => Err(ctx.error(
+                other.line,
+                format!(
+                    "'{key}' of '{}' takes a list, not {}",
+                    self.entity,
+                    other.kind()
+                ),
+            )),
+        }
+    }
+}
+
+struct Reader {
+    processes: Vec<ProcessSpec>,
+    counters: BTreeMap<String, usize>,
+}
+
+const NODE_KEYS: &[&str] = &[
+    "pkg",
+    "exec",
+    "name",
+    "namespace",
+    "param",
+    "remap",
+    "args",
+    "ros_args",
+    "output",
+    "respawn",
+    "respawn_delay",
+    "on_exit",
+    "required",
+    "env",
+];
+
+const EXECUTABLE_KEYS: &[&str] = &[
+    "cmd",
+    "name",
+    "args",
+    "output",
+    "respawn",
+    "respawn_delay",
+    "on_exit",
+    "required",
+    "env",
+];
+
+impl Reader {
+    fn file(&mut self, mut ctx: Context) -> Result<(), LaunchError> {
+        let file = ctx.scope.file.clone();
+        let text = std::fs::read_to_string(&file).map_err(|e| LaunchError {
+            file: file.clone(),
+            line: 0,
+            what: format!("cannot read the launch file: {e}"),
+        })?;
+        let root = super::yaml::parse(&text)
+            .map_err(|e| ctx.error(e.line, format!("not YAML: {}", e.what)))?
+            .ok_or_else(|| {
+                ctx.error(1, "the file is empty; a launch file starts with 'launch:'")
+            })?;
+        let Value::Map(entries) = &root.value else {
+            return Err(ctx.error(
+                root.line,
+                "a launch file is a mapping with one key, 'launch:'",
+            ));
+        };
+        let mut entities = None;
+        for (key, value) in entries {
+            match key.as_scalar() {
+                Some("launch") => entities = Some(value),
+                _ => {
+                    return Err(ctx.error(
+                        key.line,
+                        format!(
+                            "unknown top-level key '{}': a launch file has only 'launch:'",
+                            key.to_flow()
+                        ),
+                    ));
+                }
+            }
+        }
+        let entities = entities.ok_or_else(|| ctx.error(root.line, "no 'launch:' key"))?;
+        self.entities(&mut ctx, entities)
+    }
+
+    fn entities(&mut self, ctx: &mut Context, list: &Node) -> Result<(), LaunchError> {
+        let Value::Seq(items) = &list.value else {
+            return Err(ctx.error(
+                list.line,
+                format!(
+                    "expected a list of entities ('- node: ...'), not {}",
+                    list.kind()
+                ),
+            ));
+        };
+        for item in items {
+            let entry = match &item.value {
+                Value::Map(entries) if entries.len() == 1 => &entries[0],
+                _ => {
+                    return Err(ctx.error(
+                        item.line,
+                        "each entity is one key ('- node:', '- arg:', ...) with its fields",
+                    ));
+                }
+            };
+            let (key, body) = entry;
+            if !self.condition_holds(ctx, body)? {
+                continue;
+            }
+            match key.as_scalar().unwrap_or("") {
+                "arg" => self.arg(ctx, body)?,
+                "let" => {
+                    let f = Fields::of(ctx, "let", body, &["name", "value"])?;
+                    let name = f
+                        .text(ctx, "name")?
+                        .ok_or_else(|| ctx.error(body.line, "'let' needs a 'name'"))?;
+                    let value = ctx.text(f.required(ctx, "value")?, "value")?;
+                    ctx.scope.vars.insert(name, value);
+                }
+                "set_env" | "set-env" => {
+                    let f = Fields::of(ctx, "set_env", body, &["name", "value"])?;
+                    let name = ctx.text(f.required(ctx, "name")?, "name")?;
+                    let value = ctx.text(f.required(ctx, "value")?, "value")?;
+                    ctx.env.push((name, value));
+                }
+                "push_ros_namespace" | "push-ros-namespace" => {
+                    let f = Fields::of(ctx, "push_ros_namespace", body, &["namespace"])?;
+                    let ns = ctx.text(f.required(ctx, "namespace")?, "namespace")?;
+                    ctx.namespace = join_namespace(&ctx.namespace, &ns);
+                }
+                "group" => self.group(ctx, body)?,
+                "include" => self.include(ctx, body)?,
+                "node" => self.node(ctx, body)?,
+                "executable" => self.executable(ctx, body)?,
+                other => {
+                    return Err(ctx.error(
+                        key.line,
+                        format!(
+                            "unknown entity '{other}' (kairos launch knows arg, let, set_env, \
+                             node, executable, group, push_ros_namespace, include)"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether an entity's `if:` / `unless:` lets it run.
+    fn condition_holds(&self, ctx: &Context, body: &Node) -> Result<bool, LaunchError> {
+        let Value::Map(entries) = &body.value else {
+            return Ok(true);
+        };
+        for (key, value) in entries {
+            match key.as_scalar() {
+                Some("if") if !ctx.bool(value, "if")? => return Ok(false),
+                Some("unless") if ctx.bool(value, "unless")? => return Ok(false),
+                _ => {}
+            }
+        }
+        Ok(true)
+    }
+
+    fn arg(&mut self, ctx: &mut Context, body: &Node) -> Result<(), LaunchError> {
+        let f = Fields::of(
+            ctx,
+            "arg",
+            body,
+            &["name", "default", "description", "choices"],
+        )?;
+        let name = ctx.text(f.required(ctx, "name")?, "name")?;
+        let value = match ctx.given.get(&name) {
+            Some(value) => value.clone(),
+            None => match ctx.scope.vars.get(&name) {
+                Some(value) => value.clone(),
+                None => f.text(ctx, "default")?.ok_or_else(|| {
+                    ctx.error(
+                        body.line,
+                        format!("launch argument '{name}' has no default: pass {name}:=VALUE"),
+                    )
+                })?,
+            },
+        };
+        let choices = f.list(ctx, "choices")?;
+        if !choices.is_empty() {
+            let allowed: Vec<String> = choices
+                .iter()
+                .map(|c| ctx.text(c, "choices"))
+                .collect::<Result<_, _>>()?;
+            if !allowed.contains(&value) {
+                return Err(ctx.error(
+                    body.line,
+                    format!(
+                        "launch argument '{name}' is '{value}', not one of {}",
+                        allowed.join(", ")
+                    ),
+                ));
+            }
+        }
+        ctx.scope.vars.insert(name, value);
+        Ok(())
+    }
+
+    fn group(&mut self, ctx: &Context, body: &Node) -> Result<(), LaunchError> {
+        let mut inner = ctx.clone();
+        match &body.value {
+            Value::Seq(_) => self.entities(&mut inner, body),
+            Value::Map(_) => {
+                let f = Fields::of(ctx, "group", body, &["namespace", "scoped", "children"])?;
+                if let Some(ns) = f.text(ctx, "namespace")? {
+                    inner.namespace = join_namespace(&inner.namespace, &ns);
+                }
+                if let Some(scoped) = f.get("scoped")
+                    && !ctx.bool(scoped, "scoped")?
+                {
+                    return Err(ctx.error(
+                        scoped.line,
+                        "unscoped groups are not supported: a group's args and namespace stay in it",
+                    ));
+                }
+                self.entities(&mut inner, f.required(ctx, "children")?)
+            }
+            Value::Scalar { .. } => Err(ctx.error(body.line, "'group' takes a list of entities")),
+        }
+    }
+
+    fn include(&mut self, ctx: &Context, body: &Node) -> Result<(), LaunchError> {
+        let f = Fields::of(ctx, "include", body, &["file", "arg"])?;
+        let path = PathBuf::from(ctx.text(f.required(ctx, "file")?, "file")?);
+        let path = if path.is_relative() {
+            ctx.scope.dir().join(path)
+        } else {
+            path
+        };
+        if ctx.depth >= MAX_INCLUDE_DEPTH {
+            return Err(ctx.error(
+                body.line,
+                format!(
+                    "includes nest deeper than {MAX_INCLUDE_DEPTH}: does a file include itself?"
+                ),
+            ));
+        }
+        if !path.is_file() {
+            return Err(ctx.error(
+                body.line,
+                format!("included file {} does not exist", path.display()),
+            ));
+        }
+        let mut given = BTreeMap::new();
+        for item in f.list(ctx, "arg")? {
+            let a = Fields::of(ctx, "arg", item, &["name", "value"])?;
+            let name = ctx.text(a.required(ctx, "name")?, "name")?;
+            let value = ctx.text(a.required(ctx, "value")?, "value")?;
+            given.insert(name, value);
+        }
+        let inner = Context {
+            scope: Scope {
+                vars: ctx.scope.vars.clone(),
+                file: path,
+            },
+            given,
+            namespace: ctx.namespace.clone(),
+            env: ctx.env.clone(),
+            depth: ctx.depth + 1,
+        };
+        self.file(inner)
+    }
+
+    fn node(&mut self, ctx: &Context, body: &Node) -> Result<(), LaunchError> {
+        let f = Fields::of(ctx, "node", body, NODE_KEYS)?;
+        let exec = ctx.text(f.required(ctx, "exec")?, "exec")?;
+        let program =
+            find_executable(&exec, ctx.scope.dir()).map_err(|why| ctx.error(body.line, why))?;
+        let mut args = match f.text(ctx, "args")? {
+            Some(text) => split_words(ctx, body.line, &text)?,
+            None => Vec::new(),
+        };
+        let mut ros = Vec::new();
+        if let Some(name) = f.text(ctx, "name")? {
+            ros.extend(["-r".to_owned(), format!("__node:={name}")]);
+        }
+        let namespace = match f.text(ctx, "namespace")? {
+            Some(ns) => join_namespace(&ctx.namespace, &ns),
+            None => ctx.namespace.clone(),
+        };
+        if !namespace.is_empty() {
+            ros.extend(["-r".to_owned(), format!("__ns:={namespace}")]);
+        }
+        for item in f.list(ctx, "param")? {
+            let p = Fields::of(ctx, "param", item, &["name", "value", "from"])?;
+            match (p.get("name"), p.get("value"), p.get("from")) {
+                (Some(name), Some(value), None) => {
+                    let name = ctx.text(name, "name")?;
+                    let value = match &value.value {
+                        Value::Scalar { text, quoted } => {
+                            let text = substitute(text, &ctx.scope)
+                                .map_err(|why| ctx.error(value.line, format!("value: {why}")))?;
+                            if *quoted {
+                                format!("'{}'", text.replace('\'', "''"))
+                            } else {
+                                text
+                            }
+                        }
+                        _ => ctx.text(value, "value")?,
+                    };
+                    ros.extend(["-p".to_owned(), format!("{name}:={value}")]);
+                }
+                (None, None, Some(from)) => {
+                    let path = PathBuf::from(ctx.text(from, "from")?);
+                    let path = if path.is_relative() {
+                        ctx.scope.dir().join(path)
+                    } else {
+                        path
+                    };
+                    ros.extend(["--params-file".to_owned(), path.display().to_string()]);
+                }
+                _ => {
+                    return Err(ctx.error(
+                        item.line,
+                        "a 'param' is either 'name' with 'value', or 'from' a parameter file",
+                    ));
+                }
+            }
+        }
+        for item in f.list(ctx, "remap")? {
+            let r = Fields::of(ctx, "remap", item, &["from", "to"])?;
+            let from = ctx.text(r.required(ctx, "from")?, "from")?;
+            let to = ctx.text(r.required(ctx, "to")?, "to")?;
+            ros.extend(["-r".to_owned(), format!("{from}:={to}")]);
+        }
+        if let Some(text) = f.text(ctx, "ros_args")? {
+            ros.extend(split_words(ctx, body.line, &text)?);
+        }
+        if !ros.is_empty() {
+            // The same reader the node will use, so a bad rule or parameter file fails
+            // here, before anything starts.
+            let mut check = vec!["node".to_owned(), "--ros-args".to_owned()];
+            check.extend(ros.iter().cloned());
+            kairos::graph::RosArgs::parse(&check)
+                .map_err(|e| ctx.error(body.line, format!("the node's ROS arguments: {e}")))?;
+            args.push("--ros-args".to_owned());
+            args.extend(ros);
+        }
+        self.push(ctx, &f, body.line, program, args)
+    }
+
+    fn executable(&mut self, ctx: &Context, body: &Node) -> Result<(), LaunchError> {
+        let f = Fields::of(ctx, "executable", body, EXECUTABLE_KEYS)?;
+        let cmd = ctx.text(f.required(ctx, "cmd")?, "cmd")?;
+        let mut words = split_words(ctx, body.line, &cmd)?;
+        if words.is_empty() {
+            return Err(ctx.error(body.line, "'cmd' is empty"));
+        }
+        let program = find_executable(&words.remove(0), ctx.scope.dir())
+            .map_err(|why| ctx.error(body.line, why))?;
+        if let Some(text) = f.text(ctx, "args")? {
+            words.extend(split_words(ctx, body.line, &text)?);
+        }
+        self.push(ctx, &f, body.line, program, words)
+    }
+
+    fn push(
+        &mut self,
+        ctx: &Context,
+        f: &Fields<'_>,
+        line: usize,
+        program: PathBuf,
+        args: Vec<String>,
+    ) -> Result<(), LaunchError> {
+        let output = match f.text(ctx, "output")?.as_deref() {
+            None | Some("screen") => Output::Screen,
+            Some("log") => Output::Log,
+            Some("both") => Output::Both,
+            Some(other) => {
+                return Err(ctx.error(line, format!("output '{other}': use screen, log or both")));
+            }
+        };
+        let respawn = f
+            .get("respawn")
+            .map(|n| ctx.bool(n, "respawn"))
+            .transpose()?
+            .unwrap_or(false);
+        let respawn_delay = match f.text(ctx, "respawn_delay")? {
+            None => Duration::ZERO,
+            Some(text) => text
+                .parse::<f64>()
+                .ok()
+                .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                .ok_or_else(|| {
+                    ctx.error(line, format!("respawn_delay '{text}' is not seconds ≥ 0"))
+                })?,
+        };
+        let mut required = f
+            .get("required")
+            .map(|n| ctx.bool(n, "required"))
+            .transpose()?
+            .unwrap_or(false);
+        match f.text(ctx, "on_exit")?.as_deref() {
+            None => {}
+            Some("shutdown") => required = true,
+            Some(other) => {
+                return Err(ctx.error(
+                    line,
+                    format!("on_exit '{other}': kairos launch knows 'shutdown'"),
+                ));
+            }
+        }
+        let mut env = ctx.env.clone();
+        for item in f.list(ctx, "env")? {
+            let e = Fields::of(ctx, "env", item, &["name", "value"])?;
+            env.push((
+                ctx.text(e.required(ctx, "name")?, "name")?,
+                ctx.text(e.required(ctx, "value")?, "value")?,
+            ));
+        }
+        let base = program
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "process".into());
+        let n = self.counters.entry(base.clone()).or_insert(0);
+        *n += 1;
+        self.processes.push(ProcessSpec {
+            label: format!("{base}-{n}"),
+            program,
+            args,
+            env,
+            output,
+            respawn,
+            respawn_delay,
+            required,
+            origin: format!("{}:{line}", ctx.scope.file.display()),
+        });
+        Ok(())
+    }
+}
+
+fn split_words(ctx: &Context, line: usize, text: &str) -> Result<Vec<String>, LaunchError> {
+    shlex::split(text).ok_or_else(|| ctx.error(line, format!("'{text}' has an unclosed quote")))
+}
+
+/// `outer` with `inner` pushed: an absolute `inner` replaces it.
+fn join_namespace(outer: &str, inner: &str) -> String {
+    let absolute = inner.starts_with('/');
+    let inner = inner.trim_matches('/');
+    if inner.is_empty() {
+        return outer.to_owned();
+    }
+    if outer.is_empty() || absolute {
+        return format!("/{inner}");
+    }
+    format!("{}/{inner}", outer.trim_end_matches('/'))
+}
+
+/// Where kairos looks for an executable named in a launch file: a path (relative to the
+/// launch file), or a name found next to the launch file, on `PATH`, next to this
+/// `kairos` binary (cargo's target directory when run by cargo) or its `examples/`, or in
+/// `target/{release,debug}` (and their `examples/`) under `CARGO_TARGET_DIR` or here.
+pub fn find_executable(name: &str, launch_dir: &Path) -> Result<PathBuf, String> {
+    if name.contains('/') {
+        let path = Path::new(name);
+        let path = if path.is_relative() {
+            launch_dir.join(path)
+        } else {
+            path.to_path_buf()
+        };
+        return if is_executable(&path) {
+            Ok(path)
+        } else {
+            Err(format!(
+                "executable {} does not exist or is not executable",
+                path.display()
+            ))
+        };
+    }
+    let mut dirs = vec![launch_dir.to_path_buf()];
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    if let Some(own) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
+        dirs.push(own.join("examples"));
+        dirs.push(own);
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("target"));
+    for profile in ["release", "debug"] {
+        dirs.push(target.join(profile));
+        dirs.push(target.join(profile).join("examples"));
+    }
+    dirs.iter()
+        .map(|dir| dir.join(name))
+        .find(|path| is_executable(path))
+        .ok_or_else(|| {
+            format!(
+                "executable '{name}' not found next to the launch file, on PATH, or in cargo's \
+                 target directory; build it (e.g. `cargo build --release --example {name}`) or \
+                 give its path"
+            )
+        })
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::join_namespace;
+
+    #[test]
+    fn namespaces_push_like_ros_launch() {
+        assert_eq!(join_namespace("", "robot"), "/robot");
+        assert_eq!(join_namespace("/robot", "arm"), "/robot/arm");
+        assert_eq!(join_namespace("/robot", ""), "/robot");
+        assert_eq!(join_namespace("/robot", "/top"), "/top");
+    }
+}

@@ -1,0 +1,447 @@
+//! `kairos launch`: a system of real processes (the `talker` and `listener` examples,
+//! `kairos topic echo /rosout`, a zenoh-ros2-sdk peer, shell processes that misbehave)
+//! started from one ROS 2 YAML launch file on a router of the test's own, and stopped
+//! within its deadlines however its processes behave.
+
+mod zenoh_support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+use zenoh_support::{KAIROS, Router, assert_ok, finish, spawn, stdout_lines};
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// The example programs, built once (the workspace build of scripts/test has them).
+fn examples() -> PathBuf {
+    let dir = Path::new(KAIROS)
+        .parent()
+        .expect("target dir")
+        .join("examples");
+    let built = ["talker", "listener"].iter().all(|e| dir.join(e).is_file());
+    if !built {
+        let mut build = Command::new(env!("CARGO"));
+        build.args([
+            "build",
+            "-p",
+            "kairos-cli",
+            "--example",
+            "talker",
+            "--example",
+            "listener",
+        ]);
+        if dir
+            .parent()
+            .and_then(|p| p.file_name())
+            .is_some_and(|n| n == "release")
+        {
+            build.arg("--release");
+        }
+        let status = build.status().expect("run cargo build");
+        assert!(
+            status.success(),
+            "building the talker and listener examples failed"
+        );
+    }
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write a launch test file");
+    path
+}
+
+fn launch(router: Option<&Router>, file: &Path, extra: &[&str]) -> Command {
+    let mut cmd = match router {
+        Some(router) => router.kairos(),
+        None => zenoh_support::kairos(),
+    };
+    cmd.arg("launch").arg(file).args(extra);
+    cmd
+}
+
+/// Sends `signal` to `pid`.
+fn signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{signal} {pid} failed");
+}
+
+/// The pid the launcher announced for `label`: `[INFO] [label]: process started with pid [N]`.
+fn pid_of(line: &str) -> u32 {
+    line.rsplit('[')
+        .next()
+        .and_then(|rest| rest.trim_end_matches(']').parse().ok())
+        .unwrap_or_else(|| panic!("no pid in {line:?}"))
+}
+
+const ROSOUT_PEER: &str = r#"
+import os, sys, time, json
+from zenoh_ros2_sdk import ROS2Subscriber
+from zenoh_ros2_sdk.session import ZenohSession
+from zenoh_ros2_sdk.utils import get_type_hash
+PORT = int(os.environ["ROUTER_PORT"])
+DEFS = json.loads(os.environ["MSG_DEFS"])
+DEPS = dict(DEFS)
+session = ZenohSession.get_instance("127.0.0.1", PORT)
+for name, text in DEFS:
+    session.register_message_type(text, name)
+LOG = 'rcl_interfaces/msg/Log'
+def on_log(m):
+    print('rosout', m.name, m.msg, flush=True)
+sub = ROS2Subscriber('/rosout', LOG, on_log, msg_definition=DEPS[LOG], type_hash=get_type_hash(LOG, DEPS[LOG], DEPS), node_name='py_rosout', router_port=PORT)
+print('ready', flush=True)
+time.sleep(float(sys.argv[1]) if len(sys.argv) > 1 else 60)
+"#;
+
+fn log_definitions() -> String {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../kairos-msgs/interfaces");
+    let list: Vec<(String, String)> = ["builtin_interfaces/msg/Time", "rcl_interfaces/msg/Log"]
+        .iter()
+        .map(|t| {
+            let path = format!("{root}/{t}.msg");
+            (
+                t.to_string(),
+                std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")),
+            )
+        })
+        .collect();
+    serde_json::to_string(&list).expect("JSON")
+}
+
+#[test]
+fn a_system_starts_from_one_file_and_ctrl_c_stops_it_within_its_deadlines() {
+    let found = Command::new("python3")
+        .args(["-c", "import zenoh_ros2_sdk"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "the Python package zenoh-ros2-sdk is required: pip install zenoh-ros2-sdk==0.1.8 (scripts/test does this)"
+    );
+    let examples = examples();
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "params.yaml",
+        "/**:\n  ros__parameters:\n    rate_hz: 20.0\n    prefix: from the file\n",
+    );
+    let file = write(
+        dir.path(),
+        "robot.launch.yaml",
+        &format!(
+            r#"launch:
+- arg: {{name: ns, default: robot}}
+- arg: {{name: kairos}}
+- group:
+  - push_ros_namespace: {{namespace: $(var ns)}}
+  - node:
+      exec: {talker}
+      name: talker
+      param: [{{from: $(dirname)/params.yaml}}]
+      remap: [{{from: chatter, to: news}}]
+  - node:
+      exec: {listener}
+      name: listener
+      remap: [{{from: chatter, to: news}}]
+- executable:
+    cmd: $(var kairos) topic echo /rosout rcl_interfaces/msg/Log --json --timeout 60
+    name: rosout_echo
+- executable:
+    cmd: sh -c "trap '' INT; echo ignoring SIGINT; exec sleep 1000"
+- executable:
+    cmd: sleep 1000
+"#,
+            talker = examples.join("talker").display(),
+            listener = examples.join("listener").display(),
+        ),
+    );
+    let router = Router::start(KAIROS);
+    let mut peer = spawn(
+        router
+            .python(ROSOUT_PEER)
+            .arg("60")
+            .env("MSG_DEFS", log_definitions()),
+    );
+    let mut peer_lines = stdout_lines(&mut peer);
+    peer_lines.wait_for("ready", LIMIT);
+
+    let mut launcher = spawn(&mut launch(
+        Some(&router),
+        &file,
+        &[
+            &format!("kairos:={KAIROS}"),
+            "--sigterm-timeout",
+            "1",
+            "--sigkill-timeout",
+            "1",
+        ],
+    ));
+    let mut lines = stdout_lines(&mut launcher);
+    lines.wait_for("using the router at", LIMIT);
+    // The remap and the parameter file reached the nodes, across processes.
+    lines.wait_for("[listener-1] heard: from the file", LIMIT);
+    // Log lines reached /rosout: kairos's own echo and a ROS 2 peer both read them.
+    lines.wait_for("robot.talker", LIMIT);
+    peer_lines.wait_for("rosout robot.talker publishing 'from the file", LIMIT);
+    let frozen = lines
+        .seen
+        .iter()
+        .find(|l| l.starts_with("[INFO] [sleep-1]: process started with pid"))
+        .map(|l| pid_of(l))
+        .expect("the launcher announced sleep-1's pid");
+    signal(frozen, "STOP");
+
+    let stop = Instant::now();
+    signal(launcher.0.id(), "INT");
+    let out = finish(launcher, LIMIT);
+    let took = stop.elapsed();
+    // The rest of what it printed (the reader thread ends with the stream).
+    while lines.next_within(Duration::from_secs(5)).is_some() {}
+    let report = lines.seen.join("\n");
+    // 1 s to SIGTERM, 1 s more to SIGKILL: the stop ends soon after, whatever the
+    // processes do; a hang would run to the test's own limit.
+    assert!(
+        took < Duration::from_secs(8),
+        "the stop took {took:?}:\n{report}"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "SIGTERM and SIGKILL were needed:\n{report}"
+    );
+    for expected in [
+        "stop report (Ctrl-C; SIGINT at 0 s, SIGTERM at 1.0 s, SIGKILL at 2.0 s)",
+        "talker-1                 pid",
+    ] {
+        assert!(report.contains(expected), "no '{expected}' in:\n{report}");
+    }
+    let row = |label: &str| {
+        report
+            .lines()
+            .find(|l| l.trim_start().starts_with(label) && l.contains(" pid "))
+            .unwrap_or_else(|| panic!("no stop report row for {label}:\n{report}"))
+            .to_owned()
+    };
+    assert!(row("talker-1").contains("stopped on SIGINT"), "{report}");
+    assert!(row("listener-1").contains("stopped on SIGINT"), "{report}");
+    assert!(row("sh-1").contains("ended by SIGTERM"), "{report}");
+    assert!(row("sleep-1").contains("killed by SIGKILL"), "{report}");
+    assert!(
+        report.contains("stopped by a signal (SIGSTOP/SIGTSTP)"),
+        "the report says why sleep-1 could not stop:\n{report}"
+    );
+    assert!(
+        report.contains("it said: ignoring SIGINT"),
+        "the report quotes what sh-1 said last:\n{report}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("[talker-1] kairos: clean shutdown"),
+        "the talker printed its own shutdown report:\n{stderr}"
+    );
+    assert!(
+        row("kairos-1").contains("stopped on SIGINT"),
+        "Ctrl-C ends topic echo:\n{report}"
+    );
+    // Nothing the launcher started outlives it.
+    let alive = Command::new("kill")
+        .args(["-0", &frozen.to_string()])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("run kill");
+    assert!(!alive.success(), "sleep-1 ({frozen}) outlived the launcher");
+}
+
+#[test]
+fn a_required_process_that_exits_stops_the_system() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "required.launch.yaml",
+        r#"launch:
+- executable:
+    cmd: sh -c "echo working; sleep 0.3; exit 3"
+    on_exit: shutdown
+- executable:
+    cmd: sleep 1000
+"#,
+    );
+    let started = Instant::now();
+    let out = finish(
+        spawn(&mut launch(
+            None,
+            &file,
+            &["--no-router", "--sigterm-timeout", "5"],
+        )),
+        LIMIT,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "a process failed:\n{stdout}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "sleep stops on SIGINT at once"
+    );
+    assert!(
+        stdout.contains("sh-1 exited (on_exit: shutdown)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("had ended by itself (exit code 3)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("[sh-1] working"), "{stdout}");
+}
+
+#[test]
+fn a_respawned_process_comes_back_until_the_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "respawn.launch.yaml",
+        r#"launch:
+- executable:
+    cmd: sh -c "echo run"
+    respawn: true
+    respawn_delay: 0.1
+"#,
+    );
+    let mut launcher = spawn(&mut launch(None, &file, &["--no-router"]));
+    let mut lines = stdout_lines(&mut launcher);
+    lines.wait_for_count("[sh-1 (restart 3)] run", 1, LIMIT);
+    signal(launcher.0.id(), "INT");
+    let out = finish(launcher, LIMIT);
+    assert_eq!(out.status.code(), Some(0), "{}", lines.seen.join("\n"));
+}
+
+/// Runs `kairos launch` on `text` (with `files` beside it) and returns its output.
+fn bad_launch(text: &str, files: &[(&str, &str)], args: &[&str]) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body) in files {
+        write(dir.path(), name, body);
+    }
+    let file = write(dir.path(), "bad.launch.yaml", text);
+    let mut cmd = launch(None, &file, args);
+    cmd.arg("--no-router");
+    finish(spawn(&mut cmd), LIMIT)
+}
+
+#[test]
+fn a_bad_launch_file_names_file_and_line_and_starts_nothing() {
+    /// A launch file, the files beside it, and what its error must say.
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+    let cases: [Case; 8] = [
+        (
+            "launch:\n- executable: {cmd: sleep 1\n",
+            &[],
+            ":3: not YAML",
+        ),
+        (
+            "launch:\n- executable:\n    cmd: sleep 1\n    colour: red\n",
+            &[],
+            ":4: 'executable' has no key 'colour'",
+        ),
+        (
+            "launch:\n- executable:\n    cmd: sleep $(var secs)\n",
+            &[],
+            ":3: cmd: $(var secs): no launch argument or let named 'secs'",
+        ),
+        (
+            "launch:\n- arg: {name: secs}\n",
+            &[],
+            ":2: launch argument 'secs' has no default: pass secs:=VALUE",
+        ),
+        (
+            "launch:\n- node: {exec: kairos_no_such_program_1}\n",
+            &[],
+            ":2: executable 'kairos_no_such_program_1' not found",
+        ),
+        (
+            "launch:\n- node:\n    exec: sleep\n    param: [{from: $(dirname)/p.yaml}]\n",
+            &[("p.yaml", "/**:\n  ros__parameters:\n    rate: [1, two]\n")],
+            ":3: the node's ROS arguments: parameter file",
+        ),
+        (
+            "launch:\n- launcher: {}\n",
+            &[],
+            ":2: unknown entity 'launcher'",
+        ),
+        (
+            "launch:\n- include: {file: $(dirname)/bad.launch.yaml}\n",
+            &[],
+            "includes nest deeper than",
+        ),
+    ];
+    for (text, files, expected) in cases {
+        let out = bad_launch(text, files, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(2), "{text}\n{stderr}");
+        assert!(
+            stderr.contains(expected),
+            "for\n{text}\nexpected '{expected}' in:\n{stderr}"
+        );
+        assert!(
+            stderr.contains("bad.launch.yaml:"),
+            "the error names the file: {stderr}"
+        );
+        assert!(stderr.contains("nothing was started"), "{stderr}");
+        assert!(
+            !stdout.contains("process started"),
+            "started something: {stdout}"
+        );
+    }
+}
+
+#[test]
+fn print_shows_each_process_with_its_ros_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "inner.launch.yaml",
+        "launch:\n- arg: {name: who}\n- node: {exec: sleep, name: $(var who), namespace: inner}\n",
+    );
+    let file = write(
+        dir.path(),
+        "outer.launch.yaml",
+        r#"launch:
+- arg: {name: rate, default: '5'}
+- arg: {name: quiet, default: 'true'}
+- group:
+    namespace: robot
+    children:
+    - node:
+        exec: sleep
+        name: driver
+        param: [{name: rate, value: $(var rate)}, {name: frame, value: '7'}]
+        remap: [{from: scan, to: /sensors/scan}]
+        args: 1000
+    - include:
+        file: inner.launch.yaml
+        arg: [{name: who, value: helper}]
+    - node: {exec: sleep, name: skipped, if: 'false'}
+    - node: {exec: sleep, name: also_skipped, unless: $(var quiet)}
+"#,
+    );
+    let out = finish(
+        spawn(&mut launch(None, &file, &["rate:=10", "--print"])),
+        LIMIT,
+    );
+    let stdout = assert_ok("kairos launch --print", &out);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(lines[0].starts_with("sleep-1: "), "{stdout}");
+    assert!(
+        lines[0].ends_with(
+            "sleep 1000 --ros-args -r '__node:=driver' -r '__ns:=/robot' -p 'rate:=10' -p \"frame:='7'\" -r 'scan:=/sensors/scan'"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        lines[1].ends_with("sleep --ros-args -r '__node:=helper' -r '__ns:=/robot/inner'"),
+        "{stdout}"
+    );
+}
