@@ -17,7 +17,16 @@ pub enum InternalCmd {
         role: String,
     },
     /// The simulator of `kairos demo sim-clock-stall --processes`: publishes /clock.
-    SimClockSimulator,
+    SimClockSimulator {
+        /// Exit with status 1 after this many seconds, as a crashing simulator does
+        /// (`--launch`); without it, run until killed.
+        #[arg(long)]
+        die_after: Option<f64>,
+    },
+    /// The kairos sensor of `kairos demo sim-clock-stall --launch`.
+    SimClockLaunchSensor,
+    /// The naive planner of `kairos demo sim-clock-stall --launch`.
+    SimClockPlanner,
     /// A sensor of `kairos demo sim-clock-stall --processes`, on simulation time.
     SimClockSensor {
         /// wait, fallback_to_steady or fail.
@@ -38,7 +47,14 @@ pub fn run(cmd: InternalCmd) -> anyhow::Result<ExitCode> {
         InternalCmd::ClockJumpChild => crate::demo::clock_jump::child_main()?,
         InternalCmd::WaitOnClocks => wait_on_clocks()?,
         InternalCmd::PipelineNode { role } => crate::demo::pipeline_processes::node_main(&role)?,
-        InternalCmd::SimClockSimulator => crate::demo::sim_clock_stall_processes::simulator_main()?,
+        InternalCmd::SimClockSimulator { die_after: None } => {
+            crate::demo::sim_clock_stall_processes::simulator_main()?
+        }
+        InternalCmd::SimClockSimulator {
+            die_after: Some(secs),
+        } => crate::demo::sim_clock_stall_launch::simulator_main(secs)?,
+        InternalCmd::SimClockLaunchSensor => crate::demo::sim_clock_stall_launch::sensor_main()?,
+        InternalCmd::SimClockPlanner => crate::demo::sim_clock_stall_launch::planner_main()?,
         InternalCmd::SimClockSensor { policy } => {
             crate::demo::sim_clock_stall_processes::sensor_main(&policy)?
         }

@@ -55,3 +55,24 @@ fn quick_runs_a_shorter_simulation_and_stops_as_promptly() {
         assert!(stop < 100.0, "stop took {stop} ms: {p}");
     }
 }
+
+/// `--launch`: story 1 at system scale. The simulator dies, `kairos launch` stops the
+/// system within its deadlines, the kairos sensor stops on SIGINT and the naive planner is
+/// named, killed at its deadline, with what it was waiting for.
+#[test]
+fn under_kairos_launch_the_stuck_planner_is_named_and_the_system_stops_on_time() {
+    let _one = ONE_DEMO_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let v = json_of(&run_ok(kairos().args([
+        "demo",
+        "sim-clock-stall",
+        "--launch",
+        "--json",
+    ])));
+    assert_eq!(v["sensor_stopped_on_sigint"], true, "{v}");
+    assert_eq!(v["planner_named"], true, "{v}");
+    assert_eq!(v["simulator_died"], true, "{v}");
+    assert_eq!(v["exit_code"], 1, "the planner needed SIGKILL: {v}");
+    assert!(v["took_s"].as_f64().unwrap() < 15.0, "{v}");
+}

@@ -244,7 +244,7 @@ fn a_system_starts_from_one_file_and_ctrl_c_stops_it_within_its_deadlines() {
         "the talker printed its own shutdown report:\n{stderr}"
     );
     assert!(
-        row("kairos-1").contains("stopped on SIGINT"),
+        row("rosout_echo-1").contains("stopped on SIGINT"),
         "Ctrl-C ends topic echo:\n{report}"
     );
     // Nothing the launcher started outlives it.

@@ -33,6 +33,10 @@ pub struct DemoArgs {
     /// in processes of their own.
     #[arg(long, conflicts_with = "sim")]
     pub processes: bool,
+    /// Run sim-clock-stall as a system under `kairos launch`: the simulator dies, the
+    /// launcher stops everything on time and names the process stuck on its clock.
+    #[arg(long, conflicts_with_all = ["sim", "processes"])]
+    pub launch: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -190,6 +194,9 @@ fn run_one(scenario: Scenario, args: &DemoArgs) -> anyhow::Result<Outcome> {
     if scenario == Scenario::SimClockStall && args.processes {
         return sim_clock_stall_processes::run(args.quick);
     }
+    if scenario == Scenario::SimClockStall && args.launch {
+        return sim_clock_stall_launch::run(args.quick);
+    }
     let session = match &trace_dir {
         Some(dir) => Some(start_session(dir)?),
         None => None,
@@ -240,6 +247,7 @@ pub mod pipeline_processes;
 pub mod pipeline_sim;
 pub(crate) mod processes;
 pub mod sim_clock_stall;
+pub mod sim_clock_stall_launch;
 pub mod sim_clock_stall_processes;
 
 /// Where a scenario may write scratch files.

@@ -28,7 +28,8 @@ pub enum Output {
 /// One process to start.
 #[derive(Debug, Clone)]
 pub struct ProcessSpec {
-    /// `talker-1`: the executable's name and a number, as `ros2 launch` labels lines.
+    /// `talker-1`: the executable's name (an `executable`'s `name:` if given) and a
+    /// number, as `ros2 launch` labels lines.
     pub label: String,
     pub program: PathBuf,
     pub args: Vec<String>,
@@ -532,7 +533,7 @@ impl Reader {
             args.push("--ros-args".to_owned());
             args.extend(ros);
         }
-        self.push(ctx, &f, body.line, program, args)
+        self.push(ctx, &f, body.line, program, args, None)
     }
 
     fn executable(&mut self, ctx: &Context, body: &Node) -> Result<(), LaunchError> {
@@ -547,7 +548,8 @@ impl Reader {
         if let Some(text) = f.text(ctx, "args")? {
             words.extend(split_words(ctx, body.line, &text)?);
         }
-        self.push(ctx, &f, body.line, program, words)
+        let name = f.text(ctx, "name")?;
+        self.push(ctx, &f, body.line, program, words, name)
     }
 
     fn push(
@@ -557,6 +559,7 @@ impl Reader {
         line: usize,
         program: PathBuf,
         args: Vec<String>,
+        name: Option<String>,
     ) -> Result<(), LaunchError> {
         let output = match f.text(ctx, "output")?.as_deref() {
             None | Some("screen") => Output::Screen,
@@ -604,10 +607,13 @@ impl Reader {
                 ctx.text(e.required(ctx, "value")?, "value")?,
             ));
         }
-        let base = program
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "process".into());
+        // An executable's `name`, else the program's file name, as `ros2 launch` labels.
+        let base = name.unwrap_or_else(|| {
+            program
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "process".into())
+        });
         let n = self.counters.entry(base.clone()).or_insert(0);
         *n += 1;
         self.processes.push(ProcessSpec {
