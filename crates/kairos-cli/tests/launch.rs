@@ -159,6 +159,7 @@ fn a_system_starts_from_one_file_and_ctrl_c_stops_it_within_its_deadlines() {
             listener = examples.join("listener").display(),
         ),
     );
+    let trace = dir.path().join("trace");
     let router = Router::start(KAIROS);
     let mut peer = spawn(
         router
@@ -178,6 +179,8 @@ fn a_system_starts_from_one_file_and_ctrl_c_stops_it_within_its_deadlines() {
             "1",
             "--sigkill-timeout",
             "1",
+            "--trace",
+            &trace.display().to_string(),
         ],
     ));
     let mut lines = stdout_lines(&mut launcher);
@@ -254,6 +257,24 @@ fn a_system_starts_from_one_file_and_ctrl_c_stops_it_within_its_deadlines() {
         .status()
         .expect("run kill");
     assert!(!alive.success(), "sleep-1 ({frozen}) outlived the launcher");
+    // --trace: every kairos process traced into one folder, read as one system.
+    let summary = assert_ok(
+        "kairos trace summary",
+        &finish(
+            spawn(
+                zenoh_support::kairos()
+                    .args(["trace", "summary"])
+                    .arg(&trace),
+            ),
+            LIMIT,
+        ),
+    );
+    for expected in ["talker", "listener", "/robot/news"] {
+        assert!(
+            summary.contains(expected),
+            "no {expected} in the trace:\n{summary}"
+        );
+    }
 }
 
 #[test]
