@@ -31,7 +31,9 @@ use kairos::graph::transport::{
     AnyMessage, AnyValue, Carried, Declaration, Endpoint, Inbox, RemoteClient, RemotePublisher,
     Reply, ServiceEndpoint, ServiceWire, Transport, TransportFailure, Wire,
 };
-use kairos::graph::{CLOCK_TOPIC, CallError, ClockMsg, Context, GraphError, Message, Node};
+use kairos::graph::{
+    CLOCK_TOPIC, CallError, ClockMsg, Context, GraphError, Message, Node, NodeOptions,
+};
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -184,7 +186,11 @@ impl ZenohTransport {
     /// subscriptions of `/clock` hear it there too (the transport does not subscribe them
     /// again, see [`Self::bridged`]).
     fn clock_bridge(&self, context: &Context) -> Result<Declaration, TransportError> {
-        let node = Node::new_in(context, &format!("{INTERNAL_NODE}clock"), "/")?;
+        let node = Node::with_options(
+            context,
+            &format!("{INTERNAL_NODE}clock"),
+            NodeOptions::new().use_global_arguments(false),
+        )?;
         let publisher =
             node.create_publisher::<ClockMsg>(CLOCK_TOPIC, kairos::graph::Qos::keep_last(1))?;
         let deliver = move |message: AnyMessage, _publisher: u64, _seq: u64| {
@@ -725,10 +731,10 @@ impl ZenohTransport {
         let Some(node) = self.node(endpoint.node)? else {
             return Ok(None);
         };
-        let server_node = Node::new_in(
+        let server_node = Node::with_options(
             endpoint.node.context(),
             &format!("{INTERNAL_NODE}{}", self.next_id()),
-            "/",
+            NodeOptions::new().use_global_arguments(false),
         )?;
         let server = endpoint.local_server(&server_node)?;
         let (dds_type, hash) = (

@@ -12,6 +12,7 @@ use super::message_callback::MessageCallback;
 use super::name::{NameKind, normalize_namespace, resolve, validate_node_name};
 use super::publisher::Publisher;
 use super::qos::Qos;
+use super::ros_args::RosArgs;
 use super::service::{ResponseFuture, Service, ServiceCallback, ServiceInner};
 use super::subscription::{SubCallback, SubInner, Subscription};
 use crate::exec::entity::{BoxFuture, Entity, EntityCore};
@@ -51,6 +52,8 @@ pub struct NodeOptions {
     namespace: Option<String>,
     use_sim_time: bool,
     sim_stall: Option<SimStall>,
+    /// `true` (the default) unless [`use_global_arguments(false)`](Self::use_global_arguments).
+    ignore_global_arguments: bool,
 }
 
 impl NodeOptions {
@@ -78,6 +81,15 @@ impl NodeOptions {
         self.sim_stall = Some(stall);
         self
     }
+
+    /// Whether the context's ROS arguments (`__node`, `__ns`, remaps, `-p`) apply to this
+    /// node (default `true`), as rclcpp's `NodeOptions::use_global_arguments`. Runtime
+    /// nodes that bridge the graph (the transport's own) are made with `false`, so that a
+    /// `-r __node:=talker` meant for the program's node does not rename them too.
+    pub fn use_global_arguments(mut self, on: bool) -> Self {
+        self.ignore_global_arguments = !on;
+        self
+    }
 }
 
 /// A handle to a node; clones refer to the same node. A handle made by
@@ -98,6 +110,9 @@ pub(crate) struct NodeShared {
     /// By id, which grows with creation: iteration is in creation order, and forgetting
     /// one entity is O(log n), so dropping a node's n entities is not O(n^2).
     entities: Mutex<BTreeMap<u64, Arc<dyn Entity>>>,
+    /// The ROS arguments that apply to this node: the context's, or none
+    /// ([`NodeOptions::use_global_arguments`]).
+    ros_args: RosArgs,
     executor: Mutex<Option<Weak<ExecShared>>>,
     clock: Mutex<Clock>,
     /// What the node's simulated clock does when `/clock` falls silent.
@@ -125,10 +140,18 @@ impl Node {
         name: &str,
         options: NodeOptions,
     ) -> Result<Self, GraphError> {
-        let ros_args = context.ros_args()?;
+        let ros_args = if options.ignore_global_arguments {
+            RosArgs::default()
+        } else {
+            context.ros_args()?.clone()
+        };
         // `__node` and `__ns` rules, for this node's name as created or for every node.
         let created_as = name;
-        let name = ros_args.node_name_for(created_as).unwrap_or(created_as);
+        let name = ros_args
+            .node_name_for(created_as)
+            .unwrap_or(created_as)
+            .to_owned();
+        let name = name.as_str();
         validate_node_name(name)?;
         let namespace = ros_args
             .namespace_for(created_as)
@@ -168,6 +191,7 @@ impl Node {
                 clock: Mutex::new(ros.clock()),
                 sim_stall,
                 handle,
+                ros_args,
             }),
         })
     }
@@ -184,6 +208,12 @@ impl Node {
             group: shared.default_group.clone(),
             shared,
         }
+    }
+
+    /// The ROS arguments that apply to this node (see
+    /// [`NodeOptions::use_global_arguments`]).
+    pub(crate) fn ros_args(&self) -> &RosArgs {
+        &self.shared.ros_args
     }
 
     /// The node's name, e.g. `planner`.
@@ -246,8 +276,7 @@ impl Node {
         let resolved = resolve(kind, name, namespace, node)?;
         let remapped = self
             .shared
-            .context
-            .ros_args()?
+            .ros_args
             .remap_name(kind, &resolved, namespace, node);
         Ok(remapped.unwrap_or(resolved))
     }
@@ -731,5 +760,47 @@ impl fmt::Debug for Node {
             .field("name", &self.shared.fq_name)
             .field("group", &self.group.name())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_without_global_arguments_keeps_its_name_namespace_and_topics() {
+        let (args, _) = RosArgs::parse([
+            "prog",
+            "--ros-args",
+            "-r",
+            "__node:=speaker",
+            "-r",
+            "__ns:=/robot",
+            "-r",
+            "/clock:=/sim/clock",
+            "-p",
+            "rate:=5",
+        ])
+        .unwrap();
+        let context = Context::with_ros_args(args);
+        let user = Node::new_in(&context, "talker", "/").unwrap();
+        assert_eq!(user.fully_qualified_name(), "/robot/speaker");
+        assert_eq!(
+            user.resolve_name(NameKind::Topic, "/clock").unwrap(),
+            "/sim/clock"
+        );
+        let runtime = Node::with_options(
+            &context,
+            "_bridge",
+            NodeOptions::new().use_global_arguments(false),
+        )
+        .unwrap();
+        assert_eq!(runtime.fully_qualified_name(), "/_bridge");
+        assert_eq!(
+            runtime.resolve_name(NameKind::Topic, "/clock").unwrap(),
+            "/clock"
+        );
+        assert!(runtime.ros_args().overrides_for("/_bridge").is_empty());
+        assert!(!user.ros_args().overrides_for("/robot/speaker").is_empty());
     }
 }

@@ -344,11 +344,7 @@ impl Parameters {
             .expect("set_use_sim_time leaves a ROS clock on the node");
         let parameters = Self {
             node: node.fully_qualified_name().into(),
-            overrides: Arc::new(
-                node.context()
-                    .ros_args()?
-                    .overrides_for(node.fully_qualified_name()),
-            ),
+            overrides: Arc::new(node.ros_args().overrides_for(node.fully_qualified_name())),
             ..Self::new()
         };
         let hook: ParameterHook = Arc::new(move |value| match value {
