@@ -12,6 +12,10 @@
 //!   keeps the message there, and a subscription registers under the same lock: a
 //!   subscription created during such a publish gets that message exactly once, from the
 //!   publish or from the latch.
+//! - Listeners hear a message before any subscription gets it, outside the lock: the
+//!   simulated clocks listen to `/clock`, so a callback that receives a `/clock` message
+//!   already reads that time from its node clock (and a listener may wait for callbacks
+//!   that publish on the same topic).
 
 use super::pool::MessagePool;
 use super::subscription::{Envelope, SubInner};
@@ -19,7 +23,7 @@ use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 use std::sync::Arc;
 
-/// Called with every message published on a topic, after delivery, outside the topic's
+/// Called with every message published on a topic, before delivery, outside the topic's
 /// lock (the `/clock` topic drives the context's simulated clock this way).
 pub(crate) type Listener<T> = Arc<dyn Fn(&T) + Send + Sync>;
 
@@ -74,16 +78,18 @@ impl<T: Send + Sync + 'static> Topic<T> {
     }
 
     fn publish_latched(&self, message: Envelope<T>) -> usize {
+        // Listeners first (see `deliver`), outside the lock: a listener may wait for
+        // callbacks that publish on this topic.
+        for listener in &self.reach.load().listeners {
+            listener(&message.message);
+        }
+        // Under the lock, so that the latched message is the one subscriptions got last.
         let mut state = self.state.lock();
         let reach = self.reach.load_full();
         for subscription in &reach.subscriptions {
             subscription.deliver(message.clone());
         }
-        state.latched = Some(message.clone());
-        drop(state);
-        for listener in &reach.listeners {
-            listener(&message.message);
-        }
+        state.latched = Some(message);
         reach.subscriptions.len()
     }
 
@@ -131,21 +137,21 @@ impl<T: Send + Sync + 'static> Topic<T> {
     }
 }
 
-/// Delivers `message` to every subscription of `reach`, then tells its listeners.
+/// Tells the listeners of `reach` about `message`, then delivers it to every
+/// subscription. Listeners first: the simulated clocks listen to `/clock`, so a callback
+/// that receives a `/clock` message already reads that time from its node clock.
 fn deliver<T: Send + Sync + 'static>(reach: &Reach<T>, message: Envelope<T>) -> usize {
     let count = reach.subscriptions.len();
-    if let [only] = reach.subscriptions.as_slice()
-        && reach.listeners.is_empty()
-    {
+    for listener in &reach.listeners {
+        listener(&message.message);
+    }
+    if let [only] = reach.subscriptions.as_slice() {
         // The common case: the envelope moves into the one queue, no clone.
         only.deliver(message);
         return count;
     }
     for subscription in &reach.subscriptions {
         subscription.deliver(message.clone());
-    }
-    for listener in &reach.listeners {
-        listener(&message.message);
     }
     count
 }
