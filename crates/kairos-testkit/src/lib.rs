@@ -3,7 +3,7 @@
 //! binary re-run as a child process (optionally under shell limits or libfaketime), CPU
 //! load beside a timing test, child processes with bounded waits ([`process`]), a `kairos
 //! router` on a free loopback port ([`router`]) and, with the `zenoh` feature, zenoh
-//! sessions on loopback only ([`zenoh_session`]).
+//! sessions on loopback only (`zenoh_session`).
 //!
 //! A dev-dependency only: nothing here is part of kairos's API.
 //!
