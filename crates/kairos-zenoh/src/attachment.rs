@@ -10,31 +10,38 @@
 /// An entity's global id: XXH3-128 of its liveliness key (see [`crate::graph_key`]).
 pub type Gid = [u8; 16];
 
+/// What a sample, query or reply says of its sender, as rmw_zenoh attaches it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Attachment {
     /// Per publisher (or client), from 1.
     pub sequence_number: i64,
     /// Nanoseconds since the UNIX epoch when the message was sent.
     pub source_timestamp: i64,
+    /// The sending publisher's (or client's) global id.
     pub gid: Gid,
 }
 
 /// The encoded size.
 pub const ATTACHMENT_LEN: usize = 8 + 8 + 1 + 16;
 
+/// An attachment that is not rmw_zenoh's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AttachmentError {
+    /// There is none.
     #[error("the sample has no attachment (ROS 2 drops such samples; the sender is not rmw_zenoh)")]
     Missing,
+    /// It has the wrong number of bytes.
     #[error(
         "attachment of {0} bytes; rmw_zenoh's is {ATTACHMENT_LEN} (seq, timestamp, 16-byte gid)"
     )]
     Length(usize),
+    /// The gid's length prefix is not 16.
     #[error("attachment gid length byte is {0}, not 16")]
     GidLength(u8),
 }
 
 impl Attachment {
+    /// The 33 bytes rmw_zenoh writes.
     pub fn to_bytes(&self) -> [u8; ATTACHMENT_LEN] {
         let mut out = [0u8; ATTACHMENT_LEN];
         out[..8].copy_from_slice(&self.sequence_number.to_le_bytes());
@@ -45,6 +52,7 @@ impl Attachment {
         out
     }
 
+    /// Reads the 33 bytes of [`to_bytes`](Self::to_bytes).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, AttachmentError> {
         if bytes.len() != ATTACHMENT_LEN {
             return Err(AttachmentError::Length(bytes.len()));

@@ -16,14 +16,25 @@ use zenoh::Config;
 /// A configuration that cannot be used, with what to fix.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// The file an environment variable names cannot be read or is not zenoh's.
     #[error("cannot read zenoh config file {path} (from {var}): {reason}")]
     File {
+        /// The variable, e.g. `ZENOH_SESSION_CONFIG_URI`.
         var: &'static str,
+        /// The file it names.
         path: String,
+        /// What is wrong with it.
         reason: String,
     },
+    /// An override entry that cannot be applied.
     #[error("ZENOH_CONFIG_OVERRIDE entry '{entry}' is not key=value with a json5 value: {reason}")]
-    Override { entry: String, reason: String },
+    Override {
+        /// The entry as given.
+        entry: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// `ROS_DOMAIN_ID` is not a domain.
     #[error("ROS_DOMAIN_ID='{0}' is not a number from 0 to 232")]
     Domain(String),
 }

@@ -16,6 +16,7 @@
 
 use crate::attachment::Gid;
 
+/// The key prefix of every rmw_zenoh liveliness token.
 pub const ADMIN_SPACE: &str = "@ros2_lv";
 /// rmw_zenoh's default history depth (a depth equal to it is left out of tokens).
 pub const DEFAULT_DEPTH: u64 = 42;
@@ -32,6 +33,7 @@ pub fn mangle(field: &str) -> String {
     field.replace('/', "%")
 }
 
+/// A token field with `%` read back as `/`.
 pub fn unmangle(field: &str) -> String {
     field.replace('%', "/")
 }
@@ -39,14 +41,20 @@ pub fn unmangle(field: &str) -> String {
 /// What kind of entity a token announces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EntityKind {
+    /// A node (`NN`).
     Node,
+    /// A publisher (`MP`).
     Publisher,
+    /// A subscription (`MS`).
     Subscription,
+    /// A service server (`SS`).
     Service,
+    /// A service client (`SC`).
     Client,
 }
 
 impl EntityKind {
+    /// The two letters a token writes for the kind.
     pub fn as_str(self) -> &'static str {
         match self {
             EntityKind::Node => "NN",
@@ -72,20 +80,25 @@ impl EntityKind {
 /// Reliability as rmw numbers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Reliability {
+    /// Retransmitted until delivered (1).
     Reliable,
+    /// Sent once (2).
     BestEffort,
 }
 
 /// Durability as rmw numbers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Durability {
+    /// Only messages published after a subscription joins (2).
     Volatile,
+    /// The last `depth` messages for late joiners too (1).
     TransientLocal,
 }
 
 /// History as rmw numbers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum History {
+    /// The last `depth` messages are kept (1).
     KeepLast(u64),
     /// The depth is written as rmw_zenoh writes it (a keep-all QoS still has one).
     KeepAll(u64),
@@ -95,8 +108,11 @@ pub enum History {
 /// kairos writes their defaults and keeps whatever others wrote as text.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct WireQos {
+    /// Reliable or best effort.
     pub reliability: Reliability,
+    /// Volatile or transient local.
     pub durability: Durability,
+    /// Keep last (with its depth) or keep all.
     pub history: History,
     /// The deadline, lifespan and liveliness parts as written (`,:,:,,` by default).
     pub rest: String,
@@ -114,6 +130,7 @@ impl Default for WireQos {
 }
 
 impl WireQos {
+    /// The QoS field of a token, as rmw_zenoh writes it.
     pub fn encode(&self) -> String {
         let reliability = match self.reliability {
             Reliability::Reliable => "",
@@ -132,6 +149,7 @@ impl WireQos {
         format!("{reliability}:{durability}:{history}:{}", self.rest)
     }
 
+    /// Reads the QoS field of a token.
     pub fn parse(s: &str) -> Result<Self, TokenError> {
         let bad = || TokenError::Qos(s.to_owned());
         let mut parts = s.splitn(4, ':');
@@ -171,6 +189,7 @@ impl WireQos {
 /// The node part of every token.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct NodeKey {
+    /// The ROS domain id.
     pub domain: u32,
     /// The zenoh session id, as zenoh displays it.
     pub zid: String,
@@ -178,7 +197,9 @@ pub struct NodeKey {
     pub nid: u64,
     /// Empty when unset.
     pub enclave: String,
+    /// The node's namespace, `/` for the root.
     pub namespace: String,
+    /// The node's name.
     pub name: String,
 }
 
@@ -187,31 +208,40 @@ pub struct NodeKey {
 pub struct EndpointKey {
     /// The fully qualified topic or service name.
     pub name: String,
+    /// The type as DDS mangles it, e.g. `std_msgs::msg::dds_::String_`.
     pub dds_type: String,
+    /// The type's RIHS01 hash, as text.
     pub hash: String,
+    /// The QoS the entity announces.
     pub qos: WireQos,
 }
 
 /// A liveliness token: an entity that exists while the token does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Token {
+    /// The node the entity belongs to.
     pub node: NodeKey,
     /// The entity's id in its session (the node's own for a node token).
     pub id: u64,
+    /// What the token announces.
     pub kind: EntityKind,
     /// None for a node.
     pub endpoint: Option<EndpointKey>,
 }
 
+/// A key expression that is not an rmw_zenoh liveliness token.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TokenError {
+    /// The key's parts are not a token's.
     #[error("'{0}' is not an rmw_zenoh liveliness token (@ros2_lv/<domain>/<zid>/...)")]
     Shape(String),
+    /// The QoS field does not parse.
     #[error("QoS '{0}' is not rmw_zenoh's <rel>:<dur>:<hist>,<depth>:... form")]
     Qos(String),
 }
 
 impl Token {
+    /// The token's liveliness key expression.
     pub fn key_expr(&self) -> String {
         let n = &self.node;
         let enclave = if n.enclave.is_empty() {
@@ -246,6 +276,7 @@ impl Token {
         gid_of(&self.key_expr())
     }
 
+    /// Reads a liveliness key expression.
     pub fn parse(key: &str) -> Result<Self, TokenError> {
         let bad = || TokenError::Shape(key.to_owned());
         let chunks: Vec<&str> = key.split('/').collect();

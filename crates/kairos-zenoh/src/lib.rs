@@ -18,6 +18,8 @@
 //! - [`config`]: rmw_zenoh's defaults and environment variables.
 //! - [`parameter_services`]: ROS 2's parameter services for a node's parameters.
 
+#![warn(missing_docs)]
+
 pub mod attachment;
 pub mod config;
 pub mod graph_cache;

@@ -38,7 +38,9 @@ pub fn depth(qos: &Qos) -> usize {
 /// What a publisher of `qos` is declared with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PublisherPlan {
+    /// Zenoh's reliability for the QoS's.
     pub reliability: zenoh::qos::Reliability,
+    /// Block for keep-all reliable publishers, drop for every other.
     pub congestion_control: CongestionControl,
     /// Samples kept for late joiners (transient-local only).
     pub cache: Option<usize>,
@@ -67,6 +69,7 @@ fn transient_local(qos: &Qos) -> bool {
     qos.durability == Durability::TransientLocal
 }
 
+/// How a publisher of `qos` is declared, as rmw_zenoh declares it.
 pub fn publisher_plan(qos: &Qos) -> PublisherPlan {
     let keep_all = matches!(qos.history, History::KeepAll { .. });
     let tl = transient_local(qos);
@@ -87,6 +90,7 @@ pub fn publisher_plan(qos: &Qos) -> PublisherPlan {
     }
 }
 
+/// How a subscription of `qos` is declared, as rmw_zenoh declares it.
 pub fn subscriber_plan(qos: &Qos) -> SubscriberPlan {
     let tl = transient_local(qos);
     SubscriberPlan {

@@ -218,10 +218,13 @@ impl ZenohTransport {
         &self.graph
     }
 
+    /// The zenoh session the transport runs on (for tools and tests that declare raw
+    /// zenoh entities beside it).
     pub fn session(&self) -> &Session {
         &self.session
     }
 
+    /// The ROS domain id its keys are in (`ROS_DOMAIN_ID`).
     pub fn domain(&self) -> u32 {
         self.domain
     }
