@@ -98,30 +98,12 @@ time.sleep(float(sys.argv[1]) if len(sys.argv) > 1 else 60)
 "#;
 
 fn log_definitions() -> String {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../kairos-msgs/interfaces");
-    let list: Vec<(String, String)> = ["builtin_interfaces/msg/Time", "rcl_interfaces/msg/Log"]
-        .iter()
-        .map(|t| {
-            let path = format!("{root}/{t}.msg");
-            (
-                t.to_string(),
-                std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")),
-            )
-        })
-        .collect();
-    serde_json::to_string(&list).expect("JSON")
+    zenoh_support::interface_definitions(&["builtin_interfaces/msg/Time", "rcl_interfaces/msg/Log"])
 }
 
 #[test]
 fn a_system_starts_from_one_file_and_ctrl_c_stops_it_within_its_deadlines() {
-    let found = Command::new("python3")
-        .args(["-c", "import zenoh_ros2_sdk"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        found,
-        "the Python package zenoh-ros2-sdk is required: pip install zenoh-ros2-sdk==0.1.8 (scripts/test does this)"
-    );
+    zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk");
     let examples = examples();
     let dir = tempfile::tempdir().unwrap();
     write(

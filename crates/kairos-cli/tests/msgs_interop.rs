@@ -28,38 +28,16 @@ fn python(router: &Router, script: &str) -> Command {
     cmd
 }
 
-fn require_zenoh_ros2_sdk() {
-    let found = Command::new("python3")
-        .args(["-c", "import zenoh_ros2_sdk, numpy"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        found,
-        "the Python package zenoh-ros2-sdk is required: pip install zenoh-ros2-sdk==0.1.8 (scripts/test does this)"
-    );
-}
-
-/// The definitions Python needs, dependencies first, as a JSON list of [type, text]: the
-/// very files kairos-msgs generates its types from.
+/// The definitions Python needs, dependencies first.
 fn definitions() -> String {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../kairos-msgs/interfaces");
-    let types = [
+    zenoh_support::interface_definitions(&[
         "builtin_interfaces/msg/Time",
         "std_msgs/msg/Header",
         "geometry_msgs/msg/Vector3",
         "geometry_msgs/msg/Quaternion",
         "sensor_msgs/msg/Imu",
         "geometry_msgs/msg/Twist",
-    ];
-    let list: Vec<(String, String)> = types
-        .iter()
-        .map(|t| {
-            let path = format!("{root}/{t}.msg");
-            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-            (t.to_string(), text)
-        })
-        .collect();
-    serde_json::to_string(&list).expect("JSON")
+    ])
 }
 
 const PY_PRELUDE: &str = r#"
@@ -115,7 +93,7 @@ const TWIST_VALUES: &str = "{linear: {x: 0.5, y: -0.25}, angular: {z: 1.5}}";
 
 #[test]
 fn kairos_imu_and_twist_reach_a_python_subscriber_field_by_field() {
-    require_zenoh_ros2_sdk();
+    zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk, numpy");
     let router = Router::start(KAIROS);
     let script = format!(
         "{PY_PRELUDE}
@@ -206,7 +184,7 @@ for s in subs:
 
 #[test]
 fn python_imu_and_twist_reach_kairos_topic_echo_field_by_field() {
-    require_zenoh_ros2_sdk();
+    zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk, numpy");
     let router = Router::start(KAIROS);
     let echo = |topic: &str, ty: &str| {
         spawn(router.kairos().args([

@@ -96,14 +96,7 @@ for i in range(30):
     time.sleep(0.1)
 pub.close()
 "#;
-    let python_found = Command::new("python3")
-        .args(["-c", "import zenoh_ros2_sdk"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        python_found,
-        "the Python package zenoh-ros2-sdk is required: pip install zenoh-ros2-sdk==0.1.8 (scripts/test does this)"
-    );
+    zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk");
     let simulator = Running(
         Command::new("python3")
             .args(["-c", script])

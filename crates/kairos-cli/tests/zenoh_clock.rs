@@ -113,14 +113,7 @@ fn a_killed_simulator_stalls_every_sensor_process_which_still_stops_in_time() {
 
 #[test]
 fn a_python_ros2_subscriber_reads_the_clock_of_a_kairos_simulator() {
-    let found = std::process::Command::new("python3")
-        .args(["-c", "import zenoh_ros2_sdk"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        found,
-        "the Python package zenoh-ros2-sdk is required: pip install zenoh-ros2-sdk==0.1.8 (scripts/test does this)"
-    );
+    zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk");
     let router = Router::start(KAIROS);
     let mut simulator = spawn(
         router

@@ -95,18 +95,6 @@ fn two_kairos_processes_exchange_messages_and_a_service_call() {
     assert!(served.contains("served 1"), "server said:\n{served}");
 }
 
-/// The Python package the interop tests use; scripts/test installs it.
-fn require_zenoh_ros2_sdk() {
-    let found = Command::new("python3")
-        .args(["-c", "import zenoh_ros2_sdk"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        found,
-        "the Python package zenoh-ros2-sdk is required: pip install zenoh-ros2-sdk==0.1.8 (scripts/test does this)"
-    );
-}
-
 const PY_PRELUDE: &str = r#"
 import os, sys, time, threading
 from zenoh_ros2_sdk import ROS2Publisher, ROS2Subscriber, ROS2ServiceClient, get_topic_names_and_types, get_topic_info, get_service_names_and_types
@@ -124,7 +112,7 @@ def bounded_wait(pred, seconds):
 
 #[test]
 fn a_python_publisher_reaches_a_kairos_subscription() {
-    require_zenoh_ros2_sdk();
+    zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk");
     let router = Router::start(KAIROS);
     let echo = spawn(router.kairos().args([
         "topic",
@@ -170,7 +158,7 @@ print('published 3')
 
 #[test]
 fn a_kairos_publisher_reaches_a_python_subscriber_that_sees_it_in_its_graph() {
-    require_zenoh_ros2_sdk();
+    zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk");
     let router = Router::start(KAIROS);
     let script = format!(
         "{PY_PRELUDE}
@@ -241,7 +229,7 @@ sub.close()
 
 #[test]
 fn a_python_client_calls_a_kairos_service_and_sees_it() {
-    require_zenoh_ros2_sdk();
+    zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk");
     let router = Router::start(KAIROS);
     let server = spawn(router.kairos().args([
         "service",
@@ -502,7 +490,7 @@ fn bench_zenoh_prints_kairos_beside_raw_zenoh_as_json() {
 
 #[test]
 fn a_kairos_client_calls_a_python_service() {
-    require_zenoh_ros2_sdk();
+    zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk");
     let router = Router::start(KAIROS);
     let script = format!(
         "{PY_PRELUDE}

@@ -13,3 +13,32 @@ pub const KAIROS: &str = env!("CARGO_BIN_EXE_kairos");
 pub fn kairos() -> Command {
     Command::new(KAIROS)
 }
+
+/// Fails the test, saying what to install, unless `python3 -c "import {modules}"` works
+/// (zenoh-ros2-sdk, the independent ROS 2 peer of the interop tests; scripts/test
+/// installs it).
+pub fn require_zenoh_ros2_sdk(modules: &str) {
+    let found = Command::new("python3")
+        .args(["-c", &format!("import {modules}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "the Python package zenoh-ros2-sdk is required: pip install zenoh-ros2-sdk==0.1.8 (scripts/test does this)"
+    );
+}
+
+/// The interface definitions Python needs for `types`, dependencies first, as a JSON list
+/// of [type, text]: the very files kairos-msgs generates its types from.
+pub fn interface_definitions(types: &[&str]) -> String {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../kairos-msgs/interfaces");
+    let list: Vec<(String, String)> = types
+        .iter()
+        .map(|t| {
+            let path = format!("{root}/{t}.msg");
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            (t.to_string(), text)
+        })
+        .collect();
+    serde_json::to_string(&list).expect("JSON")
+}
