@@ -203,6 +203,27 @@ impl NodeCore {
         self.node.fully_qualified_name()
     }
 
+    /// Logs `message` at `severity` (rcutils' numbers: 10 debug, 20 info, 30 warn, 40
+    /// error, 50 fatal) with the node's logger, or its child `child` (dotted suffix, empty
+    /// for the node's own): the console in rcutils' format, `/rosout` and the trace, as a
+    /// Rust node's line. `file` and `line` are the Python caller's.
+    fn log(&self, severity: u8, message: &str, child: &str, file: &str, line: u32) {
+        use kairos::logging::Severity;
+        let severity = match severity {
+            0..=10 => Severity::Debug,
+            11..=20 => Severity::Info,
+            21..=30 => Severity::Warn,
+            31..=40 => Severity::Error,
+            _ => Severity::Fatal,
+        };
+        let logger = self.node.logger();
+        if child.is_empty() {
+            logger.log(severity, message, file, line);
+        } else {
+            logger.child(child).log(severity, message, file, line);
+        }
+    }
+
     /// The parameter values the program's ROS arguments (`-p`, `--params-file`) give this
     /// node, as `(name, value)` pairs of Python values.
     fn ros_parameter_overrides<'py>(

@@ -6,7 +6,6 @@ entity lives until ``destroy_*`` or ``destroy_node``.
 
 import inspect
 import sys
-import time as _time
 
 from kairos import _kairos
 from kairos.callback_groups import _default_group
@@ -15,34 +14,44 @@ from kairos.qos import _depth_and_durability
 
 
 class Logger:
-    """rclpy's logger shape: ``node.get_logger().info('...')`` prints
-    ``[INFO] [<time>] [<node>]: ...`` on stderr."""
+    """rclpy's logger shape: ``node.get_logger().info('...')`` is a line of the node's
+    kairos logger: ``[INFO] [<time>] [<node>]: ...`` on the console (rcutils' format),
+    ``rcl_interfaces/msg/Log`` on ``/rosout``, and ``kairos:log`` in the trace; levels
+    come from ``--ros-args --log-level``."""
 
-    def __init__(self, name):
+    _SEVERITY = {"DEBUG": 10, "INFO": 20, "WARN": 30, "ERROR": 40, "FATAL": 50}
+
+    def __init__(self, core, name, child=""):
+        self._core = core
         self.name = name
+        self._child = child
 
     def _log(self, level, message):
-        print(f"[{level}] [{_time.time():.9f}] [{self.name}]: {message}", file=sys.stderr, flush=True)
+        frame = sys._getframe(2)
+        self._core.log(self._SEVERITY[level], str(message), self._child,
+                       frame.f_code.co_filename, frame.f_lineno)
+        return True
 
     def debug(self, message, **_):
-        pass
+        return self._log("DEBUG", message)
 
     def info(self, message, **_):
-        self._log("INFO", message)
+        return self._log("INFO", message)
 
     def warning(self, message, **_):
-        self._log("WARN", message)
+        return self._log("WARN", message)
 
     warn = warning
 
     def error(self, message, **_):
-        self._log("ERROR", message)
+        return self._log("ERROR", message)
 
     def fatal(self, message, **_):
-        self._log("FATAL", message)
+        return self._log("FATAL", message)
 
     def get_child(self, name):
-        return Logger(f"{self.name}.{name}")
+        child = f"{self._child}.{name}" if self._child else name
+        return Logger(self._core, f"{self.name}.{name}", child)
 
 
 def _is_async(callback):
@@ -76,7 +85,7 @@ class Node:
         if use_sim_time:
             self._core.set_use_sim_time(True)
         self._executor = None
-        self._logger = Logger(self._core.fully_qualified_name.lstrip("/").replace("/", "."))
+        self._logger = Logger(self._core, self._core.fully_qualified_name.lstrip("/").replace("/", "."))
         self.default_callback_group = _default_group(self)
         self.publishers, self.subscriptions, self.timers = [], [], []
         self.services, self.clients = [], []
