@@ -79,7 +79,7 @@ fn pid_of(line: &str) -> u32 {
 }
 
 const ROSOUT_PEER: &str = r#"
-import os, sys, time, json
+import os, sys, json
 from zenoh_ros2_sdk import ROS2Subscriber
 from zenoh_ros2_sdk.session import ZenohSession
 from zenoh_ros2_sdk.utils import get_type_hash
@@ -94,7 +94,7 @@ def on_log(m):
     print('rosout', m.name, m.msg, flush=True)
 sub = ROS2Subscriber('/rosout', LOG, on_log, msg_definition=DEPS[LOG], type_hash=get_type_hash(LOG, DEPS[LOG], DEPS), node_name='py_rosout', router_port=PORT)
 print('ready', flush=True)
-time.sleep(float(sys.argv[1]) if len(sys.argv) > 1 else 60)
+sys.stdin.readline()  # until the test closes stdin (or kills this process)
 "#;
 
 fn log_definitions() -> String {
@@ -146,8 +146,8 @@ fn a_system_starts_from_one_file_and_ctrl_c_stops_it_within_its_deadlines() {
     let mut peer = spawn(
         router
             .python(ROSOUT_PEER)
-            .arg("60")
-            .env("MSG_DEFS", log_definitions()),
+            .env("MSG_DEFS", log_definitions())
+            .stdin(std::process::Stdio::piped()),
     );
     let mut peer_lines = stdout_lines(&mut peer);
     peer_lines.wait_for("ready", LIMIT);
