@@ -1,11 +1,12 @@
 """A Python node's logger is its kairos node's: lines in rcutils' console format,
 filtered by ``--ros-args --log-level`` per logger, and (in kairos) on ``/rosout`` and in
 the trace. /rosout across processes is checked on the Rust side
-(``log_lines_reach_rosout_in_another_process``); a Python ``rcl_interfaces.msg.Log``
-subscription in the same process does not get them yet (two Rust types for one ROS
-type, reported on stderr)."""
+(``log_lines_reach_rosout_in_another_process``); in the same process a Python
+``rcl_interfaces.msg.Log`` subscription gets them too (the runtime's line type and the
+generated one are twin topics)."""
 
 import os
+import queue
 import subprocess
 import sys
 import textwrap
@@ -54,3 +55,26 @@ def test_log_level_from_the_command_line_filters_python_lines():
     assert done.returncode == 0, done.stderr
     assert "an info line" not in done.stderr, done.stderr
     assert "] [talker.arm]: a warn line" in done.stderr, done.stderr
+
+
+def test_a_log_subscription_in_the_same_process_hears_the_lines(session):
+    import kairos
+    from kairos.executors import SingleThreadedExecutor
+    from kairos.rcl_interfaces.msg import Log
+    from conftest import LIMIT, spin_in_thread
+
+    listener = kairos.create_node("log_listener")
+    heard = queue.Queue()
+    listener.create_subscription(Log, "/rosout", heard.put, 100)
+    executor = SingleThreadedExecutor()
+    executor.add_node(listener)
+    spin_in_thread(executor)
+    talker = kairos.create_node("py_talker")
+    talker.get_logger().warning("heard in the same process")
+    line = heard.get(timeout=LIMIT)
+    while line.msg != "heard in the same process":
+        line = heard.get(timeout=LIMIT)
+    assert line.name == "py_talker" and line.level == 30, line
+    executor.shutdown()
+    talker.destroy_node()
+    listener.destroy_node()

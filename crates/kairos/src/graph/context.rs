@@ -14,8 +14,9 @@
 use super::error::GraphError;
 use super::ros_args::{RosArgs, RosArgsError};
 use super::service::ServiceInner;
-use super::topic::Topic;
+use super::topic::{Topic, Twin};
 use crate::time::{DEFAULT_STALL_TIMEOUT, Duration, SimClock, StallPolicy};
+use kairos_interface::{Payload, Wire};
 use parking_lot::{Condvar, Mutex};
 use std::any::{Any, TypeId, type_name};
 use std::collections::HashMap;
@@ -94,9 +95,43 @@ impl Default for Context {
     }
 }
 
+/// A topic name's topics: one, or one per Rust type of one ROS message type (twins,
+/// see `topic`'s ground rules).
 struct TopicSlot {
+    typed: Vec<TypedTopic>,
+}
+
+struct TypedTopic {
+    type_id: TypeId,
     type_name: &'static str,
+    wire: Option<Wire>,
     topic: Arc<dyn Any + Send + Sync>,
+    twin: Arc<dyn Twin>,
+}
+
+impl TypedTopic {
+    fn new<T: Payload>(name: &str) -> (Self, Arc<Topic<T>>) {
+        let wire = T::wire();
+        let topic = Arc::new(Topic::<T>::new(name, wire));
+        let typed = TypedTopic {
+            type_id: TypeId::of::<T>(),
+            type_name: type_name::<T>(),
+            wire,
+            topic: topic.clone(),
+            twin: topic.clone(),
+        };
+        (typed, topic)
+    }
+
+    /// Whether a `T` topic can be this one's twin: both are messages of one ROS type.
+    fn is_twin_of(&self, wire: Option<Wire>) -> bool {
+        match (self.wire, wire) {
+            (Some(mine), Some(theirs)) => {
+                mine.type_name() == theirs.type_name() && mine.type_hash() == theirs.type_hash()
+            }
+            _ => false,
+        }
+    }
 }
 
 struct ServiceSlot {
@@ -248,23 +283,44 @@ impl Context {
     }
 
     /// The topic `name` (absolute), created on first use; its type is fixed from then on.
-    pub(crate) fn topic<T: Send + Sync + 'static>(
-        &self,
-        name: &str,
-    ) -> Result<Arc<Topic<T>>, GraphError> {
+    /// A message type of the same ROS type (name and hash) as the topic's gets a twin
+    /// topic of its own Rust type, linked to the others (see `topic`).
+    pub(crate) fn topic<T: Payload>(&self, name: &str) -> Result<Arc<Topic<T>>, GraphError> {
         let mut topics = self.inner.topics.lock();
-        let slot = topics.entry(name.to_owned()).or_insert_with(|| TopicSlot {
-            type_name: type_name::<T>(),
-            topic: Arc::new(Topic::<T>::new(name)),
-        });
-        slot.topic
-            .clone()
-            .downcast::<Topic<T>>()
-            .map_err(|_| GraphError::TypeMismatch {
+        let Some(slot) = topics.get_mut(name) else {
+            let (typed, topic) = TypedTopic::new::<T>(name);
+            topics.insert(name.to_owned(), TopicSlot { typed: vec![typed] });
+            return Ok(topic);
+        };
+        if let Some(typed) = slot.typed.iter().find(|t| t.type_id == TypeId::of::<T>()) {
+            return Ok(typed
+                .topic
+                .clone()
+                .downcast::<Topic<T>>()
+                .expect("a topic's TypeId names its type"));
+        }
+        let first = &slot.typed[0];
+        if !first.is_twin_of(T::wire()) {
+            return Err(GraphError::TypeMismatch {
                 topic: name.to_owned(),
-                existing: slot.type_name,
+                existing: first.type_name,
                 requested: type_name::<T>(),
-            })
+            });
+        }
+        let (typed, topic) = TypedTopic::new::<T>(name);
+        for other in &slot.typed {
+            other.twin.add_twin(typed.twin.clone());
+            typed.twin.add_twin(other.twin.clone());
+        }
+        let latched = slot.typed.iter().find_map(|other| other.twin.latched_cdr());
+        let twin = typed.twin.clone();
+        slot.typed.push(typed);
+        drop(topics);
+        // Outside the lock: the twin's listeners may wait for callbacks that make topics.
+        if let Some((cdr, origin)) = latched {
+            twin.deliver_cdr(&cdr, origin, true);
+        }
+        Ok(topic)
     }
 
     /// Checks (and on first use fixes) the types of service `name`.

@@ -16,10 +16,19 @@
 //!   simulated clocks listen to `/clock`, so a callback that receives a `/clock` message
 //!   already reads that time from its node clock (and a listener may wait for callbacks
 //!   that publish on the same topic).
+//! - One ROS type may reach a process as two Rust types: the runtime's `/rosout` line and
+//!   the generated `rcl_interfaces/msg/Log`, or two crates' generated `std_msgs`. A topic
+//!   of each is made, and the two are *twins*: a publish on one is converted through CDR
+//!   (as a transport would carry it) and delivered on the other, with the publisher's
+//!   handle and sequence number, so the trace links it. Twins are told in an order that
+//!   keeps "listeners first": a twin with listeners hears before the others' subscriptions.
+//!   A twin is never told while a topic's lock is held, so two twins publishing latched
+//!   messages at once cannot wait on each other.
 
 use super::pool::MessagePool;
 use super::subscription::{Envelope, SubInner};
 use arc_swap::ArcSwap;
+use kairos_interface::Wire;
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -29,6 +38,9 @@ pub(crate) type Listener<T> = Arc<dyn Fn(&T) + Send + Sync>;
 
 pub(crate) struct Topic<T> {
     pub(crate) name: Arc<str>,
+    /// How `T` is written as CDR, for its twins; `None` for in-process payloads, which
+    /// have no twins.
+    wire: Option<Wire>,
     /// What a publish reaches, replaced (under `state`'s lock) on every change.
     reach: ArcSwap<Reach<T>>,
     state: Mutex<TopicState<T>>,
@@ -40,6 +52,8 @@ pub(crate) struct Topic<T> {
 struct Reach<T> {
     subscriptions: Vec<Arc<SubInner<T>>>,
     listeners: Vec<Listener<T>>,
+    /// The topics of the same name and ROS type, of other Rust types.
+    twins: Vec<Arc<dyn Twin>>,
 }
 
 impl<T> Clone for Reach<T> {
@@ -47,6 +61,39 @@ impl<T> Clone for Reach<T> {
         Reach {
             subscriptions: self.subscriptions.clone(),
             listeners: self.listeners.clone(),
+            twins: self.twins.clone(),
+        }
+    }
+}
+
+/// A topic as its twins see it: messages arrive as CDR, in its own Rust type.
+pub(crate) trait Twin: Send + Sync {
+    /// Decodes `cdr` and delivers it on this topic only (not on to its own twins).
+    fn deliver_cdr(&self, cdr: &[u8], from: Origin, latch: bool) -> usize;
+    /// Tells this topic of `twin`.
+    fn add_twin(&self, twin: Arc<dyn Twin>);
+    /// Whether anything listens here (see the ground rules: listeners hear first).
+    fn has_listeners(&self) -> bool;
+    /// Subscriptions of this topic alone.
+    fn own_subscription_count(&self) -> usize;
+    /// The latched message as CDR, for a twin made after it was published.
+    fn latched_cdr(&self) -> Option<(Vec<u8>, Origin)>;
+}
+
+/// Who published a message a twin forwards, kept so the trace links the delivery.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Origin {
+    publisher: u64,
+    seq: u64,
+    stamp: i64,
+}
+
+impl<T> From<&Envelope<T>> for Origin {
+    fn from(envelope: &Envelope<T>) -> Self {
+        Origin {
+            publisher: envelope.publisher,
+            seq: envelope.seq,
+            stamp: envelope.stamp,
         }
     }
 }
@@ -56,25 +103,71 @@ struct TopicState<T> {
 }
 
 impl<T: Send + Sync + 'static> Topic<T> {
-    pub(crate) fn new(name: &str) -> Self {
+    pub(crate) fn new(name: &str, wire: Option<Wire>) -> Self {
         Self {
             name: name.into(),
+            wire,
             reach: ArcSwap::from_pointee(Reach {
                 subscriptions: Vec::new(),
                 listeners: Vec::new(),
+                twins: Vec::new(),
             }),
             state: Mutex::new(TopicState { latched: None }),
             pool: Arc::new(MessagePool::new()),
         }
     }
 
-    /// Delivers `message` to every subscription; `latch` keeps it for late subscribers.
+    /// Delivers `message` to every subscription, here and on the twins; `latch` keeps it
+    /// for late subscribers.
     pub(crate) fn publish(&self, message: Envelope<T>, latch: bool) -> usize {
-        if latch {
-            return self.publish_latched(message);
-        }
         let reach = self.reach.load();
-        deliver(&reach, message)
+        if reach.twins.is_empty() {
+            if latch {
+                drop(reach);
+                return self.publish_latched(message);
+            }
+            return deliver(&reach, message);
+        }
+        let twins = reach.twins.clone();
+        drop(reach);
+        self.publish_with_twins(message, latch, &twins)
+    }
+
+    fn publish_here(&self, message: Envelope<T>, latch: bool) -> usize {
+        if latch {
+            self.publish_latched(message)
+        } else {
+            deliver(&self.reach.load(), message)
+        }
+    }
+
+    /// A publish on a topic with twins: converted once, then told to each, in the order
+    /// that keeps listeners first.
+    fn publish_with_twins(
+        &self,
+        message: Envelope<T>,
+        latch: bool,
+        twins: &[Arc<dyn Twin>],
+    ) -> usize {
+        let origin = Origin::from(&message);
+        let cdr = self.wire.and_then(|wire| wire.encode(&*message.message));
+        let Some(cdr) = cdr else {
+            return self.publish_here(message, latch);
+        };
+        let (first, rest): (Vec<_>, Vec<_>) = if self.has_listeners() {
+            (Vec::new(), twins.iter().collect())
+        } else {
+            twins.iter().partition(|twin| twin.has_listeners())
+        };
+        let mut reached = 0;
+        for twin in first {
+            reached += twin.deliver_cdr(&cdr, origin, latch);
+        }
+        reached += self.publish_here(message, latch);
+        for twin in rest {
+            reached += twin.deliver_cdr(&cdr, origin, latch);
+        }
+        reached
     }
 
     fn publish_latched(&self, message: Envelope<T>) -> usize {
@@ -132,8 +225,60 @@ impl<T: Send + Sync + 'static> Topic<T> {
         });
     }
 
+    /// Subscriptions a publish here reaches, on the twins too.
     pub(crate) fn subscription_count(&self) -> usize {
+        let reach = self.reach.load();
+        let twins: usize = reach.twins.iter().map(|t| t.own_subscription_count()).sum();
+        reach.subscriptions.len() + twins
+    }
+}
+
+impl<T: Send + Sync + 'static> Twin for Topic<T> {
+    fn deliver_cdr(&self, cdr: &[u8], from: Origin, latch: bool) -> usize {
+        let decoded = self.wire.map(|wire| wire.decode(cdr));
+        let Some(Ok(message)) = decoded else {
+            // Twins are made only for one ROS type with one hash, so this is a codec bug.
+            debug_assert!(false, "a twin of {} did not decode", self.name);
+            return 0;
+        };
+        let Ok(message) = message.downcast::<T>() else {
+            return 0;
+        };
+        let envelope = Envelope {
+            message,
+            publisher: from.publisher,
+            seq: from.seq,
+            stamp: from.stamp,
+        };
+        if latch {
+            let state = self.state.lock();
+            // A twin made during a latched publish may hear of it twice: from the latch it
+            // copied and from the publish.
+            if state.latched.as_ref().map(Origin::from) == Some(from) {
+                return 0;
+            }
+            drop(state);
+        }
+        self.publish_here(envelope, latch)
+    }
+
+    fn add_twin(&self, twin: Arc<dyn Twin>) {
+        let state = self.state.lock();
+        self.change(&state, |reach| reach.twins.push(twin));
+    }
+
+    fn has_listeners(&self) -> bool {
+        !self.reach.load().listeners.is_empty()
+    }
+
+    fn own_subscription_count(&self) -> usize {
         self.reach.load().subscriptions.len()
+    }
+
+    fn latched_cdr(&self) -> Option<(Vec<u8>, Origin)> {
+        let latched = self.state.lock().latched.clone()?;
+        let cdr = self.wire?.encode(&*latched.message)?;
+        Some((cdr, Origin::from(&latched)))
     }
 }
 
