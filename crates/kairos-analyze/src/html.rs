@@ -19,7 +19,7 @@ use std::fmt::Write;
 
 use crate::callbacks::{Run, SLOWEST_KEPT};
 use crate::digest::Digest;
-use crate::model::{CallbackId, ClockMark, ClockMarkKind, Model};
+use crate::model::{CallbackId, ClockMark, ClockMarkKind, LogLine, Model};
 use crate::plot::{self, Frame, count_label, esc, ns_label};
 use crate::stats::{Distribution, human_ns};
 use crate::summary::summary;
@@ -55,7 +55,7 @@ pub fn report_digest(m: &Model, d: &Digest, title: &str) -> String {
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{t}</title><style>{STYLE}</style></head>\
          <body><h1>{t}</h1><nav><a href=\"#summary\">summary</a><a href=\"#timeline\">timeline</a>\
          <a href=\"#callbacks\">callbacks</a><a href=\"#queues\">queues</a><a href=\"#timers\">timers</a>\
-         <a href=\"#chain\">chains</a><a href=\"#clock\">clock</a></nav>",
+         <a href=\"#chain\">chains</a><a href=\"#log\">log</a><a href=\"#clock\">clock</a></nav>",
         t = esc(title),
     );
     summary_section(&mut h, m);
@@ -64,6 +64,7 @@ pub fn report_digest(m: &Model, d: &Digest, title: &str) -> String {
     queues_section(&mut h, m, d);
     timers_section(&mut h, m, d);
     chain_section(&mut h, d);
+    log_section(&mut h, m);
     clock_section(&mut h, m);
     h.push_str("</body></html>\n");
     h
@@ -100,7 +101,7 @@ fn summary_section(h: &mut String, m: &Model) {
 }
 
 fn timeline_section(h: &mut String, m: &Model, d: &Digest) {
-    h.push_str("<section id=\"timeline\"><h2>Timeline: callbacks per thread</h2>");
+    h.push_str("<section id=\"timeline\"><h2>Timeline: callbacks and log lines per thread</h2>");
     let (Some(first), Some(last)) = (m.first_ns, m.last_ns) else {
         h.push_str("<p>the trace has no events</p></section>");
         return;
@@ -111,6 +112,7 @@ fn timeline_section(h: &mut String, m: &Model, d: &Digest) {
         .enumerate()
         .filter(|(i, _)| d.callbacks.durations(CallbackId(*i)).is_some())
         .map(|(_, c)| (c.pid, c.tid))
+        .chain(m.log_lines.iter().map(|l| (l.pid, l.tid)))
         .collect();
     lanes.sort_unstable();
     lanes.dedup();
@@ -192,6 +194,7 @@ fn timeline_section(h: &mut String, m: &Model, d: &Digest) {
             rank + 1
         );
     }
+    log_marks(h, m, &frame, first, lane_y);
     h.push_str("</g></svg>");
     if lanes.is_empty() {
         h.push_str("<p>no callback ran in this trace; its clock events are marked.</p></section>");
@@ -240,6 +243,47 @@ fn legend(h: &mut String, m: &Model, d: &Digest) {
         );
     }
     h.push_str("</p>");
+}
+
+/// Log lines drawn on the timeline at most (warnings and worse first).
+const MAX_LOG_MARKS: usize = 2_000;
+
+/// Each log line as a small mark on the lane of the thread that wrote it, colored by
+/// level, its text (and the callback that wrote it) as its tooltip.
+fn log_marks(
+    h: &mut String,
+    m: &Model,
+    frame: &Frame,
+    first: i64,
+    lane_y: impl Fn(i64, i64) -> f64,
+) {
+    let mut lines: Vec<&LogLine> = m.log_lines.iter().collect();
+    if lines.len() > MAX_LOG_MARKS {
+        lines.sort_by_key(|l| std::cmp::Reverse(l.severity));
+        lines.truncate(MAX_LOG_MARKS);
+    }
+    for line in lines {
+        let x = frame.px((line.at - first) as f64);
+        let y = lane_y(line.pid, line.tid);
+        let color = match line.severity {
+            s if s >= 40 => "#d9534f",
+            30..=39 => "#f0ad4e",
+            _ => "#777",
+        };
+        let within = line
+            .callback
+            .map(|c| format!(" (in {})", m.callback_label(c)))
+            .unwrap_or_default();
+        let _ = write!(
+            h,
+            "<path class=\"log\" d=\"M{x:.1} {:.1}l4 -6h-8z\" fill=\"{color}\"><title>[{}] [{}]: {}{}</title></path>",
+            y + 6.0,
+            line.level(),
+            esc(&line.logger),
+            esc(&line.message),
+            esc(&within)
+        );
+    }
 }
 
 /// Clock jumps as red lines and stalls as orange bands across the timeline.
@@ -591,6 +635,45 @@ fn chain_section(h: &mut String, d: &Digest) {
         plot::histogram(h, &c.samples.values(), "end-to-end latency");
     }
     more_note(h, all.0.len(), "chains", "by messages");
+    h.push_str("</section>");
+}
+
+/// Rows of the log table at most.
+const MAX_LOG_ROWS: usize = 500;
+
+fn log_section(h: &mut String, m: &Model) {
+    h.push_str("<section id=\"log\"><h2>Log lines</h2>");
+    if m.log_lines.is_empty() {
+        h.push_str("<p>no log lines in this trace</p></section>");
+        return;
+    }
+    let first = m.first_ns.unwrap_or(0);
+    h.push_str(
+        "<table><tr><th>at</th><th>level</th><th>logger</th><th>message</th><th>written in</th></tr>",
+    );
+    for line in m.log_lines.iter().take(MAX_LOG_ROWS) {
+        let within = line.callback.map_or_else(
+            || format!("{} tid {}", m.process_name(line.pid), line.tid),
+            |c| m.callback_label(c),
+        );
+        let _ = write!(
+            h,
+            "<tr><td class=num>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            human_ns((line.at - first) as f64),
+            line.level(),
+            esc(&line.logger),
+            esc(&line.message),
+            esc(&within)
+        );
+    }
+    h.push_str("</table>");
+    if m.log_lines.len() > MAX_LOG_ROWS {
+        let _ = write!(
+            h,
+            "<p class=note>{} lines; the first {MAX_LOG_ROWS} are listed (`kairos trace log` lists all).</p>",
+            m.log_lines.len()
+        );
+    }
     h.push_str("</section>");
 }
 

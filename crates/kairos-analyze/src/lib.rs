@@ -11,6 +11,7 @@ pub mod chains;
 pub mod digest;
 pub mod flow;
 pub mod html;
+pub mod logs;
 pub mod model;
 pub mod perfetto;
 pub mod plot;

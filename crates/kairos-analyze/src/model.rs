@@ -33,7 +33,7 @@ pub struct Process {
 pub struct Node {
     /// The process it lives in.
     pub pid: i64,
-    /// Its name.
+    /// Its fully qualified name (`/robot/talker`; ROS 1 nodes as their master knew them).
     pub name: String,
 }
 
@@ -306,6 +306,39 @@ pub struct ClockMark {
     pub kind: ClockMarkKind,
 }
 
+/// A line a node logged (`kairos:log`): on the timeline next to the callback that wrote it.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogLine {
+    /// When (trace time).
+    pub at: i64,
+    /// The process that logged it.
+    pub pid: i64,
+    /// The thread that logged it.
+    pub tid: i64,
+    /// The callback running on that thread when it was logged, if any.
+    pub callback: Option<CallbackId>,
+    /// The logger's name (`robot.talker`, `robot.talker.arm`).
+    pub logger: String,
+    /// rcutils' severity: 10 debug, 20 info, 30 warn, 40 error, 50 fatal.
+    pub severity: i32,
+    /// The text.
+    pub message: String,
+}
+
+impl LogLine {
+    /// The severity as rcutils prints it (`INFO`), or its number.
+    pub fn level(&self) -> String {
+        match self.severity {
+            10 => "DEBUG".into(),
+            20 => "INFO".into(),
+            30 => "WARN".into(),
+            40 => "ERROR".into(),
+            50 => "FATAL".into(),
+            other => other.to_string(),
+        }
+    }
+}
+
 /// Everything known about a trace after one pass.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Model {
@@ -329,6 +362,8 @@ pub struct Model {
     pub queues: Vec<Queue>,
     /// Clock jumps, stalls and resumes (kairos traces), in trace order.
     pub clock_marks: Vec<ClockMark>,
+    /// Log lines (kairos traces), in trace order.
+    pub log_lines: Vec<LogLine>,
     /// Events per event name.
     pub event_counts: BTreeMap<String, u64>,
     /// Events read.

@@ -1,7 +1,7 @@
 //! Chrome trace event JSON (opens in ui.perfetto.dev and chrome://tracing): callbacks as
 //! slices on their process and thread, each publication as a short slice on the
 //! publishing thread, and a flow arrow from each publication to the callback that
-//! processed the message.
+//! processed the message; log lines as instant marks on the thread that wrote them.
 
 use serde_json::{Value, json};
 
@@ -49,6 +49,16 @@ pub fn export(m: &Model) -> Value {
             events.push(json!({"ph": "s", "cat": "message", "name": msg.topic, "id": flow_id, "pid": pid, "tid": tid, "ts": us(published, origin)}));
             events.push(json!({"ph": "f", "bp": "e", "cat": "message", "name": msg.topic, "id": flow_id, "pid": sub_pid, "tid": cb_tid, "ts": us(start, origin)}));
         }
+    }
+    for line in &m.log_lines {
+        events.push(json!({
+            "ph": "i", "s": "t", "cat": "log", "name": format!("[{}] {}", line.level(), line.message),
+            "pid": line.pid, "tid": line.tid, "ts": us(line.at, origin),
+            "args": {
+                "logger": line.logger,
+                "callback": line.callback.map(|c| m.callback_label(c)),
+            },
+        }));
     }
     json!({"traceEvents": events, "displayTimeUnit": "ns"})
 }

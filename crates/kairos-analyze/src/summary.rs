@@ -64,6 +64,8 @@ pub struct Summary {
     pub topics: Vec<TopicSummary>,
     /// Events per event name.
     pub event_counts: BTreeMap<String, u64>,
+    /// Log lines per level (`INFO`: 12), in severity order.
+    pub log_lines: Vec<(String, usize)>,
 }
 
 /// The summary of a model.
@@ -123,7 +125,19 @@ pub fn summary(m: &Model) -> Summary {
             .collect(),
         topics: sum_topics.into_values().collect(),
         event_counts: m.event_counts.clone(),
+        log_lines: log_levels(m),
     }
+}
+
+fn log_levels(m: &Model) -> Vec<(String, usize)> {
+    let mut by_severity: BTreeMap<i32, (String, usize)> = BTreeMap::new();
+    for line in &m.log_lines {
+        by_severity
+            .entry(line.severity)
+            .or_insert_with(|| (line.level(), 0))
+            .1 += 1;
+    }
+    by_severity.into_values().collect()
 }
 
 impl fmt::Display for Summary {
@@ -188,6 +202,18 @@ impl fmt::Display for Summary {
                 t.messages,
                 list(&t.publishers),
                 list(&t.subscribers)
+            )?;
+        }
+        if !self.log_lines.is_empty() {
+            let levels: Vec<String> = self
+                .log_lines
+                .iter()
+                .map(|(level, n)| format!("{n} {level}"))
+                .collect();
+            writeln!(
+                f,
+                "\nlog lines: {} (`kairos trace log` lists them)",
+                levels.join(", ")
             )?;
         }
         writeln!(f, "\nevents:")?;

@@ -355,7 +355,7 @@ fn kairos_trace_maps_onto_the_model() {
             .unwrap();
     assert_eq!(
         (sub.node.as_str(), sub.topic.as_str(), sub.capacity),
-        ("listener", "/chatter", Some(2))
+        ("/listener", "/chatter", Some(2))
     );
     assert!(!sub.inferred, "kairos traces record their queues");
     assert_eq!(sub.drops.len(), 1);
@@ -372,7 +372,7 @@ fn kairos_trace_maps_onto_the_model() {
     let ch = chains::chains(&m);
     let c =
         ch.0.iter()
-            .find(|c| c.name() == "talker -> /chatter -> listener")
+            .find(|c| c.name() == "/talker -> /chatter -> /listener")
             .expect("the chain");
     assert_eq!(c.count, 4, "the dropped message completes no chain");
     let stage = |n: &str| {
@@ -385,9 +385,9 @@ fn kairos_trace_maps_onto_the_model() {
     };
     assert_eq!(stage("/chatter publish").p50_ns, 10);
     assert_eq!(stage("/chatter transport").p50_ns, 10);
-    assert_eq!(stage("/chatter queue in listener").p50_ns, 960);
-    assert_eq!(stage("listener dispatch").p50_ns, 100);
-    assert_eq!(stage("listener callback").p50_ns, 2_000);
+    assert_eq!(stage("/chatter queue in /listener").p50_ns, 960);
+    assert_eq!(stage("/listener dispatch").p50_ns, 100);
+    assert_eq!(stage("/listener callback").p50_ns, 2_000);
     assert_eq!(c.total.max_ns, 3_080);
 
     let t = timers::timers(&m);

@@ -95,7 +95,7 @@ fn ros2_chain_source_to_sink_is_found_with_per_stage_latency() {
     let ch = chains::chains(&m);
     let c =
         ch.0.iter()
-            .find(|c| c.name() == "source -> /topic_a -> sync_one_to_one -> /topic_b -> sink")
+            .find(|c| c.name() == "/source -> /topic_a -> /sync_one_to_one -> /topic_b -> /sink")
             .unwrap_or_else(|| {
                 panic!(
                     "chain not found; chains: {:?}",
@@ -108,12 +108,12 @@ fn ros2_chain_source_to_sink_is_found_with_per_stage_latency() {
         [
             "/topic_a publish",
             "/topic_a transport+queue",
-            "sync_one_to_one dispatch",
-            "sync_one_to_one callback to publish",
+            "/sync_one_to_one dispatch",
+            "/sync_one_to_one callback to publish",
             "/topic_b publish",
             "/topic_b transport+queue",
-            "sink dispatch",
-            "sink callback",
+            "/sink dispatch",
+            "/sink callback",
         ]
     );
     assert!(c.count > 1900, "{} complete chains", c.count);
@@ -177,13 +177,13 @@ fn ros2_flow_follows_a_message_to_the_sink() {
     let m = analyze(trace("ros2-sync-one-to-one"), Options::default()).unwrap();
     let f = flow::flow(&m, "/topic_a", flow::Pick::Index(100)).unwrap();
     let d = &f.deliveries[0];
-    assert_eq!(d.subscriber, "sync_one_to_one");
+    assert_eq!(d.subscriber, "/sync_one_to_one");
     let b = d
         .children
         .iter()
         .find(|c| c.topic == "/topic_b")
         .expect("the callback published on /topic_b");
-    assert_eq!(b.deliveries[0].subscriber, "sink");
+    assert_eq!(b.deliveries[0].subscriber, "/sink");
     assert!(b.published_ns > f.published_ns);
     assert!(flow::flow(&m, "/nope", flow::Pick::Index(0)).is_err());
     assert!(flow::flow(&m, "/topic_a", flow::Pick::Index(1_000_000)).is_err());
@@ -195,7 +195,7 @@ fn ros2_timer_period_and_summary() {
     let t = timers::timers(&m);
     let source =
         t.0.iter()
-            .find(|t| t.label.starts_with("source timer"))
+            .find(|t| t.label.starts_with("/source timer"))
             .unwrap();
     assert_eq!(source.period_ns, Some(5_000_000));
     assert_eq!(source.runs, 2031);
@@ -212,8 +212,8 @@ fn ros2_timer_period_and_summary() {
             a.messages
         ),
         (
-            &["source".to_string()][..],
-            &["sync_one_to_one".to_string()][..],
+            &["/source".to_string()][..],
+            &["/sync_one_to_one".to_string()][..],
             2031
         )
     );

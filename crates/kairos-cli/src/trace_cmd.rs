@@ -24,6 +24,8 @@ pub enum TraceCmd {
     Timers(analysis::Args),
     /// Per publisher and subscription queue: depth over time, maximum, drops.
     Queues(analysis::Args),
+    /// The lines nodes logged, in time order, each with the callback that wrote it.
+    Log(analysis::LogArgs),
     /// Follow one message through queues, transport and callbacks to the graph's end.
     Flow(analysis::FlowArgs),
     /// End-to-end latency of every path from a source to a sink callback, per stage.
@@ -41,6 +43,7 @@ pub fn run(cmd: TraceCmd) -> anyhow::Result<ExitCode> {
         TraceCmd::Callbacks(args) => analysis::callbacks(args),
         TraceCmd::Timers(args) => analysis::timers(args),
         TraceCmd::Queues(args) => analysis::queues(args),
+        TraceCmd::Log(args) => analysis::log(args),
         TraceCmd::Flow(args) => analysis::flow(args),
         TraceCmd::Chains(args) => analysis::chains(args),
         TraceCmd::Export(args) => analysis::export(args),

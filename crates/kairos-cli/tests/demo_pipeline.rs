@@ -8,13 +8,13 @@ use common::{json_of, kairos, run_ok};
 
 /// The chain every form of the pipeline must be found as: nodes and topics in order.
 const PIPELINE_CHAIN: [&str; 7] = [
-    "source",
+    "/pipeline/source",
     "/pipeline/readings",
-    "filter",
+    "/pipeline/filter",
     "/pipeline/filtered",
-    "planner",
+    "/pipeline/planner",
     "/pipeline/plans",
-    "printer",
+    "/pipeline/printer",
 ];
 
 /// The chain the demo's JSON names.
@@ -39,7 +39,10 @@ fn the_analyzer_finds_where_the_pipeline_spends_its_time() {
             .arg(dir.path().join("out")),
     ));
     assert_eq!(chain_of(&v), PIPELINE_CHAIN, "{v}");
-    assert_eq!(v["dominant"], "planner callback to publish", "{v}");
+    assert_eq!(
+        v["dominant"], "/pipeline/planner callback to publish",
+        "{v}"
+    );
     assert!(v["messages"].as_u64().unwrap() >= 7, "{v}");
     let traced = v["traced_e2e_mean_ms"].as_f64().unwrap();
     let measured = v["measured_e2e_mean_ms"].as_f64().unwrap();
@@ -141,7 +144,10 @@ fn the_simulated_pipeline_traces_identically_twice() {
     assert_eq!(sim["events"][0], sim["events"][1], "{v}");
     assert!(sim["events"][0].as_u64().unwrap() > 60_000, "{v}");
     assert_eq!(chain_of(&v), PIPELINE_CHAIN, "{v}");
-    assert_eq!(v["dominant"], "planner callback to publish", "{v}");
+    assert_eq!(
+        v["dominant"], "/pipeline/planner callback to publish",
+        "{v}"
+    );
     assert_eq!(v["traced_e2e_mean_ms"], 100.0, "{v}");
     let wall = sim["wall_s"][0].as_f64().unwrap();
     assert!(
@@ -180,12 +186,15 @@ fn the_pipeline_across_four_processes_is_followed_across_the_boundaries() {
     ));
     assert_eq!(v["processes"], 4, "{v}");
     assert_eq!(chain_of(&v), PIPELINE_CHAIN, "{v}");
-    assert_eq!(v["dominant"], "planner callback to publish", "{v}");
+    assert_eq!(
+        v["dominant"], "/pipeline/planner callback to publish",
+        "{v}"
+    );
     let planner = v["stages"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|s| s["name"] == "planner callback to publish")
+        .find(|s| s["name"] == "/pipeline/planner callback to publish")
         .unwrap()["mean_ms"]
         .as_f64()
         .unwrap();

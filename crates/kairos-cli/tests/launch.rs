@@ -251,12 +251,28 @@ fn a_system_starts_from_one_file_and_ctrl_c_stops_it_within_its_deadlines() {
             LIMIT,
         ),
     );
-    for expected in ["talker", "listener", "/robot/news"] {
+    for expected in ["/robot/talker", "/robot/listener", "/robot/news"] {
         assert!(
             summary.contains(expected),
             "no {expected} in the trace:\n{summary}"
         );
     }
+    // Each log line on the timeline, with the callback that wrote it.
+    let log = assert_ok(
+        "kairos trace log",
+        &finish(
+            spawn(zenoh_support::kairos().args(["trace", "log"]).arg(&trace)),
+            LIMIT,
+        ),
+    );
+    let published = log
+        .lines()
+        .find(|l| l.contains("[INFO] [robot.talker]: publishing 'from the file"))
+        .unwrap_or_else(|| panic!("no talker line in the trace's log:\n{log}"));
+    assert!(
+        published.contains("(in /robot/talker timer"),
+        "the line is not placed in the talker's timer callback: {published}"
+    );
 }
 
 #[test]

@@ -59,8 +59,8 @@ fn summary_json_names_the_ros2_graph() {
     assert_eq!(v["empty_takes"], 34);
     let topics = v["topics"].as_array().unwrap();
     let b = topics.iter().find(|t| t["name"] == "/topic_b").unwrap();
-    assert_eq!(b["publishers"][0], "sync_one_to_one");
-    assert_eq!(b["subscribers"][0], "sink");
+    assert_eq!(b["publishers"][0], "/sync_one_to_one");
+    assert_eq!(b["subscribers"][0], "/sink");
 }
 
 #[test]
@@ -149,7 +149,9 @@ fn html_report_is_self_contained() {
     let html = std::fs::read_to_string(&out).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(html.contains("<svg"));
-    assert!(html.contains("source -&gt; /topic_a -&gt; sync_one_to_one -&gt; /topic_b -&gt; sink"));
+    assert!(
+        html.contains("/source -&gt; /topic_a -&gt; /sync_one_to_one -&gt; /topic_b -&gt; /sink")
+    );
     assert!(!html.contains("http"), "no network reference");
     assert!(!html.contains("<script"), "no script");
 }

@@ -105,14 +105,11 @@ impl Message for GeneratedClock {
     }
 }
 
-fn collect<T: Clone + Send + Sync + 'static>(
+fn collect<T: kairos_interface::Payload + Clone>(
     node: &Node,
     topic: &str,
     qos: Qos,
-) -> (kairos::graph::Subscription<T>, Arc<Mutex<Vec<T>>>)
-where
-    T: kairos_interface::Payload,
-{
+) -> (kairos::graph::Subscription<T>, Arc<Mutex<Vec<T>>>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
     let subscription = node
@@ -139,14 +136,28 @@ fn two_rust_types_of_one_ros_type_hear_each_other_once() {
     let pub_b = node
         .create_publisher::<StringB>("chatter", Qos::keep_last(10))
         .unwrap();
-    assert_eq!(pub_a.subscription_count(), 2, "a twin's subscriptions count");
+    assert_eq!(
+        pub_a.subscription_count(),
+        2,
+        "a twin's subscriptions count"
+    );
     assert_eq!(pub_b.subscription_count(), 2);
 
     assert_eq!(pub_a.publish(StringA { data: "a".into() }), 2);
     assert_eq!(pub_b.publish(StringB { data: "b".into() }), 2);
     spin(&node);
-    let texts_a: Vec<_> = seen_a.lock().unwrap().iter().map(|m| m.data.clone()).collect();
-    let texts_b: Vec<_> = seen_b.lock().unwrap().iter().map(|m| m.data.clone()).collect();
+    let texts_a: Vec<_> = seen_a
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|m| m.data.clone())
+        .collect();
+    let texts_b: Vec<_> = seen_b
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|m| m.data.clone())
+        .collect();
     assert_eq!(texts_a, ["a", "b"], "each message once, none echoed back");
     assert_eq!(texts_b, ["a", "b"]);
 }
@@ -164,7 +175,12 @@ fn a_late_twin_gets_the_latched_message_once() {
     let (_sub2, seen2) = collect::<StringB>(&node, "map", latched);
     spin(&node);
     for seen in [seen, seen2] {
-        let texts: Vec<_> = seen.lock().unwrap().iter().map(|m| m.data.clone()).collect();
+        let texts: Vec<_> = seen
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|m| m.data.clone())
+            .collect();
         assert_eq!(texts, ["the map"]);
     }
 }
@@ -192,11 +208,8 @@ fn types_that_are_not_one_ros_type_still_conflict() {
 fn a_generated_log_subscription_hears_the_nodes_log_lines() {
     let context = Context::new();
     let listener = Node::new_in(&context, "console", "/").unwrap();
-    let (_sub, seen) = collect::<GeneratedLog>(
-        &listener,
-        "/rosout",
-        Qos::keep_last(100).transient_local(),
-    );
+    let (_sub, seen) =
+        collect::<GeneratedLog>(&listener, "/rosout", Qos::keep_last(100).transient_local());
     let talker = Node::new_in(&context, "talker", "/robot").unwrap();
     talker.logger().info("hello from the talker");
     spin(&listener);

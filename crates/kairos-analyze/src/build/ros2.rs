@@ -12,8 +12,8 @@ use kairos_trace::schema::ClockKind;
 
 use super::{At, Builder, Handle, MsgKey};
 use crate::model::{
-    CallbackId, ClockMark, ClockMarkKind, Delivery, DeliveryRef, MessageId, Owner, QueueKind,
-    SubscriptionId, Topic,
+    CallbackId, ClockMark, ClockMarkKind, Delivery, DeliveryRef, LogLine, MessageId, Owner,
+    QueueKind, SubscriptionId, Topic,
 };
 
 pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
@@ -21,7 +21,8 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
     let h = |f: &str| ev.u64(f).unwrap_or(0);
     match name {
         "rcl_node_init" => {
-            let name = ev.str("node_name").unwrap_or("?").to_string();
+            let name = ev.str("node_name").unwrap_or("?");
+            let name = fully_qualified(ev.str("namespace").unwrap_or("/"), name);
             b.node(pid, h("node_handle"), name);
         }
         "rcl_publisher_init" => {
@@ -134,6 +135,19 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
     }
 }
 
+/// `/ns/name` from a node's namespace and name, as `ros2 node list` prints it, so nodes of
+/// one name in two namespaces stay apart.
+fn fully_qualified(namespace: &str, name: &str) -> String {
+    let namespace = namespace.trim_end_matches('/');
+    if namespace.is_empty() {
+        format!("/{name}")
+    } else if namespace.starts_with('/') {
+        format!("{namespace}/{name}")
+    } else {
+        format!("/{namespace}/{name}")
+    }
+}
+
 pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
     let pid = at.pid;
     let h = |f: &str| ev.u64(f).unwrap_or(0);
@@ -157,6 +171,19 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_
                 pid,
                 clock,
                 kind,
+            });
+        }
+        "log" => {
+            let handle = h("callback");
+            let callback = (handle != 0).then(|| b.callback(pid, handle));
+            b.m.log_lines.push(LogLine {
+                at: at.ts,
+                pid,
+                tid: at.tid,
+                callback,
+                logger: ev.str("logger").unwrap_or("?").to_owned(),
+                severity: ev.i64("severity").unwrap_or(0) as i32,
+                message: ev.str("message").unwrap_or("").to_owned(),
             });
         }
         "message_loss" => b.m.remote_losses += ev.u64("count").unwrap_or(0),

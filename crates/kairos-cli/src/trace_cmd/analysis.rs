@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use kairos_analyze::{Digest, Options, flow, html, perfetto, summary};
+use kairos_analyze::{Digest, Options, flow, html, logs, perfetto, summary};
 use serde::Serialize;
 
 use super::load::{load, load_streaming};
@@ -34,6 +34,29 @@ pub struct FlowArgs {
     /// up to nine decimals, as `dump` prints it (e.g. 1649361409.090125573).
     #[arg(long, value_parser = parse_seconds)]
     pub at: Option<i64>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LogArgs {
+    #[command(flatten)]
+    pub common: Args,
+    /// The lowest level shown: debug, info, warn, error or fatal.
+    #[arg(long, default_value = "debug", value_parser = parse_level)]
+    pub level: i32,
+}
+
+/// rcutils' severity of a level name, as `--log-level` takes it.
+fn parse_level(text: &str) -> Result<i32, String> {
+    match text.to_ascii_lowercase().as_str() {
+        "debug" => Ok(10),
+        "info" => Ok(20),
+        "warn" | "warning" => Ok(30),
+        "error" => Ok(40),
+        "fatal" => Ok(50),
+        _ => Err(format!(
+            "`{text}` is not a log level: use debug, info, warn, error or fatal"
+        )),
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -67,6 +90,11 @@ fn print<T: Serialize + std::fmt::Display>(value: &T, json: bool) -> anyhow::Res
 pub fn summary(a: Args) -> anyhow::Result<ExitCode> {
     let m = load(&a.trace, Options { messages: false })?;
     print(&summary::summary(&m), a.json)
+}
+
+pub fn log(a: LogArgs) -> anyhow::Result<ExitCode> {
+    let m = load(&a.common.trace, Options { messages: false })?;
+    print(&logs::report(&m, a.level), a.common.json)
 }
 
 pub fn callbacks(a: Args) -> anyhow::Result<ExitCode> {
