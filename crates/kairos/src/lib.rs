@@ -22,6 +22,7 @@
 #![deny(unsafe_code)]
 
 mod at_exit;
+mod current;
 pub mod exec;
 mod fence;
 pub mod graph;

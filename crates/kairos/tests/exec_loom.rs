@@ -157,9 +157,9 @@ mod time {
 #[path = "../src/exec/timekeeper.rs"]
 mod timekeeper;
 
-// Lock-step settling (`exec/settle.rs`): the step's marks and the worker's runs.
+// Lock-step settling (`time/settle.rs`): the step's marks and the worker's runs.
 #[allow(dead_code)]
-#[path = "../src/exec/settle.rs"]
+#[path = "../src/time/settle.rs"]
 mod settle;
 
 use ::loom::sync::Arc;
@@ -537,7 +537,7 @@ fn loom_a_registration_never_misses_the_keepers_wait() {
     }
 }
 
-/// The lock-step handshake of `exec/settle.rs`: a step marks an entity and sets its
+/// The lock-step handshake of `time/settle.rs`: a step marks an entity and sets its
 /// schedule flag (pushing it if the flag was clear), then waits on its ticket; a worker
 /// that takes the item clears the flag, then takes the mark, runs, and releases what it
 /// took. The entity was already queued by an unrelated wake-up (its flag set), so the

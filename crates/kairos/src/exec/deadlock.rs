@@ -191,28 +191,19 @@ pub(crate) fn in_frame<R>(
     };
     TOP.with(|top| top.set(&raw const frame));
     let _unlink = Unlink(frame.below);
-    f()
-}
-
-/// The logger of the node whose callback this thread runs (innermost), if any.
-pub(crate) fn current_logger() -> Option<crate::logging::Logger> {
-    top().and_then(|frame| frame.entity().core().logger.clone())
-}
-
-/// The trace handle of the callback this thread runs (innermost), if any.
-pub(crate) fn current_callback_handle() -> Option<u64> {
-    top().map(|frame| frame.entity().core().id())
+    // What the layers below see of this callback (`crate::current`).
+    let core = entity.core();
+    let running = crate::current::callback::Running {
+        handle: core.id(),
+        shutdown: &exec.shutdown_token,
+        logger: core.logger.as_ref(),
+    };
+    crate::current::callback::enter(&running, f)
 }
 
 /// Whether this thread is running a callback of executor `exec_id` now.
 pub(crate) fn runs_on(exec_id: u64) -> bool {
     std::iter::successors(top(), |frame| frame.below()).any(|f| f.exec().id == exec_id)
-}
-
-/// The shutdown token of the executor whose callback this thread runs, if any: a kairos
-/// wait made inside a callback also ends when that executor shuts down.
-pub(crate) fn current_shutdown_token() -> Option<crate::time::CancelToken> {
-    top().map(|f| f.exec().shutdown_token.clone())
 }
 
 /// One blocked wait in the wait-for graph.

@@ -10,8 +10,8 @@
 use super::executor::ExecShared;
 use super::group::CallbackGroup;
 use super::ready::ScheduleFlag;
-use super::settle;
 use super::task::Task;
+use crate::time::settle;
 use parking_lot::Mutex;
 use std::fmt;
 use std::future::Future;

@@ -40,7 +40,6 @@ mod group;
 mod guard;
 pub(crate) mod ready;
 mod running;
-pub(crate) mod settle;
 mod shutdown;
 pub(crate) mod task;
 mod timekeeper;

@@ -4,7 +4,7 @@
 use super::entity::{BoxFuture, Entity, Ready};
 use super::executor::ExecShared;
 use super::ready::ScheduleFlag;
-use super::settle;
+use crate::time::settle;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};

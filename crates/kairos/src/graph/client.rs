@@ -11,9 +11,7 @@ use super::node::Node;
 use super::service::Request;
 use crate::exec::WouldDeadlock;
 use crate::exec::deadline_after;
-use crate::exec::deadlock::{
-    BlockedWorker, check_await, check_blocking_wait, current_shutdown_token,
-};
+use crate::exec::deadlock::{BlockedWorker, check_await, check_blocking_wait};
 use crate::exec::entity::{Entity, EntityCore, Execution};
 use crate::time::Duration;
 use kairos_interface::ServiceCall;
@@ -393,7 +391,7 @@ impl<Resp: Send + 'static> ResponseFuture<Resp> {
     fn wait_blocked(self, _blocked: BlockedWorker, timeout: Duration) -> Result<Resp, CallError> {
         let deadline = deadline_after(timeout);
         // Inside a callback, the executor's shutdown ends the wait; anywhere, Ctrl-C does.
-        let shutdown = current_shutdown_token();
+        let shutdown = crate::current::callback::shutdown_token();
         let program = crate::signal::shutdown_token();
         let waker = Waker::from(Arc::new(SlotWaker(Arc::downgrade(&self.slot))));
         let _registration = shutdown.as_ref().map(|token| token.register(&waker));

@@ -68,14 +68,14 @@ fn target_logger(target: &str) -> Logger {
 
 impl log::Log for Bridge {
     fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
-        let logger = crate::exec::deadlock::current_logger()
-            .unwrap_or_else(|| target_logger(metadata.target()));
+        let logger =
+            crate::current::callback::logger().unwrap_or_else(|| target_logger(metadata.target()));
         logger.is_enabled_for(severity(metadata.level()))
     }
 
     fn log(&self, record: &log::Record<'_>) {
-        let logger = crate::exec::deadlock::current_logger()
-            .unwrap_or_else(|| target_logger(record.target()));
+        let logger =
+            crate::current::callback::logger().unwrap_or_else(|| target_logger(record.target()));
         let severity = severity(record.level());
         if logger.is_enabled_for(severity) {
             let message = record.args().to_string();

@@ -254,7 +254,7 @@ impl Logger {
             self.to_sink(&record);
         }
         crate::trace::tp::log(
-            crate::exec::deadlock::current_callback_handle().unwrap_or(0),
+            crate::current::callback::handle().unwrap_or(0),
             &self.shared.name,
             severity as i32,
             message,

@@ -10,13 +10,11 @@
 //! [`PeriodicTask`] is the common shape on top: a body run every period on any clock.
 
 mod periodic;
-mod status;
 
 pub use periodic::PeriodicTask;
-pub(crate) use status::describe_wait;
 
+use crate::current::wait::{self, WaitStatus};
 use crate::time::{CancelToken, Clock, Duration, Time};
-use status::WaitStatus;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -108,7 +106,7 @@ impl ManagedThread {
         let handle = std::thread::Builder::new()
             .name(name.clone())
             .spawn(move || {
-                status::install(s);
+                wait::install(s);
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&t)));
                 let _ = done_tx.send(result.map_err(|p| panic_message(p.as_ref())));
             })?;

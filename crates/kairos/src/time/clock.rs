@@ -304,7 +304,7 @@ impl Clock {
             }
             .into());
         }
-        let _status = crate::thread::describe_wait(|| {
+        let _status = crate::current::wait::describe(|| {
             format!("sleep until {deadline} on the {} clock", self.kind())
         });
         let deadline = deadline.nanos();
@@ -312,7 +312,7 @@ impl Clock {
         let waker = thread_waker();
         let _cancel_registration = cancel.register(&waker);
         // Inside an executor's callback the wait also ends when that executor shuts down.
-        let shutdown = crate::exec::deadlock::current_shutdown_token();
+        let shutdown = crate::current::callback::shutdown_token();
         let _shutdown_registration = shutdown.as_ref().map(|token| token.register(&waker));
         // Every reason to end the wait other than reaching the deadline, checked each turn.
         let stop = || {

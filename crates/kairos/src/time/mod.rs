@@ -29,6 +29,7 @@ pub mod jump;
 mod point;
 mod rate;
 mod ros_clock;
+pub(crate) mod settle;
 mod sim;
 pub mod slack;
 mod sleep;

@@ -14,7 +14,7 @@
 //! [`WaitError::ClockChanged`](super::WaitError::ClockChanged), as rclcpp's `sleep_until`
 //! returns false; timers restart their period on the new source, as rcl does. Switched to
 //! simulation time, the next step of the simulated clock first waits (bounded) until the
-//! timers of this clock on running executors have re-armed on it (see `exec::settle`).
+//! timers of this clock on running executors have re-armed on it (see `time::settle`).
 //!
 //! # Ground rules
 //! The mode and the switch generation are one atomic word (`mode`: the generation shifted
@@ -120,10 +120,10 @@ impl RosClock {
         let waiters = self.inner.waiters.lock().snapshot();
         // The timers of this clock re-arm on the new source when their executor runs
         // them: switched to simulation time, the next step waits for that first (see
-        // `exec::settle`), so none of their deadlines is stepped over before it exists.
+        // `time::settle`), so none of their deadlines is stepped over before it exists.
         let mut rearms = None;
         self.inner.handlers.dispatch(&jump, || {
-            rearms = Some(crate::exec::settle::collect(|| {
+            rearms = Some(super::settle::collect(|| {
                 waiters.into_iter().for_each(Waker::wake)
             }));
         });

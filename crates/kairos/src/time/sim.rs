@@ -36,7 +36,7 @@
 //! applied the same way ([`publish_settled`](SimClock::publish_settled)): the publisher
 //! returns once the callbacks it made due have run.
 //!
-//! Who runs the work decides whether a step waits for it (see `exec::settle`, which states
+//! Who runs the work decides whether a step waits for it (see `time::settle`, which states
 //! the handshake): an executor spinning on another thread, or one that has never spun (a
 //! `spin()` on a thread just started), is waited for; one that was spun before and is not
 //! now, or that the stepping thread itself runs, is not: its caller spins it between steps
@@ -52,10 +52,10 @@
 
 use super::deadline_queue::DeadlineQueue;
 use super::jump::{ClockChange, ClockJump, HandlerSet, JumpLog};
+use super::settle;
 use super::virtual_clock::{PublishEffect, StallPolicy, VirtualClock};
 use super::wait::mono_now;
 use super::{ClockKind, ClockMismatch, Duration, Time, WaitError};
-use crate::exec::settle;
 use parking_lot::{Condvar, Mutex};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};

@@ -22,7 +22,7 @@ thread_local! {
     static STATUS: RefCell<Option<Arc<WaitStatus>>> = const { RefCell::new(None) };
 }
 
-pub(super) fn install(status: Arc<WaitStatus>) {
+pub(crate) fn install(status: Arc<WaitStatus>) {
     STATUS.with(|s| *s.borrow_mut() = Some(status));
 }
 
@@ -39,7 +39,7 @@ impl Drop for WaitScope {
 }
 
 /// Records what the current thread waits for, if it is a managed thread.
-pub(crate) fn describe_wait(describe: impl FnOnce() -> String) -> WaitScope {
+pub(crate) fn describe(describe: impl FnOnce() -> String) -> WaitScope {
     let status = STATUS.with(|s| s.borrow().clone());
     if let Some(status) = &status {
         *status.current.lock() = Some(describe());
