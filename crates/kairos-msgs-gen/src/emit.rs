@@ -249,6 +249,10 @@ impl Emitter<'_> {
                 },
                 default: None,
                 line: 0,
+                doc: crate::parse::Doc {
+                    comment: vec!["rosidl's member of a message without fields.".into()],
+                    declaration: String::new(),
+                },
             }];
             &empty_field
         } else {
@@ -281,6 +285,7 @@ impl Emitter<'_> {
                 }
                 _ => {}
             }
+            write_doc(out, "            ", &field.doc);
             let _ = writeln!(
                 out,
                 "            pub {}: {},",
@@ -316,6 +321,7 @@ impl Emitter<'_> {
                     }
                     BaseType::Named { .. } => unreachable!("constants are primitives"),
                 };
+                write_doc(out, "            ", &c.doc);
                 let _ = writeln!(out, "            pub const {}: {ty} = {value};", c.name);
             }
             out.push_str("        }\n");
@@ -431,6 +437,27 @@ impl Emitter<'_> {
             Container::Sequence => expr.push_str(".sequence()"),
         }
         expr
+    }
+}
+
+/// The doc comment of a field or constant: its `.msg` comment, else its declaration.
+/// Comment text is written so rustdoc reads it as plain text: no intra-doc links, HTML
+/// tags, or indented and fenced blocks (which rustdoc would compile as doctests).
+fn write_doc(out: &mut String, indent: &str, doc: &crate::parse::Doc) {
+    if doc.comment.is_empty() {
+        let _ = writeln!(out, "{indent}/// `{}`", doc.declaration.replace('`', "'"));
+        return;
+    }
+    for line in &doc.comment {
+        let mut text = String::with_capacity(line.len());
+        for c in line.trim().chars() {
+            if matches!(c, '[' | ']' | '<' | '>' | '*' | '_' | '\\') {
+                text.push('\\');
+            }
+            text.push(c);
+        }
+        let text = text.replace("```", "'''");
+        let _ = writeln!(out, "{indent}/// {text}");
     }
 }
 

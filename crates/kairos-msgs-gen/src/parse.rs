@@ -152,6 +152,16 @@ pub struct Field {
     pub default: Option<Value>,
     /// Where it was declared (1-based), for errors found later.
     pub line: usize,
+    /// What the `.msg` file says of it (see [`Doc`]).
+    pub doc: Doc,
+}
+
+/// What a `.msg` file says of a field or constant: the comment lines right above it and
+/// the comment after it on its line, and the declaration itself (`int8 STATUS_FIX = 0`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Doc {
+    pub comment: Vec<String>,
+    pub declaration: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -159,6 +169,8 @@ pub struct Constant {
     pub name: String,
     pub ty: BaseType,
     pub value: Value,
+    /// What the `.msg` file says of it.
+    pub doc: Doc,
 }
 
 /// The fields and constants of one message (or of a service's request or response).
@@ -210,18 +222,42 @@ pub fn parse_service(file: &Path, text: &str) -> Result<(MessageSpec, MessageSpe
 /// The sections between `---` lines, each with the line number of the `---` opening it.
 fn parse_sections(file: &Path, text: &str) -> Result<Vec<(usize, MessageSpec)>, ParseError> {
     let mut sections = vec![(0, MessageSpec::default())];
+    // Comment lines since the last blank line or declaration: they document the next one.
+    let mut above: Vec<String> = Vec::new();
     for (index, raw) in text.lines().enumerate() {
         let line = index + 1;
         let content = strip_comment(raw).trim();
+        let comment = raw[strip_comment(raw).len()..]
+            .trim_start_matches('#')
+            .trim();
         if content.is_empty() {
+            if raw.trim().is_empty() {
+                above.clear();
+            } else if !comment.is_empty() {
+                above.push(comment.to_owned());
+            }
             continue;
         }
         if content == "---" {
+            above.clear();
             sections.push((line, MessageSpec::default()));
             continue;
         }
         let spec = &mut sections.last_mut().expect("never empty").1;
+        let (fields, constants) = (spec.fields.len(), spec.constants.len());
         parse_line(file, line, content, spec)?;
+        let mut doc = Doc {
+            comment: std::mem::take(&mut above),
+            declaration: content.split_whitespace().collect::<Vec<_>>().join(" "),
+        };
+        if !comment.is_empty() {
+            doc.comment.push(comment.to_owned());
+        }
+        if spec.fields.len() > fields {
+            spec.fields.last_mut().expect("just pushed").doc = doc;
+        } else if spec.constants.len() > constants {
+            spec.constants.last_mut().expect("just pushed").doc = doc;
+        }
     }
     Ok(sections)
 }
@@ -285,6 +321,7 @@ fn parse_line(
             name: name.to_owned(),
             ty: ty.base,
             value,
+            doc: Doc::default(),
         });
         return Ok(());
     }
@@ -313,6 +350,7 @@ fn parse_line(
         ty,
         default,
         line,
+        doc: Doc::default(),
     });
     Ok(())
 }
@@ -524,6 +562,34 @@ mod tests {
 
     fn msg(text: &str) -> Result<MessageSpec, ParseError> {
         parse_message(Path::new("pkg/msg/T.msg"), text)
+    }
+
+    #[test]
+    fn comments_above_and_after_a_declaration_document_it() {
+        let spec = msg(
+            "# A message about the file: no declaration follows at once.\n\
+             \n\
+             # Row major about x, y, z axes\n\
+             #   (indented in the file)\n\
+             float64[9] orientation_covariance # [x, y, z] in rad^2\n\
+             int8 STATUS_FIX =   0\n\
+             string   label   \"a#b\" # a default with a hash\n",
+        )
+        .unwrap();
+        let doc = &spec.fields[0].doc;
+        assert_eq!(
+            doc.comment,
+            [
+                "Row major about x, y, z axes",
+                "(indented in the file)",
+                "[x, y, z] in rad^2"
+            ]
+        );
+        assert_eq!(doc.declaration, "float64[9] orientation_covariance");
+        assert!(spec.constants[0].doc.comment.is_empty());
+        assert_eq!(spec.constants[0].doc.declaration, "int8 STATUS_FIX = 0");
+        assert_eq!(spec.fields[1].doc.comment, ["a default with a hash"]);
+        assert_eq!(spec.fields[1].doc.declaration, "string label \"a#b\"");
     }
 
     #[test]

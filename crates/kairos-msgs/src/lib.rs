@@ -11,6 +11,8 @@
 //!
 //! Your own packages: see `kairos-msgs-gen`.
 
+#![warn(missing_docs)]
+
 pub use kairos_interface::{
     ActionType, InterfaceVisitor, Message, Payload, ServiceCall, ServiceType, TypeDescription,
     TypeHash, decode, encode,

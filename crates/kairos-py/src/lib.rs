@@ -11,6 +11,8 @@
 //! callbacks), `time` (clocks and sleeps), `msg` (the interfaces of kairos-msgs), `convert`
 //! (Python messages to Rust ones and back), `errors`.
 
+#![warn(missing_docs)]
+
 mod convert;
 mod errors;
 mod executor;
