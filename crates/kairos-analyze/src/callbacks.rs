@@ -140,7 +140,7 @@ impl fmt::Display for Callbacks {
         )?;
         for c in &self.0 {
             write!(f, "{:>8} ", c.duration.count)?;
-            crate::chains::write_cells(f, &c.duration)?;
+            crate::stats::write_cells(f, &c.duration)?;
             writeln!(f, "  {}", c.label)?;
             if let Some(s) = &c.symbol {
                 writeln!(f, "{:>54}  {}", "", shorten(s, 100))?;

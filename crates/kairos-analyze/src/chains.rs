@@ -10,7 +10,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::digest::{MessageGraph, ModelGraph};
+use crate::message_graph::{MessageGraph, ModelGraph};
 use crate::model::{Delivery, DeliveryRef, Message, MessageId, Model};
 use crate::stats::{Distribution, Recorder};
 
@@ -237,12 +237,6 @@ impl ChainAcc {
     }
 }
 
-/// A distribution's four latency cells, right-aligned in columns of ten.
-pub(crate) fn write_cells(f: &mut fmt::Formatter<'_>, d: &Distribution) -> fmt::Result {
-    let [mean, p50, p99, max] = d.cells();
-    write!(f, "{mean:>10} {p50:>10} {p99:>10} {max:>10}")
-}
-
 impl fmt::Display for Chains {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.0.is_empty() {
@@ -265,11 +259,11 @@ impl fmt::Display for Chains {
                     ""
                 };
                 write!(f, "  {:<48} ", s.name)?;
-                write_cells(f, &s.latency)?;
+                crate::stats::write_cells(f, &s.latency)?;
                 writeln!(f, "{mark}")?;
             }
             write!(f, "  {:<48} ", "end to end")?;
-            write_cells(f, &c.total)?;
+            crate::stats::write_cells(f, &c.total)?;
             writeln!(f, "\n")?;
         }
         if self

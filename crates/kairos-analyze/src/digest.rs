@@ -11,83 +11,15 @@
 //! fixed number of the slowest runs.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeMap, BinaryHeap, HashSet};
 
-use crate::build::live::Live;
 use crate::callbacks::CallbackRuns;
 use crate::chains::ChainAcc;
 use crate::flow::FlowAcc;
-use crate::model::{
-    CallbackId, DeliveryRef, Message, MessageId, Model, Queue, QueueDrop, QueueKind, TimerId,
-};
+use crate::message_graph::{MessageGraph, ModelGraph};
+use crate::model::{CallbackId, Message, MessageId, Model, Queue, QueueDrop, QueueKind, TimerId};
 use crate::queues::{DepthSeries, QueueDepths};
 use crate::timers::TimerRuns;
-
-/// Messages and the messages their deliveries' callbacks published.
-pub trait MessageGraph {
-    /// The message, if the graph holds it.
-    fn message(&self, id: MessageId) -> Option<&Message>;
-    /// The messages published by the callback of delivery `d`, in id order.
-    fn children(&self, d: DeliveryRef) -> Vec<MessageId>;
-}
-
-/// A whole model's messages as a graph.
-#[derive(Debug)]
-pub struct ModelGraph<'a> {
-    m: &'a Model,
-    children: HashMap<DeliveryRef, Vec<MessageId>>,
-}
-
-impl<'a> ModelGraph<'a> {
-    /// Links every message of `m` to the delivery that caused it.
-    pub fn new(m: &'a Model) -> Self {
-        let mut children: HashMap<DeliveryRef, Vec<MessageId>> = HashMap::new();
-        for (i, msg) in m.messages.iter().enumerate() {
-            if let Some(c) = msg.cause {
-                children.entry(c).or_default().push(MessageId(i as u64));
-            }
-        }
-        Self { m, children }
-    }
-
-    /// Every message's id, in order.
-    pub fn ids(&self) -> impl Iterator<Item = MessageId> + use<> {
-        (0..self.m.messages.len() as u64).map(MessageId)
-    }
-}
-
-impl MessageGraph for ModelGraph<'_> {
-    fn message(&self, id: MessageId) -> Option<&Message> {
-        self.m.messages.get(id.0 as usize)
-    }
-
-    fn children(&self, d: DeliveryRef) -> Vec<MessageId> {
-        self.children.get(&d).cloned().unwrap_or_default()
-    }
-}
-
-/// One finished tree of the messages a streaming builder followed.
-#[derive(Debug)]
-pub(crate) struct Tree<'a> {
-    live: &'a Live,
-    root: MessageId,
-}
-
-impl<'a> Tree<'a> {
-    pub(crate) fn new(live: &'a Live, root: MessageId) -> Self {
-        Self { live, root }
-    }
-}
-
-impl MessageGraph for Tree<'_> {
-    fn message(&self, id: MessageId) -> Option<&Message> {
-        self.live.get(id)
-    }
-
-    fn children(&self, d: DeliveryRef) -> Vec<MessageId> {
-        self.live.children(d.message, d.delivery).collect()
-    }
-}
 
 /// The analyses' accumulators; see the module docs.
 #[derive(Debug, Default)]
@@ -172,16 +104,23 @@ impl Digest {
     }
 
     /// A finished tree (`early`: handed over before it was quiet).
-    pub(crate) fn tree(&mut self, m: &Model, tree: &Tree<'_>, early: bool) {
+    /// `ids` are the tree's messages, `root` first; `tree` holds them.
+    pub(crate) fn tree(
+        &mut self,
+        m: &Model,
+        tree: &impl MessageGraph,
+        root: MessageId,
+        ids: &[MessageId],
+        early: bool,
+    ) {
         if early {
             self.retired_early += 1;
         }
-        let ids = tree.live.tree(tree.root);
-        self.chains.root(m, tree, tree.root);
+        self.chains.root(m, tree, root);
         if let Some(f) = &mut self.flow {
-            f.tree(tree, &ids);
+            f.tree(tree, ids);
         }
-        for &id in &ids {
+        for &id in ids {
             let Some(msg) = tree.message(id) else {
                 continue;
             };

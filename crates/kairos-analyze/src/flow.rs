@@ -9,7 +9,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::chains::hop_stages;
-use crate::digest::{MessageGraph, ModelGraph};
+use crate::message_graph::{MessageGraph, ModelGraph};
 use crate::model::{DeliveryRef, Message, MessageId, Model};
 use crate::stats::human_ns;
 

@@ -12,6 +12,7 @@ pub mod digest;
 pub mod flow;
 pub mod html;
 pub mod logs;
+pub mod message_graph;
 pub mod model;
 pub mod perfetto;
 pub mod plot;

@@ -264,6 +264,12 @@ pub fn human_ns(ns: f64) -> String {
     }
 }
 
+/// A distribution's four latency cells, right-aligned in columns of ten.
+pub(crate) fn write_cells(f: &mut std::fmt::Formatter<'_>, d: &Distribution) -> std::fmt::Result {
+    let [mean, p50, p99, max] = d.cells();
+    write!(f, "{mean:>10} {p50:>10} {p99:>10} {max:>10}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,8 @@
 
 use std::collections::VecDeque;
 
-use crate::model::{Message, MessageId};
+use crate::message_graph::MessageGraph;
+use crate::model::{DeliveryRef, Message, MessageId};
 
 /// A message and what the builder knows about its place in a tree.
 #[derive(Debug)]
@@ -149,5 +150,33 @@ impl Live {
     /// Takes every message out, in id order (the store must never have retired one).
     pub fn drain_all(&mut self) -> impl Iterator<Item = Message> + '_ {
         self.slots.drain(..).flatten().map(|s| s.msg)
+    }
+}
+
+/// One finished tree of the messages a streaming builder followed.
+#[derive(Debug)]
+pub(crate) struct Tree<'a> {
+    live: &'a Live,
+    root: MessageId,
+}
+
+impl<'a> Tree<'a> {
+    pub(crate) fn new(live: &'a Live, root: MessageId) -> Self {
+        Self { live, root }
+    }
+
+    /// The tree's messages, its root first.
+    pub(crate) fn ids(&self) -> Vec<MessageId> {
+        self.live.tree(self.root)
+    }
+}
+
+impl MessageGraph for Tree<'_> {
+    fn message(&self, id: MessageId) -> Option<&Message> {
+        self.live.get(id)
+    }
+
+    fn children(&self, d: DeliveryRef) -> Vec<MessageId> {
+        self.live.children(d.message, d.delivery).collect()
     }
 }

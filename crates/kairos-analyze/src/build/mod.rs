@@ -21,14 +21,14 @@ use std::sync::Arc;
 use kairos_trace::read::metadata::EventClass;
 use kairos_trace::read::{Event, EventRef, Selection, TraceSet};
 
-use crate::digest::{Digest, Tree};
+use crate::digest::Digest;
 use crate::model::{
     Callback, CallbackId, Delivery, DeliveryRef, Endpoint, Message, MessageId, Model, Node, NodeId,
     Owner, Process, PublisherId, Queue, QueueDrop, QueueKind, Source, SubscriptionId, Timer,
     TimerId, Topic,
 };
 
-use live::Live;
+use live::{Live, Tree};
 
 /// How long (trace time) a message tree is followed after its last change before a
 /// streaming builder hands it over: a message still waiting for its callback then is
@@ -395,7 +395,8 @@ impl Builder {
                 break;
             };
             let ids = self.live.tree(root);
-            digest.tree(&self.m, &Tree::new(&self.live, root), early);
+            let tree = Tree::new(&self.live, root);
+            digest.tree(&self.m, &tree, root, &tree.ids(), early);
             for id in ids {
                 let Some(slot) = self.live.remove(id) else {
                     continue;
