@@ -97,17 +97,6 @@ fn defaults_of<M: Message>(py: Python<'_>) -> PyResult<PyObject> {
     to_plain(py, &value)
 }
 
-type ClockWire = kairos_msgs::rosgraph_msgs::msg::Clock;
-
-fn clock_carry() -> crate::node::Carry<kairos::graph::ClockMsg> {
-    crate::node::Carry {
-        // ClockMsg reads and writes itself as rosgraph_msgs/msg/Clock.
-        from_py: crate::convert::from_py::<kairos::graph::ClockMsg>,
-        to_py: crate::convert::to_py::<kairos::graph::ClockMsg>,
-        layout: layout_of::<ClockWire>,
-    }
-}
-
 fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(|| {
@@ -115,18 +104,9 @@ fn registry() -> &'static Registry {
             messages: BTreeMap::new(),
             services: BTreeMap::new(),
         };
+        // A Python `rosgraph_msgs.msg.Clock` publisher drives `use_sim_time` nodes: its
+        // topic is the twin of the runtime's own `/clock` (`ClockMsg`) in the process.
         kairos_msgs::visit_interfaces(&mut registry);
-        // `/clock` is kairos's own `ClockMsg` in the process (the context's simulated
-        // clock listens to it; kairos-zenoh writes it as rosgraph_msgs/msg/Clock), so a
-        // Python `rosgraph_msgs.msg.Clock` publisher drives `use_sim_time` nodes.
-        if let Some(clock) = registry.messages.get_mut(ClockWire::TYPE_NAME) {
-            clock.publisher = |node, topic, qos, class| {
-                crate::node::make_publisher_as(node, topic, qos, class, clock_carry())
-            };
-            clock.subscription = |node, topic, qos, handler| {
-                crate::node::make_subscription_as(node, topic, qos, handler, clock_carry())
-            };
-        }
         registry
     })
 }

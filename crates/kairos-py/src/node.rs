@@ -19,7 +19,7 @@ use crate::future::{CoroutineTask, PyFuture, ResponseSource, ResultSlot};
 use crate::msg::{layout_of, message_kind_of, service_kind_of};
 use crate::time::{PyClock, duration_arg};
 use kairos::exec::{CallbackGroup, CallbackTimer, Executor, GroupKind};
-use kairos::graph::{Client, Node, NodeOptions, Payload, Publisher, Qos, SimStall};
+use kairos::graph::{Client, Node, NodeOptions, Publisher, Qos, SimStall};
 use kairos::time::StallPolicy;
 use kairos_zenoh::Message;
 use parking_lot::Mutex;
@@ -443,43 +443,15 @@ pub(crate) trait DynPublisher: Send + Sync {
     fn subscription_count(&self) -> usize;
 }
 
-/// How a topic's Rust type `W` is read from and written to Python: through the message
-/// type `T` of the layout (the identity for every generated type; `/clock`'s own
-/// `ClockMsg` goes through `rosgraph_msgs/msg/Clock`).
-pub(crate) struct Carry<W> {
-    pub(crate) from_py: fn(&Bound<'_, PyAny>, &Layout) -> PyResult<W>,
-    pub(crate) to_py: fn(Python<'_>, &W, &Layout) -> PyResult<PyObject>,
-    pub(crate) layout: fn(&Bound<'_, PyAny>) -> PyResult<Arc<Layout>>,
-}
-
-impl<W> Clone for Carry<W> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<W> Copy for Carry<W> {}
-
-impl<T: Message> Carry<T> {
-    pub(crate) fn same() -> Self {
-        Carry {
-            from_py: from_py::<T>,
-            to_py: to_py::<T>,
-            layout: layout_of::<T>,
-        }
-    }
-}
-
 /// A publisher and the layout of the class it takes.
-struct TypedPublisher<W> {
-    publisher: Publisher<W>,
+struct TypedPublisher<T> {
+    publisher: Publisher<T>,
     layout: Arc<Layout>,
-    carry: Carry<W>,
 }
 
-impl<W: Payload> DynPublisher for TypedPublisher<W> {
+impl<T: Message> DynPublisher for TypedPublisher<T> {
     fn publish(&self, message: &Bound<'_, PyAny>) -> PyResult<usize> {
-        let message = (self.carry.from_py)(message, &self.layout)?;
+        let message = from_py::<T>(message, &self.layout)?;
         Ok(self.publisher.publish(message))
     }
 
@@ -498,25 +470,11 @@ pub(crate) fn make_publisher<T: Message>(
     qos: Qos,
     class: &Bound<'_, PyAny>,
 ) -> PyResult<Box<dyn DynPublisher>> {
-    make_publisher_as(node, topic, qos, class, Carry::<T>::same())
-}
-
-pub(crate) fn make_publisher_as<W: Payload>(
-    node: &Node,
-    topic: &str,
-    qos: Qos,
-    class: &Bound<'_, PyAny>,
-    carry: Carry<W>,
-) -> PyResult<Box<dyn DynPublisher>> {
-    let layout = (carry.layout)(class)?;
+    let layout = layout_of::<T>(class)?;
     let publisher = node
-        .create_publisher::<W>(topic, qos)
+        .create_publisher::<T>(topic, qos)
         .map_err(graph_error)?;
-    Ok(Box::new(TypedPublisher {
-        publisher,
-        layout,
-        carry,
-    }))
+    Ok(Box::new(TypedPublisher { publisher, layout }))
 }
 
 pub(crate) fn make_subscription<T: Message>(
@@ -525,38 +483,28 @@ pub(crate) fn make_subscription<T: Message>(
     qos: Qos,
     handler: Handler,
 ) -> PyResult<Made> {
-    make_subscription_as(node, topic, qos, handler, Carry::<T>::same())
-}
-
-pub(crate) fn make_subscription_as<W: Payload>(
-    node: &Node,
-    topic: &str,
-    qos: Qos,
-    handler: Handler,
-    carry: Carry<W>,
-) -> PyResult<Made> {
     let Handler {
         callable,
         class,
         is_async,
         env,
     } = handler;
-    let layout = Python::with_gil(|py| (carry.layout)(class.bind(py)))?;
+    let layout = Python::with_gil(|py| layout_of::<T>(class.bind(py)))?;
     let subscription = if is_async {
-        node.create_subscription_async(topic, qos, move |message: Arc<W>| {
+        node.create_subscription_async(topic, qos, move |message: Arc<T>| {
             let (callable, layout) = (callable.clone(), layout.clone());
             CoroutineTask::new(
                 env,
                 Box::new(move |py| {
-                    let message = (carry.to_py)(py, &*message, &layout)?;
+                    let message = to_py::<T>(py, &*message, &layout)?;
                     callable.call1(py, (message,))
                 }),
             )
         })
     } else {
-        node.create_subscription(topic, qos, move |message: &W| {
+        node.create_subscription(topic, qos, move |message: &T| {
             Python::with_gil(|py| {
-                let called = (carry.to_py)(py, message, &layout)
+                let called = to_py::<T>(py, message, &layout)
                     .and_then(|message| callable.call1(py, (message,)));
                 if let Err(err) = called {
                     env.report(py, err);
