@@ -82,11 +82,13 @@ pub fn service_description(
     )
 }
 
-/// An action type: a goal, its result, and the feedback sent while it runs.
-///
-/// The descriptions and hashes of the services and topics an action is carried on
-/// (`_action/send_goal`, `_action/get_result`, `_action/feedback`, ...) come with the
-/// action client and server.
+/// An action type: a goal, its result, and the feedback sent while it runs, with the
+/// services and message rosidl derives from them to carry it (ROS 2's actions design):
+/// a client sends a goal with `_action/send_goal` ([`SendGoal`](Self::SendGoal)), asks
+/// for its result with `_action/get_result` ([`GetResult`](Self::GetResult)), hears
+/// feedback on `_action/feedback` ([`FeedbackMessage`](Self::FeedbackMessage)); cancel and
+/// status use `action_msgs`'s `CancelGoal` and `GoalStatusArray`, the same for every
+/// action.
 pub trait ActionType: Send + Sync + 'static {
     /// The ROS type name, e.g. `example_interfaces/action/Fibonacci`.
     const TYPE_NAME: &'static str;
@@ -96,6 +98,33 @@ pub trait ActionType: Send + Sync + 'static {
     type Result: Message;
     /// `<TYPE_NAME>_Feedback`.
     type Feedback: Message;
+    /// `<TYPE_NAME>_SendGoal`: a goal id and the goal; accepted or not, and when.
+    type SendGoal: ServiceType;
+    /// `<TYPE_NAME>_GetResult`: a goal id; the goal's final status and its result.
+    type GetResult: ServiceType;
+    /// `<TYPE_NAME>_FeedbackMessage`: a goal id and one feedback.
+    type FeedbackMessage: Message;
+
+    /// The action's description as rosidl builds it: its three messages, its two
+    /// services and its feedback message.
+    fn description() -> TypeDescription {
+        TypeDescription::new(
+            Self::TYPE_NAME,
+            vec![
+                Field::nested("goal", Self::Goal::description()),
+                Field::nested("result", Self::Result::description()),
+                Field::nested("feedback", Self::Feedback::description()),
+                Field::nested("send_goal_service", Self::SendGoal::description()),
+                Field::nested("get_result_service", Self::GetResult::description()),
+                Field::nested("feedback_message", Self::FeedbackMessage::description()),
+            ],
+        )
+    }
+
+    /// The RIHS01 hash of the action (of its description).
+    fn type_hash() -> TypeHash {
+        Self::description().hash()
+    }
 }
 
 /// Something that wants every message and service type of a set of packages (the

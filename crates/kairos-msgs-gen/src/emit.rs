@@ -5,8 +5,8 @@
 //! `srv::SResponse`. Field types are written with full paths (`::std::string::String`) so a
 //! message named `String` or `Vec` shadows nothing.
 
-use crate::Package;
 use crate::parse::{BaseType, Container, Field, MessageSpec, Primitive, Value};
+use crate::{ActionFile, Package};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -163,6 +163,15 @@ impl Emitter<'_> {
         for s in &package.services {
             let _ = writeln!(out, "        visitor.service::<srv::{}>();", s.name);
         }
+        for a in &package.actions {
+            let n = &a.name;
+            for m in ["Goal", "Result", "Feedback", "FeedbackMessage"] {
+                let _ = writeln!(out, "        visitor.message::<action::{n}{m}>();");
+            }
+            for s in ["SendGoal", "GetResult"] {
+                let _ = writeln!(out, "        visitor.service::<action::{n}{s}>();");
+            }
+        }
         out.push_str("    }\n\n");
         if !package.messages.is_empty() {
             out.push_str("    /// Messages.\n    pub mod msg {\n");
@@ -183,41 +192,147 @@ impl Emitter<'_> {
             out.push_str("    /// Services.\n    pub mod srv {\n");
             for s in &package.services {
                 let ros = format!("{name}/srv/{}", s.name);
-                let _ = writeln!(out, "        /// `{ros}`.");
-                let _ = writeln!(
-                    out,
-                    "        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]\n        pub struct {};",
-                    s.name
-                );
-                let _ = writeln!(
-                    out,
-                    "        impl {rt}::ServiceType for {n} {{\n            const TYPE_NAME: &'static str = \"{ros}\";\n            type Request = {n}Request;\n            type Response = {n}Response;\n        }}",
-                    n = s.name
-                );
-                self.message(
-                    out,
-                    name,
-                    &format!("{}Request", s.name),
-                    &format!("{ros}_Request"),
-                    &s.request,
-                    false,
-                );
-                self.message(
-                    out,
-                    name,
-                    &format!("{}Response", s.name),
-                    &format!("{ros}_Response"),
-                    &s.response,
-                    false,
-                );
+                self.service(out, name, &s.name, &ros, &s.request, &s.response);
+            }
+            out.push_str("    }\n\n");
+        }
+        if !package.actions.is_empty() {
+            out.push_str("    /// Actions.\n    pub mod action {\n");
+            for a in &package.actions {
+                self.action(out, name, a);
             }
             out.push_str("    }\n\n");
         }
         out.push_str("}\n\n");
     }
 
-    /// The Rust path of message `name` of `package`, from inside `<pkg>::msg` or `::srv`.
+    /// Service `ros` as `rust_name` (a `ServiceType`), with its request and response.
+    fn service(
+        &self,
+        out: &mut String,
+        package: &str,
+        rust_name: &str,
+        ros: &str,
+        request: &MessageSpec,
+        response: &MessageSpec,
+    ) {
+        let rt = self.rt;
+        let _ = writeln!(out, "        /// `{ros}`.");
+        let _ = writeln!(
+            out,
+            "        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]\n        pub struct {rust_name};"
+        );
+        let _ = writeln!(
+            out,
+            "        impl {rt}::ServiceType for {rust_name} {{\n            const TYPE_NAME: &'static str = \"{ros}\";\n            type Request = {rust_name}Request;\n            type Response = {rust_name}Response;\n        }}"
+        );
+        self.message(
+            out,
+            package,
+            &format!("{rust_name}Request"),
+            &format!("{ros}_Request"),
+            request,
+            false,
+        );
+        self.message(
+            out,
+            package,
+            &format!("{rust_name}Response"),
+            &format!("{ros}_Response"),
+            response,
+            false,
+        );
+    }
+
+    /// Action `a` as rosidl expands it: goal, result and feedback messages, the
+    /// `_SendGoal` and `_GetResult` services and the `_FeedbackMessage`, and the
+    /// `ActionType` that names them.
+    fn action(&self, out: &mut String, package: &str, a: &ActionFile) {
+        let rt = self.rt;
+        let n = &a.name;
+        let ros = format!("{package}/action/{n}");
+        let _ = writeln!(out, "        /// `{ros}`.");
+        let _ = writeln!(
+            out,
+            "        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]\n        pub struct {n};"
+        );
+        let _ = writeln!(
+            out,
+            "        impl {rt}::ActionType for {n} {{\n            const TYPE_NAME: &'static str = \"{ros}\";\n            type Goal = {n}Goal;\n            type Result = {n}Result;\n            type Feedback = {n}Feedback;\n            type SendGoal = {n}SendGoal;\n            type GetResult = {n}GetResult;\n            type FeedbackMessage = {n}FeedbackMessage;\n        }}"
+        );
+        for (suffix, spec) in [
+            ("Goal", &a.goal),
+            ("Result", &a.result),
+            ("Feedback", &a.feedback),
+        ] {
+            self.message(
+                out,
+                package,
+                &format!("{n}{suffix}"),
+                &format!("{ros}_{suffix}"),
+                spec,
+                false,
+            );
+        }
+        let local = |suffix: &str| (Some(package.to_owned()), format!("{n}_{suffix}"));
+        let uuid = (Some("unique_identifier_msgs".to_owned()), "UUID".to_owned());
+        let time = (Some("builtin_interfaces".to_owned()), "Time".to_owned());
+        let send_goal = (
+            spec_of(vec![
+                synthetic("goal_id", Some(uuid.clone())),
+                synthetic("goal", Some(local("Goal"))),
+            ]),
+            spec_of(vec![
+                synthetic_primitive("accepted", Primitive::Bool),
+                synthetic("stamp", Some(time)),
+            ]),
+        );
+        self.service(
+            out,
+            package,
+            &format!("{n}SendGoal"),
+            &format!("{ros}_SendGoal"),
+            &send_goal.0,
+            &send_goal.1,
+        );
+        let get_result = (
+            spec_of(vec![synthetic("goal_id", Some(uuid.clone()))]),
+            spec_of(vec![
+                synthetic_primitive("status", Primitive::Int8),
+                synthetic("result", Some(local("Result"))),
+            ]),
+        );
+        self.service(
+            out,
+            package,
+            &format!("{n}GetResult"),
+            &format!("{ros}_GetResult"),
+            &get_result.0,
+            &get_result.1,
+        );
+        let feedback_message = spec_of(vec![
+            synthetic("goal_id", Some(uuid)),
+            synthetic("feedback", Some(local("Feedback"))),
+        ]);
+        self.message(
+            out,
+            package,
+            &format!("{n}FeedbackMessage"),
+            &format!("{ros}_FeedbackMessage"),
+            &feedback_message,
+            false,
+        );
+    }
+
+    /// The Rust path of message `name` of `package`, from inside `<pkg>::msg`, `::srv` or
+    /// `::action` (an action's own messages, `A_Goal`, live in `<pkg>::action` as `AGoal`).
     fn path(&self, package: &str, name: &str) -> String {
+        if let Some(local) = self.local.get(package)
+            && let Some((action, suffix)) = name.rsplit_once('_')
+            && local.actions.iter().any(|a| a.name == action)
+        {
+            return format!("super::super::{package}::action::{action}{suffix}");
+        }
         if self.local.contains_key(package) {
             format!("super::super::{package}::msg::{name}")
         } else {
@@ -437,6 +552,52 @@ impl Emitter<'_> {
             Container::Sequence => expr.push_str(".sequence()"),
         }
         expr
+    }
+}
+
+/// An action's message of the fields `fields` (rosidl writes them; no `.msg` file has them).
+fn spec_of(fields: Vec<Field>) -> MessageSpec {
+    MessageSpec {
+        fields,
+        constants: Vec::new(),
+    }
+}
+
+/// A field of message `named` (`(package, Type)`) that rosidl adds to an action's types.
+fn synthetic(name: &str, named: Option<(Option<String>, String)>) -> Field {
+    let (package, type_name) = named.expect("a named type");
+    Field {
+        name: name.to_owned(),
+        ty: crate::parse::FieldType {
+            base: BaseType::Named {
+                package,
+                name: type_name.clone(),
+            },
+            container: Container::Single,
+        },
+        default: None,
+        line: 0,
+        doc: crate::parse::Doc {
+            comment: Vec::new(),
+            declaration: format!("{type_name} {name}"),
+        },
+    }
+}
+
+/// A primitive field rosidl adds to an action's types.
+fn synthetic_primitive(name: &str, primitive: Primitive) -> Field {
+    Field {
+        name: name.to_owned(),
+        ty: crate::parse::FieldType {
+            base: BaseType::Primitive(primitive),
+            container: Container::Single,
+        },
+        default: None,
+        line: 0,
+        doc: crate::parse::Doc {
+            comment: Vec::new(),
+            declaration: format!("{} {name}", format!("{primitive:?}").to_lowercase()),
+        },
     }
 }
 

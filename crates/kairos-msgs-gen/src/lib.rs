@@ -1,12 +1,15 @@
-//! Rust types for ROS 2 interface packages (`.msg` and `.srv` files), generated from a
-//! build script.
+//! Rust types for ROS 2 interface packages (`.msg`, `.srv` and `.action` files), generated
+//! from a build script.
 //!
 //! What this crate promises: for every message and service of the packages it is given, a
 //! Rust type whose serde form is the CDR of the ROS type (fields in file order, the ROS
 //! primitive widths, fixed arrays without a length, sequences and strings with one), and an
 //! implementation of `kairos_msgs::Message` / `ServiceType` whose type description is the
 //! one rosidl builds, so the RIHS01 hash (computed by `kairos_msgs::type_hash`, the one
-//! implementation of rosidl's algorithm in kairos) is the one ROS 2 computes. A definition
+//! implementation of rosidl's algorithm in kairos) is the one ROS 2 computes. An action
+//! `pkg/action/A` is expanded as rosidl expands it: `AGoal`, `AResult`, `AFeedback`, the
+//! services `ASendGoal` and `AGetResult` and the message `AFeedbackMessage` (goal ids and
+//! stamps added), named together by `A`'s `ActionType`. A definition
 //! that does not parse, or a type that names a package or message it was not given, is an
 //! [`Error`] naming the file and line.
 //!
@@ -14,7 +17,7 @@
 //! `[build-dependencies]`):
 //!
 //! ```no_run
-//! // build.rs; my_msgs/ holds msg/*.msg and srv/*.srv
+//! // build.rs; my_msgs/ holds msg/*.msg, srv/*.srv and action/*.action
 //! let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
 //! kairos_msgs_gen::Generator::new()
 //!     .package("my_msgs")
@@ -48,6 +51,7 @@ pub const SHIPPED_PACKAGES: &[&str] = &[
     "std_srvs",
     "tf2_msgs",
     "unique_identifier_msgs",
+    "action_msgs",
 ];
 
 /// Why generation failed.
@@ -115,21 +119,34 @@ pub struct ServiceFile {
     pub response: MessageSpec,
 }
 
-/// One interface package: its messages and services, sorted by name.
+/// One `.action` file, parsed.
+#[derive(Debug, Clone)]
+pub struct ActionFile {
+    pub name: String,
+    pub file: PathBuf,
+    pub goal: MessageSpec,
+    pub result: MessageSpec,
+    pub feedback: MessageSpec,
+}
+
+/// One interface package: its messages, services and actions, sorted by name.
 #[derive(Debug, Clone)]
 pub struct Package {
     pub name: String,
     pub messages: Vec<MessageFile>,
     pub services: Vec<ServiceFile>,
+    pub actions: Vec<ActionFile>,
 }
 
 impl Package {
-    /// Reads `dir/msg/*.msg` and `dir/srv/*.srv`; the package is named `name`.
+    /// Reads `dir/msg/*.msg`, `dir/srv/*.srv` and `dir/action/*.action`; the package is
+    /// named `name`.
     pub fn load(name: &str, dir: &Path) -> Result<Self, Error> {
         let mut package = Package {
             name: name.to_owned(),
             messages: Vec::new(),
             services: Vec::new(),
+            actions: Vec::new(),
         };
         for path in files(&dir.join("msg"), "msg")? {
             let text = read(&path)?;
@@ -149,12 +166,24 @@ impl Package {
                 file: path,
             });
         }
-        if package.messages.is_empty() && package.services.is_empty() {
+        for path in files(&dir.join("action"), "action")? {
+            let text = read(&path)?;
+            let (goal, result, feedback) = parse::parse_action(&path, &text)?;
+            package.actions.push(ActionFile {
+                name: stem(&path),
+                goal,
+                result,
+                feedback,
+                file: path,
+            });
+        }
+        if package.messages.is_empty() && package.services.is_empty() && package.actions.is_empty()
+        {
             return Err(Error::Io {
                 path: dir.to_owned(),
                 source: std::io::Error::new(
                     std::io::ErrorKind::NotFound,
-                    "no msg/*.msg or srv/*.srv in this package folder",
+                    "no msg/*.msg, srv/*.srv or action/*.action in this package folder",
                 ),
             });
         }
@@ -282,7 +311,7 @@ impl Generator {
     pub fn write(&self, out: impl AsRef<Path>) -> Result<(), Error> {
         for (_, dir) in &self.packages {
             println!("cargo:rerun-if-changed={}", dir.display());
-            for sub in ["msg", "srv"] {
+            for sub in ["msg", "srv", "action"] {
                 let sub = dir.join(sub);
                 if sub.exists() {
                     println!("cargo:rerun-if-changed={}", sub.display());
@@ -294,6 +323,7 @@ impl Generator {
             for path in files(&dir.join("msg"), "msg")?
                 .into_iter()
                 .chain(files(&dir.join("srv"), "srv")?)
+                .chain(files(&dir.join("action"), "action")?)
             {
                 println!("cargo:rerun-if-changed={}", path.display());
             }
@@ -311,12 +341,40 @@ impl Generator {
         let local: BTreeMap<&str, &Package> =
             packages.iter().map(|p| (p.name.as_str(), p)).collect();
         for package in packages {
-            let specs = package.messages.iter().map(|m| (&m.file, &m.spec)).chain(
-                package
-                    .services
-                    .iter()
-                    .flat_map(|s| [(&s.file, &s.request), (&s.file, &s.response)]),
-            );
+            let actions = package.actions.iter().flat_map(|a| {
+                [
+                    (&a.file, &a.goal),
+                    (&a.file, &a.result),
+                    (&a.file, &a.feedback),
+                ]
+            });
+            let specs = package
+                .messages
+                .iter()
+                .map(|m| (&m.file, &m.spec))
+                .chain(
+                    package
+                        .services
+                        .iter()
+                        .flat_map(|s| [(&s.file, &s.request), (&s.file, &s.response)]),
+                )
+                .chain(actions);
+            // An action's services and feedback message name a goal id and a stamp.
+            if let Some(action) = package.actions.first() {
+                for needed in ["unique_identifier_msgs", "builtin_interfaces"] {
+                    if !local.contains_key(needed) && !self.externs.contains_key(needed) {
+                        return Err(Error::Type {
+                            file: action.file.clone(),
+                            line: 1,
+                            message: format!(
+                                "an action needs the `{needed}` package (its goal ids and \
+                                 stamps); give its folder with Generator::package or its \
+                                 Rust path with Generator::extern_package"
+                            ),
+                        });
+                    }
+                }
+            }
             for (file, spec) in specs {
                 for field in &spec.fields {
                     let type_error = |message: String| Error::Type {

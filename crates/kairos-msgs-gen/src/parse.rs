@@ -219,6 +219,27 @@ pub fn parse_service(file: &Path, text: &str) -> Result<(MessageSpec, MessageSpe
     }
 }
 
+/// Parses the text of a `.action` file into goal, result and feedback.
+pub fn parse_action(
+    file: &Path,
+    text: &str,
+) -> Result<(MessageSpec, MessageSpec, MessageSpec), ParseError> {
+    let mut parts = parse_sections(file, text)?;
+    if parts.len() != 3 {
+        let line = parts.get(3).map_or(text.lines().count().max(1), |p| p.0);
+        return Err(error(
+            file,
+            line,
+            "three sections (goal, result, feedback) separated by two `---` lines",
+            &format!("{} section(s)", parts.len()),
+        ));
+    }
+    let feedback = parts.pop().expect("three parts").1;
+    let result = parts.pop().expect("three parts").1;
+    let goal = parts.pop().expect("three parts").1;
+    Ok((goal, result, feedback))
+}
+
 /// The sections between `---` lines, each with the line number of the `---` opening it.
 fn parse_sections(file: &Path, text: &str) -> Result<Vec<(usize, MessageSpec)>, ParseError> {
     let mut sections = vec![(0, MessageSpec::default())];
@@ -562,6 +583,31 @@ mod tests {
 
     fn msg(text: &str) -> Result<MessageSpec, ParseError> {
         parse_message(Path::new("pkg/msg/T.msg"), text)
+    }
+
+    #[test]
+    fn an_action_has_goal_result_and_feedback() {
+        let file = Path::new("pkg/action/Fibonacci.action");
+        let (goal, result, feedback) = parse_action(
+            file,
+            "int32 order\n---\nint32[] sequence\n---\nint32[] partial\n",
+        )
+        .unwrap();
+        assert_eq!(goal.fields[0].name, "order");
+        assert_eq!(result.fields[0].name, "sequence");
+        assert_eq!(feedback.fields[0].name, "partial");
+        let two = parse_action(file, "int32 order\n---\nint32[] sequence\n").unwrap_err();
+        assert!(
+            two.to_string()
+                .contains("three sections (goal, result, feedback)"),
+            "{two}"
+        );
+        let four =
+            parse_action(file, "int32 a\n---\nint32 b\n---\nint32 c\n---\nint32 d\n").unwrap_err();
+        assert!(
+            four.to_string().contains(":6"),
+            "names the third `---` line: {four}"
+        );
     }
 
     #[test]

@@ -160,6 +160,36 @@ fn hashes_match_the_values_ros2_publishes() {
             hash::<sensor_msgs::msg::BatteryState>(),
             "RIHS01_4bee5dfce981c98faa6828b868307a0a73f992ed0789f374ee96c8f840e69741",
         ),
+        // The five key expressions of an action `fibonacci` on ROS 2 Jazzy, as recorded in
+        // the wire golden tests of an independent Swift implementation (SwiftROS2Wire,
+        // ActionWireTests.swift): each names a message type and its hash (for the three
+        // services, the request's), so the messages rosidl derives from an action (goal id
+        // and goal, goal id alone, goal id and feedback) are checked field by field.
+        (
+            "example_interfaces/action/Fibonacci_SendGoal_Request",
+            hash::<example_interfaces::action::FibonacciSendGoalRequest>(),
+            "RIHS01_3d088942b413247db536576f0286768c6be8fcd5d0c9a5d544f359fba090a238",
+        ),
+        (
+            "example_interfaces/action/Fibonacci_GetResult_Request",
+            hash::<example_interfaces::action::FibonacciGetResultRequest>(),
+            "RIHS01_c8a4f5e7d13b81286ee1043e2ecd084281cecf1ff06aaa799464f5f15479f003",
+        ),
+        (
+            "example_interfaces/action/Fibonacci_FeedbackMessage",
+            hash::<example_interfaces::action::FibonacciFeedbackMessage>(),
+            "RIHS01_c1de71afd52e49a89c53d8262366884185bc0a02f78ce051c4e46b0a7fe59bb2",
+        ),
+        (
+            "action_msgs/srv/CancelGoal_Request",
+            hash::<action_msgs::srv::CancelGoalRequest>(),
+            "RIHS01_3d3c84653c1f96918086887e1dcb236faec88b81a5b14fd4cf4840065bcdf8af",
+        ),
+        (
+            "action_msgs/msg/GoalStatusArray",
+            hash::<action_msgs::msg::GoalStatusArray>(),
+            "RIHS01_6c1684b00f177d37438febe6e709fc4e2b0d4248dca4854946f9ed8b30cda83e",
+        ),
     ];
     let wrong: Vec<String> = cases
         .iter()

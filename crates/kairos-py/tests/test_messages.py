@@ -24,7 +24,7 @@ def test_every_shipped_package_imports_with_rclpy_names():
 
     packages = _interfaces.packages()
     assert sorted(packages) == sorted([
-        "builtin_interfaces", "example_interfaces", "geometry_msgs", "nav_msgs",
+        "action_msgs", "builtin_interfaces", "example_interfaces", "geometry_msgs", "nav_msgs",
         "rcl_interfaces", "rosgraph_msgs", "sensor_msgs", "service_msgs", "std_msgs",
         "std_srvs", "tf2_msgs", "unique_identifier_msgs"])
     # Every module of every package imports, and holds one class per type.
@@ -37,6 +37,15 @@ def test_every_shipped_package_imports_with_rclpy_names():
                 assert cls._type == f"{package}/{kind}/{name}"
                 count += 1
     assert count >= 150, count
+    # An action has rclpy's shape: its messages and the services that carry it.
+    from kairos.example_interfaces.action import Fibonacci
+    assert Fibonacci.Goal(order=5).order == 5
+    assert Fibonacci.Result().sequence == [] and Fibonacci.Feedback()._type.endswith("_Feedback")
+    request = Fibonacci.Impl.SendGoalService.Request(goal=Fibonacci.Goal(order=3))
+    assert request.goal.order == 3 and len(request.goal_id.uuid) == 16
+    assert Fibonacci.Impl.GetResultService.Response().status == 0
+    assert Fibonacci.Impl.CancelGoalService._type == "action_msgs/srv/CancelGoal"
+    assert Fibonacci.Impl.GoalStatusMessage._type == "action_msgs/msg/GoalStatusArray"
     assert Twist.__module__ == "kairos.geometry_msgs.msg"
     assert Vector3().x == 0.0 and Time().sec == 0
     assert Odometry().pose.covariance == [0.0] * 36
