@@ -19,7 +19,7 @@ pub mod payload;
 pub mod type_hash;
 
 pub use message::{
-    ActionType, DecodeError, InterfaceVisitor, Message, ServiceType, decode, encode,
+    ActionType, DecodeError, GoalUuid, InterfaceVisitor, Message, ServiceType, decode, encode,
 };
 pub use payload::{AnyMessage, AnyValue, Payload, ServiceCall, ServiceWire, Wire};
 pub use type_hash::{TypeDescription, TypeHash};

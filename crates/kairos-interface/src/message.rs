@@ -82,6 +82,9 @@ pub fn service_description(
     )
 }
 
+/// A goal's id: the 16 bytes of its `unique_identifier_msgs/msg/UUID`.
+pub type GoalUuid = [u8; 16];
+
 /// An action type: a goal, its result, and the feedback sent while it runs, with the
 /// services and message rosidl derives from them to carry it (ROS 2's actions design):
 /// a client sends a goal with `_action/send_goal` ([`SendGoal`](Self::SendGoal)), asks
@@ -94,8 +97,9 @@ pub trait ActionType: Send + Sync + 'static {
     const TYPE_NAME: &'static str;
     /// `<TYPE_NAME>_Goal`.
     type Goal: Message;
-    /// `<TYPE_NAME>_Result`.
-    type Result: Message;
+    /// `<TYPE_NAME>_Result` (its default is the result of a goal the server does not know;
+    /// a result is cloned for each client that asks for it).
+    type Result: Message + Default + Clone;
     /// `<TYPE_NAME>_Feedback`.
     type Feedback: Message;
     /// `<TYPE_NAME>_SendGoal`: a goal id and the goal; accepted or not, and when.
@@ -104,6 +108,43 @@ pub trait ActionType: Send + Sync + 'static {
     type GetResult: ServiceType;
     /// `<TYPE_NAME>_FeedbackMessage`: a goal id and one feedback.
     type FeedbackMessage: Message;
+
+    /// A send-goal request for goal `id`.
+    fn send_goal_request(
+        id: GoalUuid,
+        goal: Self::Goal,
+    ) -> <Self::SendGoal as ServiceType>::Request;
+    /// A send-goal request's goal id and goal.
+    fn split_send_goal_request(
+        request: <Self::SendGoal as ServiceType>::Request,
+    ) -> (GoalUuid, Self::Goal);
+    /// A send-goal response: accepted or not, and when (`(sec, nanosec)`).
+    fn send_goal_response(
+        accepted: bool,
+        stamp: (i32, u32),
+    ) -> <Self::SendGoal as ServiceType>::Response;
+    /// A send-goal response's verdict and stamp.
+    fn split_send_goal_response(
+        response: <Self::SendGoal as ServiceType>::Response,
+    ) -> (bool, (i32, u32));
+    /// A get-result request for goal `id`.
+    fn get_result_request(id: GoalUuid) -> <Self::GetResult as ServiceType>::Request;
+    /// The goal id a get-result request asks about.
+    fn get_result_request_id(request: &<Self::GetResult as ServiceType>::Request) -> GoalUuid;
+    /// A get-result response: the goal's status (`action_msgs/msg/GoalStatus` codes) and
+    /// result.
+    fn get_result_response(
+        status: i8,
+        result: Self::Result,
+    ) -> <Self::GetResult as ServiceType>::Response;
+    /// A get-result response's status and result.
+    fn split_get_result_response(
+        response: <Self::GetResult as ServiceType>::Response,
+    ) -> (i8, Self::Result);
+    /// The feedback message of goal `id`.
+    fn feedback_message(id: GoalUuid, feedback: Self::Feedback) -> Self::FeedbackMessage;
+    /// A feedback message's goal id and feedback.
+    fn split_feedback_message(message: Self::FeedbackMessage) -> (GoalUuid, Self::Feedback);
 
     /// The action's description as rosidl builds it: its three messages, its two
     /// services and its feedback message.

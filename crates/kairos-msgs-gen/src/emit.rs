@@ -258,7 +258,24 @@ impl Emitter<'_> {
         );
         let _ = writeln!(
             out,
-            "        impl {rt}::ActionType for {n} {{\n            const TYPE_NAME: &'static str = \"{ros}\";\n            type Goal = {n}Goal;\n            type Result = {n}Result;\n            type Feedback = {n}Feedback;\n            type SendGoal = {n}SendGoal;\n            type GetResult = {n}GetResult;\n            type FeedbackMessage = {n}FeedbackMessage;\n        }}"
+            "        impl {rt}::ActionType for {n} {{\n            const TYPE_NAME: &'static str = \"{ros}\";\n            type Goal = {n}Goal;\n            type Result = {n}Result;\n            type Feedback = {n}Feedback;\n            type SendGoal = {n}SendGoal;\n            type GetResult = {n}GetResult;\n            type FeedbackMessage = {n}FeedbackMessage;"
+        );
+        let uuid_path = self.path("unique_identifier_msgs", "UUID");
+        let time_path = self.path("builtin_interfaces", "Time");
+        let uuid = format!("{uuid_path} {{ uuid: id }}");
+        let _ = writeln!(
+            out,
+            "            fn send_goal_request(id: {rt}::GoalUuid, goal: {n}Goal) -> {n}SendGoalRequest {{ {n}SendGoalRequest {{ goal_id: {uuid}, goal }} }}\n\
+             \x20           fn split_send_goal_request(request: {n}SendGoalRequest) -> ({rt}::GoalUuid, {n}Goal) {{ (request.goal_id.uuid, request.goal) }}\n\
+             \x20           fn send_goal_response(accepted: bool, stamp: (i32, u32)) -> {n}SendGoalResponse {{ {n}SendGoalResponse {{ accepted, stamp: {time_path} {{ sec: stamp.0, nanosec: stamp.1 }} }} }}\n\
+             \x20           fn split_send_goal_response(response: {n}SendGoalResponse) -> (bool, (i32, u32)) {{ (response.accepted, (response.stamp.sec, response.stamp.nanosec)) }}\n\
+             \x20           fn get_result_request(id: {rt}::GoalUuid) -> {n}GetResultRequest {{ {n}GetResultRequest {{ goal_id: {uuid} }} }}\n\
+             \x20           fn get_result_request_id(request: &{n}GetResultRequest) -> {rt}::GoalUuid {{ request.goal_id.uuid }}\n\
+             \x20           fn get_result_response(status: i8, result: {n}Result) -> {n}GetResultResponse {{ {n}GetResultResponse {{ status, result }} }}\n\
+             \x20           fn split_get_result_response(response: {n}GetResultResponse) -> (i8, {n}Result) {{ (response.status, response.result) }}\n\
+             \x20           fn feedback_message(id: {rt}::GoalUuid, feedback: {n}Feedback) -> {n}FeedbackMessage {{ {n}FeedbackMessage {{ goal_id: {uuid}, feedback }} }}\n\
+             \x20           fn split_feedback_message(message: {n}FeedbackMessage) -> ({rt}::GoalUuid, {n}Feedback) {{ (message.goal_id.uuid, message.feedback) }}\n\
+             \x20       }}"
         );
         for (suffix, spec) in [
             ("Goal", &a.goal),

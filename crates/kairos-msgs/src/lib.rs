@@ -17,8 +17,8 @@
 #![warn(missing_docs)]
 
 pub use kairos_interface::{
-    ActionType, InterfaceVisitor, Message, Payload, ServiceCall, ServiceType, TypeDescription,
-    TypeHash, decode, encode,
+    ActionType, GoalUuid, InterfaceVisitor, Message, Payload, ServiceCall, ServiceType,
+    TypeDescription, TypeHash, decode, encode,
 };
 pub use kairos_interface::{cdr, message, payload, type_hash};
 

@@ -53,4 +53,4 @@ pub use rosout::{LogMsg, ROSOUT_QOS, ROSOUT_TOPIC, StampMsg};
 pub use service::Service;
 pub use subscription::{Subscription, SubscriptionStats};
 
-pub use kairos_interface::{Message, Payload, ServiceCall, ServiceType};
+pub use kairos_interface::{ActionType, GoalUuid, Message, Payload, ServiceCall, ServiceType};

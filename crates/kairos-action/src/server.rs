@@ -1,0 +1,534 @@
+//! The action server: takes goals, answers cancel requests, publishes feedback and
+//! status, and hands each goal's result to every client that asks for it.
+//!
+//! # Ground rules
+//! - The goal table's lock is taken before a goal's own lock, never the other way, and
+//!   no user callback runs under either.
+//! - `send_goal` and `cancel_goal` run in the node's group (they are quick and call the
+//!   user's decisions); `get_result` runs in a reentrant group of its own and waits for the
+//!   goal without holding a thread: its future completes when the goal ends.
+//! - A goal ends once. Its final status and result go to every waiting `get_result` and
+//!   stay for later askers for `result_timeout` after the end (expired goals are removed
+//!   when the server next takes a goal, answers or publishes status).
+//! - A goal whose last [`ServerGoalHandle`] is dropped before it ended is aborted (with
+//!   the default result, and a warning on the node's logger), so no client waits for a
+//!   result no one will give.
+
+use crate::error::GoalError;
+use crate::goal::{CancelResponse, GoalId, GoalResponse, GoalStatus};
+use crate::names::{ActionNames, FEEDBACK_QOS, STATUS_QOS};
+use futures_channel::oneshot;
+use kairos::exec::GroupKind;
+use kairos::graph::{ActionType, GraphError, Node, Publisher, Service, ServiceType};
+use kairos::logging::Logger;
+use kairos::time::{Clock, Duration, Time};
+use kairos_msgs::action_msgs::msg::{GoalInfo, GoalStatus as GoalStatusMsg, GoalStatusArray};
+use kairos_msgs::action_msgs::srv::{CancelGoalRequest, CancelGoalResponse};
+use kairos_msgs::builtin_interfaces::msg::Time as TimeMsg;
+use kairos_msgs::unique_identifier_msgs::msg::UUID;
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+type SendGoalRequest<A> = <<A as ActionType>::SendGoal as ServiceType>::Request;
+type SendGoalResponse<A> = <<A as ActionType>::SendGoal as ServiceType>::Response;
+type GetResultRequest<A> = <<A as ActionType>::GetResult as ServiceType>::Request;
+type GetResultResponse<A> = <<A as ActionType>::GetResult as ServiceType>::Response;
+
+/// How an [`ActionServer`] keeps results.
+#[derive(Debug, Clone, Copy)]
+pub struct ActionServerOptions {
+    /// How long a goal's result is kept after it ended, for clients that ask late
+    /// (rcl_action's default: 15 minutes).
+    pub result_timeout: Duration,
+}
+
+impl Default for ActionServerOptions {
+    fn default() -> Self {
+        ActionServerOptions {
+            result_timeout: Duration::from_secs(15 * 60),
+        }
+    }
+}
+
+/// A decision on a goal (a new one, or a cancel request for one).
+type Decide<A, R> = Box<dyn Fn(GoalId, &<A as ActionType>::Goal) -> R + Send + Sync>;
+
+/// The user's decisions and the code that runs accepted goals.
+struct Callbacks<A: ActionType> {
+    handle_goal: Decide<A, GoalResponse>,
+    handle_cancel: Decide<A, CancelResponse>,
+    handle_accepted: Box<dyn Fn(ServerGoalHandle<A>) + Send + Sync>,
+}
+
+struct Shared<A: ActionType> {
+    action: String,
+    clock: Clock,
+    logger: Logger,
+    result_timeout: Duration,
+    /// Goals in the order they were accepted (ids are random; the stamp orders them).
+    goals: Mutex<BTreeMap<GoalId, Arc<Goal<A>>>>,
+    status: Publisher<GoalStatusArray>,
+    feedback: Publisher<A::FeedbackMessage>,
+    callbacks: Callbacks<A>,
+}
+
+/// One accepted goal.
+struct Goal<A: ActionType> {
+    id: GoalId,
+    /// When it was accepted (`(sec, nanosec)` of the node clock).
+    stamp: (i32, u32),
+    goal: Arc<A::Goal>,
+    state: Mutex<GoalState<A>>,
+}
+
+struct GoalState<A: ActionType> {
+    status: GoalStatus,
+    result: Option<A::Result>,
+    /// Steady time of the end, for the result timeout.
+    ended_at: Option<Time>,
+    waiters: Vec<oneshot::Sender<(GoalStatus, A::Result)>>,
+}
+
+/// Serves action `A`; see the [crate docs](crate). Dropping it takes its services and
+/// topics off the graph.
+pub struct ActionServer<A: ActionType> {
+    shared: Arc<Shared<A>>,
+    _send_goal: Service<SendGoalRequest<A>, SendGoalResponse<A>>,
+    _cancel_goal: Service<CancelGoalRequest, CancelGoalResponse>,
+    _get_result: Service<GetResultRequest<A>, GetResultResponse<A>>,
+}
+
+impl<A: ActionType> fmt::Debug for ActionServer<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ActionServer")
+            .field("action", &self.shared.action)
+            .field("goals", &self.shared.goals.lock().len())
+            .finish()
+    }
+}
+
+impl<A: ActionType> ActionServer<A> {
+    /// Serves action `name` on `node`:
+    /// - `handle_goal` decides on each new goal (on the node's executor);
+    /// - `handle_cancel` decides on each cancel request for a goal that has not ended;
+    /// - `handle_accepted` gets each accepted goal's handle, before the client hears that
+    ///   the goal was accepted: start the work there (a task, a thread, a timer) and end
+    ///   the goal through the handle.
+    pub fn new(
+        node: &Node,
+        name: &str,
+        handle_goal: impl Fn(GoalId, &A::Goal) -> GoalResponse + Send + Sync + 'static,
+        handle_cancel: impl Fn(GoalId, &A::Goal) -> CancelResponse + Send + Sync + 'static,
+        handle_accepted: impl Fn(ServerGoalHandle<A>) + Send + Sync + 'static,
+    ) -> Result<Self, GraphError> {
+        Self::with_options(
+            node,
+            name,
+            ActionServerOptions::default(),
+            handle_goal,
+            handle_cancel,
+            handle_accepted,
+        )
+    }
+
+    /// [`new`](Self::new) with `options`.
+    pub fn with_options(
+        node: &Node,
+        name: &str,
+        options: ActionServerOptions,
+        handle_goal: impl Fn(GoalId, &A::Goal) -> GoalResponse + Send + Sync + 'static,
+        handle_cancel: impl Fn(GoalId, &A::Goal) -> CancelResponse + Send + Sync + 'static,
+        handle_accepted: impl Fn(ServerGoalHandle<A>) + Send + Sync + 'static,
+    ) -> Result<Self, GraphError> {
+        let names = ActionNames::resolve(node, name)?;
+        let shared = Arc::new(Shared {
+            action: names.action.clone(),
+            clock: node.clock(),
+            logger: node.logger().clone(),
+            result_timeout: options.result_timeout,
+            goals: Mutex::new(BTreeMap::new()),
+            status: node.create_publisher(&names.status, STATUS_QOS)?,
+            feedback: node.create_publisher(&names.feedback, FEEDBACK_QOS)?,
+            callbacks: Callbacks {
+                handle_goal: Box::new(handle_goal),
+                handle_cancel: Box::new(handle_cancel),
+                handle_accepted: Box::new(handle_accepted),
+            },
+        });
+        let on_goal = shared.clone();
+        let send_goal = node.create_service(&names.send_goal, move |request| {
+            Shared::send_goal(&on_goal, request)
+        })?;
+        let on_cancel = shared.clone();
+        let cancel_goal = node.create_service(&names.cancel_goal, move |request| {
+            on_cancel.cancel_goal(request)
+        })?;
+        let results = node.create_callback_group("action results", GroupKind::Reentrant);
+        let on_result = shared.clone();
+        let get_result = node
+            .with_group(&results)?
+            .create_service_async(&names.get_result, move |request: GetResultRequest<A>| {
+                on_result.get_result(request)
+            })?;
+        shared.publish_status();
+        Ok(ActionServer {
+            shared,
+            _send_goal: send_goal,
+            _cancel_goal: cancel_goal,
+            _get_result: get_result,
+        })
+    }
+
+    /// The action's resolved name.
+    pub fn name(&self) -> &str {
+        &self.shared.action
+    }
+
+    /// The goals the server knows (running, or ended with their result kept).
+    pub fn goal_count(&self) -> usize {
+        self.shared.prune();
+        self.shared.goals.lock().len()
+    }
+}
+
+impl<A: ActionType> Shared<A> {
+    fn stamp(&self) -> (i32, u32) {
+        let nanos = self.clock.now().nanos().max(0);
+        (
+            i32::try_from(nanos / 1_000_000_000).unwrap_or(i32::MAX),
+            (nanos % 1_000_000_000) as u32,
+        )
+    }
+
+    fn send_goal(this: &Arc<Self>, request: SendGoalRequest<A>) -> SendGoalResponse<A> {
+        let (uuid, goal) = A::split_send_goal_request(request);
+        let id = GoalId(uuid);
+        let stamp = this.stamp();
+        this.prune();
+        if this.goals.lock().contains_key(&id) {
+            this.logger.warn(format_args!(
+                "action {}: goal {id} was sent again; the second is rejected",
+                this.action
+            ));
+            return A::send_goal_response(false, stamp);
+        }
+        let decision = (this.callbacks.handle_goal)(id, &goal);
+        let status = match decision {
+            GoalResponse::Reject => return A::send_goal_response(false, stamp),
+            GoalResponse::AcceptAndExecute => GoalStatus::Executing,
+            GoalResponse::AcceptAndDefer => GoalStatus::Accepted,
+        };
+        let entry = Arc::new(Goal {
+            id,
+            stamp,
+            goal: Arc::new(goal),
+            state: Mutex::new(GoalState {
+                status,
+                result: None,
+                ended_at: None,
+                waiters: Vec::new(),
+            }),
+        });
+        this.goals.lock().insert(id, entry.clone());
+        this.publish_status();
+        (this.callbacks.handle_accepted)(ServerGoalHandle {
+            owner: Arc::new(Owner {
+                goal: entry,
+                server: this.clone(),
+            }),
+        });
+        A::send_goal_response(true, stamp)
+    }
+
+    fn cancel_goal(&self, request: CancelGoalRequest) -> CancelGoalResponse {
+        const NONE: i8 = 0;
+        const REJECTED: i8 = 1;
+        const UNKNOWN_GOAL_ID: i8 = 2;
+        const GOAL_TERMINATED: i8 = 3;
+        let info = request.goal_info;
+        let id = GoalId(info.goal_id.uuid);
+        let before = (info.stamp.sec, info.stamp.nanosec);
+        // ROS 2's cancel policy: a zero id and zero stamp is every goal; a stamp adds every
+        // goal accepted at or before it; an id adds that goal.
+        let candidates: Vec<Arc<Goal<A>>> = self
+            .goals
+            .lock()
+            .values()
+            .filter(|g| {
+                (id.is_zero() && before == (0, 0))
+                    || g.id == id
+                    || (before != (0, 0) && g.stamp <= before)
+            })
+            .cloned()
+            .collect();
+        let mut canceling = Vec::new();
+        let mut ended = 0;
+        for goal in &candidates {
+            let status = goal.state.lock().status;
+            if status.is_terminal() {
+                ended += 1;
+                continue;
+            }
+            if status == GoalStatus::Canceling
+                || ((self.callbacks.handle_cancel)(goal.id, &goal.goal) == CancelResponse::Accept
+                    && goal.transition(GoalStatus::Canceling).is_ok())
+            {
+                canceling.push(status_msg(goal.id, goal.stamp, GoalStatus::Canceling));
+            }
+        }
+        let return_code = if !canceling.is_empty() {
+            NONE
+        } else if candidates.is_empty() && !id.is_zero() {
+            UNKNOWN_GOAL_ID
+        } else if candidates.is_empty() {
+            NONE
+        } else if ended == candidates.len() {
+            GOAL_TERMINATED
+        } else {
+            REJECTED
+        };
+        if !canceling.is_empty() {
+            self.publish_status();
+        }
+        CancelGoalResponse {
+            return_code,
+            goals_canceling: canceling,
+        }
+    }
+
+    fn get_result(
+        &self,
+        request: GetResultRequest<A>,
+    ) -> impl Future<Output = GetResultResponse<A>> + Send + use<A> {
+        let id = GoalId(A::get_result_request_id(&request));
+        self.prune();
+        let goal = self.goals.lock().get(&id).cloned();
+        enum Answer<A: ActionType> {
+            Now(GetResultResponse<A>),
+            Later(oneshot::Receiver<(GoalStatus, A::Result)>),
+        }
+        let answer = match goal {
+            None => Answer::<A>::Now(A::get_result_response(
+                GoalStatus::Unknown.code(),
+                A::Result::default(),
+            )),
+            Some(goal) => {
+                let mut state = goal.state.lock();
+                match &state.result {
+                    Some(result) if state.status.is_terminal() => {
+                        Answer::Now(A::get_result_response(state.status.code(), result.clone()))
+                    }
+                    _ => {
+                        let (tx, rx) = oneshot::channel();
+                        state.waiters.push(tx);
+                        Answer::Later(rx)
+                    }
+                }
+            }
+        };
+        async move {
+            match answer {
+                Answer::Now(response) => response,
+                Answer::Later(rx) => match rx.await {
+                    Ok((status, result)) => A::get_result_response(status.code(), result),
+                    // The server went away with the goal: no result will come.
+                    Err(_) => {
+                        A::get_result_response(GoalStatus::Aborted.code(), A::Result::default())
+                    }
+                },
+            }
+        }
+    }
+
+    /// Forgets goals whose result has been kept for `result_timeout`.
+    fn prune(&self) {
+        let now = Clock::steady().now();
+        let timeout = self.result_timeout;
+        let mut goals = self.goals.lock();
+        let before = goals.len();
+        goals.retain(|_, goal| {
+            let ended_at = goal.state.lock().ended_at;
+            ended_at.is_none_or(|at| now.since(at).is_ok_and(|kept| kept < timeout))
+        });
+        let pruned = before != goals.len();
+        drop(goals);
+        if pruned {
+            self.publish_status();
+        }
+    }
+
+    /// Publishes every known goal's status (latched for late clients).
+    fn publish_status(&self) {
+        let status_list = self
+            .goals
+            .lock()
+            .values()
+            .map(|g| status_msg(g.id, g.stamp, g.state.lock().status))
+            .collect();
+        self.status.publish(GoalStatusArray { status_list });
+    }
+}
+
+impl<A: ActionType> Goal<A> {
+    /// Moves the goal to `to`, if the state machine allows it.
+    fn transition(&self, to: GoalStatus) -> Result<(), GoalError> {
+        let mut state = self.state.lock();
+        if !state.status.can_become(to) {
+            return Err(GoalError {
+                goal: self.id,
+                from: state.status,
+                to,
+            });
+        }
+        state.status = to;
+        Ok(())
+    }
+
+    /// Ends the goal with `status` and `result`, and hands them to every waiter.
+    fn end(&self, status: GoalStatus, result: A::Result) -> Result<(), GoalError> {
+        let waiters = {
+            let mut state = self.state.lock();
+            if !state.status.can_become(status) {
+                return Err(GoalError {
+                    goal: self.id,
+                    from: state.status,
+                    to: status,
+                });
+            }
+            state.status = status;
+            state.ended_at = Some(Clock::steady().now());
+            state.result = Some(result.clone());
+            std::mem::take(&mut state.waiters)
+        };
+        for waiter in waiters {
+            let _ = waiter.send((status, result.clone()));
+        }
+        Ok(())
+    }
+}
+
+fn status_msg(id: GoalId, stamp: (i32, u32), status: GoalStatus) -> GoalStatusMsg {
+    GoalStatusMsg {
+        goal_info: GoalInfo {
+            goal_id: UUID { uuid: id.0 },
+            stamp: TimeMsg {
+                sec: stamp.0,
+                nanosec: stamp.1,
+            },
+        },
+        status: status.code(),
+    }
+}
+
+/// The owner of an accepted goal: the server's code ends it through this handle.
+/// Clones refer to the same goal; when the last one is dropped before the goal ended,
+/// the goal is aborted (see the module's ground rules).
+pub struct ServerGoalHandle<A: ActionType> {
+    owner: Arc<Owner<A>>,
+}
+
+struct Owner<A: ActionType> {
+    goal: Arc<Goal<A>>,
+    server: Arc<Shared<A>>,
+}
+
+impl<A: ActionType> Clone for ServerGoalHandle<A> {
+    fn clone(&self) -> Self {
+        ServerGoalHandle {
+            owner: self.owner.clone(),
+        }
+    }
+}
+
+impl<A: ActionType> fmt::Debug for ServerGoalHandle<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerGoalHandle")
+            .field("goal", &self.owner.goal.id)
+            .field("status", &self.status())
+            .finish()
+    }
+}
+
+impl<A: ActionType> ServerGoalHandle<A> {
+    /// The goal's id.
+    pub fn id(&self) -> GoalId {
+        self.owner.goal.id
+    }
+
+    /// The goal the client sent.
+    pub fn goal(&self) -> &Arc<A::Goal> {
+        &self.owner.goal.goal
+    }
+
+    /// The goal's status now.
+    pub fn status(&self) -> GoalStatus {
+        self.owner.goal.state.lock().status
+    }
+
+    /// Whether a cancel request was accepted: wind down and call [`canceled`](Self::canceled).
+    pub fn is_canceling(&self) -> bool {
+        self.status() == GoalStatus::Canceling
+    }
+
+    /// Whether the goal has not ended.
+    pub fn is_active(&self) -> bool {
+        !self.status().is_terminal()
+    }
+
+    /// Marks an accepted (deferred) goal executing.
+    pub fn execute(&self) -> Result<(), GoalError> {
+        self.owner.goal.transition(GoalStatus::Executing)?;
+        self.owner.server.publish_status();
+        Ok(())
+    }
+
+    /// Publishes `feedback` for this goal on `_action/feedback`.
+    pub fn publish_feedback(&self, feedback: A::Feedback) {
+        let message = A::feedback_message(self.id().0, feedback);
+        self.owner.server.feedback.publish(message);
+    }
+
+    /// Ends the goal: reached, with `result`.
+    pub fn succeed(&self, result: A::Result) -> Result<(), GoalError> {
+        self.end(GoalStatus::Succeeded, result)
+    }
+
+    /// Ends the goal: the server gave up, with `result`.
+    pub fn abort(&self, result: A::Result) -> Result<(), GoalError> {
+        self.end(GoalStatus::Aborted, result)
+    }
+
+    /// Ends a canceling goal: canceled, with `result`.
+    pub fn canceled(&self, result: A::Result) -> Result<(), GoalError> {
+        self.end(GoalStatus::Canceled, result)
+    }
+
+    fn end(&self, status: GoalStatus, result: A::Result) -> Result<(), GoalError> {
+        self.owner.goal.end(status, result)?;
+        self.owner.server.publish_status();
+        Ok(())
+    }
+}
+
+impl<A: ActionType> Drop for Owner<A> {
+    fn drop(&mut self) {
+        let status = self.goal.state.lock().status;
+        if status.is_terminal() {
+            return;
+        }
+        self.server.logger.warn(format_args!(
+            "action {}: goal {} was dropped while {status:?}; it is aborted so its clients \
+             do not wait for ever (end every goal with succeed, abort or canceled)",
+            self.server.action, self.goal.id
+        ));
+        if self
+            .goal
+            .end(GoalStatus::Aborted, A::Result::default())
+            .is_ok()
+        {
+            self.server.publish_status();
+        }
+    }
+}

@@ -1,0 +1,297 @@
+//! `example_interfaces/action/Fibonacci` served and used in one process: goals with
+//! feedback and results, rejection, cancellation, a dropped goal, result expiry and the
+//! deadlock check. No test waits on a sleep: servers run goals on threads that step on
+//! channels, and every wait has a deadline.
+
+use kairos::exec::{ExecError, Executor};
+use kairos::graph::{CallError, Context, Node};
+use kairos::time::Duration;
+use kairos_action::{
+    ActionClient, ActionError, ActionServer, ActionServerOptions, CancelResponse, GoalResponse,
+    GoalStatus, ServerGoalHandle,
+};
+use kairos_msgs::example_interfaces::action::{
+    Fibonacci, FibonacciFeedback, FibonacciGoal, FibonacciResult,
+};
+use std::sync::mpsc;
+use std::time::Duration as StdDuration;
+
+const LIMIT: StdDuration = StdDuration::from_secs(30);
+
+fn fibonacci(order: i32) -> Vec<i32> {
+    let mut sequence = vec![0, 1];
+    while sequence.len() < order.max(0) as usize + 1 {
+        let n = sequence.len();
+        sequence.push(sequence[n - 1] + sequence[n - 2]);
+    }
+    sequence.truncate(order.max(0) as usize + 1);
+    sequence
+}
+
+/// A server that computes each goal on a thread of its own, publishing every partial
+/// sequence as feedback; negative orders are rejected.
+fn serve(node: &Node) -> ActionServer<Fibonacci> {
+    ActionServer::<Fibonacci>::new(
+        node,
+        "fibonacci",
+        |_, goal| {
+            if goal.order < 0 {
+                GoalResponse::Reject
+            } else {
+                GoalResponse::AcceptAndExecute
+            }
+        },
+        |_, _| CancelResponse::Accept,
+        |handle: ServerGoalHandle<Fibonacci>| {
+            std::thread::spawn(move || {
+                let sequence = fibonacci(handle.goal().order);
+                for end in 2..=sequence.len() {
+                    handle.publish_feedback(FibonacciFeedback {
+                        sequence: sequence[..end].to_vec(),
+                    });
+                }
+                handle.succeed(FibonacciResult { sequence }).unwrap();
+            });
+        },
+    )
+    .unwrap()
+}
+
+/// A context with a server node and a client node, spun by a two-thread executor.
+struct System {
+    _context: Context,
+    server_node: Node,
+    client_node: Node,
+    executor: Executor,
+    spinner: Option<std::thread::JoinHandle<Result<(), ExecError>>>,
+}
+
+impl System {
+    fn new() -> Self {
+        let context = Context::new();
+        let server_node = Node::new_in(&context, "fibonacci_server", "/").unwrap();
+        let client_node = Node::new_in(&context, "fibonacci_client", "/").unwrap();
+        let executor = Executor::multi_threaded(2).unwrap();
+        executor.add_node(&server_node).unwrap();
+        executor.add_node(&client_node).unwrap();
+        System {
+            _context: context,
+            server_node,
+            client_node,
+            executor,
+            spinner: None,
+        }
+    }
+
+    fn spin(&mut self) {
+        let executor = self.executor.clone();
+        self.spinner = Some(std::thread::spawn(move || executor.spin()));
+    }
+}
+
+impl Drop for System {
+    fn drop(&mut self) {
+        let report = self.executor.shutdown(Duration::from_secs(5));
+        assert!(report.is_clean(), "{report}");
+        if let Some(spinner) = self.spinner.take() {
+            spinner.join().unwrap().unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_goal_gets_its_feedback_and_its_result() {
+    let mut system = System::new();
+    let _server = serve(&system.server_node);
+    let client = ActionClient::<Fibonacci>::new(&system.client_node, "fibonacci").unwrap();
+    assert_eq!(client.name(), "/fibonacci");
+    system.spin();
+    assert!(client.wait_for_server(LIMIT));
+    let (tx, rx) = mpsc::channel();
+    let goal = client
+        .send_goal_with_feedback(
+            FibonacciGoal { order: 6 },
+            move |feedback| {
+                let _ = tx.send(feedback.sequence);
+            },
+            LIMIT,
+        )
+        .unwrap();
+    let outcome = goal.get_result(LIMIT).unwrap();
+    assert_eq!(outcome.status, GoalStatus::Succeeded);
+    assert_eq!(outcome.result.sequence, [0, 1, 1, 2, 3, 5, 8]);
+    assert_eq!(goal.status(), GoalStatus::Succeeded);
+    let feedback: Vec<Vec<i32>> = (0..6).map(|_| rx.recv_timeout(LIMIT).unwrap()).collect();
+    assert_eq!(feedback.first().unwrap(), &[0, 1]);
+    assert_eq!(feedback.last().unwrap(), &[0, 1, 1, 2, 3, 5, 8]);
+    // Asked again, the kept result comes at once.
+    assert_eq!(goal.get_result(LIMIT).unwrap(), outcome);
+    assert_eq!(client.unmatched_feedback(), 0);
+}
+
+#[test]
+fn a_rejected_goal_is_an_error_naming_it() {
+    let mut system = System::new();
+    let _server = serve(&system.server_node);
+    let client = ActionClient::<Fibonacci>::new(&system.client_node, "fibonacci").unwrap();
+    system.spin();
+    let err = client
+        .send_goal(FibonacciGoal { order: -1 }, LIMIT)
+        .unwrap_err();
+    assert!(matches!(err, ActionError::Rejected { .. }), "{err:?}");
+    assert!(err.to_string().contains("rejected goal"), "{err}");
+}
+
+#[test]
+fn a_canceled_goal_ends_canceled_with_its_partial_result() {
+    let mut system = System::new();
+    let (canceling_tx, canceling_rx) = mpsc::channel::<()>();
+    let canceling_tx = std::sync::Mutex::new(canceling_tx);
+    let canceling_rx = std::sync::Mutex::new(Some(canceling_rx));
+    let _server = ActionServer::<Fibonacci>::new(
+        &system.server_node,
+        "fibonacci",
+        |_, _| GoalResponse::AcceptAndExecute,
+        move |_, _| {
+            let _ = canceling_tx.lock().unwrap().send(());
+            CancelResponse::Accept
+        },
+        move |handle: ServerGoalHandle<Fibonacci>| {
+            // Works until told of the cancel, then winds down.
+            let told = canceling_rx.lock().unwrap().take().expect("one goal");
+            std::thread::spawn(move || {
+                told.recv_timeout(LIMIT).unwrap();
+                while !handle.is_canceling() {
+                    std::thread::yield_now();
+                }
+                handle
+                    .canceled(FibonacciResult {
+                        sequence: vec![0, 1],
+                    })
+                    .unwrap();
+            });
+        },
+    )
+    .unwrap();
+    let client = ActionClient::<Fibonacci>::new(&system.client_node, "fibonacci").unwrap();
+    system.spin();
+    let goal = client
+        .send_goal(FibonacciGoal { order: 1000 }, LIMIT)
+        .unwrap();
+    goal.cancel(LIMIT).unwrap();
+    assert_eq!(goal.status(), GoalStatus::Canceling);
+    let outcome = goal.get_result(LIMIT).unwrap();
+    assert_eq!(outcome.status, GoalStatus::Canceled);
+    assert_eq!(outcome.result.sequence, [0, 1]);
+    // Canceling every goal (zero id, zero stamp) now finds only ended goals.
+    let all = kairos_msgs::action_msgs::srv::CancelGoalRequest::default();
+    let cancel: kairos::graph::Client<kairos_msgs::action_msgs::srv::CancelGoal> = system
+        .client_node
+        .create_client("/fibonacci/_action/cancel_goal")
+        .unwrap();
+    let response = cancel.call(all, LIMIT).unwrap();
+    assert_eq!(response.return_code, 3, "every goal had ended");
+    assert!(response.goals_canceling.is_empty());
+}
+
+#[test]
+fn cancelling_a_goal_that_ended_says_so() {
+    let mut system = System::new();
+    let _server = serve(&system.server_node);
+    let client = ActionClient::<Fibonacci>::new(&system.client_node, "fibonacci").unwrap();
+    system.spin();
+    let goal = client.send_goal(FibonacciGoal { order: 3 }, LIMIT).unwrap();
+    goal.get_result(LIMIT).unwrap();
+    let err = goal.cancel(LIMIT).unwrap_err();
+    assert!(
+        matches!(err, ActionError::CancelRefused { code: 3, .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("had already ended"), "{err}");
+}
+
+#[test]
+fn a_goal_whose_handle_is_dropped_is_aborted_not_left_waiting() {
+    let mut system = System::new();
+    let _server = ActionServer::<Fibonacci>::new(
+        &system.server_node,
+        "fibonacci",
+        |_, _| GoalResponse::AcceptAndDefer,
+        |_, _| CancelResponse::Reject,
+        drop,
+    )
+    .unwrap();
+    let client = ActionClient::<Fibonacci>::new(&system.client_node, "fibonacci").unwrap();
+    system.spin();
+    let goal = client.send_goal(FibonacciGoal { order: 3 }, LIMIT).unwrap();
+    let outcome = goal.get_result(LIMIT).unwrap();
+    assert_eq!(outcome.status, GoalStatus::Aborted);
+    assert_eq!(outcome.result, FibonacciResult::default());
+}
+
+#[test]
+fn a_result_is_kept_for_the_result_timeout_then_forgotten() {
+    let mut system = System::new();
+    let server = ActionServer::<Fibonacci>::with_options(
+        &system.server_node,
+        "fibonacci",
+        ActionServerOptions {
+            result_timeout: Duration::from_millis(100),
+        },
+        |_, _| GoalResponse::AcceptAndExecute,
+        |_, _| CancelResponse::Reject,
+        |handle: ServerGoalHandle<Fibonacci>| {
+            handle
+                .succeed(FibonacciResult { sequence: vec![7] })
+                .unwrap();
+        },
+    )
+    .unwrap();
+    let client = ActionClient::<Fibonacci>::new(&system.client_node, "fibonacci").unwrap();
+    system.spin();
+    let goal = client.send_goal(FibonacciGoal { order: 1 }, LIMIT).unwrap();
+    assert_eq!(goal.get_result(LIMIT).unwrap().result.sequence, [7]);
+    let give_up = std::time::Instant::now() + LIMIT;
+    while server.goal_count() > 0 {
+        assert!(
+            std::time::Instant::now() < give_up,
+            "the result was never forgotten"
+        );
+        std::thread::yield_now();
+    }
+    let err = goal.get_result(LIMIT).unwrap_err();
+    assert!(matches!(err, ActionError::UnknownGoal { .. }), "{err:?}");
+    assert!(err.to_string().contains("result_timeout"), "{err}");
+}
+
+#[test]
+fn sending_a_goal_from_a_callback_that_blocks_the_server_is_would_deadlock() {
+    let context = Context::new();
+    let node = Node::new_in(&context, "alone", "/").unwrap();
+    let _server = serve(&node);
+    let client = ActionClient::<Fibonacci>::new(&node, "fibonacci").unwrap();
+    let executor = Executor::single_threaded();
+    executor.add_node(&node).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let started = std::time::Instant::now();
+    let _timer = node
+        .create_timer(StdDuration::from_millis(1), move |_| {
+            let _ = tx.send(client.send_goal(FibonacciGoal { order: 2 }, LIMIT));
+        })
+        .unwrap();
+    let result = loop {
+        executor.spin_once(StdDuration::from_millis(100)).unwrap();
+        if let Ok(result) = rx.try_recv() {
+            break result;
+        }
+        assert!(started.elapsed() < LIMIT, "the timer never ran");
+    };
+    let Err(ActionError::Call {
+        source: CallError::WouldDeadlock(_),
+        ..
+    }) = result
+    else {
+        panic!("expected WouldDeadlock, got {result:?}");
+    };
+    assert!(started.elapsed() < LIMIT);
+}
