@@ -208,7 +208,11 @@ impl ServiceWire {
     /// are: `<pkg/srv/S>_Request` and `<pkg/srv/S>_Response`.
     pub fn from_parts(request: Wire, response: Wire) -> Option<Self> {
         let name = request.type_name.strip_suffix("_Request")?;
-        if response.type_name.strip_suffix("_Response")? != name || !name.contains("/srv/") {
+        // A `.srv` service, or one of the two services rosidl derives from an action.
+        let is_service = name.contains("/srv/")
+            || (name.contains("/action/")
+                && (name.ends_with("_SendGoal") || name.ends_with("_GetResult")));
+        if response.type_name.strip_suffix("_Response")? != name || !is_service {
             return None;
         }
         let description = service_description(name, request.description(), response.description());

@@ -253,4 +253,21 @@ fn a_service_named_by_its_request_and_response_is_that_service() {
         )
         .is_none()
     );
+    // The services an action is carried on cross by their parts too (a server made with
+    // `create_service` for them is reachable from other processes).
+    use kairos_msgs::example_interfaces::action::{
+        FibonacciGetResult, FibonacciGetResultRequest, FibonacciGetResultResponse, FibonacciGoal,
+        FibonacciResult,
+    };
+    let get_result = ServiceWire::from_parts(
+        Wire::of::<FibonacciGetResultRequest>(),
+        Wire::of::<FibonacciGetResultResponse>(),
+    )
+    .expect("an action's get_result service crosses");
+    assert_eq!(get_result.type_hash(), FibonacciGetResult::type_hash());
+    assert!(
+        ServiceWire::from_parts(Wire::of::<FibonacciGoal>(), Wire::of::<FibonacciResult>())
+            .is_none(),
+        "an action's goal and result are no service"
+    );
 }
