@@ -60,6 +60,15 @@ impl Lines {
         Some(line)
     }
 
+    /// Every line read so far, and those printed since that are already here (for a
+    /// failure's report; never waits).
+    pub fn seen_now(&mut self) -> &[String] {
+        while let Ok(line) = self.rx.try_recv() {
+            self.seen.push(line);
+        }
+        &self.seen
+    }
+
     /// Reads lines until `want` of them equal `line`, ignoring others; panics after
     /// `timeout` saying how many came.
     pub fn wait_for_count(&mut self, line: &str, want: usize, timeout: Duration) {

@@ -1,0 +1,361 @@
+//! ROS 2 actions between kairos and `zenoh-ros2-sdk` (a Python implementation of
+//! rmw_zenoh's format no one here wrote), both ways, on a router of the test's own:
+//! - a Python client sends a Fibonacci goal to a kairos `ActionServer`, follows its
+//!   feedback, gets its result, and has another goal canceled;
+//! - a kairos `ActionClient` sends a goal to a Python server made of the SDK's service
+//!   servers and publisher, and gets its feedback and result.
+//!
+//! Python encodes and decodes every message from the definitions rosidl derives for the
+//! action (given as text), and computes the hashes of the messages (feedback, status) and
+//! of `action_msgs/srv/CancelGoal` with its own implementation of rosidl's algorithm; the
+//! test checks them against kairos's. The SDK names a service's request `pkg/srv/...`
+//! whatever its kind, so the hashes of the two action services (`_SendGoal`,
+//! `_GetResult`) are handed to it from kairos.
+
+mod zenoh_support;
+
+use kairos::exec::Executor;
+use kairos::graph::{Context, Node, ServiceType};
+use kairos::time::Duration;
+use kairos_action::{
+    ActionClient, ActionServer, CancelResponse, GoalResponse, GoalStatus, ServerGoalHandle,
+};
+use kairos_msgs::Message;
+use kairos_msgs::example_interfaces::action::{
+    Fibonacci, FibonacciFeedback, FibonacciFeedbackMessage, FibonacciGetResult, FibonacciGoal,
+    FibonacciResult, FibonacciSendGoal,
+};
+use kairos_testkit::zenoh_session::loopback_config;
+use kairos_zenoh::ZenohTransport;
+use kairos_zenoh::graph_key::EntityKind;
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration as StdDuration, Instant};
+use zenoh_support::{KAIROS, Router, spawn, stdout_lines};
+
+const LIMIT: StdDuration = StdDuration::from_secs(60);
+
+/// A kairos graph carried by its own session, connected to `router` only.
+fn graph(router: &Router) -> (Context, Arc<ZenohTransport>) {
+    let mut config = loopback_config("peer", Some(router.port), 0);
+    config
+        .insert_json5("scouting/multicast/enabled", "false")
+        .unwrap();
+    let transport = ZenohTransport::open_with(config, 0).expect("open a session");
+    let context = Context::new();
+    transport.install(&context).expect("install the transport");
+    (context, transport)
+}
+
+/// Python's side: definitions, hashes it computes, and a bounded wait.
+fn prelude() -> String {
+    let interfaces = concat!(env!("CARGO_MANIFEST_DIR"), "/../kairos-msgs/interfaces");
+    format!(
+        r#"
+import os, sys, time, json, threading
+sys.stderr = sys.stdout  # Python's errors reach the test's report
+import numpy as np
+from zenoh_ros2_sdk import ROS2Publisher, ROS2Subscriber
+from zenoh_ros2_sdk.service_client import ROS2ServiceClient
+from zenoh_ros2_sdk.service_server import ROS2ServiceServer
+from zenoh_ros2_sdk.session import ZenohSession
+from zenoh_ros2_sdk.utils import get_type_hash, compute_service_type_hash
+PORT = int(os.environ["ROUTER_PORT"])
+ROOT = {interfaces:?}
+def read(path):
+    return open(ROOT + "/" + path).read()
+A = "example_interfaces/action/Fibonacci"
+DEFS = {{
+    "builtin_interfaces/msg/Time": read("builtin_interfaces/msg/Time.msg"),
+    "unique_identifier_msgs/msg/UUID": read("unique_identifier_msgs/msg/UUID.msg"),
+    "action_msgs/msg/GoalInfo": read("action_msgs/msg/GoalInfo.msg"),
+    "action_msgs/msg/GoalStatus": read("action_msgs/msg/GoalStatus.msg"),
+    "action_msgs/msg/GoalStatusArray": read("action_msgs/msg/GoalStatusArray.msg"),
+    A + "_Goal": "int32 order\n",
+    A + "_Result": "int32[] sequence\n",
+    A + "_Feedback": "int32[] sequence\n",
+    A + "_FeedbackMessage": "unique_identifier_msgs/UUID goal_id\nexample_interfaces/action/Fibonacci_Feedback feedback\n",
+}}
+SEND_GOAL = ("unique_identifier_msgs/UUID goal_id\nexample_interfaces/action/Fibonacci_Goal goal\n",
+             "bool accepted\nbuiltin_interfaces/Time stamp\n")
+GET_RESULT = ("unique_identifier_msgs/UUID goal_id\n",
+              "int8 status\nexample_interfaces/action/Fibonacci_Result result\n")
+# The SDK resolves a bare type in a .srv against the service's own namespace: qualified.
+CANCEL = read("action_msgs/srv/CancelGoal.srv").replace("GoalInfo goal_info", "action_msgs/GoalInfo goal_info").replace("GoalStatus[]", "action_msgs/GoalStatus[]").split("---\n")
+session = ZenohSession.get_instance("127.0.0.1", PORT)
+for name, text in DEFS.items():
+    session.register_message_type(text, name)
+T = session.store.types
+for name in (A + "_FeedbackMessage", "action_msgs/msg/GoalStatusArray"):
+    print("hash", name, get_type_hash(name, DEFS[name], DEFS), flush=True)
+CANCEL_HASH = compute_service_type_hash("action_msgs/srv/CancelGoal", request_definition=CANCEL[0], response_definition=CANCEL[1], dependencies=DEFS)
+print("hash action_msgs/srv/CancelGoal", CANCEL_HASH, flush=True)
+def bounded_wait(pred, seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.02)
+    return pred()
+"#
+    )
+}
+
+/// Python computed the same message hashes as kairos, from the same definitions.
+fn check_hashes(lines: &[String]) {
+    for (name, hash) in [
+        (
+            "example_interfaces/action/Fibonacci_FeedbackMessage",
+            FibonacciFeedbackMessage::type_hash().to_string(),
+        ),
+        (
+            "action_msgs/msg/GoalStatusArray",
+            kairos_msgs::action_msgs::msg::GoalStatusArray::type_hash().to_string(),
+        ),
+        (
+            "action_msgs/srv/CancelGoal",
+            kairos_msgs::action_msgs::srv::CancelGoal::type_hash().to_string(),
+        ),
+    ] {
+        let line = format!("hash {name} {hash}");
+        assert!(
+            lines.contains(&line),
+            "Python's hash of {name} is not kairos's {hash}:\n{}",
+            lines.join("\n")
+        );
+    }
+}
+
+fn spin(node: &Node) -> (Executor, std::thread::JoinHandle<()>) {
+    let executor = Executor::multi_threaded(2).unwrap();
+    executor.add_node(node).unwrap();
+    let spinning = executor.clone();
+    (
+        executor,
+        std::thread::spawn(move || spinning.spin().unwrap()),
+    )
+}
+
+#[test]
+fn a_python_client_drives_a_kairos_action_server() {
+    zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk, numpy");
+    let router = Router::start(KAIROS);
+    let (context, transport) = graph(&router);
+    let node = Node::new_in(&context, "fibonacci_server", "/").unwrap();
+    let _server = ActionServer::<Fibonacci>::new(
+        &node,
+        "fibonacci",
+        |_, goal| {
+            if goal.order < 0 {
+                GoalResponse::Reject
+            } else {
+                GoalResponse::AcceptAndExecute
+            }
+        },
+        |_, _| CancelResponse::Accept,
+        |handle: ServerGoalHandle<Fibonacci>| {
+            std::thread::spawn(move || {
+                let order = handle.goal().order as usize;
+                let mut sequence = vec![0, 1];
+                if order > 20 {
+                    // The long goal runs until it is canceled (bounded by the test's limit).
+                    let give_up = Instant::now() + LIMIT;
+                    while !handle.is_canceling() && Instant::now() < give_up {
+                        std::thread::yield_now();
+                    }
+                    handle.canceled(FibonacciResult { sequence }).unwrap();
+                    return;
+                }
+                while sequence.len() <= order {
+                    let n = sequence.len();
+                    sequence.push(sequence[n - 1] + sequence[n - 2]);
+                    handle.publish_feedback(FibonacciFeedback {
+                        sequence: sequence.clone(),
+                    });
+                }
+                handle.succeed(FibonacciResult { sequence }).unwrap();
+            });
+        },
+    )
+    .unwrap();
+    let (executor, spinner) = spin(&node);
+    let script = format!(
+        r#"{prelude}
+got = []
+sub = ROS2Subscriber('/fibonacci/_action/feedback', A + '_FeedbackMessage', lambda m: got.append([int(x) for x in m.feedback.sequence]), msg_definition=DEFS[A + '_FeedbackMessage'], type_hash=get_type_hash(A + '_FeedbackMessage', DEFS[A + '_FeedbackMessage'], DEFS), node_name='py_feedback', router_port=PORT)
+send = ROS2ServiceClient('/fibonacci/_action/send_goal', A + '_SendGoal', request_definition=SEND_GOAL[0], response_definition=SEND_GOAL[1], node_name='py_client', router_port=PORT, type_hash=os.environ['SEND_GOAL_HASH'], timeout=30.0)
+result = ROS2ServiceClient('/fibonacci/_action/get_result', A + '_GetResult', request_definition=GET_RESULT[0], response_definition=GET_RESULT[1], node_name='py_result', router_port=PORT, type_hash=os.environ['GET_RESULT_HASH'], timeout=30.0)
+cancel = ROS2ServiceClient('/fibonacci/_action/cancel_goal', 'action_msgs/srv/CancelGoal', request_definition=CANCEL[0], response_definition=CANCEL[1], node_name='py_cancel', router_port=PORT, type_hash=CANCEL_HASH, timeout=30.0)
+print('subscribed', flush=True)
+sys.stdin.readline()
+UUID = T['unique_identifier_msgs/msg/UUID']; Goal = T[A + '_Goal']
+gid = np.arange(1, 17, dtype=np.uint8)
+r = send.call(goal_id=UUID(uuid=gid), goal=Goal(order=6))
+print('accepted', r.accepted, flush=True)
+r = result.call(goal_id=UUID(uuid=gid))
+print('result', r.status, json.dumps([int(x) for x in r.result.sequence]), flush=True)
+assert bounded_wait(lambda: got and got[-1] == [0, 1, 1, 2, 3, 5, 8], 30), got
+print('feedback', len(got), flush=True)
+long_id = np.arange(101, 117, dtype=np.uint8)
+r = send.call(goal_id=UUID(uuid=long_id), goal=Goal(order=40))
+Info = T['action_msgs/msg/GoalInfo']; Time = T['builtin_interfaces/msg/Time']
+c = cancel.call(goal_info=Info(goal_id=UUID(uuid=long_id), stamp=Time(sec=0, nanosec=0)))
+print('cancel', c.return_code, len(c.goals_canceling), flush=True)
+r = result.call(goal_id=UUID(uuid=long_id))
+print('canceled', r.status, len(r.result.sequence) < 41, flush=True)
+for e in (sub, send, result, cancel):
+    e.close()
+"#,
+        prelude = prelude()
+    );
+    let mut python = spawn(
+        router
+            .python(&script)
+            .env("SEND_GOAL_HASH", FibonacciSendGoal::type_hash().to_string())
+            .env(
+                "GET_RESULT_HASH",
+                FibonacciGetResult::type_hash().to_string(),
+            )
+            .stdin(std::process::Stdio::piped()),
+    );
+    let mut lines = stdout_lines(&mut python);
+    lines.wait_for("subscribed", LIMIT);
+    // Goals are sent once the server sees Python's feedback subscription (feedback is
+    // volatile: what is published before discovery reaches no one, as in ROS 2).
+    let ours = transport.session().zid().to_string();
+    let seen = transport
+        .graph()
+        .wait_until(Instant::now() + LIMIT, |tokens| {
+            tokens.iter().any(|t| {
+                t.kind == EntityKind::Subscription
+                    && t.node.zid != ours
+                    && t.endpoint
+                        .as_ref()
+                        .is_some_and(|e| e.name == "/fibonacci/_action/feedback")
+            })
+        });
+    assert!(seen, "Python's feedback subscription never appeared");
+    let stdin = python.0.stdin.as_mut().expect("python stdin");
+    stdin.write_all(b"go\n").unwrap();
+    stdin.flush().unwrap();
+    lines.wait_for("canceled", LIMIT);
+    let seen = lines.seen.clone();
+    check_hashes(&seen);
+    let has = |line: &str| seen.iter().any(|l| l == line);
+    assert!(has("accepted True"), "{seen:?}");
+    assert!(
+        has("result 4 [0, 1, 1, 2, 3, 5, 8]"),
+        "succeeded (4): {seen:?}"
+    );
+    assert!(has("feedback 5"), "every feedback of the goal: {seen:?}");
+    assert!(has("cancel 0 1"), "the goal was canceling: {seen:?}");
+    assert!(
+        has("canceled 5 True"),
+        "canceled (5) with a partial result: {seen:?}"
+    );
+    assert!(executor.shutdown(Duration::from_secs(5)).is_clean());
+    spinner.join().unwrap();
+}
+
+#[test]
+fn a_kairos_client_drives_a_python_action_server() {
+    zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk, numpy");
+    let router = Router::start(KAIROS);
+    let script = format!(
+        r#"{prelude}
+results = {{}}
+done = threading.Condition()
+feedback = ROS2Publisher('/fibonacci/_action/feedback', A + '_FeedbackMessage', msg_definition=DEFS[A + '_FeedbackMessage'], type_hash=get_type_hash(A + '_FeedbackMessage', DEFS[A + '_FeedbackMessage'], DEFS), node_name='py_fib_server', router_port=PORT)
+UUID = T['unique_identifier_msgs/msg/UUID']; Time = T['builtin_interfaces/msg/Time']
+FeedbackMessage = T[A + '_FeedbackMessage']; Feedback = T[A + '_Feedback']; Result = T[A + '_Result']
+SendResp = send_resp = None
+def run(gid, order):
+    try:
+        work(gid, order)
+    except Exception as e:
+        print('server error', repr(e), flush=True)
+def work(gid, order):
+    seq = [0, 1]
+    while len(seq) <= order:
+        seq.append(seq[-1] + seq[-2])
+        feedback.publish(goal_id=UUID(uuid=gid), feedback=Feedback(sequence=np.array(seq, dtype=np.int32)))
+        time.sleep(0.05)
+    with done:
+        results[bytes(gid)] = seq
+        done.notify_all()
+def on_send(req):
+    threading.Thread(target=run, args=(np.array(req.goal_id.uuid, dtype=np.uint8), int(req.goal.order)), daemon=True).start()
+    return send_server.response_msg_class(accepted=True, stamp=Time(sec=int(time.time()), nanosec=0))
+def on_result(req):
+    key = bytes(np.array(req.goal_id.uuid, dtype=np.uint8))
+    with done:
+        done.wait_for(lambda: key in results, timeout=30)
+    seq = results.get(key)
+    status = 4 if seq is not None else 6
+    return result_server.response_msg_class(status=status, result=Result(sequence=np.array(seq or [], dtype=np.int32)))
+def on_cancel(req):
+    return cancel_server.response_msg_class(return_code=1, goals_canceling=[])
+send_server = ROS2ServiceServer('/fibonacci/_action/send_goal', A + '_SendGoal', callback=on_send, request_definition=SEND_GOAL[0], response_definition=SEND_GOAL[1], node_name='py_fib_server', router_port=PORT, type_hash=os.environ['SEND_GOAL_HASH'])
+result_server = ROS2ServiceServer('/fibonacci/_action/get_result', A + '_GetResult', callback=on_result, request_definition=GET_RESULT[0], response_definition=GET_RESULT[1], node_name='py_fib_server', router_port=PORT, type_hash=os.environ['GET_RESULT_HASH'])
+cancel_server = ROS2ServiceServer('/fibonacci/_action/cancel_goal', 'action_msgs/srv/CancelGoal', callback=on_cancel, request_definition=CANCEL[0], response_definition=CANCEL[1], node_name='py_fib_server', router_port=PORT, type_hash=CANCEL_HASH)
+print('serving', flush=True)
+sys.stdin.read()
+"#,
+        prelude = prelude()
+    );
+    let mut python = spawn(
+        router
+            .python(&script)
+            .env("SEND_GOAL_HASH", FibonacciSendGoal::type_hash().to_string())
+            .env(
+                "GET_RESULT_HASH",
+                FibonacciGetResult::type_hash().to_string(),
+            )
+            .stdin(std::process::Stdio::piped()),
+    );
+    let mut lines = stdout_lines(&mut python);
+    lines.wait_for("serving", LIMIT);
+    check_hashes(&lines.seen);
+
+    let (context, _transport) = graph(&router);
+    let node = Node::new_in(&context, "fibonacci_client", "/").unwrap();
+    let client = ActionClient::<Fibonacci>::new(&node, "fibonacci").unwrap();
+    let (executor, spinner) = spin(&node);
+    assert!(
+        client.wait_for_server(LIMIT),
+        "the Python server never appeared"
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    let goal = client
+        .send_goal_with_feedback(
+            FibonacciGoal { order: 5 },
+            move |f| {
+                let _ = tx.send(f.sequence);
+            },
+            LIMIT,
+        )
+        .unwrap();
+    let outcome = goal.get_result(LIMIT).unwrap();
+    assert_eq!(
+        (outcome.status, outcome.result.sequence.as_slice()),
+        (GoalStatus::Succeeded, [0, 1, 1, 2, 3, 5].as_slice()),
+        "Python said: {:?}",
+        lines.seen_now()
+    );
+    let mut last = Vec::new();
+    while last != [0, 1, 1, 2, 3, 5] {
+        last = rx
+            .recv_timeout(LIMIT)
+            .expect("Python's feedback never arrived");
+    }
+    // The Python server refuses cancels: the kairos client says so.
+    let long = client.send_goal(FibonacciGoal { order: 3 }, LIMIT).unwrap();
+    let err = long.cancel(LIMIT).unwrap_err();
+    assert!(
+        err.to_string().contains("rejected the cancel request"),
+        "{err}"
+    );
+    assert!(executor.shutdown(Duration::from_secs(5)).is_clean());
+    spinner.join().unwrap();
+    drop(python);
+}
