@@ -46,6 +46,9 @@ enum Command {
     /// Services across processes: list, call.
     #[command(subcommand)]
     Service(ros::ServiceCmd),
+    /// Actions across processes: list, info, send_goal.
+    #[command(subcommand)]
+    Action(ros::ActionCmd),
     /// Node parameters across processes: list, get, set.
     #[command(subcommand)]
     Param(param::ParamCmd),
@@ -75,6 +78,7 @@ fn main() -> std::process::ExitCode {
         Command::Node(cmd) => ros::node(cmd),
         Command::Topic(cmd) => ros::topic(cmd),
         Command::Service(cmd) => ros::service(cmd),
+        Command::Action(cmd) => ros::action(cmd),
         Command::Param(cmd) => param::run(cmd),
         Command::Launch(args) => launch::run(args),
     };

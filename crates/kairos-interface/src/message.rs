@@ -176,6 +176,10 @@ pub trait InterfaceVisitor {
     fn message<M: Message>(&mut self);
     /// Called with each service type.
     fn service<S: ServiceType>(&mut self);
+    /// Called with each action type (after its messages and services).
+    fn action<A: ActionType>(&mut self) {
+        let _ = std::marker::PhantomData::<A>;
+    }
 }
 
 /// `pkg/msg/Type` -> `pkg::msg::dds_::Type_`, the type name in key expressions.

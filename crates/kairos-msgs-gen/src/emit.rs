@@ -171,6 +171,7 @@ impl Emitter<'_> {
             for s in ["SendGoal", "GetResult"] {
                 let _ = writeln!(out, "        visitor.service::<action::{n}{s}>();");
             }
+            let _ = writeln!(out, "        visitor.action::<action::{n}>();");
         }
         out.push_str("    }\n\n");
         if !package.messages.is_empty() {

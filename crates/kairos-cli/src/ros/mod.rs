@@ -1,16 +1,18 @@
-//! `kairos router`, `kairos node|topic|service ...`: the graph across processes, shaped
+//! `kairos router`, `kairos node|topic|service|action ...`: the graph across processes, shaped
 //! like the ros2 CLI and taking the same arguments. Each command is a kairos process on
 //! the Zenoh transport (rmw_zenoh's wire format), so it sees and talks to ROS 2 nodes on
 //! rmw_zenoh as well as kairos nodes.
 //!
 //! Every command that waits has a bound (`--timeout`, `--count`, `--times`).
 
+mod action;
 mod node;
 mod router;
 mod service;
 mod topic;
 mod values;
 
+pub use action::{ActionCmd, action};
 pub use node::{NodeCmd, node};
 pub use router::{RouterArgs, router};
 pub use service::{ServiceCmd, service};

@@ -1,5 +1,6 @@
-//! ROS 2 actions between kairos and `zenoh-ros2-sdk` (a Python implementation of
-//! rmw_zenoh's format no one here wrote), both ways, on a router of the test's own:
+//! ROS 2 actions across processes, on a router of each test's own: `kairos action
+//! list|info|send_goal` against a kairos server, and kairos with `zenoh-ros2-sdk` (a Python
+//! implementation of rmw_zenoh's format no one here wrote), both ways:
 //! - a Python client sends a Fibonacci goal to a kairos `ActionServer`, follows its
 //!   feedback, gets its result, and has another goal canceled;
 //! - a kairos `ActionClient` sends a goal to a Python server made of the SDK's service
@@ -136,14 +137,11 @@ fn spin(node: &Node) -> (Executor, std::thread::JoinHandle<()>) {
     )
 }
 
-#[test]
-fn a_python_client_drives_a_kairos_action_server() {
-    zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk, numpy");
-    let router = Router::start(KAIROS);
-    let (context, transport) = graph(&router);
-    let node = Node::new_in(&context, "fibonacci_server", "/").unwrap();
-    let _server = ActionServer::<Fibonacci>::new(
-        &node,
+/// The Fibonacci server of the tests: negative orders rejected; a long goal (order > 20)
+/// runs until canceled.
+fn fibonacci_server(node: &Node) -> ActionServer<Fibonacci> {
+    ActionServer::<Fibonacci>::new(
+        node,
         "fibonacci",
         |_, goal| {
             if goal.order < 0 {
@@ -177,7 +175,79 @@ fn a_python_client_drives_a_kairos_action_server() {
             });
         },
     )
-    .unwrap();
+    .unwrap()
+}
+
+#[test]
+fn kairos_action_lists_shows_and_drives_an_action() {
+    let router = Router::start(KAIROS);
+    let (context, _transport) = graph(&router);
+    let node = Node::new_in(&context, "fibonacci_server", "/robot").unwrap();
+    let _server = fibonacci_server(&node);
+    let (executor, spinner) = spin(&node);
+    let run = |args: &[&str]| {
+        let out = zenoh_support::finish(spawn(router.kairos().args(args)), LIMIT);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, list) = run(&[
+        "action",
+        "list",
+        "-t",
+        "--spin-time",
+        "30",
+        "--wait-for",
+        "/robot/fibonacci/_action/send_goal",
+    ]);
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        list,
+        "/robot/fibonacci [example_interfaces/action/Fibonacci]\n"
+    );
+    let (code, info) = run(&["action", "info", "/robot/fibonacci", "--spin-time", "2"]);
+    assert_eq!(code, Some(0), "{info}");
+    assert!(
+        info.contains("Action servers: 1\n    /robot/fibonacci_server"),
+        "{info}"
+    );
+    let (code, sent) = run(&[
+        "action",
+        "send_goal",
+        "/robot/fibonacci",
+        "example_interfaces/action/Fibonacci",
+        "{order: 4}",
+        "--feedback",
+    ]);
+    assert_eq!(code, Some(0), "{sent}");
+    for line in [
+        "Goal accepted with ID: ",
+        "Feedback:\n    sequence: [0,1,1,2,3]",
+        "Result:\n    sequence: [0,1,1,2,3]",
+        "Goal finished with status: SUCCEEDED",
+    ] {
+        assert!(sent.contains(line), "no {line:?} in:\n{sent}");
+    }
+    let (code, rejected) = run(&[
+        "action",
+        "send_goal",
+        "/robot/fibonacci",
+        "example_interfaces/action/Fibonacci",
+        "{order: -1}",
+    ]);
+    assert_eq!(code, Some(2), "a rejected goal is an error: {rejected}");
+    assert!(executor.shutdown(Duration::from_secs(5)).is_clean());
+    spinner.join().unwrap();
+}
+
+#[test]
+fn a_python_client_drives_a_kairos_action_server() {
+    zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk, numpy");
+    let router = Router::start(KAIROS);
+    let (context, transport) = graph(&router);
+    let node = Node::new_in(&context, "fibonacci_server", "/").unwrap();
+    let _server = fibonacci_server(&node);
     let (executor, spinner) = spin(&node);
     let script = format!(
         r#"{prelude}
