@@ -1,12 +1,16 @@
 //! The interface types `kairos-msgs` ships, by ROS type name, for tools that take a type
 //! as text (`kairos topic echo /scan sensor_msgs/msg/LaserScan`, `kairos service call`).
 //!
+//! A tool's generated type and the runtime's own (`/clock`'s `ClockMsg`, `/rosout`'s
+//! `LogMsg`) meet on one in-process topic as twins (see `kairos::graph`'s topic), so the
+//! table needs no exceptions for the topics the runtime publishes itself.
+//!
 //! Node code never goes through this table: a publisher, subscription, service or client
 //! carries its own type's codec to the transport. The table is built once, from the
 //! generated packages, and only read afterwards; values are handed over as JSON.
 
 use crate::message::{DecodeError, Message, ServiceType, decode};
-use kairos::graph::{CLOCK_TOPIC, ClockMsg, GraphError, LogMsg, Node, Qos, ROSOUT_TOPIC};
+use kairos::graph::{GraphError, Node, Qos};
 use kairos::time::Duration;
 use std::any::Any;
 use std::collections::HashMap;
@@ -116,9 +120,6 @@ impl ServiceTool {
 struct Table {
     messages: HashMap<&'static str, Arc<MessageTool>>,
     services: HashMap<&'static str, Arc<ServiceTool>>,
-    /// The topics the runtime itself publishes, with the type they have in every kairos
-    /// context: `/clock` (`ClockMsg`) and `/rosout` (`LogMsg`); see [`message_for_topic`].
-    runtime_topics: Vec<(&'static str, Arc<MessageTool>)>,
 }
 
 impl kairos_msgs::InterfaceVisitor for Table {
@@ -137,10 +138,6 @@ fn table() -> &'static Table {
     TABLE.get_or_init(|| {
         let mut table = Table::default();
         kairos_msgs::visit_interfaces(&mut table);
-        table.runtime_topics = vec![
-            (CLOCK_TOPIC, Arc::new(MessageTool::of::<ClockMsg>())),
-            (ROSOUT_TOPIC, Arc::new(MessageTool::of::<LogMsg>())),
-        ];
         table
     })
 }
@@ -148,21 +145,6 @@ fn table() -> &'static Table {
 /// The message type named `ros_type` (`pkg/msg/Type`).
 pub fn message_by_name(ros_type: &str) -> Option<Arc<MessageTool>> {
     table().messages.get(ros_type).cloned()
-}
-
-/// The message type a tool uses for `ros_type` on `topic`: on the topics the runtime
-/// publishes itself, the runtime's own type (`ClockMsg` on `/clock`, `LogMsg` on
-/// `/rosout`, the same on the wire as the generated ones), so a tool's context and the
-/// runtime agree on the topic's type.
-pub fn message_for_topic(ros_type: &str, topic: &str) -> Option<Arc<MessageTool>> {
-    let runtime = table()
-        .runtime_topics
-        .iter()
-        .find(|(t, tool)| *t == topic && tool.ros_type == ros_type);
-    match runtime {
-        Some((_, tool)) => Some(tool.clone()),
-        None => message_by_name(ros_type),
-    }
 }
 
 /// The service type named `ros_type` (`pkg/srv/Type`).

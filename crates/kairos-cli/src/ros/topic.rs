@@ -195,7 +195,7 @@ fn echo(args: EchoArgs) -> anyhow::Result<ExitCode> {
     let (tx, rx) = mpsc::channel::<String>();
     let json = args.json;
     // Held for as long as messages are wanted.
-    let _entity: Box<dyn std::any::Any> = match interfaces::message_for_topic(&ty, &topic) {
+    let _entity: Box<dyn std::any::Any> = match interfaces::message_by_name(&ty) {
         Some(codec) => {
             let node = cli_node(&transport, "echo")?;
             let exec = kairos::exec::Executor::single_threaded();
@@ -323,7 +323,7 @@ fn hz(args: HzArgs) -> anyhow::Result<ExitCode> {
 fn publish(args: PubArgs) -> anyhow::Result<ExitCode> {
     let transport = open()?;
     let topic = resolve_topic(&args.topic);
-    let codec = interfaces::message_for_topic(&args.message_type, &topic).ok_or_else(|| {
+    let codec = interfaces::message_by_name(&args.message_type).ok_or_else(|| {
         anyhow!(
             "kairos does not know the type {}; known types are registered with kairos_zenoh::register",
             args.message_type
