@@ -26,6 +26,8 @@
 //! - **Nothing lost silently.** Feedback for a goal the client does not follow is counted
 //!   ([`ActionClient::unmatched_feedback`]).
 
+#![warn(missing_docs)]
+
 mod client;
 mod error;
 mod goal;
