@@ -7,9 +7,10 @@
 //! - The first exception a callback raises ends the spin and is raised by it.
 //! - `shutdown(timeout_sec)` returns by its deadline with kairos's report.
 
+use crate::env::{ErrorSink, FOREVER};
 use crate::errors::exec_error;
 use crate::future::{Awaiting, PyFuture};
-use crate::node::{ErrorSink, FOREVER, NodeCore};
+use crate::node::NodeCore;
 use crate::time::duration_arg;
 use kairos::exec::{ExecError, Executor, ShutdownReport};
 use parking_lot::Mutex;

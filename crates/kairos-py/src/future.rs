@@ -19,8 +19,8 @@
 //! if it is still pending; a second poller meanwhile registers its waker and is woken by
 //! the completion.
 
+use crate::env::CallbackEnv;
 use crate::errors;
-use crate::node::CallbackEnv;
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyStopIteration, PyTypeError};
 use pyo3::prelude::*;

@@ -7,54 +7,34 @@
 //! on shutdown, shutdown returns by its deadline with a report). Python callbacks run with
 //! the GIL; threads that wait never hold it.
 //!
-//! Modules: `node` (nodes and entities), `executor`, `future` (futures and `async def`
-//! callbacks), `time` (clocks and sleeps), `msg` (the interfaces of kairos-msgs), `convert`
-//! (Python messages to Rust ones and back), `errors`.
+//! Modules, each using only those listed before it: `convert` (Python messages to Rust
+//! ones and back), `errors`, `env` (where callbacks' exceptions go), `session` (the
+//! shutdown token and the transport), `future` (futures and `async def` callbacks), `time`
+//! (clocks and sleeps), `typed` (the Rust entities per message type), `msg` (the
+//! interfaces of kairos-msgs, by name), `node` (nodes and entities), `rust_node`,
+//! `executor`.
 
 #![warn(missing_docs)]
 
 mod convert;
+mod env;
 mod errors;
 mod executor;
 mod future;
 mod msg;
 mod node;
 mod rust_node;
+mod session;
 mod time;
+mod typed;
 
-use kairos::time::CancelToken;
-use parking_lot::Mutex;
 use pyo3::prelude::*;
-use std::sync::Arc;
-
-/// Cancelled by `kairos.shutdown()`: wakes every sleep made outside a callback.
-static SHUTDOWN: Mutex<Option<CancelToken>> = Mutex::new(None);
-/// The Zenoh transport, once the environment asked for it (kept for the process).
-static TRANSPORT: Mutex<Option<Option<Arc<kairos_zenoh::ZenohTransport>>>> = Mutex::new(None);
-
-pub(crate) fn shutdown_token() -> CancelToken {
-    SHUTDOWN.lock().get_or_insert_with(CancelToken::new).clone()
-}
-
-/// Puts the process on Zenoh when `KAIROS_TRANSPORT=zenoh` (or `RMW_IMPLEMENTATION=rmw_zenoh_cpp`), once.
-pub(crate) fn init_transport() -> PyResult<()> {
-    let mut transport = TRANSPORT.lock();
-    if transport.is_none() {
-        let opened = kairos_zenoh::init()
-            .map_err(|err| pyo3::exceptions::PyRuntimeError::new_err(err.to_string()))?;
-        *transport = Some(opened);
-    }
-    Ok(())
-}
 
 /// `kairos.init()`: the transport the environment asks for, and a fresh shutdown token.
 #[pyfunction]
 fn init() -> PyResult<()> {
-    init_transport()?;
-    let mut token = SHUTDOWN.lock();
-    if token.as_ref().is_none_or(CancelToken::is_cancelled) {
-        *token = Some(CancelToken::new());
-    }
+    session::init_transport()?;
+    session::renew_shutdown_token();
     Ok(())
 }
 
@@ -64,14 +44,14 @@ fn init() -> PyResult<()> {
 #[pyo3(signature = (timeout_sec = 1.0))]
 fn shutdown(py: Python<'_>, timeout_sec: f64) -> PyResult<Vec<executor::PyShutdownReport>> {
     let deadline = time::duration_arg(&timeout_sec.into_pyobject(py)?.into_any())?;
-    shutdown_token().cancel();
+    session::shutdown_token().cancel();
     Ok(executor::shutdown_all(py, deadline))
 }
 
 /// Whether kairos runs: not shut down by `kairos.shutdown()` or by a signal.
 #[pyfunction]
 fn ok() -> bool {
-    !kairos::signal::shutdown_requested() && !shutdown_token().is_cancelled()
+    !kairos::signal::shutdown_requested() && !session::shutdown_token().is_cancelled()
 }
 
 /// The steady clock in nanoseconds (kairos's monotonic clock), for measurements.

@@ -12,14 +12,14 @@
 //! - A class that is not a kairos message class, or a type kairos has no Rust type for,
 //!   is a `TypeError` saying so.
 
-use crate::convert::{Layout, to_plain};
+use crate::convert::to_plain;
 use kairos_msgs::type_hash::TypeDescription;
 use kairos_msgs::{InterfaceVisitor, Message, ServiceType};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 /// One message type: its name, description, defaults and the monomorphized constructors
 /// of its entities.
@@ -27,9 +27,9 @@ pub(crate) struct MessageKind {
     pub(crate) type_name: &'static str,
     pub(crate) description: fn() -> TypeDescription,
     pub(crate) defaults: fn(Python<'_>) -> PyResult<PyObject>,
-    pub(crate) publisher: crate::node::MakePublisher,
-    pub(crate) subscription: crate::node::MakeSubscription,
-    pub(crate) relay: crate::rust_node::MakeRelay,
+    pub(crate) publisher: crate::typed::MakePublisher,
+    pub(crate) subscription: crate::typed::MakeSubscription,
+    pub(crate) relay: crate::typed::MakeRelay,
 }
 
 /// One service type: its name, its request and response types, and the monomorphized
@@ -38,8 +38,8 @@ pub(crate) struct ServiceKind {
     pub(crate) type_name: &'static str,
     pub(crate) request: &'static str,
     pub(crate) response: &'static str,
-    pub(crate) service: crate::node::MakeService,
-    pub(crate) client: crate::node::MakeClient,
+    pub(crate) service: crate::typed::MakeService,
+    pub(crate) client: crate::typed::MakeClient,
 }
 
 /// Every type Python can use, by ROS type name.
@@ -62,8 +62,8 @@ impl InterfaceVisitor for Registry {
                 type_name: S::TYPE_NAME,
                 request: S::Request::TYPE_NAME,
                 response: S::Response::TYPE_NAME,
-                service: crate::node::make_service::<S::Request, S::Response>,
-                client: crate::node::make_client::<S::Request, S::Response>,
+                service: crate::typed::make_service::<S::Request, S::Response>,
+                client: crate::typed::make_client::<S::Request, S::Response>,
             },
         );
         self.messages
@@ -83,9 +83,9 @@ fn message_kind<M: Message>() -> MessageKind {
         type_name: M::TYPE_NAME,
         description: M::description,
         defaults: defaults_of::<M>,
-        publisher: crate::node::make_publisher::<M>,
-        subscription: crate::node::make_subscription::<M>,
-        relay: crate::rust_node::make_relay::<M>,
+        publisher: crate::typed::make_publisher::<M>,
+        subscription: crate::typed::make_subscription::<M>,
+        relay: crate::typed::make_relay::<M>,
     }
 }
 
@@ -142,11 +142,6 @@ pub(crate) fn service_kind_of(class: &Bound<'_, PyAny>) -> PyResult<&'static Ser
             packages().join(", ")
         ))
     })
-}
-
-/// The layout of a message class for the Rust message `T`.
-pub(crate) fn layout_of<T: Message>(class: &Bound<'_, PyAny>) -> PyResult<Arc<Layout>> {
-    Layout::of(class, &T::description())
 }
 
 fn packages() -> Vec<&'static str> {

@@ -10,62 +10,23 @@
 //! - An exception a callback raises is not lost: it ends the spin and the spin raises it
 //!   (as rclpy), or, for a node no executor spins, it is printed.
 //!
-//! Ground rules: a node's [`CallbackEnv`] is shared by its callbacks; its sink is set
-//! by the executor the node is added to (`executor.rs`) and read by callbacks on error.
+//! Ground rules: a node's `CallbackEnv` (`env.rs`) is shared by its callbacks; the
+//! entities behind them are made per message type in `typed.rs`.
 
-use crate::convert::{Layout, from_py, to_py};
-use crate::errors::{call_error, graph_error};
-use crate::future::{CoroutineTask, PyFuture, ResponseSource, ResultSlot};
-use crate::msg::{layout_of, message_kind_of, service_kind_of};
+use crate::env::{CallbackEnv, FOREVER};
+use crate::errors::graph_error;
+use crate::future::{CoroutineTask, PyFuture};
+use crate::msg::{message_kind_of, service_kind_of};
 use crate::time::{PyClock, duration_arg};
-use kairos::exec::{CallbackGroup, CallbackTimer, Executor, GroupKind};
-use kairos::graph::{Client, Node, NodeOptions, Publisher, Qos, SimStall};
+use crate::typed::{Callable, DynClient, DynPublisher, Entity, Handler, ServiceHandler};
+use kairos::exec::{CallbackGroup, CallbackTimer, GroupKind};
+use kairos::graph::{Node, NodeOptions, Qos, SimStall};
 use kairos::time::StallPolicy;
-use kairos_zenoh::Message;
 use parking_lot::Mutex;
-use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
-
-/// How long a wait without a timeout waits: a year, i.e. until shutdown or cancel.
-pub(crate) const FOREVER: kairos::time::Duration =
-    kairos::time::Duration::from_secs(365 * 24 * 3600);
-
-/// Where a callback's exception goes: the spin that runs it.
-#[derive(Debug)]
-pub(crate) struct ErrorSink {
-    pub(crate) error: Mutex<Option<PyErr>>,
-    pub(crate) executor: Executor,
-}
-
-/// What a node's callbacks share.
-#[derive(Debug, Default)]
-pub(crate) struct CallbackEnv {
-    pub(crate) sink: Mutex<Option<Arc<ErrorSink>>>,
-}
-
-impl CallbackEnv {
-    /// A callback raised `err`: the spin running it ends and raises it; without an
-    /// executor (or after its first error) it is printed.
-    pub(crate) fn report(&self, py: Python<'_>, err: PyErr) {
-        let sink = self.sink.lock().clone();
-        let Some(sink) = sink else {
-            return err.print(py);
-        };
-        let mut slot = sink.error.lock();
-        if slot.is_none() {
-            *slot = Some(err);
-            drop(slot);
-            sink.executor.cancel();
-        } else {
-            drop(slot);
-            err.print(py);
-        }
-    }
-}
 
 /// How the trace names a Python callback: its module and qualified name, as rclcpp's
 /// traces name a C++ callback by its symbol (`__main__.Talker.timer_callback`).
@@ -88,9 +49,6 @@ fn python_name(callable: &Bound<'_, PyAny>) -> String {
             .unwrap_or_else(|_| "<python callable>".into()),
     }
 }
-
-/// A callable kept by a Rust closure: `Arc` so async callbacks can be cloned per call.
-type Callable = Arc<PyObject>;
 
 fn call0(env: &CallbackEnv, callable: &Callable) {
     Python::with_gil(|py| {
@@ -160,7 +118,7 @@ impl NodeCore {
         sim_stall_policy: Option<&str>,
         sim_stall_timeout_sec: f64,
     ) -> PyResult<Self> {
-        crate::init_transport()?;
+        crate::session::init_transport()?;
         let mut options = NodeOptions::new()
             .namespace(namespace)
             .use_sim_time(use_sim_time);
@@ -406,265 +364,6 @@ impl NodeCore {
     fn set_use_sim_time(&self, on: bool) -> PyResult<()> {
         self.node.set_use_sim_time(on).map_err(graph_error)
     }
-}
-
-/// A subscription callback and what it needs to build the Python message.
-pub(crate) struct Handler {
-    callable: Callable,
-    class: PyObject,
-    is_async: bool,
-    env: Arc<CallbackEnv>,
-}
-
-/// A service callback: `callback(request, response) -> response`, as rclpy; with
-/// `is_async`, an `async def` whose return value is the response.
-pub(crate) struct ServiceHandler {
-    callable: Callable,
-    request: PyObject,
-    response: Arc<PyObject>,
-    is_async: bool,
-    env: Arc<CallbackEnv>,
-}
-
-/// A Rust entity whose handle keeps it alive; dropping it removes the entity.
-type Entity = Box<dyn Any + Send + Sync>;
-
-pub(crate) type MakePublisher =
-    fn(&Node, &str, Qos, &Bound<'_, PyAny>) -> PyResult<Box<dyn DynPublisher>>;
-/// An entity and its callback's trace handle.
-pub(crate) type Made = (Entity, u64);
-pub(crate) type MakeSubscription = fn(&Node, &str, Qos, Handler) -> PyResult<Made>;
-pub(crate) type MakeService = fn(&Node, &str, ServiceHandler) -> PyResult<Made>;
-pub(crate) type MakeClient = fn(&Node, &str, &Bound<'_, PyAny>) -> PyResult<Box<dyn DynClient>>;
-
-pub(crate) trait DynPublisher: Send + Sync {
-    fn publish(&self, message: &Bound<'_, PyAny>) -> PyResult<usize>;
-    fn topic(&self) -> &str;
-    fn subscription_count(&self) -> usize;
-}
-
-/// A publisher and the layout of the class it takes.
-struct TypedPublisher<T> {
-    publisher: Publisher<T>,
-    layout: Arc<Layout>,
-}
-
-impl<T: Message> DynPublisher for TypedPublisher<T> {
-    fn publish(&self, message: &Bound<'_, PyAny>) -> PyResult<usize> {
-        let message = from_py::<T>(message, &self.layout)?;
-        Ok(self.publisher.publish(message))
-    }
-
-    fn topic(&self) -> &str {
-        self.publisher.topic()
-    }
-
-    fn subscription_count(&self) -> usize {
-        self.publisher.subscription_count()
-    }
-}
-
-pub(crate) fn make_publisher<T: Message>(
-    node: &Node,
-    topic: &str,
-    qos: Qos,
-    class: &Bound<'_, PyAny>,
-) -> PyResult<Box<dyn DynPublisher>> {
-    let layout = layout_of::<T>(class)?;
-    let publisher = node
-        .create_publisher::<T>(topic, qos)
-        .map_err(graph_error)?;
-    Ok(Box::new(TypedPublisher { publisher, layout }))
-}
-
-pub(crate) fn make_subscription<T: Message>(
-    node: &Node,
-    topic: &str,
-    qos: Qos,
-    handler: Handler,
-) -> PyResult<Made> {
-    let Handler {
-        callable,
-        class,
-        is_async,
-        env,
-    } = handler;
-    let layout = Python::with_gil(|py| layout_of::<T>(class.bind(py)))?;
-    let subscription = if is_async {
-        node.create_subscription_async(topic, qos, move |message: Arc<T>| {
-            let (callable, layout) = (callable.clone(), layout.clone());
-            CoroutineTask::new(
-                env,
-                Box::new(move |py| {
-                    let message = to_py::<T>(py, &*message, &layout)?;
-                    callable.call1(py, (message,))
-                }),
-            )
-        })
-    } else {
-        node.create_subscription(topic, qos, move |message: &T| {
-            Python::with_gil(|py| {
-                let called = to_py::<T>(py, message, &layout)
-                    .and_then(|message| callable.call1(py, (message,)));
-                if let Err(err) = called {
-                    env.report(py, err);
-                }
-            })
-        })
-    }
-    .map_err(graph_error)?;
-    let handle = subscription.callback_handle();
-    Ok((Box::new(subscription), handle))
-}
-
-pub(crate) fn make_service<Req: Message, Resp: Message>(
-    node: &Node,
-    name: &str,
-    handler: ServiceHandler,
-) -> PyResult<Made> {
-    let ServiceHandler {
-        callable,
-        request,
-        response,
-        is_async,
-        env,
-    } = handler;
-    let (request, response_layout) = Python::with_gil(|py| {
-        PyResult::Ok((
-            layout_of::<Req>(request.bind(py))?,
-            layout_of::<Resp>(response.bind(py))?,
-        ))
-    })?;
-    // The Python request and a fresh response, as the callback's arguments.
-    let arguments = {
-        let response = response.clone();
-        move |py: Python<'_>, req: &Req| {
-            let req = to_py(py, req, &request)?;
-            let resp = response.bind(py).call0()?.unbind();
-            PyResult::Ok((req, resp))
-        }
-    };
-    // What the callback returned, as the Rust response; an exception is reported to the
-    // executor and becomes the caller's `CallError::ServicePanicked`, with its message.
-    let answer = move |py: Python<'_>, env: &CallbackEnv, out: PyResult<PyObject>| -> Resp {
-        match out.and_then(|out| from_py::<Resp>(out.bind(py), &response_layout)) {
-            Ok(resp) => resp,
-            Err(err) => {
-                let message = err.to_string();
-                env.report(py, err);
-                std::panic::panic_any(format!("the Python service raised {message}"))
-            }
-        }
-    };
-    let service = if is_async {
-        let (arguments, answer) = (Arc::new(arguments), Arc::new(answer));
-        node.create_service_async(name, move |req: Req| {
-            let slot: ResultSlot = Arc::default();
-            let (callable, arguments) = (callable.clone(), arguments.clone());
-            let task = CoroutineTask::new(
-                env.clone(),
-                Box::new(move |py| {
-                    let (req, resp) = arguments(py, &req)?;
-                    callable.call1(py, (req, resp))
-                }),
-            )
-            .keeping_result(slot.clone());
-            let (env, answer) = (env.clone(), answer.clone());
-            async move {
-                task.await;
-                Python::with_gil(|py| {
-                    let out = slot.lock().take().unwrap_or_else(|| {
-                        Err(PyRuntimeError::new_err(
-                            "the coroutine ended without a result",
-                        ))
-                    });
-                    answer(py, &env, out)
-                })
-            }
-        })
-    } else {
-        node.create_service(name, move |req: Req| -> Resp {
-            Python::with_gil(|py| {
-                let out = arguments(py, &req).and_then(|args| callable.call1(py, args));
-                answer(py, &env, out)
-            })
-        })
-    }
-    .map_err(graph_error)?;
-    let handle = service.callback_handle();
-    Ok((Box::new(service), handle))
-}
-
-pub(crate) trait DynClient: Send + Sync {
-    fn call(
-        &self,
-        py: Python<'_>,
-        request: &Bound<'_, PyAny>,
-        timeout: kairos::time::Duration,
-    ) -> PyResult<PyObject>;
-    fn call_async(&self, request: &Bound<'_, PyAny>) -> PyResult<PyFuture>;
-    fn wait_for_service(&self, py: Python<'_>, timeout: kairos::time::Duration) -> bool;
-    fn service_is_ready(&self) -> bool;
-    fn service(&self) -> &str;
-}
-
-struct TypedClient<Req: Message, Resp: Message> {
-    client: Client<fn(Req) -> Resp>,
-    request: Arc<Layout>,
-    response: Arc<Layout>,
-}
-
-impl<Req: Message, Resp: Message> DynClient for TypedClient<Req, Resp> {
-    fn call(
-        &self,
-        py: Python<'_>,
-        request: &Bound<'_, PyAny>,
-        timeout: kairos::time::Duration,
-    ) -> PyResult<PyObject> {
-        let request: Req = from_py(request, &self.request)?;
-        let result = py.allow_threads(|| self.client.call(request, timeout));
-        match result {
-            Ok(response) => to_py(py, &response, &self.response),
-            Err(err) => Err(call_error(err)),
-        }
-    }
-
-    fn call_async(&self, request: &Bound<'_, PyAny>) -> PyResult<PyFuture> {
-        let request: Req = from_py(request, &self.request)?;
-        Ok(PyFuture::from_source(Box::new(ResponseSource {
-            future: self.client.call_async(request),
-            layout: self.response.clone(),
-        })))
-    }
-
-    fn wait_for_service(&self, py: Python<'_>, timeout: kairos::time::Duration) -> bool {
-        py.allow_threads(|| self.client.wait_for_service(timeout))
-    }
-
-    fn service_is_ready(&self) -> bool {
-        self.client.service_is_ready()
-    }
-
-    fn service(&self) -> &str {
-        self.client.service()
-    }
-}
-
-pub(crate) fn make_client<Req: Message, Resp: Message>(
-    node: &Node,
-    name: &str,
-    srv_type: &Bound<'_, PyAny>,
-) -> PyResult<Box<dyn DynClient>> {
-    let request = layout_of::<Req>(&srv_type.getattr("Request")?)?;
-    let response = layout_of::<Resp>(&srv_type.getattr("Response")?)?;
-    let client = node
-        .create_client::<fn(Req) -> Resp>(name)
-        .map_err(graph_error)?;
-    Ok(Box::new(TypedClient {
-        client,
-        request,
-        response,
-    }))
 }
 
 #[pyclass(name = "Publisher", module = "kairos", frozen)]

@@ -3,6 +3,7 @@
 //! services: one `Context`, the same Rust message types, no bridge in between.
 
 use crate::errors::{exec_error, graph_error};
+use crate::typed::Relayed;
 use kairos::exec::{Executor, SpinThread};
 use kairos::graph::{Node, Qos, Service, Subscription};
 use kairos_zenoh::msg::{AddTwoIntsRequest, AddTwoIntsResponse, StringMsg};
@@ -26,7 +27,7 @@ pub struct RustEchoNode {
 impl RustEchoNode {
     #[new]
     fn new(py: Python<'_>, name: &str, input: &str, output: &str, service: &str) -> PyResult<Self> {
-        crate::init_transport()?;
+        crate::session::init_transport()?;
         let node = Node::new(name).map_err(graph_error)?;
         let publisher = Arc::new(
             node.create_publisher::<StringMsg>(output, Qos::keep_last(100))
@@ -63,38 +64,6 @@ impl RustEchoNode {
     }
 }
 
-/// What a relay keeps: its entities (alive while it lives) and the last message it saw.
-pub(crate) struct Relayed {
-    _entities: Box<dyn std::any::Any + Send + Sync>,
-    last: Arc<Mutex<Option<String>>>,
-}
-
-pub(crate) type MakeRelay = fn(&Node, &str, &str) -> PyResult<Relayed>;
-
-/// A Rust subscription of `T` on `input` that republishes each message on `output` as the
-/// same `Arc<T>` (no copy), keeping the last one as JSON for the tests to read.
-pub(crate) fn make_relay<T: kairos_msgs::Message>(
-    node: &Node,
-    input: &str,
-    output: &str,
-) -> PyResult<Relayed> {
-    let publisher = node
-        .create_publisher::<T>(output, Qos::keep_last(100))
-        .map_err(graph_error)?;
-    let last = Arc::new(Mutex::new(None));
-    let seen = last.clone();
-    let subscription = node
-        .create_subscription(input, Qos::keep_last(100), move |m: Arc<T>| {
-            *seen.lock() = serde_json::to_string(&*m).ok();
-            publisher.publish_arc(m);
-        })
-        .map_err(graph_error)?;
-    Ok(Relayed {
-        _entities: Box::new(subscription),
-        last,
-    })
-}
-
 /// `RustRelay(type_name, name, input, output)`: a Rust node (plain Rust API, generic over
 /// the message type) that republishes every message of `input` on `output`; spun by its
 /// own Rust executor on its own thread until `stop()`. `last_json()` is the last message
@@ -122,7 +91,7 @@ impl RustRelay {
         input: &str,
         output: &str,
     ) -> PyResult<Self> {
-        crate::init_transport()?;
+        crate::session::init_transport()?;
         let kind = crate::msg::message_kind_of(msg_type)?;
         let node = Node::new(name).map_err(graph_error)?;
         let relayed = (kind.relay)(&node, input, output)?;

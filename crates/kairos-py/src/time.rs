@@ -102,14 +102,14 @@ impl PyClock {
     /// Sleeps at least `duration` of this clock; `False` if shutdown woke it first.
     fn sleep_for(&self, py: Python<'_>, duration: &Bound<'_, PyAny>) -> PyResult<bool> {
         let duration = duration_arg(duration)?;
-        let cancel = crate::shutdown_token();
+        let cancel = crate::session::shutdown_token();
         let clock = self.clock.clone();
         ended(py.allow_threads(move || clock.sleep_for(duration, &cancel)))
     }
 
     /// Sleeps until this clock reads at least `until`; `False` if shutdown woke it first.
     fn sleep_until(&self, py: Python<'_>, until: PyRef<'_, PyTime>) -> PyResult<bool> {
-        let cancel = crate::shutdown_token();
+        let cancel = crate::session::shutdown_token();
         let clock = self.clock.clone();
         let deadline = until.time;
         ended(py.allow_threads(move || clock.sleep_until(deadline, &cancel)))
@@ -119,7 +119,7 @@ impl PyClock {
     /// `async def` callback (the executor's other callbacks run meanwhile).
     fn sleep_async(&self, duration: &Bound<'_, PyAny>) -> PyResult<PyFuture> {
         let duration = duration_arg(duration)?;
-        let cancel = crate::shutdown_token();
+        let cancel = crate::session::shutdown_token();
         let deadline = self.clock.now() + duration;
         Ok(PyFuture::from_source(Box::new(SleepSource(
             self.clock.sleep_until_async(deadline, &cancel),

@@ -1,0 +1,309 @@
+//! The Rust entities behind Python's, made per message type: each generic function here
+//! is the one place a Python publisher, subscription, service or client meets the Rust
+//! type of its messages (`msg.rs`'s registry holds them, by ROS type name).
+
+use crate::convert::{Layout, from_py, layout_of, to_py};
+use crate::env::CallbackEnv;
+use crate::errors::{call_error, graph_error};
+use crate::future::{CoroutineTask, PyFuture, ResponseSource, ResultSlot};
+use kairos::graph::{Client, Node, Publisher, Qos};
+use kairos_zenoh::Message;
+use parking_lot::Mutex;
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use std::any::Any;
+use std::sync::Arc;
+
+/// A callable kept by a Rust closure: `Arc` so async callbacks can be cloned per call.
+pub(crate) type Callable = Arc<PyObject>;
+
+/// A subscription callback and what it needs to build the Python message.
+pub(crate) struct Handler {
+    pub(crate) callable: Callable,
+    pub(crate) class: PyObject,
+    pub(crate) is_async: bool,
+    pub(crate) env: Arc<CallbackEnv>,
+}
+
+/// A service callback: `callback(request, response) -> response`, as rclpy; with
+/// `is_async`, an `async def` whose return value is the response.
+pub(crate) struct ServiceHandler {
+    pub(crate) callable: Callable,
+    pub(crate) request: PyObject,
+    pub(crate) response: Arc<PyObject>,
+    pub(crate) is_async: bool,
+    pub(crate) env: Arc<CallbackEnv>,
+}
+
+/// A Rust entity whose handle keeps it alive; dropping it removes the entity.
+pub(crate) type Entity = Box<dyn Any + Send + Sync>;
+
+pub(crate) type MakePublisher =
+    fn(&Node, &str, Qos, &Bound<'_, PyAny>) -> PyResult<Box<dyn DynPublisher>>;
+/// An entity and its callback's trace handle.
+pub(crate) type Made = (Entity, u64);
+pub(crate) type MakeSubscription = fn(&Node, &str, Qos, Handler) -> PyResult<Made>;
+pub(crate) type MakeService = fn(&Node, &str, ServiceHandler) -> PyResult<Made>;
+pub(crate) type MakeClient = fn(&Node, &str, &Bound<'_, PyAny>) -> PyResult<Box<dyn DynClient>>;
+
+pub(crate) trait DynPublisher: Send + Sync {
+    fn publish(&self, message: &Bound<'_, PyAny>) -> PyResult<usize>;
+    fn topic(&self) -> &str;
+    fn subscription_count(&self) -> usize;
+}
+
+/// A publisher and the layout of the class it takes.
+struct TypedPublisher<T> {
+    publisher: Publisher<T>,
+    layout: Arc<Layout>,
+}
+
+impl<T: Message> DynPublisher for TypedPublisher<T> {
+    fn publish(&self, message: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let message = from_py::<T>(message, &self.layout)?;
+        Ok(self.publisher.publish(message))
+    }
+
+    fn topic(&self) -> &str {
+        self.publisher.topic()
+    }
+
+    fn subscription_count(&self) -> usize {
+        self.publisher.subscription_count()
+    }
+}
+
+pub(crate) fn make_publisher<T: Message>(
+    node: &Node,
+    topic: &str,
+    qos: Qos,
+    class: &Bound<'_, PyAny>,
+) -> PyResult<Box<dyn DynPublisher>> {
+    let layout = layout_of::<T>(class)?;
+    let publisher = node
+        .create_publisher::<T>(topic, qos)
+        .map_err(graph_error)?;
+    Ok(Box::new(TypedPublisher { publisher, layout }))
+}
+
+pub(crate) fn make_subscription<T: Message>(
+    node: &Node,
+    topic: &str,
+    qos: Qos,
+    handler: Handler,
+) -> PyResult<Made> {
+    let Handler {
+        callable,
+        class,
+        is_async,
+        env,
+    } = handler;
+    let layout = Python::with_gil(|py| layout_of::<T>(class.bind(py)))?;
+    let subscription = if is_async {
+        node.create_subscription_async(topic, qos, move |message: Arc<T>| {
+            let (callable, layout) = (callable.clone(), layout.clone());
+            CoroutineTask::new(
+                env,
+                Box::new(move |py| {
+                    let message = to_py::<T>(py, &*message, &layout)?;
+                    callable.call1(py, (message,))
+                }),
+            )
+        })
+    } else {
+        node.create_subscription(topic, qos, move |message: &T| {
+            Python::with_gil(|py| {
+                let called = to_py::<T>(py, message, &layout)
+                    .and_then(|message| callable.call1(py, (message,)));
+                if let Err(err) = called {
+                    env.report(py, err);
+                }
+            })
+        })
+    }
+    .map_err(graph_error)?;
+    let handle = subscription.callback_handle();
+    Ok((Box::new(subscription), handle))
+}
+
+pub(crate) fn make_service<Req: Message, Resp: Message>(
+    node: &Node,
+    name: &str,
+    handler: ServiceHandler,
+) -> PyResult<Made> {
+    let ServiceHandler {
+        callable,
+        request,
+        response,
+        is_async,
+        env,
+    } = handler;
+    let (request, response_layout) = Python::with_gil(|py| {
+        PyResult::Ok((
+            layout_of::<Req>(request.bind(py))?,
+            layout_of::<Resp>(response.bind(py))?,
+        ))
+    })?;
+    // The Python request and a fresh response, as the callback's arguments.
+    let arguments = {
+        let response = response.clone();
+        move |py: Python<'_>, req: &Req| {
+            let req = to_py(py, req, &request)?;
+            let resp = response.bind(py).call0()?.unbind();
+            PyResult::Ok((req, resp))
+        }
+    };
+    // What the callback returned, as the Rust response; an exception is reported to the
+    // executor and becomes the caller's `CallError::ServicePanicked`, with its message.
+    let answer = move |py: Python<'_>, env: &CallbackEnv, out: PyResult<PyObject>| -> Resp {
+        match out.and_then(|out| from_py::<Resp>(out.bind(py), &response_layout)) {
+            Ok(resp) => resp,
+            Err(err) => {
+                let message = err.to_string();
+                env.report(py, err);
+                std::panic::panic_any(format!("the Python service raised {message}"))
+            }
+        }
+    };
+    let service = if is_async {
+        let (arguments, answer) = (Arc::new(arguments), Arc::new(answer));
+        node.create_service_async(name, move |req: Req| {
+            let slot: ResultSlot = Arc::default();
+            let (callable, arguments) = (callable.clone(), arguments.clone());
+            let task = CoroutineTask::new(
+                env.clone(),
+                Box::new(move |py| {
+                    let (req, resp) = arguments(py, &req)?;
+                    callable.call1(py, (req, resp))
+                }),
+            )
+            .keeping_result(slot.clone());
+            let (env, answer) = (env.clone(), answer.clone());
+            async move {
+                task.await;
+                Python::with_gil(|py| {
+                    let out = slot.lock().take().unwrap_or_else(|| {
+                        Err(PyRuntimeError::new_err(
+                            "the coroutine ended without a result",
+                        ))
+                    });
+                    answer(py, &env, out)
+                })
+            }
+        })
+    } else {
+        node.create_service(name, move |req: Req| -> Resp {
+            Python::with_gil(|py| {
+                let out = arguments(py, &req).and_then(|args| callable.call1(py, args));
+                answer(py, &env, out)
+            })
+        })
+    }
+    .map_err(graph_error)?;
+    let handle = service.callback_handle();
+    Ok((Box::new(service), handle))
+}
+
+pub(crate) trait DynClient: Send + Sync {
+    fn call(
+        &self,
+        py: Python<'_>,
+        request: &Bound<'_, PyAny>,
+        timeout: kairos::time::Duration,
+    ) -> PyResult<PyObject>;
+    fn call_async(&self, request: &Bound<'_, PyAny>) -> PyResult<PyFuture>;
+    fn wait_for_service(&self, py: Python<'_>, timeout: kairos::time::Duration) -> bool;
+    fn service_is_ready(&self) -> bool;
+    fn service(&self) -> &str;
+}
+
+struct TypedClient<Req: Message, Resp: Message> {
+    client: Client<fn(Req) -> Resp>,
+    request: Arc<Layout>,
+    response: Arc<Layout>,
+}
+
+impl<Req: Message, Resp: Message> DynClient for TypedClient<Req, Resp> {
+    fn call(
+        &self,
+        py: Python<'_>,
+        request: &Bound<'_, PyAny>,
+        timeout: kairos::time::Duration,
+    ) -> PyResult<PyObject> {
+        let request: Req = from_py(request, &self.request)?;
+        let result = py.allow_threads(|| self.client.call(request, timeout));
+        match result {
+            Ok(response) => to_py(py, &response, &self.response),
+            Err(err) => Err(call_error(err)),
+        }
+    }
+
+    fn call_async(&self, request: &Bound<'_, PyAny>) -> PyResult<PyFuture> {
+        let request: Req = from_py(request, &self.request)?;
+        Ok(PyFuture::from_source(Box::new(ResponseSource {
+            future: self.client.call_async(request),
+            layout: self.response.clone(),
+        })))
+    }
+
+    fn wait_for_service(&self, py: Python<'_>, timeout: kairos::time::Duration) -> bool {
+        py.allow_threads(|| self.client.wait_for_service(timeout))
+    }
+
+    fn service_is_ready(&self) -> bool {
+        self.client.service_is_ready()
+    }
+
+    fn service(&self) -> &str {
+        self.client.service()
+    }
+}
+
+pub(crate) fn make_client<Req: Message, Resp: Message>(
+    node: &Node,
+    name: &str,
+    srv_type: &Bound<'_, PyAny>,
+) -> PyResult<Box<dyn DynClient>> {
+    let request = layout_of::<Req>(&srv_type.getattr("Request")?)?;
+    let response = layout_of::<Resp>(&srv_type.getattr("Response")?)?;
+    let client = node
+        .create_client::<fn(Req) -> Resp>(name)
+        .map_err(graph_error)?;
+    Ok(Box::new(TypedClient {
+        client,
+        request,
+        response,
+    }))
+}
+
+/// What a relay keeps: its entities (alive while it lives) and the last message it saw.
+pub(crate) struct Relayed {
+    _entities: Box<dyn std::any::Any + Send + Sync>,
+    pub(crate) last: Arc<Mutex<Option<String>>>,
+}
+
+pub(crate) type MakeRelay = fn(&Node, &str, &str) -> PyResult<Relayed>;
+
+/// A Rust subscription of `T` on `input` that republishes each message on `output` as the
+/// same `Arc<T>` (no copy), keeping the last one as JSON for the tests to read.
+pub(crate) fn make_relay<T: kairos_msgs::Message>(
+    node: &Node,
+    input: &str,
+    output: &str,
+) -> PyResult<Relayed> {
+    let publisher = node
+        .create_publisher::<T>(output, Qos::keep_last(100))
+        .map_err(graph_error)?;
+    let last = Arc::new(Mutex::new(None));
+    let seen = last.clone();
+    let subscription = node
+        .create_subscription(input, Qos::keep_last(100), move |m: Arc<T>| {
+            *seen.lock() = serde_json::to_string(&*m).ok();
+            publisher.publish_arc(m);
+        })
+        .map_err(graph_error)?;
+    Ok(Relayed {
+        _entities: Box::new(subscription),
+        last,
+    })
+}
