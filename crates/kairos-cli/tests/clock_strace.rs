@@ -2,8 +2,8 @@
 //! system clock and runs a system-clock and a steady timer makes no futex wait with
 //! FUTEX_CLOCK_REALTIME and no clock_nanosleep on CLOCK_REALTIME.
 
-mod common;
-use common::{kairos, run_ok};
+mod cli_support;
+use cli_support::{kairos, run_ok};
 use kairos_testkit::require_tool;
 use std::process::Command;
 

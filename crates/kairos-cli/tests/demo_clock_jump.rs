@@ -3,8 +3,8 @@
 //! wall-deadline contender stalls (so the scenario really reproduces the bug); the child's
 //! jump handler saw both jumps (so the test cannot pass by not jumping).
 
-mod common;
-use common::{json_of, kairos, run_ok};
+mod cli_support;
+use cli_support::{json_of, kairos, run_ok};
 use kairos_testkit::require_tool;
 
 #[test]

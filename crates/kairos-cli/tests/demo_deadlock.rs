@@ -1,8 +1,8 @@
 //! Story 3 through the binary: `kairos demo deadlock` ends with every case's expected
 //! outcome, and the pubsub/dispatch benchmarks print their figures beside their floors.
 
-mod common;
-use common::{json_of, kairos, run_ok};
+mod cli_support;
+use cli_support::{json_of, kairos, run_ok};
 
 #[test]
 fn demo_deadlock_reports_each_case_and_fails_fast() {

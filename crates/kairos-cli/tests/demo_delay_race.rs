@@ -1,8 +1,8 @@
 //! Story 2 as a test: no kairos sleep returns early at any phase, and the benchmark runs
 //! every contender including the machine's floor (cyclictest).
 
-mod common;
-use common::{json_of, kairos, run_ok};
+mod cli_support;
+use cli_support::{json_of, kairos, run_ok};
 use kairos_testkit::require_tool;
 
 #[test]

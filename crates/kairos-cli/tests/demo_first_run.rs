@@ -6,8 +6,8 @@
 //! non-standard install) at a file that does not exist, so the lookup takes the same path
 //! as on a machine without the package.
 
-mod common;
-use common::{json_of, kairos, run_ok};
+mod cli_support;
+use cli_support::{json_of, kairos, run_ok};
 
 const HIDDEN: &str = "/nonexistent/libfaketime.so.1";
 

@@ -3,8 +3,8 @@
 //! names that callback as the dominant stage, with an end-to-end latency that agrees
 //! with the one measured in-process.
 
-mod common;
-use common::{json_of, kairos, run_ok};
+mod cli_support;
+use cli_support::{json_of, kairos, run_ok};
 
 /// The chain every form of the pipeline must be found as: nodes and topics in order.
 const PIPELINE_CHAIN: [&str; 7] = [

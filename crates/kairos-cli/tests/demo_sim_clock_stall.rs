@@ -2,9 +2,9 @@
 //! within 100 ms under every stall policy, the stall is detected, each policy does what it
 //! declares, and the naive contender (join without timeout) really hangs.
 
-mod common;
-mod stall_verdicts;
-use common::{json_of, kairos, run_ok};
+mod cli_support;
+mod stall_support;
+use cli_support::{json_of, kairos, run_ok};
 
 /// One demo at a time: each times stops and stall detection in milliseconds, which a
 /// second demo running beside it on a 2-core machine would disturb.
@@ -20,7 +20,7 @@ fn stop_under_a_stalled_clock_is_prompt_for_every_policy() {
         "sim-clock-stall",
         "--json",
     ])));
-    let policies = stall_verdicts::assert_story1_verdicts(&v, 0.0);
+    let policies = stall_support::assert_story1_verdicts(&v, 0.0);
     assert_eq!(
         policies[0]["clock_at_silence_ms"].as_f64(),
         Some(300.0),

@@ -1,8 +1,8 @@
 //! `kairos demo --trace DIR` records the run as CTF that babeltrace2 reads without a
 //! warning, with the events the run made: sim clock updates, stalls, timer fires, sleeps.
 
-mod common;
-use common::{kairos, run_ok};
+mod cli_support;
+use cli_support::{kairos, run_ok};
 
 #[test]
 fn demo_trace_is_read_by_babeltrace2_with_the_runs_events() {

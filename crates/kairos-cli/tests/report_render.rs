@@ -2,8 +2,8 @@
 //! blank page, must log no script error to the console, and must have every section with
 //! something drawn in it; for the pipeline demo, and for real ROS 2 and ROS 1 traces.
 
-mod common;
-use common::{kairos, run_ok};
+mod cli_support;
+use cli_support::{kairos, run_ok};
 use kairos_testkit::require_tool;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -3,7 +3,7 @@
 //! of a `use_sim_time` node in another process; killed mid-run, the simulator leaves every
 //! sensor process able to notice the stall and stop on its deadline, under every policy.
 
-mod stall_verdicts;
+mod stall_support;
 mod zenoh_support;
 
 use std::time::Duration;
@@ -105,7 +105,7 @@ fn a_killed_simulator_stalls_every_sensor_process_which_still_stops_in_time() {
     // clock took the sample, so on a loaded machine the figure can read short by that
     // handler's lag; the clock's own never-early stall is proven exactly in process
     // (kairos's sim_time tests). Far short would be a stall reported early.
-    let policies = stall_verdicts::assert_story1_verdicts(&v, 50.0);
+    let policies = stall_support::assert_story1_verdicts(&v, 50.0);
     for p in policies {
         assert!(p["sensor_loops"].as_u64().unwrap() >= 10, "{p}");
     }

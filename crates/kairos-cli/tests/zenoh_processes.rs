@@ -6,7 +6,7 @@
 //! process connects to it with multicast scouting off, as rmw_zenoh's defaults have it.
 //! Every wait is bounded: children are killed when a test ends, however it ends.
 
-mod common;
+mod cli_support;
 mod zenoh_support;
 
 use std::process::Command;
@@ -450,7 +450,7 @@ fn a_publisher_and_a_subscriber_on_two_hosts_meet_at_a_router() {
 
 #[test]
 fn bench_zenoh_prints_kairos_beside_raw_zenoh_as_json() {
-    let out = common::run_ok(common::kairos().args([
+    let out = cli_support::run_ok(cli_support::kairos().args([
         "bench",
         "zenoh",
         "--samples",
@@ -459,7 +459,7 @@ fn bench_zenoh_prints_kairos_beside_raw_zenoh_as_json() {
         "20",
         "--json",
     ]));
-    let json = common::json_of(&out);
+    let json = cli_support::json_of(&out);
     let results = json["results"].as_array().expect("results");
     let names: Vec<(&str, u64)> = results
         .iter()

@@ -6,13 +6,13 @@
 //! - `ctrl_c`: a spinning program gets a real SIGINT, prints its shutdown report, exits 0,
 //!   and leaves a trace (started by `KAIROS_TRACE` alone) that babeltrace2 reads whole.
 
-mod support;
+mod example_support;
 
+use example_support::{example, finish_within, send_signal, spawn_until_line};
 use kairos_testkit::babeltrace2_clean;
 use rustix::process::Signal;
 use std::process::Command;
 use std::time::Duration;
-use support::{example, finish_within, send_signal, spawn_until_line};
 
 /// Far beyond what either example needs; a hang fails the test instead of blocking it.
 const LIMIT: Duration = Duration::from_secs(60);

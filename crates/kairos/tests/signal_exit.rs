@@ -3,15 +3,15 @@
 //! by the handler the first node installed; while a shutdown waits for a stuck callback,
 //! a second SIGINT exits at once.
 
-mod support;
+mod example_support;
 
+use example_support::{finish_within, send_signal, spawn_until_line};
 use kairos::exec::Executor;
 use kairos::graph::{Context, Node};
 use rustix::process::Signal;
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::Duration;
-use support::{finish_within, send_signal, spawn_until_line};
 
 const CHILD: &str = "KAIROS_TEST_SIGNAL_EXIT_CHILD";
 
