@@ -182,6 +182,11 @@ fn analyses_read_a_trace_kairos_writes() {
     assert_eq!(timers.len(), 3, "one sensor timer per policy");
     for t in timers {
         assert_eq!(t["period_ns"], 10_000_000);
-        assert!(t["runs"].as_u64().unwrap() >= 20, "{t}");
+        // How often a sensor runs in the quick demo's 200 ms window depends on the
+        // machine's load (one run was seen beside the whole test suite); what the trace
+        // must say is that it ran, and one lateness per run.
+        let runs = t["runs"].as_u64().unwrap();
+        assert!(runs >= 1, "{t}");
+        assert_eq!(t["lateness"]["count"].as_u64(), Some(runs), "{t}");
     }
 }
