@@ -91,13 +91,6 @@ for name in (A + "_FeedbackMessage", "action_msgs/msg/GoalStatusArray"):
     print("hash", name, get_type_hash(name, DEFS[name], DEFS), flush=True)
 CANCEL_HASH = compute_service_type_hash("action_msgs/srv/CancelGoal", request_definition=CANCEL[0], response_definition=CANCEL[1], dependencies=DEFS)
 print("hash action_msgs/srv/CancelGoal", CANCEL_HASH, flush=True)
-def bounded_wait(pred, seconds):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return pred()
 "#
     )
 }
@@ -252,7 +245,12 @@ fn a_python_client_drives_a_kairos_action_server() {
     let script = format!(
         r#"{prelude}
 got = []
-sub = ROS2Subscriber('/fibonacci/_action/feedback', A + '_FeedbackMessage', lambda m: got.append([int(x) for x in m.feedback.sequence]), msg_definition=DEFS[A + '_FeedbackMessage'], type_hash=get_type_hash(A + '_FeedbackMessage', DEFS[A + '_FeedbackMessage'], DEFS), node_name='py_feedback', router_port=PORT)
+last_feedback = threading.Event()
+def on_feedback(m):
+    got.append([int(x) for x in m.feedback.sequence])
+    if got[-1] == [0, 1, 1, 2, 3, 5, 8]:
+        last_feedback.set()
+sub = ROS2Subscriber('/fibonacci/_action/feedback', A + '_FeedbackMessage', on_feedback, msg_definition=DEFS[A + '_FeedbackMessage'], type_hash=get_type_hash(A + '_FeedbackMessage', DEFS[A + '_FeedbackMessage'], DEFS), node_name='py_feedback', router_port=PORT)
 send = ROS2ServiceClient('/fibonacci/_action/send_goal', A + '_SendGoal', request_definition=SEND_GOAL[0], response_definition=SEND_GOAL[1], node_name='py_client', router_port=PORT, type_hash=os.environ['SEND_GOAL_HASH'], timeout=30.0)
 result = ROS2ServiceClient('/fibonacci/_action/get_result', A + '_GetResult', request_definition=GET_RESULT[0], response_definition=GET_RESULT[1], node_name='py_result', router_port=PORT, type_hash=os.environ['GET_RESULT_HASH'], timeout=30.0)
 cancel = ROS2ServiceClient('/fibonacci/_action/cancel_goal', 'action_msgs/srv/CancelGoal', request_definition=CANCEL[0], response_definition=CANCEL[1], node_name='py_cancel', router_port=PORT, type_hash=CANCEL_HASH, timeout=30.0)
@@ -264,7 +262,7 @@ r = send.call(goal_id=UUID(uuid=gid), goal=Goal(order=6))
 print('accepted', r.accepted, flush=True)
 r = result.call(goal_id=UUID(uuid=gid))
 print('result', r.status, json.dumps([int(x) for x in r.result.sequence]), flush=True)
-assert bounded_wait(lambda: got and got[-1] == [0, 1, 1, 2, 3, 5, 8], 30), got
+assert last_feedback.wait(30), got
 print('feedback', len(got), flush=True)
 long_id = np.arange(101, 117, dtype=np.uint8)
 r = send.call(goal_id=UUID(uuid=long_id), goal=Goal(order=40))
@@ -349,7 +347,6 @@ def work(gid, order):
     while len(seq) <= order:
         seq.append(seq[-1] + seq[-2])
         feedback.publish(goal_id=UUID(uuid=gid), feedback=Feedback(sequence=np.array(seq, dtype=np.int32)))
-        time.sleep(0.05)
     with done:
         results[bytes(gid)] = seq
         done.notify_all()
