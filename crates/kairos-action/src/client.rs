@@ -322,7 +322,7 @@ impl<A: ActionType> ClientGoalHandle<A> {
         let canceling = response
             .goals_canceling
             .iter()
-            .any(|s| s.goal_info.goal_id.uuid == self.id.0);
+            .any(|info| info.goal_id.uuid == self.id.0);
         if response.return_code == 0 && canceling {
             self.followed
                 .status

@@ -275,7 +275,7 @@ impl<A: ActionType> Shared<A> {
                 || ((self.callbacks.handle_cancel)(goal.id, &goal.goal) == CancelResponse::Accept
                     && goal.transition(GoalStatus::Canceling).is_ok())
             {
-                canceling.push(status_msg(goal.id, goal.stamp, GoalStatus::Canceling));
+                canceling.push(goal_info(goal.id, goal.stamp));
             }
         }
         let return_code = if !canceling.is_empty() {
@@ -409,15 +409,19 @@ impl<A: ActionType> Goal<A> {
     }
 }
 
+fn goal_info(id: GoalId, stamp: (i32, u32)) -> GoalInfo {
+    GoalInfo {
+        goal_id: UUID { uuid: id.0 },
+        stamp: TimeMsg {
+            sec: stamp.0,
+            nanosec: stamp.1,
+        },
+    }
+}
+
 fn status_msg(id: GoalId, stamp: (i32, u32), status: GoalStatus) -> GoalStatusMsg {
     GoalStatusMsg {
-        goal_info: GoalInfo {
-            goal_id: UUID { uuid: id.0 },
-            stamp: TimeMsg {
-                sec: stamp.0,
-                nanosec: stamp.1,
-            },
-        },
+        goal_info: goal_info(id, stamp),
         status: status.code(),
     }
 }

@@ -82,7 +82,7 @@ SEND_GOAL = ("unique_identifier_msgs/UUID goal_id\nexample_interfaces/action/Fib
 GET_RESULT = ("unique_identifier_msgs/UUID goal_id\n",
               "int8 status\nexample_interfaces/action/Fibonacci_Result result\n")
 # The SDK resolves a bare type in a .srv against the service's own namespace: qualified.
-CANCEL = read("action_msgs/srv/CancelGoal.srv").replace("GoalInfo goal_info", "action_msgs/GoalInfo goal_info").replace("GoalStatus[]", "action_msgs/GoalStatus[]").split("---\n")
+CANCEL = read("action_msgs/srv/CancelGoal.srv").replace("GoalInfo goal_info", "action_msgs/GoalInfo goal_info").replace("GoalInfo[]", "action_msgs/GoalInfo[]").split("---\n")
 session = ZenohSession.get_instance("127.0.0.1", PORT)
 for name, text in DEFS.items():
     session.register_message_type(text, name)

@@ -15,6 +15,11 @@ fn hash<M: Message>() -> String {
     M::type_hash().to_string()
 }
 
+/// The RIHS01 hash of a service type.
+fn service_hash<S: ServiceType>() -> String {
+    S::type_hash().to_string()
+}
+
 /// The hash of the `<Service>_Event` message rosidl generates with each service.
 fn event_hash<S: ServiceType>() -> String {
     let description = S::description();
@@ -189,6 +194,25 @@ fn hashes_match_the_values_ros2_publishes() {
             "action_msgs/msg/GoalStatusArray",
             hash::<action_msgs::msg::GoalStatusArray>(),
             "RIHS01_6c1684b00f177d37438febe6e709fc4e2b0d4248dca4854946f9ed8b30cda83e",
+        ),
+        // The service hashes (request, response and event together) that name the three
+        // services in rmw_zenoh's key expressions: `ros2 action info -v` of a Jazzy
+        // `fibonacci` server prints the cancel service's, and zenoh-ros2-sdk's action
+        // client tests lock all three as known-good values.
+        (
+            "example_interfaces/action/Fibonacci_SendGoal",
+            service_hash::<example_interfaces::action::FibonacciSendGoal>(),
+            "RIHS01_d1a57fb2a4afe8c21e34fb10db206f16ce6729b28531141472df92277c55b557",
+        ),
+        (
+            "example_interfaces/action/Fibonacci_GetResult",
+            service_hash::<example_interfaces::action::FibonacciGetResult>(),
+            "RIHS01_1b0de0d5d29dc955d92f546706568428632771db13ec84c15ec1c1a59f424a57",
+        ),
+        (
+            "action_msgs/srv/CancelGoal",
+            service_hash::<action_msgs::srv::CancelGoal>(),
+            "RIHS01_573d8b0a534451d7bc2ac8c5ffde8ac14b8593b7001175d0cd6516dcbeb8689a",
         ),
     ];
     let wrong: Vec<String> = cases
