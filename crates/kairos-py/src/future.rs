@@ -314,10 +314,13 @@ impl PyFuture {
         slf
     }
 
-    /// The await protocol: yields itself to the task driving the coroutine until done,
-    /// then ends with the result (or raises the exception).
+    /// The await protocol: yields itself to the kairos task driving the coroutine until
+    /// done, then ends with the result (or raises the exception). Under an asyncio event
+    /// loop it yields `None` instead, which asyncio takes as "resume me soon": an asyncio
+    /// task awaits a kairos future by polling it, as it awaits an rclpy one.
     fn __next__(slf: PyRef<'_, Self>, py: Python<'_>) -> PyResult<Option<PyObject>> {
         match slf.shared.result(py)? {
+            None if asyncio_running(py) => Ok(Some(py.None())),
             None => Ok(Some(slf.into_pyobject(py)?.into_any().unbind())),
             Some(value) => Err(PyStopIteration::new_err((value,))),
         }
@@ -326,6 +329,15 @@ impl PyFuture {
     fn __repr__(&self) -> String {
         format!("<kairos.Future done={}>", self.shared.is_done())
     }
+}
+
+/// Whether an asyncio event loop runs in this thread (asyncio not imported: none does).
+fn asyncio_running(py: Python<'_>) -> bool {
+    py.import("sys")
+        .and_then(|sys| sys.getattr("modules"))
+        .and_then(|modules| modules.get_item("asyncio"))
+        .and_then(|asyncio| asyncio.call_method0("_get_running_loop"))
+        .is_ok_and(|running| !running.is_none())
 }
 
 /// A Rust future that completes with a [`PyFuture`] (for `spin_until_future_complete`).
@@ -356,6 +368,8 @@ pub(crate) struct CoroutineTask {
 
 enum Step {
     Await(Arc<Shared>),
+    /// It yielded nothing (`asyncio.sleep(0)`, a bare `yield`): resume it soon.
+    Yield,
     /// It ended, returning this (`None`: nothing to return).
     Done(Option<PyObject>),
 }
@@ -392,6 +406,7 @@ impl CoroutineTask {
             return Ok(Step::Done(None));
         };
         match coroutine.bind(py).call_method1("send", (py.None(),)) {
+            Ok(yielded) if yielded.is_none() => Ok(Step::Yield),
             Ok(yielded) => match yielded.downcast::<PyFuture>() {
                 Ok(future) => Ok(Step::Await(future.borrow().shared.clone())),
                 Err(_) => Err(PyTypeError::new_err(format!(
@@ -425,7 +440,8 @@ impl Future for CoroutineTask {
                     }
                     None
                 }
-                Ok(Step::Await(shared)) => Some(shared),
+                Ok(Step::Await(shared)) => Some(Some(shared)),
+                Ok(Step::Yield) => Some(None),
                 Err(err) => {
                     match &self.result {
                         Some(slot) => *slot.lock() = Some(Err(err)),
@@ -435,7 +451,11 @@ impl Future for CoroutineTask {
                 }
             });
             match step {
-                Some(shared) => self.awaiting = Some(shared),
+                Some(Some(shared)) => self.awaiting = Some(shared),
+                Some(None) => {
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
                 None => {
                     self.coroutine = None;
                     return Poll::Ready(());

@@ -54,6 +54,25 @@ fn ok() -> bool {
     !kairos::signal::shutdown_requested() && !session::shutdown_token().is_cancelled()
 }
 
+/// rcutils' severity numbers (10 debug, 20 info, 30 warn, 40 error, 50 fatal) as kairos's.
+pub(crate) fn severity(number: u8) -> kairos::logging::Severity {
+    use kairos::logging::Severity;
+    match number {
+        0..=10 => Severity::Debug,
+        11..=20 => Severity::Info,
+        21..=30 => Severity::Warn,
+        31..=40 => Severity::Error,
+        _ => Severity::Fatal,
+    }
+}
+
+/// Logs `message` at `severity` with the logger `name`, which no node owns
+/// (`rclpy.logging.get_logger`): the console and the trace, not `/rosout`.
+#[pyfunction]
+fn log(severity: u8, name: &str, message: &str, file: &str, line: u32) {
+    kairos::logging::Logger::new(name).log(self::severity(severity), message, file, line);
+}
+
 /// The steady clock in nanoseconds (kairos's monotonic clock), for measurements.
 #[pyfunction]
 fn steady_ns() -> i64 {
@@ -73,6 +92,7 @@ fn _kairos(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<node::PyPublisher>()?;
     m.add_class::<node::PySubscription>()?;
     m.add_class::<node::PyTimer>()?;
+    m.add_class::<node::PyGuardCondition>()?;
     m.add_class::<node::PyService>()?;
     m.add_class::<node::PyClient>()?;
     m.add_class::<future::PyFuture>()?;
@@ -87,5 +107,6 @@ fn _kairos(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(shutdown, m)?)?;
     m.add_function(wrap_pyfunction!(ok, m)?)?;
     m.add_function(wrap_pyfunction!(steady_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(log, m)?)?;
     Ok(())
 }

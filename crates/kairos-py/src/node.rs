@@ -19,7 +19,7 @@ use crate::future::{CoroutineTask, PyFuture};
 use crate::msg::{message_kind_of, service_kind_of};
 use crate::time::{PyClock, duration_arg};
 use crate::typed::{Callable, DynClient, DynPublisher, Entity, Handler, ServiceHandler};
-use kairos::exec::{CallbackGroup, CallbackTimer, GroupKind};
+use kairos::exec::{CallbackGroup, CallbackTimer, GroupKind, GuardCondition};
 use kairos::graph::{Node, NodeOptions, Qos, SimStall};
 use kairos::time::StallPolicy;
 use parking_lot::Mutex;
@@ -166,14 +166,7 @@ impl NodeCore {
     /// for the node's own): the console in rcutils' format, `/rosout` and the trace, as a
     /// Rust node's line. `file` and `line` are the Python caller's.
     fn log(&self, severity: u8, message: &str, child: &str, file: &str, line: u32) {
-        use kairos::logging::Severity;
-        let severity = match severity {
-            0..=10 => Severity::Debug,
-            11..=20 => Severity::Info,
-            21..=30 => Severity::Warn,
-            31..=40 => Severity::Error,
-            _ => Severity::Fatal,
-        };
+        let severity = crate::severity(severity);
         let logger = self.node.logger();
         if child.is_empty() {
             logger.log(severity, message, file, line);
@@ -354,6 +347,34 @@ impl NodeCore {
         })
     }
 
+    /// A guard condition: `callback` runs on the executor, in `group`, once per
+    /// `trigger()`. With `is_async` it may return a coroutine, which the executor then
+    /// drives to its end holding the group (what the action server runs goals with).
+    #[pyo3(signature = (callback, group = None, is_async = false))]
+    fn create_guard_condition(
+        &self,
+        py: Python<'_>,
+        callback: PyObject,
+        group: Option<PyRef<'_, PyGroup>>,
+        is_async: bool,
+    ) -> PyResult<PyGuardCondition> {
+        let name = python_name(callback.bind(py));
+        let node = self.in_group(group.as_deref())?;
+        let callable: Callable = Arc::new(callback);
+        let env = self.env.clone();
+        let guard = if is_async {
+            node.create_guard_condition_async(&name, move || {
+                let callable = callable.clone();
+                CoroutineTask::new(env.clone(), Box::new(move |py| callable.call0(py)))
+            })
+        } else {
+            node.create_guard_condition(&name, move || call0(&env, &callable))
+        };
+        Ok(PyGuardCondition {
+            guard: Mutex::new(Some(guard)),
+        })
+    }
+
     /// The node's clock (system time, or simulation time under `use_sim_time`).
     fn clock(&self) -> PyClock {
         PyClock {
@@ -430,6 +451,28 @@ impl fmt::Debug for PyService {
 impl PyService {
     fn destroy(&self) {
         self._inner.lock().take();
+    }
+}
+
+/// rclpy's `GuardCondition`: `trigger()` makes its callback run once on the executor.
+#[pyclass(name = "GuardCondition", module = "kairos", frozen)]
+#[derive(Debug)]
+pub struct PyGuardCondition {
+    guard: Mutex<Option<GuardCondition>>,
+}
+
+#[pymethods]
+impl PyGuardCondition {
+    /// Makes the callback run once more; a destroyed guard condition ignores it.
+    fn trigger(&self) {
+        if let Some(guard) = &*self.guard.lock() {
+            guard.trigger();
+        }
+    }
+
+    /// Removes it from its node and executor; triggers not yet run are dropped.
+    fn destroy(&self) {
+        self.guard.lock().take();
     }
 }
 

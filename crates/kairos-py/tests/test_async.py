@@ -213,3 +213,30 @@ def test_an_async_service_that_raises_fails_the_call_and_ends_spin(session):
     else:
         raise AssertionError("the call to a raising async service returned")
     assert "boom from an async service" in str(spun.get(timeout=LIMIT))
+
+
+def test_a_coroutine_may_await_a_plain_yield_and_a_guard_condition_runs_it(session):
+    """`await asyncio.sleep(0)` (a bare yield) resumes the coroutine on the executor;
+    a guard condition runs an async callback once per trigger."""
+    import asyncio
+
+    node = Node("yielding")
+    runs = queue.Queue()
+
+    async def on_trigger():
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        runs.put(True)
+
+    guard = node.create_guard_condition(on_trigger)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    spin_in_thread(executor)
+    guard.trigger()
+    guard.trigger()
+    assert runs.get(timeout=LIMIT) and runs.get(timeout=LIMIT)
+    assert runs.empty()
+    node.destroy_guard_condition(guard)
+    guard.trigger()  # destroyed: ignored
+    assert executor.shutdown(timeout_sec=1.0)
+    assert runs.empty()

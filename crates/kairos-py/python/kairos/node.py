@@ -5,53 +5,12 @@ entity lives until ``destroy_*`` or ``destroy_node``.
 """
 
 import inspect
-import sys
 
 from kairos import _kairos
 from kairos.callback_groups import _default_group
+from kairos.logging import Logger
 from kairos.parameter import Parameter
 from kairos.qos import _depth_and_durability
-
-
-class Logger:
-    """rclpy's logger shape: ``node.get_logger().info('...')`` is a line of the node's
-    kairos logger: ``[INFO] [<time>] [<node>]: ...`` on the console (rcutils' format),
-    ``rcl_interfaces/msg/Log`` on ``/rosout``, and ``kairos:log`` in the trace; levels
-    come from ``--ros-args --log-level``."""
-
-    _SEVERITY = {"DEBUG": 10, "INFO": 20, "WARN": 30, "ERROR": 40, "FATAL": 50}
-
-    def __init__(self, core, name, child=""):
-        self._core = core
-        self.name = name
-        self._child = child
-
-    def _log(self, level, message):
-        frame = sys._getframe(2)
-        self._core.log(self._SEVERITY[level], str(message), self._child,
-                       frame.f_code.co_filename, frame.f_lineno)
-        return True
-
-    def debug(self, message, **_):
-        return self._log("DEBUG", message)
-
-    def info(self, message, **_):
-        return self._log("INFO", message)
-
-    def warning(self, message, **_):
-        return self._log("WARN", message)
-
-    warn = warning
-
-    def error(self, message, **_):
-        return self._log("ERROR", message)
-
-    def fatal(self, message, **_):
-        return self._log("FATAL", message)
-
-    def get_child(self, name):
-        child = f"{self._child}.{name}" if self._child else name
-        return Logger(self._core, f"{self.name}.{name}", child)
 
 
 def _is_async(callback):
@@ -88,7 +47,7 @@ class Node:
         self._logger = Logger(self._core, self._core.fully_qualified_name.lstrip("/").replace("/", "."))
         self.default_callback_group = _default_group(self)
         self.publishers, self.subscriptions, self.timers = [], [], []
-        self.services, self.clients = [], []
+        self.services, self.clients, self.guards = [], [], []
 
     # -- names, logger, clock -------------------------------------------------------
 
@@ -159,6 +118,16 @@ class Node:
         self.clients.append(client)
         return client
 
+    def create_guard_condition(self, callback, callback_group=None, *, _coroutines=None):
+        """A guard condition: each ``trigger()`` runs ``callback`` once on the executor, in
+        ``callback_group``. (``_coroutines``: kairos's own use, a callback that may return a
+        coroutine for the executor to drive.)"""
+        is_async = _is_async(callback) if _coroutines is None else _coroutines
+        guard = self._core.create_guard_condition(callback, self._group(callback_group),
+                                                  is_async)
+        self.guards.append(guard)
+        return guard
+
     def create_rate(self, frequency, clock=None):
         from kairos.rate import Rate
 
@@ -188,15 +157,18 @@ class Node:
     def destroy_client(self, client):
         return self._destroy(self.clients, client)
 
+    def destroy_guard_condition(self, guard):
+        return self._destroy(self.guards, guard)
+
     def destroy_node(self):
         if self._executor is not None:
             self._executor.remove_node(self)
         for timer in self.timers:
             timer.cancel()
-        for entity in self.subscriptions + self.services:
+        for entity in self.subscriptions + self.services + self.guards:
             entity.destroy()
         self.publishers, self.subscriptions, self.timers = [], [], []
-        self.services, self.clients = [], []
+        self.services, self.clients, self.guards = [], [], []
 
     # -- parameters -----------------------------------------------------------------
 

@@ -1,12 +1,14 @@
 //! Guard conditions: a callback another thread (or callback) can trigger.
 
-use super::entity::{CallbackScope, Entity, EntityCore, Execution};
+use super::callback::Callback;
+use super::entity::{Entity, EntityCore, Execution};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Runs its callback once per [`trigger`](GuardCondition::trigger) on the executor of its
-/// node. Dropping the handle removes it.
+/// node, in the group the node was in when it was made (an `async` callback holds that
+/// group until its future completes). Dropping the handle removes it.
 #[must_use = "the guard condition is removed when its handle is dropped"]
 pub struct GuardCondition {
     pub(crate) inner: Arc<GuardInner>,
@@ -16,11 +18,11 @@ pub struct GuardCondition {
 pub(crate) struct GuardInner {
     core: EntityCore,
     pending: AtomicU64,
-    callback: Box<dyn Fn() + Send + Sync>,
+    callback: Callback<()>,
 }
 
 impl GuardInner {
-    pub(crate) fn new(core: EntityCore, callback: Box<dyn Fn() + Send + Sync>) -> Self {
+    pub(crate) fn new(core: EntityCore, callback: Callback<()>) -> Self {
         Self {
             core,
             pending: AtomicU64::new(0),
@@ -54,9 +56,7 @@ impl Entity for GuardInner {
         if taken.is_err() {
             return Execution::Idle;
         }
-        let _scope = CallbackScope::enter(&self.core);
-        (self.callback)();
-        Execution::Done
+        self.callback.run(&self.core, ())
     }
 
     fn has_work(&self) -> bool {

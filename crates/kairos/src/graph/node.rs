@@ -15,6 +15,7 @@ use super::qos::Qos;
 use super::ros_args::RosArgs;
 use super::service::{ResponseFuture, Service, ServiceCallback, ServiceInner};
 use super::subscription::{SubCallback, SubInner, Subscription};
+use crate::exec::callback::Callback;
 use crate::exec::entity::{BoxFuture, Entity, EntityCore};
 use crate::exec::{
     CallbackGroup, CallbackTimer, ExecError, ExecShared, GroupKind, GuardCondition, GuardInner,
@@ -522,10 +523,27 @@ impl Node {
     where
         F: Fn() + Send + Sync + 'static,
     {
+        self.guard(name, Callback::Sync(Box::new(move |()| callback())))
+    }
+
+    /// A guard condition named `name` whose `async` `callback` starts once per trigger;
+    /// the node's group is held until the future it returns completes (as an async timer).
+    pub fn create_guard_condition_async<F, Fut>(&self, name: &str, callback: F) -> GuardCondition
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.guard(
+            name,
+            Callback::Async(Box::new(move |()| -> BoxFuture { Box::pin(callback()) })),
+        )
+    }
+
+    fn guard(&self, name: &str, callback: Callback<()>) -> GuardCondition {
         let inner = self
             .add_entity(
                 format_args!("guard condition {name}"),
-                |core| GuardInner::new(core, Box::new(callback)),
+                |core| GuardInner::new(core, callback),
                 |_, _| Ok(()),
             )
             .expect("announcing a guard condition cannot fail");
