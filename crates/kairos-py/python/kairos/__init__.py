@@ -30,6 +30,7 @@ from kairos._kairos import (
     WaitCancelled,
     WouldDeadlock,
 )
+from kairos import logging
 from kairos.callback_groups import (
     CallbackGroup,
     MutuallyExclusiveCallbackGroup,
@@ -43,8 +44,8 @@ __all__ = [
     "CallError", "CallbackGroup", "Clock", "ClockStalled", "Duration", "Executor", "ExecutorError",
     "Future", "MultiThreadedExecutor", "MutuallyExclusiveCallbackGroup", "Node",
     "ReentrantCallbackGroup", "ShutdownReport", "SingleThreadedExecutor", "Time",
-    "WaitCancelled", "WouldDeadlock", "create_node", "get_global_executor", "init", "ok",
-    "shutdown", "spin", "spin_once", "spin_until_future_complete", "try_shutdown",
+    "WaitCancelled", "WouldDeadlock", "create_node", "get_global_executor", "init", "logging",
+    "ok", "shutdown", "spin", "spin_once", "spin_until_future_complete", "try_shutdown",
 ]
 
 _global_executor = None
@@ -74,8 +75,23 @@ def init(args=None, *, context=None, domain_id=None, signal_handler_options=None
     """Starts kairos: the Zenoh transport when ``KAIROS_TRANSPORT=zenoh`` (or
     ``RMW_IMPLEMENTATION=rmw_zenoh_cpp``) is set. Ctrl-C (SIGINT, SIGTERM) shuts every
     executor down within 1 s and prints each shutdown report; ``spin`` returns and
-    ``KeyboardInterrupt`` is raised in the main thread, as with rclpy."""
+    ``KeyboardInterrupt`` is raised in the main thread, as with rclpy.
+
+    As rclpy's, the value returned is a context manager: ``with kairos.init():`` shuts
+    kairos down when the block ends."""
     _kairos.init()
+    return _Initialized()
+
+
+class _Initialized:
+    """What ``init()`` returns: ``with init(): ...`` ends with :func:`try_shutdown`."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        try_shutdown()
+        return False
 
 
 def ok(context=None):

@@ -39,6 +39,11 @@ def _on_sigint(signum, frame):
     signal.default_int_handler(signum, frame)
 
 
+class ExternalShutdownException(Exception):
+    """rclpy raises it from a spin that shutdown ended; kairos's spin returns instead, so
+    it is never raised. It is here so that code catching it runs unchanged."""
+
+
 class _Spinning:
     def __init__(self, executor):
         self.threads = _spinning.setdefault(executor, set())

@@ -1,0 +1,85 @@
+"""Runs an rclpy program on kairos as it is: ``python -m kairos.run prog.py [args]`` (or
+``python -m kairos.run -m package.module [args]``).
+
+For that run, ``rclpy`` and ``rclpy.<module>`` are kairos's modules of the same name
+(``rclpy.node`` is ``kairos.node``, ``rclpy.action`` is ``kairos.action``), and every
+interface package kairos ships is importable under its ROS name (``std_msgs.msg``,
+``example_interfaces.action``, ...). A module of rclpy that kairos does not have is an
+``ImportError`` that names it, never a different module. The program's arguments,
+``--ros-args`` included, are its own ``sys.argv``.
+"""
+
+import importlib
+import importlib.abc
+import importlib.util
+import os
+import runpy
+import sys
+
+from kairos import _interfaces
+
+
+class _Alias(importlib.abc.Loader):
+    def __init__(self, target):
+        self.target = target
+
+    def create_module(self, spec):
+        return importlib.import_module(self.target)
+
+    def exec_module(self, module):
+        pass
+
+
+class RclpyOnKairos(importlib.abc.MetaPathFinder):
+    """Finds ``rclpy`` (and its modules) and the ROS interface packages in kairos."""
+
+    def __init__(self):
+        self.packages = set(_interfaces.packages())
+
+    def target(self, fullname):
+        top, _, rest = fullname.partition(".")
+        if top == "rclpy":
+            return "kairos" + ("." + rest if rest else "")
+        if top in self.packages:
+            return "kairos." + fullname
+        return None
+
+    def find_spec(self, fullname, path=None, target=None):
+        name = self.target(fullname)
+        if name is None:
+            return None
+        if importlib.util.find_spec(name) is None:
+            raise ImportError(
+                f"{fullname} has no counterpart in kairos yet (kairos has no module {name})",
+                name=fullname)
+        return importlib.util.spec_from_loader(fullname, _Alias(name))
+
+
+def install():
+    """Maps ``rclpy`` and the interface packages to kairos in this interpreter."""
+    if not any(isinstance(finder, RclpyOnKairos) for finder in sys.meta_path):
+        sys.meta_path.insert(0, RclpyOnKairos())
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    usage = "usage: python -m kairos.run (PROGRAM.py | -m MODULE) [ARGS...]"
+    if not argv or argv[0] in ("-h", "--help"):
+        print(usage, file=sys.stderr)
+        return 0 if argv else 2
+    install()
+    if argv[0] == "-m":
+        if len(argv) < 2:
+            print(usage, file=sys.stderr)
+            return 2
+        sys.argv = [argv[1]] + argv[2:]
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = argv
+        sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))  # as `python PROGRAM.py`
+        runpy.run_path(argv[0], run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

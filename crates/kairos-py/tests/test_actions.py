@@ -1,0 +1,353 @@
+"""Actions from Python: rclpy's ActionServer and ActionClient on kairos, in one process,
+across processes, against kairos's Rust action client (`kairos action send_goal`), and
+rclpy programs run unmodified with `python -m kairos.run`."""
+
+import itertools
+import pathlib
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import kairos
+from conftest import LIMIT, kairos_bin, run, spin_in_thread, wait_until
+from kairos.action import (
+    ActionClient,
+    ActionServer,
+    CancelResponse,
+    GoalResponse,
+    GoalTransitionError,
+)
+from kairos.action_msgs.msg import GoalStatus
+from kairos.callback_groups import ReentrantCallbackGroup
+from kairos.example_interfaces.action import Fibonacci
+from kairos.executors import MultiThreadedExecutor, SingleThreadedExecutor
+
+PROGRAMS = pathlib.Path(__file__).resolve().parent / "programs"
+
+
+def fibonacci(goal_handle):
+    feedback = Fibonacci.Feedback(sequence=[0, 1])
+    for i in range(1, goal_handle.request.order):
+        feedback.sequence.append(feedback.sequence[i] + feedback.sequence[i - 1])
+        goal_handle.publish_feedback(feedback)
+    goal_handle.succeed()
+    return Fibonacci.Result(sequence=feedback.sequence)
+
+
+_actions = itertools.count()
+
+
+def action_name():
+    """A name no other test of this process uses (nodes outlive their test)."""
+    return f"fibonacci_{next(_actions)}"
+
+
+class System:
+    """A server node and a client node on one multi-threaded executor."""
+
+    def __init__(self, execute=fibonacci, **server_options):
+        name = action_name()
+        self.server_node = kairos.create_node("fibonacci_server")
+        self.client_node = kairos.create_node("fibonacci_client")
+        self.server = ActionServer(self.server_node, Fibonacci, name, execute,
+                                   callback_group=ReentrantCallbackGroup(), **server_options)
+        self.client = ActionClient(self.client_node, Fibonacci, name)
+        self.executor = MultiThreadedExecutor(num_threads=2)
+        self.executor.add_node(self.server_node)
+        self.executor.add_node(self.client_node)
+        spin_in_thread(self.executor)
+        assert self.client.wait_for_server(timeout_sec=LIMIT)
+
+    def wait(self, future):
+        """The future's result, once the spinning executor completed it."""
+        done = threading.Event()
+        future.add_done_callback(lambda _: done.set())
+        assert done.wait(LIMIT), "the future did not complete"
+        return future.result()
+
+
+def test_a_goal_runs_with_feedback_and_its_result_reaches_every_asker(session):
+    system = System()
+    feedback = []
+    handle = system.wait(system.client.send_goal_async(
+        Fibonacci.Goal(order=6), feedback_callback=lambda m: feedback.append(m)))
+    assert handle.accepted
+    first = system.wait(handle.get_result_async())
+    again = system.wait(handle.get_result_async())
+    for response in (first, again):
+        assert response.status == GoalStatus.STATUS_SUCCEEDED
+        assert response.result.sequence == [0, 1, 1, 2, 3, 5, 8]
+    # Feedback and result are separate entities: the last feedback may run after it.
+    assert wait_until(lambda: len(feedback) == 5), feedback
+    assert [list(m.feedback.sequence) for m in feedback] == [
+        [0, 1, 1], [0, 1, 1, 2], [0, 1, 1, 2, 3], [0, 1, 1, 2, 3, 5], [0, 1, 1, 2, 3, 5, 8]]
+    assert all(bytes(m.goal_id.uuid) == bytes(handle.goal_id.uuid) for m in feedback)
+    assert handle.status == GoalStatus.STATUS_SUCCEEDED
+    # The blocking forms, from a thread the executor does not run.
+    assert system.client.send_goal(Fibonacci.Goal(order=3)).result.sequence == [0, 1, 1, 2]
+
+
+def test_a_canceled_goal_ends_canceled_and_the_cancel_names_it(session):
+    asked = threading.Event()
+
+    def cancel(goal_handle):
+        asked.set()
+        return CancelResponse.ACCEPT
+
+    def execute(goal_handle):
+        assert asked.wait(LIMIT)
+        while not goal_handle.is_cancel_requested:
+            asked.wait(0.001)
+        goal_handle.canceled()
+        return Fibonacci.Result(sequence=[7])
+
+    system = System(execute, cancel_callback=cancel)
+    handle = system.wait(system.client.send_goal_async(Fibonacci.Goal(order=100)))
+    canceling = system.wait(handle.cancel_goal_async())
+    assert canceling.return_code == 0
+    assert [bytes(i.goal_id.uuid) for i in canceling.goals_canceling] == [
+        bytes(handle.goal_id.uuid)]
+    result = system.wait(handle.get_result_async())
+    assert result.status == GoalStatus.STATUS_CANCELED
+    assert result.result.sequence == [7]
+    # A goal that ended cannot be canceled: ROS 2's return code says so.
+    again = system.wait(handle.cancel_goal_async())
+    assert again.return_code == again.ERROR_GOAL_TERMINATED
+    assert list(again.goals_canceling) == []
+
+
+def test_the_default_cancel_policy_rejects_and_unknown_goals_are_named(session):
+    release = threading.Event()
+
+    def execute(goal_handle):
+        assert release.wait(LIMIT)
+        goal_handle.succeed()
+        return Fibonacci.Result()
+
+    system = System(execute)
+    handle = system.wait(system.client.send_goal_async(Fibonacci.Goal(order=1)))
+    rejected = system.wait(handle.cancel_goal_async())
+    assert rejected.return_code == rejected.ERROR_REJECTED
+    release.set()
+    assert system.wait(handle.get_result_async()).status == GoalStatus.STATUS_SUCCEEDED
+    from kairos.action.client import ClientGoalHandle
+    from kairos.unique_identifier_msgs.msg import UUID
+
+    stranger = ClientGoalHandle(system.client, UUID(uuid=[9] * 16), handle._goal_response)
+    unknown = system.wait(stranger.cancel_goal_async())
+    assert unknown.return_code == unknown.ERROR_UNKNOWN_GOAL_ID
+    assert system.wait(stranger.get_result_async()).status == GoalStatus.STATUS_UNKNOWN
+
+
+def test_a_rejected_goal_is_not_accepted_and_has_no_result(session):
+    system = System(goal_callback=lambda goal: GoalResponse.REJECT)
+    handle = system.wait(system.client.send_goal_async(Fibonacci.Goal(order=3)))
+    assert not handle.accepted
+    with pytest.raises(RuntimeError, match="rejected"):
+        handle.get_result_async()
+    assert system.client.send_goal(Fibonacci.Goal(order=3)) is None
+
+
+def test_an_execute_callback_that_raises_aborts_its_goal_and_says_why(session, capfd):
+    def execute(goal_handle):
+        raise ValueError("the arm is not homed")
+
+    system = System(execute)
+    handle = system.wait(system.client.send_goal_async(Fibonacci.Goal(order=3)))
+    result = system.wait(handle.get_result_async())
+    assert result.status == GoalStatus.STATUS_ABORTED
+    assert result.result.sequence == []
+    err = capfd.readouterr().err
+    assert "raised ValueError: the arm is not homed; the goal is aborted" in err
+
+
+def test_a_goal_left_without_an_end_is_aborted_with_a_warning(session, capfd):
+    system = System(lambda goal_handle: Fibonacci.Result(sequence=[1]))
+    handle = system.wait(system.client.send_goal_async(Fibonacci.Goal(order=3)))
+    result = system.wait(handle.get_result_async())
+    assert result.status == GoalStatus.STATUS_ABORTED
+    assert result.result.sequence == [1]
+    assert "returned without succeed(), abort() or canceled()" in capfd.readouterr().err
+
+
+def test_a_goal_ends_once(session):
+    seen = []
+
+    def execute(goal_handle):
+        goal_handle.succeed()
+        for end in (goal_handle.succeed, goal_handle.abort, goal_handle.canceled):
+            try:
+                end()
+            except GoalTransitionError as error:
+                seen.append(str(error))
+        return Fibonacci.Result()
+
+    system = System(execute)
+    handle = system.wait(system.client.send_goal_async(Fibonacci.Goal(order=3)))
+    assert system.wait(handle.get_result_async()).status == GoalStatus.STATUS_SUCCEEDED
+    assert len(seen) == 3 and all("is succeeded" in text for text in seen), seen
+
+
+def test_an_async_execute_callback_awaits_and_holds_no_worker(session):
+    """Two goals whose coroutines await a sleep run at once on a one-thread executor:
+    awaiting does not hold the worker."""
+    node = kairos.create_node("async_server")
+    clock = node.get_clock()
+    running = []
+
+    async def execute(goal_handle):
+        running.append(goal_handle.request.order)
+        await clock.sleep_async(0.05)
+        goal_handle.succeed()
+        return Fibonacci.Result(sequence=list(running))
+
+    name = action_name()
+    ActionServer(node, Fibonacci, name, execute, callback_group=ReentrantCallbackGroup())
+    client = ActionClient(node, Fibonacci, name, callback_group=ReentrantCallbackGroup())
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    spin_in_thread(executor)
+    results = []
+    for order in (1, 2):
+        goal = client.send_goal_async(Fibonacci.Goal(order=order))
+        done = threading.Event()
+        goal.add_done_callback(lambda _: done.set())
+        assert done.wait(LIMIT)
+        results.append(goal.result().get_result_async())
+    for future in results:
+        done = threading.Event()
+        future.add_done_callback(lambda _: done.set())
+        assert done.wait(LIMIT)
+    # Each goal's result saw both goals running: the second started before the first ended.
+    assert [sorted(f.result().result.sequence) for f in results] == [[1, 2], [1, 2]]
+
+
+def test_a_blocking_send_goal_that_could_never_complete_raises_would_deadlock(session):
+    node = kairos.create_node("lonely")
+    name = action_name()
+    ActionServer(node, Fibonacci, name, fibonacci)
+    client = ActionClient(node, Fibonacci, name)
+    raised = []
+
+    def tick():
+        timer.cancel()
+        try:
+            client.send_goal(Fibonacci.Goal(order=2))
+        except kairos.WouldDeadlock as error:
+            raised.append(str(error))
+
+    timer = node.create_timer(0.001, tick)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    thread = spin_in_thread(executor)
+    for _ in range(int(LIMIT * 100)):
+        if raised:
+            break
+        thread.join(0.01)
+    assert raised and f"{name}/_action/send_goal" in raised[0], raised
+
+
+def test_an_asyncio_task_awaits_a_kairos_future(session):
+    """A kairos future awaited in an asyncio task, the executor spun by that loop
+    (rclpy's `client_asyncio` shape)."""
+    import asyncio
+
+    node = kairos.create_node("asyncio_client")
+    name = action_name()
+    ActionServer(node, Fibonacci, name, fibonacci, callback_group=ReentrantCallbackGroup())
+    client = ActionClient(node, Fibonacci, name)
+
+    async def goal():
+        handle = await client.send_goal_async(Fibonacci.Goal(order=4))
+        return await handle.get_result_async()
+
+    async def main():
+        task = asyncio.get_running_loop().create_task(goal())
+        for _ in range(int(LIMIT * 100)):
+            if task.done():
+                break
+            kairos.spin_once(node, timeout_sec=0.01)
+            await asyncio.sleep(0)
+        return task.result()
+
+    result = asyncio.run(main())
+    assert result.status == GoalStatus.STATUS_SUCCEEDED
+    assert result.result.sequence == [0, 1, 1, 2, 3]
+
+
+def test_rclpy_action_programs_run_unmodified_across_processes(router):
+    """The server and client of tests/programs, written for rclpy, run with
+    `python -m kairos.run` on Zenoh; Ctrl-C ends the server cleanly."""
+    env = router.env()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "kairos.run", str(PROGRAMS / "fibonacci_action_server.py")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        client = run([sys.executable, "-m", "kairos.run",
+                      str(PROGRAMS / "fibonacci_action_client.py")], env)
+        assert client.returncode == 0, client.stdout + client.stderr
+        assert client.stdout.splitlines() == [
+            "result True [0, 1, 1, 2, 3, 5, 8]",
+            "feedback 5 [0, 1, 1, 2, 3, 5, 8]",
+            "rejected True",
+            "canceling 1",
+            "canceled True",
+        ], client.stdout + client.stderr
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            out, _ = server.communicate(timeout=LIMIT)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            pytest.fail("the server did not stop within the limit after Ctrl-C")
+    assert server.returncode == 0, out
+    assert "serving fibonacci" in out and "goal canceled" in out, out
+
+
+def test_kairos_send_goal_drives_a_python_action_server(router):
+    """kairos's Rust action client (the CLI) and the Python server, across processes."""
+    env = router.env()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "kairos.run", str(PROGRAMS / "fibonacci_action_server.py")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        sent = run([kairos_bin(), "action", "send_goal", "/fibonacci",
+                    "example_interfaces/action/Fibonacci", "{order: 4}", "--feedback"], env)
+        assert sent.returncode == 0, sent.stdout + sent.stderr
+        # Not its feedback: the CLI may print the result and exit before its executor ran
+        # the feedback that came just before (the server sends all at once).
+        for line in ("Goal accepted with ID: ", "Result:\n    sequence: [0,1,1,2,3]",
+                     "Goal finished with status: SUCCEEDED"):
+            assert line in sent.stdout, sent.stdout
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.communicate(timeout=LIMIT)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    assert server.returncode == 0
+
+
+def test_kairos_run_names_an_rclpy_module_kairos_lacks(tmp_path):
+    program = tmp_path / "lifecycle_talker.py"
+    program.write_text("import rclpy.no_such_module\n")
+    done = run([sys.executable, "-m", "kairos.run", str(program)], None)
+    assert done.returncode != 0
+    assert "rclpy.no_such_module has no counterpart in kairos yet" in done.stderr, done.stderr
+
+
+def test_feedback_of_a_goal_no_one_follows_is_counted(session):
+    system = System()
+    handle = system.wait(system.client.send_goal_async(
+        Fibonacci.Goal(order=4), feedback_callback=lambda m: None))
+    result = system.wait(handle.get_result_async())
+    assert result.status == GoalStatus.STATUS_SUCCEEDED
+    # A goal sent by another client of the same action: its feedback reaches this
+    # client's subscription, which follows no such goal.
+    other = ActionClient(system.client_node, Fibonacci, system.server._action_name)
+    other_handle = system.wait(other.send_goal_async(Fibonacci.Goal(order=4)))
+    system.wait(other_handle.get_result_async())
+    assert wait_until(lambda: system.client.unmatched_feedback == 3)
