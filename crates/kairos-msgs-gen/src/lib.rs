@@ -52,6 +52,7 @@ pub const SHIPPED_PACKAGES: &[&str] = &[
     "tf2_msgs",
     "unique_identifier_msgs",
     "action_msgs",
+    "lifecycle_msgs",
 ];
 
 /// Why generation failed.

@@ -214,6 +214,29 @@ fn hashes_match_the_values_ros2_publishes() {
             service_hash::<action_msgs::srv::CancelGoal>(),
             "RIHS01_573d8b0a534451d7bc2ac8c5ffde8ac14b8593b7001175d0cd6516dcbeb8689a",
         ),
+        // lifecycle_msgs, as rosidl_generator_c writes them into the generated type support
+        // of a Kilted build (micro-ROS's, in hpmicro/hpm_sdk: transition_event__description.c,
+        // change_state__description.c).
+        (
+            "lifecycle_msgs/msg/State",
+            hash::<lifecycle_msgs::msg::State>(),
+            "RIHS01_dd2d02b82f3ebc858e53c431b1e6e91f3ffc71436fc81d0715214ac6ee2107a0",
+        ),
+        (
+            "lifecycle_msgs/msg/Transition",
+            hash::<lifecycle_msgs::msg::Transition>(),
+            "RIHS01_c65d7b31ea134cba4f54fc867b817979be799f7452035cd35fac9b7421fb3424",
+        ),
+        (
+            "lifecycle_msgs/msg/TransitionEvent",
+            hash::<lifecycle_msgs::msg::TransitionEvent>(),
+            "RIHS01_d5f8873a2f0146498f812d7885c7327ce27e463d36811d8792f35ee38c0d6c38",
+        ),
+        (
+            "lifecycle_msgs/srv/ChangeState",
+            service_hash::<lifecycle_msgs::srv::ChangeState>(),
+            "RIHS01_356fe34f0475a43acf54542013af4167b0e729f77ea22ffb045c6ad8e20668e5",
+        ),
     ];
     let wrong: Vec<String> = cases
         .iter()
