@@ -49,6 +49,9 @@ enum Command {
     /// Actions across processes: list, info, send_goal.
     #[command(subcommand)]
     Action(ros::ActionCmd),
+    /// Managed (lifecycle) nodes across processes: nodes, get, set, list.
+    #[command(subcommand)]
+    Lifecycle(ros::LifecycleCmd),
     /// Node parameters across processes: list, get, set.
     #[command(subcommand)]
     Param(param::ParamCmd),
@@ -79,6 +82,7 @@ fn main() -> std::process::ExitCode {
         Command::Topic(cmd) => ros::topic(cmd),
         Command::Service(cmd) => ros::service(cmd),
         Command::Action(cmd) => ros::action(cmd),
+        Command::Lifecycle(cmd) => ros::lifecycle(cmd),
         Command::Param(cmd) => param::run(cmd),
         Command::Launch(args) => launch::run(args),
     };

@@ -1,7 +1,7 @@
 //! Messages: every interface of `kairos-msgs` for Python, by ROS type name.
 //!
 //! What this module promises:
-//! - Every message and service type `kairos_msgs::visit_interfaces` hands over (the 12
+//! - Every message and service type `kairos_msgs::visit_interfaces` hands over (the 14
 //!   shipped packages) can be published, subscribed to, served and called from Python; a
 //!   Python node and a Rust node of one process share the topic of the Rust type itself
 //!   (one `Arc<T>` delivery), and the Zenoh transport puts it on the wire as rmw_zenoh does.

@@ -1,4 +1,4 @@
-//! `kairos router`, `kairos node|topic|service|action ...`: the graph across processes, shaped
+//! `kairos router`, `kairos node|topic|service|action|lifecycle ...`: the graph across processes, shaped
 //! like the ros2 CLI and taking the same arguments. Each command is a kairos process on
 //! the Zenoh transport (rmw_zenoh's wire format), so it sees and talks to ROS 2 nodes on
 //! rmw_zenoh as well as kairos nodes.
@@ -6,6 +6,7 @@
 //! Every command that waits has a bound (`--timeout`, `--count`, `--times`).
 
 mod action;
+mod lifecycle;
 mod node;
 mod router;
 mod service;
@@ -13,6 +14,7 @@ mod topic;
 mod values;
 
 pub use action::{ActionCmd, action};
+pub use lifecycle::{LifecycleCmd, lifecycle};
 pub use node::{NodeCmd, node};
 pub use router::{RouterArgs, router};
 pub use service::{ServiceCmd, service};
