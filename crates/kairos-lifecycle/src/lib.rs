@@ -25,5 +25,5 @@ mod state;
 
 pub use error::LifecycleError;
 pub use node::{Lifecycle, LifecycleNode, NoCallbacks};
-pub use publisher::LifecyclePublisher;
+pub use publisher::{Activation, LifecyclePublisher};
 pub use state::{CallbackReturn, State, Transition};

@@ -12,7 +12,7 @@
 //!   rclcpp): the node goes to error processing, and the panic is logged.
 
 use crate::error::LifecycleError;
-use crate::publisher::{Gate, LifecyclePublisher};
+use crate::publisher::{Activation, LifecyclePublisher};
 use crate::state::{CallbackReturn, State, Transition, completion, graph};
 use kairos::graph::{GraphError, Node, Payload, Publisher, Qos, Service};
 use kairos_msgs::lifecycle_msgs::msg::{
@@ -72,7 +72,7 @@ struct Shared {
     /// Held for a whole transition.
     callbacks: Mutex<Box<dyn Lifecycle>>,
     events: Publisher<TransitionEvent>,
-    gates: Mutex<Vec<Weak<Gate>>>,
+    gates: Mutex<Vec<Weak<Activation>>>,
     /// `change_state` requests refused (a transition the state does not allow, or one
     /// asked for during another).
     refused: AtomicU64,
@@ -209,16 +209,19 @@ impl LifecycleNode {
         qos: Qos,
     ) -> Result<LifecyclePublisher<T>, GraphError> {
         let publisher = self.shared.node.create_publisher::<T>(topic, qos)?;
-        let open = matches!(self.state(), State::Active | State::Activating);
-        let gate = Gate::new(
-            publisher.topic().to_owned(),
-            self.shared.node.logger().clone(),
-            open,
-        );
+        let gate = self.activation(publisher.topic());
+        Ok(LifecyclePublisher::new(publisher, gate))
+    }
+
+    /// An [`Activation`] for an entity on `topic` this node manages: open while the node
+    /// is activating or active, following its transitions for as long as it is held.
+    pub fn activation(&self, topic: &str) -> Arc<Activation> {
         let mut gates = self.shared.gates.lock();
+        let open = matches!(*self.shared.state.lock(), State::Active | State::Activating);
+        let gate = Activation::new(topic.to_owned(), self.shared.node.logger().clone(), open);
         gates.retain(|g| g.strong_count() > 0);
         gates.push(Arc::downgrade(&gate));
-        Ok(LifecyclePublisher::new(publisher, gate))
+        gate
     }
 
     /// Runs `transition`: the node's callback, then the transition its result picks.

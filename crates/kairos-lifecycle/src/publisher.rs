@@ -6,8 +6,11 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-/// Whether a lifecycle publisher may publish, set by its node's transitions.
-pub(crate) struct Gate {
+/// Whether a managed entity may act, set by its node's transitions: open while the node is
+/// `Activating` or `Active`. [`LifecyclePublisher`] is one; an entity kairos does not
+/// type (a Python publisher) asks [`LifecycleNode::activation`](crate::LifecycleNode::activation)
+/// for one and checks it before each publish.
+pub struct Activation {
     active: AtomicBool,
     /// Messages not published because the node was not active.
     dropped: AtomicU64,
@@ -17,9 +20,9 @@ pub(crate) struct Gate {
     logger: Logger,
 }
 
-impl Gate {
+impl Activation {
     pub(crate) fn new(topic: String, logger: Logger, active: bool) -> Arc<Self> {
-        Arc::new(Gate {
+        Arc::new(Activation {
             active: AtomicBool::new(active),
             dropped: AtomicU64::new(0),
             reported: AtomicBool::new(false),
@@ -34,6 +37,37 @@ impl Gate {
         }
         self.active.store(active, Ordering::Release);
     }
+
+    /// Whether the entity may act now.
+    pub fn is_active(&self) -> bool {
+        self.active.load(Ordering::Acquire)
+    }
+
+    /// Counts a publish that did not happen because the node was not active, and reports
+    /// the first of each inactive period on the node's logger.
+    pub fn refuse(&self) {
+        self.dropped.fetch_add(1, Ordering::Relaxed);
+        if !self.reported.swap(true, Ordering::Relaxed) {
+            self.logger.warn(format_args!(
+                "a message on '{}' was not published: the node is not active (activate it first; every such message is counted)",
+                self.topic
+            ));
+        }
+    }
+
+    /// Publishes refused so far.
+    pub fn refused(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+impl fmt::Debug for Activation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Activation")
+            .field("topic", &self.topic)
+            .field("active", &self.is_active())
+            .finish()
+    }
 }
 
 /// A publisher managed by a [`LifecycleNode`](crate::LifecycleNode): it publishes while
@@ -43,38 +77,32 @@ impl Gate {
 /// node's logger once per inactive period: never dropped silently.
 pub struct LifecyclePublisher<T: Payload> {
     publisher: Publisher<T>,
-    gate: Arc<Gate>,
+    gate: Arc<Activation>,
 }
 
 impl<T: Payload> LifecyclePublisher<T> {
-    pub(crate) fn new(publisher: Publisher<T>, gate: Arc<Gate>) -> Self {
+    pub(crate) fn new(publisher: Publisher<T>, gate: Arc<Activation>) -> Self {
         LifecyclePublisher { publisher, gate }
     }
 
     /// Publishes `message` if the node is active; how many subscriptions of this process
     /// took it (0 when it was not published).
     pub fn publish(&self, message: T) -> usize {
-        if self.gate.active.load(Ordering::Acquire) {
+        if self.gate.is_active() {
             return self.publisher.publish(message);
         }
-        self.gate.dropped.fetch_add(1, Ordering::Relaxed);
-        if !self.gate.reported.swap(true, Ordering::Relaxed) {
-            self.gate.logger.warn(format_args!(
-                "a message on '{}' was not published: the node is not active (activate it first; every such message is counted)",
-                self.gate.topic
-            ));
-        }
+        self.gate.refuse();
         0
     }
 
     /// Whether a publish now would publish.
     pub fn is_activated(&self) -> bool {
-        self.gate.active.load(Ordering::Acquire)
+        self.gate.is_active()
     }
 
     /// Messages not published because the node was not active.
     pub fn dropped_while_inactive(&self) -> u64 {
-        self.gate.dropped.load(Ordering::Relaxed)
+        self.gate.refused()
     }
 
     /// The topic's resolved name.

@@ -21,6 +21,7 @@ mod env;
 mod errors;
 mod executor;
 mod future;
+mod lifecycle;
 mod msg;
 mod node;
 mod rust_node;
@@ -93,6 +94,8 @@ fn _kairos(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<node::PySubscription>()?;
     m.add_class::<node::PyTimer>()?;
     m.add_class::<node::PyGuardCondition>()?;
+    m.add_class::<lifecycle::PyLifecycle>()?;
+    m.add_class::<lifecycle::PyActivation>()?;
     m.add_class::<node::PyService>()?;
     m.add_class::<node::PyClient>()?;
     m.add_class::<future::PyFuture>()?;

@@ -24,7 +24,8 @@ def test_every_shipped_package_imports_with_rclpy_names():
 
     packages = _interfaces.packages()
     assert sorted(packages) == sorted([
-        "action_msgs", "builtin_interfaces", "example_interfaces", "geometry_msgs", "nav_msgs",
+        "action_msgs", "builtin_interfaces", "example_interfaces", "geometry_msgs",
+        "lifecycle_msgs", "nav_msgs",
         "rcl_interfaces", "rosgraph_msgs", "sensor_msgs", "service_msgs", "std_msgs",
         "std_srvs", "tf2_msgs", "unique_identifier_msgs"])
     # Every module of every package imports, and holds one class per type.
