@@ -123,6 +123,23 @@ impl Shared {
         }
     }
 
+    /// Hands a pending source its completion: a response then arrives as a done callback
+    /// of its client, which the executor runs in the client's group (a source that cannot
+    /// stays to be polled).
+    pub(crate) fn attach(self: &Arc<Self>) {
+        let Some(source) = self.state.lock().source.take() else {
+            return;
+        };
+        let shared = self.clone();
+        let done: DoneFn = Box::new(move |outcome| shared.complete_with(outcome));
+        if let Err(source) = source.on_done(done) {
+            let mut state = self.state.lock();
+            if !state.done {
+                state.source = Some(source);
+            }
+        }
+    }
+
     fn complete_with(self: &Arc<Self>, outcome: Outcome) {
         self.complete(match outcome {
             Ok(convert) => Slot::Converting(convert),
@@ -232,6 +249,18 @@ impl PyFuture {
             shared: Shared::new(Some(source)),
         }
     }
+
+    /// A response future. Made from a callback, it stays to be polled by whoever awaits
+    /// it (so an awaited call keeps kairos's deadlock check). Made from a program's own
+    /// thread, it completes by itself as a callback of its client, as rclpy's does: so
+    /// `spin_once` returns with it, and `done()` turns true without anyone polling.
+    pub(crate) fn response(source: Box<dyn Source>) -> Self {
+        let future = Self::from_source(source);
+        if !kairos::exec::in_callback() {
+            future.shared.attach();
+        }
+        future
+    }
 }
 
 #[pymethods]
@@ -292,18 +321,8 @@ impl PyFuture {
             return self.shared.run_callbacks(py, vec![callback]);
         }
         state.callbacks.push(callback);
-        let Some(source) = state.source.take() else {
-            return;
-        };
         drop(state);
-        let shared = self.shared.clone();
-        let done: DoneFn = Box::new(move |outcome| shared.complete_with(outcome));
-        if let Err(source) = source.on_done(done) {
-            let mut state = self.shared.state.lock();
-            if !state.done {
-                state.source = Some(source);
-            }
-        }
+        self.shared.attach();
     }
 
     fn __await__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {

@@ -240,7 +240,7 @@ impl<Req: Message, Resp: Message> DynClient for TypedClient<Req, Resp> {
 
     fn call_async(&self, request: &Bound<'_, PyAny>) -> PyResult<PyFuture> {
         let request: Req = from_py(request, &self.request)?;
-        Ok(PyFuture::from_source(Box::new(ResponseSource {
+        Ok(PyFuture::response(Box::new(ResponseSource {
             future: self.client.call_async(request),
             layout: self.response.clone(),
         })))

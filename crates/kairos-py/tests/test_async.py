@@ -240,3 +240,24 @@ def test_a_coroutine_may_await_a_plain_yield_and_a_guard_condition_runs_it(sessi
     guard.trigger()  # destroyed: ignored
     assert executor.shutdown(timeout_sec=1.0)
     assert runs.empty()
+
+
+def test_a_call_async_from_the_main_thread_completes_under_spin_once(session):
+    """rclpy's `client_async` shape: `call_async` from the program's thread, then
+    `spin_once` until `future.done()`. The response is a callback of the client, so the
+    first `spin_once` returns with it (it does not wait out its timeout)."""
+    server = Node("spin_once_server")
+    server.create_service(AddTwoInts, "/test/spin_once_add", add)
+    executor = MultiThreadedExecutor(num_threads=1)
+    executor.add_node(server)
+    spin_in_thread(executor)
+    caller = Node("spin_once_caller")
+    client = caller.create_client(AddTwoInts, "/test/spin_once_add")
+    assert client.wait_for_service(timeout_sec=LIMIT)
+    future = client.call_async(AddTwoInts.Request(a=41, b=1))
+    start = time.monotonic()
+    kairos.spin_once(caller, timeout_sec=10.0)
+    assert future.done(), "spin_once returned without the response"
+    assert time.monotonic() - start < 5.0, "spin_once waited out its timeout"
+    assert future.result().sum == 42
+    assert executor.shutdown(timeout_sec=1.0)

@@ -54,4 +54,11 @@ pub use guard::GuardCondition;
 pub(crate) use guard::GuardInner;
 pub use shutdown::{ShutdownReport, StillRunning, Suspended};
 pub use timer::CallbackTimer;
+
+/// Whether this thread runs a kairos callback now (a plain one, or one poll of an `async`
+/// one): what a binding asks to tell a wait made from a callback, which the executor's
+/// rules govern, from one made from a program's own thread.
+pub fn in_callback() -> bool {
+    crate::current::callback::handle().is_some()
+}
 pub(crate) use timer::{TimerCallback, TimerInner};
