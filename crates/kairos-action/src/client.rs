@@ -9,7 +9,7 @@
 use crate::error::ActionError;
 use crate::goal::{GoalId, GoalStatus};
 use crate::names::{ActionNames, FEEDBACK_QOS, STATUS_QOS};
-use kairos::graph::{ActionType, Client, GraphError, Node, Subscription};
+use kairos::graph::{ActionType, Client, GraphError, Node, Subscription, SubscriptionStats};
 use kairos::time::Duration;
 use kairos_msgs::action_msgs::msg::{GoalInfo, GoalStatusArray};
 use kairos_msgs::action_msgs::srv::{CancelGoal, CancelGoalRequest};
@@ -41,7 +41,7 @@ struct Shared<A: ActionType> {
 /// A client of action `A`; see the [crate docs](crate).
 pub struct ActionClient<A: ActionType> {
     shared: Arc<Shared<A>>,
-    _feedback: Subscription<A::FeedbackMessage>,
+    feedback: Subscription<A::FeedbackMessage>,
     _status: Subscription<GoalStatusArray>,
 }
 
@@ -94,7 +94,7 @@ impl<A: ActionType> ActionClient<A> {
             })?;
         Ok(ActionClient {
             shared,
-            _feedback: feedback,
+            feedback,
             _status: status,
         })
     }
@@ -193,6 +193,14 @@ impl<A: ActionType> ActionClient<A> {
     /// goals whose handle was dropped).
     pub fn unmatched_feedback(&self) -> u64 {
         self.shared.unmatched_feedback.load(Ordering::Relaxed)
+    }
+
+    /// The feedback subscription's counts (received, delivered, dropped, queued).
+    /// Feedback and results travel apart, so feedback sent just before a result may still
+    /// be queued when [`ClientGoalHandle::get_result`] returns; a program that spins the
+    /// client and wants every feedback first waits for `queued` to reach 0.
+    pub fn feedback_stats(&self) -> SubscriptionStats {
+        self.feedback.stats()
     }
 }
 

@@ -317,11 +317,14 @@ def test_kairos_send_goal_drives_a_python_action_server(router):
         sent = run([kairos_bin(), "action", "send_goal", "/fibonacci",
                     "example_interfaces/action/Fibonacci", "{order: 4}", "--feedback"], env)
         assert sent.returncode == 0, sent.stdout + sent.stderr
-        # Not its feedback: the CLI may print the result and exit before its executor ran
-        # the feedback that came just before (the server sends all at once).
+        # The server sends all its feedback at once, just before the result: the CLI
+        # hands it over before it prints the result.
         for line in ("Goal accepted with ID: ", "Result:\n    sequence: [0,1,1,2,3]",
                      "Goal finished with status: SUCCEEDED"):
             assert line in sent.stdout, sent.stdout
+        before_result = sent.stdout.split("Result:")[0]
+        for feedback in ("[0,1,1]", "[0,1,1,2]", "[0,1,1,2,3]"):
+            assert f"Feedback:\n    sequence: {feedback}\n" in before_result, sent.stdout
     finally:
         server.send_signal(signal.SIGINT)
         try:

@@ -186,7 +186,7 @@ fn send_goal<A: ActionType>(node: &Node, request: SendGoal) -> anyhow::Result<Ex
     executor.add_node(node)?;
     let spinner = executor.clone();
     std::thread::spawn(move || spinner.spin());
-    let _guard = super::ExecGuard(executor);
+    let guard = super::ExecGuard(executor);
     let json = request.json;
     if !json {
         println!("Waiting for an action server to become available...");
@@ -228,6 +228,15 @@ fn send_goal<A: ActionType>(node: &Node, request: SendGoal) -> anyhow::Result<Ex
         );
     }
     let outcome = handle.get_result(request.timeout)?;
+    // Feedback and the result travel apart: feedback the server sent just before the
+    // result may still be queued. Let the executor hand it over (for at most a second),
+    // then stop it, which waits for a feedback line being printed, and only then print
+    // the result.
+    let drained_by = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    while client.feedback_stats().queued > 0 && std::time::Instant::now() < drained_by {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    drop(guard);
     show("result", to_json(&outcome.result));
     let status = match outcome.status {
         GoalStatus::Succeeded => "SUCCEEDED",
