@@ -11,6 +11,7 @@
 //! while holding it. `checks` is taken after `tokens` when both are needed, never before.
 
 use crate::graph_key::{EndpointKey, EntityKind, Token};
+use kairos::graph::GraphEntity;
 use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,6 +24,17 @@ pub struct GraphCache {
     changed: Condvar,
     checks: Mutex<TypeChecks>,
     mismatches: AtomicU64,
+    watchers: Mutex<Watchers>,
+}
+
+/// Called after each change (see [`GraphCache::watch`]).
+#[derive(Default)]
+struct Watchers(Vec<Box<dyn Fn() + Send + Sync>>);
+
+impl std::fmt::Debug for Watchers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} watchers", self.0.len())
+    }
 }
 
 #[derive(Debug, Default)]
@@ -49,6 +61,26 @@ impl GraphCache {
         }
         drop(tokens);
         self.changed.notify_all();
+        for watcher in &self.watchers.lock().0 {
+            watcher();
+        }
+    }
+
+    /// Calls `changed` after each token that appears or goes, from zenoh's thread; it must
+    /// not block.
+    pub fn watch(&self, changed: Box<dyn Fn() + Send + Sync>) {
+        self.watchers.lock().0.push(changed);
+    }
+
+    /// The entities of every session but `own_zid` (whose entities its process lists
+    /// itself), as the graph shows them.
+    pub fn entities_except(&self, own_zid: &str) -> Vec<GraphEntity> {
+        self.tokens
+            .lock()
+            .iter()
+            .filter(|t| t.node.zid != own_zid)
+            .map(Token::entity)
+            .collect()
     }
 
     /// This process declared an entity of `name` with type `dds_type` and hash `hash`:

@@ -15,6 +15,8 @@
 //! a token that is not one is a [`TokenError`].
 
 use crate::attachment::Gid;
+use crate::message::ros_type_name;
+use kairos::graph::{GraphEntity, Qos};
 
 /// The key prefix of every rmw_zenoh liveliness token.
 pub const ADMIN_SPACE: &str = "@ros2_lv";
@@ -116,6 +118,28 @@ pub struct WireQos {
     pub history: History,
     /// The deadline, lifespan and liveliness parts as written (`,:,:,,` by default).
     pub rest: String,
+}
+
+impl WireQos {
+    /// The reliability, durability and history it announces, as kairos settings (a depth
+    /// beyond what this machine can count is read as the largest it can).
+    pub fn qos(&self) -> Qos {
+        let depth = |d: u64| usize::try_from(d).unwrap_or(usize::MAX);
+        Qos {
+            reliability: match self.reliability {
+                Reliability::Reliable => kairos::graph::Reliability::Reliable,
+                Reliability::BestEffort => kairos::graph::Reliability::BestEffort,
+            },
+            durability: match self.durability {
+                Durability::Volatile => kairos::graph::Durability::Volatile,
+                Durability::TransientLocal => kairos::graph::Durability::TransientLocal,
+            },
+            history: match self.history {
+                History::KeepLast(d) => kairos::graph::History::KeepLast(depth(d)),
+                History::KeepAll(d) => kairos::graph::History::KeepAll { bound: depth(d) },
+            },
+        }
+    }
 }
 
 impl Default for WireQos {
@@ -241,6 +265,30 @@ pub enum TokenError {
 }
 
 impl Token {
+    /// The entity as the graph shows it (the type as ROS names it, when it can be read).
+    pub fn entity(&self) -> GraphEntity {
+        let endpoint = self.endpoint.as_ref();
+        GraphEntity {
+            kind: match self.kind {
+                EntityKind::Node => kairos::graph::EntityKind::Node,
+                EntityKind::Publisher => kairos::graph::EntityKind::Publisher,
+                EntityKind::Subscription => kairos::graph::EntityKind::Subscription,
+                EntityKind::Service => kairos::graph::EntityKind::Service,
+                EntityKind::Client => kairos::graph::EntityKind::Client,
+            },
+            node_name: self.node.name.clone(),
+            node_namespace: self.node.namespace.clone(),
+            name: endpoint.map(|e| e.name.clone()).unwrap_or_default(),
+            type_name: endpoint
+                .map(|e| ros_type_name(&e.dds_type).unwrap_or_else(|| e.dds_type.clone()))
+                .unwrap_or_default(),
+            qos: endpoint
+                .filter(|_| matches!(self.kind, EntityKind::Publisher | EntityKind::Subscription))
+                .map(|e| e.qos.qos()),
+            local: false,
+        }
+    }
+
     /// The token's liveliness key expression.
     pub fn key_expr(&self) -> String {
         let n = &self.node;

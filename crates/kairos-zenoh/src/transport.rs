@@ -853,4 +853,12 @@ impl Transport for ZenohTransport {
     fn client(&self, endpoint: &ServiceEndpoint<'_>) -> Carried<Arc<dyn RemoteClient>> {
         self.carry_client(endpoint).map_err(failure)
     }
+
+    fn graph(&self) -> Vec<kairos::graph::GraphEntity> {
+        self.graph.entities_except(&self.zid)
+    }
+
+    fn watch_graph(&self, changed: Box<dyn Fn() + Send + Sync>) {
+        self.graph.watch(changed);
+    }
 }

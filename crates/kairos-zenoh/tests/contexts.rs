@@ -679,3 +679,62 @@ fn parameter_changes_reach_another_process_and_ranges_hold() {
     parameters.undeclare("rate_hz").unwrap();
     assert_eq!(next(), ParameterValue::NotSet);
 }
+
+/// Each graph sees the other's nodes and entities once, with their ROS types, waits for a
+/// node of the other to appear and sees it go when its process drops it.
+#[test]
+fn a_graph_sees_the_nodes_and_entities_of_another_and_waits_for_them() {
+    use kairos::graph::EntityKind as Kind;
+    let port = free_port();
+    let _router = router(port);
+    let (a, _ta) = carried(port);
+    let (b, _tb) = carried(port);
+    let watcher = Node::new_in(&a, "watcher", "/").unwrap();
+    let _ours = watcher
+        .create_publisher::<StringMsg>("/chatter", Qos::keep_last(3))
+        .unwrap();
+
+    let maker = std::thread::spawn(move || {
+        let talker = Node::new_in(&b, "talker", "/robot").unwrap();
+        let chatter = talker
+            .create_subscription("/chatter", Qos::keep_last(5), |_: &StringMsg| {})
+            .unwrap();
+        let service = talker
+            .create_service("add", |r: AddTwoIntsRequest| AddTwoIntsResponse {
+                sum: r.a + r.b,
+            })
+            .unwrap();
+        (talker, chatter, service)
+    });
+    assert!(watcher.wait_for_node("/robot/talker", WAIT).unwrap());
+    let (talker, chatter, service) = maker.join().unwrap();
+    assert!(watcher.wait_for_graph(WAIT, |g| {
+        g.count(Kind::Subscription, "/chatter") == 1 && g.count(Kind::Service, "/robot/add") == 1
+    }));
+    let graph = watcher.graph();
+    assert_eq!(graph.node_names(), ["/robot/talker", "/watcher"]);
+    assert_eq!(
+        graph.count(Kind::Publisher, "/chatter"),
+        1,
+        "this process's own publisher is listed once, not again from its token"
+    );
+    let remote = graph.endpoints(Kind::Subscription, "/chatter")[0];
+    assert!(!remote.local);
+    assert_eq!(remote.type_name, "std_msgs/msg/String");
+    assert_eq!(remote.node_fully_qualified_name(), "/robot/talker");
+    assert_eq!(remote.qos, Some(Qos::keep_last(5)));
+    assert_eq!(
+        graph.service_names_and_types()["/robot/add"],
+        ["example_interfaces/srv/AddTwoInts"]
+    );
+
+    drop((chatter, service));
+    drop(talker);
+    assert!(
+        watcher.wait_for_graph(WAIT, |g| !g.has_node("/robot/talker")),
+        "the node of the other graph is still listed after it was dropped"
+    );
+    let graph = watcher.graph();
+    assert_eq!(graph.count(Kind::Subscription, "/chatter"), 0);
+    assert!(graph.service_names_and_types().is_empty());
+}

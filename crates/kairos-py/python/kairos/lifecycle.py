@@ -139,6 +139,11 @@ class LifecycleNode(_Node):
     def destroy_lifecycle_publisher(self, publisher):
         return self.destroy_publisher(publisher)
 
+    def destroy_node(self):
+        # The machine's services and its node go with it.
+        self._lifecycle = None
+        super().destroy_node()
+
     def destroy_publisher(self, publisher):
         if isinstance(publisher, LifecyclePublisher):
             publisher = publisher._publisher

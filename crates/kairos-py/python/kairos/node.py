@@ -7,6 +7,7 @@ entity lives until ``destroy_*`` or ``destroy_node``.
 import inspect
 
 from kairos import _kairos
+from kairos._graph import GraphMixin, NodeNameNonExistentError  # noqa: F401
 from kairos.callback_groups import _default_group
 from kairos.logging import Logger
 from kairos.parameter import Parameter
@@ -19,7 +20,23 @@ def _is_async(callback):
         getattr(target, "__call__", None))
 
 
-class Node:
+class InvalidHandle(RuntimeError):
+    """Use of a node after ``destroy_node()``."""
+
+
+class _DestroyedNode:
+    """What a destroyed node's core becomes: its names stay readable, anything else
+    raises :class:`InvalidHandle`."""
+
+    def __init__(self, core):
+        self.name, self.namespace = core.name, core.namespace
+        self.fully_qualified_name = core.fully_qualified_name
+
+    def __getattr__(self, attribute):
+        raise InvalidHandle(f"node {self.fully_qualified_name} was destroyed")
+
+
+class Node(GraphMixin):
     def __init__(self, node_name, *, context=None, cli_args=None, namespace=None,
                  use_global_arguments=True, enable_rosout=True, start_parameter_services=True,
                  parameter_overrides=None, allow_undeclared_parameters=False,
@@ -169,6 +186,11 @@ class Node:
             entity.destroy()
         self.publishers, self.subscriptions, self.timers = [], [], []
         self.services, self.clients, self.guards = [], [], []
+        # The node leaves the graph once nothing refers to its core; loggers taken from
+        # it go on logging under its name.
+        core, self._core = self._core, _DestroyedNode(self._core)
+        self._logger = Logger(None, self._logger.name)
+        del core
 
     # -- parameters -----------------------------------------------------------------
 

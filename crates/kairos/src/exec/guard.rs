@@ -29,6 +29,18 @@ impl GuardInner {
             callback,
         }
     }
+
+    /// Triggers unless a trigger is pending already (so a burst of events runs the
+    /// callback once, after the last of them has happened).
+    pub(crate) fn trigger_coalesced(&self) {
+        if self
+            .pending
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            self.core.notify();
+        }
+    }
 }
 
 impl GuardCondition {

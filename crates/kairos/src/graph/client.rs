@@ -514,13 +514,19 @@ pub struct Client<S: ServiceCall> {
 struct Registration<Req: Send + 'static, Resp: Send + 'static> {
     inner: Arc<ClientInner<Req, Resp>>,
     node: Node,
+    _in_graph: super::view::GraphEntry,
 }
 
 impl<S: ServiceCall> Client<S> {
-    pub(crate) fn new(inner: Arc<ClientInner<S::Request, S::Response>>, node: Node) -> Self {
+    pub(crate) fn new(
+        inner: Arc<ClientInner<S::Request, S::Response>>,
+        node: Node,
+        in_graph: super::view::GraphEntry,
+    ) -> Self {
         let registration = Arc::new(Registration {
             inner: inner.clone(),
             node,
+            _in_graph: in_graph,
         });
         Self {
             inner,

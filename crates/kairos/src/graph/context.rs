@@ -15,6 +15,7 @@ use super::error::GraphError;
 use super::ros_args::{RosArgs, RosArgsError};
 use super::service::ServiceInner;
 use super::topic::{Topic, Twin};
+use super::view::{GraphView, Registry};
 use crate::time::{DEFAULT_STALL_TIMEOUT, Duration, SimClock, StallPolicy};
 use kairos_interface::{Payload, Wire};
 use parking_lot::{Condvar, Mutex};
@@ -87,6 +88,8 @@ struct ContextInner {
     /// The ROS arguments applied to every node (or why the command line's could not be
     /// read: the first node made reports it).
     ros_args: Result<RosArgs, RosArgsError>,
+    /// This context's nodes and entities, as the graph shows them (see `view`).
+    registry: Arc<Registry>,
 }
 
 impl Default for Context {
@@ -210,6 +213,7 @@ impl Context {
                 sim_clocks: Mutex::default(),
                 transport: OnceLock::new(),
                 ros_args,
+                registry: Arc::default(),
             }),
         }
     }
@@ -275,7 +279,28 @@ impl Context {
         &self,
         transport: Arc<dyn super::transport::Transport>,
     ) -> Result<(), Arc<dyn super::transport::Transport>> {
-        self.inner.transport.set(transport)
+        self.inner.transport.set(transport.clone())?;
+        let registry = Arc::downgrade(&self.inner.registry);
+        transport.watch_graph(Box::new(move || {
+            if let Some(registry) = registry.upgrade() {
+                registry.changed();
+            }
+        }));
+        Ok(())
+    }
+
+    /// What this context sees of the graph now: its own nodes and entities, and those of
+    /// other processes its transport sees (see [`GraphView`]).
+    pub fn graph(&self) -> GraphView {
+        let mut entities = self.inner.registry.local();
+        if let Some(transport) = self.transport() {
+            entities.extend(transport.graph());
+        }
+        GraphView::new(entities)
+    }
+
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.inner.registry
     }
 
     pub(crate) fn transport(&self) -> Option<&Arc<dyn super::transport::Transport>> {

@@ -13,6 +13,8 @@
 //!   processes when a transport is installed (its codec travels with each entity, nothing
 //!   to register); any other type stays in the process by its own opt-in. A client is
 //!   typed by its service ([`ServiceType`], or `fn(Request) -> Response`).
+//! - A node sees the graph of its context and, through a transport, of its domain
+//!   ([`GraphView`]), and can wait for it to change, with a deadline.
 //! - ROS arguments (`--ros-args`: remaps, parameters, parameter files) are read as rcl
 //!   reads them and applied by the context to every node it makes ([`RosArgs`]).
 
@@ -34,13 +36,16 @@ mod service;
 mod subscription;
 mod topic;
 pub mod transport;
+mod view;
 
 pub use client::{CallError, Client, ResponseFuture};
 pub use clock_msg::{CLOCK_TOPIC, ClockMsg};
 pub use context::{Context, SimStall};
 pub use error::GraphError;
 pub use message_callback::MessageCallback;
-pub use name::{NameError, NameKind, normalize_namespace, resolve, validate_node_name};
+pub use name::{
+    NameError, NameKind, normalize_namespace, resolve, split_node_name, validate_node_name,
+};
 pub use node::{Node, NodeOptions};
 pub use parameters::{
     FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterError, ParameterEvent,
@@ -52,5 +57,6 @@ pub use ros_args::{LogLevel, ParameterOverride, Remap, RosArgs, RosArgsError};
 pub use rosout::{LogMsg, ROSOUT_QOS, ROSOUT_TOPIC, StampMsg};
 pub use service::Service;
 pub use subscription::{Subscription, SubscriptionStats};
+pub use view::{EntityKind, GraphEntity, GraphView, INTERNAL_NODE_PREFIX};
 
 pub use kairos_interface::{ActionType, GoalUuid, Message, Payload, ServiceCall, ServiceType};

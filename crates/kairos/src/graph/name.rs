@@ -106,6 +106,20 @@ pub fn normalize_namespace(namespace: &str) -> Result<String, NameError> {
     Ok(format!("/{trimmed}"))
 }
 
+/// Splits a node's fully qualified name (`/ns/name`; without the leading `/`, taken from
+/// the root) into its namespace (`/` for the root) and name, checking both.
+pub fn split_node_name(fully_qualified: &str) -> Result<(String, String), NameError> {
+    let rest = fully_qualified.strip_prefix('/').unwrap_or(fully_qualified);
+    let (namespace, name) = rest.rsplit_once('/').unwrap_or(("", rest));
+    validate_node_name(name)?;
+    if rest.contains('/') {
+        for token in namespace.split('/') {
+            check_token(NameKind::Namespace, fully_qualified, token)?;
+        }
+    }
+    Ok((format!("/{namespace}"), name.to_owned()))
+}
+
 /// Resolves a topic or service name for the node `namespace` + `node` to its absolute form.
 pub fn resolve(
     kind: NameKind,

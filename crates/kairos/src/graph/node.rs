@@ -15,6 +15,7 @@ use super::qos::Qos;
 use super::ros_args::RosArgs;
 use super::service::{ResponseFuture, Service, ServiceCallback, ServiceInner};
 use super::subscription::{SubCallback, SubInner, Subscription};
+use super::view::{EntityKind, GraphEntity, GraphEntry};
 use crate::exec::callback::Callback;
 use crate::exec::entity::{BoxFuture, Entity, EntityCore};
 use crate::exec::{
@@ -122,6 +123,8 @@ pub(crate) struct NodeShared {
     handle: u64,
     /// The node's logger (its lines also go to `/rosout`).
     logger: Logger,
+    /// The node's place in the graph, for as long as it lives.
+    _in_graph: GraphEntry,
 }
 
 impl Node {
@@ -177,6 +180,15 @@ impl Node {
             GroupKind::MutuallyExclusive,
         );
         let logger_name = crate::logging::node_logger_name(&fq_name);
+        let in_graph = context.registry().add(GraphEntity {
+            kind: EntityKind::Node,
+            node_name: name.to_owned(),
+            node_namespace: namespace.clone(),
+            name: String::new(),
+            type_name: String::new(),
+            qos: None,
+            local: true,
+        });
         Ok(Self {
             group: default_group.clone(),
             shared: Arc::new_cyclic(|me| NodeShared {
@@ -193,6 +205,7 @@ impl Node {
                 sim_stall,
                 handle,
                 ros_args,
+                _in_graph: in_graph,
             }),
         })
     }
@@ -303,6 +316,7 @@ impl Node {
         let depth = qos.capacity()? as u64;
         crate::trace::tp::rcl_publisher_init(handle, self.shared.handle, handle, &name, depth);
         Ok(Publisher {
+            _in_graph: self.in_graph(EntityKind::Publisher, &name, payload_type::<T>(), Some(qos)),
             remote,
             topic,
             qos,
@@ -389,6 +403,12 @@ impl Node {
         topic.subscribe(inner.clone());
         let remote = super::transport::subscription(self, &name, qos, &inner);
         let mut subscription = Subscription {
+            _in_graph: self.in_graph(
+                EntityKind::Subscription,
+                &name,
+                payload_type::<T>(),
+                Some(qos),
+            ),
             _remote: None,
             inner,
             topic,
@@ -476,6 +496,12 @@ impl Node {
         )?;
         let remote = super::transport::service::<Req, Resp>(self, &name);
         let mut service = Service {
+            _in_graph: self.in_graph(
+                EntityKind::Service,
+                &name,
+                service_type::<fn(Req) -> Resp>(),
+                None,
+            ),
             _remote: None,
             inner,
             node: self.clone(),
@@ -515,7 +541,8 @@ impl Node {
                 Ok(())
             },
         )?;
-        Ok(Client::new(inner, self.clone()))
+        let in_graph = self.in_graph(EntityKind::Client, &name, service_type::<S>(), None);
+        Ok(Client::new(inner, self.clone(), in_graph))
     }
 
     /// A guard condition named `name` whose `callback` runs once per trigger.
@@ -717,6 +744,25 @@ impl Node {
         Ok(inner)
     }
 
+    /// Shows an entity of this node in the graph until the returned entry drops.
+    fn in_graph(
+        &self,
+        kind: EntityKind,
+        name: &str,
+        type_name: String,
+        qos: Option<Qos>,
+    ) -> GraphEntry {
+        self.shared.context.registry().add(GraphEntity {
+            kind,
+            node_name: self.shared.name.clone(),
+            node_namespace: self.shared.namespace.clone(),
+            name: name.to_owned(),
+            type_name,
+            qos,
+            local: true,
+        })
+    }
+
     /// Adds an entity; it runs on the node's executor, if any.
     pub(crate) fn register(&self, entity: Arc<dyn Entity>) {
         let executor = self.shared.executor.lock();
@@ -779,6 +825,28 @@ impl fmt::Debug for Node {
             .field("group", &self.group.name())
             .finish()
     }
+}
+
+/// The ROS type of a topic's messages, or the Rust type of one that stays in the process.
+fn payload_type<T: Payload>() -> String {
+    T::wire().map_or_else(
+        || std::any::type_name::<T>().to_owned(),
+        |wire| wire.type_name().to_owned(),
+    )
+}
+
+/// The ROS type of a service, or its Rust signature for one that stays in the process.
+fn service_type<S: ServiceCall>() -> String {
+    S::wire().map_or_else(
+        || {
+            format!(
+                "fn({}) -> {}",
+                std::any::type_name::<S::Request>(),
+                std::any::type_name::<S::Response>()
+            )
+        },
+        |wire| wire.type_name().to_owned(),
+    )
 }
 
 #[cfg(test)]

@@ -34,6 +34,8 @@ pub struct Publisher<T> {
     pub(crate) handle: u64,
     /// Sends to other processes, when a transport carries this topic.
     pub(crate) remote: Option<Box<dyn super::transport::RemotePublisher>>,
+    /// Its place in the graph.
+    pub(crate) _in_graph: super::view::GraphEntry,
 }
 
 impl<T: Send + Sync + 'static> Publisher<T> {

@@ -220,6 +220,8 @@ pub struct Service<Req: Send + 'static, Resp: Send + 'static> {
     pub(crate) node: Node,
     /// Its declarations on the transport, when one carries this service.
     pub(crate) _remote: Option<super::transport::Declaration>,
+    /// Its place in the graph.
+    pub(crate) _in_graph: super::view::GraphEntry,
 }
 
 impl<Req: Send + 'static, Resp: Send + 'static> Service<Req, Resp> {

@@ -228,6 +228,8 @@ pub struct Subscription<T: Send + Sync + 'static> {
     pub(crate) node: Node,
     /// Its declarations on the transport, when one carries this topic.
     pub(crate) _remote: Option<super::transport::Declaration>,
+    /// Its place in the graph.
+    pub(crate) _in_graph: super::view::GraphEntry,
 }
 
 impl<T: Send + Sync + 'static> Subscription<T> {

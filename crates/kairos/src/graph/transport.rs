@@ -29,6 +29,7 @@ use super::error::GraphError;
 use super::node::Node;
 use super::qos::Qos;
 use super::subscription::{Envelope, SubInner};
+use super::view::GraphEntity;
 use kairos_interface::{Payload, ServiceCall};
 use std::any::Any;
 use std::sync::{Arc, Weak};
@@ -106,6 +107,16 @@ pub trait Transport: Send + Sync + 'static {
     fn service(&self, endpoint: &ServiceEndpoint<'_>) -> Carried<Declaration>;
     /// Sends a client's requests to servers in other processes.
     fn client(&self, endpoint: &ServiceEndpoint<'_>) -> Carried<Arc<dyn RemoteClient>>;
+    /// The entities of other processes the transport sees now (never this process's own:
+    /// the context lists those itself).
+    fn graph(&self) -> Vec<GraphEntity> {
+        Vec::new()
+    }
+    /// Calls `changed`, from any thread, after each change of what [`graph`](Self::graph)
+    /// returns, for as long as the transport lives.
+    fn watch_graph(&self, changed: Box<dyn Fn() + Send + Sync>) {
+        let _ = changed;
+    }
 }
 
 /// Sends a publisher's messages to other processes.

@@ -1,0 +1,149 @@
+"""The graph API of rclpy's Node: what a node sees of the ROS graph, in this process and,
+over Zenoh, in another, and `wait_for_node`, which wakes on graph changes."""
+
+import queue
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from conftest import LIMIT
+from kairos.node import Node, NodeNameNonExistentError
+from kairos.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from kairos.std_msgs.msg import String
+from kairos.topic_endpoint_info import TopicEndpointTypeEnum
+from kairos.example_interfaces.srv import AddTwoInts
+
+
+def test_a_node_sees_the_entities_of_this_process(session):
+    node = Node("g_talker", namespace="/g_ns")
+    other = Node("g_listener")
+    node.create_publisher(String, "chatter", QoSProfile(
+        depth=4, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    other.create_subscription(String, "/g_ns/chatter", lambda m: None, 10)
+    other.create_subscription(String, "/g_ns/chatter", lambda m: None, 10)
+    node.create_service(AddTwoInts, "~/add", lambda req, resp: resp)
+    other.create_client(AddTwoInts, "/g_ns/g_talker/add")
+
+    assert ("g_talker", "/g_ns") in node.get_node_names_and_namespaces()
+    assert "/g_ns/g_talker" in other.get_fully_qualified_node_names()
+    assert "g_listener" in node.get_node_names()
+    topics = dict(node.get_topic_names_and_types())
+    assert topics["/g_ns/chatter"] == ["std_msgs/msg/String"]
+    services = dict(other.get_service_names_and_types())
+    assert services["/g_ns/g_talker/add"] == ["example_interfaces/srv/AddTwoInts"]
+
+    # Names expand against the asking node, as rclpy's count_* do.
+    assert node.count_publishers("chatter") == 1
+    assert node.count_publishers("/g_ns/chatter") == 1
+    assert node.count_subscribers("chatter") == 2
+    assert other.count_subscribers("chatter") == 0, "/chatter is another topic"
+    assert node.count_services("~/add") == 1
+    assert node.count_clients("~/add") == 1
+
+    [info] = other.get_publishers_info_by_topic("/g_ns/chatter")
+    assert (info.node_name, info.node_namespace) == ("g_talker", "/g_ns")
+    assert info.topic_type == "std_msgs/msg/String"
+    assert info.endpoint_type == TopicEndpointTypeEnum.PUBLISHER
+    assert info.qos_profile.depth == 4
+    assert info.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
+    assert info.qos_profile.reliability == ReliabilityPolicy.RELIABLE
+    assert len(node.get_subscriptions_info_by_topic("chatter")) == 2
+
+    assert node.get_publisher_names_and_types_by_node("g_talker", "/g_ns") == [
+        ("/g_ns/chatter", ["std_msgs/msg/String"])]
+    assert node.get_subscriber_names_and_types_by_node("g_talker", "/g_ns") == []
+    assert node.get_client_names_and_types_by_node("g_listener", "/") == [
+        ("/g_ns/g_talker/add", ["example_interfaces/srv/AddTwoInts"])]
+    with pytest.raises(NodeNameNonExistentError):
+        node.get_service_names_and_types_by_node("nobody", "/")
+
+    with pytest.raises(TypeError):
+        node.count_subscribers(1)
+    for bad in ("42", "has space"):
+        with pytest.raises(ValueError, match="is invalid"):
+            node.count_publishers(bad)
+        with pytest.raises(ValueError, match="is invalid"):
+            node.get_publishers_info_by_topic(bad)
+
+    other.destroy_node()
+    assert "/g_listener" not in node.get_fully_qualified_node_names()
+    assert node.count_subscribers("chatter") == 0
+    node.destroy_node()
+
+
+def test_wait_for_node_wakes_when_the_node_comes_and_times_out_not_early(session):
+    watcher = Node("g_watcher")
+    made = []
+    maker = threading.Timer(0.05, lambda: made.append(Node("g_late", namespace="/g_ns2")))
+    maker.start()
+    started = time.monotonic()
+    assert watcher.wait_for_node("/g_ns2/g_late", LIMIT)
+    assert time.monotonic() - started < LIMIT
+    maker.join()
+    assert watcher.wait_for_node("g_ns2/g_late", 0.0), "a name without '/' is from the root"
+
+    for timeout in (0.0, 0.05):
+        started = time.monotonic()
+        assert not watcher.wait_for_node("node_does_not_exist", timeout)
+        assert time.monotonic() - started >= timeout
+    with pytest.raises(ValueError):
+        watcher.wait_for_node("/g_ns/9lives", LIMIT)
+    watcher.destroy_node()
+
+
+TALKER = """
+import sys, time
+import kairos
+from kairos.node import Node
+from kairos.std_msgs.msg import String
+kairos.init()
+node = Node("g_remote", namespace="/far")
+node.create_publisher(String, "news", 3)
+print("up", flush=True)
+sys.stdin.readline()
+node.destroy_node()
+print("down", flush=True)
+time.sleep(60)
+"""
+
+
+WATCHER = f"""
+import time
+import kairos
+from kairos.node import Node
+kairos.init()
+node = Node("g_watcher_far")
+assert node.wait_for_node("/far/g_remote", {LIMIT}), "never saw /far/g_remote"
+end = time.monotonic() + {LIMIT}
+while node.count_publishers("/far/news") != 1 and time.monotonic() < end:
+    time.sleep(0.01)
+[info] = node.get_publishers_info_by_topic("/far/news")
+print(info.node_namespace, info.node_name, info.topic_type, info.qos_profile.depth, flush=True)
+while "/far/g_remote" in node.get_fully_qualified_node_names() and time.monotonic() < end:
+    time.sleep(0.01)
+print("gone" if "/far/g_remote" not in node.get_fully_qualified_node_names() else "still there")
+"""
+
+
+def test_a_node_sees_another_process_and_sees_it_leave(router):
+    env = router.env()
+    talker = subprocess.Popen([sys.executable, "-c", TALKER], env=env, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    watcher = subprocess.Popen([sys.executable, "-c", WATCHER], env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        lines = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(line) for line in watcher.stdout],
+                         daemon=True).start()
+        assert lines.get(timeout=LIMIT).strip() == "/far g_remote std_msgs/msg/String 3"
+        talker.stdin.write("leave\n")
+        talker.stdin.flush()
+        assert lines.get(timeout=LIMIT).strip() == "gone"
+        assert watcher.wait(LIMIT) == 0, watcher.stderr.read()
+    finally:
+        for process in (talker, watcher):
+            process.kill()
+            process.wait(10)
