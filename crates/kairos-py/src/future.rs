@@ -511,8 +511,11 @@ impl<Resp: serde::Serialize + Send + 'static> Source for ResponseSource<Resp> {
 
     fn on_done(self: Box<Self>, done: DoneFn) -> Result<(), Box<dyn Source>> {
         let layout = self.layout;
+        // As in rclpy, a response completes its future only when an executor takes it: a
+        // response that comes between two `spin_once` calls waits for the next one (and
+        // ends it) rather than completing unseen.
         self.future
-            .on_done(move |result| done(response_outcome(result, layout)));
+            .on_done_spun(move |result| done(response_outcome(result, layout)));
         Ok(())
     }
 }

@@ -261,3 +261,23 @@ def test_a_call_async_from_the_main_thread_completes_under_spin_once(session):
     assert time.monotonic() - start < 5.0, "spin_once waited out its timeout"
     assert future.result().sum == 42
     assert executor.shutdown(timeout_sec=1.0)
+
+
+def test_a_response_that_comes_before_spin_once_ends_the_next_spin_once(session):
+    """The race of ros2/examples' `client_async` across processes: the response arrives
+    before the program calls `spin_once`. As in rclpy, it waits in the client, so the
+    future is not done until a spin takes it, and that spin returns at once with it
+    (it used to complete unseen, and `spin_once()` then waited for ever)."""
+    server = Node("early_server")
+    server.create_service(AddTwoInts, "/test/early_add", add)
+    server_executor = SingleThreadedExecutor()
+    server_executor.add_node(server)
+    caller = Node("early_caller")
+    client = caller.create_client(AddTwoInts, "/test/early_add")
+    future = client.call_async(AddTwoInts.Request(a=40, b=2))
+    server_executor.spin_once(timeout_sec=LIMIT)  # serves it; the response is back
+    assert not future.done(), "the response completed its future without a spin"
+    start = time.monotonic()
+    kairos.spin_once(caller, timeout_sec=10.0)
+    assert time.monotonic() - start < 5.0, "spin_once waited out its timeout"
+    assert future.done() and future.result().sum == 42

@@ -176,3 +176,53 @@ fn the_trace_session_types_are_reachable_from_kairos_trace() {
     let stats: kairos::trace::Stats = session.stop().unwrap();
     assert_eq!(stats.events_discarded, 0);
 }
+
+/// `on_done_spun`: a response that comes while the client's node is in no executor waits
+/// for one (rclpy's futures); `on_done` runs at once then.
+#[test]
+fn a_spun_done_callback_waits_for_an_executor_to_take_the_response() {
+    let context = Context::new();
+    let server = Node::new_in(&context, "server", "/").unwrap();
+    let _service = server
+        .create_service("add", |(a, b): (i64, i64)| a + b)
+        .unwrap();
+    let server_executor = Executor::single_threaded();
+    server_executor.add_node(&server).unwrap();
+    let caller = Node::new_in(&context, "caller", "/").unwrap();
+    let client = caller
+        .create_client::<fn((i64, i64)) -> i64>("add")
+        .unwrap();
+
+    let (spun_tx, spun) = mpsc::channel();
+    client.call_async((1, 2)).on_done_spun(move |r| {
+        let _ = spun_tx.send(r.ok());
+    });
+    let (at_once_tx, at_once) = mpsc::channel();
+    client.call_async((3, 4)).on_done(move |r| {
+        let _ = at_once_tx.send(r.ok());
+    });
+    // In-process, serving a request delivers its response on the serving thread.
+    for _ in 0..2 {
+        assert!(
+            server_executor.spin_once(LONG).unwrap(),
+            "a request was not served"
+        );
+    }
+    assert_eq!(
+        at_once.try_recv(),
+        Ok(Some(7)),
+        "on_done ran when the response came"
+    );
+    assert!(
+        spun.try_recv().is_err(),
+        "no executor has taken the spun response yet"
+    );
+    assert_eq!(client.queued_responses(), 1);
+    let executor = Executor::single_threaded();
+    executor.add_node(&caller).unwrap();
+    assert!(
+        executor.spin_once(LONG).unwrap(),
+        "the waiting response is work"
+    );
+    assert_eq!(spun.try_recv(), Ok(Some(3)));
+}

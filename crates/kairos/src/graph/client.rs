@@ -125,6 +125,9 @@ struct SlotState<Resp> {
     on_done: Option<DoneCallback<Resp>>,
     /// The caller stopped waiting before the response arrived (see [`Client::late_responses`]).
     given_up: bool,
+    /// `on_done` must run on an executor, even if the client has none when the response
+    /// arrives (see [`ResponseFuture::on_done_spun`]).
+    spun: bool,
 }
 
 impl<Resp> Slot<Resp> {
@@ -137,6 +140,7 @@ impl<Resp> Slot<Resp> {
                 waker: None,
                 on_done: None,
                 given_up: false,
+                spun: false,
             }),
             ready: Condvar::new(),
         })
@@ -247,7 +251,8 @@ impl<Req: Send + 'static, Resp: Send + 'static> ClientInner<Req, Resp> {
     /// Hands a response whose future has a done callback to the client's executor, where
     /// the callback runs as a callback of the client; with no executor it runs here.
     fn deliver_done(&self, slot: Arc<Slot<Resp>>, result: Result<Resp, CallError>) {
-        if self.core.executor().is_none() {
+        let spun = slot.state.lock().spun;
+        if self.core.executor().is_none() && !spun {
             // A done callback's caller never gives up: it always runs.
             slot.fulfil(result);
             return;
@@ -255,8 +260,9 @@ impl<Req: Send + 'static, Resp: Send + 'static> ClientInner<Req, Resp> {
         self.done.lock().push_back((slot, result));
         self.core.notify();
         // Detached between the check and the push: the executor's shutdown may have failed
-        // its queue before this entry arrived, and no worker will take it now.
-        if self.core.executor().is_none() {
+        // its queue before this entry arrived, and no worker will take it now. (A spun
+        // callback waits for the next executor, or fails when the client is dropped.)
+        if self.core.executor().is_none() && !spun {
             self.fail_done_queue();
         }
     }
@@ -434,10 +440,28 @@ impl<Resp: Send + 'static> ResponseFuture<Resp> {
     /// this call, as rclpy's `add_done_callback` does; at once, on this thread, only when
     /// the client has no executor. Where the callback runs never depends on which thread
     /// won a race.
-    pub fn on_done(mut self, callback: impl FnOnce(Result<Resp, CallError>) + Send + 'static) {
+    pub fn on_done(self, callback: impl FnOnce(Result<Resp, CallError>) + Send + 'static) {
+        self.set_done(callback, false);
+    }
+
+    /// Like [`on_done`](Self::on_done), but the callback always runs on an executor: a
+    /// response that arrives while the client's node is in none waits in the client until
+    /// an executor runs the node (as a response waits in rclpy's client until a spin takes
+    /// it). Dropping the client runs it with `ExecutorShutDown` (and counts the response
+    /// late).
+    pub fn on_done_spun(self, callback: impl FnOnce(Result<Resp, CallError>) + Send + 'static) {
+        self.set_done(callback, true);
+    }
+
+    fn set_done(
+        mut self,
+        callback: impl FnOnce(Result<Resp, CallError>) + Send + 'static,
+        spun: bool,
+    ) {
         self.detached = true;
         let mut state = self.slot.state.lock();
         state.on_done = Some(Box::new(callback));
+        state.spun = spun;
         let Some(result) = state.result.take() else {
             return;
         };
