@@ -39,12 +39,16 @@ from kairos.callback_groups import (
 from kairos.duration import Duration
 from kairos.executors import Executor, MultiThreadedExecutor, SingleThreadedExecutor
 from kairos.node import Node
+from kairos.context import Context
+from kairos import utilities
+from kairos.utilities import get_default_context
 
 __all__ = [
-    "CallError", "CallbackGroup", "Clock", "ClockStalled", "Duration", "Executor", "ExecutorError",
+    "CallError", "CallbackGroup", "Clock", "ClockStalled", "Context", "Duration", "Executor", "ExecutorError",
     "Future", "MultiThreadedExecutor", "MutuallyExclusiveCallbackGroup", "Node",
     "ReentrantCallbackGroup", "ShutdownReport", "SingleThreadedExecutor", "Time",
-    "WaitCancelled", "WouldDeadlock", "create_node", "get_global_executor", "init", "logging",
+    "WaitCancelled", "WouldDeadlock", "create_node", "get_default_context", "get_global_executor",
+    "init", "logging",
     "ok", "shutdown", "spin", "spin_once", "spin_until_future_complete", "try_shutdown",
 ]
 
@@ -72,42 +76,55 @@ _install_sigint()
 
 
 def init(args=None, *, context=None, domain_id=None, signal_handler_options=None):
-    """Starts kairos: the Zenoh transport when ``KAIROS_TRANSPORT=zenoh`` (or
-    ``RMW_IMPLEMENTATION=rmw_zenoh_cpp``) is set. Ctrl-C (SIGINT, SIGTERM) shuts every
-    executor down within 1 s and prints each shutdown report; ``spin`` returns and
-    ``KeyboardInterrupt`` is raised in the main thread, as with rclpy.
+    """Starts kairos in ``context`` (the default context when None): the Zenoh transport
+    when ``KAIROS_TRANSPORT=zenoh`` (or ``RMW_IMPLEMENTATION=rmw_zenoh_cpp``) is set.
+    Ctrl-C (SIGINT, SIGTERM) shuts every executor down within 1 s and prints each shutdown
+    report; ``spin`` returns and ``KeyboardInterrupt`` is raised in the main thread, as
+    with rclpy. A second ``init`` of one context raises ``RuntimeError``.
 
     As rclpy's, the value returned is a context manager: ``with kairos.init():`` shuts
     kairos down when the block ends."""
-    _kairos.init()
-    return _Initialized()
+    context = get_default_context() if context is None else context
+    context.init(args, domain_id=domain_id)
+    return _Initialized(context)
 
 
 class _Initialized:
-    """What ``init()`` returns: ``with init(): ...`` ends with :func:`try_shutdown`."""
+    """What ``init()`` returns: ``with init(): ...`` ends with the context's
+    ``try_shutdown``."""
+
+    def __init__(self, context):
+        self.context = context
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        try_shutdown()
+        try_shutdown(context=self.context)
         return False
 
 
 def ok(context=None):
-    """False once :func:`shutdown` ran or a signal asked the program to stop."""
-    return _kairos.ok()
+    """True between ``init()`` and ``shutdown()`` of the context, unless a signal asked the
+    program to stop."""
+    return (context or get_default_context()).ok()
 
 
-def shutdown(*, context=None, timeout_sec=1.0):
-    """Wakes every sleep, shuts every executor down within ``timeout_sec`` each; returns
-    their :class:`ShutdownReport` s (true when clean)."""
+def shutdown(*, context=None, timeout_sec=1.0, uninstall_handlers=None):
+    """Shuts ``context`` (the default one when None) down: destroys its nodes, wakes every
+    sleep, shuts every executor down within ``timeout_sec`` each and returns their
+    :class:`ShutdownReport` s (true when clean). A context not initialized or already shut
+    down raises ``RuntimeError``, as rclpy's."""
     global _global_executor
     _global_executor = None
-    return _kairos.shutdown(timeout_sec)
+    return utilities.shutdown(context=context, timeout_sec=timeout_sec)
 
 
-try_shutdown = shutdown
+def try_shutdown(*, context=None, timeout_sec=1.0, uninstall_handlers=None):
+    """:func:`shutdown` if the context runs, else nothing."""
+    global _global_executor
+    _global_executor = None
+    return utilities.try_shutdown(context=context, timeout_sec=timeout_sec)
 
 
 def create_node(node_name, *, namespace=None, use_sim_time=False, **kwargs):

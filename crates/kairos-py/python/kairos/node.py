@@ -46,6 +46,12 @@ class Node(GraphMixin):
         ``/clock`` falls silent for ``sim_stall_timeout_sec``: ``"wait"`` (ROS's
         behaviour), ``"fallback_to_steady"`` (time goes on at rate 1) or ``"fail"`` (the
         wait raises :class:`kairos.ClockStalled`); None: the process default (wait)."""
+        from kairos.exceptions import NotInitializedException
+        from kairos.utilities import get_default_context
+
+        self._context = get_default_context() if context is None else context
+        if not self._context.ok():
+            raise NotInitializedException(f"cannot create node '{node_name}'")
         self._core = _kairos.NodeCore(node_name, namespace or "/", False,
                                       sim_stall_policy, sim_stall_timeout_sec)
         # The program's ROS arguments (-p, --params-file) first, then the overrides the
@@ -65,6 +71,11 @@ class Node(GraphMixin):
         self.default_callback_group = _default_group(self)
         self.publishers, self.subscriptions, self.timers = [], [], []
         self.services, self.clients, self.guards = [], [], []
+        self._context.track_node(self)
+
+    @property
+    def context(self):
+        return self._context
 
     # -- names, logger, clock -------------------------------------------------------
 
@@ -178,6 +189,9 @@ class Node(GraphMixin):
         return self._destroy(self.guards, guard)
 
     def destroy_node(self):
+        self._context.untrack_node(self)
+        if isinstance(self._core, _DestroyedNode):
+            return
         if self._executor is not None:
             self._executor.remove_node(self)
         for timer in self.timers:
