@@ -104,6 +104,7 @@ fn _kairos(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<executor::PyShutdownReport>()?;
     m.add_class::<time::PyClock>()?;
     m.add_class::<time::PyTime>()?;
+    m.add_class::<time::PyCancel>()?;
     m.add_class::<rust_node::RustEchoNode>()?;
     m.add_class::<rust_node::RustRelay>()?;
     m.add_function(wrap_pyfunction!(msg::interfaces, m)?)?;

@@ -99,10 +99,20 @@ impl PyClock {
         self.clock.kind().name()
     }
 
-    /// Sleeps at least `duration` of this clock; `False` if shutdown woke it first.
-    fn sleep_for(&self, py: Python<'_>, duration: &Bound<'_, PyAny>) -> PyResult<bool> {
+    /// Sleeps at least `duration` of this clock; `False` if shutdown (or `cancel`, a
+    /// [`PyCancel`] of the session) woke it first.
+    #[pyo3(signature = (duration, cancel = None))]
+    fn sleep_for(
+        &self,
+        py: Python<'_>,
+        duration: &Bound<'_, PyAny>,
+        cancel: Option<PyRef<'_, PyCancel>>,
+    ) -> PyResult<bool> {
         let duration = duration_arg(duration)?;
-        let cancel = crate::session::shutdown_token();
+        let cancel = match cancel {
+            Some(cancel) => cancel.token.clone(),
+            None => crate::session::shutdown_token(),
+        };
         let clock = self.clock.clone();
         ended(py.allow_threads(move || clock.sleep_for(duration, &cancel)))
     }
@@ -124,6 +134,34 @@ impl PyClock {
         Ok(PyFuture::from_source(Box::new(SleepSource(
             self.clock.sleep_until_async(deadline, &cancel),
         ))))
+    }
+}
+
+/// A way to end one object's sleeps early (`Rate.destroy()`), which the session's
+/// shutdown also ends.
+#[pyclass(name = "Cancel", module = "kairos._kairos", frozen)]
+#[derive(Debug)]
+pub struct PyCancel {
+    token: kairos::time::CancelToken,
+}
+
+#[pymethods]
+impl PyCancel {
+    #[new]
+    fn new() -> Self {
+        Self {
+            token: crate::session::shutdown_token().child(),
+        }
+    }
+
+    /// Wakes every sleep given this token, now and later.
+    fn cancel(&self) {
+        self.token.cancel();
+    }
+
+    /// Whether it was cancelled, or the session shut down.
+    fn is_cancelled(&self) -> bool {
+        self.token.is_cancelled()
     }
 }
 

@@ -31,6 +31,56 @@ def test_a_rate_is_never_early(session):
         assert clock.now().nanoseconds - start >= k * 5_000_000
 
 
+def test_a_rate_is_an_executor_entity_and_its_sleeps_have_ways_out(session):
+    """As rclpy's timer-backed rate: spin_once returns each period while a rate is all
+    there is; destroy_rate wakes a sleep (which returns), shutdown raises
+    ROSInterruptException; a frequency that is no rate is refused."""
+    import threading
+    import time
+
+    import kairos
+    import pytest
+    from kairos.exceptions import ROSInterruptException
+    from kairos.executors import SingleThreadedExecutor
+
+    node = Node("rate_entity")
+    for bad, error in ((None, TypeError), (0.0, ValueError), (-1.0, ValueError)):
+        with pytest.raises(error):
+            node.create_rate(bad)
+    rate = node.create_rate(100)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    started = time.monotonic()
+    executor.spin_once(timeout_sec=30.0)
+    assert time.monotonic() - started < 10.0, "spin_once did not return with the rate"
+
+    forever = node.create_rate(1e-7)
+    outcome = []
+    sleeper = threading.Thread(target=lambda: outcome.append(forever.sleep()))
+    sleeper.start()
+    time.sleep(0.05)
+    assert node.destroy_rate(forever)
+    sleeper.join(10.0)
+    assert outcome == [False], "destroy_rate did not wake the sleep"
+
+    forever = node.create_rate(1e-7)
+
+    def sleep():
+        try:
+            forever.sleep()
+        except ROSInterruptException:
+            outcome.append("interrupted")
+
+    sleeper = threading.Thread(target=sleep)
+    sleeper.start()
+    time.sleep(0.05)
+    kairos.shutdown()
+    sleeper.join(10.0)
+    assert outcome[-1] == "interrupted"
+    kairos.init()  # for the fixture's shutdown
+    del rate
+
+
 def publish_clock(node, sec):
     from kairos.builtin_interfaces.msg import Time
     from kairos.rosgraph_msgs.msg import Clock as ClockMsg

@@ -9,3 +9,68 @@ class NotInitializedException(Exception):
 
     def __init__(self, *args):
         super().__init__("rclpy.init() has not been called", *args)
+
+
+class NameValidationException(Exception):
+    """A node name, namespace, topic or service name that breaks a rule of ROS names."""
+
+    def __init__(self, name_type, name, error_msg, invalid_index):
+        self.name, self.error_msg, self.invalid_index = name, error_msg, invalid_index
+        super().__init__(f"Invalid {name_type}: {error_msg}:\n  '{name}'\n"
+                         f"   {' ' * invalid_index}^")
+
+
+class InvalidNamespaceException(NameValidationException):
+    def __init__(self, name, error_msg, invalid_index):
+        super().__init__("namespace", name, error_msg, invalid_index)
+
+
+class InvalidNodeNameException(NameValidationException):
+    def __init__(self, name, error_msg, invalid_index):
+        super().__init__("node name", name, error_msg, invalid_index)
+
+
+class InvalidTopicNameException(NameValidationException):
+    def __init__(self, name, error_msg, invalid_index):
+        super().__init__("topic name", name, error_msg, invalid_index)
+
+
+class InvalidServiceNameException(NameValidationException):
+    def __init__(self, name, error_msg, invalid_index):
+        super().__init__("service name", name, error_msg, invalid_index)
+
+
+class ROSInterruptException(Exception):
+    """A sleep or wait ended by shutdown (rclpy's ``Rate.sleep``)."""
+
+    def __init__(self):
+        super().__init__("rclpy.shutdown() has been called")
+
+
+class ParameterException(Exception):
+    """A parameter operation that is not allowed."""
+
+    def __init__(self, error_msg, parameters, *args):
+        super().__init__(f"{error_msg}: {parameters}", *args)
+
+
+class ParameterNotDeclaredException(ParameterException):
+    def __init__(self, parameters, *args):
+        super().__init__("Invalid access to undeclared parameter(s)", parameters, *args)
+
+
+class ParameterAlreadyDeclaredException(ParameterException):
+    def __init__(self, parameters, *args):
+        super().__init__("Parameter(s) already declared", parameters, *args)
+
+
+class InvalidParameterTypeException(ParameterException):
+    def __init__(self, parameter, expected_type, *args):
+        super().__init__(f"Trying to set parameter '{parameter.name}' to '{parameter.value}' "
+                         f"of type '{parameter.type_}', expecting type '{expected_type}'",
+                         [parameter.name], *args)
+
+
+class ParameterImmutableException(ParameterException):
+    def __init__(self, parameters, *args):
+        super().__init__("Attempted to modify read-only parameter", parameters, *args)

@@ -159,7 +159,13 @@ class Node(GraphMixin):
     def create_rate(self, frequency, clock=None):
         from kairos.rate import Rate
 
-        return Rate(frequency, clock or self.get_clock())
+        return Rate(frequency, clock or self.get_clock(), self)
+
+    def destroy_rate(self, rate):
+        """Destroys ``rate`` (a sleep in progress returns); True if the node had it."""
+        had = rate._timer is not None and self.destroy_timer(rate._timer)
+        rate.destroy()
+        return bool(had)
 
     def _destroy(self, entities, entity):
         if entity in entities:

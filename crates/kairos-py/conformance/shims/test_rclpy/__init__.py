@@ -1,0 +1,1 @@
+"""The package rclpy's CMake makes for its C test helpers; none are used here."""

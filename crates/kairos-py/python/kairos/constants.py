@@ -1,0 +1,4 @@
+"""rclpy's ``constants``."""
+
+S_TO_NS = 1000 * 1000 * 1000
+"""Nanoseconds in a second."""
