@@ -12,12 +12,4 @@ fn main() {
     if let Err(e) = generator.write(out.join("interfaces.rs")) {
         panic!("{e}");
     }
-    // Packages only the tests use (rosidl's test_interface_files), with their recorded
-    // hashes and payloads: generated here because tests have no build script of their own.
-    let tests = kairos_msgs_gen::Generator::new()
-        .package(root.join("tests").join("interfaces").join("test_msgs"))
-        .write(out.join("test_interfaces.rs"));
-    if let Err(e) = tests {
-        panic!("{e}");
-    }
 }

@@ -53,6 +53,7 @@ pub const SHIPPED_PACKAGES: &[&str] = &[
     "unique_identifier_msgs",
     "action_msgs",
     "lifecycle_msgs",
+    "test_msgs",
 ];
 
 /// Why generation failed.

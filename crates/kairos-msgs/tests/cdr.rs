@@ -17,9 +17,7 @@ use kairos_msgs::{builtin_interfaces, example_interfaces, rcl_interfaces, servic
 use serde::{Deserialize, Serialize};
 
 #[allow(dead_code)]
-mod generated {
-    include!(concat!(env!("OUT_DIR"), "/test_interfaces.rs"));
-}
+use kairos_msgs as generated;
 
 fn hex(text: &str) -> Vec<u8> {
     (0..text.len())

@@ -7,9 +7,7 @@
 use kairos_msgs::{Message, ServiceType};
 
 #[allow(dead_code)]
-mod generated {
-    include!(concat!(env!("OUT_DIR"), "/test_interfaces.rs"));
-}
+use kairos_msgs as generated;
 
 fn hash<M: Message>() -> String {
     M::type_hash().to_string()

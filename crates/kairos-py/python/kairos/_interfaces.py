@@ -172,8 +172,12 @@ def _from_plain(cls, value):
     """A dict of plain values (a Rust default) as an instance of ``cls``."""
     instance = cls()
     for name, v in value.items():
-        if name in cls._field_types and isinstance(v, dict):
-            v = _from_plain(cls._field_types[name], v)
+        nested = cls._field_types.get(name)
+        if nested is not None and isinstance(v, dict):
+            v = _from_plain(nested, v)
+        elif nested is not None and isinstance(v, list):
+            # An array or sequence of messages, itself inside a message's default.
+            v = [_from_plain(nested, e) if isinstance(e, dict) else e for e in v]
         setattr(instance, name, v)
     return instance
 

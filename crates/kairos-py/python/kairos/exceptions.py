@@ -74,3 +74,22 @@ class InvalidParameterTypeException(ParameterException):
 class ParameterImmutableException(ParameterException):
     def __init__(self, parameters, *args):
         super().__init__("Attempted to modify read-only parameter", parameters, *args)
+
+
+class InvalidParameterException(Exception):
+    """A parameter name that is not valid."""
+
+    def __init__(self, parameter, *args):
+        super().__init__(f"Invalid parameter name: {parameter}", *args)
+
+
+class InvalidParameterValueException(ParameterException):
+    def __init__(self, parameter, value, reason, *args):
+        super().__init__(f"Invalid parameter value ({value}) for parameter. Reason: {reason}",
+                         [parameter], *args)
+
+
+class ParameterUninitializedException(ParameterException):
+    def __init__(self, parameter_name, *args):
+        super().__init__(f"The parameter '{parameter_name}' is not initialized",
+                         [parameter_name], *args)
