@@ -20,9 +20,9 @@ use crate::msg::{message_kind_of, service_kind_of};
 use crate::time::{PyClock, duration_arg};
 use crate::typed::{Callable, DynClient, DynPublisher, Entity, Handler, ServiceHandler};
 use kairos::exec::{CallbackGroup, CallbackTimer, GroupKind, GuardCondition};
-use kairos::graph::{Node, NodeOptions, Qos, SimStall};
+use kairos::graph::{NameKind, Node, NodeOptions, Qos, SimStall};
 use kairos::time::StallPolicy;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use pyo3::prelude::*;
 use std::fmt;
 use std::sync::Arc;
@@ -237,7 +237,10 @@ impl NodeCore {
         let kind = message_kind_of(msg_type)?;
         let node = self.in_group(group.as_deref())?;
         let inner = (kind.publisher)(&node, topic, qos(depth, transient_local), msg_type)?;
-        Ok(PyPublisher { inner })
+        Ok(PyPublisher {
+            topic: inner.topic().to_owned(),
+            inner: RwLock::new(Some(inner)),
+        })
     }
 
     #[pyo3(signature = (msg_type, topic, callback, depth, transient_local = false, group = None, is_async = false))]
@@ -265,6 +268,9 @@ impl NodeCore {
             (kind.subscription)(&node, topic, qos(depth, transient_local), handler)?;
         kairos::trace::tp::rclcpp_callback_register(handle, &name);
         Ok(PySubscription {
+            topic: node
+                .resolve_name(NameKind::Topic, topic)
+                .map_err(graph_error)?,
             _inner: Mutex::new(Some(inner)),
         })
     }
@@ -329,6 +335,9 @@ impl NodeCore {
         let (inner, handle) = (kind.service)(&node, name, handler)?;
         kairos::trace::tp::rclcpp_callback_register(handle, &callback_name);
         Ok(PyService {
+            service: node
+                .resolve_name(NameKind::Service, name)
+                .map_err(graph_error)?,
             _inner: Mutex::new(Some(inner)),
         })
     }
@@ -389,37 +398,55 @@ impl NodeCore {
 
 #[pyclass(name = "Publisher", module = "kairos", frozen)]
 pub struct PyPublisher {
-    inner: Box<dyn DynPublisher>,
+    /// None once destroyed.
+    inner: RwLock<Option<Box<dyn DynPublisher>>>,
+    topic: String,
 }
 
 impl fmt::Debug for PyPublisher {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Publisher")
-            .field("topic", &self.inner.topic())
+            .field("topic", &self.topic)
             .finish()
     }
 }
 
 #[pymethods]
 impl PyPublisher {
-    /// Publishes `msg`; returns how many subscriptions in this process took it.
+    /// Publishes `msg`; returns how many subscriptions in this process took it. A
+    /// destroyed publisher raises `RuntimeError`, as rclpy's raises `InvalidHandle`.
     fn publish(&self, msg: &Bound<'_, PyAny>) -> PyResult<usize> {
-        self.inner.publish(msg)
+        match &*self.inner.read() {
+            Some(publisher) => publisher.publish(msg),
+            None => Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+                "the publisher of '{}' was destroyed",
+                self.topic
+            ))),
+        }
     }
 
     #[getter]
     fn topic_name(&self) -> &str {
-        self.inner.topic()
+        &self.topic
     }
 
     fn get_subscription_count(&self) -> usize {
-        self.inner.subscription_count()
+        self.inner
+            .read()
+            .as_ref()
+            .map_or(0, |p| p.subscription_count())
+    }
+
+    /// Removes the publisher from its node and topic (and the graph).
+    fn destroy(&self) {
+        self.inner.write().take();
     }
 }
 
 #[pyclass(name = "Subscription", module = "kairos", frozen)]
 pub struct PySubscription {
     _inner: Mutex<Option<Entity>>,
+    topic: String,
 }
 
 impl fmt::Debug for PySubscription {
@@ -434,11 +461,18 @@ impl PySubscription {
     fn destroy(&self) {
         self._inner.lock().take();
     }
+
+    /// The resolved topic name.
+    #[getter]
+    fn topic_name(&self) -> &str {
+        &self.topic
+    }
 }
 
 #[pyclass(name = "Service", module = "kairos", frozen)]
 pub struct PyService {
     _inner: Mutex<Option<Entity>>,
+    service: String,
 }
 
 impl fmt::Debug for PyService {
@@ -451,6 +485,12 @@ impl fmt::Debug for PyService {
 impl PyService {
     fn destroy(&self) {
         self._inner.lock().take();
+    }
+
+    /// The resolved service name.
+    #[getter]
+    fn service_name(&self) -> &str {
+        &self.service
     }
 }
 

@@ -20,11 +20,13 @@ from kairos.example_interfaces.srv import AddTwoInts
 def test_a_node_sees_the_entities_of_this_process(session):
     node = Node("g_talker", namespace="/g_ns")
     other = Node("g_listener")
-    node.create_publisher(String, "chatter", QoSProfile(
+    chatter = node.create_publisher(String, "chatter", QoSProfile(
         depth=4, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    heard = other.create_subscription(String, "/g_ns/chatter", lambda m: None, 10)
     other.create_subscription(String, "/g_ns/chatter", lambda m: None, 10)
-    other.create_subscription(String, "/g_ns/chatter", lambda m: None, 10)
-    node.create_service(AddTwoInts, "~/add", lambda req, resp: resp)
+    add = node.create_service(AddTwoInts, "~/add", lambda req, resp: resp)
+    assert (chatter.topic_name, heard.topic_name) == ("/g_ns/chatter", "/g_ns/chatter")
+    assert add.service_name == "/g_ns/g_talker/add"
     other.create_client(AddTwoInts, "/g_ns/g_talker/add")
 
     assert ("g_talker", "/g_ns") in node.get_node_names_and_namespaces()
@@ -67,6 +69,13 @@ def test_a_node_sees_the_entities_of_this_process(session):
             node.count_publishers(bad)
         with pytest.raises(ValueError, match="is invalid"):
             node.get_publishers_info_by_topic(bad)
+
+    extra = node.create_publisher(String, "chatter", 1)
+    assert node.count_publishers("chatter") == 2
+    assert node.destroy_publisher(extra)
+    assert node.count_publishers("chatter") == 1, "a destroyed publisher left the graph"
+    with pytest.raises(RuntimeError, match="destroyed"):
+        extra.publish(String(data="late"))
 
     other.destroy_node()
     assert "/g_listener" not in node.get_fully_qualified_node_names()
