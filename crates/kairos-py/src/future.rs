@@ -24,6 +24,7 @@ use crate::errors;
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyStopIteration, PyTypeError};
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -230,7 +231,7 @@ impl Shared {
 
 /// rclpy's `Future`: the result of `call_async`, `sleep_async`, or one a program makes
 /// and completes itself with `set_result`. Awaitable in an `async def` callback.
-#[pyclass(name = "Future", module = "kairos")]
+#[pyclass(name = "Future", module = "kairos", subclass)]
 pub struct PyFuture {
     pub(crate) shared: Arc<Shared>,
 }
@@ -265,8 +266,11 @@ impl PyFuture {
 
 #[pymethods]
 impl PyFuture {
+    /// A pending future. Arguments are for subclasses (rclpy's `Task(handler, ...)`,
+    /// `Future(executor=...)`) and are not read here.
     #[new]
-    fn new() -> Self {
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
         Self {
             shared: Shared::new(None),
         }

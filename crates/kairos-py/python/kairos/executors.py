@@ -39,6 +39,18 @@ def _on_sigint(signum, frame):
     signal.default_int_handler(signum, frame)
 
 
+class ShutdownException(Exception):
+    """An executor was asked to do work after it was shut down."""
+
+
+class TimeoutException(Exception):
+    """A wait for work ran out of time."""
+
+
+class ConditionReachedException(Exception):
+    """A spin's future is done (rclpy's internal signal, kept for its name)."""
+
+
 class ExternalShutdownException(Exception):
     """rclpy raises it from a spin that shutdown ended; kairos's spin returns instead, so
     it is never raised. It is here so that code catching it runs unchanged."""

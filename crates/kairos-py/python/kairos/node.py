@@ -36,6 +36,19 @@ class _DestroyedNode:
         raise InvalidHandle(f"node {self.fully_qualified_name} was destroyed")
 
 
+class _Handle:
+    """What ``Node.handle`` gives: the node's core, as a context manager."""
+
+    def __init__(self, core):
+        self.core = core
+
+    def __enter__(self):
+        return self.core
+
+    def __exit__(self, *exc):
+        return False
+
+
 class Node(GraphMixin):
     def __init__(self, node_name, *, context=None, cli_args=None, namespace=None,
                  use_global_arguments=True, enable_rosout=True, start_parameter_services=True,
@@ -76,6 +89,14 @@ class Node(GraphMixin):
     @property
     def context(self):
         return self._context
+
+    @property
+    def handle(self):
+        """rclpy's handle of the node: usable as ``with node.handle:``; raises
+        :class:`InvalidHandle` once the node is destroyed. It cannot be replaced."""
+        if isinstance(self._core, _DestroyedNode):
+            raise InvalidHandle(f"node {self._core.fully_qualified_name} was destroyed")
+        return _Handle(self._core)
 
     # -- names, logger, clock -------------------------------------------------------
 
