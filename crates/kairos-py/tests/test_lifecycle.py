@@ -6,6 +6,8 @@ import queue
 import signal
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -96,6 +98,9 @@ def test_kairos_lifecycle_drives_an_rclpy_lifecycle_program(router):
     talker = subprocess.Popen(
         [sys.executable, "-m", "kairos.run", str(PROGRAMS / "lifecycle_talker.py")],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    output = []
+    reader = threading.Thread(target=lambda: output.extend(talker.stdout), daemon=True)
+    reader.start()
 
     def kairos_cli(*args):
         done = run([kairos_bin(), *args], env)
@@ -112,17 +117,27 @@ def test_kairos_lifecycle_drives_an_rclpy_lifecycle_program(router):
         echoed = kairos_cli("topic", "echo", "/lifecycle_chatter", "std_msgs/msg/String",
                             "--count", "2", "--timeout", str(LIMIT))
         assert echoed.count('data: "hello ') == 2, echoed
-        for transition in ("deactivate", "shutdown"):
-            assert kairos_cli("lifecycle", "set", "/lc_talker", transition) == \
-                "Transitioning successful\n"
+        assert kairos_cli("lifecycle", "set", "/lc_talker", "deactivate") == \
+            "Transitioning successful\n"
+        # The timer's next publish (every 20 ms) is refused and reported: wait for the
+        # report, so the shutdown below comes after at least one (a loaded machine may
+        # run no tick between two quick CLI calls).
+        waited = time.monotonic() + LIMIT
+        while time.monotonic() < waited and not any("was not published" in line
+                                                    for line in output):
+            time.sleep(0.01)
+        assert kairos_cli("lifecycle", "set", "/lc_talker", "shutdown") == \
+            "Transitioning successful\n"
         assert kairos_cli("lifecycle", "get", "/lc_talker") == "finalized [4]\n"
     finally:
         talker.send_signal(signal.SIGINT)
         try:
-            out, _ = talker.communicate(timeout=LIMIT)
+            talker.wait(timeout=LIMIT)
         except subprocess.TimeoutExpired:
             talker.kill()
             pytest.fail("the talker did not stop within the limit after Ctrl-C")
+        reader.join(LIMIT)
+    out = "".join(output)
     assert talker.returncode == 0, out
     lines = [line for line in out.splitlines() if line.startswith("on_")]
     assert lines == [

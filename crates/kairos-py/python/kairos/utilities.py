@@ -48,3 +48,30 @@ def try_shutdown(*, context=None, timeout_sec=1.0):
 def get_rmw_implementation_identifier():
     """kairos speaks rmw_zenoh's wire format."""
     return "rmw_zenoh_cpp"
+
+
+def remove_ros_args(args=None):
+    """``args`` (``sys.argv`` when None) without its ROS arguments: every ``--ros-args``
+    section, up to its ``--`` or the end, and the ``--`` itself."""
+    import sys
+
+    args = list(sys.argv if args is None else args)
+    kept, in_ros = [], False
+    for arg in args:
+        if arg == "--ros-args":
+            in_ros = True
+        elif in_ros and arg == "--":
+            in_ros = False
+        elif not in_ros:
+            kept.append(arg)
+    return kept
+
+
+def timeout_sec_to_nsec(timeout_sec):
+    """rclpy's conversion: None or a negative number is "wait for ever" (-1), else the
+    timeout in integer nanoseconds."""
+    if timeout_sec is None or timeout_sec < 0:
+        return -1
+    from kairos.constants import S_TO_NS
+
+    return int(float(timeout_sec) * S_TO_NS)

@@ -29,8 +29,15 @@ from kairos.action.server import (
     GoalTransitionError,
     ServerGoalHandle,
 )
+from kairos.action.graph import (
+    get_action_client_names_and_types_by_node,
+    get_action_names_and_types,
+    get_action_server_names_and_types_by_node,
+)
 
 __all__ = [
     "ActionClient", "ActionServer", "CancelResponse", "ClientGoalHandle", "GoalEvent",
     "GoalResponse", "GoalTransitionError", "ServerGoalHandle",
+    "get_action_client_names_and_types_by_node", "get_action_names_and_types",
+    "get_action_server_names_and_types_by_node",
 ]
