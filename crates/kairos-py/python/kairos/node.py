@@ -113,9 +113,13 @@ class Node(GraphMixin):
         return self._logger
 
     def get_clock(self):
-        """The node's clock: system time, or simulation time (``/clock``) under
-        ``use_sim_time``."""
-        return self._core.clock()
+        """The node's clock, a ``ROSClock``: system time, or simulation time (``/clock``)
+        under ``use_sim_time``."""
+        from kairos.clock import ROSClock
+
+        if getattr(self, "_clock", None) is None:
+            self._clock = ROSClock(_core=self._core.clock(), _node=self)
+        return self._clock
 
     @property
     def executor(self):
@@ -144,6 +148,8 @@ class Node(GraphMixin):
 
     def create_timer(self, timer_period_sec, callback, callback_group=None, clock=None,
                      autostart=True):
+        if clock is not None and not isinstance(clock, _kairos.Clock):
+            clock = clock._current()  # a kairos.clock.Clock: the Rust clock it reads now
         timer = self._core.create_timer(timer_period_sec, callback,
                                         self._group(callback_group), _is_async(callback), clock)
         if not autostart:

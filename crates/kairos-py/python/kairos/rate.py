@@ -46,7 +46,7 @@ class Rate:
         self._next += self._period_ns
         from kairos.duration import Duration
 
-        if self._clock.sleep_for(Duration(nanoseconds=remaining), self._cancel):
+        if self._clock.sleep_for(Duration(nanoseconds=remaining), cancel=self._cancel):
             return True
         if self._destroyed:
             return False
