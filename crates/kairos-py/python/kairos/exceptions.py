@@ -1,7 +1,10 @@
 """rclpy's exception types, where kairos raises them."""
 
 from kairos._graph import NodeNameNonExistentError  # noqa: F401
-from kairos.node import InvalidHandle  # noqa: F401
+
+
+class InvalidHandle(RuntimeError):
+    """Use of a node (or entity) after it was destroyed."""
 
 
 class NotInitializedException(Exception):
@@ -11,8 +14,9 @@ class NotInitializedException(Exception):
         super().__init__("rclpy.init() has not been called", *args)
 
 
-class NameValidationException(Exception):
-    """A node name, namespace, topic or service name that breaks a rule of ROS names."""
+class NameValidationException(ValueError):
+    """A node name, namespace, topic or service name that breaks a rule of ROS names (a
+    ``ValueError`` too, as kairos raised for bad names before)."""
 
     def __init__(self, name_type, name, error_msg, invalid_index):
         self.name, self.error_msg, self.invalid_index = name, error_msg, invalid_index

@@ -10,6 +10,8 @@ from kairos import _kairos
 from kairos._graph import GraphMixin, NodeNameNonExistentError  # noqa: F401
 from kairos.callback_groups import _default_group
 from kairos.logging import Logger
+from kairos.exceptions import InvalidHandle
+from kairos.names import validate_topic_name
 from kairos.parameter import Parameter
 from kairos.qos import _depth_and_durability
 
@@ -18,10 +20,6 @@ def _is_async(callback):
     target = getattr(callback, "func", callback)  # functools.partial
     return inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(
         getattr(target, "__call__", None))
-
-
-class InvalidHandle(RuntimeError):
-    """Use of a node after ``destroy_node()``."""
 
 
 class _DestroyedNode:
@@ -131,6 +129,7 @@ class Node(GraphMixin):
     # -- entities -------------------------------------------------------------------
 
     def create_publisher(self, msg_type, topic, qos_profile, *, callback_group=None, **_):
+        validate_topic_name(topic)
         depth, transient_local = _depth_and_durability(qos_profile)
         publisher = self._core.create_publisher(msg_type, topic, depth, transient_local,
                                                 self._group(callback_group))
@@ -139,6 +138,7 @@ class Node(GraphMixin):
 
     def create_subscription(self, msg_type, topic, callback, qos_profile, *,
                             callback_group=None, **_):
+        validate_topic_name(topic)
         depth, transient_local = _depth_and_durability(qos_profile)
         subscription = self._core.create_subscription(
             msg_type, topic, callback, depth, transient_local, self._group(callback_group),
@@ -158,6 +158,7 @@ class Node(GraphMixin):
         return timer
 
     def create_service(self, srv_type, srv_name, callback, *, callback_group=None, **_):
+        validate_topic_name(srv_name, is_service=True)
         """``callback(request, response)`` fills and returns ``response``; an ``async def``
         callback may await futures and sleeps first (its group stays held meanwhile)."""
         service = self._core.create_service(srv_type, srv_name, callback,
@@ -166,6 +167,7 @@ class Node(GraphMixin):
         return service
 
     def create_client(self, srv_type, srv_name, *, callback_group=None, **_):
+        validate_topic_name(srv_name, is_service=True)
         """A client; its group matters only for ``add_done_callback`` callbacks: a
         response wakes its caller directly, so what decides whether a call from a callback
         can complete is the service's group (see ``kairos.demo``)."""
