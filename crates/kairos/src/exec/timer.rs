@@ -24,7 +24,7 @@ use crate::time::{CancelToken, Clock, ClockKind, Duration, Sleep, Tick, Time, Ti
 use parking_lot::Mutex;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
 /// A timer's callback, given the tick that fired.
@@ -38,6 +38,9 @@ pub(crate) struct TimerInner {
     callback: TimerCallback,
     /// Times its wait failed on a stalled simulated clock (see the module docs).
     stalls: AtomicU64,
+    /// Its sleep waits on a simulated clock (set by `arm`): only then can a step hold it
+    /// back (see `waits_its_turn`), so other timers never look.
+    on_sim: AtomicBool,
 }
 
 /// The sleep a timer waits in, and who wakes its deadline.
@@ -62,7 +65,22 @@ impl TimerInner {
             armed: Mutex::new(Armed::default()),
             callback,
             stalls: AtomicU64::new(0),
+            on_sim: AtomicBool::new(false),
         }
+    }
+
+    /// A step is waking the due timers one at a time in (deadline, rank) order and has not
+    /// woken this one: woken for another reason (a stall recheck), it must not fire yet,
+    /// or its callback would run outside the step's settling and the order would depend
+    /// on timing.
+    fn waits_its_turn(&self) -> bool {
+        self.on_sim.load(Ordering::Acquire)
+            && self
+                .armed
+                .lock()
+                .sleep
+                .as_ref()
+                .is_some_and(Sleep::waits_its_turn)
     }
 
     /// Makes sure a sleep until the next deadline is pending with this entity's waker.
@@ -106,7 +124,9 @@ impl TimerInner {
                     sleep
                 }),
             };
-            match sleep.poll_sampled(&mut Context::from_waker(self.core.waker()), sample) {
+            let polled = sleep.poll_sampled(&mut Context::from_waker(self.core.waker()), sample);
+            self.on_sim.store(sleep.is_on_sim(), Ordering::Release);
+            match polled {
                 Poll::Pending => return,
                 Poll::Ready(Ok(())) => {
                     if self.timer.is_ready() {
@@ -143,6 +163,9 @@ impl Entity for TimerInner {
     }
 
     fn execute(&self) -> Execution {
+        if self.waits_its_turn() {
+            return Execution::Idle;
+        }
         let (tick, next, sample) = self.timer.fire();
         self.arm(Some((next, sample)));
         let Some(tick) = tick else {
@@ -152,7 +175,7 @@ impl Entity for TimerInner {
     }
 
     fn has_work(&self) -> bool {
-        self.timer.is_due()
+        self.timer.is_due() && !self.waits_its_turn()
     }
 
     fn attached(&self, exec: &Arc<ExecShared>) {

@@ -82,6 +82,14 @@ impl DeadlineQueue {
         None
     }
 
+    /// Whether registration `key` is still queued and due at `now`: a waker that pops
+    /// the due ones one at a time in (deadline, rank) order has not reached it yet.
+    pub(crate) fn waits_its_turn(&self, key: u64, now: i64) -> bool {
+        self.wakers
+            .get(&key)
+            .is_some_and(|(deadline, _)| *deadline <= now)
+    }
+
     /// Removes every registration due at `now`, in deadline order, into `out`.
     pub(crate) fn pop_due(&mut self, now: i64, out: &mut Vec<Waker>) {
         while let Some(Reverse((deadline, _, key))) = self.heap.peek().copied() {

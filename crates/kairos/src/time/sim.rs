@@ -96,6 +96,10 @@ struct SimState {
     sample_wakers: Vec<Waker>,
     /// Of those, the ones a publish made due, woken with the next batch.
     sample_due: Vec<Waker>,
+    /// Steps or settled publishes waking the due waiters one at a time: until one has
+    /// woken a waiter, that waiter is not released by a poll of its own (see
+    /// `poll_wait_ranked`).
+    ordered_wake: u32,
     /// Work made ready for this clock outside a step (timers re-arming on it after a node
     /// clock switched to it), waited for before time next moves.
     deferred: Vec<Arc<settle::Ticket>>,
@@ -141,6 +145,7 @@ impl SimClock {
                     stalls: 0,
                     sample_wakers: Vec::new(),
                     sample_due: Vec::new(),
+                    ordered_wake: 0,
                     deferred: Vec::new(),
                     settle_timeouts: 0,
                 }),
@@ -237,6 +242,7 @@ impl SimClock {
         }
         self.settle_deferred();
         self.observe_stall();
+        let _ordered = OrderedWake::begin(&self.inner);
         let mut woken = Vec::new();
         let (effect, now) = {
             let mut state = self.inner.state.lock();
@@ -313,6 +319,7 @@ impl SimClock {
         let target = t.nanos();
         self.settle_deferred();
         self.resume_given_up();
+        let _ordered = OrderedWake::begin(&self.inner);
         loop {
             self.observe_stall();
             let mut woken = Vec::new();
@@ -525,7 +532,19 @@ impl SimClock {
         self.observe_stall();
         let steady = mono_now();
         let mut state = self.inner.state.lock();
-        if state.clock.read(steady) >= deadline {
+        let now = state.clock.read(steady);
+        if now >= deadline {
+            // Polled for another reason (a stall recheck, a spurious wake) while a step
+            // wakes the due waiters one at a time in (deadline, rank) order and has not
+            // woken this one yet: it waits for its turn, so the waiters of one instant run
+            // in the same order, each settled before the next, whatever else polls them.
+            if let Some(k) = *key
+                && state.ordered_wake > 0
+                && state.queue.waits_its_turn(k, now)
+            {
+                state.queue.update(k, waker);
+                return WaitStep::Pending(None);
+            }
             state.forget(key.take());
             return WaitStep::Reached;
         }
@@ -556,6 +575,14 @@ impl SimClock {
             }
         }
         WaitStep::Pending(state.clock.recheck_at(deadline, steady))
+    }
+
+    /// Whether waiter `key` is due but not woken yet by the step or settled publish that
+    /// wakes the due waiters in order.
+    pub(crate) fn waits_its_turn(&self, key: u64) -> bool {
+        let state = self.inner.state.lock();
+        let now = state.clock.read(mono_now());
+        state.ordered_wake > 0 && state.queue.waits_its_turn(key, now)
     }
 
     pub(crate) fn unregister(&self, key: Option<u64>) {
@@ -618,6 +645,22 @@ impl SimState {
             self.queue.remove(k);
             self.owners.remove(&k);
         }
+    }
+}
+
+/// Marks a step or settled publish as waking due waiters in order, until dropped.
+struct OrderedWake<'a>(&'a SimInner);
+
+impl<'a> OrderedWake<'a> {
+    fn begin(inner: &'a SimInner) -> Self {
+        inner.state.lock().ordered_wake += 1;
+        Self(inner)
+    }
+}
+
+impl Drop for OrderedWake<'_> {
+    fn drop(&mut self) {
+        self.0.state.lock().ordered_wake -= 1;
     }
 }
 

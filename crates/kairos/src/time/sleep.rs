@@ -80,6 +80,19 @@ impl Sleep {
         self.rank = Some(rank);
     }
 
+    /// Whether its last poll left it waiting on a simulated clock.
+    pub(crate) fn is_on_sim(&self) -> bool {
+        self.sim_key.is_some()
+    }
+
+    /// Whether a simulated step holds it back: due, but not woken by the step yet (see
+    /// `SimClock::waits_its_turn`).
+    pub(crate) fn waits_its_turn(&self) -> bool {
+        self.sim_key
+            .as_ref()
+            .is_some_and(|(sim, key)| sim.waits_its_turn(*key))
+    }
+
     /// The time the sleep completes at.
     pub fn deadline(&self) -> Time {
         self.deadline
