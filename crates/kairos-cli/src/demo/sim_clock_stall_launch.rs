@@ -145,8 +145,9 @@ pub fn run(_quick: bool) -> anyhow::Result<Outcome> {
         .arg(format!("kairos:={}", exe.display()))
         .args(["--sigterm-timeout", "1", "--sigkill-timeout", "1"])
         .stdin(Stdio::null())
-        .output()
-        .context("cannot run kairos launch")?;
+        .output();
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = out.context("cannot run kairos launch")?;
     let took = started.elapsed().as_secs_f64();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let report: String = stdout
