@@ -120,7 +120,47 @@ pub fn split_node_name(fully_qualified: &str) -> Result<(String, String), NameEr
     Ok((format!("/{namespace}"), name.to_owned()))
 }
 
-/// Resolves a topic or service name for the node `namespace` + `node` to its absolute form.
+/// Replaces rcl's substitutions in `name`: `{node}` by the node's name, `{ns}` and
+/// `{namespace}` by its namespace. Another `{...}` is an error that names it; a brace with
+/// no partner is left for the token check to refuse.
+fn substitute(
+    kind: NameKind,
+    name: &str,
+    namespace: &str,
+    node: &str,
+) -> Result<String, NameError> {
+    let mut out = String::with_capacity(name.len());
+    let mut rest = name;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}').map(|c| open + c) else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        match &rest[open + 1..close] {
+            "node" => out.push_str(node),
+            "ns" | "namespace" => out.push_str(namespace),
+            other => {
+                return Err(invalid(
+                    kind,
+                    name,
+                    format!(
+                        "unknown substitution '{{{other}}}'; use {{node}}, {{ns}} or {{namespace}}"
+                    ),
+                ));
+            }
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    // `{ns}/x` in the root namespace.
+    if out.starts_with("//") {
+        out.remove(0);
+    }
+    Ok(out)
+}
+
+/// Resolves a topic or service name for the node `namespace` + `node` to its absolute form,
+/// after rcl's substitutions (`{node}`, `{ns}`, `{namespace}`).
 pub fn resolve(
     kind: NameKind,
     name: &str,
@@ -130,6 +170,8 @@ pub fn resolve(
     if name.is_empty() {
         return Err(invalid(kind, name, "it is empty"));
     }
+    let substituted = substitute(kind, name, namespace, node)?;
+    let name = substituted.as_str();
     let join = |prefix: &str, rest: &str| {
         if prefix == "/" {
             format!("/{rest}")
@@ -182,6 +224,21 @@ mod tests {
             "/robot/talker/state"
         );
         assert_eq!(resolve(NameKind::Service, "~", "/", "srv").unwrap(), "/srv");
+    }
+
+    #[test]
+    fn substitutes_node_and_namespace_and_names_an_unknown_substitution() {
+        let r = |name: &str, ns: &str| resolve(NameKind::Topic, name, ns, "talker");
+        assert_eq!(r("{node}/state", "/robot").unwrap(), "/robot/talker/state");
+        assert_eq!(r("{ns}/state", "/robot").unwrap(), "/robot/state");
+        assert_eq!(
+            r("{namespace}/x/{node}", "/robot").unwrap(),
+            "/robot/x/talker"
+        );
+        assert_eq!(r("{ns}/state", "/").unwrap(), "/state");
+        let err = r("chatter/{bad_sub}", "/").unwrap_err().to_string();
+        assert!(err.contains("unknown substitution '{bad_sub}'"), "{err}");
+        assert!(r("chatter/{node", "/").is_err());
     }
 
     #[test]

@@ -56,6 +56,10 @@ pub struct NodeOptions {
     sim_stall: Option<SimStall>,
     /// `true` (the default) unless [`use_global_arguments(false)`](Self::use_global_arguments).
     ignore_global_arguments: bool,
+    /// The node's own ROS arguments ([`arguments`](Self::arguments)).
+    arguments: RosArgs,
+    /// `false` (the default) unless [`enable_rosout(false)`](Self::enable_rosout).
+    no_rosout: bool,
 }
 
 impl NodeOptions {
@@ -92,6 +96,22 @@ impl NodeOptions {
         self.ignore_global_arguments = !on;
         self
     }
+
+    /// The node's own ROS arguments, as rclcpp's `NodeOptions::arguments` (rclpy's
+    /// `cli_args`): they apply to this node only, after the context's, so where both
+    /// remap the same name or set the same parameter, the node's own win.
+    pub fn arguments(mut self, args: RosArgs) -> Self {
+        self.arguments = args;
+        self
+    }
+
+    /// Whether the node's log lines go to `/rosout` (default `true`), as rclcpp's
+    /// `NodeOptions::enable_rosout`. `--disable-rosout-logs` in the ROS arguments that
+    /// apply to the node turns it off too; the console and the trace still get the lines.
+    pub fn enable_rosout(mut self, on: bool) -> Self {
+        self.no_rosout = !on;
+        self
+    }
 }
 
 /// A handle to a node; clones refer to the same node. A handle made by
@@ -112,8 +132,8 @@ pub(crate) struct NodeShared {
     /// By id, which grows with creation: iteration is in creation order, and forgetting
     /// one entity is O(log n), so dropping a node's n entities is not O(n^2).
     entities: Mutex<BTreeMap<u64, Arc<dyn Entity>>>,
-    /// The ROS arguments that apply to this node: the context's, or none
-    /// ([`NodeOptions::use_global_arguments`]).
+    /// The ROS arguments that apply to this node: the context's (unless
+    /// [`NodeOptions::use_global_arguments`] is false), then its own.
     ros_args: RosArgs,
     executor: Mutex<Option<Weak<ExecShared>>>,
     clock: Mutex<Clock>,
@@ -144,11 +164,13 @@ impl Node {
         name: &str,
         options: NodeOptions,
     ) -> Result<Self, GraphError> {
-        let ros_args = if options.ignore_global_arguments {
+        let global = if options.ignore_global_arguments {
             RosArgs::default()
         } else {
             context.ros_args()?.clone()
         };
+        let ros_args = global.followed_by(&options.arguments);
+        let rosout = !options.no_rosout && ros_args.rosout_logs().unwrap_or(true);
         // `__node` and `__ns` rules, for this node's name as created or for every node.
         let created_as = name;
         let name = ros_args
@@ -192,7 +214,10 @@ impl Node {
         Ok(Self {
             group: default_group.clone(),
             shared: Arc::new_cyclic(|me| NodeShared {
-                logger: Logger::with_sink(&logger_name, Some(super::rosout::sink(me.clone()))),
+                logger: Logger::with_sink(
+                    &logger_name,
+                    rosout.then(|| super::rosout::sink(me.clone())),
+                ),
                 name: name.to_owned(),
                 namespace,
                 fq_name,
@@ -222,12 +247,6 @@ impl Node {
             group: shared.default_group.clone(),
             shared,
         }
-    }
-
-    /// The ROS arguments that apply to this node (see
-    /// [`NodeOptions::use_global_arguments`]).
-    pub(crate) fn ros_args(&self) -> &RosArgs {
-        &self.shared.ros_args
     }
 
     /// The node's name, e.g. `planner`.
@@ -281,6 +300,14 @@ impl Node {
             shared: self.shared.clone(),
             group: group.clone(),
         })
+    }
+
+    /// The ROS arguments that apply to this node: the context's (unless
+    /// [`NodeOptions::use_global_arguments`] is false), then its own
+    /// ([`NodeOptions::arguments`]). Its parameter overrides are
+    /// `ros_args().overrides_for(node.fully_qualified_name())`.
+    pub fn ros_args(&self) -> &RosArgs {
+        &self.shared.ros_args
     }
 
     /// Resolves a topic or service name against this node.
@@ -888,5 +915,67 @@ mod tests {
         );
         assert!(runtime.ros_args().overrides_for("/_bridge").is_empty());
         assert!(!user.ros_args().overrides_for("/robot/speaker").is_empty());
+    }
+
+    #[test]
+    fn a_node_s_own_arguments_apply_after_the_context_s_and_to_it_alone() {
+        use crate::graph::ParameterValue;
+
+        let (global, _) = RosArgs::parse([
+            "prog",
+            "--ros-args",
+            "-r",
+            "__ns:=/robot",
+            "-r",
+            "chatter:=/news",
+            "-p",
+            "rate:=10",
+            "-p",
+            "mode:=auto",
+        ])
+        .unwrap();
+        let (own, _) = RosArgs::parse([
+            "prog",
+            "--ros-args",
+            "-r",
+            "chatter:=/own",
+            "-p",
+            "rate:=20",
+        ])
+        .unwrap();
+        let context = Context::with_ros_args(global);
+        let node = Node::with_options(
+            &context,
+            "talker",
+            NodeOptions::new().arguments(own.clone()),
+        )
+        .unwrap();
+        assert_eq!(node.fully_qualified_name(), "/robot/talker");
+        assert_eq!(
+            node.resolve_name(NameKind::Topic, "chatter").unwrap(),
+            "/own"
+        );
+        let overrides = node.ros_args().overrides_for(node.fully_qualified_name());
+        assert_eq!(overrides["rate"], ParameterValue::Integer(20));
+        assert_eq!(overrides["mode"], ParameterValue::String("auto".into()));
+
+        let other = Node::new_in(&context, "listener", "/").unwrap();
+        assert_eq!(
+            other.resolve_name(NameKind::Topic, "chatter").unwrap(),
+            "/news"
+        );
+        let alone = Node::with_options(
+            &context,
+            "alone",
+            NodeOptions::new()
+                .use_global_arguments(false)
+                .arguments(own),
+        )
+        .unwrap();
+        assert_eq!(alone.fully_qualified_name(), "/alone");
+        assert_eq!(
+            alone.resolve_name(NameKind::Topic, "chatter").unwrap(),
+            "/own"
+        );
     }
 }

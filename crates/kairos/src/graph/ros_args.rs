@@ -189,6 +189,22 @@ impl RosArgs {
         Ok((ros, rest))
     }
 
+    /// These arguments with `later`'s after them: where both say something of the same
+    /// name (a remap, a parameter, `__ns`), `later` wins, since the last rule wins. A
+    /// node's own arguments come after its context's this way, as rcl orders them.
+    pub fn followed_by(mut self, later: &RosArgs) -> RosArgs {
+        self.remaps.extend(later.remaps.iter().cloned());
+        self.overrides.extend(later.overrides.iter().cloned());
+        self.params_files.extend(later.params_files.iter().cloned());
+        self.log_levels.extend(later.log_levels.iter().cloned());
+        self.logging_flags
+            .extend(later.logging_flags.iter().cloned());
+        if later.enclave.is_some() {
+            self.enclave.clone_from(&later.enclave);
+        }
+        self
+    }
+
     /// [`parse`](Self::parse) of this process's command line. An argument that is not
     /// UTF-8 is read lossily (never a panic, as `std::env::args` would).
     pub fn from_env() -> Result<(RosArgs, Vec<String>), RosArgsError> {
@@ -226,6 +242,19 @@ impl RosArgs {
     /// that reads them.
     pub fn logging_flags(&self) -> &[String] {
         &self.logging_flags
+    }
+
+    /// Whether these arguments turn `/rosout` on or off (`--enable-rosout-logs`,
+    /// `--disable-rosout-logs`; the last one says), if they say.
+    pub fn rosout_logs(&self) -> Option<bool> {
+        self.logging_flags
+            .iter()
+            .rev()
+            .find_map(|flag| match flag.as_str() {
+                "--enable-rosout-logs" => Some(true),
+                "--disable-rosout-logs" => Some(false),
+                _ => None,
+            })
     }
 
     /// The name a node created as `name` takes (`__node`), if remapped.
