@@ -21,7 +21,7 @@ pub fn install_log_bridge() -> bool {
     if installed {
         INSTALLED.store(true, Ordering::Release);
         // Lines below every logger's level stop at the facade's own check, for free.
-        log::set_max_level(level_filter(super::lowest_level()));
+        log::set_max_level(level_filter(super::levels::lowest_level()));
     }
     installed
 }

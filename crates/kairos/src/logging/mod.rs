@@ -4,7 +4,9 @@
 //! What this module promises:
 //! - Every node has a [`Logger`] named after it as rcl names it (`/ns/talker` logs as
 //!   `ns.talker`, [`Node::logger`](crate::graph::Node::logger)); child loggers add
-//!   `.suffix`. A line below its logger's level costs one atomic load.
+//!   `.suffix`. A level belongs to a name, as in rcutils ([`levels`]): setting it on one
+//!   handle sets it for every logger of that name and its descendants. A line below its
+//!   logger's level costs two atomic loads.
 //! - The Rust ecosystem's `log` facade is bridged ([`install_log_bridge`], done when the
 //!   first context is made): a `log::info!` inside a callback is logged by the logger of
 //!   the callback's node; outside any callback, by a logger named after the record's
@@ -29,16 +31,17 @@
 
 mod call_site;
 pub mod format;
+pub mod levels;
 mod log_bridge;
 
 pub use call_site::CallSite;
+pub use levels::{effective_level, set_logger_level};
 pub use log_bridge::install_log_bridge;
 
 use crate::time::Clock;
-use parking_lot::RwLock;
 use std::fmt;
 use std::panic::Location;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// How severe a line is; the values are rcutils' (and `rcl_interfaces/msg/Log`'s).
@@ -128,7 +131,7 @@ pub struct Logger {
 
 struct LoggerShared {
     name: String,
-    level: AtomicU8,
+    level: levels::CachedLevel,
     sink: Option<Sink>,
 }
 
@@ -142,7 +145,7 @@ impl Logger {
         Logger {
             shared: Arc::new(LoggerShared {
                 name: name.to_owned(),
-                level: AtomicU8::new(settings().level_for(name) as u8),
+                level: levels::CachedLevel::default(),
                 sink,
             }),
         }
@@ -153,8 +156,8 @@ impl Logger {
         &self.shared.name
     }
 
-    /// A logger named `<name>.<suffix>`, with this one's level (unless `--log-level`
-    /// names it) and its lines also going where this one's go.
+    /// A logger named `<name>.<suffix>`, with this one's level (unless it has one of its
+    /// own) and its lines also going where this one's go.
     pub fn child(&self, suffix: &str) -> Logger {
         let name = format!("{}.{suffix}", self.shared.name);
         let parent = self.clone();
@@ -163,25 +166,23 @@ impl Logger {
             .sink
             .is_some()
             .then(|| Box::new(move |record: &Record<'_>| parent.to_sink(record)) as Sink);
-        let child = Logger::with_sink(&name, sink);
-        child.set_level(settings().explicit_level(&name).unwrap_or(self.level()));
-        child
+        Logger::with_sink(&name, sink)
     }
 
-    /// Lines below `level` are skipped from now on.
+    /// Lines below `level` are skipped from now on, by every logger of this name and by
+    /// its descendants that have no level of their own ([`set_logger_level`]).
     pub fn set_level(&self, level: Severity) {
-        self.shared.level.store(level as u8, Ordering::Relaxed);
-        log_bridge::admit(level);
+        set_logger_level(&self.shared.name, Some(level));
     }
 
-    /// The lowest severity logged.
+    /// The lowest severity logged ([`effective_level`] of the name).
     pub fn level(&self) -> Severity {
-        Severity::from_u8(self.shared.level.load(Ordering::Relaxed))
+        self.shared.level.get(&self.shared.name)
     }
 
     /// Whether a line of `severity` would be logged.
     pub fn is_enabled_for(&self, severity: Severity) -> bool {
-        severity as u8 >= self.shared.level.load(Ordering::Relaxed)
+        severity >= self.level()
     }
 
     /// Logs `message` at `Debug`.
@@ -282,47 +283,23 @@ pub fn node_logger_name(fq_name: &str) -> String {
     fq_name.trim_start_matches('/').replace('/', ".")
 }
 
-/// The levels and switches of the program (from its ROS arguments).
+/// The switches of the program (from its ROS arguments).
 struct Settings {
-    default: AtomicU8,
-    levels: RwLock<Vec<(String, Severity)>>,
     console: AtomicBool,
     rosout: AtomicBool,
-}
-
-impl Settings {
-    fn explicit_level(&self, name: &str) -> Option<Severity> {
-        let levels = self.levels.read();
-        levels.iter().find(|(n, _)| n == name).map(|(_, s)| *s)
-    }
-
-    fn level_for(&self, name: &str) -> Severity {
-        self.explicit_level(name)
-            .unwrap_or_else(|| Severity::from_u8(self.default.load(Ordering::Relaxed)))
-    }
-}
-
-/// The lowest level any logger was given by the ROS arguments.
-fn lowest_level() -> Severity {
-    let settings = settings();
-    let default = Severity::from_u8(settings.default.load(Ordering::Relaxed));
-    let levels = settings.levels.read();
-    levels.iter().map(|(_, s)| *s).fold(default, Severity::min)
 }
 
 fn settings() -> &'static Settings {
     static SETTINGS: OnceLock<Settings> = OnceLock::new();
     SETTINGS.get_or_init(|| Settings {
-        default: AtomicU8::new(Severity::Info as u8),
-        levels: RwLock::new(Vec::new()),
         console: AtomicBool::new(true),
         rosout: AtomicBool::new(true),
     })
 }
 
 /// Applies the logging part of `args` (`--log-level`, `--disable-stdout-logs`,
-/// `--disable-rosout-logs`, ...) to loggers made from now on; an invalid level was refused
-/// when the arguments were read.
+/// `--disable-rosout-logs`, ...); an invalid level was refused when the arguments were
+/// read.
 pub(crate) fn configure(args: &crate::graph::RosArgs) {
     let settings = settings();
     for rule in args.log_levels() {
@@ -331,10 +308,9 @@ pub(crate) fn configure(args: &crate::graph::RosArgs) {
             continue;
         };
         match &rule.logger {
-            None => settings.default.store(level as u8, Ordering::Relaxed),
-            Some(name) => settings.levels.write().push((name.clone(), level)),
+            None => levels::set_default_level(level),
+            Some(name) => set_logger_level(name, Some(level)),
         }
-        log_bridge::admit(lowest_level());
     }
     for flag in args.logging_flags() {
         match flag.as_str() {
