@@ -68,6 +68,47 @@ pub(crate) fn severity(number: u8) -> kairos::logging::Severity {
     }
 }
 
+/// Sets the level of the loggers named `name` (rcutils' number; 0 unsets it, so the
+/// nearest ancestor's applies); `""` is the default level, where 0 logs everything.
+#[pyfunction]
+fn set_logger_level(name: &str, level: u8) {
+    use kairos::logging::levels;
+    match (name.is_empty(), level) {
+        (true, 0) => levels::set_default_level(kairos::logging::Severity::Debug),
+        (true, level) => levels::set_default_level(severity(level)),
+        (false, 0) => levels::set_logger_level(name, None),
+        (false, level) => levels::set_logger_level(name, Some(severity(level))),
+    }
+}
+
+/// The level set for `name` itself (0: none); `""`: the default level.
+#[pyfunction]
+fn logger_level(name: &str) -> u8 {
+    use kairos::logging::levels;
+    if name.is_empty() {
+        levels::default_level() as u8
+    } else {
+        levels::logger_level(name).map_or(0, |level| level as u8)
+    }
+}
+
+/// The level lines of logger `name` are filtered at; `""`: the default level.
+#[pyfunction]
+fn logger_effective_level(name: &str) -> u8 {
+    use kairos::logging::levels;
+    if name.is_empty() {
+        levels::default_level() as u8
+    } else {
+        levels::effective_level(name) as u8
+    }
+}
+
+/// Forgets every logger level and puts the default back to INFO (rcutils' clear config).
+#[pyfunction]
+fn clear_logger_levels() {
+    kairos::logging::levels::clear();
+}
+
 /// Logs `message` at `severity` with the logger `name`, which no node owns
 /// (`rclpy.logging.get_logger`): the console and the trace, not `/rosout`.
 #[pyfunction]
@@ -116,5 +157,9 @@ fn _kairos(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ok, m)?)?;
     m.add_function(wrap_pyfunction!(steady_ns, m)?)?;
     m.add_function(wrap_pyfunction!(log, m)?)?;
+    m.add_function(wrap_pyfunction!(set_logger_level, m)?)?;
+    m.add_function(wrap_pyfunction!(logger_level, m)?)?;
+    m.add_function(wrap_pyfunction!(logger_effective_level, m)?)?;
+    m.add_function(wrap_pyfunction!(clear_logger_levels, m)?)?;
     Ok(())
 }

@@ -20,7 +20,7 @@ use crate::msg::{message_kind_of, service_kind_of};
 use crate::time::{PyClock, duration_arg};
 use crate::typed::{Callable, DynClient, DynPublisher, Entity, Handler, ServiceHandler};
 use kairos::exec::{CallbackGroup, CallbackTimer, GroupKind, GuardCondition};
-use kairos::graph::{NameKind, Node, NodeOptions, Qos, SimStall};
+use kairos::graph::{NameKind, Node, NodeOptions, Qos, RosArgs, SimStall};
 use kairos::time::StallPolicy;
 use parking_lot::{Mutex, RwLock};
 use pyo3::prelude::*;
@@ -109,19 +109,48 @@ impl NodeCore {
     /// `sim_stall_policy` (`"wait"`, `"fallback_to_steady"` or `"fail"`) and
     /// `sim_stall_timeout_sec` choose what the node's waits on simulation time do when
     /// `/clock` falls silent (kairos's `NodeOptions::sim_stall`); none: the context's.
+    /// `cli_args` are the node's own ROS arguments (rclpy's `cli_args`);
+    /// `context_args` the command line its Python context was initialised with, which
+    /// replaces the process's (`init(args=...)`); `use_global_arguments=False` drops both
+    /// the context's and the process's. `enable_rosout=False` keeps the node's lines off
+    /// `/rosout`.
     #[new]
-    #[pyo3(signature = (name, namespace = "/", use_sim_time = false, sim_stall_policy = None, sim_stall_timeout_sec = 1.0))]
+    #[pyo3(signature = (name, namespace = "/", use_sim_time = false, sim_stall_policy = None, sim_stall_timeout_sec = 1.0, cli_args = None, context_args = None, use_global_arguments = true, enable_rosout = true))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         name: &str,
         namespace: &str,
         use_sim_time: bool,
         sim_stall_policy: Option<&str>,
         sim_stall_timeout_sec: f64,
+        cli_args: Option<Vec<String>>,
+        context_args: Option<Vec<String>>,
+        use_global_arguments: bool,
+        enable_rosout: bool,
     ) -> PyResult<Self> {
         crate::session::init_transport()?;
+        let parse = |args: Vec<String>| -> PyResult<RosArgs> {
+            RosArgs::parse(args).map(|(ros, _rest)| ros).map_err(|e| {
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "Failed to parse ROS arguments: {e}"
+                ))
+            })
+        };
+        let mut own = match cli_args {
+            Some(args) => parse(args)?,
+            None => RosArgs::default(),
+        };
+        let mut global_args = use_global_arguments;
+        if let (true, Some(args)) = (use_global_arguments, context_args) {
+            own = parse(args)?.followed_by(&own);
+            global_args = false;
+        }
         let mut options = NodeOptions::new()
             .namespace(namespace)
-            .use_sim_time(use_sim_time);
+            .use_sim_time(use_sim_time)
+            .use_global_arguments(global_args)
+            .arguments(own)
+            .enable_rosout(enable_rosout);
         if let Some(policy) = sim_stall_policy {
             let policy = match policy {
                 "wait" => StallPolicy::Wait,
@@ -184,9 +213,7 @@ impl NodeCore {
         use kairos::graph::ParameterValue as V;
         let overrides = self
             .node
-            .context()
             .ros_args()
-            .map_err(graph_error)?
             .overrides_for(self.node.fully_qualified_name());
         overrides
             .into_iter()
@@ -206,6 +233,27 @@ impl NodeCore {
                 Ok((name, value))
             })
             .collect()
+    }
+
+    /// A topic (`kind="topic"`) or service name resolved against this node, then
+    /// remapped by its ROS arguments unless `only_expand`.
+    #[pyo3(signature = (kind, name, only_expand = false))]
+    fn resolve_name(&self, kind: &str, name: &str, only_expand: bool) -> PyResult<String> {
+        let kind = match kind {
+            "topic" => NameKind::Topic,
+            "service" => NameKind::Service,
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "unknown name kind '{other}': 'topic' or 'service'"
+                )));
+            }
+        };
+        if only_expand {
+            kairos::graph::resolve(kind, name, self.node.namespace(), self.node.name())
+                .map_err(|e| graph_error(e.into()))
+        } else {
+            self.node.resolve_name(kind, name).map_err(graph_error)
+        }
     }
 
     fn default_group(&self) -> PyGroup {
@@ -396,7 +444,7 @@ impl NodeCore {
     }
 }
 
-#[pyclass(name = "Publisher", module = "kairos", frozen)]
+#[pyclass(name = "Publisher", module = "kairos", frozen, weakref)]
 pub struct PyPublisher {
     /// None once destroyed.
     inner: RwLock<Option<Box<dyn DynPublisher>>>,
@@ -443,7 +491,7 @@ impl PyPublisher {
     }
 }
 
-#[pyclass(name = "Subscription", module = "kairos", frozen)]
+#[pyclass(name = "Subscription", module = "kairos", frozen, weakref)]
 pub struct PySubscription {
     _inner: Mutex<Option<Entity>>,
     topic: String,
@@ -469,7 +517,7 @@ impl PySubscription {
     }
 }
 
-#[pyclass(name = "Service", module = "kairos", frozen)]
+#[pyclass(name = "Service", module = "kairos", frozen, weakref)]
 pub struct PyService {
     _inner: Mutex<Option<Entity>>,
     service: String,
@@ -495,7 +543,7 @@ impl PyService {
 }
 
 /// rclpy's `GuardCondition`: `trigger()` makes its callback run once on the executor.
-#[pyclass(name = "GuardCondition", module = "kairos", frozen)]
+#[pyclass(name = "GuardCondition", module = "kairos", frozen, weakref)]
 #[derive(Debug)]
 pub struct PyGuardCondition {
     guard: Mutex<Option<GuardCondition>>,
@@ -516,7 +564,7 @@ impl PyGuardCondition {
     }
 }
 
-#[pyclass(name = "Timer", module = "kairos", frozen)]
+#[pyclass(name = "Timer", module = "kairos", frozen, weakref)]
 #[derive(Debug)]
 pub struct PyTimer {
     timer: CallbackTimer,
@@ -562,7 +610,7 @@ impl PyTimer {
     }
 }
 
-#[pyclass(name = "Client", module = "kairos", frozen)]
+#[pyclass(name = "Client", module = "kairos", frozen, weakref)]
 pub struct PyClient {
     inner: Box<dyn DynClient>,
 }

@@ -164,3 +164,61 @@ def test_a_timer_tick_is_never_early_and_says_its_deadline(session):
     dues = [due for _, due in seen]
     assert all((b - a) % 5_000_000 == 0 and b > a for a, b in zip(dues, dues[1:])), dues
     node.destroy_node()
+
+
+def test_a_time_source_drives_an_attached_clock_from_clock_messages(session):
+    """A ROSClock attached to a TimeSource reads /clock once the node's use_sim_time is
+    set; a sleep on it ends when /clock reaches its deadline (not before), and a switch
+    of ROS time ends it with False."""
+    import threading
+
+    from kairos.clock import ROSClock
+    from kairos.duration import Duration
+    from kairos.executors import SingleThreadedExecutor
+    from kairos.rosgraph_msgs.msg import Clock as ClockMsg
+    from kairos.time import Time
+    from kairos.time_source import TimeSource
+
+    node = Node("ts_node")
+    source = TimeSource(node=node)
+    clock = ROSClock()
+    source.attach_clock(clock)
+    assert not clock.ros_time_is_active
+    node.set_parameters([Parameter("use_sim_time", value=True)])
+    assert clock.ros_time_is_active and source._clock_sub is not None
+    assert clock.now() == Time(seconds=0, clock_type=ClockType.ROS_TIME)
+
+    woke = []
+    sleeper = threading.Thread(target=lambda: woke.append(
+        (clock.sleep_until(Time(seconds=3, clock_type=ClockType.ROS_TIME)),
+         clock.now().nanoseconds)))
+    sleeper.start()
+    publisher = node.create_publisher(ClockMsg, "/clock", 10)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    for second in (1, 2, 3):
+        msg = ClockMsg()
+        msg.clock.sec = second
+        publisher.publish(msg)
+        for _ in range(50):
+            executor.spin_once(timeout_sec=0.1)
+            if clock.now().nanoseconds == second * 10**9:
+                break
+        assert clock.now().nanoseconds == second * 10**9
+        if second < 3:
+            assert sleeper.is_alive(), "the sleep ended before /clock reached its deadline"
+    sleeper.join(60)
+    assert woke == [(True, 3 * 10**9)]
+
+    ended = []
+    sleeper = threading.Thread(target=lambda: ended.append(clock.sleep_for(Duration(seconds=5))))
+    sleeper.start()
+    # Switch only once the sleeper waits (it waits on the clock's condition).
+    for _ in range(6000):
+        if clock._changed._waiters:
+            break
+        threading.Event().wait(0.01)
+    node.set_parameters([Parameter("use_sim_time", value=False)])
+    sleeper.join(60)
+    assert ended == [False] and not clock.ros_time_is_active
+    executor.shutdown()

@@ -54,8 +54,13 @@ def test_a_node_sees_the_entities_of_this_process(session):
     assert info.qos_profile.reliability == ReliabilityPolicy.RELIABLE
     assert len(node.get_subscriptions_info_by_topic("chatter")) == 2
 
+    # Every node publishes its parameter events and serves its parameters, as in rclpy.
     assert node.get_publisher_names_and_types_by_node("g_talker", "/g_ns") == [
-        ("/g_ns/chatter", ["std_msgs/msg/String"])]
+        ("/g_ns/chatter", ["std_msgs/msg/String"]),
+        ("/parameter_events", ["rcl_interfaces/msg/ParameterEvent"])]
+    services = dict(node.get_service_names_and_types_by_node("g_talker", "/g_ns"))
+    assert services["/g_ns/g_talker/add"] == ["example_interfaces/srv/AddTwoInts"]
+    assert services["/g_ns/g_talker/set_parameters"] == ["rcl_interfaces/srv/SetParameters"]
     assert node.get_subscriber_names_and_types_by_node("g_talker", "/g_ns") == []
     assert node.get_client_names_and_types_by_node("g_listener", "/") == [
         ("/g_ns/g_talker/add", ["example_interfaces/srv/AddTwoInts"])]

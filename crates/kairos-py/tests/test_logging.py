@@ -78,3 +78,38 @@ def test_a_log_subscription_in_the_same_process_hears_the_lines(session):
     executor.shutdown()
     talker.destroy_node()
     listener.destroy_node()
+
+
+LEVELS_PROGRAM = textwrap.dedent(
+    """
+    import kairos
+    from kairos.logging import LoggingSeverity, get_logger
+    kairos.init()
+    node = kairos.create_node("leveled")
+    # A level belongs to the name: set on one object, it holds for another of that name,
+    # and for the children that have none of their own.
+    get_logger("leveled").set_level(LoggingSeverity.DEBUG)
+    assert node.get_logger().debug("node debug line") is True
+    assert node.get_logger().get_child("arm").debug("child debug line") is True
+    node.get_logger().get_child("arm").set_level(LoggingSeverity.ERROR)
+    assert node.get_logger().get_child("arm").warning("hidden warn line") is False
+    node.get_logger().get_child("arm").set_level(LoggingSeverity.UNSET)
+    assert node.get_logger().get_child("arm").get_effective_level() == LoggingSeverity.DEBUG
+    once = [node.get_logger().info("once line", once=True) for _ in range(3)]
+    assert once == [True, False, False], once
+    skip = [node.get_logger().info("skip line", skip_first=True) for _ in range(3)]
+    assert skip == [False, True, True], skip
+    kairos.shutdown()
+    """
+)
+
+
+def test_a_level_belongs_to_a_loggers_name_and_calls_say_whether_they_logged():
+    done = subprocess.run([sys.executable, "-c", LEVELS_PROGRAM], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    err = done.stderr
+    assert "] [leveled]: node debug line" in err, err
+    assert "] [leveled.arm]: child debug line" in err, err
+    assert "hidden warn line" not in err, err
+    assert err.count("once line") == 1 and err.count("skip line") == 2, err

@@ -315,3 +315,53 @@ def test_a_python_subscriber_hears_twist_from_the_zenoh_ros2_sdk(router):
     heard = [json.loads(line) for line in out.splitlines()[:3]]
     assert heard == [{"linear": {"x": 0.5 * i, "y": 0.0, "z": 0.0},
                       "angular": {"x": 0.0, "y": 0.0, "z": -1.0}} for i in range(3)], out
+
+
+PARAM_NODE = """
+import sys
+import kairos
+from kairos.node import Node
+from kairos.rcl_interfaces.msg import IntegerRange, ParameterDescriptor
+kairos.init()
+node = Node("py_params", namespace="/arm")
+node.declare_parameter("rate", 10, ParameterDescriptor(
+    integer_range=[IntegerRange(from_value=1, to_value=100, step=1)]))
+node.declare_parameter("frame", "base_link")
+print("ready", flush=True)
+executor = kairos.SingleThreadedExecutor()
+executor.add_node(node)
+for _ in range(600):  # at most 60 s
+    executor.spin_once(timeout_sec=0.1)
+    if node.get_parameter("rate").value == 42:
+        print("rate 42", flush=True)
+        break
+"""
+
+
+def test_kairos_param_reads_and_sets_a_python_nodes_parameters_across_processes(router):
+    """The Rust CLI, in another process, through the router: list, get, a set the
+    descriptor refuses (out of range) and one it accepts, which the node sees."""
+    node = subprocess.Popen([sys.executable, "-c", PARAM_NODE], env=router.env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert node.stdout.readline().strip() == "ready"
+
+        def param(*args):
+            return subprocess.run([kairos_bin(), "param", *args, "--timeout", "30"],
+                                  env=router.env(), capture_output=True, text=True, timeout=120)
+
+        listed = param("list", "/arm/py_params")
+        assert listed.returncode == 0, listed.stderr
+        assert {"rate", "frame", "use_sim_time"} <= set(listed.stdout.split()), listed.stdout
+        got = param("get", "/arm/py_params", "frame")
+        assert got.returncode == 0 and "base_link" in got.stdout, got.stdout + got.stderr
+        refused = param("set", "/arm/py_params", "rate", "1000")
+        assert refused.returncode != 0 and "out of range" in refused.stdout + refused.stderr, \
+            refused.stdout + refused.stderr
+        accepted = param("set", "/arm/py_params", "rate", "42")
+        assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+        out, err = node.communicate(timeout=60)
+        assert "rate 42" in out, out + err
+    finally:
+        node.kill()
+        node.communicate()

@@ -19,6 +19,11 @@ import signal as _signal
 import threading as _threading
 
 from kairos import _interfaces, _kairos
+
+# ``kairos.<package>.msg`` / ``.srv`` for every interface package kairos-msgs ships; first,
+# because the modules below use rcl_interfaces' messages.
+_interfaces.install()
+
 from kairos._kairos import (
     CallError,
     Clock,
@@ -53,9 +58,6 @@ __all__ = [
 ]
 
 _global_executor = None
-
-# ``kairos.<package>.msg`` / ``.srv`` for every interface package kairos-msgs ships.
-_interfaces.install()
 
 
 def _install_sigint():

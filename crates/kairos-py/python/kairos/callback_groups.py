@@ -7,6 +7,7 @@ a Python group used by several nodes is one kairos group per node.
 """
 
 import itertools
+import weakref
 
 _numbers = itertools.count(1)
 
@@ -17,6 +18,15 @@ class CallbackGroup:
     def __init__(self):
         self._name = f"{type(self).__name__}#{next(_numbers)}"
         self._handles = {}
+        self.entities = weakref.WeakSet()
+
+    def add_entity(self, entity):
+        """Records that ``entity`` (a timer, subscription, service, client, guard
+        condition) runs its callbacks in this group (the node does it on creation)."""
+        self.entities.add(entity)
+
+    def has_entity(self, entity):
+        return entity in self.entities
 
     def _handle(self, node):
         handle = self._handles.get(id(node._core))

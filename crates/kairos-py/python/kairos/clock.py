@@ -6,9 +6,16 @@ jump callbacks, over kairos's Rust clocks.
 simulation time once ROS time is active (a node's clock under ``use_sim_time``). Sleeps
 are kairos's: never early, ended by shutdown (False), and waited on the monotonic clock.
 
-Not there yet: time-jump callbacks are accepted and kept (``create_jump_callback`` returns
-a ``JumpHandle``) but only ROS-time activation changes call them.
+A ``ROSClock`` of no node follows ``set_ros_time_override`` while ROS time is active
+(what a ``TimeSource`` feeds it from ``/clock``; 0 before the first), and its jump
+callbacks are called for activation changes and for override jumps past their
+thresholds. A node's own clock (``node.get_clock()``) is driven by kairos from
+``/clock``; its jump callbacks are called only for activation changes. Sleeps on a
+``ROSClock`` of no node whose time is overridden are not supported yet (they sleep
+system time).
 """
+
+import threading
 
 from kairos import _kairos
 from kairos.clock_type import ClockType
@@ -32,6 +39,9 @@ class JumpThreshold:
             raise ValueError("min_forward must be greater than zero")
         if min_backward is not None and min_backward.nanoseconds >= 0:
             raise ValueError("min_backward must be less than zero")
+        if min_forward is None and min_backward is None and not on_clock_change:
+            raise ValueError("One of min_forward, min_backward or on_clock_change must be "
+                             "enabled")
         self.min_forward, self.min_backward = min_forward, min_backward
         self.on_clock_change = on_clock_change
 
@@ -121,7 +131,8 @@ class Clock:
         if not isinstance(until, Time):
             raise TypeError("until must be a Time")
         if until.clock_type != self._clock_type:
-            raise ValueError(f"until is a {until.clock_type.name} time; this clock is "
+            raise ValueError(f"until's clock type does not match this clock's: until is a "
+                             f"{until.clock_type.name} time, this clock is "
                              f"{self._clock_type.name}")
         remaining = until.nanoseconds - self.now().nanoseconds
         while remaining > 0:
@@ -139,6 +150,12 @@ class ROSClock(Clock):
                          _core=_core if _core is not None else _kairos.Clock("ros"))
         self._node = _node
         self._active = False
+        self._override_ns = 0
+        # A clock of no node: sleeps wait on this for override changes and end (False)
+        # when ROS time is switched on or off (the generation changes).
+        self._changed = threading.Condition()
+        self._generation = 0
+        self._cancels = set()
 
     @property
     def ros_time_is_active(self):
@@ -152,7 +169,12 @@ class ROSClock(Clock):
             return
         if self._node is not None:
             self._node._core.set_use_sim_time(enabled)
-        self._active = enabled
+        with self._changed:
+            self._active = enabled
+            self._generation += 1
+            for cancel in self._cancels:
+                cancel.cancel()
+            self._changed.notify_all()
         change = ClockChange.ROS_TIME_ACTIVATED if enabled else ClockChange.ROS_TIME_DEACTIVATED
         jump = TimeJump(change, Duration())
         for handle in [h for h in self._handles if h.threshold.on_clock_change]:
@@ -161,6 +183,89 @@ class ROSClock(Clock):
             if handle._post is not None:
                 handle._post(jump)
 
+    def now(self):
+        if self._node is None and self._active:
+            return Time(nanoseconds=self._override_ns, clock_type=ClockType.ROS_TIME)
+        return super().now()
+
+    def set_ros_time_override(self, time):
+        """The time this clock reads while ROS time is active (a clock of no node);
+        jump callbacks whose threshold the change passes are called."""
+        if not isinstance(time, Time):
+            raise TypeError("time must be a Time")
+        delta = time.nanoseconds - self._override_ns
+        jumped = [h for h in self._handles if self._active and _passes(h.threshold, delta)]
+        for handle in jumped:
+            if handle._pre is not None:
+                handle._pre()
+        with self._changed:
+            self._override_ns = time.nanoseconds
+            self._changed.notify_all()
+        jump = TimeJump(ClockChange.ROS_TIME_NO_CHANGE, Duration(nanoseconds=delta))
+        for handle in jumped:
+            if handle._post is not None:
+                handle._post(jump)
+
+    def sleep_for(self, rel_time, context=None, cancel=None):
+        if self._node is not None or cancel is not None:
+            return super().sleep_for(rel_time, context, cancel)
+        if not isinstance(rel_time, Duration):
+            rel_time = Duration(nanoseconds=int(rel_time * 1e9))
+        rel_time = Duration(nanoseconds=max(0, rel_time.nanoseconds))
+        return self.sleep_until(self.now() + rel_time, context)
+
+    def sleep_until(self, until, context=None):
+        """As :meth:`Clock.sleep_until`; on a clock of no node, also False as soon as ROS
+        time is switched on or off, and, while it is on, True once the override reaches
+        ``until``."""
+        if self._node is not None:
+            return super().sleep_until(until, context)
+        if not isinstance(until, Time):
+            raise TypeError("until must be a Time")
+        if until.clock_type != ClockType.ROS_TIME:
+            raise ValueError(f"until's clock type does not match this clock's: until is a "
+                             f"{until.clock_type.name} time, this clock is ROS_TIME")
+        if context is not None and not context.ok():
+            from kairos.exceptions import NotInitializedException
+
+            raise NotInitializedException()
+        with self._changed:
+            generation, active = self._generation, self._active
+            if active:
+                return self._wait_for_override(until.nanoseconds, generation, context)
+            cancel = _kairos.Cancel()
+            self._cancels.add(cancel)
+        try:
+            remaining = until.nanoseconds - self._core.now().nanoseconds
+            while remaining > 0:
+                if not Clock.sleep_for(self, Duration(nanoseconds=remaining), context, cancel):
+                    return False
+                remaining = until.nanoseconds - self._core.now().nanoseconds
+            return self._generation == generation
+        finally:
+            with self._changed:
+                self._cancels.discard(cancel)
+
+    def _wait_for_override(self, until_ns, generation, context):
+        # Called with self._changed held. Shutdown has no hook here, so it is looked at
+        # every 50 ms; an override change or a switch wakes the wait at once.
+        while True:
+            if self._generation != generation:
+                return False
+            if self._override_ns >= until_ns:
+                return True
+            if not _kairos.ok() or (context is not None and not context.ok()):
+                return False
+            self._changed.wait(0.05)
+
     def _current(self):
         # A node's clock follows its use_sim_time (the node may switch it at any time).
         return self._node._core.clock() if self._node is not None else self._core
+
+
+def _passes(threshold, delta_ns):
+    if delta_ns > 0 and threshold.min_forward is not None:
+        return delta_ns >= threshold.min_forward.nanoseconds
+    if delta_ns < 0 and threshold.min_backward is not None:
+        return delta_ns <= threshold.min_backward.nanoseconds
+    return False

@@ -31,6 +31,7 @@ class Context:
         self._domain_id = None
         self._callbacks = []
         self._nodes = []  # weak references, in creation order
+        self._args = None  # init(args=...), when given
 
     def init(self, args=None, *, initialize_logging=True, domain_id=None):
         with self._lock:
@@ -41,6 +42,9 @@ class Context:
             if args is not None:
                 for arg in args:
                     str(arg).encode("utf-8")  # UnicodeEncodeError, as rcl refuses them
+                # The nodes of this context read their ROS arguments from here, not from
+                # the process's command line.
+                self._args = [str(arg) for arg in args]
             if domain_id is None:
                 domain_id = int(os.environ.get("ROS_DOMAIN_ID", "0") or 0)
             elif "ROS_DOMAIN_ID" not in os.environ:

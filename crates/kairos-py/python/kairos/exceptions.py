@@ -68,32 +68,36 @@ class ParameterAlreadyDeclaredException(ParameterException):
         super().__init__("Parameter(s) already declared", parameters, *args)
 
 
-class InvalidParameterTypeException(ParameterException):
-    def __init__(self, parameter, expected_type, *args):
-        super().__init__(f"Trying to set parameter '{parameter.name}' to '{parameter.value}' "
-                         f"of type '{parameter.type_}', expecting type '{expected_type}'",
-                         [parameter.name], *args)
-
-
-class ParameterImmutableException(ParameterException):
-    def __init__(self, parameters, *args):
-        super().__init__("Attempted to modify read-only parameter", parameters, *args)
-
-
-class InvalidParameterException(Exception):
+class InvalidParameterException(ParameterException):
     """A parameter name that is not valid."""
 
-    def __init__(self, parameter, *args):
-        super().__init__(f"Invalid parameter name: {parameter}", *args)
+    def __init__(self, parameter_name, *args):
+        super().__init__("Invalid parameter name", parameter_name, *args)
+
+
+class InvalidParameterTypeException(ParameterException):
+    def __init__(self, desired_parameter, expected_type, *args):
+        from kairos.parameter import Parameter
+
+        got = Parameter.Type.from_parameter_value(desired_parameter.value).name
+        super().__init__(
+            f"Trying to set parameter '{desired_parameter.name}' to "
+            f"'{desired_parameter.value}' of type '{got}', expecting type '{expected_type}'",
+            desired_parameter.name, *args)
 
 
 class InvalidParameterValueException(ParameterException):
     def __init__(self, parameter, value, reason, *args):
         super().__init__(f"Invalid parameter value ({value}) for parameter. Reason: {reason}",
-                         [parameter], *args)
+                         parameter, *args)
+
+
+class ParameterImmutableException(ParameterException):
+    def __init__(self, parameter_name, *args):
+        super().__init__("Attempted to modify read-only parameter", parameter_name, *args)
 
 
 class ParameterUninitializedException(ParameterException):
     def __init__(self, parameter_name, *args):
         super().__init__(f"The parameter '{parameter_name}' is not initialized",
-                         [parameter_name], *args)
+                         parameter_name, *args)

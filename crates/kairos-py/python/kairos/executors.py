@@ -1,6 +1,8 @@
 """rclpy's executors, on kairos's executor (spun with the GIL released)."""
 
 import atexit
+import inspect
+import itertools
 import signal
 import threading
 import weakref
@@ -99,19 +101,56 @@ class Executor:
     def get_nodes(self):
         return list(self._nodes)
 
+    def create_task(self, callback, *args, **kwargs):
+        """Runs ``callback(*args, **kwargs)`` (a function, a coroutine function or a
+        coroutine) as a callback of this executor, in the order tasks were created; the
+        returned ``Task`` is done with its result or exception. A coroutine may await
+        futures and kairos sleeps; it holds no group, so tasks and other callbacks go on
+        meanwhile."""
+        from kairos.task import Task
+
+        task = Task(callback, args, kwargs, executor=self)
+        core, group = self._task_node()
+        guard = None
+
+        def start():
+            guard.destroy()
+            return _drive(task, callback, args, kwargs)
+
+        guard = core.create_guard_condition(start, group, True)
+        guard.trigger()
+        return task
+
+    def _task_node(self):
+        """The runtime node (hidden from the graph) whose guard conditions run this
+        executor's tasks, made at the first task."""
+        if getattr(self, "_tasks", None) is None:
+            core = _kairos.NodeCore(f"_kairos_tasks_{next(_task_nodes)}", "/", False, None,
+                                    1.0, None, None, False, False)
+            self._core.add_node(core)
+            self._tasks = (core, core.create_group("tasks", True))
+        return self._tasks
+
     def spin(self):
         with _Spinning(self):
             self._core.spin()
 
     def spin_once(self, timeout_sec=None):
+        """Runs one ready callback, waiting up to ``timeout_sec`` for one (None or a
+        negative value: no limit, as rclpy)."""
         with _Spinning(self):
-            self._core.spin_once(timeout_sec)
+            self._core.spin_once(_timeout(timeout_sec))
+
+    def spin_once_until_future_complete(self, future, timeout_sec=None):
+        """As :meth:`spin_once`, unless ``future`` is done already."""
+        if not future.done():
+            self.spin_once(timeout_sec)
 
     def spin_until_future_complete(self, future, timeout_sec=None):
         """Runs callbacks until ``future`` is done or ``timeout_sec`` passed. From one of
         this executor's own callbacks it raises ``WouldDeadlock`` at once."""
         with _Spinning(self):
-            self._core.spin_until_future_complete(future, timeout_sec)
+            self._core.spin_until_future_complete(future, _timeout(timeout_sec))
 
     def shutdown(self, timeout_sec=None):
         """Stops within ``timeout_sec`` (1 s by default); the report names callbacks still
@@ -125,9 +164,33 @@ class Executor:
     def cancel(self):
         self._core.cancel()
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.shutdown()
+
     @property
     def num_threads(self):
         return self._core.num_threads
+
+
+_task_nodes = itertools.count(1)
+
+
+def _timeout(timeout_sec):
+    return None if timeout_sec is not None and timeout_sec < 0 else timeout_sec
+
+
+async def _drive(task, callback, args, kwargs):
+    try:
+        result = callback if inspect.iscoroutine(callback) else callback(*args, **kwargs)
+        if inspect.isawaitable(result):
+            result = await result
+    except Exception as error:  # the task's outcome, as rclpy keeps it
+        task.set_exception(error)
+    else:
+        task.set_result(result)
 
 
 class SingleThreadedExecutor(Executor):

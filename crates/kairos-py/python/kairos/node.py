@@ -8,12 +8,15 @@ import inspect
 
 from kairos import _kairos
 from kairos._graph import GraphMixin, NodeNameNonExistentError  # noqa: F401
+from kairos._parameters import ParametersMixin
 from kairos.callback_groups import _default_group
 from kairos.logging import Logger
 from kairos.exceptions import InvalidHandle
-from kairos.names import validate_topic_name
+from kairos.names import validate_namespace, validate_node_name, validate_topic_name
 from kairos.parameter import Parameter
-from kairos.qos import _depth_and_durability
+from kairos import type_description_service
+from kairos.qos import _depth_and_durability, qos_profile_parameter_events
+from kairos.rcl_interfaces.msg import ParameterEvent
 
 
 def _is_async(callback):
@@ -47,12 +50,12 @@ class _Handle:
         return False
 
 
-class Node(GraphMixin):
+class Node(GraphMixin, ParametersMixin):
     def __init__(self, node_name, *, context=None, cli_args=None, namespace=None,
                  use_global_arguments=True, enable_rosout=True, start_parameter_services=True,
                  parameter_overrides=None, allow_undeclared_parameters=False,
                  automatically_declare_parameters_from_overrides=False,
-                 sim_stall_policy=None, sim_stall_timeout_sec=1.0):
+                 enable_logger_service=False, sim_stall_policy=None, sim_stall_timeout_sec=1.0):
         """``sim_stall_policy`` (kairos only): what waits on simulation time do when
         ``/clock`` falls silent for ``sim_stall_timeout_sec``: ``"wait"`` (ROS's
         behaviour), ``"fallback_to_steady"`` (time goes on at rate 1) or ``"fail"`` (the
@@ -63,25 +66,42 @@ class Node(GraphMixin):
         self._context = get_default_context() if context is None else context
         if not self._context.ok():
             raise NotInitializedException(f"cannot create node '{node_name}'")
-        self._core = _kairos.NodeCore(node_name, namespace or "/", False,
-                                      sim_stall_policy, sim_stall_timeout_sec)
-        # The program's ROS arguments (-p, --params-file) first, then the overrides the
-        # code gives, as rclpy orders them.
-        self._parameters = {}
-        if use_global_arguments:
-            self._parameters.update(
-                (name, Parameter(name, value=value))
-                for name, value in self._core.ros_parameter_overrides())
-        self._parameters.update((p.name, p) for p in (parameter_overrides or []))
-        use_sim_time = bool(getattr(self._parameters.get("use_sim_time"), "value", False))
-        self._parameters["use_sim_time"] = Parameter("use_sim_time", value=use_sim_time)
-        if use_sim_time:
-            self._core.set_use_sim_time(True)
+        try:
+            self._core = _kairos.NodeCore(
+                node_name, namespace or "/", False, sim_stall_policy, sim_stall_timeout_sec,
+                None if cli_args is None else [str(a) for a in cli_args],
+                getattr(self._context, "_args", None), use_global_arguments, enable_rosout)
+        except ValueError:
+            # rclpy's exception types for a bad name or namespace; else kairos's message.
+            validate_node_name(node_name)
+            full = namespace or "/"
+            validate_namespace(full if full.startswith("/") else "/" + full)
+            raise
         self._executor = None
         self._logger = Logger(self._core, self._core.fully_qualified_name.lstrip("/").replace("/", "."))
         self.default_callback_group = _default_group(self)
         self.publishers, self.subscriptions, self.timers = [], [], []
         self.services, self.clients, self.guards = [], [], []
+        # The program's ROS arguments (-p, --params-file) first, then the overrides the
+        # code gives, as rclpy orders them.
+        overrides = {
+            name: Parameter(name, value=[bytes([b]) for b in value]
+                            if isinstance(value, bytes) else value)
+            for name, value in self._core.ros_parameter_overrides()}
+        overrides.update((p.name, p) for p in (parameter_overrides or []))
+        self._parameter_event_publisher = self.create_publisher(
+            ParameterEvent, "/parameter_events", qos_profile_parameter_events)
+        self._init_parameters(overrides, allow_undeclared_parameters,
+                              automatically_declare_parameters_from_overrides)
+        if start_parameter_services:
+            from kairos.parameter_service import ParameterService
+
+            self._parameter_service = ParameterService(self)
+        if enable_logger_service:
+            from kairos.logging_service import LoggingService
+
+            self._logger_service = LoggingService(self)
+        type_description_service.declare_parameter(self)
         self._context.track_node(self)
 
     @property
@@ -121,10 +141,41 @@ class Node(GraphMixin):
 
     @property
     def executor(self):
+        """The executor the node was added to, or None."""
         return self._executor
+
+    @executor.setter
+    def executor(self, new_executor):
+        """Moves the node to ``new_executor`` (None: out of any), as rclpy."""
+        current = self._executor
+        if current is new_executor:
+            return
+        if current is not None:
+            current.remove_node(self)
+        if new_executor is not None:
+            new_executor.add_node(self)
+        self._executor = new_executor
+
+    def resolve_topic_name(self, topic, *, only_expand=False):
+        """``topic`` expanded against this node (``~``, ``{node}``, namespace), then
+        remapped by its ROS arguments unless ``only_expand``."""
+        return self._core.resolve_name("topic", topic, only_expand)
+
+    def resolve_service_name(self, service, *, only_expand=False):
+        """As :meth:`resolve_topic_name`, for a service name."""
+        return self._core.resolve_name("service", service, only_expand)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.destroy_node()
 
     def _group(self, callback_group):
         return (callback_group or self.default_callback_group)._handle(self)
+
+    def _in_group(self, entity, callback_group):
+        (callback_group or self.default_callback_group).add_entity(entity)
 
     # -- entities -------------------------------------------------------------------
 
@@ -134,6 +185,7 @@ class Node(GraphMixin):
         publisher = self._core.create_publisher(msg_type, topic, depth, transient_local,
                                                 self._group(callback_group))
         self.publishers.append(publisher)
+        self._in_group(publisher, callback_group)
         return publisher
 
     def create_subscription(self, msg_type, topic, callback, qos_profile, *,
@@ -144,6 +196,7 @@ class Node(GraphMixin):
             msg_type, topic, callback, depth, transient_local, self._group(callback_group),
             _is_async(callback))
         self.subscriptions.append(subscription)
+        self._in_group(subscription, callback_group)
         return subscription
 
     def create_timer(self, timer_period_sec, callback, callback_group=None, clock=None,
@@ -155,24 +208,27 @@ class Node(GraphMixin):
         if not autostart:
             timer.cancel()
         self.timers.append(timer)
+        self._in_group(timer, callback_group)
         return timer
 
     def create_service(self, srv_type, srv_name, callback, *, callback_group=None, **_):
-        validate_topic_name(srv_name, is_service=True)
         """``callback(request, response)`` fills and returns ``response``; an ``async def``
         callback may await futures and sleeps first (its group stays held meanwhile)."""
+        validate_topic_name(srv_name, is_service=True)
         service = self._core.create_service(srv_type, srv_name, callback,
                                             self._group(callback_group), _is_async(callback))
         self.services.append(service)
+        self._in_group(service, callback_group)
         return service
 
     def create_client(self, srv_type, srv_name, *, callback_group=None, **_):
-        validate_topic_name(srv_name, is_service=True)
         """A client; its group matters only for ``add_done_callback`` callbacks: a
         response wakes its caller directly, so what decides whether a call from a callback
         can complete is the service's group (see ``kairos.demo``)."""
+        validate_topic_name(srv_name, is_service=True)
         client = self._core.create_client(srv_type, srv_name, self._group(callback_group))
         self.clients.append(client)
+        self._in_group(client, callback_group)
         return client
 
     def create_guard_condition(self, callback, callback_group=None, *, _coroutines=None):
@@ -183,6 +239,7 @@ class Node(GraphMixin):
         guard = self._core.create_guard_condition(callback, self._group(callback_group),
                                                   is_async)
         self.guards.append(guard)
+        self._in_group(guard, callback_group)
         return guard
 
     def create_rate(self, frequency, clock=None):
@@ -231,8 +288,9 @@ class Node(GraphMixin):
             self._executor.remove_node(self)
         for timer in self.timers:
             timer.cancel()
-        for entity in self.subscriptions + self.services + self.guards:
+        for entity in self.publishers + self.subscriptions + self.services + self.guards:
             entity.destroy()
+        self._parameter_event_publisher = None
         self.publishers, self.subscriptions, self.timers = [], [], []
         self.services, self.clients, self.guards = [], [], []
         # The node leaves the graph once nothing refers to its core; loggers taken from
@@ -240,33 +298,6 @@ class Node(GraphMixin):
         core, self._core = self._core, _DestroyedNode(self._core)
         self._logger = Logger(None, self._logger.name)
         del core
-
-    # -- parameters -----------------------------------------------------------------
-
-    def declare_parameter(self, name, value=None, descriptor=None, ignore_override=False):
-        if name not in self._parameters or ignore_override:
-            self._parameters[name] = Parameter(name, value=value)
-        return self._parameters[name]
-
-    def declare_parameters(self, namespace, parameters, ignore_override=False):
-        prefix = f"{namespace}." if namespace else ""
-        return [self.declare_parameter(prefix + p[0], p[1] if len(p) > 1 else None)
-                for p in parameters]
-
-    def has_parameter(self, name):
-        return name in self._parameters
-
-    def get_parameter(self, name):
-        return self._parameters[name]
-
-    def set_parameters(self, parameters):
-        """Sets parameters; ``use_sim_time`` switches the node's clock (timers restart
-        their period, sleeps in progress end)."""
-        for parameter in parameters:
-            if parameter.name == "use_sim_time":
-                self._core.set_use_sim_time(bool(parameter.value))
-            self._parameters[parameter.name] = parameter
-        return [True for _ in parameters]
 
     def __repr__(self):
         return f"<kairos.node.Node {self.get_fully_qualified_name()}>"
