@@ -63,6 +63,12 @@ struct State {
     slot: Slot,
     wakers: Vec<Waker>,
     callbacks: Vec<PyObject>,
+    /// rclpy's `Future(executor=...)`: done callbacks are scheduled on it
+    /// (`executor.create_task(callback, future)`) instead of being called at completion.
+    executor: Option<PyObject>,
+    /// What `set_exception` was given, returned by `exception()` as it was (rclpy keeps
+    /// any object; `result()` raises it, a TypeError if it is not an exception).
+    exception: Option<PyObject>,
 }
 
 pub(crate) struct Shared {
@@ -78,6 +84,8 @@ impl Shared {
                 slot: Slot::Pending,
                 wakers: Vec::new(),
                 callbacks: Vec::new(),
+                executor: None,
+                exception: None,
             }),
         })
     }
@@ -117,8 +125,15 @@ impl Shared {
             Ok(f) => f,
             Err(err) => return err.print(py),
         };
+        let executor = self.state.lock().executor.as_ref().map(|e| e.clone_ref(py));
         for callback in callbacks {
-            if let Err(err) = callback.call1(py, (future.clone_ref(py),)) {
+            let called = match &executor {
+                Some(executor) => executor
+                    .call_method1(py, "create_task", (callback, future.clone_ref(py)))
+                    .map(drop),
+                None => callback.call1(py, (future.clone_ref(py),)).map(drop),
+            };
+            if let Err(err) = called {
                 err.print(py);
             }
         }
@@ -269,11 +284,24 @@ impl PyFuture {
     /// A pending future. Arguments are for subclasses (rclpy's `Task(handler, ...)`,
     /// `Future(executor=...)`) and are not read here.
     #[new]
-    #[pyo3(signature = (*_args, **_kwargs))]
-    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
-        Self {
-            shared: Shared::new(None),
+    #[pyo3(signature = (*_args, **kwargs))]
+    fn new(_args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let shared = Shared::new(None);
+        if let Some(executor) = kwargs
+            .map(|k| k.get_item("executor"))
+            .transpose()?
+            .flatten()
+        {
+            if !executor.is_none() {
+                shared.state.lock().executor = Some(executor.unbind());
+            }
         }
+        Ok(Self { shared })
+    }
+
+    /// Schedules the done callbacks on `executor` (`Task` passes its executor here).
+    fn _set_executor(&self, executor: PyObject) {
+        self.shared.state.lock().executor = Some(executor);
     }
 
     /// Whether the future has a result, an exception, or was cancelled.
@@ -292,6 +320,9 @@ impl PyFuture {
 
     /// The exception the future ended with, or `None`.
     fn exception(&self, py: Python<'_>) -> Option<PyObject> {
+        if let Some(given) = &self.shared.state.lock().exception {
+            return Some(given.clone_ref(py));
+        }
         match self.shared.result(py) {
             Err(err) => Some(err.into_value(py).into_any()),
             Ok(_) => None,
@@ -303,6 +334,13 @@ impl PyFuture {
     }
 
     fn set_exception(&self, exception: Bound<'_, PyAny>) {
+        {
+            let mut state = self.shared.state.lock();
+            if state.done {
+                return;
+            }
+            state.exception = Some(exception.clone().unbind());
+        }
         self.shared
             .complete(Slot::Error(PyErr::from_value(exception)));
     }

@@ -24,9 +24,10 @@ use kairos::graph::{NameKind, Node, NodeOptions, Qos, RosArgs, SimStall};
 use kairos::time::StallPolicy;
 use parking_lot::{Mutex, RwLock};
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 /// How the trace names a Python callback: its module and qualified name, as rclcpp's
 /// traces name a C++ callback by its symbol (`__main__.Talker.timer_callback`).
@@ -358,7 +359,11 @@ impl NodeCore {
         }
         .map_err(graph_error)?;
         kairos::trace::tp::rclcpp_callback_register(timer.callback_handle(), &name);
-        Ok(PyTimer { timer, scheduled })
+        Ok(PyTimer {
+            timer,
+            destroyed: AtomicBool::new(false),
+            scheduled,
+        })
     }
 
     #[pyo3(signature = (srv_type, name, callback, group = None, is_async = false))]
@@ -401,6 +406,7 @@ impl NodeCore {
         let node = self.in_group(group.as_deref())?;
         Ok(PyClient {
             inner: (kind.client)(&node, name, srv_type)?,
+            destroyed: AtomicBool::new(false),
         })
     }
 
@@ -442,6 +448,34 @@ impl NodeCore {
     fn set_use_sim_time(&self, on: bool) -> PyResult<()> {
         self.node.set_use_sim_time(on).map_err(graph_error)
     }
+}
+
+/// What an entity's `handle` gives: `with entity.handle:` (rclpy's shape) does nothing
+/// while the entity lives; once it is destroyed, reading `handle` raises `InvalidHandle`.
+#[pyclass(name = "EntityHandle", module = "kairos._kairos", frozen)]
+#[derive(Debug)]
+pub struct PyEntityHandle;
+
+#[pymethods]
+impl PyEntityHandle {
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, _exc: &Bound<'_, PyTuple>) -> bool {
+        false
+    }
+}
+
+fn entity_handle(py: Python<'_>, alive: bool, what: &str) -> PyResult<PyEntityHandle> {
+    if alive {
+        return Ok(PyEntityHandle);
+    }
+    let invalid = py.import("kairos.exceptions")?.getattr("InvalidHandle")?;
+    Err(PyErr::from_value(
+        invalid.call1((format!("the {what} was destroyed"),))?,
+    ))
 }
 
 #[pyclass(name = "Publisher", module = "kairos", frozen, weakref)]
@@ -489,6 +523,23 @@ impl PyPublisher {
     fn destroy(&self) {
         self.inner.write().take();
     }
+
+    /// rclpy's handle: `with entity.handle:`; `InvalidHandle` once it is destroyed.
+    #[getter]
+    fn handle(&self, py: Python<'_>) -> PyResult<PyEntityHandle> {
+        entity_handle(py, self.inner.read().is_some(), "publisher")
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Leaving `with node.create_...(...) as entity:` destroys it, as in rclpy.
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, _exc: &Bound<'_, PyTuple>) -> bool {
+        self.destroy();
+        false
+    }
 }
 
 #[pyclass(name = "Subscription", module = "kairos", frozen, weakref)]
@@ -508,6 +559,23 @@ impl PySubscription {
     /// Removes the subscription from its node, topic and executor.
     fn destroy(&self) {
         self._inner.lock().take();
+    }
+
+    /// rclpy's handle: `with entity.handle:`; `InvalidHandle` once it is destroyed.
+    #[getter]
+    fn handle(&self, py: Python<'_>) -> PyResult<PyEntityHandle> {
+        entity_handle(py, self._inner.lock().is_some(), "subscription")
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Leaving `with node.create_...(...) as entity:` destroys it, as in rclpy.
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, _exc: &Bound<'_, PyTuple>) -> bool {
+        self.destroy();
+        false
     }
 
     /// The resolved topic name.
@@ -533,6 +601,23 @@ impl fmt::Debug for PyService {
 impl PyService {
     fn destroy(&self) {
         self._inner.lock().take();
+    }
+
+    /// rclpy's handle: `with entity.handle:`; `InvalidHandle` once it is destroyed.
+    #[getter]
+    fn handle(&self, py: Python<'_>) -> PyResult<PyEntityHandle> {
+        entity_handle(py, self._inner.lock().is_some(), "service")
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Leaving `with node.create_...(...) as entity:` destroys it, as in rclpy.
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, _exc: &Bound<'_, PyTuple>) -> bool {
+        self.destroy();
+        false
     }
 
     /// The resolved service name.
@@ -562,12 +647,30 @@ impl PyGuardCondition {
     fn destroy(&self) {
         self.guard.lock().take();
     }
+
+    /// rclpy's handle: `with entity.handle:`; `InvalidHandle` once it is destroyed.
+    #[getter]
+    fn handle(&self, py: Python<'_>) -> PyResult<PyEntityHandle> {
+        entity_handle(py, self.guard.lock().is_some(), "guard condition")
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Leaving `with node.create_...(...) as entity:` destroys it, as in rclpy.
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, _exc: &Bound<'_, PyTuple>) -> bool {
+        self.destroy();
+        false
+    }
 }
 
 #[pyclass(name = "Timer", module = "kairos", frozen, weakref)]
 #[derive(Debug)]
 pub struct PyTimer {
     timer: CallbackTimer,
+    destroyed: AtomicBool,
     /// The deadline of the tick running (or run last), in the timer clock's nanoseconds.
     scheduled: Arc<AtomicI64>,
 }
@@ -576,6 +679,29 @@ pub struct PyTimer {
 impl PyTimer {
     fn cancel(&self) {
         self.timer.cancel();
+    }
+
+    /// Cancels the timer for good (`destroy_timer`).
+    fn destroy(&self) {
+        self.timer.cancel();
+        self.destroyed.store(true, Ordering::Relaxed);
+    }
+
+    /// rclpy's handle: `with entity.handle:`; `InvalidHandle` once it is destroyed.
+    #[getter]
+    fn handle(&self, py: Python<'_>) -> PyResult<PyEntityHandle> {
+        entity_handle(py, !self.destroyed.load(Ordering::Relaxed), "timer")
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Leaving `with node.create_...(...) as entity:` destroys it, as in rclpy.
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, _exc: &Bound<'_, PyTuple>) -> bool {
+        self.destroy();
+        false
     }
 
     fn reset(&self) {
@@ -613,6 +739,7 @@ impl PyTimer {
 #[pyclass(name = "Client", module = "kairos", frozen, weakref)]
 pub struct PyClient {
     inner: Box<dyn DynClient>,
+    destroyed: AtomicBool,
 }
 
 impl fmt::Debug for PyClient {
@@ -667,5 +794,33 @@ impl PyClient {
     #[getter]
     fn srv_name(&self) -> &str {
         self.inner.service()
+    }
+
+    /// The service's resolved name (rclpy's `service_name`).
+    #[getter]
+    fn service_name(&self) -> &str {
+        self.inner.service()
+    }
+
+    /// Marks the client destroyed (`destroy_client`); its `handle` is invalid from now on.
+    fn destroy(&self) {
+        self.destroyed.store(true, Ordering::Relaxed);
+    }
+
+    /// rclpy's handle: `with entity.handle:`; `InvalidHandle` once it is destroyed.
+    #[getter]
+    fn handle(&self, py: Python<'_>) -> PyResult<PyEntityHandle> {
+        entity_handle(py, !self.destroyed.load(Ordering::Relaxed), "client")
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Leaving `with node.create_...(...) as entity:` destroys it, as in rclpy.
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, _exc: &Bound<'_, PyTuple>) -> bool {
+        self.destroy();
+        false
     }
 }

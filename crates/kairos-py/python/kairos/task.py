@@ -21,6 +21,8 @@ class Task(Future):
         self._coroutine = handler if inspect.iscoroutine(handler) else None
         self._running = threading.Lock()
         self._executor = executor
+        if executor is not None:
+            self._set_executor(executor)
 
     def __call__(self):
         if self.done() or not self._running.acquire(blocking=False):

@@ -1,0 +1,67 @@
+"""rclpy's lifetime shapes of entities and futures: `with` destroys an entity, its
+`handle` is invalid once destroyed, a future made with an executor schedules its done
+callbacks there, and an executor's tasks run in the order they were made."""
+
+import pytest
+
+from kairos.exceptions import InvalidHandle
+from kairos.executors import SingleThreadedExecutor
+from kairos.node import Node
+from kairos.std_msgs.msg import String
+from kairos.std_srvs.srv import Trigger
+from kairos.task import Future
+
+
+def test_with_destroys_an_entity_and_its_handle_then_says_so(session):
+    node = Node("e_node")
+    with node.create_publisher(String, "e_topic", 1) as publisher:
+        with publisher.handle:
+            assert node.count_publishers("e_topic") == 1
+    assert node.count_publishers("e_topic") == 0
+    with pytest.raises(InvalidHandle):
+        publisher.handle
+    for entity, destroy in (
+            (node.create_subscription(String, "e_topic", lambda m: None, 1),
+             node.destroy_subscription),
+            (node.create_timer(1.0, lambda: None), node.destroy_timer),
+            (node.create_client(Trigger, "e_srv"), node.destroy_client)):
+        with entity.handle:
+            pass
+        assert destroy(entity)
+        with pytest.raises(InvalidHandle):
+            entity.handle
+    node.destroy_node()
+
+
+def test_an_executors_tasks_run_in_order_and_a_futures_callbacks_run_there(session):
+    node = Node("e_tasks")
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    ran = []
+
+    async def second():
+        ran.append("second")
+        return 2
+
+    first = executor.create_task(lambda: ran.append("first") or 1)
+    later = executor.create_task(second)
+    assert not first.done() and not later.done()
+    executor.spin_once(timeout_sec=0)
+    assert ran == ["first"] and first.result() == 1
+    executor.spin_once(timeout_sec=0)
+    assert ran == ["first", "second"] and later.result() == 2
+
+    scheduled = Future(executor=executor)
+    called = []
+    scheduled.add_done_callback(lambda f: called.append(f.result()))
+    scheduled.set_result("value")
+    assert called == [], "a done callback of a future with an executor runs there"
+    executor.spin_once(timeout_sec=5)
+    assert called == ["value"]
+
+    failed = Future()
+    failed.set_exception("not an exception")
+    assert failed.exception() == "not an exception"
+    with pytest.raises(TypeError):
+        failed.result()
+    executor.shutdown()
