@@ -221,3 +221,42 @@ def test_use_sim_time_moves_the_clock_only_when_the_set_is_accepted(session):
     assert clock.ros_time_is_active
     assert node.set_parameters([Parameter("use_sim_time", value=False)])[0].successful
     assert not clock.ros_time_is_active
+
+
+def test_a_parameter_client_and_an_event_handler_follow_another_node(session):
+    """AsyncParameterClient sets another node's parameter; a ParameterEventHandler on a
+    third node hears that exact parameter change; wait_for_message gets the next event."""
+    from kairos.parameter_client import AsyncParameterClient
+    from kairos.parameter_event_handler import ParameterEventHandler
+    from kairos.wait_for_message import wait_for_message
+
+    server = Node("pc_server", namespace="/pc")
+    server.declare_parameter("gain", 1.0)
+    asker = Node("pc_asker")
+    watcher = Node("pc_watcher", namespace="/pc")
+    heard = []
+    handler = ParameterEventHandler(watcher)
+    handle = handler.add_parameter_callback("gain", "pc_server", heard.append)
+    executor = SingleThreadedExecutor()
+    for node in (server, asker, watcher):
+        executor.add_node(node)
+
+    client = AsyncParameterClient(asker, "/pc/pc_server")
+    assert client.wait_for_services(timeout_sec=LIMIT)
+    future = client.set_parameters([Parameter("gain", value=2.5)])
+    executor.spin_until_future_complete(future, timeout_sec=LIMIT)
+    assert [r.successful for r in future.result().results] == [True]
+    for _ in range(100):
+        if heard:
+            break
+        executor.spin_once(timeout_sec=0.1)
+    assert [(p.name, p.value.double_value) for p in heard] == [("gain", 2.5)]
+    handler.remove_parameter_callback(handle)
+    with pytest.raises(RuntimeError):
+        handler.remove_parameter_callback(handle)
+    executor.shutdown()
+
+    # No executor spins these nodes now: wait_for_message makes one for its wait, and
+    # its deadline holds when nothing comes.
+    ok, msg = wait_for_message(ParameterEvent, asker, "/parameter_events", time_to_wait=0.2)
+    assert (ok, msg) == (False, None)
