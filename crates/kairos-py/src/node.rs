@@ -666,7 +666,7 @@ impl PyGuardCondition {
     }
 }
 
-#[pyclass(name = "Timer", module = "kairos", frozen, weakref)]
+#[pyclass(name = "Timer", module = "kairos", frozen, weakref, dict)]
 #[derive(Debug)]
 pub struct PyTimer {
     timer: CallbackTimer,
@@ -710,6 +710,12 @@ impl PyTimer {
 
     fn is_canceled(&self) -> bool {
         self.timer.is_cancelled()
+    }
+
+    /// Nanoseconds of the timer's clock until its next deadline (0 or less: due now);
+    /// None while cancelled.
+    fn time_until_next_call(&self) -> Option<i64> {
+        (!self.timer.is_cancelled()).then(|| self.timer.time_until_trigger().as_nanos())
     }
 
     #[getter]

@@ -222,3 +222,32 @@ def test_a_time_source_drives_an_attached_clock_from_clock_messages(session):
     sleeper.join(60)
     assert ended == [False] and not clock.ros_time_is_active
     executor.shutdown()
+
+
+def test_a_timer_callback_that_asks_for_timer_info_gets_its_deadline(session):
+    """A parameter annotated TimerInfo receives when the tick was due and when it ran:
+    never early, so the actual time is at or after the expected one."""
+    from kairos.executors import SingleThreadedExecutor
+    from kairos.timer import TimerInfo
+
+    node = Node("ti_node")
+    infos = []
+
+    def tick(info: TimerInfo):
+        infos.append(info)
+
+    timer = node.create_timer(0.01, tick)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    for _ in range(500):
+        if len(infos) >= 3:
+            break
+        executor.spin_once(timeout_sec=0.1)
+    assert len(infos) >= 3
+    for info in infos:
+        assert info.expected_call_time.clock_type == timer.clock.clock_type
+        assert 0 < info.expected_call_time.nanoseconds <= info.actual_call_time.nanoseconds
+    assert timer.time_until_next_call() <= 10_000_000
+    timer.cancel()
+    assert timer.time_until_next_call() is None
+    executor.shutdown()

@@ -5,6 +5,7 @@ entity lives until ``destroy_*`` or ``destroy_node``.
 """
 
 import inspect
+import weakref
 
 from kairos import _kairos
 from kairos._graph import GraphMixin, NodeNameNonExistentError  # noqa: F401
@@ -201,10 +202,23 @@ class Node(GraphMixin, ParametersMixin):
 
     def create_timer(self, timer_period_sec, callback, callback_group=None, clock=None,
                      autostart=True):
+        """A timer; a callback with a parameter annotated ``TimerInfo`` gets when its tick
+        was due and when it ran."""
+        from kairos.timer import timer_info_argument, with_timer_info
+
+        py_clock = clock if clock is not None and not isinstance(clock, _kairos.Clock) \
+            else self.get_clock()
         if clock is not None and not isinstance(clock, _kairos.Clock):
             clock = clock._current()  # a kairos.clock.Clock: the Rust clock it reads now
-        timer = self._core.create_timer(timer_period_sec, callback,
-                                        self._group(callback_group), _is_async(callback), clock)
+        is_async = _is_async(callback)
+        info_name = timer_info_argument(callback)
+        holder = [None]
+        run = callback if info_name is None else with_timer_info(
+            callback, info_name, holder, py_clock, is_async)
+        timer = self._core.create_timer(timer_period_sec, run, self._group(callback_group),
+                                        is_async, clock)
+        holder[0] = weakref.ref(timer)  # no cycle through the timer's own callback
+        timer.clock, timer.callback = py_clock, callback
         if not autostart:
             timer.cancel()
         self.timers.append(timer)

@@ -70,6 +70,8 @@ class Time:
         return other._nanoseconds
 
     def __eq__(self, other):
+        if not isinstance(other, Time):
+            return False  # as rclpy: a Time equals no other kind of value
         return self._nanoseconds == self._other(other)
 
     def __ne__(self, other):
