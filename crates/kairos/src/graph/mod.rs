@@ -27,6 +27,7 @@ mod message_callback;
 mod name;
 mod node;
 mod parameters;
+mod params_file;
 mod pool;
 mod publisher;
 mod qos;

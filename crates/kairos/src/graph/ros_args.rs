@@ -20,7 +20,7 @@
 use super::name::{NameKind, resolve};
 use super::parameters::ParameterValue;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use yaml_rust2::{Yaml, YamlLoader};
 
 /// Why the ROS arguments cannot be used.
@@ -170,7 +170,7 @@ impl RosArgs {
                 }
                 "--params-file" => {
                     let path = PathBuf::from(value("--params-file params.yaml")?);
-                    ros.overrides.extend(read_params_file(&path)?);
+                    ros.overrides.extend(super::params_file::read(&path)?);
                     ros.params_files.push(path);
                 }
                 "--log-level" => {
@@ -301,19 +301,28 @@ impl RosArgs {
         resolve(kind, &rule.to, namespace, node).ok()
     }
 
-    /// The parameter values for the node `fq_name`, later ones over earlier ones and
-    /// node-specific ones over wildcards.
+    /// The parameter values for the node `fq_name`, as rcl resolves them: the rules of
+    /// every node pattern that matches it (`/**`, `/*/planner`, its own name), pattern by
+    /// pattern in the order each pattern first appears, a later value of one parameter
+    /// over an earlier one. So in a file with `/**` then `/robot/planner` sections the
+    /// node's own section wins, and a `-p` (a `/**` rule) given after a file wins over
+    /// the file's `/**` values.
     pub fn overrides_for(&self, fq_name: &str) -> BTreeMap<String, ParameterValue> {
-        let mut values = BTreeMap::new();
-        let mut specific = BTreeMap::new();
+        let mut patterns: Vec<&str> = Vec::new();
         for rule in &self.overrides {
-            if rule.nodes == fq_name {
-                specific.insert(rule.name.clone(), rule.value.clone());
-            } else if node_pattern_matches(&rule.nodes, fq_name) {
+            if !patterns.contains(&rule.nodes.as_str()) {
+                patterns.push(&rule.nodes);
+            }
+        }
+        let mut values = BTreeMap::new();
+        for pattern in patterns {
+            if pattern != fq_name && !node_pattern_matches(pattern, fq_name) {
+                continue;
+            }
+            for rule in self.overrides.iter().filter(|r| r.nodes == pattern) {
                 values.insert(rule.name.clone(), rule.value.clone());
             }
         }
-        values.extend(specific);
         values
     }
 }
@@ -445,7 +454,7 @@ impl ParameterValue {
 }
 
 /// A YAML scalar or sequence as a parameter value.
-fn parameter_value(yaml: &Yaml) -> Result<ParameterValue, String> {
+pub(crate) fn parameter_value(yaml: &Yaml) -> Result<ParameterValue, String> {
     Ok(match yaml {
         Yaml::Boolean(b) => ParameterValue::Bool(*b),
         Yaml::Integer(i) => ParameterValue::Integer(*i),
@@ -497,91 +506,6 @@ fn array_value(items: &[Yaml]) -> Result<ParameterValue, String> {
     Err("an array's elements must all be booleans, all numbers or all strings".into())
 }
 
-/// Reads a ROS 2 parameter file:
-/// ```yaml
-/// /robot/planner:          # or planner, /**, /*/planner
-///   ros__parameters:
-///     rate: 10.0
-///     limits:
-///       speed: 1.5         # the parameter limits.speed
-/// ```
-fn read_params_file(path: &Path) -> Result<Vec<ParameterOverride>, RosArgsError> {
-    let fail = |why: String| RosArgsError::ParamsFile {
-        path: path.to_owned(),
-        why,
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read it: {e}")))?;
-    let docs = YamlLoader::load_from_str(&text).map_err(|e| {
-        fail(format!(
-            "line {}, column {}: {}",
-            e.marker().line(),
-            e.marker().col() + 1,
-            e.info()
-        ))
-    })?;
-    let mut overrides = Vec::new();
-    for doc in &docs {
-        let Yaml::Hash(nodes) = doc else {
-            return Err(fail(
-                "the top level maps node names to their ros__parameters".into(),
-            ));
-        };
-        for (node, section) in nodes {
-            let Some(node) = node.as_str() else {
-                return Err(fail("a node name must be a string".into()));
-            };
-            let pattern = if node.starts_with('/') {
-                node.to_owned()
-            } else {
-                format!("/{node}")
-            };
-            let parameters = match section {
-                Yaml::Hash(section) => section.get(&Yaml::String("ros__parameters".into())),
-                _ => None,
-            }
-            .ok_or_else(|| fail(format!("node '{node}' has no 'ros__parameters:' map")))?;
-            flatten(parameters, "", &mut |name, yaml| {
-                let value = parameter_value(yaml)
-                    .map_err(|why| fail(format!("parameter '{name}' of node '{node}': {why}")))?;
-                overrides.push(ParameterOverride {
-                    nodes: pattern.clone(),
-                    name,
-                    value,
-                });
-                Ok(())
-            })?;
-        }
-    }
-    Ok(overrides)
-}
-
-/// Calls `leaf` with each parameter under `yaml`, nested keys joined with `.`.
-fn flatten(
-    yaml: &Yaml,
-    prefix: &str,
-    leaf: &mut dyn FnMut(String, &Yaml) -> Result<(), RosArgsError>,
-) -> Result<(), RosArgsError> {
-    match yaml {
-        Yaml::Hash(map) => {
-            for (key, value) in map {
-                let key = match key {
-                    Yaml::String(s) => s.clone(),
-                    Yaml::Integer(i) => i.to_string(),
-                    other => format!("{other:?}"),
-                };
-                let name = if prefix.is_empty() {
-                    key
-                } else {
-                    format!("{prefix}.{key}")
-                };
-                flatten(value, &name, leaf)?;
-            }
-            Ok(())
-        }
-        _ => leaf(prefix.to_owned(), yaml),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -590,7 +514,7 @@ mod tests {
         RosArgs::parse(args.iter().copied())
     }
 
-    fn parse_file(file: &Path) -> Result<(RosArgs, Vec<String>), RosArgsError> {
+    fn parse_file(file: &std::path::Path) -> Result<(RosArgs, Vec<String>), RosArgsError> {
         let file = file.to_str().expect("test files have UTF-8 paths");
         parse(&["prog", "--ros-args", "--params-file", file])
     }
@@ -741,6 +665,37 @@ mod tests {
         let other = ros.overrides_for("/robot/other");
         assert_eq!(other["rate"], ParameterValue::Integer(5));
         assert!(!other.contains_key("limits.speed"));
+    }
+
+    #[test]
+    fn a_parameter_file_is_read_as_rcl_reads_it() {
+        // Node names nested key by key, a key written twice, and rcl's order: the
+        // patterns that match a node, in the order each first appears, last value wins.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("rcl.yaml");
+        std::fs::write(
+            &file,
+            "/**:\n  ros__parameters:\n    full_wild: 1\n\
+             /**:\n  node2:\n    ros__parameters:\n      a_value: first\n\
+             /ns:\n  node2:\n    ros__parameters:\n      a_value: second\n      bar: bar\n\
+             /*:\n  node2:\n    ros__parameters:\n      a_value: last_one_win\n\
+             ns:\n  \"*\":\n    ros__parameters:\n      in_ns: 2\n\
+             nsX:\n  node2:\n    ros__parameters:\n      should_not_appear: 3\n",
+        )
+        .unwrap();
+        let (ros, _) = parse_file(&file).unwrap();
+        let node = ros.overrides_for("/ns/node2");
+        assert_eq!(node["full_wild"], ParameterValue::Integer(1));
+        assert_eq!(
+            node["a_value"],
+            ParameterValue::String("last_one_win".into())
+        );
+        assert_eq!(node["bar"], ParameterValue::String("bar".into()));
+        assert_eq!(node["in_ns"], ParameterValue::Integer(2));
+        assert!(!node.contains_key("should_not_appear"));
+        let root = ros.overrides_for("/node2");
+        assert_eq!(root["a_value"], ParameterValue::String("first".into()));
+        assert!(!root.contains_key("in_ns"));
     }
 
     #[test]
