@@ -96,14 +96,26 @@ impl NodeCore {
     }
 }
 
-fn qos(depth: usize, transient_local: bool) -> Qos {
-    let qos = Qos::keep_last(depth);
-    if transient_local {
-        qos.transient_local()
+/// The kairos QoS of an rclpy profile's history, durability and reliability. A KEEP_ALL
+/// history is bounded by `depth` (kairos allocates a queue's slots up front; a full one
+/// counts its drops), or by [`KEEP_ALL_BOUND`] when the profile's depth is 0.
+fn qos(depth: usize, transient_local: bool, keep_all: bool, best_effort: bool) -> Qos {
+    let mut qos = if keep_all {
+        Qos::keep_all(if depth == 0 { KEEP_ALL_BOUND } else { depth })
     } else {
-        qos
+        Qos::keep_last(depth)
+    };
+    if transient_local {
+        qos = qos.transient_local();
     }
+    if best_effort {
+        qos = qos.best_effort();
+    }
+    qos
 }
+
+/// The bound of a KEEP_ALL history whose profile gives no depth.
+const KEEP_ALL_BOUND: usize = 1000;
 
 #[pymethods]
 impl NodeCore {
@@ -274,7 +286,8 @@ impl NodeCore {
         }
     }
 
-    #[pyo3(signature = (msg_type, topic, depth, transient_local = false, group = None))]
+    #[pyo3(signature = (msg_type, topic, depth, transient_local = false, group = None, keep_all = false, best_effort = false))]
+    #[allow(clippy::too_many_arguments)]
     fn create_publisher(
         &self,
         msg_type: &Bound<'_, PyAny>,
@@ -282,17 +295,20 @@ impl NodeCore {
         depth: usize,
         transient_local: bool,
         group: Option<PyRef<'_, PyGroup>>,
+        keep_all: bool,
+        best_effort: bool,
     ) -> PyResult<PyPublisher> {
         let kind = message_kind_of(msg_type)?;
         let node = self.in_group(group.as_deref())?;
-        let inner = (kind.publisher)(&node, topic, qos(depth, transient_local), msg_type)?;
+        let qos = qos(depth, transient_local, keep_all, best_effort);
+        let inner = (kind.publisher)(&node, topic, qos, msg_type)?;
         Ok(PyPublisher {
             topic: inner.topic().to_owned(),
             inner: RwLock::new(Some(inner)),
         })
     }
 
-    #[pyo3(signature = (msg_type, topic, callback, depth, transient_local = false, group = None, is_async = false))]
+    #[pyo3(signature = (msg_type, topic, callback, depth, transient_local = false, group = None, is_async = false, keep_all = false, best_effort = false))]
     #[allow(clippy::too_many_arguments)]
     fn create_subscription(
         &self,
@@ -303,6 +319,8 @@ impl NodeCore {
         transient_local: bool,
         group: Option<PyRef<'_, PyGroup>>,
         is_async: bool,
+        keep_all: bool,
+        best_effort: bool,
     ) -> PyResult<PySubscription> {
         let kind = message_kind_of(msg_type)?;
         let node = self.in_group(group.as_deref())?;
@@ -313,8 +331,12 @@ impl NodeCore {
             is_async,
             env: self.env.clone(),
         };
-        let (inner, handle) =
-            (kind.subscription)(&node, topic, qos(depth, transient_local), handler)?;
+        let (inner, handle) = (kind.subscription)(
+            &node,
+            topic,
+            qos(depth, transient_local, keep_all, best_effort),
+            handler,
+        )?;
         kairos::trace::tp::rclcpp_callback_register(handle, &name);
         Ok(PySubscription {
             topic: node
@@ -478,6 +500,32 @@ fn entity_handle(py: Python<'_>, alive: bool, what: &str) -> PyResult<PyEntityHa
     ))
 }
 
+/// rclpy's lifetime shape for an entity class with `is_alive` and `destroy`: `handle`
+/// (`with entity.handle:`, `InvalidHandle` once destroyed), and `with` destroys it.
+macro_rules! entity_lifetime {
+    ($class:ty, $what:literal) => {
+        #[pymethods]
+        impl $class {
+            /// rclpy's handle: `with entity.handle:`; `InvalidHandle` once destroyed.
+            #[getter]
+            fn handle(&self, py: Python<'_>) -> PyResult<PyEntityHandle> {
+                entity_handle(py, self.is_alive(), $what)
+            }
+
+            fn __enter__(slf: Py<Self>) -> Py<Self> {
+                slf
+            }
+
+            /// Leaving `with node.create_...(...) as entity:` destroys it, as in rclpy.
+            #[pyo3(signature = (*_exc))]
+            fn __exit__(&self, _exc: &Bound<'_, PyTuple>) -> bool {
+                self.destroy();
+                false
+            }
+        }
+    };
+}
+
 #[pyclass(name = "Publisher", module = "kairos", frozen, weakref)]
 pub struct PyPublisher {
     /// None once destroyed.
@@ -523,23 +571,6 @@ impl PyPublisher {
     fn destroy(&self) {
         self.inner.write().take();
     }
-
-    /// rclpy's handle: `with entity.handle:`; `InvalidHandle` once it is destroyed.
-    #[getter]
-    fn handle(&self, py: Python<'_>) -> PyResult<PyEntityHandle> {
-        entity_handle(py, self.inner.read().is_some(), "publisher")
-    }
-
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    /// Leaving `with node.create_...(...) as entity:` destroys it, as in rclpy.
-    #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, _exc: &Bound<'_, PyTuple>) -> bool {
-        self.destroy();
-        false
-    }
 }
 
 #[pyclass(name = "Subscription", module = "kairos", frozen, weakref)]
@@ -559,23 +590,6 @@ impl PySubscription {
     /// Removes the subscription from its node, topic and executor.
     fn destroy(&self) {
         self._inner.lock().take();
-    }
-
-    /// rclpy's handle: `with entity.handle:`; `InvalidHandle` once it is destroyed.
-    #[getter]
-    fn handle(&self, py: Python<'_>) -> PyResult<PyEntityHandle> {
-        entity_handle(py, self._inner.lock().is_some(), "subscription")
-    }
-
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    /// Leaving `with node.create_...(...) as entity:` destroys it, as in rclpy.
-    #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, _exc: &Bound<'_, PyTuple>) -> bool {
-        self.destroy();
-        false
     }
 
     /// The resolved topic name.
@@ -601,23 +615,6 @@ impl fmt::Debug for PyService {
 impl PyService {
     fn destroy(&self) {
         self._inner.lock().take();
-    }
-
-    /// rclpy's handle: `with entity.handle:`; `InvalidHandle` once it is destroyed.
-    #[getter]
-    fn handle(&self, py: Python<'_>) -> PyResult<PyEntityHandle> {
-        entity_handle(py, self._inner.lock().is_some(), "service")
-    }
-
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    /// Leaving `with node.create_...(...) as entity:` destroys it, as in rclpy.
-    #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, _exc: &Bound<'_, PyTuple>) -> bool {
-        self.destroy();
-        false
     }
 
     /// The resolved service name.
@@ -647,23 +644,6 @@ impl PyGuardCondition {
     fn destroy(&self) {
         self.guard.lock().take();
     }
-
-    /// rclpy's handle: `with entity.handle:`; `InvalidHandle` once it is destroyed.
-    #[getter]
-    fn handle(&self, py: Python<'_>) -> PyResult<PyEntityHandle> {
-        entity_handle(py, self.guard.lock().is_some(), "guard condition")
-    }
-
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    /// Leaving `with node.create_...(...) as entity:` destroys it, as in rclpy.
-    #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, _exc: &Bound<'_, PyTuple>) -> bool {
-        self.destroy();
-        false
-    }
 }
 
 #[pyclass(name = "Timer", module = "kairos", frozen, weakref, dict)]
@@ -685,23 +665,6 @@ impl PyTimer {
     fn destroy(&self) {
         self.timer.cancel();
         self.destroyed.store(true, Ordering::Relaxed);
-    }
-
-    /// rclpy's handle: `with entity.handle:`; `InvalidHandle` once it is destroyed.
-    #[getter]
-    fn handle(&self, py: Python<'_>) -> PyResult<PyEntityHandle> {
-        entity_handle(py, !self.destroyed.load(Ordering::Relaxed), "timer")
-    }
-
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    /// Leaving `with node.create_...(...) as entity:` destroys it, as in rclpy.
-    #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, _exc: &Bound<'_, PyTuple>) -> bool {
-        self.destroy();
-        false
     }
 
     fn reset(&self) {
@@ -812,21 +775,46 @@ impl PyClient {
     fn destroy(&self) {
         self.destroyed.store(true, Ordering::Relaxed);
     }
+}
 
-    /// rclpy's handle: `with entity.handle:`; `InvalidHandle` once it is destroyed.
-    #[getter]
-    fn handle(&self, py: Python<'_>) -> PyResult<PyEntityHandle> {
-        entity_handle(py, !self.destroyed.load(Ordering::Relaxed), "client")
-    }
-
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    /// Leaving `with node.create_...(...) as entity:` destroys it, as in rclpy.
-    #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, _exc: &Bound<'_, PyTuple>) -> bool {
-        self.destroy();
-        false
+impl PyPublisher {
+    fn is_alive(&self) -> bool {
+        self.inner.read().is_some()
     }
 }
+entity_lifetime!(PyPublisher, "publisher");
+
+impl PySubscription {
+    fn is_alive(&self) -> bool {
+        self._inner.lock().is_some()
+    }
+}
+entity_lifetime!(PySubscription, "subscription");
+
+impl PyService {
+    fn is_alive(&self) -> bool {
+        self._inner.lock().is_some()
+    }
+}
+entity_lifetime!(PyService, "service");
+
+impl PyGuardCondition {
+    fn is_alive(&self) -> bool {
+        self.guard.lock().is_some()
+    }
+}
+entity_lifetime!(PyGuardCondition, "guard condition");
+
+impl PyTimer {
+    fn is_alive(&self) -> bool {
+        !self.destroyed.load(Ordering::Relaxed)
+    }
+}
+entity_lifetime!(PyTimer, "timer");
+
+impl PyClient {
+    fn is_alive(&self) -> bool {
+        !self.destroyed.load(Ordering::Relaxed)
+    }
+}
+entity_lifetime!(PyClient, "client");

@@ -16,7 +16,7 @@ from kairos.exceptions import InvalidHandle
 from kairos.names import validate_namespace, validate_node_name, validate_topic_name
 from kairos.parameter import Parameter
 from kairos import type_description_service
-from kairos.qos import _depth_and_durability, qos_profile_parameter_events
+from kairos.qos import _qos_args, qos_profile_parameter_events
 from kairos.rcl_interfaces.msg import ParameterEvent
 
 
@@ -182,9 +182,9 @@ class Node(GraphMixin, ParametersMixin):
 
     def create_publisher(self, msg_type, topic, qos_profile, *, callback_group=None, **_):
         validate_topic_name(topic)
-        depth, transient_local = _depth_and_durability(qos_profile)
-        publisher = self._core.create_publisher(msg_type, topic, depth, transient_local,
-                                                self._group(callback_group))
+        publisher = self._core.create_publisher(msg_type, topic,
+                                                group=self._group(callback_group),
+                                                **_qos_args(qos_profile))
         self.publishers.append(publisher)
         self._in_group(publisher, callback_group)
         return publisher
@@ -192,10 +192,9 @@ class Node(GraphMixin, ParametersMixin):
     def create_subscription(self, msg_type, topic, callback, qos_profile, *,
                             callback_group=None, **_):
         validate_topic_name(topic)
-        depth, transient_local = _depth_and_durability(qos_profile)
         subscription = self._core.create_subscription(
-            msg_type, topic, callback, depth, transient_local, self._group(callback_group),
-            _is_async(callback))
+            msg_type, topic, callback, group=self._group(callback_group),
+            is_async=_is_async(callback), **_qos_args(qos_profile))
         self.subscriptions.append(subscription)
         self._in_group(subscription, callback_group)
         return subscription

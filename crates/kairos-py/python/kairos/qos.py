@@ -103,8 +103,13 @@ class QoSPresetProfiles(enum.Enum):
     UNKNOWN = qos_profile_unknown
 
 
-def _depth_and_durability(qos):
-    """(depth, transient_local) of an int depth or a QoSProfile."""
+def _qos_args(qos):
+    """What kairos's entities take of an int depth or a QoSProfile: depth, durability,
+    history (KEEP_ALL is bounded by the depth, 1000 when it is 0) and reliability.
+    Deadline, lifespan and liveliness are not kairos settings yet (issue 27)."""
     if isinstance(qos, int):
-        return qos, False
-    return int(qos.depth), qos.durability == DurabilityPolicy.TRANSIENT_LOCAL
+        return {"depth": qos, "transient_local": False}
+    return {"depth": int(qos.depth),
+            "transient_local": qos.durability == DurabilityPolicy.TRANSIENT_LOCAL,
+            "keep_all": qos.history == HistoryPolicy.KEEP_ALL,
+            "best_effort": qos.reliability == ReliabilityPolicy.BEST_EFFORT}
