@@ -37,10 +37,11 @@ from kairos.rcl_interfaces.msg import (
     ParameterValue,
     SetParametersResult,
 )
+from kairos.rcl_interfaces.srv import ListParameters
+from kairos.time_source import USE_SIM_TIME_NAME
 from kairos.validate_parameter_name import validate_parameter_name
 
-USE_SIM_TIME_NAME = "use_sim_time"
-DEPTH_RECURSIVE = 0  # rcl_interfaces/srv/ListParameters.Request.DEPTH_RECURSIVE
+DEPTH_RECURSIVE = ListParameters.Request.DEPTH_RECURSIVE
 
 
 def _refused(reason):

@@ -125,15 +125,18 @@ class Clock:
     def _current(self):
         return self._core
 
-    def sleep_until(self, until, context=None):
-        """Sleeps until this clock reads ``until``; True when it does, False if shutdown
-        woke it first."""
+    def _check_until(self, until):
         if not isinstance(until, Time):
             raise TypeError("until must be a Time")
         if until.clock_type != self._clock_type:
             raise ValueError(f"until's clock type does not match this clock's: until is a "
                              f"{until.clock_type.name} time, this clock is "
                              f"{self._clock_type.name}")
+
+    def sleep_until(self, until, context=None):
+        """Sleeps until this clock reads ``until``; True when it does, False if shutdown
+        woke it first."""
+        self._check_until(until)
         remaining = until.nanoseconds - self.now().nanoseconds
         while remaining > 0:
             if not self.sleep_for(Duration(nanoseconds=remaining), context):
@@ -220,11 +223,7 @@ class ROSClock(Clock):
         ``until``."""
         if self._node is not None:
             return super().sleep_until(until, context)
-        if not isinstance(until, Time):
-            raise TypeError("until must be a Time")
-        if until.clock_type != ClockType.ROS_TIME:
-            raise ValueError(f"until's clock type does not match this clock's: until is a "
-                             f"{until.clock_type.name} time, this clock is ROS_TIME")
+        self._check_until(until)
         if context is not None and not context.ok():
             from kairos.exceptions import NotInitializedException
 

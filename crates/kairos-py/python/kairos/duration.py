@@ -4,7 +4,27 @@ arithmetic and comparisons, ``Infinite``, and ``builtin_interfaces/msg/Duration`
 _INFINITE_NS = 2**63 - 1  # rmw's RMW_DURATION_INFINITE
 
 
-class Duration:
+class _OrderedByNanoseconds:
+    """Ordering of Time and Duration by their nanoseconds; ``_other(other)`` gives the
+    other side's nanoseconds or raises ``TypeError`` for a value they cannot compare."""
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __lt__(self, other):
+        return self._nanoseconds < self._other(other)
+
+    def __le__(self, other):
+        return self._nanoseconds <= self._other(other)
+
+    def __gt__(self, other):
+        return self._nanoseconds > self._other(other)
+
+    def __ge__(self, other):
+        return self._nanoseconds >= self._other(other)
+
+
+class Duration(_OrderedByNanoseconds):
     __slots__ = ("_nanoseconds",)
 
     def __init__(self, *, seconds=0, nanoseconds=0):
@@ -54,21 +74,6 @@ class Duration:
 
     def __eq__(self, other):
         return isinstance(other, Duration) and other._nanoseconds == self._nanoseconds
-
-    def __ne__(self, other):
-        return not self == other
-
-    def __lt__(self, other):
-        return self._nanoseconds < self._other(other)
-
-    def __le__(self, other):
-        return self._nanoseconds <= self._other(other)
-
-    def __gt__(self, other):
-        return self._nanoseconds > self._other(other)
-
-    def __ge__(self, other):
-        return self._nanoseconds >= self._other(other)
 
     def __hash__(self):
         return hash(self._nanoseconds)

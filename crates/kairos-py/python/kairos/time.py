@@ -3,12 +3,12 @@ arithmetic (Time ± Duration, Time - Time), comparisons within one clock type an
 ``builtin_interfaces/msg/Time``."""
 
 from kairos.clock_type import ClockType
-from kairos.duration import Duration
+from kairos.duration import Duration, _OrderedByNanoseconds
 
 _MAX_NS = 2**63 - 1
 
 
-class Time:
+class Time(_OrderedByNanoseconds):
     __slots__ = ("_nanoseconds", "_clock_type")
 
     def __init__(self, *, seconds=0, nanoseconds=0, clock_type=ClockType.SYSTEM_TIME):
@@ -73,21 +73,6 @@ class Time:
         if not isinstance(other, Time):
             return False  # as rclpy: a Time equals no other kind of value
         return self._nanoseconds == self._other(other)
-
-    def __ne__(self, other):
-        return not self == other
-
-    def __lt__(self, other):
-        return self._nanoseconds < self._other(other)
-
-    def __le__(self, other):
-        return self._nanoseconds <= self._other(other)
-
-    def __gt__(self, other):
-        return self._nanoseconds > self._other(other)
-
-    def __ge__(self, other):
-        return self._nanoseconds >= self._other(other)
 
     def __hash__(self):
         return hash((self._nanoseconds, self._clock_type))

@@ -8,6 +8,7 @@ before; negative: no limit) or at shutdown, with ``(False, None)`` for the last 
 """
 
 import threading
+import time
 
 from kairos.callback_groups import ReentrantCallbackGroup
 from kairos.task import Future
@@ -46,8 +47,6 @@ def wait_for_message(msg_type, node, topic, *, qos_profile=1, time_to_wait=-1):
 def _wait(future, timeout, context):
     """Waits for ``future`` (completed by another thread's executor) until ``timeout``
     seconds passed or the context shut down."""
-    import time
-
     done = threading.Event()
     future.add_done_callback(lambda _: done.set())
     deadline = None if timeout is None else time.monotonic() + timeout

@@ -156,13 +156,12 @@ fn node_section(
     section: &Tree,
     overrides: &mut Vec<ParameterOverride>,
 ) -> Result<(), String> {
-    let Tree::Map(entries) = section else {
-        return Err(format!("node '{path}' has no 'ros__parameters:' map"));
+    let entries = match section {
+        Tree::Map(entries) if !entries.is_empty() => entries,
+        _ => return Err(format!("node '{path}' has no 'ros__parameters:' map")),
     };
-    let mut found = false;
     for (key, value) in entries {
         if key == "ros__parameters" {
-            found = true;
             let pattern = format!("/{}", path.trim_matches('/'));
             flatten(value, "", &mut |name, yaml| {
                 let value = parameter_value(yaml)
@@ -175,16 +174,11 @@ fn node_section(
                 Ok(())
             })?;
         } else {
-            found = true;
             let nested = format!("{}/{}", path.trim_end_matches('/'), key.trim_matches('/'));
             node_section(&nested, value, overrides)?;
         }
     }
-    if found {
-        Ok(())
-    } else {
-        Err(format!("node '{path}' has no 'ros__parameters:' map"))
-    }
+    Ok(())
 }
 
 /// Calls `leaf` with each parameter under `tree`, nested keys joined with `.`.
