@@ -8,7 +8,8 @@
 //!   default) applies again.
 //! - [`effective_level`] is the name's own level, else its nearest dotted ancestor's,
 //!   else the default ([`set_default_level`], `--log-level LEVEL`).
-//! - Reading a level on the logging path costs two atomic loads while no level changes:
+//! - Reading a level on the logging path takes no lock while no level changes, only
+//!   three atomic loads (the registry's `OnceLock`, its generation, the logger's cache):
 //!   each logger caches its effective level with the generation it was computed at, and
 //!   every change bumps the generation.
 

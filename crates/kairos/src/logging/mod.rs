@@ -6,7 +6,7 @@
 //!   `ns.talker`, [`Node::logger`](crate::graph::Node::logger)); child loggers add
 //!   `.suffix`. A level belongs to a name, as in rcutils ([`levels`]): setting it on one
 //!   handle sets it for every logger of that name and its descendants. A line below its
-//!   logger's level costs two atomic loads.
+//!   logger's level costs three atomic loads and no lock.
 //! - The Rust ecosystem's `log` facade is bridged ([`install_log_bridge`], done when the
 //!   first context is made): a `log::info!` inside a callback is logged by the logger of
 //!   the callback's node; outside any callback, by a logger named after the record's
