@@ -205,10 +205,10 @@ class Node(GraphMixin, ParametersMixin):
         was due and when it ran."""
         from kairos.timer import timer_info_argument, with_timer_info
 
-        py_clock = clock if clock is not None and not isinstance(clock, _kairos.Clock) \
-            else self.get_clock()
+        py_clock = self.get_clock()
         if clock is not None and not isinstance(clock, _kairos.Clock):
-            clock = clock._current()  # a kairos.clock.Clock: the Rust clock it reads now
+            # A kairos.clock.Clock: the timer runs on the Rust clock it reads now.
+            py_clock, clock = clock, clock._current()
         is_async = _is_async(callback)
         info_name = timer_info_argument(callback)
         holder = [None]
