@@ -34,6 +34,19 @@ pub enum InternalCmd {
     },
     /// The naive sensor of `kairos demo sim-clock-stall --processes`.
     SimClockNaive,
+    /// One of the two processes whose callbacks call each other's service
+    /// (`kairos_zenoh::shared_waits`); see `demo/call_cycle.rs`.
+    CallCycle {
+        /// a or b.
+        role: String,
+        /// chain (A's timer -> B's service -> A's service) or race (both timers at once).
+        #[arg(long, default_value = "chain")]
+        mode: String,
+        /// In race mode, call at this wall-clock instant (milliseconds since 1970), so
+        /// both processes call before either hears of the other.
+        #[arg(long)]
+        at_unix_ms: Option<u64>,
+    },
     /// A use_sim_time node whose timer follows /clock from another process.
     SimClockFollower {
         /// Exit after this many ticks.
@@ -46,6 +59,11 @@ pub fn run(cmd: InternalCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         InternalCmd::ClockJumpChild => crate::demo::clock_jump::child_main()?,
         InternalCmd::WaitOnClocks => wait_on_clocks()?,
+        InternalCmd::CallCycle {
+            role,
+            mode,
+            at_unix_ms,
+        } => crate::demo::call_cycle::child_main(&role, &mode, at_unix_ms)?,
         InternalCmd::PipelineNode { role } => crate::demo::pipeline_processes::node_main(&role)?,
         InternalCmd::SimClockSimulator { die_after: None } => {
             crate::demo::sim_clock_stall_processes::simulator_main()?

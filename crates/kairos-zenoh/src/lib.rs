@@ -17,6 +17,7 @@
 //! - [`qos`]: reliability, congestion control, history and transient-local on the wire.
 //! - [`config`]: rmw_zenoh's defaults and environment variables.
 //! - [`parameter_services`]: ROS 2's parameter services for a node's parameters.
+//! - [`shared_waits`]: blocked waits shared between kairos processes (deadlock checks).
 
 #![warn(missing_docs)]
 
@@ -31,6 +32,7 @@ pub mod parameter_services;
 pub mod qos;
 mod report;
 pub mod sender_state;
+pub mod shared_waits;
 pub mod transport;
 
 pub use kairos_msgs::{Message, ServiceType, message, type_hash};

@@ -13,6 +13,8 @@
 //!   once per publisher with its topic, and the subscription goes on;
 //! - each entity carries its type's codec (a [`Wire`]); a declaration zenoh refuses is an
 //!   error the graph hands to the caller, never an entity silently kept in the process;
+//! - blocked waits are shared with other kairos processes on a key space of kairos's own
+//!   (see [`crate::shared_waits`]), so a call cycle through processes is `WouldDeadlock`;
 //! - remote `/clock` reaches the context through one bridge per context (see
 //!   [`ZenohTransport::install`]), on the same sample path as every topic: attachment
 //!   checked, malformed samples counted, gaps counted.
@@ -27,6 +29,7 @@ use crate::graph_key::{
     Durability, EndpointKey, EntityKind, History, NodeKey, Reliability, Token, WireQos, data_key,
 };
 use crate::sender_state::{Arrival, MalformedReport, SequenceTracker};
+use crate::shared_waits::{ServedGuard, ZenohWaits};
 use kairos::graph::transport::{
     AnyMessage, AnyValue, Carried, Declaration, Endpoint, Inbox, RemoteClient, RemotePublisher,
     Reply, ServiceEndpoint, ServiceWire, Transport, TransportFailure, Wire,
@@ -116,6 +119,8 @@ pub struct ZenohTransport {
     local: Arc<LocalPublishers>,
     /// Declarations that live as long as the transport (the `/clock` bridge).
     bridges: Mutex<Vec<Declaration>>,
+    /// This process's blocked waits, shared with other kairos processes.
+    waits: Arc<ZenohWaits>,
     _graph_subscriber: zenoh::pubsub::Subscriber<()>,
 }
 
@@ -153,6 +158,9 @@ impl ZenohTransport {
             })
             .wait()
             .map_err(zenoh_err("subscribe to the graph's liveliness tokens"))?;
+        let waits = ZenohWaits::open(&session, domain).map_err(zenoh_err(
+            "join the wait-for graph shared by kairos processes",
+        ))?;
         Ok(Arc::new(Self {
             session,
             domain,
@@ -164,6 +172,7 @@ impl ZenohTransport {
             gaps: Arc::new(AtomicU64::new(0)),
             local: Arc::new(LocalPublishers::default()),
             bridges: Mutex::new(Vec::new()),
+            waits,
             _graph_subscriber: graph_subscriber,
         }))
     }
@@ -430,6 +439,7 @@ impl MalformedLog {
 
 struct ZenohService {
     _queryable: zenoh::query::Queryable<()>,
+    _served: Option<ServedGuard>,
     _token: LivelinessToken,
     _node: Arc<NodeEntry>,
     _server_node: Node,
@@ -796,8 +806,16 @@ impl ZenohTransport {
             &hash,
             WireQos::default(),
         )?;
+        let served = endpoint.server_group().map(|(group, callback)| {
+            self.waits.serve(kairos::exec::shared_waits::ServedBy {
+                service: endpoint.name.to_owned(),
+                group,
+                callback,
+            })
+        });
         Ok(Some(Box::new(ZenohService {
             _queryable: queryable,
+            _served: served,
             _token: token,
             _node: node,
             _server_node: server_node,
@@ -860,5 +878,9 @@ impl Transport for ZenohTransport {
 
     fn watch_graph(&self, changed: Box<dyn Fn() + Send + Sync>) {
         self.graph.watch(changed);
+    }
+
+    fn wait_sharing(&self) -> Option<Arc<dyn kairos::exec::shared_waits::WaitSharing>> {
+        Some(self.waits.clone())
     }
 }

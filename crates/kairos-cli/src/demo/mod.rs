@@ -239,6 +239,7 @@ pub fn start_session(dir: &std::path::Path) -> anyhow::Result<kairos::trace::Ses
     Ok(kairos::trace::Session::start(dir)?)
 }
 
+pub mod call_cycle;
 pub mod clock_jump;
 pub mod deadlock;
 pub mod delay_race;

@@ -28,6 +28,9 @@
 use super::entity::{Entity, EntityCore};
 use super::executor::ExecShared;
 use super::group::{CallbackGroup, GroupKind};
+use super::shared_waits::{
+    self, Combined, GroupRef, RemoteCycle, RemoteWaits, SharedWait, WaitSharing, WaitTarget,
+};
 use std::cell::Cell;
 use std::fmt;
 use std::sync::Arc;
@@ -214,6 +217,53 @@ struct WaitRecord {
     holds: Vec<(u64, String)>,
     /// The groups that must run to complete the wait: (id, name, completer name).
     waits_for: Vec<(u64, String, Arc<str>)>,
+    /// The service in another process that must answer (see `shared_waits`).
+    remote: Option<Arc<str>>,
+    /// What the wait was, for the error that ends it.
+    operation: String,
+    /// Ends the wait with `WouldDeadlock` (set once its request is sent).
+    abort: Option<Abort>,
+    /// A cycle found before `abort` was set: it fires as soon as it is.
+    doomed: Option<WouldDeadlock>,
+}
+
+/// Ends a blocked wait with an error.
+pub(crate) type Abort = Box<dyn FnOnce(WouldDeadlock) + Send>;
+
+impl WaitRecord {
+    fn shared(&self) -> SharedWait {
+        let here = shared_waits::process_id();
+        let group = |(id, name): &(u64, String)| GroupRef {
+            process: here.to_owned(),
+            id: *id,
+            name: name.clone(),
+        };
+        let mut waits_for: Vec<WaitTarget> = self
+            .waits_for
+            .iter()
+            .map(|(id, name, completer)| WaitTarget::Group {
+                group: group(&(*id, name.clone())),
+                completer: completer.to_string(),
+            })
+            .collect();
+        waits_for.extend(
+            self.remote
+                .iter()
+                .map(|service| WaitTarget::Service(service.to_string())),
+        );
+        SharedWait {
+            process: here.to_owned(),
+            key: self.key,
+            callback: self.callback.to_string(),
+            holds: self.holds.iter().map(group).collect(),
+            waits_for,
+        }
+    }
+}
+
+/// This process's waits, as processes share them.
+pub(crate) fn shared_snapshot() -> Vec<SharedWait> {
+    WAITS.lock().iter().map(WaitRecord::shared).collect()
 }
 
 static WAITS: parking_lot::Mutex<Vec<WaitRecord>> = parking_lot::const_mutex(Vec::new());
@@ -223,6 +273,28 @@ static WAITS: parking_lot::Mutex<Vec<WaitRecord>> = parking_lot::const_mutex(Vec
 pub(crate) struct BlockedWorker {
     execs: Vec<Arc<ExecShared>>,
     record: Option<u64>,
+    /// The transport that shared this wait with other processes.
+    sharing: Option<Arc<dyn WaitSharing>>,
+}
+
+impl BlockedWorker {
+    /// Lets a cycle found later through other processes end this wait with `abort`.
+    pub(crate) fn on_abort(&self, abort: Abort) {
+        let Some(key) = self.record else {
+            return;
+        };
+        let mut waits = WAITS.lock();
+        let Some(record) = waits.iter_mut().find(|r| r.key == key) else {
+            return;
+        };
+        match record.doomed.take() {
+            Some(error) => {
+                drop(waits);
+                abort(error);
+            }
+            None => record.abort = Some(abort),
+        }
+    }
 }
 
 impl Drop for BlockedWorker {
@@ -232,6 +304,9 @@ impl Drop for BlockedWorker {
         }
         if let Some(key) = self.record {
             WAITS.lock().retain(|r| r.key != key);
+        }
+        if let Some(sharing) = &self.sharing {
+            sharing.share();
         }
     }
 }
@@ -327,16 +402,27 @@ pub(crate) fn check_await(
     })
 }
 
-/// Checks a blocking wait that only `completers` can complete.
+/// A blocking wait's server in another process, and the transport that shares waits.
+pub(crate) struct RemoteServer<'a> {
+    pub(crate) service: &'a str,
+    pub(crate) sharing: Arc<dyn WaitSharing>,
+}
+
+/// Checks a blocking wait that only `completers` (in this process) or `remote` (in
+/// another) can complete.
 pub(crate) fn check_blocking_wait(
     operation: &str,
     completers: &[&EntityCore],
+    remote: Option<RemoteServer<'_>>,
 ) -> Result<BlockedWorker, WouldDeadlock> {
+    // Heard before the lock on `WAITS` is taken: the transport's lock is never taken inside it.
+    let heard = remote.as_ref().map(|r| r.sharing.remote());
     with_frames(|frames| {
         let Some(top) = frames.last() else {
             return Ok(BlockedWorker {
                 execs: Vec::new(),
                 record: None,
+                sharing: None,
             });
         };
         let would_deadlock = |group: &str, reason, explanation: String, fix: String| {
@@ -410,10 +496,33 @@ pub(crate) fn check_blocking_wait(
             .filter(|c| c.group.kind() == GroupKind::MutuallyExclusive)
             .map(|c| (c.group.shared.id, c.group.name().to_owned(), c.name.clone()))
             .collect();
-        let record = if holds.is_empty() || waits_for.is_empty() {
+        let remote_service = remote.as_ref().map(|r| Arc::<str>::from(r.service));
+        let record = if holds.is_empty() || (waits_for.is_empty() && remote_service.is_none()) {
             None
         } else {
             let mut waits = WAITS.lock();
+            if let (Some(service), Some(heard)) = (&remote_service, heard) {
+                let local = waits.iter().map(WaitRecord::shared).collect();
+                let graph = Combined::new(local, heard);
+                let here = shared_waits::process_id();
+                let held: Vec<GroupRef> = holds
+                    .iter()
+                    .map(|(id, name)| GroupRef {
+                        process: here.to_owned(),
+                        id: *id,
+                        name: name.clone(),
+                    })
+                    .collect();
+                let target = [WaitTarget::Service(service.to_string())];
+                if let Some(cycle) = graph.find_cycle(&held, &target, None) {
+                    return Err(remote_cycle_error(
+                        operation,
+                        top.callback(),
+                        &graph,
+                        &cycle,
+                    ));
+                }
+            }
             if let Some(cycle) = find_cycle(&waits, &holds, &waits_for) {
                 return Err(would_deadlock(
                     &cycle.group,
@@ -439,9 +548,18 @@ pub(crate) fn check_blocking_wait(
                 callback: top.callback().clone(),
                 holds,
                 waits_for,
+                remote: remote_service,
+                operation: operation.to_owned(),
+                abort: None,
+                doomed: None,
             });
             Some(key)
         };
+        // Shared before the request is sent: the server's process hears this wait first.
+        let sharing = record.and(remote.map(|r| r.sharing));
+        if let Some(sharing) = &sharing {
+            sharing.share();
+        }
         let mut blocked: Vec<Arc<ExecShared>> = Vec::new();
         for frame in frames.iter() {
             if !blocked.iter().any(|e| e.id == frame.exec().id) {
@@ -452,8 +570,80 @@ pub(crate) fn check_blocking_wait(
         Ok(BlockedWorker {
             execs: blocked,
             record,
+            sharing,
         })
     })
+}
+
+/// The error of a wait that closes a cycle through other processes.
+fn remote_cycle_error(
+    operation: &str,
+    callback: &str,
+    graph: &Combined,
+    cycle: &RemoteCycle,
+) -> WouldDeadlock {
+    let other_process = graph.label(&cycle.other.process);
+    WouldDeadlock::new(
+        operation,
+        callback,
+        &cycle.group.name,
+        DeadlockReason::WaitCycle,
+        format!(
+            "it needs '{}' (group {}) to run, but callback '{}' in process {} holds that group and is itself blocked waiting for '{}', which needs group '{}' that this callback holds in process {}: each would wait for the other.",
+            cycle.completer,
+            graph.where_is(&cycle.group),
+            cycle.other.callback,
+            other_process,
+            cycle.other_waits_for,
+            cycle.held.name,
+            graph.label(shared_waits::process_id()),
+        ),
+        format!(
+            "make one of the two calls non-blocking (a done callback, ResponseFuture::on_done, and return), or put '{}' or '{}' in a callback group that neither caller holds.",
+            cycle.completer, cycle.other_waits_for
+        ),
+    )
+}
+
+/// Checks this process's blocked calls to other processes against what `heard` says
+/// (waits another process shared since): a wait now on a cycle, and the one [`victim`]
+/// picks on it, ends with `WouldDeadlock`. Returns how many ended.
+///
+/// [`victim`]: shared_waits::victim
+pub(crate) fn recheck(heard: RemoteWaits) -> usize {
+    let mut aborts: Vec<(Abort, WouldDeadlock)> = Vec::new();
+    {
+        let mut waits = WAITS.lock();
+        let local: Vec<SharedWait> = waits.iter().map(WaitRecord::shared).collect();
+        let graph = Combined::new(local.clone(), heard);
+        for (record, shared) in waits.iter_mut().zip(&local) {
+            if record.remote.is_none() || record.doomed.is_some() {
+                continue;
+            }
+            let Some(cycle) = graph.find_cycle(
+                &shared.holds,
+                &shared.waits_for,
+                Some((&shared.process, shared.key)),
+            ) else {
+                continue;
+            };
+            let mut members: Vec<&SharedWait> = cycle.members.iter().collect();
+            members.push(shared);
+            if shared_waits::victim(&members) != Some(shared) {
+                continue;
+            }
+            let error = remote_cycle_error(&record.operation, &record.callback, &graph, &cycle);
+            match record.abort.take() {
+                Some(abort) => aborts.push((abort, error)),
+                None => record.doomed = Some(error),
+            }
+        }
+    }
+    let ended = aborts.len();
+    for (abort, error) in aborts {
+        abort(error);
+    }
+    ended
 }
 
 /// Checks that `exec` is not being spun from inside one of its own callbacks.

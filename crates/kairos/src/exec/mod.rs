@@ -13,7 +13,8 @@
 //!   could never come: the await fails at once with [`WouldDeadlock`] (never a silent
 //!   wait). Put such a service in a group of its own, or use a done callback.
 //! - Blocking waits that form a cycle across groups and threads (two callbacks each calling
-//!   the other's service with `call()`) are detected: one gets [`WouldDeadlock`] naming both.
+//!   the other's service with `call()`) are detected: one gets [`WouldDeadlock`] naming both;
+//!   across processes too, on a transport that shares waits ([`shared_waits`]).
 //! - Lock-step simulation: a [`SimClock`](crate::time::SimClock) step waits until the
 //!   callbacks it made due on a spinning executor have run (see `settle`);
 //!   [`Executor::spin_thread`] spins on a thread and returns once the spin has begun.
@@ -40,6 +41,7 @@ mod group;
 mod guard;
 pub(crate) mod ready;
 mod running;
+pub mod shared_waits;
 mod shutdown;
 pub(crate) mod task;
 mod timekeeper;

@@ -11,7 +11,7 @@ use super::node::Node;
 use super::service::Request;
 use crate::exec::WouldDeadlock;
 use crate::exec::deadline_after;
-use crate::exec::deadlock::{BlockedWorker, check_await, check_blocking_wait};
+use crate::exec::deadlock::{Abort, BlockedWorker, RemoteServer, check_await, check_blocking_wait};
 use crate::exec::entity::{Entity, EntityCore, Execution};
 use crate::time::Duration;
 use kairos_interface::ServiceCall;
@@ -229,6 +229,17 @@ impl<Req: Send + 'static, Resp: Send + 'static> ClientInner<Req, Resp> {
         }
     }
 
+    /// The server in another process a blocking call waits for, when the transport shares
+    /// waits (so the call is checked for cycles through other processes).
+    fn remote_server(&self) -> Option<RemoteServer<'_>> {
+        self.remote.as_ref()?;
+        let sharing = self.context.transport()?.wait_sharing()?;
+        Some(RemoteServer {
+            service: &self.service,
+            sharing,
+        })
+    }
+
     /// A response arrived (on the service's thread).
     pub(crate) fn respond(&self, seq: u64, result: Result<Resp, CallError>) {
         let Some(slot) = self.pending.lock().remove(&seq) else {
@@ -325,6 +336,8 @@ trait CallSite<Resp>: Send + Sync {
     fn service(&self) -> &str;
     /// The entity that must run for the call to complete (the service), if it exists.
     fn server(&self) -> Option<Arc<dyn Entity>>;
+    /// The server in another process, when there is none here (see `remote_server`).
+    fn remote_server(&self) -> Option<RemoteServer<'_>>;
     /// The caller stopped waiting for `slot` (see [`ClientInner::give_up`]).
     fn give_up(&self, slot: &Slot<Resp>);
     /// A done callback was given after its response arrived: run it where it would have
@@ -340,6 +353,10 @@ impl<Req: Send + 'static, Resp: Send + 'static> CallSite<Resp> for ClientInner<R
     fn server(&self) -> Option<Arc<dyn Entity>> {
         let server = self.context.server::<Req, Resp>(&self.service)?;
         Some(server)
+    }
+
+    fn remote_server(&self) -> Option<RemoteServer<'_>> {
+        ClientInner::remote_server(self)
     }
 
     fn give_up(&self, slot: &Slot<Resp>) {
@@ -389,8 +406,24 @@ impl<Resp: Send + 'static> ResponseFuture<Resp> {
     fn wait_as(self, operation: &str, timeout: Duration) -> Result<Resp, CallError> {
         let server = self.call_site.server();
         let completers: Vec<&EntityCore> = server.iter().map(|s| s.core()).collect();
-        let blocked = check_blocking_wait(operation, &completers)?;
+        let remote = match server {
+            None => self.call_site.remote_server(),
+            Some(_) => None,
+        };
+        let blocked = check_blocking_wait(operation, &completers, remote)?;
+        blocked.on_abort(self.abort());
         self.wait_blocked(blocked, timeout)
+    }
+
+    /// Ends a blocking wait for this response with `WouldDeadlock` (a cycle through other
+    /// processes found after the wait began).
+    fn abort(&self) -> Abort {
+        let slot = Arc::downgrade(&self.slot);
+        Box::new(move |error| {
+            if let Some(slot) = slot.upgrade() {
+                let _ = slot.fulfil(Err(CallError::WouldDeadlock(error)));
+            }
+        })
     }
 
     /// Waits as a worker already counted blocked (`_blocked`, from the deadlock check).
@@ -663,11 +696,18 @@ impl<S: ServiceCall> Client<S> {
             .context
             .server::<S::Request, S::Response>(&self.inner.service);
         let completers: Vec<&EntityCore> = server.iter().map(|s| s.core()).collect();
+        let remote = match server {
+            None => self.inner.remote_server(),
+            Some(_) => None,
+        };
         // Checked, and this worker counted as blocked, before the request is sent: a request
         // that can never be served is not sent at all, and a callback it starts on another
-        // worker sees this one blocked (checking after sending races with that callback).
-        let blocked = check_blocking_wait(&operation, &completers)?;
-        self.call_async(request).wait_blocked(blocked, timeout)
+        // worker (or in another process) sees this one blocked (checking after sending races
+        // with that callback).
+        let blocked = check_blocking_wait(&operation, &completers, remote)?;
+        let response = self.call_async(request);
+        blocked.on_abort(response.abort());
+        response.wait_blocked(blocked, timeout)
     }
 
     /// Whether the service has a server now.

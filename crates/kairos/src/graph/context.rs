@@ -141,6 +141,8 @@ struct ServiceSlot {
     types: (TypeId, TypeId),
     type_names: String,
     server: Option<Weak<dyn Any + Send + Sync>>,
+    /// The server's callback group and callback name.
+    group: Option<(crate::exec::CallbackGroup, Arc<str>)>,
 }
 
 fn service_type_names<Req, Resp>() -> String {
@@ -374,6 +376,7 @@ impl Context {
         }
         let weak: Weak<ServiceInner<Req, Resp>> = Arc::downgrade(server);
         slot.server = Some(weak);
+        slot.group = Some((server.core.group.clone(), server.core.name.clone()));
         drop(services);
         self.inner.server_added.notify_all();
         Ok(())
@@ -423,7 +426,29 @@ impl Context {
                 .is_some_and(|s| std::ptr::addr_eq(s.as_ptr(), Arc::as_ptr(server)))
         {
             slot.server = None;
+            slot.group = None;
         }
+    }
+
+    /// The mutually exclusive group of the server of service `name`, and its callback.
+    pub(crate) fn server_group(
+        &self,
+        name: &str,
+    ) -> Option<(crate::exec::shared_waits::GroupRef, String)> {
+        let services = self.inner.services.lock();
+        let slot = services.get(name)?;
+        slot.server.as_ref()?.upgrade()?;
+        let (group, callback) = slot.group.as_ref()?;
+        (group.kind() == crate::exec::GroupKind::MutuallyExclusive).then(|| {
+            (
+                crate::exec::shared_waits::GroupRef {
+                    process: crate::exec::shared_waits::process_id().to_owned(),
+                    id: group.shared.id,
+                    name: group.name().to_owned(),
+                },
+                callback.to_string(),
+            )
+        })
     }
 
     /// The server of service `name`, if one exists now.
@@ -448,6 +473,7 @@ fn service_slot<'a, Req: 'static, Resp: 'static>(
             types: (TypeId::of::<Req>(), TypeId::of::<Resp>()),
             type_names: service_type_names::<Req, Resp>(),
             server: None,
+            group: None,
         });
     if slot.types != (TypeId::of::<Req>(), TypeId::of::<Resp>()) {
         return Err(GraphError::ServiceTypeMismatch {

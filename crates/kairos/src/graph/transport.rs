@@ -78,6 +78,13 @@ pub struct ServiceEndpoint<'a> {
 }
 
 impl ServiceEndpoint<'_> {
+    /// The group the service's callback runs in, when it is mutually exclusive (what a
+    /// transport shares so that waits in other processes can be checked against it),
+    /// with the callback's name.
+    pub fn server_group(&self) -> Option<(crate::exec::shared_waits::GroupRef, String)> {
+        self.node.context().server_group(self.name)
+    }
+
     /// Serves encoded requests from other processes with this service, through a client
     /// of `via` (a node of the transport's own, never attached to an executor).
     pub fn local_server(&self, via: &Node) -> Result<LocalServer, GraphError> {
@@ -116,6 +123,12 @@ pub trait Transport: Send + Sync + 'static {
     /// returns, for as long as the transport lives.
     fn watch_graph(&self, changed: Box<dyn Fn() + Send + Sync>) {
         let _ = changed;
+    }
+    /// Shares this process's blocked waits with the other processes it reaches, so a
+    /// blocking call that closes a cycle through them fails with `WouldDeadlock` (see
+    /// [`shared_waits`](crate::exec::shared_waits)); `None`: it does not.
+    fn wait_sharing(&self) -> Option<Arc<dyn crate::exec::shared_waits::WaitSharing>> {
+        None
     }
 }
 
