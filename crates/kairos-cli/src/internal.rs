@@ -39,7 +39,8 @@ pub enum InternalCmd {
     CallCycle {
         /// a or b.
         role: String,
-        /// chain (A's timer -> B's service -> A's service) or race (both timers at once).
+        /// chain (A's timer -> B's service -> A's service), race (both timers at
+        /// once) or hang (B's service never answers).
         #[arg(long, default_value = "chain")]
         mode: String,
         /// In race mode, call at this wall-clock instant (milliseconds since 1970), so

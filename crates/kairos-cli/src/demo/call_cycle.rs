@@ -9,6 +9,9 @@
 //!   group the other needs. Exactly one call fails with `WouldDeadlock`; the other
 //!   completes.
 //!
+//! - `hang`: B's service never answers (for the fault tests: kill -9 or SIGSTOP B while a
+//!   caller waits); it prints `serving` when a request arrives.
+//!
 //! Each process prints one line per call, `call <who> <outcome> <ms> <detail>`, then
 //! `done`, and serves until SIGINT.
 
@@ -57,17 +60,22 @@ pub fn child_main(role: &str, mode: &str, at_unix_ms: Option<u64>) -> anyhow::Re
         "b" => ("b", "a"),
         other => bail!("no call-cycle role '{other}' (a or b)"),
     };
-    if !matches!(mode, "chain" | "race") {
-        bail!("no call-cycle mode '{mode}' (chain or race)");
+    if !matches!(mode, "chain" | "race" | "hang") {
+        bail!("no call-cycle mode '{mode}' (chain, race or hang)");
     }
     kairos_zenoh::init()?.context("KAIROS_TRANSPORT=zenoh must be set for a call-cycle process")?;
     let node = Node::new(&format!("cycle_{me}"))?;
     let client = node.create_client::<AddTwoInts>(&format!("/cycle_{peer}/add"))?;
     // B's service calls A's back in `chain`; otherwise services just add.
     let calls_back = mode == "chain" && me == "b";
+    let hangs = mode == "hang" && me == "b";
     let inner = client.clone();
     let _service =
         node.create_service(&format!("/cycle_{me}/add"), move |r: AddTwoIntsRequest| {
+            if hangs {
+                println!("serving");
+                let _ = Clock::steady().sleep_for(Duration::from_secs(3600), &CancelToken::new());
+            }
             if !calls_back {
                 return AddTwoIntsResponse { sum: r.a + r.b };
             }
@@ -80,6 +88,13 @@ pub fn child_main(role: &str, mode: &str, at_unix_ms: Option<u64>) -> anyhow::Re
             }
         })?;
     println!("ready");
+    if mode == "hang" {
+        // Serves (or waits for a call) until killed.
+        let executor = Executor::single_threaded();
+        executor.add_node(&node)?;
+        let _ = executor.spin();
+        return Ok(());
+    }
     if !client.wait_for_service(Duration::from_secs(30)) {
         bail!("/cycle_{peer}/add never appeared");
     }

@@ -1,0 +1,90 @@
+//! Faults across processes, each asserting its promise with a bound far under the
+//! caller's own timeout (60 s), so a call that waits for its timeout fails the test:
+//! - a server killed (`kill -9`) while a call waits: the call fails within seconds,
+//!   saying the server left;
+//! - a server stopped (SIGSTOP) while a call waits: once Zenoh's lease on its link runs
+//!   out, the server has left the graph and the call fails, long before its timeout.
+
+mod zenoh_support;
+
+use kairos_testkit::process::Running;
+use std::time::{Duration, Instant};
+use zenoh_support::*;
+
+/// The caller's timeout, in seconds.
+const CALL_TIMEOUT: &str = "60";
+
+/// A server (`call-cycle b --mode hang`) whose service never answers, with a caller
+/// (`kairos service call`) waiting on it; returns both once the server holds the request.
+fn hung_call(router: &Router) -> (Running, Running) {
+    let mut server = spawn(
+        router
+            .kairos()
+            .args(["internal", "call-cycle", "b", "--mode", "hang"])
+            .env("KAIROS_TRANSPORT", "zenoh"),
+    );
+    let mut lines = stdout_lines(&mut server);
+    lines.wait_for("ready", Duration::from_secs(60));
+    let caller = spawn(router.kairos().args([
+        "service",
+        "call",
+        "/cycle_b/add",
+        "example_interfaces/srv/AddTwoInts",
+        "{a: 1, b: 2}",
+        "--timeout",
+        CALL_TIMEOUT,
+    ]));
+    lines.wait_for("serving", Duration::from_secs(60));
+    (server, caller)
+}
+
+fn pid(child: &Running) -> String {
+    child.0.id().to_string()
+}
+
+fn signal(child: &Running, name: &str) {
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{name}"), &pid(child)])
+        .status()
+        .expect("kill(1)");
+    assert!(status.success(), "kill -{name} failed");
+}
+
+/// Waits for the caller to exit; returns how long it took and what it said.
+fn caller_ends(caller: Running, bound: Duration) -> (Duration, String) {
+    let started = Instant::now();
+    let out = finish(caller, Duration::from_secs(90));
+    let took = started.elapsed();
+    eprintln!("the caller ended {took:?} after the fault");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !out.status.success(),
+        "a call to a server that left cannot succeed: {stderr}"
+    );
+    assert!(
+        took < bound,
+        "the caller waited {took:?} (bound {bound:?}) after the server left: {stderr}"
+    );
+    (took, stderr)
+}
+
+#[test]
+fn a_call_to_a_killed_server_fails_at_once() {
+    let router = Router::start(KAIROS);
+    let (server, caller) = hung_call(&router);
+    signal(&server, "KILL");
+    let (_, stderr) = caller_ends(caller, Duration::from_secs(10));
+    assert!(stderr.contains("left the graph"), "{stderr}");
+}
+
+#[test]
+fn a_call_to_a_stopped_server_fails_when_its_lease_runs_out() {
+    let router = Router::start(KAIROS);
+    let (server, caller) = hung_call(&router);
+    signal(&server, "STOP");
+    // Zenoh's default lease is 10 s: the server is gone from the graph after it.
+    let (took, stderr) = caller_ends(caller, Duration::from_secs(40));
+    signal(&server, "CONT");
+    assert!(stderr.contains("left the graph"), "{stderr}");
+    assert!(took > Duration::from_secs(2), "not the lease: {took:?}");
+}
