@@ -3,7 +3,9 @@
 //! - a server killed (`kill -9`) while a call waits: the call fails within seconds,
 //!   saying the server left;
 //! - a server stopped (SIGSTOP) while a call waits: once Zenoh's lease on its link runs
-//!   out, the server has left the graph and the call fails, long before its timeout.
+//!   out, the server has left the graph and the call fails, long before its timeout;
+//! - Ctrl-C on a caller waiting in `call()` from `main` for a server that never answers:
+//!   the caller exits at once (not when a transport timeout fires).
 
 mod zenoh_support;
 
@@ -52,20 +54,27 @@ fn signal(child: &Running, name: &str) {
 
 /// Waits for the caller to exit; returns how long it took and what it said.
 fn caller_ends(caller: Running, bound: Duration) -> (Duration, String) {
+    let (took, stderr, success) = caller_exits(caller, bound);
+    assert!(
+        !success,
+        "a call to a server that left cannot succeed: {stderr}"
+    );
+    (took, stderr)
+}
+
+/// Waits for the caller to exit within `bound`; returns how long it took, its stderr and
+/// whether it succeeded.
+fn caller_exits(caller: Running, bound: Duration) -> (Duration, String, bool) {
     let started = Instant::now();
     let out = finish(caller, Duration::from_secs(90));
     let took = started.elapsed();
     eprintln!("the caller ended {took:?} after the fault");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(
-        !out.status.success(),
-        "a call to a server that left cannot succeed: {stderr}"
-    );
-    assert!(
         took < bound,
-        "the caller waited {took:?} (bound {bound:?}) after the server left: {stderr}"
+        "the caller waited {took:?} (bound {bound:?}) after the fault: {stderr}"
     );
-    (took, stderr)
+    (took, stderr, out.status.success())
 }
 
 #[test]
@@ -87,4 +96,13 @@ fn a_call_to_a_stopped_server_fails_when_its_lease_runs_out() {
     signal(&server, "CONT");
     assert!(stderr.contains("left the graph"), "{stderr}");
     assert!(took > Duration::from_secs(2), "not the lease: {took:?}");
+}
+
+#[test]
+fn ctrl_c_ends_a_remote_call_made_from_main_at_once() {
+    let router = Router::start(KAIROS);
+    let (_server, caller) = hung_call(&router);
+    signal(&caller, "INT");
+    let (_, stderr, _) = caller_exits(caller, Duration::from_secs(5));
+    assert!(stderr.contains("shutting down"), "{stderr}");
 }

@@ -149,9 +149,12 @@ fn _kairos(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<rust_node::RustEchoNode>()?;
     m.add_class::<rust_node::RustRelay>()?;
     m.add_function(wrap_pyfunction!(msg::interfaces, m)?)?;
+    m.add_function(wrap_pyfunction!(msg::serialize_message, m)?)?;
+    m.add_function(wrap_pyfunction!(msg::deserialize_message, m)?)?;
     m.add_function(wrap_pyfunction!(graph::graph_entities, m)?)?;
     m.add_function(wrap_pyfunction!(graph::expand_name, m)?)?;
     m.add_function(wrap_pyfunction!(graph::wait_for_node, m)?)?;
+    m.add_function(wrap_pyfunction!(node::ros_args_error, m)?)?;
     m.add_function(wrap_pyfunction!(init, m)?)?;
     m.add_function(wrap_pyfunction!(shutdown, m)?)?;
     m.add_function(wrap_pyfunction!(ok, m)?)?;

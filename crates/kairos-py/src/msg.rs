@@ -30,6 +30,8 @@ pub(crate) struct MessageKind {
     pub(crate) publisher: crate::typed::MakePublisher,
     pub(crate) subscription: crate::typed::MakeSubscription,
     pub(crate) relay: crate::typed::MakeRelay,
+    pub(crate) serialize: fn(&Bound<'_, PyAny>, &Bound<'_, PyAny>) -> PyResult<Vec<u8>>,
+    pub(crate) deserialize: fn(&Bound<'_, PyAny>, &[u8]) -> PyResult<PyObject>,
 }
 
 /// One service type: its name, its request and response types, and the monomorphized
@@ -86,7 +88,50 @@ fn message_kind<M: Message>() -> MessageKind {
         publisher: crate::typed::make_publisher::<M>,
         subscription: crate::typed::make_subscription::<M>,
         relay: crate::typed::make_relay::<M>,
+        serialize: serialize_as::<M>,
+        deserialize: deserialize_as::<M>,
     }
+}
+
+/// `message`, an instance of `class`, as the CDR payload rmw_zenoh sends.
+fn serialize_as<M: Message>(
+    class: &Bound<'_, PyAny>,
+    message: &Bound<'_, PyAny>,
+) -> PyResult<Vec<u8>> {
+    let layout = crate::convert::layout_of::<M>(class)?;
+    let value: M = crate::convert::from_py(message, &layout)?;
+    Ok(kairos_msgs::message::encode(&value))
+}
+
+/// The message of `class` a CDR payload holds.
+fn deserialize_as<M: Message>(class: &Bound<'_, PyAny>, payload: &[u8]) -> PyResult<PyObject> {
+    let layout = crate::convert::layout_of::<M>(class)?;
+    let value: M = kairos_msgs::message::decode(payload).map_err(|e| {
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "the bytes are not a serialized {}: {e}",
+            M::TYPE_NAME
+        ))
+    })?;
+    crate::convert::to_py(class.py(), &value, &layout)
+}
+
+/// `message` serialized as ROS serializes it (CDR with its encapsulation header): what
+/// `rclpy.serialization.serialize_message` returns.
+#[pyfunction]
+pub(crate) fn serialize_message(message: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    let class = message.get_type().into_any();
+    let kind = message_kind_of(&class)?;
+    (kind.serialize)(&class, message)
+}
+
+/// The message of `class` that `payload` (CDR, as `serialize_message` returns) holds.
+#[pyfunction]
+pub(crate) fn deserialize_message(
+    payload: &[u8],
+    class: &Bound<'_, PyAny>,
+) -> PyResult<PyObject> {
+    let kind = message_kind_of(class)?;
+    (kind.deserialize)(class, payload)
 }
 
 fn defaults_of<M: Message>(py: Python<'_>) -> PyResult<PyObject> {

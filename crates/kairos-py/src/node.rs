@@ -818,3 +818,16 @@ impl PyClient {
     }
 }
 entity_lifetime!(PyClient, "client");
+
+/// Why `args` (a program's command line) has ROS arguments kairos cannot read, as
+/// `(kind, detail)`: `("unknown", flag)` for an argument ROS 2 does not define (rclpy's
+/// `UnknownROSArgsError`), `("invalid", message)` for any other fault; `None` when they
+/// read.
+#[pyfunction]
+pub(crate) fn ros_args_error(args: Vec<String>) -> Option<(&'static str, String)> {
+    match RosArgs::parse(args) {
+        Ok(_) => None,
+        Err(kairos::graph::RosArgsError::UnknownFlag { flag }) => Some(("unknown", flag)),
+        Err(e) => Some(("invalid", e.to_string())),
+    }
+}

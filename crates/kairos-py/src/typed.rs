@@ -59,8 +59,19 @@ struct TypedPublisher<T> {
 }
 
 impl<T: Message> DynPublisher for TypedPublisher<T> {
+    /// A message of the publisher's class, or its serialized form (`bytes`, as
+    /// `serialize_message` returns and rclpy's `publish` takes), decoded here so that
+    /// subscriptions in the process get the message itself.
     fn publish(&self, message: &Bound<'_, PyAny>) -> PyResult<usize> {
-        let message = from_py::<T>(message, &self.layout)?;
+        let message = match message.downcast::<pyo3::types::PyBytes>() {
+            Ok(bytes) => kairos_msgs::message::decode::<T>(bytes.as_bytes()).map_err(|e| {
+                pyo3::exceptions::PyTypeError::new_err(format!(
+                    "the bytes published are not a serialized {}: {e}",
+                    T::TYPE_NAME
+                ))
+            })?,
+            Err(_) => from_py::<T>(message, &self.layout)?,
+        };
         Ok(self.publisher.publish(message))
     }
 

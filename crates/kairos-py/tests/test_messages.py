@@ -200,3 +200,78 @@ def test_a_wrong_value_names_its_field(session):
     nan = Imu(orientation_covariance=[math.nan] * 9)
     imu.publish(nan)
     node.destroy_node()
+
+
+def test_serialize_message_is_the_cdr_payload_on_the_wire():
+    from kairos.serialization import deserialize_message, serialize_message
+    from kairos.std_msgs.msg import String
+    from kairos.test_msgs.msg import BasicTypes
+
+    # Encapsulation header (CDR little endian), then the string's length with its NUL.
+    assert serialize_message(String(data="hello")) == (
+        b"\x00\x01\x00\x00" + (6).to_bytes(4, "little") + b"hello\x00")
+    message = BasicTypes(bool_value=True, int8_value=-128, uint64_value=2**64 - 1,
+                         float32_value=1.125, float64_value=-2.5e300, int32_value=-7)
+    assert deserialize_message(serialize_message(message), BasicTypes) == message
+    # float32 keeps only float32's precision, as in rclpy.
+    rounded = deserialize_message(serialize_message(BasicTypes(float32_value=3.14)), BasicTypes)
+    assert rounded.float32_value != 3.14 and round(rounded.float32_value, 2) == 3.14
+    with pytest.raises(ValueError, match="not a serialized std_msgs/msg/String"):
+        deserialize_message(b"\x00\x01\x00\x00\xff\xff\xff\x7f", String)
+    with pytest.raises(TypeError):
+        serialize_message("not a message")
+
+
+def test_a_serialized_message_publishes_as_the_message(session):
+    from kairos.serialization import serialize_message
+    from kairos.executors import SingleThreadedExecutor
+    from kairos.std_msgs.msg import String
+
+    node = Node("serialized_talker")
+    heard = queue.Queue()
+    node.create_subscription(String, "/test/serialized", heard.put, 10)
+    publisher = node.create_publisher(String, "/test/serialized", 10)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    spin_in_thread(executor)
+    assert publisher.publish(serialize_message(String(data="ñu"))) == 1
+    assert heard.get(timeout=LIMIT) == String(data="ñu")
+    with pytest.raises(TypeError, match="not a serialized std_msgs/msg/String"):
+        publisher.publish(b"\x01\x02")
+    executor.shutdown()
+
+
+def test_type_hash_prints_as_rihs01():
+    from kairos.type_hash import TypeHash
+
+    value = bytes(range(32))
+    assert str(TypeHash(version=1, value=value)) == "RIHS01_" + value.hex()
+    assert str(TypeHash()) == "INVALID"
+    assert TypeHash(version=1, value=value) == TypeHash(version=1, value=value)
+    assert TypeHash(version=5) != TypeHash()
+    with pytest.raises(TypeError):
+        TypeHash(version="1")
+
+
+def test_qos_profiles_check_and_name_as_rclpy():
+    import warnings
+
+    from kairos import qos
+
+    assert qos.qos_check_compatible(
+        qos.QoSProfile(depth=1, reliability=qos.ReliabilityPolicy.BEST_EFFORT),
+        qos.QoSProfile(depth=1)) == (qos.QoSCompatibility.OK, "")
+    assert qos.HistoryPolicy.short_keys() == ["system_default", "keep_last", "keep_all",
+                                              "unknown"]
+    assert qos.HistoryPolicy.get_from_short_key("KEEP_all") == qos.HistoryPolicy.KEEP_ALL
+    assert qos.ReliabilityPolicy.BEST_EFFORT.short_key == "best_effort"
+    assert (qos.QoSPresetProfiles.get_from_short_key("sensor_data")
+            == qos.qos_profile_sensor_data)
+    with pytest.raises(qos.InvalidQoSProfileException):
+        qos.QoSProfile(history=qos.HistoryPolicy.KEEP_LAST)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        qos.QoSProfile(depth=1).depth = 0
+    assert len(caught) == 1 and "zero depth" in str(caught[0].message)
+    profile = qos.QoSProfile(depth=3, durability=qos.DurabilityPolicy.TRANSIENT_LOCAL)
+    assert qos.QoSProfile(**profile.get_c_qos_profile().to_dict()) == profile

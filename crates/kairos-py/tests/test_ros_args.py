@@ -7,6 +7,10 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+import kairos
+
 PROGRAM = textwrap.dedent(
     """
     import kairos
@@ -58,3 +62,46 @@ def test_a_bad_ros_argument_says_what_to_write():
     done = run("--ros-args", "--remapp", "a:=b")
     assert done.returncode != 0
     assert "unknown ROS argument '--remapp'" in done.stderr, done.stderr
+
+
+def test_init_refuses_ros_arguments_it_cannot_read():
+    from kairos.context import Context
+    from kairos.exceptions import RCLInvalidROSArgsError, UnknownROSArgsError
+
+    with pytest.raises(UnknownROSArgsError, match=r"\['--bogus'\]"):
+        kairos.init(context=Context(), args=["prog", "--ros-args", "--bogus"])
+    with pytest.raises(RCLInvalidROSArgsError, match="needs a value"):
+        kairos.init(context=Context(), args=["prog", "--ros-args", "-p"])
+    # Arguments after `--` are the program's own.
+    context = Context()
+    kairos.init(context=context, args=["prog", "--ros-args", "-p", "a:=1", "--", "--bogus"])
+    kairos.shutdown(context=context)
+
+
+def test_type_support_checks_and_waitables_say_what_kairos_does():
+    from kairos import type_support
+    from kairos.std_msgs.msg import String
+    from kairos.std_srvs.srv import Trigger
+
+    type_support.check_is_valid_msg_type(String)
+    type_support.check_is_valid_srv_type(Trigger)
+    with pytest.raises(RuntimeError):
+        type_support.check_is_valid_msg_type(Trigger)
+    with pytest.raises(RuntimeError):
+        type_support.check_is_valid_srv_type(String)
+    with pytest.raises(AttributeError):
+        type_support.check_for_type_support(object())
+
+
+def test_a_waitable_is_refused_with_what_to_use_instead():
+    from kairos.node import Node
+    from kairos.waitable import NumberOfEntities, Waitable
+
+    kairos.init()
+    try:
+        node = Node("waitable_host")
+        with pytest.raises(NotImplementedError, match="guard condition"):
+            node.add_waitable(Waitable(None))
+        assert NumberOfEntities(1, 2) + NumberOfEntities(1) == NumberOfEntities(2, 2)
+    finally:
+        kairos.shutdown()

@@ -42,6 +42,7 @@ class Context:
             if args is not None:
                 for arg in args:
                     str(arg).encode("utf-8")  # UnicodeEncodeError, as rcl refuses them
+                _check_ros_args([str(arg) for arg in args])
                 # The nodes of this context read their ROS arguments from here, not from
                 # the process's command line.
                 self._args = [str(arg) for arg in args]
@@ -127,3 +128,16 @@ class Context:
     def __exit__(self, *exc):
         self.try_shutdown()
         return False
+
+
+def _check_ros_args(args):
+    """Raises what rclpy's ``init`` raises for ROS arguments that do not read."""
+    from kairos.exceptions import RCLInvalidROSArgsError, UnknownROSArgsError
+
+    fault = _kairos.ros_args_error(args)
+    if fault is None:
+        return
+    kind, detail = fault
+    if kind == "unknown":
+        raise UnknownROSArgsError(f"Found unknown ROS arguments: {[detail]!r}")
+    raise RCLInvalidROSArgsError(f"Failed to parse ROS arguments: {detail}")

@@ -101,3 +101,23 @@ class ParameterUninitializedException(ParameterException):
     def __init__(self, parameter_name, *args):
         super().__init__(f"The parameter '{parameter_name}' is not initialized",
                          parameter_name, *args)
+
+
+class RCLError(RuntimeError):
+    """An error rclpy's C layer (rcl) reports; kairos raises it where rcl would."""
+
+
+class UnknownROSArgsError(RCLError):
+    """``--ros-args`` holds an argument ROS 2 does not define."""
+
+
+class RCLInvalidROSArgsError(RCLError):
+    """``--ros-args`` holds an argument that cannot be read (a rule without ``:=``, a flag
+    without its value, a parameter file that does not read)."""
+
+
+class NoTypeSupportImportedException(Exception):
+    """A message or service class whose type support was never imported."""
+
+    def __init__(self, *args):
+        super().__init__("no type support imported", *args)

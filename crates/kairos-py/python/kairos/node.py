@@ -244,6 +244,17 @@ class Node(GraphMixin, ParametersMixin):
         self._in_group(client, callback_group)
         return client
 
+    def add_waitable(self, waitable):
+        """rclpy's custom wait-set entities do not run on kairos's event-driven executors:
+        a ``NotImplementedError`` that says what to use instead."""
+        raise NotImplementedError(
+            f"kairos cannot run the Waitable {type(waitable).__name__}: its executors have no "
+            "wait set; wake work with a guard condition (create_guard_condition), a timer or "
+            "a task (executor.create_task) instead")
+
+    def remove_waitable(self, waitable):
+        raise NotImplementedError("kairos nodes hold no Waitables (see add_waitable)")
+
     def create_guard_condition(self, callback, callback_group=None, *, _coroutines=None):
         """A guard condition: each ``trigger()`` runs ``callback`` once on the executor, in
         ``callback_group``. (``_coroutines``: kairos's own use, a callback that may return a

@@ -2,31 +2,66 @@
 keep-last)."""
 
 import enum
+import warnings
 
 
-class HistoryPolicy(enum.IntEnum):
+class _ShortKeys:
+    """Lower-case names for command lines and parameter files (``keep_last``), as rclpy's
+    policy enums and preset profiles have them."""
+
+    @classmethod
+    def short_keys(cls):
+        return [name.lower() for name in cls.__members__]
+
+    @classmethod
+    def get_from_short_key(cls, name):
+        return cls[name.upper()].value
+
+
+class QoSPolicyEnum(_ShortKeys, enum.IntEnum):
+    """The base of the policy enums."""
+
+    @property
+    def short_key(self):
+        return self.name.lower()
+
+
+class HistoryPolicy(QoSPolicyEnum):
     SYSTEM_DEFAULT = 0
     KEEP_LAST = 1
     KEEP_ALL = 2
+    UNKNOWN = 3
 
 
-class ReliabilityPolicy(enum.IntEnum):
+class ReliabilityPolicy(QoSPolicyEnum):
     SYSTEM_DEFAULT = 0
     RELIABLE = 1
     BEST_EFFORT = 2
+    UNKNOWN = 3
+    BEST_AVAILABLE = 4
 
 
-class DurabilityPolicy(enum.IntEnum):
+class DurabilityPolicy(QoSPolicyEnum):
     SYSTEM_DEFAULT = 0
     TRANSIENT_LOCAL = 1
     VOLATILE = 2
+    UNKNOWN = 3
+    BEST_AVAILABLE = 4
 
 
-class LivelinessPolicy(enum.IntEnum):
+class LivelinessPolicy(QoSPolicyEnum):
     SYSTEM_DEFAULT = 0
     AUTOMATIC = 1
     MANUAL_BY_TOPIC = 3
     UNKNOWN = 4
+    BEST_AVAILABLE = 5
+
+
+class QoSCompatibility(enum.IntEnum):
+    """Whether a publisher and a subscription with two profiles can talk."""
+    OK = 0
+    WARNING = 1
+    ERROR = 2
 
 
 # rclpy's names for the same policies.
@@ -59,6 +94,8 @@ class QoSProfile:
             raise TypeError(f"QoSProfile has no policy {sorted(unknown)[0]!r}")
         if "history" not in kwargs and "depth" not in kwargs:
             raise InvalidQoSProfileException("History and/or depth settings are required.")
+        if kwargs.get("history") == HistoryPolicy.KEEP_LAST and "depth" not in kwargs:
+            raise InvalidQoSProfileException("History is KEEP_LAST but no depth is given.")
         self.history = HistoryPolicy(kwargs.get("history", HistoryPolicy.KEEP_LAST))
         self.depth = int(kwargs.get("depth", 0))
         self.reliability = ReliabilityPolicy(kwargs.get("reliability",
@@ -71,6 +108,21 @@ class QoSProfile:
         self.liveliness_lease_duration = kwargs.get("liveliness_lease_duration", Duration())
         self.avoid_ros_namespace_conventions = bool(
             kwargs.get("avoid_ros_namespace_conventions", False))
+
+    @property
+    def depth(self):
+        return self._depth
+
+    @depth.setter
+    def depth(self, value):
+        if self.history == HistoryPolicy.KEEP_LAST and value == 0:
+            warnings.warn("A zero depth with KEEP_LAST doesn't make sense; no data could be "
+                          "stored. This will be interpreted as SYSTEM_DEFAULT", UserWarning)
+        self._depth = value
+
+    def get_c_qos_profile(self):
+        """The profile as rclpy's C binding holds it (``to_dict()`` gives it back)."""
+        return _ProfileValues(self)
 
     def __eq__(self, other):
         return isinstance(other, QoSProfile) and all(
@@ -92,7 +144,17 @@ qos_profile_action_status_default = QoSProfile(depth=1,
 qos_profile_unknown = QoSProfile(history=HistoryPolicy.SYSTEM_DEFAULT)
 
 
-class QoSPresetProfiles(enum.Enum):
+class _ProfileValues:
+    """A profile's values, as ``QoSProfile.get_c_qos_profile()`` returns them."""
+
+    def __init__(self, profile):
+        self._values = {p: getattr(profile, p) for p in QoSProfile._POLICIES}
+
+    def to_dict(self):
+        return dict(self._values)
+
+
+class QoSPresetProfiles(_ShortKeys, enum.Enum):
     SYSTEM_DEFAULT = qos_profile_system_default
     SENSOR_DATA = qos_profile_sensor_data
     SERVICES_DEFAULT = qos_profile_services_default
@@ -113,3 +175,13 @@ def _qos_args(qos):
             "transient_local": qos.durability == DurabilityPolicy.TRANSIENT_LOCAL,
             "keep_all": qos.history == HistoryPolicy.KEEP_ALL,
             "best_effort": qos.reliability == ReliabilityPolicy.BEST_EFFORT}
+
+
+def qos_check_compatible(publisher_qos, subscription_qos):
+    """``(QoSCompatibility, reason)`` for a publisher and a subscription with these
+    profiles. On Zenoh (kairos speaks rmw_zenoh's protocol) every pair matches, as
+    rmw_zenoh reports: a best-effort publisher reaches a reliable subscription."""
+    for profile in (publisher_qos, subscription_qos):
+        if not isinstance(profile, QoSProfile):
+            raise TypeError(f"qos_check_compatible takes QoSProfiles, not {profile!r}")
+    return QoSCompatibility.OK, ""

@@ -23,6 +23,17 @@ class TopicEndpointInfo:
         self.topic_type_hash = topic_type_hash
         self.endpoint_type = TopicEndpointTypeEnum(endpoint_type)
         self.endpoint_gid = list(endpoint_gid or [])
+        if topic_type_hash is None:
+            from kairos.type_hash import TypeHash
+            topic_type_hash = TypeHash()
+        self.topic_type_hash = topic_type_hash
+        if qos_profile is None:
+            from kairos import qos
+            qos_profile = qos.QoSProfile(
+                history=qos.HistoryPolicy.UNKNOWN, depth=0,
+                reliability=qos.ReliabilityPolicy.UNKNOWN,
+                durability=qos.DurabilityPolicy.UNKNOWN,
+                liveliness=qos.LivelinessPolicy.UNKNOWN)
         self.qos_profile = qos_profile
 
     def __eq__(self, other):
@@ -30,11 +41,23 @@ class TopicEndpointInfo:
             getattr(self, slot) == getattr(other, slot) for slot in self.__slots__)
 
     def __str__(self):
+        qos = self.qos_profile
+        history = qos.history.name
+        if qos.history.name == "KEEP_LAST":
+            history += f" ({qos.depth})"
         return "\n".join([
             f"Node name: {self.node_name}",
             f"Node namespace: {self.node_namespace}",
             f"Topic type: {self.topic_type}",
+            f"Topic type hash: {self.topic_type_hash}",
             f"Endpoint type: {self.endpoint_type.name}",
             f"GID: {'.'.join(f'{b:02x}' for b in self.endpoint_gid)}",
-            f"QoS profile: {self.qos_profile}",
+            "QoS profile:",
+            f"  Reliability: {qos.reliability.name}",
+            f"  History (Depth): {history}",
+            f"  Durability: {qos.durability.name}",
+            f"  Lifespan: {qos.lifespan}",
+            f"  Deadline: {qos.deadline}",
+            f"  Liveliness: {qos.liveliness.name}",
+            f"  Liveliness lease duration: {qos.liveliness_lease_duration}",
         ])

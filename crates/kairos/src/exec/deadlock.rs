@@ -416,7 +416,11 @@ pub(crate) fn check_blocking_wait(
     remote: Option<RemoteServer<'_>>,
 ) -> Result<BlockedWorker, WouldDeadlock> {
     // Heard before the lock on `WAITS` is taken: the transport's lock is never taken inside it.
-    let heard = remote.as_ref().map(|r| r.sharing.remote());
+    // Only a callback holds groups: a call from `main` needs no look at the others.
+    let heard = remote
+        .as_ref()
+        .filter(|_| top().is_some())
+        .map(|r| r.sharing.remote());
     with_frames(|frames| {
         let Some(top) = frames.last() else {
             return Ok(BlockedWorker {
