@@ -103,6 +103,7 @@ fn ctrl_c_ends_a_remote_call_made_from_main_at_once() {
     let router = Router::start(KAIROS);
     let (_server, caller) = hung_call(&router);
     signal(&caller, "INT");
-    let (_, stderr, _) = caller_exits(caller, Duration::from_secs(5));
-    assert!(stderr.contains("shutting down"), "{stderr}");
+    let (_, stderr, success) = caller_exits(caller, Duration::from_secs(5));
+    assert!(!success, "an interrupted call is no success: {stderr}");
+    assert!(stderr.contains("SIGINT"), "{stderr}");
 }

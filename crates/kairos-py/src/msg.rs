@@ -126,10 +126,7 @@ pub(crate) fn serialize_message(message: &Bound<'_, PyAny>) -> PyResult<Vec<u8>>
 
 /// The message of `class` that `payload` (CDR, as `serialize_message` returns) holds.
 #[pyfunction]
-pub(crate) fn deserialize_message(
-    payload: &[u8],
-    class: &Bound<'_, PyAny>,
-) -> PyResult<PyObject> {
+pub(crate) fn deserialize_message(payload: &[u8], class: &Bound<'_, PyAny>) -> PyResult<PyObject> {
     let kind = message_kind_of(class)?;
     (kind.deserialize)(class, payload)
 }
