@@ -16,8 +16,8 @@
 //! - a process's snapshot is dropped when its token goes (exit, kill -9, lost link); a new
 //!   token makes every process share again, so a late joiner hears waits already blocked.
 //!
-//! A snapshot that does not parse is counted in [`ZenohWaits::malformed`] and reported
-//! once; it changes nothing.
+//! A snapshot that does not parse is counted with the transport's malformed samples and
+//! reported once; it changes nothing.
 
 use kairos::exec::shared_waits::{self, RemoteWaits, ServedBy, SharedWait, WaitSharing};
 use parking_lot::Mutex;
@@ -42,23 +42,19 @@ struct Snapshot {
     servers: Vec<ServedBy>,
 }
 
-#[derive(Default)]
-struct Heard {
-    /// The last snapshot of each transport, by its zid.
-    snapshots: HashMap<String, Snapshot>,
-}
-
 /// One transport's side of the shared wait-for graph.
 pub struct ZenohWaits {
     session: Session,
     key: String,
-    heard: Mutex<Heard>,
+    /// The last snapshot of each other transport, by its zid.
+    heard: Mutex<HashMap<String, Snapshot>>,
     /// The services this transport carries: (id, who serves them).
     servers: Mutex<Vec<(u64, ServedBy)>>,
     next: AtomicU64,
     /// Serializes shares, so snapshots leave in the order they were taken.
     sending: Mutex<()>,
-    malformed: AtomicU64,
+    /// The transport's count of samples that do not decode (`malformed_samples`).
+    malformed: Arc<AtomicU64>,
     reported: AtomicBool,
     declarations: Mutex<Vec<Box<dyn std::any::Any + Send + Sync>>>,
 }
@@ -76,17 +72,22 @@ fn space(domain: u32) -> String {
 }
 
 impl ZenohWaits {
-    /// Joins the shared graph of ROS domain `domain` on `session`.
-    pub fn open(session: &Session, domain: u32) -> Result<Arc<Self>, zenoh::Error> {
+    /// Joins the shared graph of ROS domain `domain` on `session`; snapshots that do not
+    /// parse are counted in `malformed`.
+    pub fn open(
+        session: &Session,
+        domain: u32,
+        malformed: Arc<AtomicU64>,
+    ) -> Result<Arc<Self>, zenoh::Error> {
         let key = format!("{}/{}", space(domain), session.zid());
         let waits = Arc::new(Self {
             session: session.clone(),
             key: key.clone(),
-            heard: Mutex::new(Heard::default()),
+            heard: Mutex::new(HashMap::new()),
             servers: Mutex::new(Vec::new()),
             next: AtomicU64::new(0),
             sending: Mutex::new(()),
-            malformed: AtomicU64::new(0),
+            malformed,
             reported: AtomicBool::new(false),
             declarations: Mutex::new(Vec::new()),
         });
@@ -109,13 +110,15 @@ impl ZenohWaits {
                 let Some(waits) = weak.upgrade() else {
                     return;
                 };
-                let zid = zid_of(sample.key_expr().as_str()).to_owned();
                 if sample.key_expr().as_str() == own {
                     return;
                 }
                 match sample.kind() {
                     SampleKind::Delete => {
-                        waits.heard.lock().snapshots.remove(&zid);
+                        waits
+                            .heard
+                            .lock()
+                            .remove(zid_of(sample.key_expr().as_str()));
                     }
                     // A newcomer hears what this process shared before it came.
                     SampleKind::Put => waits.share(),
@@ -129,11 +132,6 @@ impl ZenohWaits {
             Box::new(token) as _,
         ]);
         Ok(waits)
-    }
-
-    /// Snapshots that did not parse.
-    pub fn malformed(&self) -> u64 {
-        self.malformed.load(Ordering::Relaxed)
     }
 
     /// Records that `served` serves a service carried by this transport, until the
@@ -155,16 +153,13 @@ impl ZenohWaits {
                 self.malformed.fetch_add(1, Ordering::Relaxed);
                 if !self.reported.swap(true, Ordering::Relaxed) {
                     crate::report::warn(format!(
-                        "ignoring shared waits on {key} that do not parse ({e}); counted in the shared-wait malformed count"
+                        "ignoring shared waits on {key} that do not parse ({e}); counted in malformed_samples"
                     ));
                 }
                 return;
             }
         };
-        self.heard
-            .lock()
-            .snapshots
-            .insert(zid_of(key).to_owned(), snapshot);
+        self.heard.lock().insert(zid_of(key).to_owned(), snapshot);
         shared_waits::recheck(self.remote());
     }
 }
@@ -176,7 +171,7 @@ fn zid_of(key: &str) -> &str {
 impl WaitSharing for ZenohWaits {
     fn remote(&self) -> RemoteWaits {
         let mut remote = RemoteWaits::default();
-        for snapshot in self.heard.lock().snapshots.values() {
+        for snapshot in self.heard.lock().values() {
             remote.waits.extend(snapshot.waits.iter().cloned());
             remote.servers.extend(snapshot.servers.iter().cloned());
             remote

@@ -158,7 +158,8 @@ impl ZenohTransport {
             })
             .wait()
             .map_err(zenoh_err("subscribe to the graph's liveliness tokens"))?;
-        let waits = ZenohWaits::open(&session, domain).map_err(zenoh_err(
+        let malformed = Arc::new(AtomicU64::new(0));
+        let waits = ZenohWaits::open(&session, domain, malformed.clone()).map_err(zenoh_err(
             "join the wait-for graph shared by kairos processes",
         ))?;
         Ok(Arc::new(Self {
@@ -168,7 +169,7 @@ impl ZenohTransport {
             next_id: AtomicU64::new(0),
             nodes: Mutex::new(HashMap::new()),
             graph,
-            malformed: Arc::new(AtomicU64::new(0)),
+            malformed,
             gaps: Arc::new(AtomicU64::new(0)),
             local: Arc::new(LocalPublishers::default()),
             bridges: Mutex::new(Vec::new()),
@@ -238,7 +239,8 @@ impl ZenohTransport {
         self.domain
     }
 
-    /// Samples that did not decode, over all subscriptions.
+    /// Samples that did not decode, over all subscriptions (and the kairos-private
+    /// shared-wait snapshots, see [`crate::shared_waits`]).
     pub fn malformed_samples(&self) -> u64 {
         self.malformed.load(Ordering::Relaxed)
     }

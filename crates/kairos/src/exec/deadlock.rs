@@ -232,17 +232,11 @@ pub(crate) type Abort = Box<dyn FnOnce(WouldDeadlock) + Send>;
 
 impl WaitRecord {
     fn shared(&self) -> SharedWait {
-        let here = shared_waits::process_id();
-        let group = |(id, name): &(u64, String)| GroupRef {
-            process: here.to_owned(),
-            id: *id,
-            name: name.clone(),
-        };
         let mut waits_for: Vec<WaitTarget> = self
             .waits_for
             .iter()
             .map(|(id, name, completer)| WaitTarget::Group {
-                group: group(&(*id, name.clone())),
+                group: GroupRef::local(*id, name),
                 completer: completer.to_string(),
             })
             .collect();
@@ -252,13 +246,21 @@ impl WaitRecord {
                 .map(|service| WaitTarget::Service(service.to_string())),
         );
         SharedWait {
-            process: here.to_owned(),
+            process: shared_waits::process_id().to_owned(),
             key: self.key,
             callback: self.callback.to_string(),
-            holds: self.holds.iter().map(group).collect(),
+            holds: held_refs(&self.holds),
             waits_for,
         }
     }
+}
+
+/// Held groups `(id, name)` as the shared graph names them.
+fn held_refs(holds: &[(u64, String)]) -> Vec<GroupRef> {
+    holds
+        .iter()
+        .map(|(id, name)| GroupRef::local(*id, name))
+        .collect()
 }
 
 /// This process's waits, as processes share them.
@@ -508,17 +510,8 @@ pub(crate) fn check_blocking_wait(
             if let (Some(service), Some(heard)) = (&remote_service, heard) {
                 let local = waits.iter().map(WaitRecord::shared).collect();
                 let graph = Combined::new(local, heard);
-                let here = shared_waits::process_id();
-                let held: Vec<GroupRef> = holds
-                    .iter()
-                    .map(|(id, name)| GroupRef {
-                        process: here.to_owned(),
-                        id: *id,
-                        name: name.clone(),
-                    })
-                    .collect();
                 let target = [WaitTarget::Service(service.to_string())];
-                if let Some(cycle) = graph.find_cycle(&held, &target, None) {
+                if let Some(cycle) = graph.find_cycle(&held_refs(&holds), &target, None) {
                     return Err(remote_cycle_error(
                         operation,
                         top.callback(),

@@ -38,6 +38,17 @@ pub struct GroupRef {
     pub name: String,
 }
 
+impl GroupRef {
+    /// A group of this process.
+    pub(crate) fn local(id: u64, name: &str) -> Self {
+        Self {
+            process: process_id().to_owned(),
+            id,
+            name: name.to_owned(),
+        }
+    }
+}
+
 /// What a blocked wait needs to run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WaitTarget {

@@ -441,11 +441,7 @@ impl Context {
         let (group, callback) = slot.group.as_ref()?;
         (group.kind() == crate::exec::GroupKind::MutuallyExclusive).then(|| {
             (
-                crate::exec::shared_waits::GroupRef {
-                    process: crate::exec::shared_waits::process_id().to_owned(),
-                    id: group.shared.id,
-                    name: group.name().to_owned(),
-                },
+                crate::exec::shared_waits::GroupRef::local(group.shared.id, group.name()),
                 callback.to_string(),
             )
         })
