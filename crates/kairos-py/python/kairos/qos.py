@@ -1,5 +1,5 @@
-"""rclpy's QoS profiles and policies; kairos keeps depth and durability (history is
-keep-last)."""
+"""rclpy's QoS profiles and policies. kairos honours history, depth, reliability and
+durability; deadline, lifespan and liveliness are kept and announced, not enforced yet."""
 
 import enum
 import warnings

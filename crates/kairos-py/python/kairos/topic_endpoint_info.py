@@ -3,6 +3,9 @@ shows it (``Node.get_publishers_info_by_topic``)."""
 
 import enum
 
+from kairos import qos
+from kairos.type_hash import TypeHash
+
 
 class TopicEndpointTypeEnum(enum.IntEnum):
     INVALID = 0
@@ -20,15 +23,10 @@ class TopicEndpointInfo:
         self.node_name = node_name
         self.node_namespace = node_namespace
         self.topic_type = topic_type
-        self.topic_type_hash = topic_type_hash
         self.endpoint_type = TopicEndpointTypeEnum(endpoint_type)
         self.endpoint_gid = list(endpoint_gid or [])
-        if topic_type_hash is None:
-            from kairos.type_hash import TypeHash
-            topic_type_hash = TypeHash()
-        self.topic_type_hash = topic_type_hash
+        self.topic_type_hash = TypeHash() if topic_type_hash is None else topic_type_hash
         if qos_profile is None:
-            from kairos import qos
             qos_profile = qos.QoSProfile(
                 history=qos.HistoryPolicy.UNKNOWN, depth=0,
                 reliability=qos.ReliabilityPolicy.UNKNOWN,
@@ -41,10 +39,10 @@ class TopicEndpointInfo:
             getattr(self, slot) == getattr(other, slot) for slot in self.__slots__)
 
     def __str__(self):
-        qos = self.qos_profile
-        history = qos.history.name
-        if qos.history.name == "KEEP_LAST":
-            history += f" ({qos.depth})"
+        profile = self.qos_profile
+        history = profile.history.name
+        if profile.history.name == "KEEP_LAST":
+            history += f" ({profile.depth})"
         return "\n".join([
             f"Node name: {self.node_name}",
             f"Node namespace: {self.node_namespace}",
@@ -53,11 +51,11 @@ class TopicEndpointInfo:
             f"Endpoint type: {self.endpoint_type.name}",
             f"GID: {'.'.join(f'{b:02x}' for b in self.endpoint_gid)}",
             "QoS profile:",
-            f"  Reliability: {qos.reliability.name}",
+            f"  Reliability: {profile.reliability.name}",
             f"  History (Depth): {history}",
-            f"  Durability: {qos.durability.name}",
-            f"  Lifespan: {qos.lifespan}",
-            f"  Deadline: {qos.deadline}",
-            f"  Liveliness: {qos.liveliness.name}",
-            f"  Liveliness lease duration: {qos.liveliness_lease_duration}",
+            f"  Durability: {profile.durability.name}",
+            f"  Lifespan: {profile.lifespan}",
+            f"  Deadline: {profile.deadline}",
+            f"  Liveliness: {profile.liveliness.name}",
+            f"  Liveliness lease duration: {profile.liveliness_lease_duration}",
         ])
