@@ -43,6 +43,9 @@ pub struct Chain {
     /// Every end-to-end latency (for plots; not serialized).
     #[serde(skip)]
     pub samples: Recorder,
+    /// Why the chain ends at its sink when the sink's node publishes on: the topics it
+    /// publishes and why the trace cannot say which message of this chain they carry on.
+    pub breaks: Vec<String>,
 }
 
 impl Chain {
@@ -119,7 +122,57 @@ pub fn chains(m: &Model) -> Chains {
     for id in g.ids() {
         acc.root(m, &g, id);
     }
-    acc.report()
+    acc.report(m)
+}
+
+/// Why a chain ending at `node` (a sink) goes no further although the node publishes on
+/// non-infrastructure topics: for each such topic, who publishes it and which link event
+/// would have continued the chain.
+fn breaks(m: &Model, node: &str, from_topic: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in &m.publishers {
+        if p.published == 0
+            || is_infrastructure(&p.topic)
+            || p.node.is_none_or(|n| m.nodes[n].name != node)
+        {
+            continue;
+        }
+        let by: Vec<String> = p
+            .publishing_callbacks
+            .iter()
+            .map(|&cb| m.callback_label(cb))
+            .collect();
+        let timer = p
+            .publishing_callbacks
+            .iter()
+            .any(|&cb| matches!(m.callbacks[cb].owner, crate::model::Owner::Timer(_)));
+        let same_callback = p.publishing_callbacks.iter().any(|&cb| {
+            matches!(m.callbacks[cb].owner,
+                crate::model::Owner::Subscription(s) if *m.subscriptions[s].topic == *from_topic)
+        });
+        let why = if same_callback {
+            format!(
+                "its {from_topic} callback publishes {}, but published nothing while these messages were processed (or the trace ended first)",
+                p.topic
+            )
+        } else if by.is_empty() {
+            format!("{node} publishes {} outside any traced callback", p.topic)
+        } else if timer {
+            format!(
+                "{} is published by a timer ({}): which {from_topic} message it used is not in the trace (ros2_tracing records it with message_link_periodic_async)",
+                p.topic,
+                by.join(", ")
+            )
+        } else {
+            format!(
+                "{} is published by {}: which {from_topic} message it used is not in the trace (ros2_tracing records it with message_link_partial_sync)",
+                p.topic,
+                by.join(", ")
+            )
+        };
+        out.push(format!("ends at {node}: {why}"));
+    }
+    out
 }
 
 /// A chain's identity: its path and its stages' names.
@@ -152,8 +205,8 @@ impl ChainAcc {
             .publisher
             .and_then(|p| m.publishers[p].node)
             .map_or_else(|| "?".to_string(), |n| m.nodes[n].name.clone());
-        let mut stack = vec![(id, vec![root], Vec::<(String, i64)>::new())];
-        while let Some((mi, path, stages)) = stack.pop() {
+        let mut stack = vec![(id, vec![root], Vec::<(String, i64)>::new(), start)];
+        while let Some((mi, path, stages, start)) = stack.pop() {
             let Some(msg) = g.message(mi) else { continue };
             for (di, d) in msg.deliveries.iter().enumerate() {
                 let Some(cb_start) = d.callback_start else {
@@ -172,7 +225,7 @@ impl ChainAcc {
                         .into_iter()
                         .map(|(n, a, b)| (n, b - a)),
                 );
-                let kids: Vec<MessageId> = g
+                let all_kids: Vec<MessageId> = g
                     .children(DeliveryRef {
                         message: mi,
                         delivery: di,
@@ -180,9 +233,36 @@ impl ChainAcc {
                     .into_iter()
                     .filter(continues)
                     .collect();
+                // A topic met again closes a cycle (a ring of nodes): the chain ends
+                // where it would repeat itself.
+                let (kids, repeats): (Vec<MessageId>, Vec<MessageId>) =
+                    all_kids.into_iter().partition(|k| {
+                        g.message(*k)
+                            .is_some_and(|c| !path.iter().any(|p| **p == *c.topic))
+                    });
+                // Each lap of the ring is a chain of its own, starting where this one stops.
+                for &k in &repeats {
+                    if let Some(p) = g.message(k).and_then(|c| c.published) {
+                        stack.push((k, vec![node.clone()], Vec::new(), p));
+                    }
+                }
+                if let Some(c) = repeats.first().and_then(|k| g.message(*k)) {
+                    path.push(format!("(then {} again: a cycle)", c.topic));
+                }
+                let lap_end = repeats
+                    .first()
+                    .and_then(|k| g.message(*k))
+                    .and_then(|c| c.published);
                 if kids.is_empty() {
-                    let Some(end) = d.callback_end else { continue };
-                    st.push((format!("{node} callback"), end - cb_start));
+                    // A lap of a ring ends where the next lap is published.
+                    let (end, last) = match lap_end {
+                        Some(p) => (p, format!("{node} callback to publish")),
+                        None => match d.callback_end {
+                            Some(end) => (end, format!("{node} callback")),
+                            None => continue,
+                        },
+                    };
+                    st.push((last, end - cb_start));
                     let names: Vec<String> = st.iter().map(|(n, _)| n.clone()).collect();
                     let entry = self.acc.entry((path, names)).or_insert_with(|| {
                         (vec![Recorder::default(); st.len()], Recorder::default())
@@ -197,15 +277,15 @@ impl ChainAcc {
                         if let Some(p) = g.message(k).and_then(|c| c.published) {
                             st.push((format!("{node} callback to publish"), p - cb_start));
                         }
-                        stack.push((k, path.clone(), st));
+                        stack.push((k, path.clone(), st, start));
                     }
                 }
             }
         }
     }
 
-    /// The chains so far, the most taken first.
-    pub fn report(&self) -> Chains {
+    /// The chains so far, the most taken first; `m` names why chains end where they do.
+    pub fn report(&self, m: &Model) -> Chains {
         let mut out: Vec<Chain> = self
             .acc
             .iter()
@@ -222,6 +302,10 @@ impl ChainAcc {
                     .iter()
                     .max_by(|a, b| a.latency.mean_ns.total_cmp(&b.latency.mean_ns))
                     .map(|s| s.name.clone());
+                let breaks = match path.as_slice() {
+                    [.., topic, node] if !node.starts_with('(') => breaks(m, node, topic),
+                    _ => Vec::new(),
+                };
                 Chain {
                     path: path.clone(),
                     count: totals.count() as usize,
@@ -229,6 +313,7 @@ impl ChainAcc {
                     total: totals.distribution(),
                     dominant,
                     samples: totals.clone(),
+                    breaks,
                 }
             })
             .collect();
@@ -264,7 +349,11 @@ impl fmt::Display for Chains {
             }
             write!(f, "  {:<48} ", "end to end")?;
             crate::stats::write_cells(f, &c.total)?;
-            writeln!(f, "\n")?;
+            writeln!(f)?;
+            for b in &c.breaks {
+                writeln!(f, "  {b}")?;
+            }
+            writeln!(f)?;
         }
         if self
             .0

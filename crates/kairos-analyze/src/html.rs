@@ -63,7 +63,7 @@ pub fn report_digest(m: &Model, d: &Digest, title: &str) -> String {
     callbacks_section(&mut h, m, d);
     queues_section(&mut h, m, d);
     timers_section(&mut h, m, d);
-    chain_section(&mut h, d);
+    chain_section(&mut h, m, d);
     log_section(&mut h, m);
     clock_section(&mut h, m);
     h.push_str("</body></html>\n");
@@ -542,9 +542,9 @@ fn timers_section(h: &mut String, m: &Model, d: &Digest) {
     h.push_str("</section>");
 }
 
-fn chain_section(h: &mut String, d: &Digest) {
+fn chain_section(h: &mut String, m: &Model, d: &Digest) {
     h.push_str("<section id=\"chain\"><h2>Chains: where each message's time went</h2>");
-    let all = d.chains.report();
+    let all = d.chains.report(m);
     let Some(c) = all.0.first() else {
         h.push_str("<p>no chain of callbacks and topics in this trace</p></section>");
         return;

@@ -129,6 +129,77 @@ pub struct Endpoint {
     pub callback: Option<CallbackId>,
     /// For a publisher: how many messages it published.
     pub published: u64,
+    /// For a subscription: what its takes found, and how each message was linked.
+    pub takes: TakeCounts,
+    /// For a publisher: the callbacks it published from (none: outside callbacks).
+    pub publishing_callbacks: Vec<CallbackId>,
+}
+
+/// How a delivery was matched to the publication it carries: the evidence the trace
+/// gave. Exact links rest on an identifier recorded on both sides; inferred ones on a
+/// rule, named here, that can be wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Link {
+    /// kairos: the publisher's handle and the message's sequence number.
+    Sequence,
+    /// The DDS source timestamp, recorded when published (`dds:write`, `rmw_publish`'s
+    /// `timestamp`, CARET's `dds_bind_addr_to_stamp`) and when taken (`rmw_take`'s
+    /// `source_timestamp`, CARET's `dispatch_subscription_callback`).
+    SourceTimestamp,
+    /// Intra-process: the message's address (or ring-buffer slot) from the intra-process
+    /// publish to the dispatch that hands it to the callback.
+    MessageAddress,
+    /// Inferred (ROS 1): TCPROS delivers one connection's messages in order, so a
+    /// topic's queued message is the oldest one written and not yet received.
+    TransportOrder,
+    /// Inferred: the publish on the topic whose time is nearest the take's source
+    /// timestamp, within [`NEAREST_PUBLISH_BOUND_NS`] of it (after the running offset
+    /// between the wall clock and the trace clock). Used only when the publisher side
+    /// recorded no timestamp (`rmw_publish` before ros2_tracing 6, no `dds:write`).
+    NearestPublish,
+}
+
+/// How far a take's source timestamp may be from the publish time it is matched with
+/// by [`Link::NearestPublish`].
+pub const NEAREST_PUBLISH_BOUND_NS: i64 = 1_000_000;
+
+impl Link {
+    /// True when the link rests on an identifier recorded on both sides.
+    pub fn is_exact(self) -> bool {
+        matches!(
+            self,
+            Link::Sequence | Link::SourceTimestamp | Link::MessageAddress
+        )
+    }
+
+    /// The rule, in words, for output.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Link::Sequence => "exact: publisher handle and sequence number",
+            Link::SourceTimestamp => "exact: DDS source timestamp on both sides",
+            Link::MessageAddress => "exact: intra-process message address",
+            Link::TransportOrder => "inferred: TCPROS delivers in order",
+            Link::NearestPublish => {
+                "inferred: nearest publish on the topic within 1 ms of the source timestamp"
+            }
+        }
+    }
+}
+
+/// What a subscription's takes found.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct TakeCounts {
+    /// Messages taken (or dispatched to its callback).
+    pub taken: u64,
+    /// Takes that found the queue empty (`rmw_take` with `taken = 0`).
+    pub empty: u64,
+    /// Deliveries linked to their publication exactly.
+    pub exact: u64,
+    /// Deliveries linked by inference ([`Link::TransportOrder`], [`Link::NearestPublish`]).
+    pub inferred: u64,
+    /// Deliveries whose publication the trace does not show (or could not be linked).
+    pub unlinked: u64,
 }
 
 /// A timer.
@@ -192,6 +263,8 @@ pub struct Message {
     pub published: Option<i64>,
     /// When it left the publisher for transport.
     pub sent: Option<i64>,
+    /// Its DDS source timestamp (wall clock), when the publisher side recorded it.
+    pub source_timestamp: Option<i64>,
     /// The thread that published it.
     pub publish_tid: Option<i64>,
     /// When the publisher's own queue dropped it (ROS 1), before any delivery.
@@ -207,6 +280,8 @@ pub struct Message {
 pub struct Delivery {
     /// The subscription, when known.
     pub subscription: Option<SubscriptionId>,
+    /// How it was linked to its publication (None: the publication is not in the trace).
+    pub link: Option<Link>,
     /// When it entered the subscription's queue.
     pub enqueued: Option<i64>,
     /// When the subscription's queue dropped it.
@@ -380,6 +455,11 @@ pub struct Model {
     pub empty_takes: u64,
     /// Takes of messages whose publication is not in the trace.
     pub unmatched_takes: u64,
+    /// Deliveries per way they were linked to their publication.
+    pub links: BTreeMap<Link, u64>,
+    /// Events naming a publisher or subscription handle no init event declared, per
+    /// event name: (events, distinct handles).
+    pub undeclared: BTreeMap<String, (u64, u64)>,
     /// Messages of publishers in other processes that never reached a subscription
     /// (the gaps in their sequence numbers, `kairos:message_loss`).
     pub remote_losses: u64,

@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::model::{Model, Source};
+use crate::model::{Link, Model, Source, TakeCounts};
 use crate::stats::human_ns;
 
 /// A topic: who publishes and subscribes, and how many messages.
@@ -20,6 +20,17 @@ pub struct TopicSummary {
     pub subscribers: Vec<String>,
     /// Messages published.
     pub messages: usize,
+}
+
+/// What one subscription took, and how its messages were linked to their publications.
+#[derive(Debug, Clone, Serialize)]
+pub struct SubscriptionSummary {
+    /// Its topic.
+    pub topic: String,
+    /// Its node (or process, when the trace does not say).
+    pub node: String,
+    /// Its takes and links.
+    pub takes: TakeCounts,
 }
 
 /// A node and its process.
@@ -66,6 +77,15 @@ pub struct Summary {
     pub event_counts: BTreeMap<String, u64>,
     /// Log lines per level (`INFO`: 12), in severity order.
     pub log_lines: Vec<(String, usize)>,
+    /// Every subscription that took a message or found its queue empty.
+    pub subscriptions: Vec<SubscriptionSummary>,
+    /// Deliveries per way they were linked to their publication.
+    pub links: BTreeMap<Link, u64>,
+    /// Deliveries whose publication is not in the trace.
+    pub unlinked: u64,
+    /// Events naming handles no init event declared, per event name:
+    /// (events, distinct handles).
+    pub undeclared: BTreeMap<String, (u64, u64)>,
 }
 
 /// The summary of a model.
@@ -126,6 +146,21 @@ pub fn summary(m: &Model) -> Summary {
         topics: sum_topics.into_values().collect(),
         event_counts: m.event_counts.clone(),
         log_lines: log_levels(m),
+        subscriptions: m
+            .subscriptions
+            .iter()
+            .filter(|s| s.takes.taken > 0 || s.takes.empty > 0)
+            .map(|s| SubscriptionSummary {
+                topic: s.topic.to_string(),
+                node: s
+                    .node
+                    .map_or_else(|| m.process_name(s.pid), |n| m.nodes[n].name.clone()),
+                takes: s.takes,
+            })
+            .collect(),
+        links: m.links.clone(),
+        unlinked: m.subscriptions.iter().map(|s| s.takes.unlinked).sum(),
+        undeclared: m.undeclared.clone(),
     }
 }
 
@@ -202,6 +237,40 @@ impl fmt::Display for Summary {
                 t.messages,
                 list(&t.publishers),
                 list(&t.subscribers)
+            )?;
+        }
+        if !self.subscriptions.is_empty() {
+            writeln!(
+                f,
+                "\nmessages taken, per subscription (linked to their publication: exactly, by inference, not at all):"
+            )?;
+            for sub in &self.subscriptions {
+                let t = &sub.takes;
+                write!(
+                    f,
+                    "  {} -> {}  taken {}: exact {}, inferred {}, unlinkable {}",
+                    sub.topic, sub.node, t.taken, t.exact, t.inferred, t.unlinked
+                )?;
+                if t.empty > 0 {
+                    write!(f, "; empty takes {}", t.empty)?;
+                }
+                writeln!(f)?;
+            }
+            for (link, n) in &self.links {
+                writeln!(f, "  {n:>8}  {}", link.describe())?;
+            }
+            if self.unlinked > 0 {
+                writeln!(
+                    f,
+                    "  {:>8}  unlinkable: the publication is not in the trace (publisher not traced, or its events lost)",
+                    self.unlinked
+                )?;
+            }
+        }
+        for (event, (events, handles)) in &self.undeclared {
+            writeln!(
+                f,
+                "\n{event}: {events} events on {handles} handles no init event declared (created before tracing started, or by a library rclcpp does not trace); their messages have no topic"
             )?;
         }
         if !self.log_lines.is_empty() {

@@ -23,9 +23,9 @@ use kairos_trace::read::{Event, EventRef, Selection, TraceSet};
 
 use crate::digest::Digest;
 use crate::model::{
-    Callback, CallbackId, Delivery, DeliveryRef, Endpoint, Message, MessageId, Model, Node, NodeId,
-    Owner, Process, PublisherId, Queue, QueueDrop, QueueKind, Source, SubscriptionId, Timer,
-    TimerId, Topic,
+    Callback, CallbackId, Delivery, DeliveryRef, Endpoint, Link, Message, MessageId, Model, Node,
+    NodeId, Owner, Process, PublisherId, Queue, QueueDrop, QueueKind, Source, SubscriptionId,
+    TakeCounts, Timer, TimerId, Topic,
 };
 
 use live::{Live, Tree};
@@ -108,6 +108,10 @@ pub(crate) enum MsgKey {
     SourceTs(Topic, i64),
     /// ROS 1, publisher side: the process and the serialized buffer's address.
     Ros1Buf(i64, u64),
+    /// ROS 2 intra-process: the process and the message's address.
+    Addr(i64, u64),
+    /// ROS 2 intra-process (ros2_tracing 6+): the process, a ring buffer and a slot.
+    Ring(i64, u64, u64),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -123,6 +127,12 @@ struct Thread {
     publishing: Option<MessageId>,
     /// A message taken on this thread whose callback has not started yet.
     taken: Option<DeliveryRef>,
+    /// The last intra-process publish on this thread, by (publisher handle, message):
+    /// the `rcl_publish` that may follow for the same publication is the same message.
+    intra: Option<(u64, MessageId)>,
+    /// A source timestamp taken on this thread (CARET's `take_type_erased`) for the
+    /// dispatch that follows.
+    taken_stamp: Option<i64>,
     stack: Vec<Frame>,
 }
 
@@ -159,6 +169,23 @@ pub struct Builder {
     /// ROS 1: messages written to a topic's connections and not yet received.
     ros1_in_flight: HashMap<Topic, VecDeque<MessageId>>,
     ros1_publishers: HashMap<(i64, String), PublisherId>,
+    /// rclcpp subscriptions whose callbacks were added before their
+    /// `rclcpp_subscription_init` said which subscription they belong to.
+    pending_callbacks: HashMap<Handle, Vec<CallbackId>>,
+    /// Publishers and subscriptions declared before their node: by node handle,
+    /// (is a publisher, index).
+    pending_nodes: HashMap<Handle, Vec<(bool, usize)>>,
+    /// Per topic, messages published without a source timestamp, oldest first: the
+    /// candidates for [`Link::NearestPublish`].
+    unstamped: HashMap<Topic, VecDeque<MessageId>>,
+    /// The running offset of DDS source timestamps from trace time (ns), learned from
+    /// every message whose publish time and stamp are both known.
+    stamp_offset: Option<i64>,
+    /// Handles named by events but declared by no init event, per event name.
+    undeclared: HashMap<Handle, String>,
+    /// `/rosout` publishers by the handle `rcl_publish` uses (rcl's logging copies the
+    /// publisher its init event declared, at a stack address every node shares).
+    rosout: HashMap<Handle, Option<PublisherId>>,
     /// Per event class (by address): the class, its count, and whether its provider is
     /// one the builder maps (known once per class, not parsed per event).
     class_counts: HashMap<usize, (Arc<EventClass>, u64, bool), BuildHasherDefault<AddressHasher>>,
@@ -169,10 +196,13 @@ pub struct Builder {
 }
 
 /// Whether the builder maps events of this name: providers `ros2`, `dds`, `kairos`,
-/// `roscpp` (see [`Builder::event`]).
+/// `roscpp`, and CARET's `ros2_caret` and (older) `ros2_hook` (see [`Builder::event`]).
 fn maps(event_name: &str) -> bool {
     let provider = event_name.split_once(':').map_or("", |(p, _)| p);
-    matches!(provider, "ros2" | "dds" | "kairos" | "roscpp")
+    matches!(
+        provider,
+        "ros2" | "dds" | "kairos" | "roscpp" | "ros2_caret" | "ros2_hook"
+    )
 }
 
 /// Hashes an address (a class's `Arc` pointer) by one multiplication: the event
@@ -241,6 +271,12 @@ impl Builder {
             ros1_received: HashMap::new(),
             ros1_in_flight: HashMap::new(),
             ros1_publishers: HashMap::new(),
+            pending_callbacks: HashMap::new(),
+            pending_nodes: HashMap::new(),
+            unstamped: HashMap::new(),
+            stamp_offset: None,
+            undeclared: HashMap::new(),
+            rosout: HashMap::new(),
             class_counts: HashMap::default(),
             recent: Box::new([Recent::default(); RECENT]),
         }
@@ -350,7 +386,7 @@ impl Builder {
         }
         let (provider, short) = name.split_once(':').unwrap_or(("", name));
         match provider {
-            "ros2" | "dds" => {
+            "ros2" | "dds" | "ros2_caret" | "ros2_hook" => {
                 self.source(Source::Ros2);
                 ros2::event(self, at, short, &ev);
             }
@@ -503,6 +539,8 @@ impl Builder {
             queue_depth: depth,
             callback: None,
             published: 0,
+            takes: TakeCounts::default(),
+            publishing_callbacks: Vec::new(),
         });
         self.publishers.insert(Handle::new(pid, handle), i);
         i
@@ -524,9 +562,52 @@ impl Builder {
             queue_depth: depth,
             callback: None,
             published: 0,
+            takes: TakeCounts::default(),
+            publishing_callbacks: Vec::new(),
         });
         self.subscriptions.insert(Handle::new(pid, handle), i);
         i
+    }
+
+    /// Waits for node `node_handle` to be declared: its endpoint (a publisher when
+    /// `publisher`) is attached to it then. rcl declares a node's `/rosout` publisher
+    /// before the node.
+    fn await_node(&mut self, pid: i64, node_handle: u64, publisher: bool, endpoint: usize) {
+        self.pending_nodes
+            .entry(Handle::new(pid, node_handle))
+            .or_default()
+            .push((publisher, endpoint));
+    }
+
+    /// Node `node` was declared with `handle`: endpoints waiting for it join it.
+    fn node_declared(&mut self, pid: i64, handle: u64, node: NodeId) {
+        for (publisher, i) in self
+            .pending_nodes
+            .remove(&Handle::new(pid, handle))
+            .unwrap_or_default()
+        {
+            let list = if publisher {
+                &mut self.m.publishers
+            } else {
+                &mut self.m.subscriptions
+            };
+            if list[i].node.is_none() {
+                list[i].node = Some(node);
+            }
+        }
+    }
+
+    /// Counts an event naming `handle`, which no init event declared.
+    fn undeclared_handle(&mut self, handle: Handle, event: &str) {
+        let new = !self.undeclared.contains_key(&handle);
+        if new {
+            self.undeclared.insert(handle, event.to_string());
+        }
+        let c = self.m.undeclared.entry(event.to_string()).or_default();
+        c.0 += 1;
+        if new {
+            c.1 += 1;
+        }
     }
 
     fn timer(&mut self, pid: i64, handle: u64) -> TimerId {
@@ -584,18 +665,26 @@ impl Builder {
         publisher: Option<PublisherId>,
         topic: Topic,
     ) -> Option<MessageId> {
+        let frame = self.thread(at).stack.last().copied();
         if let Some(p) = publisher {
-            self.m.publishers[p].published += 1;
+            let endpoint = &mut self.m.publishers[p];
+            endpoint.published += 1;
+            if let Some(f) = frame
+                && !endpoint.publishing_callbacks.contains(&f.callback)
+            {
+                endpoint.publishing_callbacks.push(f.callback);
+            }
         }
         if !self.follow {
             return None;
         }
-        let cause = self.thread(at).stack.last().and_then(|f| f.consumed);
+        let cause = frame.and_then(|f| f.consumed);
         let msg = Message {
             topic,
             publisher,
             published: Some(at.ts),
             sent: None,
+            source_timestamp: None,
             publish_tid: Some(at.tid),
             dropped_by_publisher: None,
             cause,
@@ -617,6 +706,7 @@ impl Builder {
             publisher: None,
             published: None,
             sent: None,
+            source_timestamp: None,
             publish_tid: None,
             dropped_by_publisher: None,
             cause: None,
@@ -633,6 +723,77 @@ impl Builder {
         }
     }
 
+    /// Records `stamp` as message `msg`'s DDS source timestamp: a take that reports it
+    /// is then linked exactly, and the offset between stamps and trace time is learned.
+    fn stamp(&mut self, msg: MessageId, stamp: i64, at: i64) {
+        let Some(m) = self.msg_mut(msg, at) else {
+            return;
+        };
+        m.source_timestamp = Some(stamp);
+        let topic = m.topic.clone();
+        if let Some(published) = m.published {
+            self.learn_offset(stamp - published);
+        }
+        self.key(MsgKey::SourceTs(topic, stamp), msg);
+    }
+
+    /// Follows the offset of source timestamps from publish times (a few microseconds
+    /// of publish path plus the error of the trace clock's offset from the wall clock,
+    /// which drifts as NTP slews the wall clock).
+    fn learn_offset(&mut self, delta: i64) {
+        self.stamp_offset = Some(match self.stamp_offset {
+            Some(o) => o + (delta - o) / 8,
+            None => delta,
+        });
+    }
+
+    /// A message published without a source timestamp: a candidate for
+    /// [`Link::NearestPublish`] while it is recent.
+    fn unstamped(&mut self, msg: MessageId, topic: Topic, at: i64) {
+        let pool = self.unstamped.entry(topic).or_default();
+        pool.push_back(msg);
+        while let Some(&front) = pool.front() {
+            let stale = self
+                .live
+                .get(front)
+                .and_then(|m| m.published)
+                .is_none_or(|p| p < at - 1_000_000_000);
+            if !stale {
+                break;
+            }
+            pool.pop_front();
+        }
+    }
+
+    /// The message a take with source timestamp `stamp` on `topic` most likely carries,
+    /// when the publisher side recorded no stamp: the unstamped publish whose time is
+    /// nearest `stamp` (less the learned offset), within
+    /// [`NEAREST_PUBLISH_BOUND_NS`](crate::model::NEAREST_PUBLISH_BOUND_NS), that
+    /// subscription `s` has not taken yet.
+    fn nearest_publish(
+        &mut self,
+        topic: &Topic,
+        s: SubscriptionId,
+        stamp: i64,
+    ) -> Option<MessageId> {
+        let expected = stamp - self.stamp_offset.unwrap_or(0);
+        let bound = crate::model::NEAREST_PUBLISH_BOUND_NS;
+        let pool = self.unstamped.get(topic)?;
+        let (_, best, published) = pool
+            .iter()
+            .filter_map(|&id| {
+                let m = self.live.get(id)?;
+                let published = m.published?;
+                let free = m.source_timestamp.is_none()
+                    && !m.deliveries.iter().any(|d| d.subscription == Some(s));
+                let distance = (published - expected).abs();
+                (free && distance <= bound).then_some((distance, id, published))
+            })
+            .min()?;
+        self.learn_offset(stamp - published);
+        Some(best)
+    }
+
     /// The message `id` while it is followed, marked as changed at `at`.
     fn msg_mut(&mut self, id: MessageId, at: i64) -> Option<&mut Message> {
         self.live.get_mut(id, at)
@@ -645,7 +806,23 @@ impl Builder {
             .get_mut(d.delivery)
     }
 
+    /// Counts how a delivery to subscription `s` was linked to its publication.
+    fn count_link(&mut self, s: SubscriptionId, link: Option<Link>) {
+        let takes = &mut self.m.subscriptions[s].takes;
+        match link {
+            Some(l) if l.is_exact() => takes.exact += 1,
+            Some(_) => takes.inferred += 1,
+            None => takes.unlinked += 1,
+        }
+        if let Some(l) = link {
+            *self.m.links.entry(l).or_default() += 1;
+        }
+    }
+
     fn deliver(&mut self, msg: MessageId, at: i64, d: Delivery) -> Option<DeliveryRef> {
+        if let Some(s) = d.subscription {
+            self.count_link(s, d.link);
+        }
         let list = &mut self.msg_mut(msg, at)?.deliveries;
         list.push(d);
         Some(DeliveryRef {

@@ -11,7 +11,7 @@
 use kairos_trace::read::EventRef;
 
 use super::{At, Builder, Handle, Key, MsgKey};
-use crate::model::{Delivery, NodeId, Owner, PublisherId, QueueKind, SubscriptionId, Topic};
+use crate::model::{Delivery, Link, NodeId, Owner, PublisherId, QueueKind, SubscriptionId, Topic};
 
 pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
     let pid = at.pid;
@@ -90,15 +90,16 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
                             other => break other,
                         }
                     };
-                    let m = match in_flight {
-                        Some(m) => m,
-                        None => b.orphan(at.ts, t),
+                    let (m, link) = match in_flight {
+                        Some(m) => (m, Some(Link::TransportOrder)),
+                        None => (b.orphan(at.ts, t), None),
                     };
                     let d = b.deliver(
                         m,
                         at.ts,
                         Delivery {
                             subscription: Some(s),
+                            link,
                             enqueued: Some(at.ts),
                             ..Delivery::default()
                         },
@@ -128,6 +129,7 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
             }
             let q = b.queue(QueueKind::Subscription, s.0);
             b.queue_change(q, at.ts, -1, None);
+            b.m.subscriptions[s].takes.taken += 1;
             // Taking the message and starting its callback are one event in ROS 1.
             let consumed = b.ros1_received.remove(&Handle::new(pid, h("message_ref")));
             b.callback_start(at, cb, consumed);
@@ -158,6 +160,8 @@ fn ros1_publisher(b: &mut Builder, pid: i64, topic: &str) -> PublisherId {
         queue_depth: None,
         callback: None,
         published: 0,
+        takes: crate::model::TakeCounts::default(),
+        publishing_callbacks: Vec::new(),
     });
     b.ros1_publishers.insert((pid, topic.to_string()), i);
     i
@@ -204,6 +208,8 @@ fn ros1_subscription_for_topic(b: &mut Builder, pid: i64, topic: &str) {
         queue_depth: None,
         callback: None,
         published: 0,
+        takes: crate::model::TakeCounts::default(),
+        publishing_callbacks: Vec::new(),
     });
 }
 

@@ -12,8 +12,8 @@ use kairos_trace::schema::ClockKind;
 
 use super::{At, Builder, Handle, MsgKey};
 use crate::model::{
-    CallbackId, ClockMark, ClockMarkKind, Delivery, DeliveryRef, LogLine, MessageId, Owner,
-    QueueKind, SubscriptionId, Topic,
+    CallbackId, ClockMark, ClockMarkKind, Delivery, DeliveryRef, Link, LogLine, MessageId, NodeId,
+    Owner, PublisherId, QueueKind, SubscriptionId, Topic,
 };
 
 pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
@@ -23,7 +23,8 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
         "rcl_node_init" => {
             let name = ev.str("node_name").unwrap_or("?");
             let name = fully_qualified(ev.str("namespace").unwrap_or("/"), name);
-            b.node(pid, h("node_handle"), name);
+            let node = b.node(pid, h("node_handle"), name);
+            b.node_declared(pid, h("node_handle"), node);
         }
         "rcl_publisher_init" => {
             let node = b.nodes.get(&Handle::new(pid, h("node_handle"))).copied();
@@ -35,6 +36,9 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
                 topic,
                 ev.u64("queue_depth"),
             );
+            if node.is_none() {
+                b.await_node(pid, h("node_handle"), true, p.0);
+            }
             b.publishers
                 .insert(Handle::new(pid, h("rmw_publisher_handle")), p);
         }
@@ -48,6 +52,9 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
                 topic,
                 ev.u64("queue_depth"),
             );
+            if node.is_none() {
+                b.await_node(pid, h("node_handle"), false, s.0);
+            }
             b.subscriptions
                 .insert(Handle::new(pid, h("rmw_subscription_handle")), s);
         }
@@ -56,14 +63,21 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
                 .subscriptions
                 .get(&Handle::new(pid, h("subscription_handle")))
             {
-                b.subscriptions
-                    .insert(Handle::new(pid, h("subscription")), s);
+                let rclcpp = Handle::new(pid, h("subscription"));
+                b.subscriptions.insert(rclcpp, s);
+                for cb in b.pending_callbacks.remove(&rclcpp).unwrap_or_default() {
+                    b.set_owner(cb, Owner::Subscription(s));
+                }
             }
         }
         "rclcpp_subscription_callback_added" => {
             let cb = b.callback(pid, h("callback"));
-            if let Some(&s) = b.subscriptions.get(&Handle::new(pid, h("subscription"))) {
-                b.set_owner(cb, Owner::Subscription(s));
+            let rclcpp = Handle::new(pid, h("subscription"));
+            match b.subscriptions.get(&rclcpp) {
+                Some(&s) => b.set_owner(cb, Owner::Subscription(s)),
+                // rclcpp adds an intra-process subscription's callback before it says
+                // which subscription that is.
+                None => b.pending_callbacks.entry(rclcpp).or_default().push(cb),
             }
         }
         "rcl_timer_init" => {
@@ -88,40 +102,124 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
             b.m.callbacks[cb].symbol = ev.str("symbol").map(str::to_string);
         }
         "rcl_publish" => {
-            let publisher = b
-                .publishers
-                .get(&Handle::new(pid, h("publisher_handle")))
-                .copied();
+            let handle = h("publisher_handle");
+            if let Some((intra_handle, msg)) = b.thread(at).intra.take()
+                && intra_handle == handle
+                && b.live.get(msg).is_some()
+            {
+                // The inter-process half of a publication already published
+                // intra-process: one message, also handed to transport.
+                b.thread(at).publishing = Some(msg);
+                return;
+            }
+            let publisher = publisher_of(b, at, handle, "rcl_publish");
             let topic =
                 publisher.map_or_else(|| Topic::from("?"), |p| b.m.publishers[p].topic.clone());
-            if let Some(msg) = b.publish(at, publisher, topic)
-                && let Some(seq) = ev.u64("seq")
-            {
-                b.key(MsgKey::PubSeq(h("publisher_handle"), seq), msg);
+            if let Some(msg) = b.publish(at, publisher, topic.clone()) {
+                if let Some(seq) = ev.u64("seq") {
+                    b.key(MsgKey::PubSeq(handle, seq), msg);
+                } else {
+                    b.unstamped(msg, topic, at.ts);
+                }
             }
         }
-        "rmw_publish" => {
-            if let Some(seq) = ev.u64("seq")
-                && let Some(&msg) = b.messages.get(&MsgKey::PubSeq(h("publisher_handle"), seq))
-            {
-                if let Some(m) = b.msg_mut(msg, at.ts) {
-                    m.sent = Some(at.ts);
-                }
+        "rclcpp_intra_publish" => {
+            let handle = h("publisher_handle");
+            let publisher = publisher_of(b, at, handle, "rclcpp_intra_publish");
+            let topic =
+                publisher.map_or_else(|| Topic::from("?"), |p| b.m.publishers[p].topic.clone());
+            if let Some(msg) = b.publish(at, publisher, topic) {
                 b.thread(at).publishing = None;
+                b.thread(at).intra = Some((handle, msg));
+                b.key(MsgKey::Addr(pid, h("message")), msg);
+            }
+        }
+        // ros2_tracing 6+: the intra-process message stored in a subscription's ring
+        // buffer, at a slot; `overwritten` drops the message the slot held.
+        "rclcpp_ring_buffer_enqueue" => {
+            let key = MsgKey::Ring(pid, h("buffer"), h("index"));
+            if ev.u64("overwritten").unwrap_or(0) != 0
+                && let Some(&old) = b.messages.get(&key)
+            {
+                ring_overwritten(b, at, old);
+            }
+            if let Some((_, msg)) = b.thread(at).intra {
+                b.key(key, msg);
+            }
+        }
+        "rclcpp_ring_buffer_dequeue" => {
+            let key = MsgKey::Ring(pid, h("buffer"), h("index"));
+            let msg = b.messages.get(&key).copied();
+            dispatch(b, at, None, msg, Link::MessageAddress, Some(key));
+        }
+        "rmw_publish" => {
+            if let Some(seq) = ev.u64("seq") {
+                if let Some(&msg) = b.messages.get(&MsgKey::PubSeq(h("publisher_handle"), seq)) {
+                    if let Some(m) = b.msg_mut(msg, at.ts) {
+                        m.sent = Some(at.ts);
+                    }
+                    b.thread(at).publishing = None;
+                }
+                return;
+            }
+            let Some(msg) = b.thread(at).publishing else {
+                return;
+            };
+            if let Some(m) = b.msg_mut(msg, at.ts) {
+                m.sent = Some(at.ts);
+            }
+            // ros2_tracing 6+ records the source timestamp here.
+            if let Some(ts) = ev.i64("timestamp") {
+                b.stamp(msg, ts, at.ts);
             }
         }
         // dds:write: the message left for transport, stamped with its source timestamp.
         "write" => {
             if let Some(msg) = b.thread(at).publishing.take()
                 && let Some(ts) = ev.i64("timestamp")
+            {
+                if let Some(m) = b.msg_mut(msg, at.ts) {
+                    m.sent = Some(at.ts);
+                }
+                b.stamp(msg, ts, at.ts);
+            }
+        }
+        // CARET: `dds_write` hands the message to DDS; `dds_bind_addr_to_stamp` (after
+        // `dds_bind_addr_to_addr` with Fast DDS, on the same thread) gives its stamp.
+        "dds_write" => {
+            if let Some(msg) = b.thread(at).publishing
                 && let Some(m) = b.msg_mut(msg, at.ts)
             {
                 m.sent = Some(at.ts);
-                let topic = m.topic.clone();
-                b.key(MsgKey::SourceTs(topic, ts), msg);
+            }
+        }
+        "dds_bind_addr_to_stamp" => {
+            if let Some(msg) = b.thread(at).publishing.take()
+                && let Some(ts) = ev.i64("source_stamp")
+            {
+                b.stamp(msg, ts, at.ts);
             }
         }
         "rmw_take" => take(b, at, ev),
+        // CARET: the message handed to a subscription's callback, with its stamp.
+        "dispatch_subscription_callback" => {
+            let stamp = ev
+                .i64("source_stamp")
+                .or_else(|| ev.i64("source_timestamp"));
+            dispatch_stamped(b, at, h("callback"), stamp);
+        }
+        // Older CARET: `take_type_erased` gives the stamp, `dispatch` the callback.
+        "take_type_erased" => b.thread(at).taken_stamp = ev.i64("source_stamp"),
+        "dispatch" => {
+            let stamp = b.thread(at).taken_stamp.take();
+            dispatch_stamped(b, at, h("callback"), stamp);
+        }
+        "dispatch_intra_process_subscription_callback" | "dispatch_intra_process" => {
+            let cb = b.callback(pid, h("callback"));
+            let key = MsgKey::Addr(pid, h("message"));
+            let msg = b.messages.get(&key).copied();
+            dispatch(b, at, Some(cb), msg, Link::MessageAddress, None);
+        }
         "callback_start" => {
             let cb = b.callback(pid, h("callback"));
             let consumed = consumable(b, at, cb);
@@ -133,6 +231,151 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
         }
         _ => {}
     }
+}
+
+/// The publisher `rcl_publish` (or `rclcpp_intra_publish`) names by `handle`. A handle
+/// no init event declared is rcl's copy of a node's `/rosout` publisher (declared at a
+/// stack address every node of the process shares): it is attributed to the `/rosout`
+/// publisher of the node whose callback runs on this thread, or of the process's only
+/// node; any other undeclared handle is counted in [`Model::undeclared`](crate::model::Model).
+fn publisher_of(b: &mut Builder, at: At, handle: u64, event: &str) -> Option<PublisherId> {
+    let key = Handle::new(at.pid, handle);
+    if let Some(&p) = b.publishers.get(&key) {
+        return Some(p);
+    }
+    if let Some(&p) = b.rosout.get(&key) {
+        return p;
+    }
+    let node = b
+        .thread(at)
+        .stack
+        .last()
+        .map(|f| f.callback)
+        .and_then(|cb| b.m.callback_node(cb))
+        .or_else(|| {
+            let mut in_process =
+                b.m.nodes
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, n)| n.pid == at.pid);
+            match (in_process.next(), in_process.next()) {
+                (Some((i, _)), None) => Some(NodeId(i)),
+                _ => None,
+            }
+        });
+    let rosout = node.and_then(|n| {
+        b.m.publishers
+            .iter()
+            .position(|p| p.node == Some(n) && &*p.topic == "/rosout")
+            .map(PublisherId)
+    });
+    // An unknown handle names a publisher rcl made for logging only when its process
+    // declared `/rosout` publishers; it keeps the attribution of its first publish.
+    let is_rosout =
+        b.m.publishers
+            .iter()
+            .any(|p| p.pid == at.pid && &*p.topic == "/rosout");
+    if is_rosout {
+        b.rosout.insert(key, rosout);
+        if rosout.is_some() {
+            return rosout;
+        }
+    }
+    b.undeclared_handle(key, event);
+    None
+}
+
+/// A message dispatched to a callback with the source timestamp it was taken with.
+fn dispatch_stamped(b: &mut Builder, at: At, callback: u64, stamp: Option<i64>) {
+    let cb = b.callback(at.pid, callback);
+    let Owner::Subscription(s) = b.m.callbacks[cb].owner else {
+        return;
+    };
+    let topic = b.m.subscriptions[s].topic.clone();
+    let (msg, link) = match stamp {
+        Some(stamp) => find_stamped(b, &topic, s, stamp),
+        None => (None, Link::SourceTimestamp),
+    };
+    dispatch(b, at, Some(cb), msg, link, None);
+}
+
+/// The message carrying source timestamp `stamp` on `topic`: exactly, or inferred
+/// when no publication of the topic recorded stamps.
+fn find_stamped(
+    b: &mut Builder,
+    topic: &Topic,
+    s: SubscriptionId,
+    stamp: i64,
+) -> (Option<MessageId>, Link) {
+    if let Some(&m) = b.messages.get(&MsgKey::SourceTs(topic.clone(), stamp)) {
+        return (Some(m), Link::SourceTimestamp);
+    }
+    match b.nearest_publish(topic, s, stamp) {
+        Some(m) => (Some(m), Link::NearestPublish),
+        None => (None, Link::SourceTimestamp),
+    }
+}
+
+/// A message (`msg`, None when its publication is not in the trace) handed to callback
+/// `cb` (or, for a ring buffer, to the callback that starts next on this thread).
+fn dispatch(
+    b: &mut Builder,
+    at: At,
+    cb: Option<CallbackId>,
+    msg: Option<MessageId>,
+    link: Link,
+    ring: Option<MsgKey>,
+) {
+    let s = cb.and_then(|cb| match b.m.callbacks[cb].owner {
+        Owner::Subscription(s) => Some(s),
+        _ => None,
+    });
+    if let Some(s) = s {
+        b.m.subscriptions[s].takes.taken += 1;
+    }
+    if !b.follow {
+        return;
+    }
+    let topic = s.map_or_else(
+        || {
+            msg.and_then(|m| b.live.get(m))
+                .map_or_else(|| Topic::from("?"), |m| m.topic.clone())
+        },
+        |s| b.m.subscriptions[s].topic.clone(),
+    );
+    let (msg, link) = match msg.filter(|&m| b.live.get(m).is_some()) {
+        Some(m) => (m, Some(link)),
+        None => (b.orphan(at.ts, topic), None),
+    };
+    if let Some(key) = ring
+        && b.messages.get(&key) == Some(&msg)
+    {
+        b.messages.remove(&key);
+    }
+    let d = b.deliver(
+        msg,
+        at.ts,
+        Delivery {
+            subscription: s,
+            link,
+            taken: Some(at.ts),
+            ..Delivery::default()
+        },
+    );
+    b.thread(at).taken = d;
+}
+
+/// A ring-buffer slot overwritten before its message was taken: that message is dropped.
+fn ring_overwritten(b: &mut Builder, at: At, msg: MessageId) {
+    let _ = b.deliver(
+        msg,
+        at.ts,
+        Delivery {
+            link: Some(Link::MessageAddress),
+            dropped: Some(at.ts),
+            ..Delivery::default()
+        },
+    );
 }
 
 /// `/ns/name` from a node's namespace and name, as `ros2 node list` prints it, so nodes of
@@ -215,6 +458,11 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_
                         at.ts,
                         Delivery {
                             subscription: Some(s),
+                            link: b
+                                .live
+                                .get(m)
+                                .filter(|m| m.published.is_some())
+                                .map(|_| Link::Sequence),
                             enqueued: Some(at.ts),
                             ..Delivery::default()
                         },
@@ -235,6 +483,11 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_
                                 at.ts,
                                 Delivery {
                                     subscription: Some(s),
+                                    link: b
+                                        .live
+                                        .get(m)
+                                        .filter(|m| m.published.is_some())
+                                        .map(|_| Link::Sequence),
                                     dropped: Some(at.ts),
                                     ..Delivery::default()
                                 },
@@ -275,18 +528,24 @@ fn pending_delivery(b: &Builder, msg: MessageId, s: SubscriptionId) -> Option<De
 }
 
 fn take(b: &mut Builder, at: At, ev: &EventRef<'_>) {
-    if ev.i64("taken") == Some(0) {
-        b.m.empty_takes += 1;
-        return;
-    }
     // A take by a subscription that no rcl_subscription_init declared is the
     // middleware's own (DDS discovery); it is no ROS message.
-    let Some(&s) = b.subscriptions.get(&Handle::new(
-        at.pid,
-        ev.u64("rmw_subscription_handle").unwrap_or(0),
-    )) else {
+    let s = b
+        .subscriptions
+        .get(&Handle::new(
+            at.pid,
+            ev.u64("rmw_subscription_handle").unwrap_or(0),
+        ))
+        .copied();
+    if ev.i64("taken") == Some(0) {
+        b.m.empty_takes += 1;
+        if let Some(s) = s {
+            b.m.subscriptions[s].takes.empty += 1;
+        }
         return;
-    };
+    }
+    let Some(s) = s else { return };
+    b.m.subscriptions[s].takes.taken += 1;
     if let Some(&q) = b.queues.get(&(QueueKind::Subscription, s.0)) {
         b.queue_change(q, at.ts, -1, None);
     }
@@ -294,14 +553,21 @@ fn take(b: &mut Builder, at: At, ev: &EventRef<'_>) {
         return;
     }
     let topic = b.m.subscriptions[s].topic.clone();
-    let key = match (ev.u64("publisher_handle"), ev.u64("seq")) {
-        (Some(p), Some(seq)) => MsgKey::PubSeq(p, seq),
-        _ => MsgKey::SourceTs(topic.clone(), ev.i64("source_timestamp").unwrap_or(0)),
+    let (msg, link) = match (ev.u64("publisher_handle"), ev.u64("seq")) {
+        (Some(p), Some(seq)) => (
+            b.messages.get(&MsgKey::PubSeq(p, seq)).copied(),
+            Link::Sequence,
+        ),
+        _ => match ev.i64("source_timestamp") {
+            Some(stamp) => find_stamped(b, &topic, s, stamp),
+            None => (None, Link::SourceTimestamp),
+        },
     };
-    let msg = match b.messages.get(&key) {
-        Some(&m) => m,
+    let msg = match msg {
+        Some(m) => m,
         None => b.orphan(at.ts, topic),
     };
+    // kairos traces record the enqueue: the delivery exists already.
     let d = match pending_delivery(b, msg, s) {
         Some(d) => Some(d),
         None => b.deliver(
@@ -309,6 +575,11 @@ fn take(b: &mut Builder, at: At, ev: &EventRef<'_>) {
             at.ts,
             Delivery {
                 subscription: Some(s),
+                link: b
+                    .live
+                    .get(msg)
+                    .filter(|m| m.published.is_some())
+                    .map(|_| link),
                 ..Delivery::default()
             },
         ),
@@ -321,20 +592,29 @@ fn take(b: &mut Builder, at: At, ev: &EventRef<'_>) {
 }
 
 /// The message taken on this thread that callback `cb` is about to process, if the
-/// callback serves the subscription that took it.
+/// callback serves the subscription that took it. A message dequeued from an
+/// intra-process ring buffer names no subscription: the callback that starts next on
+/// the thread says which, when it serves one of the message's topic.
 fn consumable(b: &mut Builder, at: At, cb: CallbackId) -> Option<DeliveryRef> {
     let d = b.thread(at).taken?;
-    let Some(sub) = b
-        .live
-        .get(d.message)
-        .map(|m| m.deliveries[d.delivery].subscription)
-    else {
+    let Some((sub, topic, link)) = b.live.get(d.message).map(|m| {
+        let del = &m.deliveries[d.delivery];
+        (del.subscription, m.topic.clone(), del.link)
+    }) else {
         b.thread(at).taken = None;
         return None;
     };
-    let serves = match b.m.callbacks[cb].owner {
-        Owner::Subscription(s) => Some(s) == sub,
-        Owner::Unknown => true,
+    let serves = match (b.m.callbacks[cb].owner, sub) {
+        (Owner::Subscription(s), Some(sub)) => s == sub,
+        (Owner::Subscription(s), None) if b.m.subscriptions[s].topic == topic => {
+            b.m.subscriptions[s].takes.taken += 1;
+            b.count_link(s, link);
+            if let Some(del) = b.delivery_mut(d, at.ts) {
+                del.subscription = Some(s);
+            }
+            true
+        }
+        (Owner::Unknown, _) => true,
         _ => false,
     };
     if serves {

@@ -88,7 +88,9 @@ fn print<T: Serialize + std::fmt::Display>(value: &T, json: bool) -> anyhow::Res
 }
 
 pub fn summary(a: Args) -> anyhow::Result<ExitCode> {
-    let m = load(&a.trace, Options { messages: false })?;
+    // Followed as the trace is read (memory flat in its length), so the summary can
+    // say how every taken message was linked to its publication.
+    let (m, _) = load_streaming(&a.trace, Digest::default())?;
     print(&summary::summary(&m), a.json)
 }
 
@@ -113,8 +115,8 @@ pub fn queues(a: Args) -> anyhow::Result<ExitCode> {
 }
 
 pub fn chains(a: Args) -> anyhow::Result<ExitCode> {
-    let (_, d) = load_streaming(&a.trace, Digest::default())?;
-    print(&d.chains.report(), a.json)
+    let (m, d) = load_streaming(&a.trace, Digest::default())?;
+    print(&d.chains.report(&m), a.json)
 }
 
 pub fn flow(a: FlowArgs) -> anyhow::Result<ExitCode> {

@@ -1,0 +1,357 @@
+//! Messages of real ROS 2 traces recorded by others are followed from publisher to
+//! callback, and each link says what it rests on. Ground truth comes from babeltrace2's
+//! text output, parsed here without kairos's reader.
+//!
+//! Traces: tests/data/caret (CARET's LTTng samples, two tracepoint generations), and
+//! ../shared/traces/ros2-sync-one-to-one (ros2_tracing 4.1 with Cyclone DDS's
+//! `dds:write`). See tests/data/README.md for their sources.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kairos_analyze::model::{Link, Model};
+use kairos_analyze::{Builder, Options, analyze, chains, summary};
+use kairos_trace::read::TraceSet;
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+fn shared(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces")
+        .join(name)
+}
+
+/// The CARET traces: (folder, generation with `ros2_hook` take/dispatch events).
+const CARET: [&str; 9] = [
+    "caret/end_to_end_cyclonedds",
+    "caret/end_to_end_fastrtps",
+    "caret/talker_listener",
+    "caret/multi_talker_listener",
+    "caret/cyclic_pipeline_intra_process",
+    "caret-hook/end_to_end_sample",
+    "caret-hook/talker_listener",
+    "caret-hook/multi_talker_listener",
+    "caret-hook/cyclic_pipeline_intra_process",
+];
+
+/// babeltrace2's text for `path`, one line per event.
+fn babeltrace2(path: &Path) -> Vec<String> {
+    let out = Command::new("babeltrace2")
+        .arg(path)
+        .output()
+        .expect("babeltrace2 is needed for ground truth: apt-get install babeltrace2");
+    assert!(out.status.success(), "babeltrace2 failed on {path:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// One event of babeltrace2's text: its name and a field's value as text.
+struct Line<'a>(&'a str);
+
+impl<'a> Line<'a> {
+    fn name(&self) -> &'a str {
+        self.0
+            .split_whitespace()
+            .nth(3)
+            .unwrap_or("")
+            .trim_end_matches(':')
+    }
+
+    fn field(&self, key: &str) -> Option<&'a str> {
+        let pat = format!(" {key} = ");
+        let at = self.0.find(&pat)? + pat.len();
+        let rest = &self.0[at..];
+        let end = rest.find([',', ' ']).unwrap_or(rest.len());
+        Some(&rest[..end])
+    }
+
+    fn num(&self, key: &str) -> u64 {
+        let v = self
+            .field(key)
+            .unwrap_or_else(|| panic!("{key} in {}", self.0));
+        match v.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(hex, 16).unwrap(),
+            None => v.parse().unwrap(),
+        }
+    }
+}
+
+/// Per callback (pid, address): messages dispatched to it, and how many of those the
+/// trace lets one link exactly (their stamp or address was published earlier).
+fn ground_truth(path: &Path) -> HashMap<(u64, u64), (u64, u64)> {
+    let lines = babeltrace2(path);
+    let mut stamps = HashSet::new();
+    let mut intra = HashSet::new();
+    let mut taken_stamp: HashMap<(u64, u64), u64> = HashMap::new();
+    let mut out: HashMap<(u64, u64), (u64, u64)> = HashMap::new();
+    for text in &lines {
+        let l = Line(text);
+        let name = l.name();
+        let short = name.split_once(':').map_or(name, |(_, s)| s);
+        let pid = || l.num("vpid");
+        let mut count = |cb: u64, linkable: bool| {
+            let e = out.entry((pid(), cb)).or_default();
+            e.0 += 1;
+            e.1 += u64::from(linkable);
+        };
+        match short {
+            "dds_bind_addr_to_stamp" => {
+                stamps.insert(l.num("source_stamp"));
+            }
+            "rclcpp_intra_publish" => {
+                intra.insert((pid(), l.num("message")));
+            }
+            "dispatch_subscription_callback" => {
+                let linkable = stamps.contains(&l.num("source_stamp"));
+                count(l.num("callback"), linkable);
+            }
+            "take_type_erased" => {
+                taken_stamp.insert((pid(), l.num("vtid")), l.num("source_stamp"));
+            }
+            "dispatch" => {
+                let stamp = taken_stamp.remove(&(pid(), l.num("vtid")));
+                let linkable = stamp.is_some_and(|s| stamps.contains(&s));
+                count(l.num("callback"), linkable);
+            }
+            "dispatch_intra_process_subscription_callback" | "dispatch_intra_process" => {
+                let linkable = intra.contains(&(pid(), l.num("message")));
+                count(l.num("callback"), linkable);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Per callback (pid, address): deliveries it processed, and how many are linked exactly.
+fn per_callback(m: &Model) -> HashMap<(u64, u64), (u64, u64)> {
+    let mut out: HashMap<(u64, u64), (u64, u64)> = HashMap::new();
+    for msg in &m.messages {
+        for d in &msg.deliveries {
+            let Some(cb) = d.callback else { continue };
+            let c = &m.callbacks[cb];
+            let e = out.entry((c.pid as u64, c.handle)).or_default();
+            e.0 += 1;
+            e.1 += u64::from(d.link.is_some_and(Link::is_exact));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_message_a_caret_trace_links_is_linked_exactly_to_its_callback() {
+    for name in CARET {
+        let path = data(name);
+        let truth = ground_truth(&path);
+        let m = analyze(&path, Options::default()).unwrap();
+        let got = per_callback(&m);
+        let dispatched: u64 = truth.values().map(|v| v.0).sum();
+        let linkable: u64 = truth.values().map(|v| v.1).sum();
+        assert!(dispatched > 0, "{name}: no dispatch in the ground truth");
+        assert_eq!(
+            got, truth,
+            "{name}: per callback (dispatched, linked exactly)"
+        );
+        let exact: u64 = m.subscriptions.iter().map(|s| s.takes.exact).sum();
+        assert_eq!(exact, linkable, "{name}: exact links in the summary counts");
+        // Every exact link joins a publication and a delivery of one topic.
+        for msg in &m.messages {
+            for d in &msg.deliveries {
+                if let (Some(s), Some(true)) = (d.subscription, d.link.map(Link::is_exact)) {
+                    assert_eq!(m.subscriptions[s].topic, msg.topic, "{name}");
+                    assert!(
+                        msg.publisher.is_some(),
+                        "{name}: an exact link has a publisher"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn caret_end_to_end_chain_is_found_and_says_where_it_breaks() {
+    for name in ["caret/end_to_end_cyclonedds", "caret/end_to_end_fastrtps"] {
+        let m = analyze(data(name), Options::default()).unwrap();
+        let ch = chains::chains(&m);
+        let main =
+            ch.0.iter()
+                .find(|c| {
+                    c.path
+                        == [
+                            "/sensor_dummy_node",
+                            "/topic1",
+                            "/filter_node",
+                            "/topic2",
+                            "/message_driven_node",
+                        ]
+                })
+                .unwrap_or_else(|| panic!("{name}: the sensor chain in {ch}"));
+        assert!(main.count > 30, "{name}: {}", main.count);
+        // It stops at the node whose /topic3 comes from another subscription's
+        // callback: the output says so and names the missing link event.
+        assert!(
+            main.breaks
+                .iter()
+                .any(|b| b.contains("/topic3") && b.contains("message_link_partial_sync")),
+            "{name}: {:?}",
+            main.breaks
+        );
+        let timer =
+            ch.0.iter()
+                .find(|c| c.path.last().is_some_and(|n| n == "/timer_driven_node"))
+                .unwrap_or_else(|| panic!("{name}: a chain to the timer-driven node in {ch}"));
+        assert!(
+            timer.breaks.iter().any(|b| b.contains("/topic4")
+                && b.contains("timer")
+                && b.contains("message_link_periodic_async")),
+            "{name}: {:?}",
+            timer.breaks
+        );
+    }
+}
+
+#[test]
+fn a_ring_of_intra_process_nodes_gives_one_chain_per_lap() {
+    let m = analyze(
+        data("caret/cyclic_pipeline_intra_process"),
+        Options::default(),
+    )
+    .unwrap();
+    let ch = chains::chains(&m);
+    let lap =
+        ch.0.iter()
+            .find(|c| c.path.last().is_some_and(|p| p.contains("again: a cycle")))
+            .unwrap_or_else(|| panic!("a lap in {ch}"));
+    assert_eq!(
+        lap.path[..5],
+        ["/pipe1", "/topic2", "/pipe2", "/topic1", "/pipe1"]
+    );
+    // Each node waits 1 s before publishing on: a lap takes 2 s.
+    assert!(
+        (lap.total.mean_ns - 2e9).abs() < 0.05e9,
+        "{}",
+        lap.total.mean_ns
+    );
+    assert!(lap.count >= 3, "{}", lap.count);
+}
+
+#[test]
+fn namespaced_nodes_and_their_rosout_stay_apart() {
+    for name in [
+        "caret/multi_talker_listener",
+        "caret-hook/multi_talker_listener",
+    ] {
+        let path = data(name);
+        let m = analyze(&path, Options::default()).unwrap();
+        let s = summary::summary(&m);
+        let names: HashSet<&str> = s.nodes.iter().map(|n| n.name.as_str()).collect();
+        for n in [
+            "/ns1/talker",
+            "/ns2/talker",
+            "/ns1/listener",
+            "/ns2/listener",
+        ] {
+            assert!(names.contains(n), "{name}: {n} in {names:?}");
+        }
+        // Every /rosout line is published by a node, not by an unknown handle: rcl
+        // copies each node's /rosout publisher to an address no init event names.
+        let rosout_publishes = babeltrace2(&path)
+            .iter()
+            .filter(|l| {
+                let l = Line(l);
+                l.name() == "ros2:rcl_publish"
+            })
+            .count() as u64
+            - m.publishers
+                .iter()
+                .filter(|p| &*p.topic != "/rosout")
+                .map(|p| p.published)
+                .sum::<u64>();
+        let attributed: u64 = m
+            .publishers
+            .iter()
+            .filter(|p| &*p.topic == "/rosout" && p.node.is_some())
+            .map(|p| p.published)
+            .sum();
+        assert!(rosout_publishes > 0, "{name}");
+        assert_eq!(attributed, rosout_publishes, "{name}: /rosout publishes");
+        let rosout = s.topics.iter().find(|t| t.name == "/rosout").unwrap();
+        assert!(
+            rosout.publishers.iter().all(|p| p.starts_with("/ns")),
+            "{name}: {:?}",
+            rosout.publishers
+        );
+        assert!(m.undeclared.is_empty(), "{name}: {:?}", m.undeclared);
+    }
+}
+
+/// Reads `path` with every event named in `skip` left out.
+fn analyze_without(path: &Path, skip: &[&str]) -> Model {
+    let set = TraceSet::open(path).unwrap();
+    let mut events = set.events_with(Builder::selection()).unwrap();
+    let mut b = Builder::new(Options::default());
+    while let Some(item) = events.next_ref() {
+        let ev = item.unwrap();
+        if !skip.contains(&ev.name()) {
+            b.event_ref(ev);
+        }
+    }
+    b.finish(0, 0)
+}
+
+/// (subscription, take time) -> publish time of the message taken.
+fn links(m: &Model, want: impl Fn(Link) -> bool) -> HashMap<(usize, i64), i64> {
+    let mut out = HashMap::new();
+    for msg in &m.messages {
+        for d in &msg.deliveries {
+            if let (Some(s), Some(t), Some(p), Some(l)) =
+                (d.subscription, d.taken, msg.published, d.link)
+                && want(l)
+            {
+                out.insert((s.0, t), p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn without_publisher_stamps_links_are_inferred_marked_so_and_agree_with_the_exact_ones() {
+    let path = shared("ros2-sync-one-to-one");
+    let exact = links(&analyze(&path, Options::default()).unwrap(), |l| {
+        l == Link::SourceTimestamp
+    });
+    // The same real trace as a publisher without `dds:write` records it (ros2_tracing
+    // before 6 with Fast DDS): only the take's source timestamp is left.
+    let m = analyze_without(&path, &["dds:write"]);
+    let inferred = links(&m, |l| l == Link::NearestPublish);
+    assert!(
+        links(&m, |l| l == Link::SourceTimestamp).is_empty(),
+        "nothing can be exact without publisher stamps"
+    );
+    let agree = inferred
+        .iter()
+        .filter(|(k, p)| exact.get(k) == Some(p))
+        .count();
+    eprintln!(
+        "inferred {} of {} exact links; {agree} agree",
+        inferred.len(),
+        exact.len()
+    );
+    assert!(inferred.len() * 100 >= exact.len() * 99, "too few inferred");
+    assert!(
+        agree * 1000 >= inferred.len() * 999,
+        "inferred links disagree"
+    );
+    let text = summary::summary(&m).to_string();
+    assert!(text.contains("inferred: nearest publish"), "{text}");
+}
