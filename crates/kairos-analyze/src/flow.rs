@@ -63,6 +63,8 @@ pub struct FlowDelivery {
     pub subscriber: String,
     /// The callback that processed it, when one did.
     pub callback: Option<String>,
+    /// How the delivery was linked to the publication (None: it was not).
+    pub link: Option<crate::model::Link>,
     /// When the subscriber's queue dropped it.
     pub dropped_ns: Option<i64>,
     /// The stages, in order.
@@ -76,6 +78,9 @@ pub struct FlowDelivery {
 pub struct FlowMessage {
     /// Its id.
     pub message: MessageId,
+    /// For the message followed: its place among its topic's messages (what
+    /// `--index` names).
+    pub index: Option<usize>,
     /// Its topic.
     pub topic: String,
     /// The publishing node.
@@ -111,6 +116,8 @@ pub struct FlowAcc {
     /// Topics with published messages (for the error that names them).
     known: BTreeSet<String>,
     target: Option<MessageId>,
+    /// The followed message's place among its topic's messages.
+    target_index: usize,
     kept: Option<Kept>,
 }
 
@@ -140,6 +147,7 @@ impl FlowAcc {
             on_topic: 0,
             known: BTreeSet::new(),
             target: None,
+            target_index: 0,
             kept: None,
         }
     }
@@ -162,6 +170,7 @@ impl FlowAcc {
             };
             if hit {
                 self.target = Some(id);
+                self.target_index = n;
             }
         }
     }
@@ -201,7 +210,11 @@ impl FlowAcc {
             });
         }
         match (&self.kept, self.target) {
-            (Some(kept), Some(root)) => Ok(follow(m, kept, root)),
+            (Some(kept), Some(root)) => {
+                let mut found = follow(m, kept, root);
+                found.index = Some(self.target_index);
+                Ok(found)
+            }
             _ => {
                 let pick = match self.pick {
                     Pick::Index(n) => format!("index {n}"),
@@ -254,6 +267,7 @@ fn follow(m: &Model, g: &impl MessageGraph, mi: MessageId) -> FlowMessage {
             FlowDelivery {
                 subscriber,
                 callback: d.callback.map(|c| m.callback_label(c)),
+                link: d.link,
                 dropped_ns: d.dropped,
                 stages,
                 children: kids
@@ -266,6 +280,7 @@ fn follow(m: &Model, g: &impl MessageGraph, mi: MessageId) -> FlowMessage {
         .collect();
     FlowMessage {
         message: mi,
+        index: None,
         topic: msg.topic.to_string(),
         publisher,
         published_ns: msg.published,
@@ -285,10 +300,14 @@ fn write_msg(f: &mut fmt::Formatter<'_>, msg: &FlowMessage, depth: usize) -> fmt
     let at = msg
         .published_ns
         .map_or_else(|| "?".to_string(), kairos_trace::read::text::seconds);
+    let which = match msg.index {
+        Some(i) => format!("message {i} (id {})", msg.message),
+        None => format!("message id {}", msg.message),
+    };
     writeln!(
         f,
-        "{pad}{} message #{} published by {} at {at}",
-        msg.topic, msg.message, msg.publisher
+        "{pad}{} {which} published by {} at {at}",
+        msg.topic, msg.publisher
     )?;
     if let Some(t) = msg.dropped_by_publisher_ns {
         writeln!(
@@ -300,9 +319,13 @@ fn write_msg(f: &mut fmt::Formatter<'_>, msg: &FlowMessage, depth: usize) -> fmt
         writeln!(f, "{pad}  (no subscriber took it)")?;
     }
     for d in &msg.deliveries {
+        let inferred = match d.link {
+            Some(l) if !l.is_exact() => format!("  [{}]", l.describe()),
+            _ => String::new(),
+        };
         writeln!(
             f,
-            "{pad}  -> {}",
+            "{pad}  -> {}{inferred}",
             d.callback.as_deref().unwrap_or(&d.subscriber)
         )?;
         if let Some(t) = d.dropped_ns {

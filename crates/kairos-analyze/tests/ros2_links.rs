@@ -355,3 +355,48 @@ fn without_publisher_stamps_links_are_inferred_marked_so_and_agree_with_the_exac
     let text = summary::summary(&m).to_string();
     assert!(text.contains("inferred: nearest publish"), "{text}");
 }
+
+#[test]
+fn a_session_folder_of_symbolic_links_is_read_whole_and_once() {
+    let dir = std::env::temp_dir().join(format!("kairos-links-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let a = data("caret/talker_listener");
+    let b = data("caret/multi_talker_listener");
+    std::os::unix::fs::symlink(&a, dir.join("a")).unwrap();
+    std::os::unix::fs::symlink(&b, dir.join("b")).unwrap();
+    // The same trace twice, and a loop back to the session folder.
+    std::os::unix::fs::symlink(&a, dir.join("a-again")).unwrap();
+    std::os::unix::fs::symlink(&dir, dir.join("loop")).unwrap();
+    let whole = analyze(&dir, Options::default()).unwrap();
+    let separate: u64 = [&a, &b]
+        .iter()
+        .map(|p| analyze(p, Options::default()).unwrap().events)
+        .sum();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(whole.events, separate);
+    assert_eq!(whole.nodes.len(), 6);
+}
+
+#[test]
+fn flow_index_n_follows_and_prints_the_nth_message() {
+    let m = analyze(data("caret/end_to_end_cyclonedds"), Options::default()).unwrap();
+    let nth = m
+        .messages
+        .iter()
+        .filter(|msg| &*msg.topic == "/topic1" && msg.published.is_some())
+        .nth(5)
+        .unwrap();
+    let found =
+        kairos_analyze::flow::flow(&m, "/topic1", kairos_analyze::flow::Pick::Index(5)).unwrap();
+    assert_eq!(found.index, Some(5));
+    assert_eq!(found.published_ns, nth.published);
+    assert!(
+        found.to_string().starts_with("/topic1 message 5 "),
+        "{found}"
+    );
+    // It reaches the filter node, and the /topic2 message the filter published.
+    let d = &found.deliveries[0];
+    assert!(d.link.is_some_and(Link::is_exact));
+    assert_eq!(d.children[0].topic, "/topic2");
+}

@@ -119,9 +119,17 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ReadError + '_ {
     }
 }
 
+/// Collects every trace folder under `dir`. Symbolic links are followed (a session
+/// folder often links its traces in); a trace reached twice is kept once.
 fn find_trace_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), ReadError> {
     if dir.join("metadata").is_file() {
-        out.push(dir.to_path_buf());
+        let real = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let seen = out
+            .iter()
+            .any(|d| fs::canonicalize(d).unwrap_or_else(|_| d.clone()) == real);
+        if !seen {
+            out.push(dir.to_path_buf());
+        }
         return Ok(());
     }
     if depth >= MAX_DEPTH || !dir.is_dir() {
@@ -130,8 +138,8 @@ fn find_trace_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(
     let mut subdirs: Vec<PathBuf> = fs::read_dir(dir)
         .map_err(io(dir))?
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .map(|e| e.path())
+        .filter(|p| p.is_dir())
         .collect();
     subdirs.sort();
     for sub in subdirs {
@@ -163,8 +171,8 @@ fn open_trace(dir: &Path) -> Result<(Trace, Vec<PathBuf>), ReadError> {
     let mut streams: Vec<PathBuf> = fs::read_dir(dir)
         .map_err(io(dir))?
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .map(|e| e.path())
+        .filter(|p| p.is_file())
         .filter(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
