@@ -457,6 +457,9 @@ pub struct Model {
     pub unmatched_takes: u64,
     /// Deliveries per way they were linked to their publication.
     pub links: BTreeMap<Link, u64>,
+    /// Takes by the middleware's own subscriptions (declared by `rmw_subscription_init`
+    /// with no `rcl_subscription_init`: rmw's graph discovery): no ROS message.
+    pub middleware_takes: u64,
     /// Events naming a publisher or subscription handle no init event declared, per
     /// event name: (events, distinct handles).
     pub undeclared: BTreeMap<String, (u64, u64)>,

@@ -86,6 +86,8 @@ pub struct Summary {
     /// Events naming handles no init event declared, per event name:
     /// (events, distinct handles).
     pub undeclared: BTreeMap<String, (u64, u64)>,
+    /// Takes by the middleware's own subscriptions (graph discovery).
+    pub middleware_takes: u64,
 }
 
 /// The summary of a model.
@@ -161,6 +163,7 @@ pub fn summary(m: &Model) -> Summary {
         links: m.links.clone(),
         unlinked: m.subscriptions.iter().map(|s| s.takes.unlinked).sum(),
         undeclared: m.undeclared.clone(),
+        middleware_takes: m.middleware_takes,
     }
 }
 
@@ -266,6 +269,13 @@ impl fmt::Display for Summary {
                     self.unlinked
                 )?;
             }
+        }
+        if self.middleware_takes > 0 {
+            writeln!(
+                f,
+                "\ntakes by the middleware's own subscriptions (rmw_subscription_init without rcl_subscription_init: graph discovery), no ROS message: {}",
+                self.middleware_takes
+            )?;
         }
         for (event, (events, handles)) in &self.undeclared {
             writeln!(

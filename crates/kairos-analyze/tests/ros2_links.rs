@@ -400,3 +400,34 @@ fn flow_index_n_follows_and_prints_the_nth_message() {
     assert!(d.link.is_some_and(Link::is_exact));
     assert_eq!(d.children[0].topic, "/topic2");
 }
+
+#[test]
+fn takes_by_the_middleware_s_own_subscriptions_are_counted_not_dropped() {
+    let path = shared("ros2-sync-one-to-one");
+    let lines = babeltrace2(&path);
+    let declared = |event: &str| -> HashSet<(u64, u64)> {
+        lines
+            .iter()
+            .map(|t| Line(t))
+            .filter(|l| l.name() == event)
+            .map(|l| (l.num("vpid"), l.num("rmw_subscription_handle")))
+            .collect()
+    };
+    let (rmw, rcl) = (
+        declared("ros2:rmw_subscription_init"),
+        declared("ros2:rcl_subscription_init"),
+    );
+    let expected = lines
+        .iter()
+        .map(|t| Line(t))
+        .filter(|l| l.name() == "ros2:rmw_take" && l.num("taken") == 1)
+        .map(|l| (l.num("vpid"), l.num("rmw_subscription_handle")))
+        .filter(|h| rmw.contains(h) && !rcl.contains(h))
+        .count() as u64;
+    let m = analyze(&path, Options::default()).unwrap();
+    assert!(expected > 0);
+    assert_eq!(m.middleware_takes, expected);
+    assert!(m.undeclared.is_empty(), "{:?}", m.undeclared);
+    let text = summary::summary(&m).to_string();
+    assert!(text.contains(&format!("graph discovery), no ROS message: {expected}")));
+}

@@ -183,6 +183,8 @@ pub struct Builder {
     stamp_offset: Option<i64>,
     /// Handles named by events but declared by no init event, per event name.
     undeclared: HashMap<Handle, String>,
+    /// Subscriptions rmw declared (`rmw_subscription_init`), rcl's or its own.
+    rmw_subscriptions: std::collections::HashSet<Handle>,
     /// `/rosout` publishers by the handle `rcl_publish` uses (rcl's logging copies the
     /// publisher its init event declared, at a stack address every node shares).
     rosout: HashMap<Handle, Option<PublisherId>>,
@@ -277,6 +279,7 @@ impl Builder {
             stamp_offset: None,
             undeclared: HashMap::new(),
             rosout: HashMap::new(),
+            rmw_subscriptions: std::collections::HashSet::new(),
             class_counts: HashMap::default(),
             recent: Box::new([Recent::default(); RECENT]),
         }

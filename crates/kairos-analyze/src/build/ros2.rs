@@ -80,6 +80,11 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
                 None => b.pending_callbacks.entry(rclcpp).or_default().push(cb),
             }
         }
+        // rmw declares its own subscriptions too (graph discovery), with no rcl init.
+        "rmw_subscription_init" => {
+            b.rmw_subscriptions
+                .insert(Handle::new(pid, h("rmw_subscription_handle")));
+        }
         "rcl_timer_init" => {
             let t = b.timer(pid, h("timer_handle"));
             b.m.timers[t].period_ns = ev.i64("period");
@@ -528,8 +533,8 @@ fn pending_delivery(b: &Builder, msg: MessageId, s: SubscriptionId) -> Option<De
 }
 
 fn take(b: &mut Builder, at: At, ev: &EventRef<'_>) {
-    // A take by a subscription that no rcl_subscription_init declared is the
-    // middleware's own (DDS discovery); it is no ROS message.
+    // A take by a subscription that no rcl_subscription_init declared creates no
+    // message (its topic is unknown); it is counted.
     let s = b
         .subscriptions
         .get(&Handle::new(
@@ -544,7 +549,15 @@ fn take(b: &mut Builder, at: At, ev: &EventRef<'_>) {
         }
         return;
     }
-    let Some(s) = s else { return };
+    let Some(s) = s else {
+        let handle = Handle::new(at.pid, ev.u64("rmw_subscription_handle").unwrap_or(0));
+        if b.rmw_subscriptions.contains(&handle) {
+            b.m.middleware_takes += 1;
+        } else {
+            b.undeclared_handle(handle, "rmw_take");
+        }
+        return;
+    };
     b.m.subscriptions[s].takes.taken += 1;
     if let Some(&q) = b.queues.get(&(QueueKind::Subscription, s.0)) {
         b.queue_change(q, at.ts, -1, None);
