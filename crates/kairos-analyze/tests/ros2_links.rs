@@ -431,3 +431,44 @@ fn takes_by_the_middleware_s_own_subscriptions_are_counted_not_dropped() {
     let text = summary::summary(&m).to_string();
     assert!(text.contains(&format!("graph discovery), no ROS message: {expected}")));
 }
+
+#[test]
+fn callback_runs_of_caret_traces_are_exact() {
+    for name in CARET {
+        let path = data(name);
+        // Per callback: (runs, total duration), pairing each end with the open start
+        // of the same callback on the same thread.
+        let mut truth: HashMap<(u64, u64), (usize, i64)> = HashMap::new();
+        let mut open: HashMap<(u64, u64, u64), i64> = HashMap::new();
+        let set = TraceSet::open(&path).unwrap();
+        for ev in set.events().unwrap().map(Result::unwrap) {
+            let ctx = |f: &str| ev.context_field(f).and_then(|v| v.as_u64()).unwrap();
+            let (pid, tid) = (ctx("vpid"), ctx("vtid"));
+            match ev.name() {
+                "ros2:callback_start" => {
+                    open.insert((pid, tid, ev.u64("callback").unwrap()), ev.timestamp);
+                }
+                "ros2:callback_end" => {
+                    let cb = ev.u64("callback").unwrap();
+                    if let Some(start) = open.remove(&(pid, tid, cb)) {
+                        let e = truth.entry((pid, cb)).or_default();
+                        e.0 += 1;
+                        e.1 += ev.timestamp - start;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let m = analyze(&path, Options::default()).unwrap();
+        let got: HashMap<(u64, u64), (usize, i64)> = m
+            .callbacks
+            .iter()
+            .filter(|c| !c.runs.is_empty())
+            .map(|c| {
+                let total = c.runs.iter().map(|r| r.1).sum();
+                ((c.pid as u64, c.handle), (c.runs.len(), total))
+            })
+            .collect();
+        assert_eq!(got, truth, "{name}");
+    }
+}
