@@ -274,8 +274,14 @@ impl ChainAcc {
                 } else {
                     for k in kids {
                         let mut st = st.clone();
-                        if let Some(p) = g.message(k).and_then(|c| c.published) {
-                            st.push((format!("{node} callback to publish"), p - cb_start));
+                        if let Some(c) = g.message(k)
+                            && let Some(p) = c.published
+                        {
+                            let name = match c.cause_link {
+                                Some(l) => format!("{node} held until published ({})", l.event()),
+                                None => format!("{node} callback to publish"),
+                            };
+                            st.push((name, p - cb_start));
                         }
                         stack.push((k, path.clone(), st, start));
                     }

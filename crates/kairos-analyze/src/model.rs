@@ -160,6 +160,29 @@ pub enum Link {
     NearestPublish,
 }
 
+/// A causal link a node declared between what it takes and what it publishes
+/// (ros2_tracing's `message_link_periodic_async` and `message_link_partial_sync`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageLink {
+    /// A message published outside the subscriptions' callbacks (by a timer) carries
+    /// on from the latest message those subscriptions took.
+    PeriodicAsync,
+    /// A message published once all subscriptions have a message carries on from the
+    /// latest of them.
+    PartialSync,
+}
+
+impl MessageLink {
+    /// The trace event that declares it.
+    pub fn event(self) -> &'static str {
+        match self {
+            MessageLink::PeriodicAsync => "message_link_periodic_async",
+            MessageLink::PartialSync => "message_link_partial_sync",
+        }
+    }
+}
+
 /// How far a take's source timestamp may be from the publish time it is matched with
 /// by [`Link::NearestPublish`].
 pub const NEAREST_PUBLISH_BOUND_NS: i64 = 1_000_000;
@@ -271,6 +294,9 @@ pub struct Message {
     pub dropped_by_publisher: Option<i64>,
     /// The message whose callback published this one, and which delivery of it.
     pub cause: Option<DeliveryRef>,
+    /// Set when `cause` comes from a declared message link (ros2_tracing's
+    /// `message_link_*` events), not from the callback the message was published in.
+    pub cause_link: Option<MessageLink>,
     /// Its trips to each subscription.
     pub deliveries: Vec<Delivery>,
 }

@@ -183,6 +183,10 @@ pub struct Builder {
     stamp_offset: Option<i64>,
     /// Handles named by events but declared by no init event, per event name.
     undeclared: HashMap<Handle, String>,
+    /// Declared message links, by the publisher whose messages they link.
+    message_links: HashMap<PublisherId, (crate::model::MessageLink, Vec<SubscriptionId>)>,
+    /// Per subscription, the delivery its callback processed last.
+    latest_taken: HashMap<SubscriptionId, DeliveryRef>,
     /// Subscriptions rmw declared (`rmw_subscription_init`), rcl's or its own.
     rmw_subscriptions: std::collections::HashSet<Handle>,
     /// `/rosout` publishers by the handle `rcl_publish` uses (rcl's logging copies the
@@ -280,6 +284,8 @@ impl Builder {
             undeclared: HashMap::new(),
             rosout: HashMap::new(),
             rmw_subscriptions: std::collections::HashSet::new(),
+            message_links: HashMap::new(),
+            latest_taken: HashMap::new(),
             class_counts: HashMap::default(),
             recent: Box::new([Recent::default(); RECENT]),
         }
@@ -600,6 +606,25 @@ impl Builder {
         }
     }
 
+    /// Declares that messages of `pubs` carry on from what `subs` took.
+    fn message_link(
+        &mut self,
+        kind: crate::model::MessageLink,
+        pid: i64,
+        subs: &[u64],
+        pubs: &[u64],
+    ) {
+        let subs: Vec<SubscriptionId> = subs
+            .iter()
+            .filter_map(|&h| self.subscriptions.get(&Handle::new(pid, h)).copied())
+            .collect();
+        for &h in pubs {
+            if let Some(&p) = self.publishers.get(&Handle::new(pid, h)) {
+                self.message_links.insert(p, (kind, subs.clone()));
+            }
+        }
+    }
+
     /// Counts an event naming `handle`, which no init event declared.
     fn undeclared_handle(&mut self, handle: Handle, event: &str) {
         let new = !self.undeclared.contains_key(&handle);
@@ -681,7 +706,30 @@ impl Builder {
         if !self.follow {
             return None;
         }
-        let cause = frame.and_then(|f| f.consumed);
+        let mut cause = frame.and_then(|f| f.consumed);
+        let mut cause_link = None;
+        if let Some((kind, subs)) = publisher.and_then(|p| self.message_links.get(&p))
+            && cause.is_none_or(|c| {
+                self.live
+                    .get(c.message)
+                    .and_then(|m| m.deliveries.get(c.delivery))
+                    .is_none_or(|d| d.subscription.is_none_or(|s| !subs.contains(&s)))
+            })
+        {
+            // The latest message any linked subscription took carries on here.
+            let latest = subs
+                .iter()
+                .filter_map(|s| self.latest_taken.get(s))
+                .filter_map(|&d| {
+                    let started = self.live.get(d.message)?.deliveries[d.delivery].callback_start?;
+                    Some((started, d))
+                })
+                .max();
+            if let Some((_, d)) = latest {
+                cause = Some(d);
+                cause_link = Some(*kind);
+            }
+        }
         let msg = Message {
             topic,
             publisher,
@@ -691,6 +739,7 @@ impl Builder {
             publish_tid: Some(at.tid),
             dropped_by_publisher: None,
             cause,
+            cause_link,
             deliveries: Vec::new(),
         };
         let i = self.live.push(msg, at.ts);
@@ -713,6 +762,7 @@ impl Builder {
             publish_tid: None,
             dropped_by_publisher: None,
             cause: None,
+            cause_link: None,
             deliveries: Vec::new(),
         };
         self.live.push(msg, at)
@@ -841,6 +891,9 @@ impl Builder {
             del.callback = Some(cb);
             del.callback_start = Some(at.ts);
             del.tid = Some(at.tid);
+            if let Some(s) = del.subscription {
+                self.latest_taken.insert(s, d);
+            }
         }
         self.m.callbacks[cb].tid = at.tid;
         if let Owner::Timer(t) = self.m.callbacks[cb].owner {

@@ -8,12 +8,13 @@
 //! queue empty: it is counted, and creates no message.
 
 use kairos_trace::read::EventRef;
+use kairos_trace::read::Value;
 use kairos_trace::schema::ClockKind;
 
 use super::{At, Builder, Handle, MsgKey};
 use crate::model::{
-    CallbackId, ClockMark, ClockMarkKind, Delivery, DeliveryRef, Link, LogLine, MessageId, NodeId,
-    Owner, PublisherId, QueueKind, SubscriptionId, Topic,
+    CallbackId, ClockMark, ClockMarkKind, Delivery, DeliveryRef, Link, LogLine, MessageId,
+    MessageLink, NodeId, Owner, PublisherId, QueueKind, SubscriptionId, Topic,
 };
 
 pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
@@ -84,6 +85,20 @@ pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
         "rmw_subscription_init" => {
             b.rmw_subscriptions
                 .insert(Handle::new(pid, h("rmw_subscription_handle")));
+        }
+        "message_link_periodic_async" | "message_link_partial_sync" => {
+            let handles = |f: &str| -> Vec<u64> {
+                match ev.field(f) {
+                    Some(Value::Array(v)) => v.iter().filter_map(Value::as_u64).collect(),
+                    _ => Vec::new(),
+                }
+            };
+            let kind = if name == "message_link_periodic_async" {
+                MessageLink::PeriodicAsync
+            } else {
+                MessageLink::PartialSync
+            };
+            b.message_link(kind, pid, &handles("subs"), &handles("pubs"));
         }
         "rcl_timer_init" => {
             let t = b.timer(pid, h("timer_handle"));
