@@ -785,7 +785,7 @@ impl Builder {
         m.source_timestamp = Some(stamp);
         let topic = m.topic.clone();
         if let Some(published) = m.published {
-            self.learn_offset(stamp - published);
+            self.learn_offset(stamp.saturating_sub(published));
         }
         self.key(MsgKey::SourceTs(topic, stamp), msg);
     }
@@ -795,7 +795,7 @@ impl Builder {
     /// which drifts as NTP slews the wall clock).
     fn learn_offset(&mut self, delta: i64) {
         self.stamp_offset = Some(match self.stamp_offset {
-            Some(o) => o + (delta - o) / 8,
+            Some(o) => o.saturating_add(delta.saturating_sub(o) / 8),
             None => delta,
         });
     }
@@ -810,7 +810,7 @@ impl Builder {
                 .live
                 .get(front)
                 .and_then(|m| m.published)
-                .is_none_or(|p| p < at - 1_000_000_000);
+                .is_none_or(|p| p < at.saturating_sub(1_000_000_000));
             if !stale {
                 break;
             }
@@ -829,7 +829,7 @@ impl Builder {
         s: SubscriptionId,
         stamp: i64,
     ) -> Option<MessageId> {
-        let expected = stamp - self.stamp_offset.unwrap_or(0);
+        let expected = stamp.saturating_sub(self.stamp_offset.unwrap_or(0));
         let bound = crate::model::NEAREST_PUBLISH_BOUND_NS;
         let pool = self.unstamped.get(topic)?;
         let (_, best, published) = pool
@@ -839,11 +839,11 @@ impl Builder {
                 let published = m.published?;
                 let free = m.source_timestamp.is_none()
                     && !m.deliveries.iter().any(|d| d.subscription == Some(s));
-                let distance = (published - expected).abs();
+                let distance = published.saturating_sub(expected).saturating_abs();
                 (free && distance <= bound).then_some((distance, id, published))
             })
             .min()?;
-        self.learn_offset(stamp - published);
+        self.learn_offset(stamp.saturating_sub(published));
         Some(best)
     }
 
