@@ -1,8 +1,10 @@
 //! Exactness on traces built here for it, compared with babeltrace2 where babeltrace2 is
-//! right: a 3.29 GHz clock (cycles to nanoseconds exactly, and the merge order of two
-//! per-CPU streams that follows), a packet context with extra fields in hexadecimal and
-//! a string, an empty string field (which babeltrace2 2.0.4 shows as the previous
-//! string), and a clock offset beyond 64-bit nanoseconds (warned once, naming the clock).
+//! right: a 3.29 GHz clock (the merge order of two per-CPU streams that follows from its
+//! conversion to nanoseconds), cycle counts large enough that babeltrace2's
+//! floating-point conversion is off the exact quotient (the reader follows babeltrace2),
+//! a packet context with extra fields in hexadecimal and a string, an empty string field
+//! (which babeltrace2 2.0.4 shows as the previous string), and a clock offset beyond
+//! 64-bit nanoseconds (warned once, naming the clock).
 
 use std::path::{Path, PathBuf};
 
@@ -277,4 +279,47 @@ fn a_clock_offset_beyond_64_bit_nanoseconds_is_warned_once_naming_the_clock() {
     assert!(text.contains("clock `tsc`"), "{text}");
     assert!(text.contains("offset_s"), "{text}");
     assert!(ours[0].starts_with("[9223372036.854775807]"), "{}", ours[0]);
+}
+
+/// babeltrace2 converts a clock's cycles to nanoseconds as `1e9 * cycles / freq` in
+/// 64-bit floating point, truncated: for large counts that is off the exact quotient
+/// (`cycles * 10^9 / freq` in integers) by up to hundreds of nanoseconds. The reader
+/// converts as babeltrace2 does, so that its timestamps and merge order are babeltrace2's:
+/// here every line is babeltrace2's, and most timestamps differ from the exact quotient,
+/// which the raw cycle counts written below give.
+#[test]
+fn large_cycle_counts_convert_with_babeltrace2s_floating_point_arithmetic() {
+    const SLOW: u64 = 2_399_999_999;
+    let dir = temp_dir("fp-clock");
+    std::fs::write(dir.join("metadata"), metadata(SLOW, 0, 0)).unwrap();
+    let mut rng = Lcg(11);
+    let mut cycles = 1u64 << 60;
+    let events: Vec<Ev> = (0..500)
+        .map(|n| {
+            cycles += 1 + rng.next(1 << 20);
+            Ev {
+                cycles,
+                n,
+                s: format!("e{n}"),
+            }
+        })
+        .collect();
+    write_stream(&dir, 0, &events);
+    let (ours, _) = kairos_lines(&dir);
+    let theirs = babeltrace_lines(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(ours, theirs);
+    let exact = |c: u64| {
+        let ns = u128::from(c) * 1_000_000_000 / u128::from(SLOW);
+        format!("[{}.{:09}]", ns / 1_000_000_000, ns % 1_000_000_000)
+    };
+    let off = ours
+        .iter()
+        .zip(&events)
+        .filter(|(line, e)| !line.starts_with(&exact(e.cycles)))
+        .count();
+    assert!(
+        off > 400,
+        "only {off} of 500 timestamps differ from the exact quotient"
+    );
 }

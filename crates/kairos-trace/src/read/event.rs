@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::metadata::types::{FieldType, StructType};
-use super::metadata::{EnvValue, EventClass, Metadata};
+use super::metadata::{Clock, EnvValue, EventClass, Metadata, StreamClass};
 use super::value::Value;
 
 /// A trace of a [`super::TraceSet`]: its folder, metadata, hostname, and the label
@@ -21,6 +21,8 @@ pub struct Trace {
     pub label: Option<String>,
     /// Every event class of every stream class, so decoders name a class by index.
     pub(crate) classes: Vec<Arc<EventClass>>,
+    /// Per stream class: the index of the clock its events are timed by.
+    pub(crate) stream_clocks: Vec<Option<usize>>,
 }
 
 impl Trace {
@@ -45,13 +47,56 @@ impl Trace {
             .iter()
             .flat_map(|sc| sc.events.values().cloned())
             .collect();
+        let stream_clocks = metadata.streams.iter().map(stream_clock).collect();
         Self {
             path,
             metadata,
             hostname,
             label,
             classes,
+            stream_clocks,
         }
+    }
+
+    /// The clock that times the events of stream class `stream_class` (an index into
+    /// `metadata.streams`), if any. Events of a stream class without one have no time:
+    /// their `timestamp` is 0 and babeltrace2 prints none.
+    pub fn clock_of(&self, stream_class: usize) -> Option<&Clock> {
+        let c = (*self.stream_clocks.get(stream_class)?)?;
+        self.metadata.clocks.get(c)
+    }
+}
+
+/// The clock a stream class's events are timed by, as babeltrace2 chooses it: the clock
+/// of the first clock-mapped integer of its event header, else of its packet context,
+/// its event context, or an event class's context or payload (by event id). A clock
+/// declared but mapped to no field times nothing.
+fn stream_clock(sc: &StreamClass) -> Option<usize> {
+    let mut ids: Vec<&u64> = sc.events.keys().collect();
+    ids.sort();
+    [&sc.event_header, &sc.packet_context, &sc.event_context]
+        .into_iter()
+        .flatten()
+        .find_map(first_clock)
+        .or_else(|| {
+            ids.into_iter().find_map(|id| {
+                let ev = &sc.events[id];
+                [&ev.context, &ev.payload]
+                    .into_iter()
+                    .flatten()
+                    .find_map(first_clock)
+            })
+        })
+}
+
+fn first_clock(ty: &FieldType) -> Option<usize> {
+    match ty {
+        FieldType::Int(i) => i.clock,
+        FieldType::Enum(e) => e.container.clock,
+        FieldType::Struct(s) => s.fields.iter().find_map(|f| first_clock(&f.ty)),
+        FieldType::Variant(v) => v.options.iter().find_map(|f| first_clock(&f.ty)),
+        FieldType::Array { elem, .. } | FieldType::Sequence { elem, .. } => first_clock(elem),
+        FieldType::Float(_) | FieldType::Str(_) => None,
     }
 }
 

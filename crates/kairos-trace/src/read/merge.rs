@@ -91,6 +91,7 @@ pub struct Events {
     notices: Vec<Notice>,
     overflowed: Vec<(PathBuf, String)>,
     discarded: u64,
+    discarded_packets: u64,
     backwards: u64,
     notices_dropped: u64,
     workers: Vec<JoinHandle<()>>,
@@ -235,6 +236,7 @@ impl Events {
             notices: Vec::new(),
             overflowed: Vec::new(),
             discarded: 0,
+            discarded_packets: 0,
             backwards: 0,
             notices_dropped: 0,
             workers: handles,
@@ -317,6 +319,7 @@ impl Events {
     fn note(&mut self, notice: Notice) {
         match &notice {
             Notice::Discarded { count, .. } => self.discarded += count,
+            Notice::DiscardedPackets { count, .. } => self.discarded_packets += count,
             Notice::Backwards { .. } | Notice::PacketOverlap { .. } => self.backwards += 1,
             Notice::ClockOverflow { path, clock, .. } => {
                 // Once per clock of a trace, not once per stream.
@@ -362,6 +365,11 @@ impl Events {
     /// Events the tracer reported discarding, so far.
     pub fn discarded(&self) -> u64 {
         self.discarded
+    }
+
+    /// Packets the tracer discarded so far, as gaps in the packets' `packet_seq_num`.
+    pub fn discarded_packets(&self) -> u64 {
+        self.discarded_packets
     }
 
     /// Timestamps that went backwards so far: events delivered earlier than the event

@@ -27,7 +27,7 @@ pub use bits::DecodeError;
 pub use error::ReadError;
 pub use event::{Event, EventRef, Trace};
 pub use merge::Events;
-pub use metadata::{Metadata, MetadataError};
+pub use metadata::{Metadata, MetadataError, MetadataFault};
 pub use notice::Notice;
 pub use select::Selection;
 pub use trace::TraceSet;

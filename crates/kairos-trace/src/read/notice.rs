@@ -1,5 +1,5 @@
-//! Things a reader reports while it keeps going: events the tracer discarded, and events
-//! whose timestamp is earlier than one already delivered.
+//! Things a reader reports while it keeps going: events and packets the tracer
+//! discarded, and events whose timestamp is earlier than one already delivered.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -18,6 +18,21 @@ pub enum Notice {
         count: u64,
         /// The packet's `timestamp_begin`, ns since the epoch, if it has one.
         at: Option<i64>,
+    },
+    /// The packet context's `packet_seq_num` skipped: the tracer lost `count` whole
+    /// packets of this stream before the packet at `packet_offset` (babeltrace2 warns
+    /// "Tracer discarded N packets").
+    DiscardedPackets {
+        /// The stream file.
+        path: PathBuf,
+        /// The byte offset in the file of the packet after the gap.
+        packet_offset: u64,
+        /// How many packets the tracer discarded.
+        count: u64,
+        /// The previous packet's `timestamp_end`, ns since the epoch, if it has one.
+        after: Option<i64>,
+        /// This packet's `timestamp_begin`, ns since the epoch, if it has one.
+        before: Option<i64>,
     },
     /// A packet begins before the previous packet of its stream ended: the stream's
     /// time goes backwards by `previous_end - begin` ns (babeltrace2 stops here).
@@ -72,6 +87,31 @@ impl fmt::Display for Notice {
                     write!(f, " (at {})", super::text::seconds(*at))?;
                 }
                 Ok(())
+            }
+            Notice::DiscardedPackets {
+                path,
+                packet_offset,
+                count,
+                after,
+                before,
+            } => {
+                let packets = if *count == 1 { "packet" } else { "packets" };
+                write!(
+                    f,
+                    "{}: the tracer discarded {count} {packets} before the packet at byte {packet_offset}",
+                    path.display()
+                )?;
+                match (after, before) {
+                    (Some(a), Some(b)) => write!(
+                        f,
+                        " (between {} and {})",
+                        super::text::seconds(*a),
+                        super::text::seconds(*b)
+                    ),
+                    (None, Some(b)) => write!(f, " (before {})", super::text::seconds(*b)),
+                    (Some(a), None) => write!(f, " (after {})", super::text::seconds(*a)),
+                    (None, None) => Ok(()),
+                }
             }
             Notice::PacketOverlap {
                 path,

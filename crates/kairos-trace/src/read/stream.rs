@@ -13,6 +13,7 @@ use super::bits::{Bits, DecodeError};
 use super::decode::{DecodeState, Roots, decode};
 use super::error::ReadError;
 use super::event::{Event, EventRef, Trace};
+use super::metadata::cycles_to_ns;
 use super::metadata::types::{FieldPath, FieldType, Scope};
 use super::notice::Notice;
 use super::plan::Plan;
@@ -167,13 +168,16 @@ pub(crate) struct StreamReader {
     buf: Vec<u8>,
     state: DecodeState,
     last_discarded: Option<u64>,
+    /// The previous packet's `packet_seq_num`.
+    last_seq: Option<u64>,
     /// The previous packet's `timestamp_end`, ns since the epoch.
     last_end: Option<i64>,
     /// Per stream class: the clock its timestamps are on.
     clock_of: Vec<Option<usize>>,
-    /// Per clock of 1 GHz: nanoseconds since the epoch at cycle 0 (a timestamp is this
-    /// plus the cycles, when that does not overflow); `None` for other frequencies.
-    ns_base: Vec<Option<i64>>,
+    /// Per clock: its frequency and nanoseconds since the epoch at cycle 0 (a timestamp
+    /// is this plus the cycles converted, when that does not overflow); `None` when the
+    /// offset alone overflows.
+    ns_base: Vec<Option<(u64, i64)>>,
     plans: Vec<StreamPlans>,
     select: Selection,
     /// Integer slots the plans use.
@@ -235,18 +239,12 @@ impl StreamReader {
                 ..StreamPlans::default()
             })
             .collect();
-        let clock_of = (0..trace.metadata.streams.len())
-            .map(|i| default_clock(&trace.metadata, i))
-            .collect();
+        let clock_of = trace.stream_clocks.clone();
         let ns_base = trace
             .metadata
             .clocks
             .iter()
-            .map(|c| {
-                (c.freq == 1_000_000_000)
-                    .then(|| c.to_ns_checked(0).ok())
-                    .flatten()
-            })
+            .map(|c| c.to_ns_checked(0).ok().map(|base| (c.freq, base)))
             .collect();
         let state = DecodeState {
             clocks: vec![0; trace.metadata.clocks.len()],
@@ -262,6 +260,7 @@ impl StreamReader {
             buf: Vec::new(),
             state,
             last_discarded: None,
+            last_seq: None,
             last_end: None,
             clock_of,
             ns_base,
@@ -447,7 +446,9 @@ impl StreamReader {
         p.pos_bits = bits.pos();
         let timestamp = match clock_of[p.stream_class] {
             Some(c) => match ns_base[c]
-                .and_then(|base| base.checked_add_unsigned(state.clocks[c]))
+                .and_then(|(freq, base)| {
+                    base.checked_add_unsigned(cycles_to_ns(freq, state.clocks[c]))
+                })
                 .map_or_else(|| md.clocks[c].to_ns_checked(state.clocks[c]), Ok)
             {
                 Ok(ns) => ns,
@@ -555,6 +556,21 @@ impl StreamReader {
         let end = clock
             .zip(ctx_uint("timestamp_end"))
             .map(|(c, e)| md.clocks[c].to_ns(e));
+        if let Some(seq) = ctx_uint("packet_seq_num") {
+            // Once per packet: a gap in the sequence numbers is packets the tracer lost.
+            if let Some(prev) = self.last_seq
+                && seq > prev.saturating_add(1)
+            {
+                self.notices.push(Notice::DiscardedPackets {
+                    path: self.path.clone(),
+                    packet_offset: offset,
+                    count: seq - prev - 1,
+                    after: self.last_end,
+                    before: at,
+                });
+            }
+            self.last_seq = Some(seq);
+        }
         if let (Some(begin), Some(previous_end)) = (at, self.last_end)
             && begin < previous_end
         {
@@ -757,27 +773,6 @@ fn field_paths<'a>(ty: &'a FieldType, out: &mut Vec<&'a FieldPath>) {
             field_paths(elem, out);
         }
         _ => {}
-    }
-}
-
-/// The clock a stream's event timestamps are on: the clock of the first clock-mapped
-/// integer in its event header, else in its packet context, else the only clock.
-fn default_clock(md: &super::metadata::Metadata, stream_class: usize) -> Option<usize> {
-    let sc = &md.streams[stream_class];
-    sc.event_header
-        .as_ref()
-        .and_then(first_clock)
-        .or_else(|| sc.packet_context.as_ref().and_then(first_clock))
-        .or(if md.clocks.len() == 1 { Some(0) } else { None })
-}
-
-fn first_clock(ty: &FieldType) -> Option<usize> {
-    match ty {
-        FieldType::Int(i) => i.clock,
-        FieldType::Enum(e) => e.container.clock,
-        FieldType::Struct(s) => s.fields.iter().find_map(|f| first_clock(&f.ty)),
-        FieldType::Variant(v) => v.options.iter().find_map(|f| first_clock(&f.ty)),
-        _ => None,
     }
 }
 

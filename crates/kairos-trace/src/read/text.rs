@@ -28,19 +28,26 @@ pub fn seconds(ns: i64) -> String {
 }
 
 /// Appends the event's line, without a newline, to `out`.
+///
+/// As babeltrace2 prints it: no timestamp when the event's stream class has no clock,
+/// and `name: ` (with its space) before the fields, even when there are none.
 pub fn write_event(out: &mut String, ev: &Event) {
-    out.push('[');
-    out.push_str(&seconds(ev.timestamp));
-    out.push_str("] ");
+    if ev.trace.clock_of(ev.stream_class).is_some() {
+        out.push('[');
+        out.push_str(&seconds(ev.timestamp));
+        out.push_str("] ");
+    }
     if let Some(label) = &ev.trace.label {
         out.push_str(label);
         out.push(' ');
     }
     out.push_str(ev.name());
-    out.push(':');
+    out.push_str(": ");
     let mut first = true;
     let mut sep = |out: &mut String| {
-        out.push_str(if first { " " } else { ", " });
+        if !first {
+            out.push_str(", ");
+        }
         first = false;
     };
     let sc = &ev.trace.metadata.streams[ev.stream_class];

@@ -101,15 +101,9 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<(Tok, u32)>, MetadataError> {
                 toks.push((Tok::Str(String::from_utf8_lossy(&s).into_owned()), start));
             }
             b'\'' => {
-                // A character constant such as 'a': treated as its integer value.
-                let v = *bytes
-                    .get(i + 1)
-                    .ok_or_else(|| MetadataError::new(line, "unterminated character constant"))?;
-                if bytes.get(i + 2) != Some(&b'\'') {
-                    return Err(MetadataError::new(line, "malformed character constant"));
-                }
-                toks.push((Tok::Int(u64::from(v)), line));
-                i += 3;
+                let (value, len) = char_constant(&bytes[i..], line)?;
+                toks.push((Tok::Int(value), line));
+                i += len;
             }
             c if c.is_ascii_digit() => {
                 let start = i;
@@ -150,6 +144,84 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<(Tok, u32)>, MetadataError> {
     Ok(toks)
 }
 
+/// A C character constant at the start of `rest` (which begins with `'`), as TSDL
+/// allows them wherever an integer goes: its value and how many bytes it takes. One
+/// character (`'a'`, or a UTF-8 character as its code point) or one escape: `\n`, `\t`,
+/// `\r`, `\0`, `\a`, `\b`, `\f`, `\v`, `\e`, `\\`, `\'`, `\"`, `\?`, up to three octal
+/// digits (`\101`) or hexadecimal digits (`\x41`).
+fn char_constant(rest: &[u8], line: u32) -> Result<(u64, usize), MetadataError> {
+    let malformed = || {
+        let shown: String = String::from_utf8_lossy(&rest[..rest.len().min(8)])
+            .chars()
+            .take_while(|&c| c != '\n')
+            .collect();
+        MetadataError::new(
+            line,
+            format!(
+                "malformed character constant `{shown}`: expected one character or one escape between single quotes, such as 'a' or '\\n'"
+            ),
+        )
+    };
+    let body = rest.get(1..).ok_or_else(malformed)?;
+    let (value, used) = match *body {
+        [b'\\', b'x', ref hex @ ..] => {
+            let digits = hex.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+            if digits == 0 {
+                return Err(malformed());
+            }
+            let text = std::str::from_utf8(&hex[..digits]).map_err(|_| malformed())?;
+            let v = u64::from_str_radix(text, 16).map_err(|_| malformed())?;
+            (v, 2 + digits)
+        }
+        [b'\\', d, ..] if (b'0'..=b'7').contains(&d) => {
+            let digits = body[1..]
+                .iter()
+                .take(3)
+                .take_while(|b| (b'0'..=b'7').contains(b))
+                .count();
+            let v = body[1..1 + digits]
+                .iter()
+                .fold(0u64, |v, b| v * 8 + u64::from(b - b'0'));
+            (v, 1 + digits)
+        }
+        [b'\\', esc, ..] => {
+            let v = match esc {
+                b'n' => b'\n',
+                b't' => b'\t',
+                b'r' => b'\r',
+                b'a' => 0x07,
+                b'b' => 0x08,
+                b'f' => 0x0c,
+                b'v' => 0x0b,
+                b'e' => 0x1b,
+                b'\\' | b'\'' | b'"' | b'?' => esc,
+                _ => return Err(malformed()),
+            };
+            (u64::from(v), 2)
+        }
+        [b'\'', ..] | [b'\n', ..] | [] => return Err(malformed()),
+        _ => {
+            // One character, possibly several UTF-8 bytes: its code point.
+            let n = match body[0] {
+                b if b < 0x80 => 1,
+                b if b >= 0xF0 => 4,
+                b if b >= 0xE0 => 3,
+                _ => 2,
+            };
+            let c = body
+                .get(..n)
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .and_then(|s| s.chars().next())
+                .ok_or_else(malformed)?;
+            (u64::from(u32::from(c)), n)
+        }
+    };
+    if body.get(used) != Some(&b'\'') {
+        return Err(malformed());
+    }
+    Ok((value, 1 + used + 1))
+}
+
 fn parse_int(lit: &str, line: u32) -> Result<u64, MetadataError> {
     let trimmed = lit.trim_end_matches(['u', 'U', 'l', 'L']);
     let parsed = if let Some(hex) = trimmed.strip_prefix("0x").or(trimmed.strip_prefix("0X")) {
@@ -178,6 +250,25 @@ mod tests {
         assert_eq!(toks[5], Tok::Int(27));
         assert_eq!(toks[8], Tok::Punct('A'));
         assert!(toks.contains(&Tok::Punct('E')));
+    }
+
+    #[test]
+    fn character_constants_are_integers() {
+        let toks: Vec<Tok> =
+            tokenize(r"a = '\n'; b = 'a'; c = '\''; d = '\x41'; e = '\101'; f = '\\'; g = 'é';")
+                .unwrap()
+                .into_iter()
+                .filter_map(|(t, _)| match t {
+                    Tok::Int(v) => Some(Tok::Int(v)),
+                    _ => None,
+                })
+                .collect();
+        let want: Vec<Tok> = [10, 97, 39, 65, 65, 92, 0xE9].map(Tok::Int).to_vec();
+        assert_eq!(toks, want);
+        for bad in ["x = '';", "x = 'ab';", "x = '\\q';", "x = 'a", "x = '\\x';"] {
+            let err = tokenize(bad).unwrap_err();
+            assert!(err.message.contains("character constant"), "{bad}: {err}");
+        }
     }
 
     #[test]

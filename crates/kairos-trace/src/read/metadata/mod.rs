@@ -6,6 +6,7 @@ mod lexer;
 mod packetized;
 mod parser;
 pub mod types;
+mod validate;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -20,23 +21,41 @@ pub struct MetadataError {
     /// The line (from 1) of the TSDL text, or `None` when the fault is not on a line
     /// (the file's size, its packet framing).
     pub line: Option<u32>,
-    /// What is wrong.
+    /// What kind of fault it is, for callers that act on it.
+    pub fault: MetadataFault,
+    /// What is wrong, and where.
     pub message: String,
+}
+
+/// The kind of a [`MetadataError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MetadataFault {
+    /// Any other fault: syntax, an unknown type, an absurd size, a missing declaration.
+    Invalid,
+    /// A sequence's length names a field that is not an unsigned integer (an unsigned
+    /// integer or an enumeration of one).
+    SequenceLengthNotUnsigned,
+    /// A variant's tag names a field that is not an enumeration.
+    VariantTagNotEnum,
 }
 
 impl MetadataError {
     /// A fault on `line` of the TSDL text.
     pub(crate) fn new(line: u32, message: impl Into<String>) -> Self {
-        Self {
-            line: Some(line),
-            message: message.into(),
-        }
+        Self::of(Some(line), MetadataFault::Invalid, message)
     }
 
     /// A fault of the metadata file as a whole, not of one of its lines.
     pub(crate) fn whole(message: impl Into<String>) -> Self {
+        Self::of(None, MetadataFault::Invalid, message)
+    }
+
+    /// A fault of kind `fault`, on `line` when it is known.
+    pub(crate) fn of(line: Option<u32>, fault: MetadataFault, message: impl Into<String>) -> Self {
         Self {
-            line: None,
+            line,
+            fault,
             message: message.into(),
         }
     }
@@ -71,28 +90,46 @@ impl Clock {
         }
     }
 
-    /// Nanoseconds from the Unix epoch of a cycle count, computed as CTF 1.8 and
-    /// babeltrace2 do: the offset in cycles beyond whole seconds moves into `offset_s`,
-    /// then the offset's remaining cycles and the count are each converted to whole
-    /// nanoseconds (rounded down) and added to `offset_s` seconds. Converting the sum of
-    /// both cycle counts at once would round differently (1 ns later on about half the
-    /// events of a 3.29 GHz clock) and reorder events of different streams. Integer
-    /// arithmetic throughout, so no drift however large the count.
+    /// Nanoseconds from the Unix epoch of a cycle count, computed exactly as
+    /// babeltrace2 computes it, so that timestamps and the merge order they give agree
+    /// with it to the nanosecond: the offset's whole seconds of cycles move into
+    /// `offset_s`; then the offset's remaining cycles and the count are each converted
+    /// to nanoseconds on their own, as `1e9 * cycles / freq` in 64-bit floating point
+    /// truncated toward zero (exact at 1 GHz), and added to `offset_s` seconds.
+    ///
+    /// The floating-point division is babeltrace2's: once `1e9 * cycles` passes 2^53
+    /// (about 9 million cycles) the product is rounded, and the result can be 1 ns off
+    /// the exact quotient (`cycles * 10^9 / freq` in integers), hundreds of ns for
+    /// counts near 2^60; converting offset and count together would round differently
+    /// again. The reader's timestamps follow babeltrace2 rather than the exact
+    /// quotient, as the dump is defined to match it.
     ///
     /// `Err` holds the clamped value when the result does not fit in 64-bit
     /// nanoseconds (an absurd offset): the caller warns, naming the clock.
     pub fn to_ns_checked(&self, cycles: u64) -> Result<i64, i64> {
         const NS: i128 = 1_000_000_000;
-        let ns = if self.freq == 1_000_000_000 {
-            i128::from(self.offset_s) * NS + i128::from(self.offset) + i128::from(cycles)
-        } else {
-            let freq = i128::from(self.freq.max(1));
-            let offset = i128::from(self.offset);
-            let seconds = i128::from(self.offset_s) + offset.div_euclid(freq);
-            let rest = offset.rem_euclid(freq);
-            seconds * NS + rest * NS / freq + i128::from(cycles) * NS / freq
-        };
+        let freq = self.freq.max(1);
+        let offset = i128::from(self.offset);
+        let wide = i128::from(freq);
+        let seconds = i128::from(self.offset_s) + offset.div_euclid(wide);
+        let rest = offset.rem_euclid(wide) as u64;
+        let ns = seconds * NS
+            + i128::from(cycles_to_ns(freq, rest))
+            + i128::from(cycles_to_ns(freq, cycles));
         i64::try_from(ns).map_err(|_| ns.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64)
+    }
+}
+
+/// Nanoseconds in `cycles` of a clock of `freq` Hz, as babeltrace2 computes them: the
+/// count itself at 1 GHz, else `1e9 * cycles / freq` in 64-bit floating point,
+/// truncated toward zero (saturating at `u64::MAX`).
+pub fn cycles_to_ns(freq: u64, cycles: u64) -> u64 {
+    if freq == 1_000_000_000 {
+        cycles
+    } else {
+        // `as` truncates toward zero and saturates, as babeltrace2's cast after its
+        // overflow check does.
+        (1e9 * cycles as f64 / freq as f64) as u64
     }
 }
 

@@ -12,6 +12,7 @@ use super::types::{
     ByteOrder, Encoding, EnumMapping, EnumType, Field, FieldPath, FieldType, FloatType, IntType,
     Scope, StructType, VariantType, strip_underscore,
 };
+use super::validate::{self, Lines};
 use super::{Clock, EnvValue, EventClass, Metadata, MetadataError, StreamClass};
 
 /// Nesting deeper than this is refused rather than risking the stack.
@@ -46,6 +47,7 @@ pub(super) fn parse(text: &str) -> Result<Metadata, MetadataError> {
             streams: Vec::new(),
         },
         events: Vec::new(),
+        lines: Lines::default(),
     };
     while !p.at_end() {
         p.top_level()?;
@@ -76,7 +78,10 @@ struct Parser {
     clock_names: Vec<String>,
     clocks: Vec<Option<Clock>>,
     md: Metadata,
-    events: Vec<EventClass>,
+    /// Event classes with the line their block starts on, filed under their stream
+    /// classes once every stream class is known.
+    events: Vec<(EventClass, u32)>,
+    lines: Lines,
 }
 
 impl Parser {
@@ -176,10 +181,11 @@ impl Parser {
             "trace" | "env" | "clock" | "stream" | "event" | "callsite"
                 if self.peek_at(1) == Some(&Tok::Punct('{')) =>
             {
+                let line = self.line();
                 self.pos += 2;
                 let entries = self.block_body()?;
                 self.expect_punct(';')?;
-                self.apply_block(&word, entries)
+                self.apply_block(&word, entries, line)
             }
             "struct" | "enum" | "variant" => {
                 // A named type declared at top level: `struct name { ... } align(8);`
@@ -685,10 +691,12 @@ impl Parser {
         Ok(entries)
     }
 
+    /// Applies the entries of a `kind` block that starts on `line`.
     fn apply_block(
         &mut self,
         kind: &str,
         entries: Vec<(String, Entry)>,
+        line: u32,
     ) -> Result<(), MetadataError> {
         match kind {
             "trace" => {
@@ -704,7 +712,10 @@ impl Parser {
                             }
                             self.md.byte_order = order;
                         }
-                        ("packet.header", Entry::Type(t)) => self.md.packet_header = Some(t),
+                        ("packet.header", Entry::Type(t)) => {
+                            self.md.packet_header = Some(t);
+                            self.lines.trace = Some(line);
+                        }
                         _ => {}
                     }
                 }
@@ -777,6 +788,14 @@ impl Parser {
                 if self.md.stream(sc.id).is_some() {
                     return self.err(format!("stream class {} is declared twice", sc.id));
                 }
+                if let Some(t) = &mut sc.event_header {
+                    self.map_unmapped(t, "timestamp");
+                }
+                if let Some(t) = &mut sc.packet_context {
+                    self.map_unmapped(t, "timestamp_begin");
+                    self.map_unmapped(t, "timestamp_end");
+                }
+                self.lines.streams.insert(sc.id, line);
                 self.md.streams.push(sc);
             }
             "event" => {
@@ -799,7 +818,7 @@ impl Parser {
                         _ => {}
                     }
                 }
-                self.events.push(ev);
+                self.events.push((ev, line));
             }
             _ => {}
         }
@@ -850,7 +869,7 @@ impl Parser {
                 t.resolve_native(order);
             }
         }
-        for mut ev in self.events {
+        for (mut ev, line) in self.events {
             for t in [&mut ev.context, &mut ev.payload].into_iter().flatten() {
                 t.resolve_native(order);
             }
@@ -872,9 +891,61 @@ impl Parser {
                     ),
                 ));
             }
+            self.lines.events.insert((ev.stream_id, ev.id), line);
             sc.events.insert(ev.id, Arc::new(ev));
         }
+        validate::check(&self.md, &self.lines)?;
         Ok(self.md)
+    }
+
+    /// Maps every integer or enumeration member named `name` (in structures and
+    /// variants, at any depth) that no clock is mapped to, to the trace's clock, as
+    /// babeltrace2 does for an event header's `timestamp` and a packet context's
+    /// `timestamp_begin` and `timestamp_end`: to the only clock declared so far, or to a
+    /// 1 GHz clock `default` with no offset when none is. With several clocks declared
+    /// the member stays unmapped (babeltrace2 refuses such metadata).
+    fn map_unmapped(&mut self, ty: &mut FieldType, name: &str) {
+        let members = match ty {
+            FieldType::Struct(st) => &mut st.fields,
+            FieldType::Variant(v) => &mut v.options,
+            _ => return,
+        };
+        for f in members {
+            if &*f.name == name {
+                let int = match &mut f.ty {
+                    FieldType::Int(i) => Some(i),
+                    FieldType::Enum(e) => Some(&mut e.container),
+                    _ => None,
+                };
+                if let Some(int) = int
+                    && int.clock.is_none()
+                {
+                    int.clock = self.trace_clock();
+                }
+            }
+            self.map_unmapped(&mut f.ty, name);
+        }
+    }
+
+    /// The clock an unmapped timestamp member is mapped to (see
+    /// [`Parser::map_unmapped`]), declaring the implicit `default` clock if needed.
+    fn trace_clock(&mut self) -> Option<usize> {
+        let declared: Vec<usize> = (0..self.clocks.len())
+            .filter(|&i| self.clocks[i].is_some())
+            .collect();
+        match declared.as_slice() {
+            [] => {
+                let i = self.clock_index("default");
+                self.clocks[i] = Some(Clock {
+                    name: "default".to_string(),
+                    freq: 1_000_000_000,
+                    ..Clock::default()
+                });
+                Some(i)
+            }
+            [one] => Some(*one),
+            _ => None,
+        }
     }
 
     fn clock_index(&mut self, name: &str) -> usize {
@@ -1075,6 +1146,80 @@ event { name = "a:b"; id = 7; stream_id = 3; fields := struct {
             ByteOrder::Big,
             "native resolved to the trace's order"
         );
+    }
+
+    #[test]
+    fn unmapped_timestamps_take_the_trace_clock_as_babeltrace2_maps_them() {
+        // No clock: an implicit 1 GHz `default` clock, as babeltrace2 creates.
+        let md = Metadata::parse(
+            "/* CTF 1.8 */ typealias integer { size = 32; align = 8; signed = false; } := u32;
+            trace { major = 1; minor = 8; byte_order = le; };
+            stream { event.header := struct { u32 id; u32 timestamp; }; };
+            event { name = e; id = 0; fields := struct { u32 x; }; };",
+        )
+        .unwrap();
+        assert_eq!(md.clocks.len(), 1);
+        assert_eq!(
+            (md.clocks[0].name.as_str(), md.clocks[0].freq),
+            ("default", 1_000_000_000)
+        );
+        let Some(FieldType::Struct(h)) = &md.streams[0].event_header else {
+            panic!("header")
+        };
+        assert!(matches!(&h.fields[1].ty, FieldType::Int(i) if i.clock == Some(0)));
+        // One clock declared: that one, for the packet context's timestamps too.
+        let md = Metadata::parse(
+            "/* CTF 1.8 */ typealias integer { size = 64; align = 8; signed = false; } := u64;
+            trace { major = 1; minor = 8; byte_order = le; };
+            clock { name = c; freq = 1000; };
+            stream { packet.context := struct { u64 timestamp_begin; u64 timestamp_end; u64 other; }; };",
+        )
+        .unwrap();
+        let Some(FieldType::Struct(c)) = &md.streams[0].packet_context else {
+            panic!("context")
+        };
+        let clocks: Vec<Option<usize>> = c
+            .fields
+            .iter()
+            .map(|f| match &f.ty {
+                FieldType::Int(i) => i.clock,
+                _ => None,
+            })
+            .collect();
+        assert_eq!(clocks, [Some(0), Some(0), None]);
+        assert_eq!(md.clocks.len(), 1);
+    }
+
+    #[test]
+    fn a_sequence_length_or_variant_tag_of_the_wrong_type_is_a_typed_error() {
+        let head = "/* CTF 1.8 */ typealias integer { size = 8; align = 8; signed = false; } := u8;
+            typealias integer { size = 8; align = 8; signed = true; } := s8;
+            trace { major = 1; minor = 8; byte_order = le; };\n";
+        let err = Metadata::parse(&format!(
+            "{head}event {{ name = e; fields := struct {{ s8 n; u8 xs[n]; }}; }};"
+        ))
+        .unwrap_err();
+        assert_eq!(
+            err.fault,
+            crate::read::MetadataFault::SequenceLengthNotUnsigned
+        );
+        assert_eq!(err.line, Some(4));
+        assert!(
+            err.message.contains("`n`, which is a signed integer"),
+            "{err}"
+        );
+        let err = Metadata::parse(&format!(
+            "{head}event {{ name = e; fields := struct {{ u8 t; variant <t> {{ u8 a; }} v; }}; }};"
+        ))
+        .unwrap_err();
+        assert_eq!(err.fault, crate::read::MetadataFault::VariantTagNotEnum);
+        assert!(err.message.contains("variant `v`"), "{err}");
+        // A tag in the stream's event header, an enumeration: accepted.
+        Metadata::parse(&format!(
+            "{head}stream {{ event.header := struct {{ enum : u8 {{ a, b }} k; }}; }};
+            event {{ name = e; fields := struct {{ variant <stream.event.header.k> {{ u8 a; u8 b; }} v; }}; }};"
+        ))
+        .unwrap();
     }
 
     #[test]
