@@ -475,6 +475,9 @@ pub struct Model {
     pub last_ns: Option<i64>,
     /// Events the tracer discarded.
     pub discarded_events: u64,
+    /// Whole packets the tracer discarded (gaps in `packet_seq_num`): their events are
+    /// lost and not counted in `discarded_events`.
+    pub discarded_packets: u64,
     /// Events whose timestamp went backwards.
     pub backwards_timestamps: u64,
     /// `rmw_take` calls that found the queue empty (`taken = 0`): no message.

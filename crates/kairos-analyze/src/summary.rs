@@ -59,6 +59,8 @@ pub struct Summary {
     pub duration_ns: i64,
     /// Events the tracer discarded.
     pub discarded_events: u64,
+    /// Packets the tracer discarded (their events are lost, how many is unknown).
+    pub discarded_packets: u64,
     /// Events whose timestamp went backwards.
     pub backwards_timestamps: u64,
     /// Takes that found the queue empty.
@@ -131,6 +133,7 @@ pub fn summary(m: &Model) -> Summary {
         last_ns: m.last_ns,
         duration_ns: m.last_ns.zip(m.first_ns).map_or(0, |(l, f)| l - f),
         discarded_events: m.discarded_events,
+        discarded_packets: m.discarded_packets,
         backwards_timestamps: m.backwards_timestamps,
         empty_takes: m.empty_takes,
         remote_losses: m.remote_losses,
@@ -201,6 +204,13 @@ impl fmt::Display for Summary {
                 f,
                 "discarded by the tracer: {} events",
                 self.discarded_events
+            )?;
+        }
+        if self.discarded_packets > 0 {
+            writeln!(
+                f,
+                "discarded by the tracer: {} whole packets (gaps in packet_seq_num; their events are lost, how many is unknown)",
+                self.discarded_packets
             )?;
         }
         if self.backwards_timestamps > 0 {

@@ -472,3 +472,25 @@ fn callback_runs_of_caret_traces_are_exact() {
         assert_eq!(got, truth, "{name}");
     }
 }
+
+#[test]
+fn packets_the_tracer_discarded_are_reported() {
+    // babeltrace2's own test traces with gaps in packet_seq_num (its warnings count
+    // 2, 2 and 7 packets there; see kairos-trace's corpus test).
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../kairos-trace/tests/data/babeltrace-ctf-traces/packet-seq-num");
+    for (name, lost) in [
+        ("no-lost", 0),
+        ("2-lost-before-last", 2),
+        ("7-lost-between-2-with-index", 7),
+    ] {
+        let m = analyze(corpus.join(name), Options::default()).unwrap();
+        assert_eq!(m.discarded_packets, lost, "{name}");
+        let text = summary::summary(&m).to_string();
+        assert_eq!(
+            text.contains(&format!("{lost} whole packets")),
+            lost > 0,
+            "{name}: {text}"
+        );
+    }
+}

@@ -74,6 +74,7 @@ pub fn analyze(path: impl AsRef<Path>, options: Options) -> Result<Model, Analyz
             Err(e) => b.read_error(e.to_string()),
         }
     }
+    b.discarded_packets(events.discarded_packets());
     Ok(b.finish(events.discarded(), events.backwards()))
 }
 
@@ -319,6 +320,11 @@ impl Builder {
     /// user-space providers) are skipped without being decoded.
     pub fn selection() -> Selection {
         Selection::payloads(|class| maps(&class.name))
+    }
+
+    /// Records the packets the reader found discarded (call before `finish`).
+    pub fn discarded_packets(&mut self, n: u64) {
+        self.m.discarded_packets = n;
     }
 
     /// Keeps a read error (a damaged stream) in the model.

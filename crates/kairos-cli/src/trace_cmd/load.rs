@@ -135,5 +135,6 @@ fn read(path: &Path, mut builder: Builder) -> anyhow::Result<(Model, Option<Dige
         progress.event(&events);
     }
     progress.finish();
+    builder.discarded_packets(events.discarded_packets());
     Ok(builder.finish_streaming(events.discarded(), events.backwards()))
 }
