@@ -8,23 +8,10 @@ use std::path::{Path, PathBuf};
 use kairos_analyze::model::QueueKind;
 use kairos_analyze::{Options, analyze, chains, queues, timers};
 
-/// Field types: hex handle, unsigned, signed 64, signed 32, string.
-#[derive(Clone, Copy)]
-enum T {
-    H,
-    U,
-    I,
-    N,
-    S,
-}
+mod ctf_writer;
+use ctf_writer::{Class, T, V, Writer};
 
-enum V {
-    U(u64),
-    I(i64),
-    S(&'static str),
-}
-
-const EVENTS: &[(&str, &[(&str, T)])] = &[
+const EVENTS: &[Class] = &[
     (
         "ros2:rcl_node_init",
         &[
@@ -127,67 +114,6 @@ const EVENTS: &[(&str, &[(&str, T)])] = &[
     ),
 ];
 
-fn metadata() -> String {
-    let mut md = String::from(
-        "/* CTF 1.8 */\n\
-         typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n\
-         typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n\
-         trace { major = 1; minor = 8; byte_order = le; packet.header := struct { uint32_t magic; uint32_t stream_id; }; };\n\
-         env { hostname = \"kairos-test\"; domain = \"kairos\"; procname = \"demo\"; vpid = 42; };\n\
-         clock { name = \"monotonic\"; freq = 1000000000; offset = 1700000000000000000; };\n\
-         typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; } := uint64_clock_t;\n\
-         stream { id = 0;\n\
-           packet.context := struct { uint64_clock_t timestamp_begin; uint64_clock_t timestamp_end; uint64_t content_size; uint64_t packet_size; uint64_t events_discarded; uint32_t cpu_id; };\n\
-           event.header := struct { uint32_t id; uint64_clock_t timestamp; };\n\
-           event.context := struct { integer { size = 32; align = 8; signed = 1; } _vpid; integer { size = 32; align = 8; signed = 1; } _vtid; string _procname; };\n\
-         };\n",
-    );
-    for (id, (name, fields)) in EVENTS.iter().enumerate() {
-        md.push_str(&format!(
-            "event {{ name = \"{name}\"; id = {id}; stream_id = 0; fields := struct {{\n"
-        ));
-        for (f, t) in fields.iter() {
-            let ty = match t {
-                T::H => "integer { size = 64; align = 8; signed = 0; base = 16; }",
-                T::U => "integer { size = 64; align = 8; signed = 0; base = 10; }",
-                T::I => "integer { size = 64; align = 8; signed = 1; base = 10; }",
-                T::N => "integer { size = 32; align = 8; signed = 1; base = 10; }",
-                T::S => "string",
-            };
-            md.push_str(&format!("  {ty} _{f};\n"));
-        }
-        md.push_str("}; };\n");
-    }
-    md
-}
-
-/// Appends one event: header, stream context (pid 42, thread `tid`), payload.
-fn event(out: &mut Vec<u8>, ts: u64, tid: i32, name: &str, values: &[V]) {
-    let (id, (_, fields)) = EVENTS
-        .iter()
-        .enumerate()
-        .find(|(_, (n, _))| *n == name)
-        .expect("a declared event");
-    assert_eq!(fields.len(), values.len(), "{name}");
-    out.extend((id as u32).to_le_bytes());
-    out.extend(ts.to_le_bytes());
-    out.extend(42i32.to_le_bytes());
-    out.extend(tid.to_le_bytes());
-    out.extend(b"demo\0");
-    for ((_, t), v) in fields.iter().zip(values) {
-        match (t, v) {
-            (T::H | T::U, V::U(u)) => out.extend(u.to_le_bytes()),
-            (T::I, V::I(i)) => out.extend(i.to_le_bytes()),
-            (T::N, V::I(i)) => out.extend((*i as i32).to_le_bytes()),
-            (T::S, V::S(s)) => {
-                out.extend(s.as_bytes());
-                out.push(0);
-            }
-            _ => panic!("{name}: value does not match the field type"),
-        }
-    }
-}
-
 const MS: u64 = 1_000_000;
 const TALKER: u64 = 0x100;
 const LISTENER: u64 = 0x200;
@@ -203,66 +129,61 @@ const SUB_CB: u64 = 0x700;
 /// seq 2 is dropped, the others are taken and processed.
 fn write_trace(dir: &Path) {
     use V::{I, S, U};
-    let mut ev = Vec::new();
-    let e = &mut ev;
-    event(
-        e,
+    let mut w = Writer::new(
+        EVENTS,
+        "hostname = \"kairos-test\"; domain = \"kairos\"; procname = \"demo\"; vpid = 42;",
+        42,
+        "demo",
+    );
+    w.event(
         1_000,
         1,
         "ros2:rcl_node_init",
         &[U(TALKER), U(1), S("talker"), S("/")],
     );
-    event(
-        e,
+    w.event(
         1_100,
         1,
         "ros2:rcl_node_init",
         &[U(LISTENER), U(2), S("listener"), S("/")],
     );
-    event(
-        e,
+    w.event(
         1_200,
         1,
         "ros2:rcl_publisher_init",
         &[U(PUB), U(TALKER), U(0x301), S("/chatter"), U(10)],
     );
-    event(
-        e,
+    w.event(
         1_300,
         1,
         "ros2:rcl_subscription_init",
         &[U(SUB), U(LISTENER), U(RMW_SUB), S("/chatter"), U(2)],
     );
-    event(
-        e,
+    w.event(
         1_400,
         1,
         "ros2:rclcpp_subscription_init",
         &[U(SUB), U(RCLCPP_SUB)],
     );
-    event(
-        e,
+    w.event(
         1_500,
         1,
         "ros2:rclcpp_subscription_callback_added",
         &[U(RCLCPP_SUB), U(SUB_CB)],
     );
-    event(
-        e,
+    w.event(
         1_600,
         1,
         "ros2:rcl_timer_init",
         &[U(TIMER), I(10 * MS as i64)],
     );
-    event(
-        e,
+    w.event(
         1_700,
         1,
         "ros2:rclcpp_timer_callback_added",
         &[U(TIMER), U(TIMER_CB)],
     );
-    event(
-        e,
+    w.event(
         1_800,
         1,
         "ros2:rclcpp_timer_link_node",
@@ -270,27 +191,24 @@ fn write_trace(dir: &Path) {
     );
     for seq in 0..5u64 {
         let t = 10 * MS * (seq + 1);
-        event(
-            e,
+        w.event(
             t,
             1,
             "kairos:timer_fire",
             &[U(TIMER), U(0), I(t as i64 - 5_000), I(t as i64)],
         );
-        event(e, t + 10, 1, "ros2:callback_start", &[U(TIMER_CB), I(0)]);
-        event(e, t + 20, 1, "ros2:rcl_publish", &[U(PUB), U(0xAB), U(seq)]);
-        event(e, t + 30, 1, "ros2:rmw_publish", &[U(0xAB), U(PUB), U(seq)]);
-        event(
-            e,
+        w.event(t + 10, 1, "ros2:callback_start", &[U(TIMER_CB), I(0)]);
+        w.event(t + 20, 1, "ros2:rcl_publish", &[U(PUB), U(0xAB), U(seq)]);
+        w.event(t + 30, 1, "ros2:rmw_publish", &[U(0xAB), U(PUB), U(seq)]);
+        w.event(
             t + 40,
             1,
             "kairos:message_enqueue",
             &[U(SUB), U(PUB), U(seq), U(1)],
         );
-        event(e, t + 50, 1, "ros2:callback_end", &[U(TIMER_CB)]);
+        w.event(t + 50, 1, "ros2:callback_end", &[U(TIMER_CB)]);
         if seq == 2 {
-            event(
-                e,
+            w.event(
                 t + 60,
                 1,
                 "kairos:message_drop",
@@ -298,36 +216,23 @@ fn write_trace(dir: &Path) {
             );
             continue;
         }
-        event(
-            e,
+        w.event(
             t + 1_000,
             2,
             "ros2:rmw_take",
             &[U(RMW_SUB), U(0xCD), I(0), I(1), U(PUB), U(seq)],
         );
-        event(e, t + 1_100, 2, "ros2:callback_start", &[U(SUB_CB), I(0)]);
-        event(e, t + 3_100, 2, "ros2:callback_end", &[U(SUB_CB)]);
+        w.event(t + 1_100, 2, "ros2:callback_start", &[U(SUB_CB), I(0)]);
+        w.event(t + 3_100, 2, "ros2:callback_end", &[U(SUB_CB)]);
     }
     // One take that finds the queue empty: no message.
-    event(
-        e,
+    w.event(
         60 * MS,
         2,
         "ros2:rmw_take",
         &[U(RMW_SUB), U(0xCD), I(0), I(0), U(0), U(0)],
     );
-    let mut packet = Vec::new();
-    packet.extend(0xC1FC_1FC1u32.to_le_bytes());
-    packet.extend(0u32.to_le_bytes());
-    let bits = ((8 + 44 + ev.len()) * 8) as u64;
-    for v in [0u64, 60 * MS, bits, bits, 0] {
-        packet.extend(v.to_le_bytes());
-    }
-    packet.extend(0u32.to_le_bytes());
-    packet.extend(ev);
-    std::fs::create_dir_all(dir).unwrap();
-    std::fs::write(dir.join("metadata"), metadata()).unwrap();
-    std::fs::write(dir.join("channel0_0"), packet).unwrap();
+    w.write(dir, 60 * MS);
 }
 
 fn trace_dir(name: &str) -> PathBuf {

@@ -9,22 +9,10 @@ use std::process::Command;
 use kairos_analyze::model::{Link, MessageLink};
 use kairos_analyze::{Options, analyze, chains};
 
-/// Field types: hex handle, unsigned, string, sequence of hex handles.
-#[derive(Clone, Copy)]
-enum T {
-    H,
-    U,
-    S,
-    Seq,
-}
+mod ctf_writer;
+use ctf_writer::{Class, T, V, Writer};
 
-enum V {
-    U(u64),
-    S(&'static str),
-    Seq(&'static [u64]),
-}
-
-const EVENTS: &[(&str, &[(&str, T)])] = &[
+const EVENTS: &[Class] = &[
     (
         "ros2:rcl_node_init",
         &[
@@ -106,76 +94,6 @@ const EVENTS: &[(&str, &[(&str, T)])] = &[
     ),
 ];
 
-fn metadata() -> String {
-    let mut md = String::from(
-        "/* CTF 1.8 */\n\
-         typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n\
-         typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n\
-         typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n\
-         trace { major = 1; minor = 8; byte_order = le; packet.header := struct { uint32_t magic; uint32_t stream_id; }; };\n\
-         env { hostname = \"links-test\"; domain = \"ust\"; tracer_name = \"lttng-ust\"; };\n\
-         clock { name = \"monotonic\"; freq = 1000000000; offset = 1700000000000000000; };\n\
-         typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; } := uint64_clock_t;\n\
-         stream { id = 0;\n\
-           packet.context := struct { uint64_clock_t timestamp_begin; uint64_clock_t timestamp_end; uint64_t content_size; uint64_t packet_size; uint64_t events_discarded; uint32_t cpu_id; };\n\
-           event.header := struct { uint32_t id; uint64_clock_t timestamp; };\n\
-           event.context := struct { integer { size = 32; align = 8; signed = 1; } _vpid; integer { size = 32; align = 8; signed = 1; } _vtid; string _procname; };\n\
-         };\n",
-    );
-    for (id, (name, fields)) in EVENTS.iter().enumerate() {
-        md.push_str(&format!(
-            "event {{ name = \"{name}\"; id = {id}; stream_id = 0; fields := struct {{\n"
-        ));
-        for (f, t) in fields.iter() {
-            match t {
-                T::H => md.push_str(&format!(
-                    "  integer {{ size = 64; align = 8; signed = 0; base = 16; }} _{f};\n"
-                )),
-                T::U => md.push_str(&format!(
-                    "  integer {{ size = 64; align = 8; signed = 0; base = 10; }} _{f};\n"
-                )),
-                T::S => md.push_str(&format!("  string _{f};\n")),
-                T::Seq => md.push_str(&format!(
-                    "  uint64_t _{f}_length;\n  integer {{ size = 64; align = 8; signed = 0; base = 16; }} _{f}[ _{f}_length ];\n"
-                )),
-            }
-        }
-        md.push_str("}; };\n");
-    }
-    md
-}
-
-/// Appends one event of process 7 on thread `tid`.
-fn event(out: &mut Vec<u8>, ts: u64, tid: i32, name: &str, values: &[V]) {
-    let (id, (_, fields)) = EVENTS
-        .iter()
-        .enumerate()
-        .find(|(_, (n, _))| *n == name)
-        .expect("a declared event");
-    assert_eq!(fields.len(), values.len(), "{name}");
-    out.extend((id as u32).to_le_bytes());
-    out.extend(ts.to_le_bytes());
-    out.extend(7i32.to_le_bytes());
-    out.extend(tid.to_le_bytes());
-    out.extend(b"fusion\0");
-    for ((_, t), v) in fields.iter().zip(values) {
-        match (t, v) {
-            (T::H | T::U, V::U(u)) => out.extend(u.to_le_bytes()),
-            (T::S, V::S(s)) => {
-                out.extend(s.as_bytes());
-                out.push(0);
-            }
-            (T::Seq, V::Seq(items)) => {
-                out.extend((items.len() as u64).to_le_bytes());
-                for i in *items {
-                    out.extend(i.to_le_bytes());
-                }
-            }
-            _ => panic!("{name}: value does not match the field type"),
-        }
-    }
-}
-
 const MS: u64 = 1_000_000;
 const SENSOR: u64 = 0x10;
 const FUSER: u64 = 0x20;
@@ -198,37 +116,37 @@ const WALL: u64 = 1_700_000_000_000_000_000;
 /// sink: takes /out. Two rounds, 100 ms apart.
 fn write_trace(dir: &Path, linked: bool) {
     use V::{S, Seq, U};
-    let mut ev = Vec::new();
-    let e = &mut ev;
+    let mut w = Writer::new(
+        EVENTS,
+        "hostname = \"links-test\"; domain = \"ust\"; tracer_name = \"lttng-ust\";",
+        7,
+        "fusion",
+    );
     let mut t = 1_000;
     let mut next = |step: u64| {
         t += step;
         t
     };
-    event(
-        e,
+    w.event(
         next(0),
         1,
         "ros2:rcl_node_init",
         &[U(SENSOR), U(1), S("sensor"), S("/robot")],
     );
-    event(
-        e,
+    w.event(
         next(10),
         1,
         "ros2:rcl_node_init",
         &[U(FUSER), U(2), S("fuser"), S("/robot")],
     );
-    event(
-        e,
+    w.event(
         next(10),
         1,
         "ros2:rcl_node_init",
         &[U(SINK), U(3), S("sink"), S("/robot")],
     );
     for (p, node, topic) in [(PUB_IN, SENSOR, "/in"), (PUB_OUT, FUSER, "/out")] {
-        event(
-            e,
+        w.event(
             next(10),
             1,
             "ros2:rcl_publisher_init",
@@ -239,22 +157,19 @@ fn write_trace(dir: &Path, linked: bool) {
         (SUB_IN, FUSER, "/in", IN_CB),
         (SUB_OUT, SINK, "/out", OUT_CB),
     ] {
-        event(
-            e,
+        w.event(
             next(10),
             1,
             "ros2:rcl_subscription_init",
             &[U(s), U(node), U(s + 1), S(topic), U(10)],
         );
-        event(
-            e,
+        w.event(
             next(10),
             1,
             "ros2:rclcpp_subscription_init",
             &[U(s), U(s + 2)],
         );
-        event(
-            e,
+        w.event(
             next(10),
             1,
             "ros2:rclcpp_subscription_callback_added",
@@ -265,22 +180,14 @@ fn write_trace(dir: &Path, linked: bool) {
         (SENSOR_TIMER, SENSOR, SENSOR_CB, 100 * MS),
         (FUSER_TIMER, FUSER, FUSER_TIMER_CB, 100 * MS),
     ] {
-        event(
-            e,
-            next(10),
-            1,
-            "ros2:rcl_timer_init",
-            &[U(timer), U(period)],
-        );
-        event(
-            e,
+        w.event(next(10), 1, "ros2:rcl_timer_init", &[U(timer), U(period)]);
+        w.event(
             next(10),
             1,
             "ros2:rclcpp_timer_callback_added",
             &[U(timer), U(cb)],
         );
-        event(
-            e,
+        w.event(
             next(10),
             1,
             "ros2:rclcpp_timer_link_node",
@@ -288,8 +195,7 @@ fn write_trace(dir: &Path, linked: bool) {
         );
     }
     if linked {
-        event(
-            e,
+        w.event(
             next(10),
             1,
             "ros2:message_link_periodic_async",
@@ -301,102 +207,71 @@ fn write_trace(dir: &Path, linked: bool) {
         let stamp_in = WALL + base + 3_000;
         let stamp_out = WALL + base + 20 * MS + 3_000;
         // sensor's timer publishes /in (thread 2).
-        event(e, base, 2, "ros2:callback_start", &[U(SENSOR_CB), U(0)]);
-        event(e, base + 1_000, 2, "ros2:rcl_publish", &[U(PUB_IN), U(0xA)]);
-        event(
-            e,
+        w.event(base, 2, "ros2:callback_start", &[U(SENSOR_CB), U(0)]);
+        w.event(base + 1_000, 2, "ros2:rcl_publish", &[U(PUB_IN), U(0xA)]);
+        w.event(
             base + 3_000,
             2,
             "ros2:rmw_publish",
             &[U(PUB_IN + 1), U(0xA), U(stamp_in)],
         );
-        event(e, base + 5_000, 2, "ros2:callback_end", &[U(SENSOR_CB)]);
+        w.event(base + 5_000, 2, "ros2:callback_end", &[U(SENSOR_CB)]);
         // fuser takes /in 1 ms later and keeps it (thread 3).
-        event(
-            e,
+        w.event(
             base + MS,
             3,
             "ros2:rmw_take",
             &[U(SUB_IN + 1), U(0xB), U(stamp_in), U(1)],
         );
-        event(
-            e,
+        w.event(
             base + MS + 2_000,
             3,
             "ros2:callback_start",
             &[U(IN_CB), U(0)],
         );
-        event(e, base + MS + 9_000, 3, "ros2:callback_end", &[U(IN_CB)]);
+        w.event(base + MS + 9_000, 3, "ros2:callback_end", &[U(IN_CB)]);
         // fuser's timer publishes /out from it 20 ms after /in.
-        event(
-            e,
+        w.event(
             base + 20 * MS - 2_000,
             3,
             "ros2:callback_start",
             &[U(FUSER_TIMER_CB), U(0)],
         );
-        event(
-            e,
-            base + 20 * MS,
-            3,
-            "ros2:rcl_publish",
-            &[U(PUB_OUT), U(0xC)],
-        );
-        event(
-            e,
+        w.event(base + 20 * MS, 3, "ros2:rcl_publish", &[U(PUB_OUT), U(0xC)]);
+        w.event(
             base + 20 * MS + 3_000,
             3,
             "ros2:rmw_publish",
             &[U(PUB_OUT + 1), U(0xC), U(stamp_out)],
         );
-        event(
-            e,
+        w.event(
             base + 20 * MS + 6_000,
             3,
             "ros2:callback_end",
             &[U(FUSER_TIMER_CB)],
         );
         // sink takes /out (thread 4).
-        event(
-            e,
+        w.event(
             base + 21 * MS,
             4,
             "ros2:rmw_take",
             &[U(SUB_OUT + 1), U(0xD), U(stamp_out), U(1)],
         );
-        event(
-            e,
+        w.event(
             base + 21 * MS + 1_000,
             4,
             "ros2:callback_start",
             &[U(OUT_CB), U(0)],
         );
-        event(
-            e,
+        w.event(
             base + 21 * MS + 50_000,
             4,
             "ros2:callback_end",
             &[U(OUT_CB)],
         );
     }
-    let ts_end = 400 * MS;
-    let header = 8;
-    let context = 8 * 5 + 4;
-    let total = header + context + ev.len();
-    let mut packet = Vec::new();
-    packet.extend(0xC1FC_1FC1u32.to_le_bytes());
-    packet.extend(0u32.to_le_bytes());
-    packet.extend(0u64.to_le_bytes());
-    packet.extend(ts_end.to_le_bytes());
-    packet.extend(((total * 8) as u64).to_le_bytes());
-    packet.extend(((total * 8) as u64).to_le_bytes());
-    packet.extend(0u64.to_le_bytes());
-    packet.extend(0u32.to_le_bytes());
-    packet.extend(ev);
     let _ = std::fs::remove_dir_all(dir);
-    std::fs::create_dir_all(dir).unwrap();
-    std::fs::write(dir.join("metadata"), metadata()).unwrap();
-    std::fs::write(dir.join("stream_0"), packet).unwrap();
+    w.write(dir, 400 * MS);
 }
 
 fn trace_dir(name: &str, linked: bool) -> PathBuf {
