@@ -19,6 +19,7 @@ pub mod plot;
 pub mod queues;
 pub mod stats;
 pub mod summary;
+pub mod sync;
 pub mod timers;
 
 pub use build::{AnalyzeError, Builder, Options, analyze};

@@ -26,6 +26,8 @@ pub struct Process {
     pub pid: i64,
     /// Its executable's name.
     pub name: String,
+    /// The host it ran on (its trace's `hostname`), when the trace says.
+    pub host: Option<String>,
 }
 
 /// A node.
@@ -497,6 +499,9 @@ pub struct Model {
     pub remote_losses: u64,
     /// Damaged streams and other read errors, as text.
     pub read_errors: Vec<String>,
+    /// With traces from several hosts: each host's clock offset against the first
+    /// host's, already taken out of every timestamp (see [`crate::sync`]).
+    pub clock_offsets: Vec<crate::sync::HostOffset>,
 }
 
 impl Model {

@@ -90,6 +90,8 @@ pub struct Summary {
     pub undeclared: BTreeMap<String, (u64, u64)>,
     /// Takes by the middleware's own subscriptions (graph discovery).
     pub middleware_takes: u64,
+    /// With traces from several hosts: each host's clock offset, taken out.
+    pub clock_offsets: Vec<crate::sync::HostOffset>,
 }
 
 /// The summary of a model.
@@ -167,6 +169,7 @@ pub fn summary(m: &Model) -> Summary {
         unlinked: m.subscriptions.iter().map(|s| s.takes.unlinked).sum(),
         undeclared: m.undeclared.clone(),
         middleware_takes: m.middleware_takes,
+        clock_offsets: m.clock_offsets.clone(),
     }
 }
 
@@ -232,6 +235,27 @@ impl fmt::Display for Summary {
         }
         for e in &self.read_errors {
             writeln!(f, "read error: {e}")?;
+        }
+        for o in &self.clock_offsets {
+            let bound = match (o.bound_ns(), o.low_ns, o.high_ns) {
+                (Some(b), _, _) => format!("+/- {}", human_ns(b as f64)),
+                (None, None, Some(h)) => format!("at most {}", human_ns(h as f64)),
+                (None, Some(l), None) => format!("at least {}", human_ns(l as f64)),
+                _ => "no message between the hosts: not estimated".to_string(),
+            };
+            let side = if o.offset_ns < 0 {
+                "behind"
+            } else {
+                "ahead of"
+            };
+            writeln!(
+                f,
+                "clock of host {} reads {} {side} {}'s ({bound}, from {} messages); taken out of its timestamps",
+                o.host,
+                human_ns(o.offset_ns.unsigned_abs() as f64),
+                o.reference,
+                o.messages
+            )?;
         }
         writeln!(f, "\nprocesses:")?;
         for p in &self.processes {

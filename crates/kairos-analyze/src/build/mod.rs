@@ -65,9 +65,11 @@ pub enum AnalyzeError {
 /// Reads a whole trace (or folder of traces) into a model. Damaged streams do not stop
 /// it: their errors are kept in [`Model::read_errors`].
 pub fn analyze(path: impl AsRef<Path>, options: Options) -> Result<Model, AnalyzeError> {
-    let set = TraceSet::open(path)?;
+    let mut set = TraceSet::open(path)?;
+    let offsets = synchronize(&mut set)?;
     let mut events = set.events_with(Builder::selection())?;
     let mut b = Builder::new(options);
+    b.clock_offsets(offsets);
     while let Some(item) = events.next_ref() {
         match item {
             Ok(ev) => b.event_ref(ev),
@@ -76,6 +78,44 @@ pub fn analyze(path: impl AsRef<Path>, options: Options) -> Result<Model, Analyz
     }
     b.discarded_packets(events.discarded_packets());
     Ok(b.finish(events.discarded(), events.backwards()))
+}
+
+/// With traces from more than one host: reads them once to estimate each host's clock
+/// offset against the first trace's host (see [`crate::sync`]), and moves every trace's
+/// timestamps onto that host's clock. Returns the offsets (none with a single host).
+pub fn synchronize(set: &mut TraceSet) -> Result<Vec<crate::sync::HostOffset>, AnalyzeError> {
+    let mut hosts: Vec<String> = Vec::new();
+    for t in &set.traces {
+        if let Some(h) = &t.hostname
+            && !hosts.contains(h)
+        {
+            hosts.push(h.clone());
+        }
+    }
+    if hosts.len() < 2 {
+        return Ok(Vec::new());
+    }
+    let mut b = Builder::streaming(Digest::default()).estimating_clocks();
+    {
+        let mut events = set.events_with(Builder::selection())?;
+        while let Some(item) = events.next_ref() {
+            if let Ok(ev) = item {
+                b.event_ref(ev);
+            }
+        }
+    }
+    let offsets = b
+        .clock_pairs()
+        .map(|p| p.offsets(&hosts[0], &hosts))
+        .unwrap_or_default();
+    drop(b);
+    set.shift_clocks(|t| {
+        t.hostname
+            .as_ref()
+            .and_then(|h| offsets.iter().find(|o| &o.host == h))
+            .map_or(0, |o| o.offset_ns.saturating_neg())
+    });
+    Ok(offsets)
 }
 
 /// An object of one process, as the trace names it: the process and the object's
@@ -99,6 +139,9 @@ pub(crate) enum Key {
     /// ROS 1: a received message's address in a subscriber process.
     Ros1Received(Handle),
 }
+
+/// Takes whose publication was not read yet, by key: (process, take time).
+type PendingTakes = HashMap<MsgKey, (i64, i64)>;
 
 /// How a message is recognized again at a later stage.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -184,6 +227,12 @@ pub struct Builder {
     stamp_offset: Option<i64>,
     /// Handles named by events but declared by no init event, per event name.
     undeclared: HashMap<Handle, String>,
+    /// The host of each process, from its trace's `hostname`.
+    hosts: HashMap<i64, Arc<str>>,
+    /// When estimating clock offsets between hosts: the send/receive pairs, and takes
+    /// whose publication was not read yet (a receiver's clock behind the sender's puts
+    /// the take first), by key: (process, take time).
+    clock_pairs: Option<(crate::sync::ClockPairs, PendingTakes)>,
     /// Declared message links, by the publisher whose messages they link.
     message_links: HashMap<PublisherId, (crate::model::MessageLink, Vec<SubscriptionId>)>,
     /// Per subscription, the delivery its callback processed last.
@@ -286,6 +335,8 @@ impl Builder {
             rosout: HashMap::new(),
             rmw_subscriptions: std::collections::HashSet::new(),
             message_links: HashMap::new(),
+            hosts: HashMap::new(),
+            clock_pairs: None,
             latest_taken: HashMap::new(),
             class_counts: HashMap::default(),
             recent: Box::new([Recent::default(); RECENT]),
@@ -308,6 +359,23 @@ impl Builder {
     pub fn with_horizon(mut self, ns: i64) -> Self {
         self.horizon_ns = ns;
         self
+    }
+
+    /// Collects, as messages are linked, what [`synchronize`] needs to estimate the
+    /// clock offsets between hosts.
+    pub fn estimating_clocks(mut self) -> Self {
+        self.clock_pairs = Some(Default::default());
+        self
+    }
+
+    /// The send/receive pairs collected (see [`Builder::estimating_clocks`]).
+    pub fn clock_pairs(&self) -> Option<&crate::sync::ClockPairs> {
+        self.clock_pairs.as_ref().map(|(p, _)| p)
+    }
+
+    /// Records the clock offsets taken out of the traces' timestamps.
+    pub fn clock_offsets(&mut self, offsets: Vec<crate::sync::HostOffset>) {
+        self.m.clock_offsets = offsets;
     }
 
     /// The most messages followed at once so far.
@@ -394,7 +462,7 @@ impl Builder {
             && !self.processes.contains_key(&at.pid)
             && let Some(procname) = ev.context_field("procname").and_then(|v| v.as_str())
         {
-            self.process(at.pid, procname);
+            self.process(at.pid, procname, ev.trace.hostname.as_deref());
         }
         if !mapped {
             return;
@@ -519,7 +587,7 @@ impl Builder {
         }
     }
 
-    fn process(&mut self, pid: i64, name: &str) {
+    fn process(&mut self, pid: i64, name: &str, host: Option<&str>) {
         // The first name seen is the executable's: ROS 1 later renames its threads
         // after the node.
         if !self.processes.contains_key(&pid) {
@@ -527,7 +595,11 @@ impl Builder {
             self.m.processes.push(Process {
                 pid,
                 name: name.to_string(),
+                host: host.map(str::to_string),
             });
+            if let Some(h) = host {
+                self.hosts.insert(pid, Arc::from(h));
+            }
         }
     }
 
@@ -776,9 +848,42 @@ impl Builder {
 
     /// Files `key` as naming `msg`, until the message retires.
     fn key(&mut self, key: MsgKey, msg: MessageId) {
+        if let Some((_, pending)) = &mut self.clock_pairs
+            && let Some((pid, recv)) = pending.remove(&key)
+        {
+            self.clock_sample(msg, pid, recv);
+        }
         if let Some(slot) = self.live.slot_mut(msg) {
             slot.keys.push(Key::Msg(key.clone()));
             self.messages.insert(key, msg);
+        }
+    }
+
+    /// A take at `recv` in process `pid` of a message whose publication is not read
+    /// yet: kept, when estimating clocks, for the publication that may follow.
+    fn take_before_publish(&mut self, key: MsgKey, pid: i64, recv: i64) {
+        if let Some((_, pending)) = &mut self.clock_pairs {
+            if pending.len() >= 1 << 16 {
+                pending.clear();
+            }
+            pending.insert(key, (pid, recv));
+        }
+    }
+
+    /// Message `msg`, exactly linked, taken in process `pid` at `recv`: a send/receive
+    /// pair when its publisher ran on another host.
+    fn clock_sample(&mut self, msg: MessageId, pid: i64, recv: i64) {
+        let Some((pairs, _)) = &mut self.clock_pairs else {
+            return;
+        };
+        let Some(m) = self.live.get(msg) else { return };
+        let (Some(p), Some(send)) = (m.publisher, m.sent.or(m.published)) else {
+            return;
+        };
+        let from = self.hosts.get(&self.m.publishers[p].pid);
+        let to = self.hosts.get(&pid);
+        if let (Some(from), Some(to)) = (from, to) {
+            pairs.sample(from, to, send, recv);
         }
     }
 
@@ -881,6 +986,9 @@ impl Builder {
     fn deliver(&mut self, msg: MessageId, at: i64, d: Delivery) -> Option<DeliveryRef> {
         if let Some(s) = d.subscription {
             self.count_link(s, d.link);
+            if d.link.is_some_and(Link::is_exact) {
+                self.clock_sample(msg, self.m.subscriptions[s].pid, at);
+            }
         }
         let list = &mut self.msg_mut(msg, at)?.deliveries;
         list.push(d);

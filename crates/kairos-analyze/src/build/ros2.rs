@@ -316,6 +316,11 @@ fn dispatch_stamped(b: &mut Builder, at: At, callback: u64, stamp: Option<i64>) 
         Some(stamp) => find_stamped(b, &topic, s, stamp),
         None => (None, Link::SourceTimestamp),
     };
+    if msg.is_none()
+        && let Some(stamp) = stamp
+    {
+        b.take_before_publish(MsgKey::SourceTs(topic, stamp), at.pid, at.ts);
+    }
     dispatch(b, at, Some(cb), msg, link, None);
 }
 
@@ -464,6 +469,8 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_
                     match b.messages.get(&MsgKey::PubSeq(h("publisher_handle"), seq)) {
                         Some(&m) => m,
                         None => {
+                            let key = MsgKey::PubSeq(h("publisher_handle"), seq);
+                            b.take_before_publish(key, pid, at.ts);
                             let topic = b.m.subscriptions[s].topic.clone();
                             b.orphan(at.ts, topic)
                         }
@@ -581,19 +588,27 @@ fn take(b: &mut Builder, at: At, ev: &EventRef<'_>) {
         return;
     }
     let topic = b.m.subscriptions[s].topic.clone();
-    let (msg, link) = match (ev.u64("publisher_handle"), ev.u64("seq")) {
-        (Some(p), Some(seq)) => (
-            b.messages.get(&MsgKey::PubSeq(p, seq)).copied(),
-            Link::Sequence,
-        ),
+    let (msg, link, key) = match (ev.u64("publisher_handle"), ev.u64("seq")) {
+        (Some(p), Some(seq)) => {
+            let key = MsgKey::PubSeq(p, seq);
+            (b.messages.get(&key).copied(), Link::Sequence, Some(key))
+        }
         _ => match ev.i64("source_timestamp") {
-            Some(stamp) => find_stamped(b, &topic, s, stamp),
-            None => (None, Link::SourceTimestamp),
+            Some(stamp) => {
+                let (m, l) = find_stamped(b, &topic, s, stamp);
+                (m, l, Some(MsgKey::SourceTs(topic.clone(), stamp)))
+            }
+            None => (None, Link::SourceTimestamp, None),
         },
     };
     let msg = match msg {
         Some(m) => m,
-        None => b.orphan(at.ts, topic),
+        None => {
+            if let Some(key) = key {
+                b.take_before_publish(key, at.pid, at.ts);
+            }
+            b.orphan(at.ts, topic)
+        }
     };
     // kairos traces record the enqueue: the delivery exists already.
     let d = match pending_delivery(b, msg, s) {

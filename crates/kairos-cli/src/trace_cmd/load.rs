@@ -114,7 +114,9 @@ pub fn load_streaming(path: &Path, digest: Digest) -> anyhow::Result<(Model, Dig
 }
 
 fn read(path: &Path, mut builder: Builder) -> anyhow::Result<(Model, Option<Digest>)> {
-    let set = TraceSet::open(path)?;
+    let mut set = TraceSet::open(path)?;
+    // Traces from several hosts: their clocks are brought onto one time line first.
+    builder.clock_offsets(kairos_analyze::build::synchronize(&mut set)?);
     let mut events = set.events_with(Builder::selection())?;
     let mut progress = Progress::new(true, set.stream_bytes());
     while let Some(item) = events.next_ref() {

@@ -87,6 +87,29 @@ impl TraceSet {
         self.streams.iter().flatten().map(PathBuf::as_path)
     }
 
+    /// Moves every timestamp of each trace by `shift(trace)` nanoseconds (the trace's
+    /// clocks' offsets change), before its events are read: how the clocks of traces
+    /// recorded on different hosts are brought onto one time line. Call it before
+    /// [`TraceSet::events`]; traces whose events are being read keep their clocks.
+    pub fn shift_clocks(&mut self, shift: impl Fn(&Trace) -> i64) {
+        for trace in &mut self.traces {
+            let ns = shift(trace);
+            if ns == 0 {
+                continue;
+            }
+            let Some(t) = Arc::get_mut(trace) else {
+                continue;
+            };
+            for clock in &mut t.metadata.clocks {
+                let freq = i128::from(clock.freq.max(1));
+                let cycles = i128::from(ns) * freq / 1_000_000_000;
+                let total = i128::from(clock.offset_s) * freq + i128::from(clock.offset) + cycles;
+                clock.offset_s = i64::try_from(total.div_euclid(freq)).unwrap_or(clock.offset_s);
+                clock.offset = i64::try_from(total.rem_euclid(freq)).unwrap_or(clock.offset);
+            }
+        }
+    }
+
     /// The total size of the stream files in bytes, for progress reporting.
     pub fn stream_bytes(&self) -> u64 {
         self.stream_files()
