@@ -526,14 +526,16 @@ impl Model {
             Owner::Timer(t) => self.timers.get(t.0)?.node,
             _ => None,
         }
-        .or_else(|| {
-            let pid = self.callbacks[cb].pid;
-            let mut in_process = self.nodes.iter().enumerate().filter(|(_, n)| n.pid == pid);
-            match (in_process.next(), in_process.next()) {
-                (Some((i, _)), None) => Some(NodeId(i)),
-                _ => None,
-            }
-        })
+        .or_else(|| self.only_node(self.callbacks[cb].pid))
+    }
+
+    /// The node of process `pid`, when it has exactly one.
+    pub fn only_node(&self, pid: i64) -> Option<NodeId> {
+        let mut in_process = self.nodes.iter().enumerate().filter(|(_, n)| n.pid == pid);
+        match (in_process.next(), in_process.next()) {
+            (Some((i, _)), None) => Some(NodeId(i)),
+            _ => None,
+        }
     }
 
     /// A short human name for a callback: node, what it serves, and the symbol.

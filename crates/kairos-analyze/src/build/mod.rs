@@ -225,8 +225,8 @@ pub struct Builder {
     /// The running offset of DDS source timestamps from trace time (ns), learned from
     /// every message whose publish time and stamp are both known.
     stamp_offset: Option<i64>,
-    /// Handles named by events but declared by no init event, per event name.
-    undeclared: HashMap<Handle, String>,
+    /// Handles named by events but declared by no init event.
+    undeclared: std::collections::HashSet<Handle>,
     /// The host of each process, from its trace's `hostname`.
     hosts: HashMap<i64, Arc<str>>,
     /// When estimating clock offsets between hosts: the send/receive pairs, and takes
@@ -331,7 +331,7 @@ impl Builder {
             pending_nodes: HashMap::new(),
             unstamped: HashMap::new(),
             stamp_offset: None,
-            undeclared: HashMap::new(),
+            undeclared: std::collections::HashSet::new(),
             rosout: HashMap::new(),
             rmw_subscriptions: std::collections::HashSet::new(),
             message_links: HashMap::new(),
@@ -705,10 +705,7 @@ impl Builder {
 
     /// Counts an event naming `handle`, which no init event declared.
     fn undeclared_handle(&mut self, handle: Handle, event: &str) {
-        let new = !self.undeclared.contains_key(&handle);
-        if new {
-            self.undeclared.insert(handle, event.to_string());
-        }
+        let new = self.undeclared.insert(handle);
         let c = self.m.undeclared.entry(event.to_string()).or_default();
         c.0 += 1;
         if new {
@@ -968,6 +965,14 @@ impl Builder {
             .get_mut(d.message, at)?
             .deliveries
             .get_mut(d.delivery)
+    }
+
+    /// `link`, when message `msg` is one whose publication the trace shows.
+    fn link_if_published(&self, msg: MessageId, link: Link) -> Option<Link> {
+        self.live
+            .get(msg)
+            .filter(|m| m.published.is_some())
+            .map(|_| link)
     }
 
     /// Counts how a delivery to subscription `s` was linked to its publication.

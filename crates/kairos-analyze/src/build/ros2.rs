@@ -14,7 +14,7 @@ use kairos_trace::schema::ClockKind;
 use super::{At, Builder, Handle, MsgKey};
 use crate::model::{
     CallbackId, ClockMark, ClockMarkKind, Delivery, DeliveryRef, Link, LogLine, MessageId,
-    MessageLink, NodeId, Owner, PublisherId, QueueKind, SubscriptionId, Topic,
+    MessageLink, Owner, PublisherId, QueueKind, SubscriptionId, Topic,
 };
 
 pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
@@ -272,17 +272,7 @@ fn publisher_of(b: &mut Builder, at: At, handle: u64, event: &str) -> Option<Pub
         .last()
         .map(|f| f.callback)
         .and_then(|cb| b.m.callback_node(cb))
-        .or_else(|| {
-            let mut in_process =
-                b.m.nodes
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, n)| n.pid == at.pid);
-            match (in_process.next(), in_process.next()) {
-                (Some((i, _)), None) => Some(NodeId(i)),
-                _ => None,
-            }
-        });
+        .or_else(|| b.m.only_node(at.pid));
     let rosout = node.and_then(|n| {
         b.m.publishers
             .iter()
@@ -485,11 +475,7 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_
                         at.ts,
                         Delivery {
                             subscription: Some(s),
-                            link: b
-                                .live
-                                .get(m)
-                                .filter(|m| m.published.is_some())
-                                .map(|_| Link::Sequence),
+                            link: b.link_if_published(m, Link::Sequence),
                             enqueued: Some(at.ts),
                             ..Delivery::default()
                         },
@@ -510,11 +496,7 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_
                                 at.ts,
                                 Delivery {
                                     subscription: Some(s),
-                                    link: b
-                                        .live
-                                        .get(m)
-                                        .filter(|m| m.published.is_some())
-                                        .map(|_| Link::Sequence),
+                                    link: b.link_if_published(m, Link::Sequence),
                                     dropped: Some(at.ts),
                                     ..Delivery::default()
                                 },
@@ -557,13 +539,8 @@ fn pending_delivery(b: &Builder, msg: MessageId, s: SubscriptionId) -> Option<De
 fn take(b: &mut Builder, at: At, ev: &EventRef<'_>) {
     // A take by a subscription that no rcl_subscription_init declared creates no
     // message (its topic is unknown); it is counted.
-    let s = b
-        .subscriptions
-        .get(&Handle::new(
-            at.pid,
-            ev.u64("rmw_subscription_handle").unwrap_or(0),
-        ))
-        .copied();
+    let handle = Handle::new(at.pid, ev.u64("rmw_subscription_handle").unwrap_or(0));
+    let s = b.subscriptions.get(&handle).copied();
     if ev.i64("taken") == Some(0) {
         b.m.empty_takes += 1;
         if let Some(s) = s {
@@ -572,7 +549,6 @@ fn take(b: &mut Builder, at: At, ev: &EventRef<'_>) {
         return;
     }
     let Some(s) = s else {
-        let handle = Handle::new(at.pid, ev.u64("rmw_subscription_handle").unwrap_or(0));
         if b.rmw_subscriptions.contains(&handle) {
             b.m.middleware_takes += 1;
         } else {
@@ -618,11 +594,7 @@ fn take(b: &mut Builder, at: At, ev: &EventRef<'_>) {
             at.ts,
             Delivery {
                 subscription: Some(s),
-                link: b
-                    .live
-                    .get(msg)
-                    .filter(|m| m.published.is_some())
-                    .map(|_| link),
+                link: b.link_if_published(msg, link),
                 ..Delivery::default()
             },
         ),
