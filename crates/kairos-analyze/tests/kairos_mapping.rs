@@ -247,6 +247,9 @@ fn kairos_trace_maps_onto_the_model() {
     let m = analyze(&dir, Options::default()).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(m.empty_takes, 1);
+    // The empty take is the listener's: counted on its subscription too.
+    let takes = m.subscriptions[0].takes;
+    assert_eq!((takes.empty, takes.taken), (1, 4), "{takes:?}");
     assert_eq!(
         m.messages.len(),
         5,

@@ -494,3 +494,32 @@ fn packets_the_tracer_discarded_are_reported() {
         );
     }
 }
+
+#[test]
+fn publishes_on_handles_no_init_event_declared_are_counted() {
+    // The real trace as a tracing session started after the publishers were made
+    // records it: no rcl_publisher_init.
+    let path = shared("ros2-sync-one-to-one");
+    let lines = babeltrace2(&path);
+    let publishes: Vec<(u64, u64)> = lines
+        .iter()
+        .map(|t| Line(t))
+        .filter(|l| l.name() == "ros2:rcl_publish")
+        .map(|l| (l.num("vpid"), l.num("publisher_handle")))
+        .collect();
+    let handles: HashSet<&(u64, u64)> = publishes.iter().collect();
+    let m = analyze_without(&path, &["ros2:rcl_publisher_init"]);
+    assert_eq!(
+        m.undeclared.get("rcl_publish"),
+        Some(&(publishes.len() as u64, handles.len() as u64))
+    );
+    let text = summary::summary(&m).to_string();
+    assert!(
+        text.contains(&format!(
+            "rcl_publish: {} events on {} handles no init event declared",
+            publishes.len(),
+            handles.len()
+        )),
+        "{text}"
+    );
+}
