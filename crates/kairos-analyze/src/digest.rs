@@ -40,6 +40,8 @@ pub struct Digest {
     /// Message trees handed over early because too many messages were followed.
     pub retired_early: u64,
     inferred: Inferred,
+    /// Keep no analysis: the builder follows messages only to link and count them.
+    counts_only: bool,
 }
 
 /// ros2_tracing records no enqueue: a subscription's depth is inferred from when each
@@ -54,6 +56,15 @@ struct Inferred {
 }
 
 impl Digest {
+    /// A digest that keeps no analysis: for `summary`, whose builder follows messages
+    /// only to count how each was linked.
+    pub fn counts_only() -> Self {
+        Self {
+            counts_only: true,
+            ..Self::default()
+        }
+    }
+
     /// A digest that also follows one message for `flow`.
     pub fn with_flow(flow: FlowAcc) -> Self {
         Self {
@@ -84,22 +95,37 @@ impl Digest {
     }
 
     pub(crate) fn callback_run(&mut self, cb: CallbackId, start: i64, duration: i64) {
+        if self.counts_only {
+            return;
+        }
         self.callbacks.run(cb, start, duration);
     }
 
     pub(crate) fn timer_fired(&mut self, t: TimerId, at: i64, period: Option<i64>) {
+        if self.counts_only {
+            return;
+        }
         self.timers.fired(t, at, period);
     }
 
     pub(crate) fn timer_scheduled(&mut self, t: TimerId, s: i64, a: i64, period: Option<i64>) {
+        if self.counts_only {
+            return;
+        }
         self.timers.scheduled(t, s, a, period);
     }
 
     pub(crate) fn queue_depth(&mut self, q: usize, at: i64, depth: u64) {
+        if self.counts_only {
+            return;
+        }
         self.queues.depth(q, at, depth);
     }
 
     pub(crate) fn queue_drop(&mut self, q: usize, drop: QueueDrop) {
+        if self.counts_only {
+            return;
+        }
         self.queues.drop(q, drop);
     }
 
@@ -113,6 +139,9 @@ impl Digest {
         ids: &[MessageId],
         early: bool,
     ) {
+        if self.counts_only {
+            return;
+        }
         if early {
             self.retired_early += 1;
         }
@@ -144,6 +173,9 @@ impl Digest {
     /// Applies the inferred queue changes before `upto`: no message still followed can
     /// add a change before the time it was created, and none is older than `upto`.
     pub(crate) fn watermark(&mut self, m: &Model, upto: i64) {
+        if self.counts_only {
+            return;
+        }
         let inf = &mut self.inferred;
         if inf.real_seen != m.queues.len() {
             inf.real.extend(

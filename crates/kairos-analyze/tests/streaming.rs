@@ -153,3 +153,23 @@ fn a_streaming_builder_holds_only_the_messages_in_flight() {
         .count() as u64;
     assert_eq!(d.never_reached, never);
 }
+
+#[test]
+fn a_counts_only_digest_gives_summary_the_same_link_counts() {
+    for name in TRACES {
+        let whole = analyze(trace(name), Options::default()).unwrap();
+        let (m, _, _) = stream(
+            &trace(name),
+            Digest::counts_only(),
+            kairos_analyze::build::HORIZON_NS,
+        );
+        let takes = |m: &Model| -> Vec<String> {
+            m.subscriptions
+                .iter()
+                .map(|s| format!("{} {:?}", s.topic, s.takes))
+                .collect()
+        };
+        assert_eq!(takes(&m), takes(&whole), "{name}");
+        assert_eq!(m.links, whole.links, "{name}");
+    }
+}
