@@ -265,6 +265,8 @@ fn a_reliable_keep_all_publisher_blocks_rather_than_drops_a_burst() {
             "20",
             "--burst",
             "300",
+            "--sizes",
+            "64,64K",
             "--json",
         ])
         .output()
@@ -276,5 +278,39 @@ fn a_reliable_keep_all_publisher_blocks_rather_than_drops_a_burst() {
     assert_eq!(rows.len(), 4, "{v:#}");
     for row in rows {
         assert_eq!(row["received"], 300, "every burst message arrives: {row}");
+    }
+}
+
+#[test]
+fn with_shared_memory_on_large_payloads_cross_processes_in_it() {
+    // Two processes of one host, shared memory on in both: every 64 KiB and 4 MiB sample
+    // arrives, each in shared memory, through kairos as through raw zenoh.
+    let out = kairos()
+        .args([
+            "bench",
+            "zenoh",
+            "--keep-all",
+            "--shm",
+            "--samples",
+            "20",
+            "--burst",
+            "20",
+            "--sizes",
+            "64K,4M",
+            "--json",
+        ])
+        .output()
+        .expect("kairos bench zenoh");
+    let v: serde_json::Value =
+        serde_json::from_str(&assert_ok("kairos bench zenoh --shm", &out)).expect("JSON");
+    assert_eq!(v["shm"], true);
+    let rows = v["results"].as_array().expect("results");
+    assert_eq!(rows.len(), 4, "{v:#}");
+    for row in rows {
+        assert_eq!(row["received"], 20, "every burst message arrives: {row}");
+        assert_eq!(
+            row["received_in_shm"], 40,
+            "every paced and burst sample came in shared memory: {row}"
+        );
     }
 }

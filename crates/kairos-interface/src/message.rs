@@ -238,6 +238,35 @@ pub fn encode<M: Message>(message: &M) -> Vec<u8> {
     out
 }
 
+/// The length of `message`'s payload (header and CDR), without writing it: so the payload
+/// can be written once, straight into a buffer of that size (shared memory, for one).
+pub fn encoded_len<M: Message>(message: &M) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(CDR_LE_HEADER.len());
+    cdr_encoding::to_writer::<M, LittleEndian, _>(&mut count, message)
+        .expect("a message is CDR-encodable");
+    count.0
+}
+
+/// Writes `message`'s payload into `out`, which must be [`encoded_len`] bytes long; false
+/// (and `out` partly written) if it is shorter.
+pub fn encode_into<M: Message>(message: &M, out: &mut [u8]) -> bool {
+    let Some((header, mut rest)) = out.split_first_chunk_mut::<4>() else {
+        return false;
+    };
+    *header = CDR_LE_HEADER;
+    cdr_encoding::to_writer::<M, LittleEndian, _>(&mut rest, message).is_ok()
+}
+
 /// The message in `payload`.
 pub fn decode<M: Message>(payload: &[u8]) -> Result<M, DecodeError> {
     let header: [u8; 4] = payload

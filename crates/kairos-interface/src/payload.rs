@@ -17,8 +17,8 @@
 //! monomorphized codec that turns them into CDR and back, made where the type is known.
 
 use crate::message::{
-    DecodeError, Message, ServiceType, TypeNameError, dds_type_name, decode, encode,
-    service_description,
+    DecodeError, Message, ServiceType, TypeNameError, dds_type_name, decode, encode, encode_into,
+    encoded_len, service_description,
 };
 use crate::type_hash::{TypeDescription, TypeHash};
 use std::any::Any;
@@ -89,6 +89,8 @@ pub struct Wire {
     type_name: &'static str,
     description: fn() -> TypeDescription,
     encode: fn(&dyn Any) -> Option<Vec<u8>>,
+    encoded_len: fn(&dyn Any) -> Option<usize>,
+    encode_into: fn(&dyn Any, &mut [u8]) -> bool,
     decode: fn(&[u8]) -> Result<AnyMessage, DecodeError>,
     decode_value: fn(&[u8]) -> Result<AnyValue, DecodeError>,
 }
@@ -100,6 +102,12 @@ impl Wire {
             type_name: M::TYPE_NAME,
             description: M::description,
             encode: |value| value.downcast_ref::<M>().map(encode),
+            encoded_len: |value| value.downcast_ref::<M>().map(encoded_len),
+            encode_into: |value, out| {
+                value
+                    .downcast_ref::<M>()
+                    .is_some_and(|message| encode_into(message, out))
+            },
             decode: |payload| decode::<M>(payload).map(|m| Arc::new(m) as AnyMessage),
             decode_value: |payload| decode::<M>(payload).map(|m| Box::new(m) as AnyValue),
         }
@@ -128,6 +136,17 @@ impl Wire {
     /// The CDR payload of `value`; `None` if it is not of this type.
     pub fn encode(&self, value: &dyn Any) -> Option<Vec<u8>> {
         (self.encode)(value)
+    }
+
+    /// The length of `value`'s CDR payload; `None` if it is not of this type.
+    pub fn encoded_len(&self, value: &dyn Any) -> Option<usize> {
+        (self.encoded_len)(value)
+    }
+
+    /// Writes `value`'s CDR payload into `out`, [`Self::encoded_len`] bytes long; false if
+    /// `value` is not of this type or `out` is too short.
+    pub fn encode_into(&self, value: &dyn Any, out: &mut [u8]) -> bool {
+        (self.encode_into)(value, out)
     }
 
     /// The message in `payload`, shared, as a subscription receives it.

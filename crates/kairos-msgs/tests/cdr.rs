@@ -10,7 +10,7 @@
 //! Each is decoded into the generated type, checked field by field, and encoded again to
 //! the same bytes.
 
-use kairos_msgs::message::{DecodeError, decode, encode};
+use kairos_msgs::message::{DecodeError, decode, encode, encode_into, encoded_len};
 use kairos_msgs::type_hash::{Field, TypeDescription};
 use kairos_msgs::{Message, ServiceType};
 use kairos_msgs::{builtin_interfaces, example_interfaces, rcl_interfaces, service_msgs};
@@ -55,7 +55,20 @@ fn round_trip<M: Message + PartialEq + std::fmt::Debug>(recorded: &[u8]) -> M {
         recorded,
         "{message:?} re-encodes differently"
     );
+    assert_sized_write_matches(&message);
     message
+}
+
+/// Writing into a buffer of the announced length (as into shared memory) gives the bytes
+/// `encode` gives; a buffer one byte short is refused.
+fn assert_sized_write_matches<M: Message + std::fmt::Debug>(message: &M) {
+    let bytes = encode(message);
+    assert_eq!(encoded_len(message), bytes.len(), "{message:?}");
+    let mut out = vec![0xeeu8; bytes.len()];
+    assert!(encode_into(message, &mut out));
+    assert_eq!(out, bytes, "{message:?} written into a sized buffer");
+    let mut short = vec![0u8; bytes.len() - 1];
+    assert!(!encode_into(message, &mut short));
 }
 
 #[test]
@@ -191,6 +204,8 @@ fn fixed_arrays_have_no_length_and_byte_sequences_have_one() {
     };
     let bytes = encode(&image);
     assert_eq!(&bytes[bytes.len() - 7..], [3, 0, 0, 0, 1, 2, 3]);
+    assert_sized_write_matches(&image);
+    assert_sized_write_matches(&odometry);
     assert_eq!(decode::<Image>(&bytes).unwrap(), image);
 }
 
@@ -247,6 +262,7 @@ fn bytes_are_a_cdr_uint8_sequence() {
     };
     let bytes = encode(&blob);
     assert_eq!(bytes, [0, 1, 0, 0, 9, 0, 0, 0, 3, 0, 0, 0, 1, 2, 3]);
+    assert_sized_write_matches(&blob);
     assert_eq!(decode::<Blob>(&bytes).unwrap(), blob);
 }
 

@@ -9,7 +9,12 @@
 //! - `ZENOH_SESSION_CONFIG_URI` / `ZENOH_ROUTER_CONFIG_URI`: a json5 file replacing the
 //!   defaults; `ZENOH_CONFIG_OVERRIDE`: `key=value` pairs separated by `;` applied last,
 //!   e.g. `connect/endpoints=["tcp/127.0.0.1:7448"]`;
-//! - `ROS_DOMAIN_ID`: the domain (default 0).
+//! - `ROS_DOMAIN_ID`: the domain (default 0);
+//! - shared memory (see [`crate::shared_memory`]): off by default, as in rmw_zenoh's
+//!   default files; `transport/shared_memory/enabled=true` turns it on. rmw_zenoh's
+//!   `ZENOH_SHM_ALLOC_SIZE` (the pool, bytes; default 48 MiB, rmw_zenoh's) and
+//!   `ZENOH_SHM_MESSAGE_SIZE_THRESHOLD` (the smallest payload sent through it, bytes;
+//!   default zenoh's 3072) override the file's values.
 
 use zenoh::Config;
 
@@ -33,6 +38,14 @@ pub enum ConfigError {
         entry: String,
         /// What is wrong with it.
         reason: String,
+    },
+    /// A size variable that is not a positive number of bytes.
+    #[error("{var}='{value}' is not a positive number of bytes")]
+    Size {
+        /// The variable, e.g. `ZENOH_SHM_ALLOC_SIZE`.
+        var: &'static str,
+        /// Its value.
+        value: String,
     },
     /// `ROS_DOMAIN_ID` is not a domain.
     #[error("ROS_DOMAIN_ID='{0}' is not a number from 0 to 232")]
@@ -60,8 +73,42 @@ fn load(var: &'static str, defaults: impl FnOnce(&mut Config)) -> Result<Config,
             config
         }
     };
+    apply_shm_sizes(&mut config, |var| std::env::var(var).ok())?;
     apply_overrides(&mut config)?;
     Ok(config)
+}
+
+/// The shared-memory pool size of kairos's defaults: rmw_zenoh's (room for two 16 MiB
+/// images and more in flight; zenoh's own default, 16 MiB, holds not even one).
+pub const SHM_POOL_BYTES: usize = 48 << 20;
+
+const SHM_POOL: &str = "transport/shared_memory/transport_optimization/pool_size";
+const SHM_THRESHOLD: &str = "transport/shared_memory/transport_optimization/message_size_threshold";
+
+fn apply_shm_sizes(
+    config: &mut Config,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<(), ConfigError> {
+    for (var, key) in [
+        ("ZENOH_SHM_ALLOC_SIZE", SHM_POOL),
+        ("ZENOH_SHM_MESSAGE_SIZE_THRESHOLD", SHM_THRESHOLD),
+    ] {
+        let Some(value) = env(var) else {
+            continue;
+        };
+        let bad = || ConfigError::Size {
+            var,
+            value: value.clone(),
+        };
+        let bytes: usize = value.trim().parse().map_err(|_| bad())?;
+        if bytes == 0 {
+            return Err(bad());
+        }
+        config
+            .insert_json5(key, &bytes.to_string())
+            .map_err(|_| bad())?;
+    }
+    Ok(())
 }
 
 fn apply_overrides(config: &mut Config) -> Result<(), ConfigError> {
@@ -93,6 +140,8 @@ pub fn session_config() -> Result<Config, ConfigError> {
             "timestamping/enabled",
             "{ router: true, peer: true, client: true }",
         );
+        set(c, "transport/shared_memory/enabled", "false");
+        set(c, SHM_POOL, &SHM_POOL_BYTES.to_string());
     })
 }
 
@@ -102,6 +151,7 @@ pub fn router_config() -> Result<Config, ConfigError> {
         set(c, "mode", r#""router""#);
         set(c, "listen/endpoints", r#"["tcp/[::]:7447"]"#);
         set(c, "scouting/multicast/enabled", "false");
+        set(c, "transport/shared_memory/enabled", "false");
     })
 }
 
@@ -115,5 +165,46 @@ pub fn domain_id() -> Result<u32, ConfigError> {
             .filter(|d| *d <= 232)
             .ok_or(ConfigError::Domain(s)),
         _ => Ok(0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json(config: &Config, key: &str) -> String {
+        config.get_json(key).expect(key)
+    }
+
+    #[test]
+    fn shared_memory_is_off_by_default_with_rmw_zenohs_pool() {
+        let config = session_config().expect("the defaults are valid");
+        assert_eq!(json(&config, "transport/shared_memory/enabled"), "false");
+        assert_eq!(json(&config, SHM_POOL), SHM_POOL_BYTES.to_string());
+    }
+
+    #[test]
+    fn rmw_zenohs_size_variables_override_and_bad_ones_are_refused() {
+        let mut config = Config::default();
+        apply_shm_sizes(&mut config, |var| {
+            Some(match var {
+                "ZENOH_SHM_ALLOC_SIZE" => "100000000".into(),
+                _ => " 512 ".into(),
+            })
+        })
+        .expect("valid sizes");
+        assert_eq!(json(&config, SHM_POOL), "100000000");
+        assert_eq!(json(&config, SHM_THRESHOLD), "512");
+        for bad in ["0", "-1", "48MiB", ""] {
+            let err = apply_shm_sizes(&mut config, |var| {
+                (var == "ZENOH_SHM_ALLOC_SIZE").then(|| bad.to_owned())
+            })
+            .expect_err(bad);
+            assert!(
+                err.to_string().contains("ZENOH_SHM_ALLOC_SIZE='")
+                    && err.to_string().contains("positive number of bytes"),
+                "{err}"
+            );
+        }
     }
 }

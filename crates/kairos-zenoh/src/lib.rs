@@ -18,6 +18,8 @@
 //! - [`config`]: rmw_zenoh's defaults and environment variables.
 //! - [`parameter_services`]: ROS 2's parameter services for a node's parameters.
 //! - [`shared_waits`]: blocked waits shared between kairos processes (deadlock checks).
+//! - [`shared_memory`]: large payloads between processes of one host through Zenoh's
+//!   shared memory, when the configuration turns it on.
 
 #![warn(missing_docs)]
 
@@ -32,6 +34,7 @@ pub mod parameter_services;
 pub mod qos;
 mod report;
 pub mod sender_state;
+pub mod shared_memory;
 pub mod shared_waits;
 pub mod transport;
 

@@ -29,6 +29,7 @@ use crate::graph_key::{
     Durability, EndpointKey, EntityKind, History, NodeKey, Reliability, Token, WireQos, data_key,
 };
 use crate::sender_state::{Arrival, MalformedReport, SequenceTracker};
+use crate::shared_memory::{SharedMemory, SharedMemoryStats};
 use crate::shared_waits::{ServedGuard, ZenohWaits};
 use kairos::graph::transport::{
     AnyMessage, AnyValue, Carried, Declaration, Endpoint, Inbox, RemoteClient, RemotePublisher,
@@ -121,6 +122,8 @@ pub struct ZenohTransport {
     bridges: Mutex<Vec<Declaration>>,
     /// This process's blocked waits, shared with other kairos processes.
     waits: Arc<ZenohWaits>,
+    /// Large payloads through shared memory, when the configuration turns it on.
+    shm: Arc<SharedMemory>,
     _graph_subscriber: zenoh::pubsub::Subscriber<()>,
 }
 
@@ -143,6 +146,7 @@ impl ZenohTransport {
 
     /// Opens a session with `config`, in ROS domain `domain`.
     pub fn open_with(config: zenoh::Config, domain: u32) -> Result<Arc<Self>, TransportError> {
+        let shm_threshold = SharedMemory::threshold(&config);
         let session = zenoh::open(config)
             .wait()
             .map_err(zenoh_err("open a session"))?;
@@ -163,7 +167,6 @@ impl ZenohTransport {
             "join the wait-for graph shared by kairos processes",
         ))?;
         Ok(Arc::new(Self {
-            session,
             domain,
             zid,
             next_id: AtomicU64::new(0),
@@ -174,6 +177,8 @@ impl ZenohTransport {
             local: Arc::new(LocalPublishers::default()),
             bridges: Mutex::new(Vec::new()),
             waits,
+            shm: SharedMemory::new(&session, shm_threshold),
+            session,
             _graph_subscriber: graph_subscriber,
         }))
     }
@@ -249,6 +254,17 @@ impl ZenohTransport {
     /// publisher's sequence numbers (a publisher that restarts from 1 starts a new run).
     pub fn sequence_gaps(&self) -> u64 {
         self.gaps.load(Ordering::Relaxed)
+    }
+
+    /// Payloads sent and received through shared memory, and those sent as ordinary bytes
+    /// for want of room (see [`crate::shared_memory`]).
+    pub fn shared_memory(&self) -> SharedMemoryStats {
+        self.shm.stats()
+    }
+
+    /// Whether this transport's configuration turns shared memory on.
+    pub fn shared_memory_enabled(&self) -> bool {
+        self.shm.enabled()
     }
 
     /// Closes the session, returning by `timeout` whatever the network does (zenoh's own
@@ -379,6 +395,7 @@ pub fn gid_handle(gid: &Gid) -> u64 {
 struct ZenohPublisher {
     wire: Wire,
     publisher: zenoh_ext::AdvancedPublisher<'static>,
+    shm: Arc<SharedMemory>,
     gid: Gid,
     local: Arc<LocalPublishers>,
     _token: LivelinessToken,
@@ -397,7 +414,7 @@ impl RemotePublisher for ZenohPublisher {
     }
 
     fn publish(&self, message: &(dyn std::any::Any + Send + Sync), seq: u64) {
-        let Some(payload) = self.wire.encode(message) else {
+        let Some(payload) = self.shm.payload(&self.wire, message) else {
             return;
         };
         let attachment = Attachment {
@@ -579,7 +596,9 @@ impl ZenohTransport {
         let (sequences, gaps) = (Mutex::new(SequenceTracker::default()), self.gaps.clone());
         let plan = crate::qos::subscriber_plan(&qos);
         let local = plan.history.is_some().then(|| self.local.clone());
+        let shm = self.shm.clone();
         let on_sample = move |sample: zenoh::sample::Sample| {
+            shm.note_arrival(sample.payload());
             let attachment = match sample.attachment() {
                 None => Err(crate::attachment::AttachmentError::Missing),
                 Some(bytes) => Attachment::from_bytes(&bytes.to_bytes()),
@@ -698,6 +717,7 @@ impl ZenohTransport {
         Ok(Some(Box::new(ZenohPublisher {
             wire: endpoint.wire,
             publisher,
+            shm: self.shm.clone(),
             gid,
             local: self.local.clone(),
             _token: token,

@@ -1,13 +1,18 @@
 //! `kairos bench zenoh`: publish -> callback latency and throughput between two processes
 //! on loopback, through kairos (Node/Publisher/Subscription over the Zenoh transport) and
-//! through raw zenoh publisher/subscriber with no kairos in between, in one run, for 64 B
-//! and 64 KiB payloads.
+//! through raw zenoh publisher/subscriber with no kairos in between, in one run, for
+//! payloads from 64 B to 16 MiB, beside the machine's floor for a large payload: one
+//! `memcpy` of its size.
 //!
 //! The parent runs a router on a free loopback port and publishes; a child process
 //! subscribes and measures. Latency is one way: both processes read the same
-//! `CLOCK_MONOTONIC`. Latency samples are paced (one message in flight); throughput is a
-//! burst, counted at the receiver (zenoh drops under congestion, as rmw_zenoh's default
-//! publishers do, so `received` says how many arrived).
+//! `CLOCK_MONOTONIC`. Latency samples are paced (one message in flight; large payloads
+//! are paced slower and sampled fewer times, see [`plan`]); throughput is a burst, counted
+//! at the receiver (zenoh drops under congestion, as rmw_zenoh's default publishers do,
+//! so `received` says how many arrived). With `--shm`, both processes turn on Zenoh's
+//! shared memory (as a user does in rmw_zenoh's configuration): kairos writes a large
+//! payload straight into it, and the raw baseline allocates its buffer there too, as a
+//! zenoh user would.
 
 use anyhow::{Context as _, anyhow, bail};
 use clap::Args as ClapArgs;
@@ -40,6 +45,13 @@ pub struct Args {
     /// of the default keep-last (Drop): nothing is dropped, the publisher waits instead.
     #[arg(long)]
     pub keep_all: bool,
+    /// Payload sizes in bytes, comma-separated (suffixes K and M: 64K, 16M).
+    #[arg(long, value_delimiter = ',', value_parser = parse_size, default_value = "64,64K,1M,4M,16M")]
+    pub sizes: Vec<usize>,
+    /// Turn on Zenoh's shared memory in both processes (same host: large payloads are not
+    /// copied through TCP).
+    #[arg(long)]
+    pub shm: bool,
     /// Internal: run as the subscribing child ("kairos" or "raw").
     #[arg(long, hide = true)]
     pub child: Option<String>,
@@ -73,6 +85,73 @@ impl Message for BenchMsg {
 
 const TOPIC: &str = "/kairos_bench";
 
+/// Zenoh's default threshold for shared memory, which kairos keeps.
+const SHM_THRESHOLD: usize = 3072;
+
+/// Payloads from this size on are "large": sampled fewer times, paced slower.
+const LARGE: usize = 1 << 20;
+
+fn parse_size(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let (digits, unit) = match text.strip_suffix(['K', 'k']) {
+        Some(d) => (d, 1 << 10),
+        None => match text.strip_suffix(['M', 'm']) {
+            Some(d) => (d, 1 << 20),
+            None => (text, 1),
+        },
+    };
+    digits
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(unit))
+        .filter(|n| (16..=(256 << 20)).contains(n))
+        .ok_or_else(|| format!("'{text}' is not a size from 16 to 256M bytes (e.g. 64, 64K, 16M)"))
+}
+
+/// How one payload size is measured: paced samples, the pace, the burst.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    samples: u32,
+    pace: kairos::time::Duration,
+    burst: u32,
+}
+
+/// Small payloads keep the requested counts and a 1 ms pace. A large one is sampled at
+/// most 100 times, paced so a sample is sent every 1 ms plus its size at 500 MB/s, and its
+/// burst is cut to 256 MiB in all (at least 8 messages): a 16 MiB case takes ~4 s.
+fn plan(size: usize, args: &Args) -> Plan {
+    if size < LARGE {
+        return Plan {
+            samples: args.samples,
+            pace: kairos::time::Duration::from_millis(1),
+            burst: args.burst,
+        };
+    }
+    let budget = ((256usize << 20) / size).max(8) as u32;
+    Plan {
+        samples: args.samples.min(100),
+        pace: kairos::time::Duration::from_micros(1000 + (size / 500) as i64),
+        burst: args.burst.min(budget),
+    }
+}
+
+/// The floor for a payload of `size`: p50 of one copy of it into a warm buffer.
+fn memcpy_floor_us(size: usize) -> f64 {
+    let source = vec![0x5au8; size];
+    let mut target = vec![0u8; size];
+    let runs = if size >= LARGE { 50 } else { 2000 };
+    let mut nanos: Vec<i64> = (0..runs)
+        .map(|_| {
+            let start = mono_ns();
+            target.copy_from_slice(std::hint::black_box(&source));
+            std::hint::black_box(&mut target);
+            mono_ns() - start
+        })
+        .collect();
+    nanos.sort_unstable();
+    nanos[nanos.len() / 2] as f64 / 1e3
+}
+
 fn mono_ns() -> i64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -83,13 +162,18 @@ fn mono_ns() -> i64 {
     ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
 
-fn peer_config(port: u16) -> anyhow::Result<zenoh::Config> {
+fn peer_config(port: u16, shm: bool) -> anyhow::Result<zenoh::Config> {
     let mut config = zenoh::Config::default();
     for (key, value) in [
         ("mode", r#""peer""#.to_owned()),
         ("connect/endpoints", format!(r#"["tcp/127.0.0.1:{port}"]"#)),
         ("listen/endpoints", r#"["tcp/127.0.0.1:0"]"#.to_owned()),
         ("scouting/multicast/enabled", "false".to_owned()),
+        ("transport/shared_memory/enabled", shm.to_string()),
+        (
+            "transport/shared_memory/transport_optimization/pool_size",
+            kairos_zenoh::config::SHM_POOL_BYTES.to_string(),
+        ),
     ] {
         config
             .insert_json5(key, &value)
@@ -113,6 +197,9 @@ struct Case {
     latency: Summary,
     msgs_per_s: f64,
     received: u32,
+    burst: u32,
+    /// Samples that arrived in shared memory, at the receiver.
+    in_shm: u64,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -132,10 +219,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     router
         .insert_json5("scouting/multicast/enabled", "false")
         .map_err(|e| anyhow!("{e}"))?;
+    router
+        .insert_json5("transport/shared_memory/enabled", &args.shm.to_string())
+        .map_err(|e| anyhow!("{e}"))?;
     let _router = zenoh::open(router).wait().map_err(|e| anyhow!("{e}"))?;
 
     let mut cases = Vec::new();
-    for size in [64usize, 64 * 1024] {
+    let mut floors = Vec::new();
+    for &size in &args.sizes {
+        floors.push(memcpy_floor_us(size));
         for mode in ["kairos", "raw"] {
             cases.push(run_case(mode, size, port, &args)?);
         }
@@ -143,57 +235,69 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         let rows: Vec<_> = cases
             .iter()
-            .map(|c| json!({"name": c.name, "payload_bytes": c.size, "p50_us": c.latency.p50_us, "p99_us": c.latency.p99_us, "msgs_per_s": c.msgs_per_s, "received": c.received}))
+            .map(|c| json!({"name": c.name, "payload_bytes": c.size, "p50_us": c.latency.p50_us, "p99_us": c.latency.p99_us, "msgs_per_s": c.msgs_per_s, "received": c.received, "burst": c.burst, "received_in_shm": c.in_shm}))
             .collect();
-        let out = json!({"samples": args.samples, "burst": args.burst, "keep_all": args.keep_all, "results": rows});
+        let floors: Vec<_> = args
+            .sizes
+            .iter()
+            .zip(&floors)
+            .map(|(size, us)| json!({"payload_bytes": size, "memcpy_p50_us": us}))
+            .collect();
+        let out = json!({"samples": args.samples, "burst": args.burst, "keep_all": args.keep_all, "shm": args.shm, "results": rows, "memcpy": floors});
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "publish -> callback between two processes on loopback ({} paced samples; burst of {}; {})",
+        "publish -> callback between two processes on loopback (up to {} paced samples; bursts of up to {}; {}; shared memory {})",
         args.samples,
         args.burst,
         if args.keep_all {
             "reliable keep-all: congestion control Block"
         } else {
             "keep-last: congestion control Drop"
-        }
+        },
+        if args.shm { "on" } else { "off" }
     );
     println!(
-        "{:<8} {} {:>12} {:>9}",
+        "{:<9} {} {:>12} {:>13} {:>7}",
         "payload",
         Summary::header(),
         "msgs_per_s",
-        "received"
+        "received",
+        "in_shm"
     );
     for c in &cases {
         println!(
-            "{:<8} {} {:>12.0} {:>9}",
+            "{:<9} {} {:>12.0} {:>13} {:>7}",
             c.size,
             c.latency.row(c.name),
             c.msgs_per_s,
-            c.received
+            format!("{}/{}", c.received, c.burst),
+            c.in_shm
         );
     }
-    for pair in cases.chunks(2) {
+    for (pair, floor) in cases.chunks(2).zip(&floors) {
         let (k, raw) = (&pair[0], &pair[1]);
         println!(
-            "{} B: kairos / raw zenoh: p50 {:.2}x, p99 {:.2}x, throughput {:.2}x",
+            "{} B: kairos / raw zenoh: p50 {:.2}x, p99 {:.2}x, throughput {:.2}x; kairos p50 / one memcpy ({floor:.1} us): {:.1}x",
             k.size,
             k.latency.p50_us / raw.latency.p50_us,
             k.latency.p99_us / raw.latency.p99_us,
-            k.msgs_per_s / raw.msgs_per_s
+            k.msgs_per_s / raw.msgs_per_s,
+            k.latency.p50_us / floor
         );
     }
     Ok(ExitCode::SUCCESS)
 }
 
 fn run_case(mode: &str, size: usize, port: u16, args: &Args) -> anyhow::Result<Case> {
+    let plan = plan(size, args);
     let mut child = Command::new(std::env::current_exe()?)
         .args(["bench", "zenoh", "--child", mode])
         .args(["--port", &port.to_string(), "--size", &size.to_string()])
-        .args(["--samples", &args.samples.to_string()])
-        .args(["--burst", &args.burst.to_string()])
+        .args(["--samples", &plan.samples.to_string()])
+        .args(["--burst", &plan.burst.to_string()])
+        .args(args.shm.then_some("--shm"))
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -213,11 +317,12 @@ fn run_case(mode: &str, size: usize, port: u16, args: &Args) -> anyhow::Result<C
         if ready != "ready" {
             bail!("the child said {ready:?}");
         }
-        publish(mode, size, port, args)?;
+        publish(mode, size, port, plan, args)?;
         let report = rx.recv_timeout(Duration::from_secs(60))?;
         let report: serde_json::Value = serde_json::from_str(&report)?;
         let lat: Vec<i64> = serde_json::from_value(report["lat_ns"].clone())?;
         let received = report["burst_received"].as_u64().unwrap_or(0) as u32;
+        let in_shm = report["in_shm"].as_u64().unwrap_or(0);
         let secs = report["burst_secs"].as_f64().unwrap_or(0.0);
         Ok(Case {
             name: if mode == "kairos" {
@@ -233,6 +338,8 @@ fn run_case(mode: &str, size: usize, port: u16, args: &Args) -> anyhow::Result<C
                 0.0
             },
             received,
+            burst: plan.burst,
+            in_shm,
         })
     })();
     let _ = child.kill();
@@ -241,19 +348,18 @@ fn run_case(mode: &str, size: usize, port: u16, args: &Args) -> anyhow::Result<C
 }
 
 /// Sends the paced samples, then the burst, from this process.
-fn publish(mode: &str, size: usize, port: u16, args: &Args) -> anyhow::Result<()> {
-    let transport = ZenohTransport::open_with(peer_config(port)?, 0)?;
+fn publish(mode: &str, size: usize, port: u16, plan: Plan, args: &Args) -> anyhow::Result<()> {
+    let transport = ZenohTransport::open_with(peer_config(port, args.shm)?, 0)?;
     let payload = vec![0xa5u8; size.saturating_sub(16)];
     let clock = kairos::time::Clock::steady();
     let cancel = kairos::time::CancelToken::new();
-    let pace = kairos::time::Duration::from_millis(1);
-    let total = args.samples + args.burst;
+    let total = plan.samples + plan.burst;
     // Paced: one message in flight; then back to back.
     let send_all = |send: &dyn Fn(u32)| -> anyhow::Result<()> {
         let mut next = clock.now();
         for seq in 0..total {
-            if seq < args.samples {
-                next = next + pace;
+            if seq < plan.samples {
+                next = next + plan.pace;
                 clock.sleep_until(next, &cancel)?;
             }
             send(seq);
@@ -290,21 +396,48 @@ fn publish(mode: &str, size: usize, port: u16, args: &Args) -> anyhow::Result<()
         let publisher = node.create_publisher::<BenchMsg>(TOPIC, qos)?;
         let data = Bytes(payload);
         send_all(&|seq| {
+            // The message is built first, as the raw side fills its buffer first: the
+            // clock starts at the publish.
+            let data = data.clone();
             publisher.publish(BenchMsg {
                 seq,
                 stamp_ns: mono_ns(),
-                data: data.clone(),
+                data,
             });
         })?;
     } else {
-        let mut buf = vec![0u8; 16];
-        buf.extend_from_slice(&payload);
-        let buf = Mutex::new(buf);
-        send_all(&|seq| {
-            let mut b = buf.lock().unwrap();
+        // What a zenoh user writes: each message's bytes built in a buffer of their own,
+        // in the session's shared memory when it has one and the payload is as large as
+        // zenoh's threshold for it (kairos's too).
+        let provider = if args.shm && size >= SHM_THRESHOLD {
+            transport.session().get_shm_provider().wait()
+        } else {
+            None
+        };
+        let fill = |b: &mut [u8], seq: u32| {
             b[..4].copy_from_slice(&seq.to_le_bytes());
+            b[16..].copy_from_slice(&payload);
             b[8..16].copy_from_slice(&mono_ns().to_le_bytes());
-            let _ = probe.put(b.clone()).wait();
+        };
+        send_all(&|seq| {
+            let shm = provider.as_ref().and_then(|p| {
+                p.alloc(size.max(16))
+                    .with_policy::<zenoh::shm::GarbageCollect<zenoh::shm::Defragment>>()
+                    .wait()
+                    .ok()
+            });
+            let bytes = match shm {
+                Some(mut b) => {
+                    fill(&mut b, seq);
+                    zenoh::bytes::ZBytes::from(b)
+                }
+                None => {
+                    let mut b = vec![0u8; size.max(16)];
+                    fill(&mut b, seq);
+                    zenoh::bytes::ZBytes::from(b)
+                }
+            };
+            let _ = probe.put(bytes).wait();
         })?;
     }
     transport.close(Duration::from_secs(5))?;
@@ -317,7 +450,8 @@ fn child(mode: &str, args: &Args) -> anyhow::Result<ExitCode> {
     let total = args.samples + args.burst;
     let record = Arc::new(Recorder::new(samples));
     let (done_tx, done_rx) = mpsc::channel::<()>();
-    let transport = ZenohTransport::open_with(peer_config(args.port)?, 0)?;
+    let transport = ZenohTransport::open_with(peer_config(args.port, args.shm)?, 0)?;
+    let in_shm = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let on_message = {
         let record = record.clone();
         move |seq: u32, stamp: i64| {
@@ -341,10 +475,14 @@ fn child(mode: &str, args: &Args) -> anyhow::Result<ExitCode> {
         std::thread::spawn(move || spin.spin());
         Box::new((sub, node, exec, context))
     } else {
+        let in_shm = in_shm.clone();
         let sub = transport
             .session()
             .declare_subscriber(key())
             .callback(move |sample| {
+                if sample.payload().as_shm().is_some() {
+                    in_shm.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
                 let b = sample.payload().to_bytes();
                 if b.len() >= 16 {
                     let seq = u32::from_le_bytes(b[..4].try_into().unwrap());
@@ -375,7 +513,12 @@ fn child(mode: &str, args: &Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let report = record.report();
+    let mut report = record.report();
+    report["in_shm"] = json!(if mode == "kairos" {
+        transport.shared_memory().received
+    } else {
+        in_shm.load(std::sync::atomic::Ordering::Relaxed)
+    });
     println!("{report}");
     Ok(ExitCode::SUCCESS)
 }

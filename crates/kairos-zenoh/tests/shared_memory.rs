@@ -1,0 +1,189 @@
+//! Large messages through Zenoh's shared memory between two kairos contexts, each with its
+//! own zenoh session, on one host (a router on a loopback port of the test's own): they
+//! arrive intact, in shared memory exactly when they reach the threshold, as ordinary
+//! bytes when it is off or the pool has no room, and none is lost either way.
+
+use kairos::exec::Executor;
+use kairos::graph::{Context, Node, Qos};
+use kairos_msgs::message::encoded_len;
+use kairos_msgs::sensor_msgs::msg::Image;
+use kairos_testkit::router::free_loopback_port as free_port;
+use kairos_testkit::zenoh_session::loopback_config;
+use kairos_zenoh::ZenohTransport;
+use kairos_zenoh::shared_memory::SharedMemoryStats;
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use zenoh::Wait;
+
+const WAIT: Duration = Duration::from_secs(30);
+const THRESHOLD: usize = 4096;
+
+/// A session's configuration: shared memory on or off, a pool of `pool` bytes.
+fn config(port: u16, shm: bool, pool: usize) -> zenoh::Config {
+    let mut config = loopback_config("peer", Some(port), 0);
+    for (key, value) in [
+        ("transport/shared_memory/enabled", shm.to_string()),
+        (
+            "transport/shared_memory/transport_optimization/pool_size",
+            pool.to_string(),
+        ),
+        (
+            "transport/shared_memory/transport_optimization/message_size_threshold",
+            THRESHOLD.to_string(),
+        ),
+    ] {
+        config.insert_json5(key, &value).expect(key);
+    }
+    config
+}
+
+fn carried(config: zenoh::Config) -> (Context, Arc<ZenohTransport>) {
+    let transport = ZenohTransport::open_with(config, 0).expect("open a session");
+    let context = Context::new();
+    transport.install(&context).expect("install the transport");
+    (context, transport)
+}
+
+/// An image whose bytes say which one it is and where they are.
+fn image(index: u32, data_len: usize) -> Image {
+    Image {
+        height: index,
+        width: data_len as u32,
+        encoding: "mono8".into(),
+        data: (0..data_len)
+            .map(|i| (i as u32).wrapping_mul(31).wrapping_add(index) as u8)
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// Publishes images of `sizes` (bytes of data) from one context to another, shared memory
+/// on or off in both, and checks each arrives whole; returns what each side counted.
+fn send_images(shm: bool, pool: usize, sizes: &[usize]) -> (SharedMemoryStats, SharedMemoryStats) {
+    let port = free_port();
+    let _router = zenoh::open(loopback_config("router", None, port))
+        .wait()
+        .expect("open the router");
+    let (a, ta) = carried(config(port, shm, pool));
+    let (b, tb) = carried(config(port, shm, pool));
+    assert_eq!(ta.shared_memory_enabled(), shm);
+
+    let camera = Node::new_in(&a, "camera", "/").unwrap();
+    let viewer = Node::new_in(&b, "viewer", "/").unwrap();
+    let (tx, rx) = mpsc::channel();
+    let _sub = viewer
+        .create_subscription("/image", Qos::keep_all(1000), move |m: Arc<Image>| {
+            let _ = tx.send(m);
+        })
+        .unwrap();
+    let exec = Executor::single_threaded();
+    exec.add_node(&viewer).unwrap();
+    let spin = exec.clone();
+    let spinner = std::thread::spawn(move || spin.spin());
+    // Reliable keep-all: the publisher waits rather than drops, so every image must come.
+    let publisher = camera
+        .create_publisher::<Image>("/image", Qos::keep_all(1000))
+        .unwrap();
+    let seen = ta.graph().wait_until(Instant::now() + WAIT, |tokens| {
+        tokens.iter().any(|t| {
+            t.kind == kairos_zenoh::graph_key::EntityKind::Subscription
+                && t.endpoint.as_ref().is_some_and(|e| e.name == "/image")
+        })
+    });
+    assert!(
+        seen,
+        "the viewer's subscription was not seen within {WAIT:?}"
+    );
+
+    for (index, &size) in sizes.iter().enumerate() {
+        publisher.publish(image(index as u32, size));
+    }
+    for (index, &size) in sizes.iter().enumerate() {
+        let got = rx
+            .recv_timeout(WAIT)
+            .unwrap_or_else(|_| panic!("image {index} of {} did not arrive", sizes.len()));
+        assert!(
+            *got == image(index as u32, size),
+            "image {index} ({size} bytes) arrived changed"
+        );
+    }
+    exec.cancel();
+    spinner.join().unwrap().unwrap();
+    (ta.shared_memory(), tb.shared_memory())
+}
+
+/// Images whose payload reaches the threshold.
+fn large(sizes: &[usize]) -> u64 {
+    sizes
+        .iter()
+        .filter(|&&size| encoded_len(&image(0, size)) >= THRESHOLD)
+        .count() as u64
+}
+
+#[test]
+fn large_images_cross_in_shared_memory_and_small_ones_as_bytes() {
+    let sizes = [4 << 20, 16, 1 << 20, 4 << 20, 100];
+    let (sent, received) = send_images(true, 48 << 20, &sizes);
+    assert_eq!(
+        sent,
+        SharedMemoryStats {
+            sent: 3,
+            fallbacks: 0,
+            received: 0
+        }
+    );
+    assert_eq!(received.received, 3, "{received:?}");
+}
+
+#[test]
+fn with_shared_memory_off_the_same_images_cross_as_bytes() {
+    let sizes = [4 << 20, 16, 1 << 20];
+    let (sent, received) = send_images(false, 48 << 20, &sizes);
+    assert_eq!(sent, SharedMemoryStats::default());
+    assert_eq!(received, SharedMemoryStats::default());
+}
+
+#[test]
+fn a_pool_without_room_sends_bytes_and_counts_it() {
+    // 2 MiB images do not fit a 1 MiB pool: each goes as bytes, none is lost.
+    let sizes = [2 << 20; 4];
+    let (sent, received) = send_images(true, 1 << 20, &sizes);
+    assert_eq!(
+        (sent.sent, sent.fallbacks),
+        (0, 4),
+        "every image fell back: {sent:?}"
+    );
+    assert_eq!(received.received, 0);
+}
+
+#[test]
+fn random_sizes_around_the_threshold_go_through_shared_memory_exactly_when_they_reach_it() {
+    // A fixed-seed walk around the threshold (±64 bytes either side hit both branches and
+    // the boundary's CDR padding), and larger ones.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |bound: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % bound as u64) as usize
+    };
+    let base = THRESHOLD - 64; // the data length whose payload is near the threshold
+    let sizes: Vec<usize> = (0..40)
+        .map(|i| {
+            if i % 4 == 3 {
+                next(3 << 20)
+            } else {
+                base - 64 + next(192)
+            }
+        })
+        .collect();
+    let expected = large(&sizes);
+    assert!(
+        expected > 0 && expected < sizes.len() as u64,
+        "the walk crosses the threshold"
+    );
+    let (sent, received) = send_images(true, 48 << 20, &sizes);
+    assert_eq!((sent.sent, sent.fallbacks), (expected, 0), "{sizes:?}");
+    assert_eq!(received.received, expected, "{sizes:?}");
+}
