@@ -229,7 +229,8 @@ pub enum DecodeError {
 
 /// The payload of `message`: header, then CDR.
 pub fn encode<M: Message>(message: &M) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64);
+    // Sized first: a large payload is written once, not copied at each doubling.
+    let mut out = Vec::with_capacity(encoded_len(message));
     out.extend_from_slice(&CDR_LE_HEADER);
     // Writing to a Vec cannot fail, and every type a `Message` holds is one CDR can write
     // (serde types CDR cannot express, such as maps of unknown length, are not messages).
