@@ -13,6 +13,9 @@ use kairos_testkit::process::Running;
 use std::time::{Duration, Instant};
 use zenoh_support::*;
 
+/// The bound on every wait for a process in the tests below that are not about timing.
+const WAIT: Duration = Duration::from_secs(60);
+
 /// The caller's timeout, in seconds.
 const CALL_TIMEOUT: &str = "60";
 
@@ -106,4 +109,87 @@ fn ctrl_c_ends_a_remote_call_made_from_main_at_once() {
     let (_, stderr, success) = caller_exits(caller, Duration::from_secs(5));
     assert!(!success, "an interrupted call is no success: {stderr}");
     assert!(stderr.contains("SIGINT"), "{stderr}");
+}
+
+/// `cmd` in Zenoh client mode, connected to `router` only.
+fn client(router: &Router, cmd: &mut std::process::Command) {
+    cmd.env(
+        "ZENOH_CONFIG_OVERRIDE",
+        format!("{};mode=\"client\"", router.override_env()),
+    );
+}
+
+#[test]
+fn a_router_restart_in_client_mode_loses_exactly_what_the_subscriber_counts() {
+    const SENT: usize = 300;
+    let router = Router::start(KAIROS);
+    let port = router.port;
+    let mut echo_cmd = router.kairos();
+    echo_cmd.args([
+        "topic",
+        "echo",
+        "/chatter",
+        "std_msgs/msg/String",
+        "--json",
+        "--timeout",
+        "120",
+    ]);
+    client(&router, &mut echo_cmd);
+    let mut echo = spawn(&mut echo_cmd);
+    let mut echoed = stdout_lines(&mut echo);
+    let mut pub_cmd = router.kairos();
+    pub_cmd.args([
+        "topic",
+        "pub",
+        "/chatter",
+        "std_msgs/msg/String",
+        "{data: x}",
+        "--times",
+        &SENT.to_string(),
+        "--rate",
+        "50",
+        "--wait-matching",
+        "30",
+    ]);
+    client(&router, &mut pub_cmd);
+    let mut publisher = spawn(&mut pub_cmd);
+    let mut published = stdout_lines(&mut publisher);
+
+    // 20 messages through, then the router is gone for ~1 s (~50 messages at 50 Hz).
+    // Clients only: every message goes through the router, none around it.
+    echoed.wait_for_count(r#"{"data":"x"}"#, 20, WAIT);
+    drop(router);
+    std::thread::sleep(Duration::from_secs(1));
+    let router = Router::start_on(KAIROS, port);
+    // Both clients reconnect by themselves; the last message is published after.
+    published.wait_for(&format!("publishing #{SENT}:"), WAIT);
+    assert_ok("the publisher", &finish(publisher, WAIT));
+    // What is still on its way arrives; then the echo has had all it will get.
+    let quiet_from = Instant::now();
+    while echoed.next_within(Duration::from_secs(1)).is_some() {
+        assert!(quiet_from.elapsed() < WAIT, "the echo never went quiet");
+    }
+    let received = echoed
+        .seen_now()
+        .iter()
+        .filter(|l| *l == r#"{"data":"x"}"#)
+        .count();
+
+    // Then the network is gone again, and Ctrl-C ends the subscriber at once, with the
+    // count of what it missed.
+    drop(router);
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&echo, "INT");
+    let (took, stderr, success) = caller_exits(echo, Duration::from_secs(5));
+    assert!(success, "Ctrl-C ends an echo normally: {stderr}");
+    eprintln!("received {received} of {SENT}, Ctrl-C took {took:?}; stderr:\n{stderr}");
+    let lost = SENT - received;
+    assert!(
+        lost > 0,
+        "the router was down for 1 s, yet all {SENT} arrived"
+    );
+    assert!(
+        stderr.contains(&format!("{lost} message(s) lost in sequence gaps")),
+        "received {received} of {SENT}: {lost} are lost, and the subscriber says so:\n{stderr}"
+    );
 }

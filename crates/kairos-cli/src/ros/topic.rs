@@ -227,12 +227,25 @@ fn echo(args: EchoArgs) -> anyhow::Result<ExitCode> {
                     "kairos topic echo: {received} message(s) before the {}s timeout",
                     args.timeout
                 );
+                report_losses(&transport);
                 return Ok(ExitCode::from(1));
             }
             Next::Interrupted | Next::Closed => break,
         }
     }
+    report_losses(&transport);
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the process dropped or never got, said once at exit when there is anything: so
+/// an echo that printed fewer messages than were sent says why.
+fn report_losses(transport: &ZenohTransport) {
+    let (malformed, gaps) = (transport.malformed_samples(), transport.sequence_gaps());
+    if malformed > 0 || gaps > 0 {
+        eprintln!(
+            "kairos topic echo: {malformed} sample(s) dropped as malformed, {gaps} message(s) lost in sequence gaps"
+        );
+    }
 }
 
 /// For types kairos does not know: size and hex of each payload.
