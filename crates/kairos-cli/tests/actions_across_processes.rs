@@ -235,6 +235,49 @@ fn kairos_action_lists_shows_and_drives_an_action() {
 }
 
 #[test]
+fn ctrl_c_during_kairos_action_send_goal_cancels_the_goal() {
+    let router = Router::start(KAIROS);
+    let (context, _transport) = graph(&router);
+    let node = Node::new_in(&context, "fibonacci_server", "/").unwrap();
+    let _server = fibonacci_server(&node);
+    let (executor, spinner) = spin(&node);
+    // Order 30 runs until it is canceled.
+    let mut sender = spawn(router.kairos().args([
+        "action",
+        "send_goal",
+        "/fibonacci",
+        "example_interfaces/action/Fibonacci",
+        "{order: 30}",
+        "--timeout",
+        "60",
+    ]));
+    let mut lines = stdout_lines(&mut sender);
+    lines.wait_for("Goal accepted with ID: ", LIMIT);
+    let interrupted = Instant::now();
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &sender.0.id().to_string()])
+        .status()
+        .expect("kill(1)");
+    assert!(status.success());
+    let out = zenoh_support::finish(sender, LIMIT);
+    let took = interrupted.elapsed();
+    let stdout = lines.seen_now().join("\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Canceling goal..."), "{stderr}");
+    assert!(
+        stdout.contains("Goal finished with status: CANCELED"),
+        "the server canceled the goal and the command says so:\n{stdout}\n{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(1), "a canceled goal is no success");
+    assert!(
+        took < StdDuration::from_secs(10),
+        "Ctrl-C took {took:?} to cancel the goal"
+    );
+    assert!(executor.shutdown(Duration::from_secs(5)).is_clean());
+    spinner.join().unwrap();
+}
+
+#[test]
 fn a_python_client_drives_a_kairos_action_server() {
     zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk, numpy");
     let router = Router::start(KAIROS);

@@ -1,17 +1,18 @@
 //! `kairos action list|info|send_goal`: actions across processes, as `ros2 action` shows
 //! and drives them. An action is found by its `_action/send_goal` service; its type is
-//! that service's type without `_SendGoal`.
+//! that service's type without `_SendGoal`. Ctrl-C during `send_goal` cancels the goal
+//! on its server, as `ros2 action send_goal` does.
 
 use super::values::parse_values;
 use super::{GraphArgs, cli_node, gather, node_name, open, render, resolve_topic, secs};
-use anyhow::anyhow;
+use anyhow::{Context as _, anyhow};
 use clap::Subcommand;
 use kairos::graph::{ActionType, Message, Node};
-use kairos_action::{ActionClient, GoalStatus};
+use kairos_action::{ActionClient, ClientGoalHandle, GoalStatus};
 use kairos_zenoh::graph_key::{EntityKind, Token};
 use std::collections::{BTreeMap, HashMap};
 use std::process::ExitCode;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 const SEND_GOAL: &str = "/_action/send_goal";
 
@@ -75,6 +76,9 @@ pub fn action(cmd: ActionCmd) -> anyhow::Result<ExitCode> {
             let tool = tools()
                 .get(action_type.as_str())
                 .ok_or_else(|| anyhow!("kairos does not know the action type {action_type}"))?;
+            // Ctrl-C cancels the goal (as `ros2 action send_goal`), so this command takes
+            // the signals itself rather than kairos's shutdown on signal.
+            kairos::signal::set_shutdown_on_signal(false);
             let transport = open()?;
             let node = cli_node(&transport, "send_goal")?;
             let goal = parse_values(&goal)?;
@@ -212,6 +216,8 @@ fn send_goal<A: ActionType>(node: &Node, request: SendGoal) -> anyhow::Result<Ex
             );
         }
     };
+    let accepted: Arc<Mutex<Option<Arc<ClientGoalHandle<A>>>>> = Arc::default();
+    watch_ctrl_c(accepted.clone(), request.timeout)?;
     let handle = if request.feedback {
         client.send_goal_with_feedback(
             goal,
@@ -227,6 +233,8 @@ fn send_goal<A: ActionType>(node: &Node, request: SendGoal) -> anyhow::Result<Ex
             handle.id().0.map(|b| format!("{b:02x}")).concat()
         );
     }
+    let handle = Arc::new(handle);
+    *accepted.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle.clone());
     let outcome = handle.get_result(request.timeout)?;
     // Feedback and the result travel apart: feedback the server sent just before the
     // result may still be queued. Let the executor hand it over (for at most a second),
@@ -254,6 +262,39 @@ fn send_goal<A: ActionType>(node: &Node, request: SendGoal) -> anyhow::Result<Ex
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Ctrl-C (or SIGTERM) while a goal runs asks its server to cancel it; the result then
+/// comes as usual (status CANCELED). Before a goal is accepted, or at a second signal, the
+/// command exits at once with 128 + the signal.
+fn watch_ctrl_c<A: ActionType>(
+    accepted: Arc<Mutex<Option<Arc<ClientGoalHandle<A>>>>>,
+    timeout: kairos::time::Duration,
+) -> anyhow::Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+        .context("install the Ctrl-C handler")?;
+    std::thread::Builder::new()
+        .name("kairos-send-goal-signal".into())
+        .spawn(move || {
+            let mut canceling = false;
+            for signal in signals.forever() {
+                let goal = accepted.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                match goal {
+                    Some(goal) if !canceling => {
+                        canceling = true;
+                        eprintln!("Canceling goal...");
+                        if let Err(e) = goal.cancel(timeout) {
+                            eprintln!("the server did not cancel the goal: {e}");
+                            std::process::exit(128 + signal);
+                        }
+                    }
+                    _ => std::process::exit(128 + signal),
+                }
+            }
+        })
+        .context("start the Ctrl-C handler thread")?;
+    Ok(())
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> serde_json::Value {
