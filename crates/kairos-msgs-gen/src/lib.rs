@@ -54,6 +54,7 @@ pub const SHIPPED_PACKAGES: &[&str] = &[
     "action_msgs",
     "lifecycle_msgs",
     "test_msgs",
+    "type_description_interfaces",
 ];
 
 /// Why generation failed.

@@ -6,7 +6,8 @@
 //!   definitions in `interfaces/` (see its README): [`builtin_interfaces`], [`std_msgs`],
 //!   [`geometry_msgs`], [`sensor_msgs`], [`nav_msgs`], [`rosgraph_msgs`], [`tf2_msgs`],
 //!   [`example_interfaces`], [`std_srvs`], [`rcl_interfaces`], [`service_msgs`],
-//!   [`unique_identifier_msgs`], [`action_msgs`], [`lifecycle_msgs`], and [`test_msgs`]
+//!   [`unique_identifier_msgs`], [`action_msgs`], [`lifecycle_msgs`],
+//!   [`type_description_interfaces`], and [`test_msgs`]
 //!   (the types rclpy's and rclcpp's test suites use). A message `pkg/msg/T` is `pkg::msg::T`; a
 //!   service `pkg/srv/S` is `pkg::srv::S` with `pkg::srv::SRequest` and
 //!   `pkg::srv::SResponse`; an action `pkg/action/A` is `pkg::action::A` with `AGoal`,

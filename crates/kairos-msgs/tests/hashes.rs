@@ -51,6 +51,23 @@ fn hashes_match_the_values_ros2_publishes() {
             hash::<rosgraph_msgs::msg::Clock>(),
             "RIHS01_692f7a66e93a3c83e71765d033b60349ba68023a8c689a79e48078bcb5c58564",
         ),
+        // rosidl_generator_c's get_type_description__struct.h for Jazzy (public generated
+        // sources: find_string "GetTypeDescription_Request_").
+        (
+            "type_description_interfaces/srv/GetTypeDescription",
+            type_description_interfaces::srv::GetTypeDescription::type_hash().to_string(),
+            "RIHS01_69b9c19c1021405984cc60dbbb1edceb147a6538b411d812ba6afabeed962cd5",
+        ),
+        (
+            "type_description_interfaces/srv/GetTypeDescription_Request",
+            hash::<type_description_interfaces::srv::GetTypeDescriptionRequest>(),
+            "RIHS01_470f56ccbcf13d55c78c8b735fb12da03e639e5acded994426c89d94778d9e28",
+        ),
+        (
+            "type_description_interfaces/srv/GetTypeDescription_Response",
+            hash::<type_description_interfaces::srv::GetTypeDescriptionResponse>(),
+            "RIHS01_648c49d976240861a482f961c5621ddd0d2135d8cce6f297a76d4f6376d93b75",
+        ),
         // rmw_zenoh docs/design.md, the add_two_ints service key expression.
         (
             "example_interfaces/srv/AddTwoInts",
