@@ -18,6 +18,8 @@
 //! - [`config`]: rmw_zenoh's defaults and environment variables.
 //! - [`parameter_services`]: ROS 2's parameter services for a node's parameters.
 //! - [`shared_waits`]: blocked waits shared between kairos processes (deadlock checks).
+//! - [`type_description`]: ROS 2's `get_type_description` service, answered from the
+//!   types the transport carries.
 //! - [`shared_memory`]: large payloads between processes of one host through Zenoh's
 //!   shared memory, when the configuration turns it on.
 
@@ -37,6 +39,7 @@ pub mod sender_state;
 pub mod shared_memory;
 pub mod shared_waits;
 pub mod transport;
+pub mod type_description;
 
 pub use kairos_msgs::{Message, ServiceType, message, type_hash};
 pub use transport::{TransportError, ZenohTransport};

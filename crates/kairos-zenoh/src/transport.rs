@@ -31,6 +31,7 @@ use crate::graph_key::{
 use crate::sender_state::{Arrival, MalformedReport, SequenceTracker};
 use crate::shared_memory::{SharedMemory, SharedMemoryStats};
 use crate::shared_waits::{ServedGuard, ZenohWaits};
+use crate::type_description::TypeRegistry;
 use kairos::graph::transport::{
     AnyMessage, AnyValue, Carried, Declaration, Endpoint, Inbox, RemoteClient, RemotePublisher,
     Reply, ServiceEndpoint, ServiceWire, Transport, TransportFailure, Wire,
@@ -124,6 +125,8 @@ pub struct ZenohTransport {
     waits: Arc<ZenohWaits>,
     /// Large payloads through shared memory, when the configuration turns it on.
     shm: Arc<SharedMemory>,
+    /// Every type carried, for the type description service.
+    types: Arc<TypeRegistry>,
     _graph_subscriber: zenoh::pubsub::Subscriber<()>,
 }
 
@@ -178,6 +181,7 @@ impl ZenohTransport {
             bridges: Mutex::new(Vec::new()),
             waits,
             shm: SharedMemory::new(&session, shm_threshold),
+            types: Arc::default(),
             session,
             _graph_subscriber: graph_subscriber,
         }))
@@ -254,6 +258,12 @@ impl ZenohTransport {
     /// publisher's sequence numbers (a publisher that restarts from 1 starts a new run).
     pub fn sequence_gaps(&self) -> u64 {
         self.gaps.load(Ordering::Relaxed)
+    }
+
+    /// The types this transport carries (declared so far), which a node's type
+    /// description service answers from (see [`crate::type_description::serve`]).
+    pub fn types(&self) -> Arc<TypeRegistry> {
+        self.types.clone()
     }
 
     /// Payloads sent and received through shared memory, and those sent as ordinary bytes
@@ -367,6 +377,16 @@ impl ZenohTransport {
     fn key(&self, name: &str, dds_type: &str, hash: &str) -> String {
         data_key(self.domain, name, dds_type, hash)
     }
+}
+
+/// A service type's description, as its hash is computed from (request, response,
+/// event).
+fn service_type(wire: &ServiceWire) -> kairos_msgs::TypeDescription {
+    kairos_msgs::message::service_description(
+        wire.type_name(),
+        wire.request.description(),
+        wire.response.description(),
+    )
 }
 
 fn wire_qos(qos: kairos::graph::Qos) -> WireQos {
@@ -681,6 +701,7 @@ impl ZenohTransport {
             endpoint.wire.dds_type()?,
             endpoint.wire.type_hash().to_string(),
         );
+        self.types.remember(endpoint.wire.description());
         let key = self.key(endpoint.name, &dds_type, &hash);
         let (token, gid) = self.announce(
             &node,
@@ -736,6 +757,7 @@ impl ZenohTransport {
         if Self::bridged(endpoint) {
             return Ok(None);
         }
+        self.types.remember(endpoint.wire.description());
         let inbox = Arc::new(inbox);
         let lost = inbox.clone();
         let subscriber = self.subscriber(
@@ -772,6 +794,7 @@ impl ZenohTransport {
             NodeOptions::new().use_global_arguments(false),
         )?;
         let server = endpoint.local_server(&server_node)?;
+        self.types.remember(service_type(&endpoint.wire));
         let (dds_type, hash) = (
             endpoint.wire.dds_type()?,
             endpoint.wire.type_hash().to_string(),
@@ -851,6 +874,7 @@ impl ZenohTransport {
         let Some(node) = self.node(endpoint.node)? else {
             return Ok(None);
         };
+        self.types.remember(service_type(&endpoint.wire));
         let (dds_type, hash) = (
             endpoint.wire.dds_type()?,
             endpoint.wire.type_hash().to_string(),
