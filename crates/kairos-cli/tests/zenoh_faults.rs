@@ -125,15 +125,7 @@ fn a_router_restart_in_client_mode_loses_exactly_what_the_subscriber_counts() {
     let router = Router::start(KAIROS);
     let port = router.port;
     let mut echo_cmd = router.kairos();
-    echo_cmd.args([
-        "topic",
-        "echo",
-        "/chatter",
-        "std_msgs/msg/String",
-        "--json",
-        "--timeout",
-        "120",
-    ]);
+    echo_chatter(&mut echo_cmd, &[]);
     client(&router, &mut echo_cmd);
     let mut echo = spawn(&mut echo_cmd);
     let mut echoed = stdout_lines(&mut echo);

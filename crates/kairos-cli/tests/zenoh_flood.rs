@@ -74,17 +74,7 @@ impl Random {
 #[test]
 fn a_garbage_flood_is_counted_exactly_summarised_and_leaves_memory_flat() {
     let router = Router::start(KAIROS);
-    let mut echo = spawn(router.kairos().args([
-        "topic",
-        "echo",
-        "/chatter",
-        "std_msgs/msg/String",
-        "--json",
-        "--count",
-        "2",
-        "--timeout",
-        "120",
-    ]));
+    let mut echo = spawn(echo_chatter(&mut router.kairos(), &["--count", "2"]));
     let pid = echo.0.id();
     let flooder = zenoh::open(kairos_testkit::zenoh_session::loopback_config(
         "peer",

@@ -11,7 +11,9 @@ mod zenoh_support;
 
 use std::process::Command;
 use std::time::Duration;
-use zenoh_support::{KAIROS, Router, Running, assert_ok, finish, spawn, stdout_lines};
+use zenoh_support::{
+    KAIROS, Router, Running, assert_ok, echo_chatter, finish, spawn, stdout_lines,
+};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -288,15 +290,7 @@ fn talker(router: &Router, data: &str, times: &str) -> Running {
 fn a_subscriber_outlives_a_killed_publisher_and_a_restarted_router() {
     let router = Router::start(KAIROS);
     let port = router.port;
-    let mut echo = spawn(router.kairos().args([
-        "topic",
-        "echo",
-        "/chatter",
-        "std_msgs/msg/String",
-        "--json",
-        "--timeout",
-        "120",
-    ]));
+    let mut echo = spawn(echo_chatter(&mut router.kairos(), &[]));
     let mut lines = stdout_lines(&mut echo);
 
     // A publisher killed mid-stream (it would publish for 50 s).

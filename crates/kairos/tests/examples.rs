@@ -105,6 +105,17 @@ fn ctrl_c_shuts_the_executor_down_reports_and_leaves_a_whole_trace() {
 fn opting_out_leaves_ctrl_c_its_default_action() {
     let mut command = Command::new(example("ctrl_c"));
     command.env(kairos::signal::ENV_VAR, "0");
+    // SIGINT's default action, whatever this test inherited: a shell runs a background
+    // job (`scripts/test &`) with SIGINT ignored, and its children would ignore it too.
+    use std::os::unix::process::CommandExt;
+    // SAFETY: `signal` is async-signal-safe, and the closure touches nothing else between
+    // fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
     let (child, _) = spawn_until_line(&mut command, "heard the first message");
     send_signal(&child, Signal::INT);
     let out = finish_within(child, LIMIT).expect("SIGINT ends the example");

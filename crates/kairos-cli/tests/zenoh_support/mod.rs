@@ -14,6 +14,21 @@ pub fn kairos() -> Command {
     Command::new(KAIROS)
 }
 
+/// `cmd` (a kairos command) as `kairos topic echo /chatter std_msgs/msg/String --json
+/// --timeout 120`, then `extra` arguments (`--count N`).
+pub fn echo_chatter<'a>(cmd: &'a mut Command, extra: &[&str]) -> &'a mut Command {
+    cmd.args([
+        "topic",
+        "echo",
+        "/chatter",
+        "std_msgs/msg/String",
+        "--json",
+        "--timeout",
+        "120",
+    ])
+    .args(extra)
+}
+
 /// Fails the test, saying what to install, unless `python3 -c "import {modules}"` works
 /// (zenoh-ros2-sdk, the independent ROS 2 peer of the interop tests; scripts/test
 /// installs it).
