@@ -464,15 +464,19 @@ fn bench_zenoh_prints_kairos_beside_raw_zenoh_as_json() {
             )
         })
         .collect();
-    assert_eq!(
-        names,
-        [
-            ("kairos_zenoh", 64),
-            ("zenoh_raw", 64),
-            ("kairos_zenoh", 65536),
-            ("zenoh_raw", 65536)
-        ]
-    );
+    // The default sizes, each kairos beside raw Zenoh, and a memcpy floor for each.
+    let sizes = [64, 65536, 1 << 20, 4 << 20, 16 << 20];
+    let expected: Vec<(&str, u64)> = sizes
+        .iter()
+        .flat_map(|&size| [("kairos_zenoh", size), ("zenoh_raw", size)])
+        .collect();
+    assert_eq!(names, expected);
+    let floors = json["memcpy"].as_array().expect("memcpy floors");
+    assert_eq!(floors.len(), sizes.len(), "{floors:?}");
+    for (floor, size) in floors.iter().zip(sizes) {
+        assert_eq!(floor["payload_bytes"], size);
+        assert!(floor["memcpy_p50_us"].as_f64().unwrap() >= 0.0, "{floor}");
+    }
     for r in results {
         for field in ["p50_us", "p99_us", "msgs_per_s"] {
             assert!(r[field].is_number(), "{field} missing in {r}");
