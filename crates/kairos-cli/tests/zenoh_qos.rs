@@ -284,7 +284,10 @@ fn a_reliable_keep_all_publisher_blocks_rather_than_drops_a_burst() {
 #[test]
 fn with_shared_memory_on_large_payloads_cross_processes_in_it() {
     // Two processes of one host, shared memory on in both: every 64 KiB and 4 MiB sample
-    // arrives, each in shared memory, through kairos as through raw zenoh.
+    // arrives, through kairos as through raw zenoh, and they come in shared memory. A
+    // burst can outrun the pool (20 x 4 MiB is more than its 48 MiB while the receiver
+    // still holds buffers): those samples fall back to bytes, so only the paced half is
+    // counted on (the fallback itself is tested in kairos-zenoh's shared_memory.rs).
     let out = kairos()
         .args([
             "bench",
@@ -308,9 +311,10 @@ fn with_shared_memory_on_large_payloads_cross_processes_in_it() {
     assert_eq!(rows.len(), 4, "{v:#}");
     for row in rows {
         assert_eq!(row["received"], 20, "every burst message arrives: {row}");
-        assert_eq!(
-            row["received_in_shm"], 40,
-            "every paced and burst sample came in shared memory: {row}"
+        let in_shm = row["received_in_shm"].as_u64().expect("received_in_shm");
+        assert!(
+            (20..=40).contains(&in_shm),
+            "at least the 20 paced samples came in shared memory: {row}"
         );
     }
 }
