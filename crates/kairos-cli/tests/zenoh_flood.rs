@@ -99,7 +99,6 @@ fn a_garbage_flood_is_counted_exactly_summarised_and_leaves_memory_flat() {
     };
     let chatter = publisher(key::<StringMsg>("/chatter"));
     let clock = publisher(key::<Clock>("/clock"));
-    std::thread::sleep(Duration::from_millis(500));
     let rss_before = rss_kb(pid);
 
     let valid = encode(&StringMsg {
