@@ -309,6 +309,15 @@ macro_rules! for_each_event {
             kairos::message_loss => MessageLoss {
                 subscription_handle: Hex64, publisher_handle: Hex64, first_seq: U64, count: U64,
             },
+            /// A QoS event of the publisher or subscription `handle`: `event` is ROS 2's
+            /// name for it (`requested_deadline_missed`, `offered_deadline_missed`,
+            /// `liveliness_lost`, `liveliness_changed`, `requested_incompatible_qos`,
+            /// `offered_incompatible_qos`, `message_lost`, `message_expired`),
+            /// `total_count` its count so far (for `liveliness_changed`: the alive count),
+            /// `change` what this event changed it by.
+            kairos::qos_event => QosEvent {
+                handle: Hex64, event: Str, total_count: U64, change: I64,
+            },
             // ---- kairos: executor ----
             /// An executor's wait ended with `ready` entities ready to run.
             kairos::executor_wake => ExecutorWake { executor: Hex64, ready: U64 },

@@ -8,7 +8,8 @@
 //!   written `%` (so the root namespace is `%`, an unset enclave `%`);
 //! - QoS written `<rel>:<dur>:<hist>,<depth>:<deadline>:<lifespan>:<liveliness>` with every
 //!   part equal to rmw_zenoh's default (reliable, volatile, keep last 42, infinite
-//!   durations, automatic liveliness) left empty;
+//!   durations, automatic liveliness) left empty; a duration is `<sec>,<nsec>`, the
+//!   liveliness `<kind>,<lease sec>,<lease nsec>`, with rmw's numbers;
 //! - an entity's gid is XXH3-128 of its token, low 64 bits then high 64 bits, little endian.
 //!
 //! Parsing is lenient about what others write (any QoS numbers) and strict about shape:
@@ -16,7 +17,8 @@
 
 use crate::attachment::Gid;
 use crate::message::ros_type_name;
-use kairos::graph::{GraphEntity, Qos};
+use kairos::graph::{GraphEntity, Liveliness, Qos};
+use kairos::time::Duration;
 
 /// The key prefix of every rmw_zenoh liveliness token.
 pub const ADMIN_SPACE: &str = "@ros2_lv";
@@ -106,8 +108,7 @@ pub enum History {
     KeepAll(u64),
 }
 
-/// The QoS a token announces. Deadline, lifespan and liveliness are not kairos settings:
-/// kairos writes their defaults and keeps whatever others wrote as text.
+/// The QoS a token announces.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct WireQos {
     /// Reliable or best effort.
@@ -116,29 +117,47 @@ pub struct WireQos {
     pub durability: Durability,
     /// Keep last (with its depth) or keep all.
     pub history: History,
-    /// The deadline, lifespan and liveliness parts as written (`,:,:,,` by default).
-    pub rest: String,
+    /// The deadline (`None`: infinite).
+    pub deadline: Option<Duration>,
+    /// The lifespan (`None`: infinite).
+    pub lifespan: Option<Duration>,
+    /// Automatic or manual by topic (rmw's deprecated manual-by-node is read as manual by
+    /// topic, the nearest kairos has).
+    pub liveliness: Liveliness,
+    /// The liveliness lease (`None`: infinite).
+    pub liveliness_lease: Option<Duration>,
 }
 
+/// rmw's infinite duration, `RMW_DURATION_INFINITE`, as (seconds, nanoseconds): a part
+/// equal to it is left out of a token.
+const INFINITE: (u64, u64) = (9_223_372_036, 854_775_807);
+
+/// rmw's number for manual-by-topic liveliness (automatic is 1, the default).
+const MANUAL_BY_TOPIC: &str = "3";
+
 impl WireQos {
-    /// The reliability, durability and history it announces, as kairos settings (a depth
-    /// beyond what this machine can count is read as the largest it can).
+    /// What it announces, as kairos settings (a depth beyond what this machine can count
+    /// is read as the largest it can).
     pub fn qos(&self) -> Qos {
         let depth = |d: u64| usize::try_from(d).unwrap_or(usize::MAX);
-        Qos {
-            reliability: match self.reliability {
-                Reliability::Reliable => kairos::graph::Reliability::Reliable,
-                Reliability::BestEffort => kairos::graph::Reliability::BestEffort,
-            },
-            durability: match self.durability {
-                Durability::Volatile => kairos::graph::Durability::Volatile,
-                Durability::TransientLocal => kairos::graph::Durability::TransientLocal,
-            },
-            history: match self.history {
-                History::KeepLast(d) => kairos::graph::History::KeepLast(depth(d)),
-                History::KeepAll(d) => kairos::graph::History::KeepAll { bound: depth(d) },
-            },
-        }
+        let mut qos = Qos::keep_last(1);
+        qos.reliability = match self.reliability {
+            Reliability::Reliable => kairos::graph::Reliability::Reliable,
+            Reliability::BestEffort => kairos::graph::Reliability::BestEffort,
+        };
+        qos.durability = match self.durability {
+            Durability::Volatile => kairos::graph::Durability::Volatile,
+            Durability::TransientLocal => kairos::graph::Durability::TransientLocal,
+        };
+        qos.history = match self.history {
+            History::KeepLast(d) => kairos::graph::History::KeepLast(depth(d)),
+            History::KeepAll(d) => kairos::graph::History::KeepAll { bound: depth(d) },
+        };
+        qos.deadline = self.deadline;
+        qos.lifespan = self.lifespan;
+        qos.liveliness = self.liveliness;
+        qos.liveliness_lease = self.liveliness_lease;
+        qos
     }
 }
 
@@ -148,9 +167,52 @@ impl Default for WireQos {
             reliability: Reliability::Reliable,
             durability: Durability::Volatile,
             history: History::KeepLast(DEFAULT_DEPTH),
-            rest: ",:,:,,".to_owned(),
+            deadline: None,
+            lifespan: None,
+            liveliness: Liveliness::Automatic,
+            liveliness_lease: None,
         }
     }
+}
+
+/// A duration as a token writes it: `<sec>,<nsec>`, each left out when equal to
+/// infinite's.
+fn encode_duration(duration: Option<Duration>) -> String {
+    let (sec, nsec) = match duration {
+        None => INFINITE,
+        Some(d) => {
+            let nanos = d.as_nanos().max(0) as u64;
+            (nanos / 1_000_000_000, nanos % 1_000_000_000)
+        }
+    };
+    let part = |value: u64, infinite: u64| {
+        if value == infinite {
+            String::new()
+        } else {
+            value.to_string()
+        }
+    };
+    format!("{},{}", part(sec, INFINITE.0), part(nsec, INFINITE.1))
+}
+
+/// Reads `<sec>,<nsec>` (empty parts infinite's); `None` for infinite, or when not
+/// numbers.
+fn parse_duration(sec: &str, nsec: &str) -> Option<Option<Duration>> {
+    let part = |text: &str, infinite: u64| {
+        if text.is_empty() {
+            Some(infinite)
+        } else {
+            text.parse::<u64>().ok()
+        }
+    };
+    let (sec, nsec) = (part(sec, INFINITE.0)?, part(nsec, INFINITE.1)?);
+    if (sec, nsec) == INFINITE {
+        return Some(None);
+    }
+    let nanos = sec.saturating_mul(1_000_000_000).saturating_add(nsec);
+    Some(Some(Duration::from_nanos(
+        i64::try_from(nanos).unwrap_or(i64::MAX),
+    )))
 }
 
 impl WireQos {
@@ -170,19 +232,25 @@ impl WireQos {
             History::KeepAll(DEFAULT_DEPTH) => "2,".to_owned(),
             History::KeepAll(depth) => format!("2,{depth}"),
         };
-        format!("{reliability}:{durability}:{history}:{}", self.rest)
+        let liveliness = match self.liveliness {
+            Liveliness::Automatic => "",
+            Liveliness::ManualByTopic => MANUAL_BY_TOPIC,
+        };
+        format!(
+            "{reliability}:{durability}:{history}:{}:{}:{liveliness},{}",
+            encode_duration(self.deadline),
+            encode_duration(self.lifespan),
+            encode_duration(self.liveliness_lease),
+        )
     }
 
     /// Reads the QoS field of a token.
     pub fn parse(s: &str) -> Result<Self, TokenError> {
         let bad = || TokenError::Qos(s.to_owned());
-        let mut parts = s.splitn(4, ':');
-        let (rel, dur, hist, rest) = (
-            parts.next().ok_or_else(bad)?,
-            parts.next().ok_or_else(bad)?,
-            parts.next().ok_or_else(bad)?,
-            parts.next().ok_or_else(bad)?,
-        );
+        let parts: Vec<&str> = s.split(':').collect();
+        let [rel, dur, hist, deadline, lifespan, liveliness] = parts[..] else {
+            return Err(bad());
+        };
         let reliability = match rel {
             "2" => Reliability::BestEffort,
             _ => Reliability::Reliable,
@@ -201,11 +269,22 @@ impl WireQos {
             "2" => History::KeepAll(depth),
             _ => History::KeepLast(depth),
         };
+        let duration = |text: &str| {
+            let (sec, nsec) = text.split_once(',').ok_or_else(bad)?;
+            parse_duration(sec, nsec).ok_or_else(bad)
+        };
+        let (kind, lease) = liveliness.split_once(',').ok_or_else(bad)?;
         Ok(Self {
             reliability,
             durability,
             history,
-            rest: rest.to_owned(),
+            deadline: duration(deadline)?,
+            lifespan: duration(lifespan)?,
+            liveliness: match kind {
+                "2" | MANUAL_BY_TOPIC => Liveliness::ManualByTopic,
+                _ => Liveliness::Automatic,
+            },
+            liveliness_lease: duration(lease)?,
         })
     }
 }
@@ -458,6 +537,32 @@ mod tests {
         assert_eq!(keep_all_100.encode(), "::2,100:,:,:,,");
         assert_eq!(WireQos::parse("::2,100:,:,:,,").unwrap(), keep_all_100);
         assert!(WireQos::parse("1:2").is_err());
+    }
+
+    #[test]
+    fn deadline_lifespan_and_liveliness_are_written_as_rmw_zenoh_writes_them() {
+        let qos = WireQos {
+            deadline: Some(Duration::from_millis(1500)),
+            lifespan: Some(Duration::from_secs(2)),
+            liveliness: Liveliness::ManualByTopic,
+            liveliness_lease: Some(Duration::from_millis(250)),
+            ..WireQos::default()
+        };
+        assert_eq!(qos.encode(), "::,:1,500000000:2,0:3,0,250000000");
+        assert_eq!(WireQos::parse(&qos.encode()).unwrap(), qos);
+        // rmw's manual-by-node (2) is read as manual by topic; a lone nanosecond part
+        // keeps infinite's seconds.
+        let parsed = WireQos::parse("::,:,5:,:2,,").unwrap();
+        assert_eq!(parsed.liveliness, Liveliness::ManualByTopic);
+        assert_eq!(
+            parsed.lifespan,
+            Some(Duration::from_nanos(9_223_372_036_000_000_005))
+        );
+        assert!(WireQos::parse("::,:x,1:,:,,").is_err(), "not a number");
+        assert!(WireQos::parse("::,:1:,:,,").is_err(), "no nanosecond part");
+        let kairos = qos.qos();
+        assert_eq!(kairos.deadline, Some(Duration::from_millis(1500)));
+        assert_eq!(kairos.liveliness, Liveliness::ManualByTopic);
     }
 
     #[test]

@@ -403,7 +403,10 @@ fn wire_qos(qos: kairos::graph::Qos) -> WireQos {
             kairos::graph::History::KeepLast(depth) => History::KeepLast(depth as u64),
             kairos::graph::History::KeepAll { bound } => History::KeepAll(bound as u64),
         },
-        ..WireQos::default()
+        deadline: qos.deadline,
+        lifespan: qos.lifespan,
+        liveliness: qos.liveliness,
+        liveliness_lease: qos.liveliness_lease,
     }
 }
 

@@ -243,6 +243,16 @@ impl CallbackTimer {
         self.inner.timer.is_cancelled()
     }
 
+    /// Restarts the period from now, cheaply enough to be done per message (a QoS deadline
+    /// or lease): a running timer's pending sleep is left for its old deadline, where the
+    /// timer finds it is not due yet and sleeps again until the new one (one wake-up per
+    /// period, not per call); a cancelled one is queued to arm.
+    pub(crate) fn push_back(&self) {
+        if self.inner.timer.restart() {
+            self.inner.core.notify();
+        }
+    }
+
     /// The timer's period.
     pub fn period(&self) -> Duration {
         self.inner.timer.period()

@@ -282,10 +282,11 @@ impl Context {
         transport: Arc<dyn super::transport::Transport>,
     ) -> Result<(), Arc<dyn super::transport::Transport>> {
         self.inner.transport.set(transport.clone())?;
+        self.inner.registry.set_remote(Arc::downgrade(&transport));
         let registry = Arc::downgrade(&self.inner.registry);
         transport.watch_graph(Box::new(move || {
             if let Some(registry) = registry.upgrade() {
-                registry.changed();
+                registry.remote_changed();
             }
         }));
         Ok(())

@@ -31,6 +31,8 @@ mod params_file;
 mod pool;
 mod publisher;
 mod qos;
+mod qos_event;
+mod qos_match;
 mod ros_args;
 mod rosout;
 mod service;
@@ -53,7 +55,13 @@ pub use parameters::{
     ParameterEventListener, ParameterHook, ParameterType, ParameterValue, Parameters, USE_SIM_TIME,
 };
 pub use publisher::Publisher;
-pub use qos::{Durability, History, Qos, QosError, Reliability};
+pub use qos::{
+    Durability, History, Incompatibility, Liveliness, Qos, QosError, QosPolicy, Reliability,
+};
+pub use qos_event::{
+    DeadlineMissed, IncompatibleQos, LivelinessChanged, LivelinessLost, MessageLost,
+    PublisherQosEvents, QosEventHandler, SubscriptionQosEvents,
+};
 pub use ros_args::{LogLevel, ParameterOverride, Remap, RosArgs, RosArgsError};
 pub use rosout::{LogMsg, ROSOUT_QOS, ROSOUT_TOPIC, StampMsg};
 pub use service::Service;

@@ -12,6 +12,7 @@ use super::message_callback::MessageCallback;
 use super::name::{NameKind, normalize_namespace, resolve, validate_node_name};
 use super::publisher::Publisher;
 use super::qos::Qos;
+use super::qos_event::EndpointEvents;
 use super::ros_args::RosArgs;
 use super::service::{ResponseFuture, Service, ServiceCallback, ServiceInner};
 use super::subscription::{SubCallback, SubInner, Subscription};
@@ -342,6 +343,8 @@ impl Node {
             .unwrap_or_else(crate::trace::next_handle);
         let depth = qos.capacity()? as u64;
         crate::trace::tp::rcl_publisher_init(handle, self.shared.handle, handle, &name, depth);
+        let events = EndpointEvents::new(self, EntityKind::Publisher, &name, qos);
+        events.start(self, handle)?;
         Ok(Publisher {
             _in_graph: self.in_graph(EntityKind::Publisher, &name, payload_type::<T>(), Some(qos)),
             remote,
@@ -349,6 +352,9 @@ impl Node {
             qos,
             published: AtomicU64::new(0),
             handle,
+            events,
+            node: self.clone(),
+            lifespan: qos.lifespan.map(|span| span.as_nanos()),
         })
     }
 
@@ -410,9 +416,13 @@ impl Node {
         let capacity = qos.capacity()?;
         let name = self.resolve_name(NameKind::Topic, topic)?;
         let topic = self.shared.context.topic::<T>(&name)?;
+        let events = EndpointEvents::new(self, EntityKind::Subscription, &name, qos);
         let inner = self.add_entity(
             format_args!("subscription {name}"),
-            |core| SubInner::new(core, qos, capacity, callback, topic.pool.clone()),
+            |core| {
+                let pool = topic.pool.clone();
+                SubInner::new(core, qos, capacity, callback, pool, events.clone())
+            },
             |_, id| {
                 let capacity = capacity as u64;
                 crate::trace::tp::rcl_subscription_init(
@@ -427,6 +437,7 @@ impl Node {
                 Ok(())
             },
         )?;
+        events.start(self, inner.core().id())?;
         topic.subscribe(inner.clone());
         let remote = super::transport::subscription(self, &name, qos, &inner);
         let mut subscription = Subscription {

@@ -1,8 +1,13 @@
 //! Publishers: send `Arc<T>` to every subscription of a topic, in this process, without
 //! copying the message.
 
+use super::node::Node;
 use super::qos::Qos;
-use super::subscription::Envelope;
+use super::qos_event::{
+    DeadlineMissed, EndpointEvents, IncompatibleQos, LivelinessLost, PublisherQosEvents,
+    QosEventHandler,
+};
+use super::subscription::{Envelope, NEVER};
 use super::topic::Topic;
 use std::fmt;
 use std::sync::Arc;
@@ -36,6 +41,11 @@ pub struct Publisher<T> {
     pub(crate) remote: Option<Box<dyn super::transport::RemotePublisher>>,
     /// Its place in the graph.
     pub(crate) _in_graph: super::view::GraphEntry,
+    /// Its QoS events (see `qos_event`), and the node its event callbacks run on.
+    pub(crate) events: Arc<EndpointEvents>,
+    pub(crate) node: Node,
+    /// `now + lifespan` stamps each message, when the QoS has a lifespan.
+    pub(crate) lifespan: Option<i64>,
 }
 
 impl<T: Send + Sync + 'static> Publisher<T> {
@@ -56,7 +66,12 @@ impl<T: Send + Sync + 'static> Publisher<T> {
             publisher: self.handle,
             seq,
             stamp: 0,
+            expires: match self.lifespan {
+                None => NEVER,
+                Some(span) => crate::time::wait::mono_now().saturating_add(span),
+            },
         };
+        self.events.on_message();
         if tp::enabled() {
             let address = envelope.address();
             tp::rclcpp_publish(address, self.handle, seq);
@@ -92,6 +107,50 @@ impl<T: Send + Sync + 'static> Publisher<T> {
     /// How many subscriptions in this process the topic has now.
     pub fn subscription_count(&self) -> usize {
         self.topic.subscription_count()
+    }
+
+    /// The QoS the publisher was created with.
+    pub fn qos(&self) -> Qos {
+        self.qos
+    }
+
+    /// Shows that the publisher is alive without publishing (for
+    /// [`Liveliness::ManualByTopic`](super::Liveliness::ManualByTopic); a publish does it
+    /// too). Nothing for automatic liveliness.
+    pub fn assert_liveliness(&self) {
+        self.events.assert_liveliness();
+    }
+
+    /// Its QoS events so far.
+    pub fn qos_events(&self) -> PublisherQosEvents {
+        self.events.publisher_events()
+    }
+
+    /// Runs `callback` on the node's executor when the publisher's offered deadline
+    /// passes without a publish.
+    pub fn on_deadline_missed(
+        &self,
+        callback: impl Fn(DeadlineMissed) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.events.on_deadline_missed(&self.node, callback)
+    }
+
+    /// Runs `callback` when the publisher, of manual liveliness, lets its lease pass
+    /// without publishing or asserting its liveliness.
+    pub fn on_liveliness_lost(
+        &self,
+        callback: impl Fn(LivelinessLost) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.events.on_liveliness_lost(&self.node, callback)
+    }
+
+    /// Runs `callback` when a subscription of the topic asks for more than this publisher
+    /// offers (see [`Qos::check_compatible`]).
+    pub fn on_incompatible_qos(
+        &self,
+        callback: impl Fn(IncompatibleQos) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.events.on_incompatible_qos(&self.node, callback)
     }
 }
 

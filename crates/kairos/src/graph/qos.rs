@@ -1,8 +1,16 @@
-//! Quality of service for intra-process topics: how many messages a subscription keeps
-//! and whether late subscribers get the last message.
+//! Quality of service: how many messages a subscription keeps, whether late subscribers
+//! get the last message, whether a transport may lose messages, and the timing contracts
+//! of ROS 2 (deadline, lifespan, liveliness) that `graph::qos_event` watches.
 //!
 //! A full queue drops its oldest message and counts it: every subscription can account for
-//! every message published to it (received = delivered + dropped + still queued).
+//! every message published to it (received = delivered + dropped + expired + still queued).
+//!
+//! Compatibility follows ROS 2's rules ([`Qos::check_compatible`]): a publisher must offer
+//! at least what a subscription requests. An incompatible pair is reported on both sides
+//! (an event, a count, a warning in the log) and still delivers: across processes Zenoh
+//! matches on the key alone, as rmw_zenoh does, and in the process kairos keeps one rule.
+
+use crate::time::Duration;
 
 /// How many messages a subscription queue keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,9 +47,21 @@ pub enum Reliability {
     BestEffort,
 }
 
+/// How a publisher shows it is alive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub enum Liveliness {
+    /// Alive while it exists (and, across processes, while its process is reachable).
+    #[default]
+    Automatic,
+    /// Alive only while it publishes or calls
+    /// [`Publisher::assert_liveliness`](super::Publisher::assert_liveliness) at least once
+    /// per lease duration.
+    ManualByTopic,
+}
+
 /// The quality of service of a publisher or subscription: how many messages its queue
-/// keeps, whether late subscribers get the last message, and whether a transport may
-/// lose messages.
+/// keeps, whether late subscribers get the last message, whether a transport may
+/// lose messages, and its timing contracts (`None`: infinite, ROS 2's default).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Qos {
     /// How many messages a subscription queue keeps.
@@ -50,6 +70,58 @@ pub struct Qos {
     pub durability: Durability,
     /// Whether a transport beyond the process may lose messages.
     pub reliability: Reliability,
+    /// The longest time between two messages: a publisher offers it, a subscription
+    /// requests it; each period that passes without one is a deadline missed.
+    pub deadline: Option<Duration>,
+    /// How long a publisher's message stays valid: a message older than this when its
+    /// subscription would take it is dropped and counted as expired.
+    pub lifespan: Option<Duration>,
+    /// How a publisher shows it is alive.
+    pub liveliness: Liveliness,
+    /// How long a publisher stays alive without showing it (for
+    /// [`Liveliness::ManualByTopic`]).
+    pub liveliness_lease: Option<Duration>,
+}
+
+/// A QoS policy, as ROS 2 names them in incompatible-QoS events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum QosPolicy {
+    /// Reliable or best effort.
+    Reliability,
+    /// Volatile or transient local.
+    Durability,
+    /// The deadline.
+    Deadline,
+    /// The liveliness kind or its lease duration.
+    Liveliness,
+}
+
+impl QosPolicy {
+    /// ROS 2's name of the policy (`RELIABILITY`, as rclcpp prints it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QosPolicy::Reliability => "RELIABILITY",
+            QosPolicy::Durability => "DURABILITY",
+            QosPolicy::Deadline => "DEADLINE",
+            QosPolicy::Liveliness => "LIVELINESS",
+        }
+    }
+}
+
+impl std::fmt::Display for QosPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a publisher's QoS does not give what a subscription asks for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{policy}: {reason}")]
+pub struct Incompatibility {
+    /// The first policy found incompatible.
+    pub policy: QosPolicy,
+    /// What differs, and how to make them match.
+    pub reason: String,
 }
 
 /// A QoS that cannot be used.
@@ -71,6 +143,14 @@ pub enum QosError {
         /// The most allowed.
         max: usize,
     },
+    /// A deadline, lifespan or lease duration of zero or less.
+    #[error("a {policy} of {value} is not a duration; give a positive one, or None for infinite")]
+    NotPositive {
+        /// `deadline`, `lifespan` or `liveliness lease`.
+        policy: &'static str,
+        /// The value given.
+        value: Duration,
+    },
 }
 
 impl Qos {
@@ -79,19 +159,50 @@ impl Qos {
 
     /// Keep the newest `depth` messages, volatile (rclcpp's `KeepLast(depth)`).
     pub const fn keep_last(depth: usize) -> Self {
-        Self {
-            history: History::KeepLast(depth),
-            durability: Durability::Volatile,
-            reliability: Reliability::Reliable,
-        }
+        Self::with_history(History::KeepLast(depth))
     }
 
     /// Keep every message up to `bound`, volatile.
     pub const fn keep_all(bound: usize) -> Self {
+        Self::with_history(History::KeepAll { bound })
+    }
+
+    const fn with_history(history: History) -> Self {
         Self {
-            history: History::KeepAll { bound },
+            history,
             durability: Durability::Volatile,
             reliability: Reliability::Reliable,
+            deadline: None,
+            lifespan: None,
+            liveliness: Liveliness::Automatic,
+            liveliness_lease: None,
+        }
+    }
+
+    /// The same QoS with a deadline: a publisher offers to publish, a subscription
+    /// requests to receive, at least once per `period`.
+    pub const fn with_deadline(self, period: Duration) -> Self {
+        Self {
+            deadline: Some(period),
+            ..self
+        }
+    }
+
+    /// The same QoS with a lifespan: a message not taken within `span` of its publish is
+    /// dropped, counted as expired.
+    pub const fn with_lifespan(self, span: Duration) -> Self {
+        Self {
+            lifespan: Some(span),
+            ..self
+        }
+    }
+
+    /// The same QoS with liveliness `kind` and its lease duration.
+    pub const fn with_liveliness(self, kind: Liveliness, lease: Option<Duration>) -> Self {
+        Self {
+            liveliness: kind,
+            liveliness_lease: lease,
+            ..self
         }
     }
 
@@ -117,8 +228,17 @@ impl Qos {
         self.durability == Durability::TransientLocal
     }
 
-    /// The queue capacity this QoS asks for.
+    /// The queue capacity this QoS asks for (also checks its durations).
     pub fn capacity(&self) -> Result<usize, QosError> {
+        for (policy, value) in [
+            ("deadline", self.deadline),
+            ("lifespan", self.lifespan),
+            ("liveliness lease", self.liveliness_lease),
+        ] {
+            if let Some(value) = value.filter(|v| !v.is_positive()) {
+                return Err(QosError::NotPositive { policy, value });
+            }
+        }
         match self.history {
             History::KeepLast(0) => Err(QosError::ZeroDepth),
             History::KeepAll { bound: 0 } => Err(QosError::ZeroBound),
@@ -133,6 +253,91 @@ impl Qos {
             History::KeepLast(depth) => Ok(depth),
             History::KeepAll { bound } => Ok(bound),
         }
+    }
+}
+
+impl Qos {
+    /// Whether a publisher with QoS `publisher` gives what a subscription with QoS
+    /// `subscription` asks for, by ROS 2's rules (`rmw_qos_profile_check_compatible`):
+    /// reliable, transient-local, a deadline, manual liveliness or a lease asked for
+    /// must be offered, and a deadline or lease offered must be no longer than asked.
+    ///
+    /// ```
+    /// use kairos::graph::{Qos, QosPolicy};
+    ///
+    /// let sensor = Qos::keep_last(5).best_effort();
+    /// let wants_every_message = Qos::keep_last(5);
+    /// let why = Qos::check_compatible(&sensor, &wants_every_message).unwrap_err();
+    /// assert_eq!(why.policy, QosPolicy::Reliability);
+    /// assert!(Qos::check_compatible(&wants_every_message, &sensor).is_ok());
+    /// ```
+    pub fn check_compatible(publisher: &Qos, subscription: &Qos) -> Result<(), Incompatibility> {
+        let incompatible = |policy, reason: String| Err(Incompatibility { policy, reason });
+        if publisher.reliability == Reliability::BestEffort
+            && subscription.reliability == Reliability::Reliable
+        {
+            return incompatible(
+                QosPolicy::Reliability,
+                "the publisher is best effort and the subscription asks for reliable; make the subscription best effort".into(),
+            );
+        }
+        if publisher.durability == Durability::Volatile
+            && subscription.durability == Durability::TransientLocal
+        {
+            return incompatible(
+                QosPolicy::Durability,
+                "the publisher is volatile and the subscription asks for transient local; make the subscription volatile or the publisher transient local".into(),
+            );
+        }
+        if let Some(asked) = subscription.deadline {
+            match publisher.deadline {
+                None => {
+                    return incompatible(
+                        QosPolicy::Deadline,
+                        format!(
+                            "the subscription asks for a deadline of {asked} and the publisher offers none"
+                        ),
+                    );
+                }
+                Some(offered) if offered > asked => {
+                    return incompatible(
+                        QosPolicy::Deadline,
+                        format!(
+                            "the publisher offers a deadline of {offered}, longer than the {asked} the subscription asks for"
+                        ),
+                    );
+                }
+                Some(_) => {}
+            }
+        }
+        if publisher.liveliness < subscription.liveliness {
+            return incompatible(
+                QosPolicy::Liveliness,
+                "the subscription asks for manual-by-topic liveliness and the publisher offers automatic".into(),
+            );
+        }
+        if let Some(asked) = subscription.liveliness_lease {
+            match publisher.liveliness_lease {
+                None => {
+                    return incompatible(
+                        QosPolicy::Liveliness,
+                        format!(
+                            "the subscription asks for a liveliness lease of {asked} and the publisher offers none"
+                        ),
+                    );
+                }
+                Some(offered) if offered > asked => {
+                    return incompatible(
+                        QosPolicy::Liveliness,
+                        format!(
+                            "the publisher offers a liveliness lease of {offered}, longer than the {asked} the subscription asks for"
+                        ),
+                    );
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
     }
 }
 

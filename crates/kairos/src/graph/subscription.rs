@@ -14,6 +14,10 @@ use super::backlog::Backlog;
 use super::node::Node;
 use super::pool::MessagePool;
 use super::qos::Qos;
+use super::qos_event::{
+    DeadlineMissed, EndpointEvents, IncompatibleQos, LivelinessChanged, MessageLost,
+    QosEventHandler, SubscriptionQosEvents,
+};
 use super::topic::Topic;
 use crate::exec::callback::Callback;
 use crate::exec::entity::{Entity, EntityCore, Execution};
@@ -24,7 +28,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What happened to the messages published to one subscription:
-/// `received == delivered + dropped + queued`.
+/// `received == delivered + dropped + expired + queued`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SubscriptionStats {
     /// Messages that reached the queue.
@@ -33,6 +37,9 @@ pub struct SubscriptionStats {
     pub delivered: u64,
     /// Messages dropped, oldest first, because the queue was full.
     pub dropped: u64,
+    /// Messages dropped because their publisher's lifespan had passed when they would
+    /// have been taken.
+    pub expired: u64,
     /// Messages waiting in the queue now.
     pub queued: u64,
 }
@@ -44,7 +51,12 @@ pub(crate) struct Envelope<T> {
     pub(crate) seq: u64,
     /// Steady time of the publish (0 when not tracing).
     pub(crate) stamp: i64,
+    /// Monotonic time at which the publisher's lifespan ends (`NEVER` without one).
+    pub(crate) expires: i64,
 }
+
+/// The `expires` of a message whose publisher has no lifespan.
+pub(crate) const NEVER: i64 = i64::MAX;
 
 impl<T> Clone for Envelope<T> {
     fn clone(&self) -> Self {
@@ -53,6 +65,7 @@ impl<T> Clone for Envelope<T> {
             publisher: self.publisher,
             seq: self.seq,
             stamp: self.stamp,
+            expires: self.expires,
         }
     }
 }
@@ -76,6 +89,8 @@ pub(crate) struct SubInner<T> {
     take_side: CachePadded<TakeSide>,
     callback: SubCallback<T>,
     pool: Arc<MessagePool<T>>,
+    /// Its QoS events (see `qos_event`).
+    pub(crate) events: Arc<EndpointEvents>,
 }
 
 /// The counters publishers update.
@@ -88,6 +103,7 @@ struct PublishSide {
 /// What the worker taking messages updates.
 struct TakeSide {
     delivered: AtomicU64,
+    expired: AtomicU64,
     /// Messages known queued, so a batch need not read the queue's tail per message.
     backlog: Backlog,
     /// Messages still to pass without offering their box to the pool, after it was full
@@ -105,6 +121,7 @@ impl<T: Send + Sync + 'static> SubInner<T> {
         capacity: usize,
         callback: SubCallback<T>,
         pool: Arc<MessagePool<T>>,
+        events: Arc<EndpointEvents>,
     ) -> Self {
         Self {
             core,
@@ -113,11 +130,13 @@ impl<T: Send + Sync + 'static> SubInner<T> {
             publish_side: CachePadded::new(PublishSide::default()),
             take_side: CachePadded::new(TakeSide {
                 delivered: AtomicU64::new(0),
+                expired: AtomicU64::new(0),
                 backlog: Backlog::new(),
                 pool_rest: AtomicU64::new(0),
             }),
             callback,
             pool,
+            events,
         }
     }
 
@@ -138,7 +157,25 @@ impl<T: Send + Sync + 'static> SubInner<T> {
             // On the publishing thread, which takes boxes: offered whatever the worker does.
             self.pool.recycle(old.message);
         }
+        self.events.on_message();
         self.core.notify();
+    }
+
+    /// Drops `envelope` if its lifespan has passed: counted, traced, its box recycled.
+    fn expired(&self, envelope: Envelope<T>) -> Option<Envelope<T>> {
+        if envelope.expires == NEVER || crate::time::wait::mono_now() < envelope.expires {
+            return Some(envelope);
+        }
+        self.take_side.expired.fetch_add(1, Ordering::Relaxed);
+        crate::trace::tp::message_drop(
+            self.core.id(),
+            envelope.publisher,
+            envelope.seq,
+            self.queue.len() as u64,
+        );
+        self.events.message_expired();
+        self.pool.recycle(envelope.message);
+        None
     }
 
     fn stats(&self) -> SubscriptionStats {
@@ -146,6 +183,7 @@ impl<T: Send + Sync + 'static> SubInner<T> {
             received: self.publish_side.received.load(Ordering::Relaxed),
             delivered: self.take_side.delivered.load(Ordering::Relaxed),
             dropped: self.publish_side.dropped.load(Ordering::Relaxed),
+            expired: self.take_side.expired.load(Ordering::Relaxed),
             queued: self.queue.len() as u64,
         }
     }
@@ -157,11 +195,16 @@ impl<T: Send + Sync + 'static> Entity for SubInner<T> {
     }
 
     fn execute(&self) -> Execution {
-        let Some(envelope) = self.queue.pop() else {
-            self.take_side.backlog.none();
-            return Execution::Idle;
+        let envelope = loop {
+            let Some(envelope) = self.queue.pop() else {
+                self.take_side.backlog.none();
+                return Execution::Idle;
+            };
+            self.take_side.backlog.took();
+            if let Some(envelope) = self.expired(envelope) {
+                break envelope;
+            }
         };
-        self.take_side.backlog.took();
         self.take_side.delivered.fetch_add(1, Ordering::Relaxed);
         let (address, publisher, seq) = (envelope.address(), envelope.publisher, envelope.seq);
         crate::trace::tp::rmw_take(self.core.id(), address, envelope.stamp, 1, publisher, seq);
@@ -253,6 +296,49 @@ impl<T: Send + Sync + 'static> Subscription<T> {
     /// The QoS the subscription was created with.
     pub fn qos(&self) -> Qos {
         self.inner.qos
+    }
+
+    /// Its QoS events so far (see [`Qos`]'s deadline, lifespan and liveliness).
+    pub fn qos_events(&self) -> SubscriptionQosEvents {
+        self.inner.events.subscription_events()
+    }
+
+    /// Runs `callback` on the node's executor when the subscription's requested deadline
+    /// passes without a message; the status says how many periods so far and since the
+    /// last call.
+    pub fn on_deadline_missed(
+        &self,
+        callback: impl Fn(DeadlineMissed) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.inner.events.on_deadline_missed(&self.node, callback)
+    }
+
+    /// Runs `callback` when the count of the topic's alive or not-alive publishers changes.
+    pub fn on_liveliness_changed(
+        &self,
+        callback: impl Fn(LivelinessChanged) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.inner
+            .events
+            .on_liveliness_changed(&self.node, callback)
+    }
+
+    /// Runs `callback` when a publisher of the topic offers less than this subscription
+    /// requests (see [`Qos::check_compatible`]).
+    pub fn on_incompatible_qos(
+        &self,
+        callback: impl Fn(IncompatibleQos) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.inner.events.on_incompatible_qos(&self.node, callback)
+    }
+
+    /// Runs `callback` when messages of a publisher in another process never arrived (a
+    /// gap in its sequence numbers).
+    pub fn on_message_lost(
+        &self,
+        callback: impl Fn(MessageLost) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.inner.events.on_message_lost(&self.node, callback)
     }
 }
 

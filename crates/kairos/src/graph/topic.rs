@@ -86,6 +86,7 @@ pub(crate) struct Origin {
     publisher: u64,
     seq: u64,
     stamp: i64,
+    expires: i64,
 }
 
 impl<T> From<&Envelope<T>> for Origin {
@@ -94,6 +95,7 @@ impl<T> From<&Envelope<T>> for Origin {
             publisher: envelope.publisher,
             seq: envelope.seq,
             stamp: envelope.stamp,
+            expires: envelope.expires,
         }
     }
 }
@@ -249,6 +251,7 @@ impl<T: Send + Sync + 'static> Twin for Topic<T> {
             publisher: from.publisher,
             seq: from.seq,
             stamp: from.stamp,
+            expires: from.expires,
         };
         if latch {
             let state = self.state.lock();

@@ -161,6 +161,8 @@ pub trait RemoteClient: Send + Sync {
 /// The entry of one subscription for messages from other processes.
 pub struct Inbox {
     deliver: Box<dyn Fn(AnyMessage, u64, u64) -> bool + Send + Sync>,
+    /// The subscription's QoS events (message lost).
+    events: Weak<super::qos_event::EndpointEvents>,
     /// The subscription's trace handle.
     subscription: u64,
 }
@@ -184,18 +186,24 @@ impl Inbox {
                     publisher,
                     seq,
                     stamp,
+                    expires: super::subscription::NEVER,
                 });
                 true
             }),
             subscription: subscription.core.id(),
+            events: Arc::downgrade(&subscription.events),
         }
     }
 
     /// Records that `count` messages of remote publisher `publisher`, from sequence number
     /// `first_seq` on, never reached this subscription (a gap in its sequence numbers), as
-    /// a `kairos:message_loss` event the analyzer counts.
+    /// a `kairos:message_loss` event the analyzer counts, and as the subscription's
+    /// message-lost QoS event.
     pub fn lost(&self, publisher: u64, first_seq: u64, count: u64) {
         crate::trace::tp::message_loss(self.subscription, publisher, first_seq, count);
+        if let Some(events) = self.events.upgrade() {
+            events.messages_lost(count);
+        }
     }
 
     /// The handle traces know this subscription by.

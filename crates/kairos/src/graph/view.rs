@@ -23,6 +23,7 @@ use super::error::GraphError;
 use super::name::split_node_name;
 use super::node::Node;
 use super::qos::Qos;
+use super::qos_match::{self, QosMatcher};
 use crate::exec::GuardCondition;
 use crate::exec::deadline_after;
 use crate::time::Duration;
@@ -200,6 +201,10 @@ pub(crate) struct Registry {
     /// Counts changes, local and remote; a wait compares it before and after.
     generation: AtomicU64,
     watchers: Mutex<Vec<Weak<dyn Fn() + Send + Sync>>>,
+    /// Matches publishers and subscriptions by QoS on every change (see `qos_match`).
+    matcher: QosMatcher,
+    /// The transport's view of other processes, once one is installed.
+    remote: std::sync::OnceLock<Weak<dyn super::transport::Transport>>,
 }
 
 #[derive(Default)]
@@ -214,9 +219,13 @@ impl Registry {
         let mut state = self.state.lock();
         state.next_id += 1;
         let id = state.next_id;
+        let topic = qos_match::matters(entity.kind).then(|| entity.name.clone());
         state.entities.insert(id, entity);
         drop(state);
         self.changed();
+        if let Some(topic) = topic {
+            self.matcher.rematch(self, Some(&topic));
+        }
         GraphEntry {
             registry: Arc::downgrade(self),
             id,
@@ -225,6 +234,42 @@ impl Registry {
 
     pub(crate) fn local(&self) -> Vec<GraphEntity> {
         self.state.lock().entities.values().cloned().collect()
+    }
+
+    /// The QoS matching of this context's endpoints.
+    pub(crate) fn matcher(&self) -> &QosMatcher {
+        &self.matcher
+    }
+
+    /// From now on, other processes' endpoints (as `transport` sees them) are matched too.
+    pub(crate) fn set_remote(&self, transport: Weak<dyn super::transport::Transport>) {
+        let _ = self.remote.set(transport);
+    }
+
+    /// The graph changed beyond this process: wakes the waits, calls the watchers and
+    /// matches every topic with an endpoint here again.
+    pub(crate) fn remote_changed(&self) {
+        self.changed();
+        self.matcher.rematch(self, None);
+    }
+
+    /// The publishers and subscriptions of the topics `names`, here and elsewhere.
+    pub(crate) fn endpoints_on(&self, names: &[&str]) -> Vec<GraphEntity> {
+        let wanted =
+            |e: &GraphEntity| qos_match::matters(e.kind) && names.contains(&e.name.as_str());
+        let mut found: Vec<GraphEntity> = {
+            let state = self.state.lock();
+            state
+                .entities
+                .values()
+                .filter(|e| wanted(e))
+                .cloned()
+                .collect()
+        };
+        if let Some(transport) = self.remote.get().and_then(Weak::upgrade) {
+            found.extend(transport.graph().into_iter().filter(|e| wanted(e)));
+        }
+        found
     }
 
     /// Something in the graph changed: wakes the waits and calls the watchers.
@@ -290,8 +335,11 @@ pub(crate) struct GraphEntry {
 impl Drop for GraphEntry {
     fn drop(&mut self) {
         if let Some(registry) = self.registry.upgrade() {
-            registry.state.lock().entities.remove(&self.id);
+            let removed = registry.state.lock().entities.remove(&self.id);
             registry.changed();
+            if let Some(entity) = removed.filter(|e| qos_match::matters(e.kind)) {
+                registry.matcher.rematch(&registry, Some(&entity.name));
+            }
         }
     }
 }

@@ -325,16 +325,22 @@ impl Timer {
 
     /// Restarts the period from now (`next = now + period`) and un-cancels the timer.
     pub fn reset(&self) {
+        self.restart();
+    }
+
+    /// [`reset`](Self::reset), returning whether the timer was cancelled.
+    pub(crate) fn restart(&self) -> bool {
         let observed = self.observe();
-        let waiters = {
+        let (waiters, was_cancelled) = {
             let mut s = self.state.lock();
-            s.cancelled = false;
+            let was_cancelled = std::mem::replace(&mut s.cancelled, false);
             s.version += 1;
             s.next = observed.now.saturating_add(s.period);
             s.jump_generation = observed.generation;
-            std::mem::take(&mut s.waiters)
+            (std::mem::take(&mut s.waiters), was_cancelled)
         };
         waiters.into_iter().for_each(Waker::wake);
+        was_cancelled
     }
 
     /// Ticks fired so far.

@@ -1,0 +1,229 @@
+//! QoS events between two kairos contexts, each with its own zenoh session (a router on a
+//! loopback port of the test's own): the deadline, lifespan and liveliness a publisher
+//! announces travel in its liveliness token as rmw_zenoh writes them; incompatible QoS is
+//! found on both sides and the messages still flow, as with rmw_zenoh; a subscription
+//! counts a remote publisher alive while its token lives; and a gap in a remote
+//! publisher's sequence numbers is a message-lost event with the exact count.
+
+use kairos::exec::Executor;
+use kairos::graph::{
+    Context, EntityKind, IncompatibleQos, Liveliness, LivelinessChanged, MessageLost, Node, Qos,
+    QosPolicy,
+};
+use kairos::time::Duration as KDuration;
+use kairos_testkit::router::free_loopback_port as free_port;
+use kairos_testkit::zenoh_session::{loopback_config, router_session};
+use kairos_zenoh::attachment::Attachment;
+use kairos_zenoh::graph_key::data_key;
+use kairos_zenoh::message::{dds_type_name, encode};
+use kairos_zenoh::msg::StringMsg;
+use kairos_zenoh::{Message, ZenohTransport};
+use parking_lot::Mutex;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use zenoh::Wait;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn carried(port: u16) -> (Context, Arc<ZenohTransport>) {
+    let transport =
+        ZenohTransport::open_with(loopback_config("peer", Some(port), 0), 0).expect("a session");
+    let context = Context::new();
+    transport.install(&context).expect("install the transport");
+    (context, transport)
+}
+
+/// Spins `executors` until `done` holds or [`WAIT`] passes; whether it held.
+fn spin_until(executors: &[&Executor], done: impl Fn() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < WAIT {
+        if done() {
+            return true;
+        }
+        for executor in executors {
+            executor.spin_once(KDuration::from_millis(2)).unwrap();
+        }
+    }
+    done()
+}
+
+fn recorder<S: Send + 'static>() -> (Arc<Mutex<Vec<S>>>, impl Fn(S) + Send + Sync) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    (seen, move |status| sink.lock().push(status))
+}
+
+fn spun(node: &Node) -> Executor {
+    let executor = Executor::single_threaded();
+    executor.add_node(node).unwrap();
+    executor
+}
+
+#[test]
+fn incompatible_qos_is_found_across_processes_from_the_tokens_and_messages_still_flow() {
+    let port = free_port();
+    let _router = router_session(port);
+    let (a, _ta) = carried(port);
+    let (b, _tb) = carried(port);
+    let talker = Node::new_in(&a, "talker", "/").unwrap();
+    let listener = Node::new_in(&b, "listener", "/").unwrap();
+    let (ea, eb) = (spun(&talker), spun(&listener));
+
+    let offered = Qos::keep_last(5)
+        .best_effort()
+        .with_deadline(KDuration::from_millis(1500))
+        .with_lifespan(KDuration::from_secs(3))
+        .with_liveliness(
+            Liveliness::ManualByTopic,
+            Some(KDuration::from_millis(2500)),
+        );
+    let publisher = talker
+        .create_publisher::<StringMsg>("/scan", offered)
+        .unwrap();
+    let (offered_events, on_offered) = recorder::<IncompatibleQos>();
+    let _o = publisher.on_incompatible_qos(on_offered);
+    let heard = Arc::new(Mutex::new(0));
+    let count = heard.clone();
+    let subscription = listener
+        .create_subscription("/scan", Qos::keep_last(5), move |_: &StringMsg| {
+            *count.lock() += 1
+        })
+        .unwrap();
+    let (requested_events, on_requested) = recorder::<IncompatibleQos>();
+    let _r = subscription.on_incompatible_qos(on_requested);
+
+    assert!(
+        spin_until(&[&ea, &eb], || !requested_events.lock().is_empty()
+            && !offered_events.lock().is_empty()),
+        "no incompatible-QoS event on both sides within {WAIT:?}"
+    );
+    for status in [requested_events.lock()[0], offered_events.lock()[0]] {
+        assert_eq!(status.last_policy, Some(QosPolicy::Reliability));
+        assert_eq!(status.total_count, 1);
+    }
+    let seen = listener.graph();
+    let remote = seen.endpoints(EntityKind::Publisher, "/scan");
+    let announced = remote[0].qos.expect("the token's QoS");
+    assert!(!remote[0].local);
+    assert_eq!(announced.deadline, Some(KDuration::from_millis(1500)));
+    assert_eq!(announced.lifespan, Some(KDuration::from_secs(3)));
+    assert_eq!(announced.liveliness, Liveliness::ManualByTopic);
+    assert_eq!(
+        announced.liveliness_lease,
+        Some(KDuration::from_millis(2500))
+    );
+
+    // Reported, and still delivered (Zenoh matches on the key alone, as rmw_zenoh does).
+    let start = Instant::now();
+    while *heard.lock() == 0 && start.elapsed() < WAIT {
+        publisher.publish(StringMsg {
+            data: "scan".into(),
+        });
+        eb.spin_once(KDuration::from_millis(20)).unwrap();
+    }
+    assert!(
+        *heard.lock() > 0,
+        "the incompatible pair did not communicate"
+    );
+}
+
+#[test]
+fn a_remote_publisher_is_alive_while_its_token_lives() {
+    let port = free_port();
+    let _router = router_session(port);
+    let (a, _ta) = carried(port);
+    let (b, _tb) = carried(port);
+    let talker = Node::new_in(&a, "talker", "/").unwrap();
+    let listener = Node::new_in(&b, "listener", "/").unwrap();
+    let eb = spun(&listener);
+    let subscription = listener
+        .create_subscription("/status", Qos::keep_last(5), |_: &StringMsg| {})
+        .unwrap();
+    let (changed, on_changed) = recorder::<LivelinessChanged>();
+    let _c = subscription.on_liveliness_changed(on_changed);
+    let publisher = talker
+        .create_publisher::<StringMsg>("/status", Qos::keep_last(5))
+        .unwrap();
+    assert!(spin_until(&[&eb], || changed
+        .lock()
+        .last()
+        .is_some_and(|s| s.alive_count == 1)));
+    assert_eq!(subscription.qos_events().requested_incompatible_qos, 0);
+    drop(publisher);
+    assert!(spin_until(&[&eb], || changed
+        .lock()
+        .last()
+        .is_some_and(|s| s.alive_count == 0)));
+    let last = *changed.lock().last().unwrap();
+    assert_eq!((last.alive_count_change, last.not_alive_count), (-1, 0));
+}
+
+#[test]
+fn a_gap_in_a_remote_publishers_sequence_numbers_is_a_message_lost_event() {
+    let port = free_port();
+    let _router = router_session(port);
+    let (b, tb) = carried(port);
+    let listener = Node::new_in(&b, "listener", "/").unwrap();
+    let eb = spun(&listener);
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let sink = heard.clone();
+    let subscription = listener
+        .create_subscription("/chatter", Qos::keep_last(10), move |m: &StringMsg| {
+            sink.lock().push(m.data.clone())
+        })
+        .unwrap();
+    let (lost, on_lost) = recorder::<MessageLost>();
+    let _l = subscription.on_message_lost(on_lost);
+
+    let sender = zenoh::open(loopback_config("peer", Some(port), 0))
+        .wait()
+        .expect("a raw session");
+    let key = data_key(
+        0,
+        "/chatter",
+        &dds_type_name(StringMsg::TYPE_NAME).unwrap(),
+        &StringMsg::type_hash().to_string(),
+    );
+    let publisher = sender.declare_publisher(key).wait().unwrap();
+    let mut gid = [0u8; 16];
+    gid[0] = 0x5a;
+    let send = |seq: i64| {
+        let payload = encode(&StringMsg {
+            data: seq.to_string(),
+        });
+        let attachment = Attachment {
+            sequence_number: seq,
+            source_timestamp: 0,
+            gid,
+        };
+        publisher
+            .put(payload)
+            .attachment(attachment.to_bytes().to_vec())
+            .wait()
+            .unwrap();
+    };
+    // The first sample can outrun the subscriber's declaration reaching the sender: send
+    // 1 until it is heard, then the run with a gap of 3 (seq 3, 4 and 5 never sent).
+    let start = Instant::now();
+    while heard.lock().is_empty() && start.elapsed() < WAIT {
+        send(1);
+        eb.spin_once(KDuration::from_millis(50)).unwrap();
+    }
+    assert!(
+        !heard.lock().is_empty(),
+        "nothing heard from the raw publisher"
+    );
+    send(2);
+    send(6);
+    send(7);
+    assert!(spin_until(&[&eb], || heard
+        .lock()
+        .last()
+        .map(String::as_str)
+        == Some("7")));
+    assert!(spin_until(&[&eb], || !lost.lock().is_empty()));
+    let last = *lost.lock().last().unwrap();
+    assert_eq!(last.total_count, 3, "{:?}", lost.lock());
+    assert_eq!(subscription.qos_events().message_lost, 3);
+    assert_eq!(tb.sequence_gaps(), 3);
+}
