@@ -29,6 +29,7 @@ fn emit_every_event() {
     tp::message_enqueue(0x30, 0x20, 3, 1);
     tp::message_drop(0x30, 0x20, 2, 5);
     tp::message_loss(0x30, 0x20, 4, 2);
+    tp::qos_event(0x40, "liveliness_changed", 2, -1);
     tp::rclcpp_executor_wait_for_work(-1, 0x70);
     tp::executor_wake(0x70, 1);
     tp::rclcpp_executor_execute(0x30, 0x70);
@@ -112,6 +113,15 @@ fn every_event_is_read_back_with_its_values() {
     assert_eq!(find("kairos:message_drop").u64("queue_depth"), 5);
     let loss = find("kairos:message_loss");
     assert_eq!((loss.u64("first_seq"), loss.u64("count")), (4, 2));
+    let qos = find("kairos:qos_event");
+    assert_eq!(
+        (
+            qos.field("event"),
+            qos.u64("total_count"),
+            qos.field("change")
+        ),
+        ("\"liveliness_changed\"", 2, "-1")
+    );
 
     let order: Vec<&str> = events.iter().map(|e| e.name.as_str()).collect();
     let position = |name: &str| order.iter().position(|n| *n == name).unwrap();

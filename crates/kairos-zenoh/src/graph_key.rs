@@ -552,7 +552,7 @@ mod tests {
         assert_eq!(WireQos::parse(&qos.encode()).unwrap(), qos);
         // rmw's manual-by-node (2) is read as manual by topic; a lone nanosecond part
         // keeps infinite's seconds.
-        let parsed = WireQos::parse("::,:,5:,:2,,").unwrap();
+        let parsed = WireQos::parse("::,:,:,5:2,,").unwrap();
         assert_eq!(parsed.liveliness, Liveliness::ManualByTopic);
         assert_eq!(
             parsed.lifespan,

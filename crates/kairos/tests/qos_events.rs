@@ -39,7 +39,10 @@ fn spin_for(executor: &Executor, span: std::time::Duration) {
     }
 }
 
-fn recorder<S: Send + 'static>() -> (Arc<Mutex<Vec<(Instant, S)>>>, impl Fn(S) + Send + Sync) {
+/// Each status a callback was given, with when.
+type Seen<S> = Arc<Mutex<Vec<(Instant, S)>>>;
+
+fn recorder<S: Send + 'static>() -> (Seen<S>, impl Fn(S) + Send + Sync) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = seen.clone();
     (seen, move |status| {

@@ -449,21 +449,16 @@ impl EndpointEvents {
         node: &Node,
         callback: impl Fn(DeadlineMissed) + Send + Sync + 'static,
     ) -> QosEventHandler {
-        let me = Arc::downgrade(self);
-        let guard = node.create_guard_condition("qos event: deadline missed", move || {
-            if let Some(me) = me.upgrade() {
-                let (total_count, total_count_change) = me.deadline.take();
-                if total_count_change > 0 {
-                    callback(DeadlineMissed {
-                        total_count,
-                        total_count_change,
-                    });
-                }
-            }
-        });
-        self.deadline.listener.set(&guard);
-        pending_now(self.deadline.total() > 0, &guard);
-        QosEventHandler { _guard: guard }
+        self.on_count(
+            node,
+            "deadline missed",
+            |e| &e.deadline,
+            callback,
+            |_, t, c| DeadlineMissed {
+                total_count: t,
+                total_count_change: c,
+            },
+        )
     }
 
     pub(crate) fn on_liveliness_lost(
@@ -471,21 +466,16 @@ impl EndpointEvents {
         node: &Node,
         callback: impl Fn(LivelinessLost) + Send + Sync + 'static,
     ) -> QosEventHandler {
-        let me = Arc::downgrade(self);
-        let guard = node.create_guard_condition("qos event: liveliness lost", move || {
-            if let Some(me) = me.upgrade() {
-                let (total_count, total_count_change) = me.liveliness_lost.take();
-                if total_count_change > 0 {
-                    callback(LivelinessLost {
-                        total_count,
-                        total_count_change,
-                    });
-                }
-            }
-        });
-        self.liveliness_lost.listener.set(&guard);
-        pending_now(self.liveliness_lost.total() > 0, &guard);
-        QosEventHandler { _guard: guard }
+        self.on_count(
+            node,
+            "liveliness lost",
+            |e| &e.liveliness_lost,
+            callback,
+            |_, t, c| LivelinessLost {
+                total_count: t,
+                total_count_change: c,
+            },
+        )
     }
 
     pub(crate) fn on_message_lost(
@@ -493,21 +483,16 @@ impl EndpointEvents {
         node: &Node,
         callback: impl Fn(MessageLost) + Send + Sync + 'static,
     ) -> QosEventHandler {
-        let me = Arc::downgrade(self);
-        let guard = node.create_guard_condition("qos event: message lost", move || {
-            if let Some(me) = me.upgrade() {
-                let (total_count, total_count_change) = me.message_lost.take();
-                if total_count_change > 0 {
-                    callback(MessageLost {
-                        total_count,
-                        total_count_change,
-                    });
-                }
-            }
-        });
-        self.message_lost.listener.set(&guard);
-        pending_now(self.message_lost.total() > 0, &guard);
-        QosEventHandler { _guard: guard }
+        self.on_count(
+            node,
+            "message lost",
+            |e| &e.message_lost,
+            callback,
+            |_, t, c| MessageLost {
+                total_count: t,
+                total_count_change: c,
+            },
+        )
     }
 
     pub(crate) fn on_incompatible_qos(
@@ -515,21 +500,39 @@ impl EndpointEvents {
         node: &Node,
         callback: impl Fn(IncompatibleQos) + Send + Sync + 'static,
     ) -> QosEventHandler {
+        fn counter(e: &EndpointEvents) -> &Counter {
+            &e.incompatible.counter
+        }
+        self.on_count(node, "incompatible qos", counter, callback, |e, t, c| {
+            IncompatibleQos {
+                total_count: t,
+                total_count_change: c,
+                last_policy: *e.incompatible.last_policy.lock(),
+            }
+        })
+    }
+
+    /// Registers `callback` for the events `counter` counts: a guard condition of `node`
+    /// that tells it the total and the change since its last call, `status` made of them.
+    fn on_count<S: 'static>(
+        self: &Arc<Self>,
+        node: &Node,
+        label: &str,
+        counter: fn(&EndpointEvents) -> &Counter,
+        callback: impl Fn(S) + Send + Sync + 'static,
+        status: fn(&EndpointEvents, u64, u64) -> S,
+    ) -> QosEventHandler {
         let me = Arc::downgrade(self);
-        let guard = node.create_guard_condition("qos event: incompatible qos", move || {
+        let guard = node.create_guard_condition(&format!("qos event: {label}"), move || {
             if let Some(me) = me.upgrade() {
-                let (total_count, total_count_change) = me.incompatible.counter.take();
-                if total_count_change > 0 {
-                    callback(IncompatibleQos {
-                        total_count,
-                        total_count_change,
-                        last_policy: *me.incompatible.last_policy.lock(),
-                    });
+                let (total, change) = counter(&me).take();
+                if change > 0 {
+                    callback(status(&me, total, change));
                 }
             }
         });
-        self.incompatible.counter.listener.set(&guard);
-        pending_now(self.incompatible.counter.total() > 0, &guard);
+        counter(self).listener.set(&guard);
+        pending_now(counter(self).total() > 0, &guard);
         QosEventHandler { _guard: guard }
     }
 
