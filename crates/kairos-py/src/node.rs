@@ -114,6 +114,32 @@ fn qos(depth: usize, transient_local: bool, keep_all: bool, best_effort: bool) -
     qos
 }
 
+/// An rclpy profile's deadline, lifespan and liveliness, in ns (0: rclpy's "default",
+/// infinite), added to `qos`.
+#[derive(Debug, Clone, Copy, Default, FromPyObject)]
+#[pyo3(from_item_all)]
+struct Timing {
+    deadline_ns: i64,
+    lifespan_ns: i64,
+    manual_liveliness: bool,
+    lease_ns: i64,
+}
+
+impl Timing {
+    fn apply(self, mut qos: Qos) -> Qos {
+        let duration = |ns: i64| (ns != 0).then(|| kairos::time::Duration::from_nanos(ns));
+        qos.deadline = duration(self.deadline_ns);
+        qos.lifespan = duration(self.lifespan_ns);
+        qos.liveliness = if self.manual_liveliness {
+            kairos::graph::Liveliness::ManualByTopic
+        } else {
+            kairos::graph::Liveliness::Automatic
+        };
+        qos.liveliness_lease = duration(self.lease_ns);
+        qos
+    }
+}
+
 /// The bound of a KEEP_ALL history whose profile gives no depth.
 const KEEP_ALL_BOUND: usize = 1000;
 
@@ -286,7 +312,7 @@ impl NodeCore {
         }
     }
 
-    #[pyo3(signature = (msg_type, topic, depth, transient_local = false, group = None, keep_all = false, best_effort = false))]
+    #[pyo3(signature = (msg_type, topic, depth, transient_local = false, group = None, keep_all = false, best_effort = false, timing = None, events = Vec::new()))]
     #[allow(clippy::too_many_arguments)]
     fn create_publisher(
         &self,
@@ -297,18 +323,24 @@ impl NodeCore {
         group: Option<PyRef<'_, PyGroup>>,
         keep_all: bool,
         best_effort: bool,
+        timing: Option<Timing>,
+        events: Vec<(String, PyObject)>,
     ) -> PyResult<PyPublisher> {
         let kind = message_kind_of(msg_type)?;
         let node = self.in_group(group.as_deref())?;
-        let qos = qos(depth, transient_local, keep_all, best_effort);
-        let inner = (kind.publisher)(&node, topic, qos, msg_type)?;
+        let qos =
+            timing
+                .unwrap_or_default()
+                .apply(qos(depth, transient_local, keep_all, best_effort));
+        let events = events.into_iter().map(|(n, c)| (n, Arc::new(c))).collect();
+        let inner = (kind.publisher)(&node, topic, qos, msg_type, (self.env.clone(), events))?;
         Ok(PyPublisher {
             topic: inner.topic().to_owned(),
             inner: RwLock::new(Some(inner)),
         })
     }
 
-    #[pyo3(signature = (msg_type, topic, callback, depth, transient_local = false, group = None, is_async = false, keep_all = false, best_effort = false))]
+    #[pyo3(signature = (msg_type, topic, callback, depth, transient_local = false, group = None, is_async = false, keep_all = false, best_effort = false, timing = None, events = Vec::new()))]
     #[allow(clippy::too_many_arguments)]
     fn create_subscription(
         &self,
@@ -321,6 +353,8 @@ impl NodeCore {
         is_async: bool,
         keep_all: bool,
         best_effort: bool,
+        timing: Option<Timing>,
+        events: Vec<(String, PyObject)>,
     ) -> PyResult<PySubscription> {
         let kind = message_kind_of(msg_type)?;
         let node = self.in_group(group.as_deref())?;
@@ -330,13 +364,13 @@ impl NodeCore {
             class: msg_type.clone().unbind(),
             is_async,
             env: self.env.clone(),
+            events: events.into_iter().map(|(n, c)| (n, Arc::new(c))).collect(),
         };
-        let (inner, handle) = (kind.subscription)(
-            &node,
-            topic,
-            qos(depth, transient_local, keep_all, best_effort),
-            handler,
-        )?;
+        let qos =
+            timing
+                .unwrap_or_default()
+                .apply(qos(depth, transient_local, keep_all, best_effort));
+        let (inner, handle) = (kind.subscription)(&node, topic, qos, handler)?;
         kairos::trace::tp::rclcpp_callback_register(handle, &name);
         Ok(PySubscription {
             topic: node
@@ -565,6 +599,13 @@ impl PyPublisher {
             .read()
             .as_ref()
             .map_or(0, |p| p.subscription_count())
+    }
+
+    /// Shows the publisher is alive without publishing (manual-by-topic liveliness).
+    fn assert_liveliness(&self) {
+        if let Some(publisher) = self.inner.read().as_ref() {
+            publisher.assert_liveliness();
+        }
     }
 
     /// Removes the publisher from its node and topic (and the graph).

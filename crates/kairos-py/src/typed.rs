@@ -23,6 +23,39 @@ pub(crate) struct Handler {
     pub(crate) class: PyObject,
     pub(crate) is_async: bool,
     pub(crate) env: Arc<CallbackEnv>,
+    pub(crate) events: QosCallbacks,
+}
+
+/// QoS event callbacks by rclpy's name of the event (`deadline`, `liveliness`,
+/// `incompatible_qos`, `message_lost`); each is called with the status's numbers (see
+/// `kairos/event_handler.py`, which builds rclpy's info objects from them).
+pub(crate) type QosCallbacks = Vec<(String, Callable)>;
+
+/// Calls a QoS event callback with `args`, reporting what it raises to the executor.
+fn event_call<A>(env: &Arc<CallbackEnv>, callable: &Callable, args: A)
+where
+    A: for<'py> pyo3::IntoPyObject<'py, Target = pyo3::types::PyTuple>,
+{
+    Python::with_gil(|py| {
+        if let Err(err) = callable.call1(py, args) {
+            env.report(py, err);
+        }
+    });
+}
+
+fn unknown_event(name: &str, of: &str) -> PyErr {
+    pyo3::exceptions::PyValueError::new_err(format!(
+        "a {of} has no QoS event {name:?}; it has {}",
+        if of == "publisher" {
+            "deadline, liveliness and incompatible_qos"
+        } else {
+            "deadline, liveliness, incompatible_qos and message_lost"
+        }
+    ))
+}
+
+fn policy_name(policy: Option<kairos::graph::QosPolicy>) -> &'static str {
+    policy.map_or("INVALID", |p| p.as_str())
 }
 
 /// A service callback: `callback(request, response) -> response`, as rclpy; with
@@ -38,8 +71,13 @@ pub(crate) struct ServiceHandler {
 /// A Rust entity whose handle keeps it alive; dropping it removes the entity.
 pub(crate) type Entity = Box<dyn Any + Send + Sync>;
 
-pub(crate) type MakePublisher =
-    fn(&Node, &str, Qos, &Bound<'_, PyAny>) -> PyResult<Box<dyn DynPublisher>>;
+pub(crate) type MakePublisher = fn(
+    &Node,
+    &str,
+    Qos,
+    &Bound<'_, PyAny>,
+    (Arc<CallbackEnv>, QosCallbacks),
+) -> PyResult<Box<dyn DynPublisher>>;
 /// An entity and its callback's trace handle.
 pub(crate) type Made = (Entity, u64);
 pub(crate) type MakeSubscription = fn(&Node, &str, Qos, Handler) -> PyResult<Made>;
@@ -50,12 +88,14 @@ pub(crate) trait DynPublisher: Send + Sync {
     fn publish(&self, message: &Bound<'_, PyAny>) -> PyResult<usize>;
     fn topic(&self) -> &str;
     fn subscription_count(&self) -> usize;
+    fn assert_liveliness(&self);
 }
 
 /// A publisher and the layout of the class it takes.
 struct TypedPublisher<T> {
     publisher: Publisher<T>,
     layout: Arc<Layout>,
+    _events: Vec<kairos::graph::QosEventHandler>,
 }
 
 impl<T: Message> DynPublisher for TypedPublisher<T> {
@@ -82,6 +122,10 @@ impl<T: Message> DynPublisher for TypedPublisher<T> {
     fn subscription_count(&self) -> usize {
         self.publisher.subscription_count()
     }
+
+    fn assert_liveliness(&self) {
+        self.publisher.assert_liveliness();
+    }
 }
 
 pub(crate) fn make_publisher<T: Message>(
@@ -89,12 +133,38 @@ pub(crate) fn make_publisher<T: Message>(
     topic: &str,
     qos: Qos,
     class: &Bound<'_, PyAny>,
+    (env, callbacks): (Arc<CallbackEnv>, QosCallbacks),
 ) -> PyResult<Box<dyn DynPublisher>> {
     let layout = layout_of::<T>(class)?;
     let publisher = node
         .create_publisher::<T>(topic, qos)
         .map_err(graph_error)?;
-    Ok(Box::new(TypedPublisher { publisher, layout }))
+    let mut events = Vec::new();
+    for (name, callable) in callbacks {
+        let env = env.clone();
+        events.push(match name.as_str() {
+            "deadline" => publisher.on_deadline_missed(move |s| {
+                event_call(&env, &callable, (s.total_count, s.total_count_change))
+            }),
+            "liveliness" => publisher.on_liveliness_lost(move |s| {
+                event_call(&env, &callable, (s.total_count, s.total_count_change))
+            }),
+            "incompatible_qos" => publisher.on_incompatible_qos(move |s| {
+                let policy = policy_name(s.last_policy);
+                event_call(
+                    &env,
+                    &callable,
+                    (s.total_count, s.total_count_change, policy),
+                )
+            }),
+            other => return Err(unknown_event(other, "publisher")),
+        });
+    }
+    Ok(Box::new(TypedPublisher {
+        publisher,
+        layout,
+        _events: events,
+    }))
 }
 
 pub(crate) fn make_subscription<T: Message>(
@@ -108,7 +178,9 @@ pub(crate) fn make_subscription<T: Message>(
         class,
         is_async,
         env,
+        events: callbacks,
     } = handler;
+    let event_env = env.clone();
     let layout = Python::with_gil(|py| layout_of::<T>(class.bind(py)))?;
     let subscription = if is_async {
         node.create_subscription_async(topic, qos, move |message: Arc<T>| {
@@ -133,8 +205,34 @@ pub(crate) fn make_subscription<T: Message>(
         })
     }
     .map_err(graph_error)?;
+    let mut events = Vec::new();
+    for (name, callable) in callbacks {
+        let env = event_env.clone();
+        events.push(match name.as_str() {
+            "deadline" => subscription.on_deadline_missed(move |s| {
+                event_call(&env, &callable, (s.total_count, s.total_count_change))
+            }),
+            "liveliness" => subscription.on_liveliness_changed(move |s| {
+                let counts = (s.alive_count, s.not_alive_count);
+                let changes = (s.alive_count_change, s.not_alive_count_change);
+                event_call(&env, &callable, (counts.0, counts.1, changes.0, changes.1))
+            }),
+            "incompatible_qos" => subscription.on_incompatible_qos(move |s| {
+                let policy = policy_name(s.last_policy);
+                event_call(
+                    &env,
+                    &callable,
+                    (s.total_count, s.total_count_change, policy),
+                )
+            }),
+            "message_lost" => subscription.on_message_lost(move |s| {
+                event_call(&env, &callable, (s.total_count, s.total_count_change))
+            }),
+            other => return Err(unknown_event(other, "subscription")),
+        });
+    }
     let handle = subscription.callback_handle();
-    Ok((Box::new(subscription), handle))
+    Ok((Box::new((subscription, events)), handle))
 }
 
 pub(crate) fn make_service<Req: Message, Resp: Message>(

@@ -180,21 +180,25 @@ class Node(GraphMixin, ParametersMixin):
 
     # -- entities -------------------------------------------------------------------
 
-    def create_publisher(self, msg_type, topic, qos_profile, *, callback_group=None, **_):
+    def create_publisher(self, msg_type, topic, qos_profile, *, callback_group=None,
+                         event_callbacks=None, **_):
         validate_topic_name(topic)
+        events = event_callbacks._events() if event_callbacks is not None else []
         publisher = self._core.create_publisher(msg_type, topic,
                                                 group=self._group(callback_group),
+                                                events=events,
                                                 **_qos_args(qos_profile))
         self.publishers.append(publisher)
         self._in_group(publisher, callback_group)
         return publisher
 
     def create_subscription(self, msg_type, topic, callback, qos_profile, *,
-                            callback_group=None, **_):
+                            callback_group=None, event_callbacks=None, **_):
         validate_topic_name(topic)
+        events = event_callbacks._events() if event_callbacks is not None else []
         subscription = self._core.create_subscription(
             msg_type, topic, callback, group=self._group(callback_group),
-            is_async=_is_async(callback), **_qos_args(qos_profile))
+            is_async=_is_async(callback), events=events, **_qos_args(qos_profile))
         self.subscriptions.append(subscription)
         self._in_group(subscription, callback_group)
         return subscription

@@ -1,5 +1,6 @@
-"""rclpy's QoS profiles and policies. kairos honours history, depth, reliability and
-durability; deadline, lifespan and liveliness are kept and announced, not enforced yet."""
+"""rclpy's QoS profiles and policies. kairos honours every policy: history, depth,
+reliability, durability, and the deadline, lifespan and liveliness whose events
+``kairos.event_handler`` delivers."""
 
 import enum
 import warnings
@@ -78,10 +79,31 @@ class InvalidQoSProfileException(Exception):
         super().__init__("Invalid QoSProfile", *args)
 
 
+class QoSPolicyKind(enum.IntEnum):
+    """rclpy's names of the QoS policies, as incompatible-QoS events report them."""
+    INVALID = 1 << 0
+    DURABILITY = 1 << 1
+    DEADLINE = 1 << 2
+    LIVELINESS = 1 << 3
+    RELIABILITY = 1 << 4
+    HISTORY = 1 << 5
+    LIFESPAN = 1 << 6
+    DEPTH = 1 << 7
+    LIVELINESS_LEASE_DURATION = 1 << 8
+    AVOID_ROS_NAMESPACE_CONVENTIONS = 1 << 9
+
+
+def qos_policy_name_from_kind(policy_kind):
+    """The name of a policy kind (``QoSPolicyKind`` or its value)."""
+    try:
+        return QoSPolicyKind(policy_kind).name
+    except ValueError:
+        return "ERROR"
+
+
 class QoSProfile:
-    """rclpy's QoS profile. kairos honours depth, history, reliability and durability;
-    deadline, lifespan and liveliness are kept and announced as given, not enforced yet.
-    As rclpy's, a profile needs its history or depth."""
+    """rclpy's QoS profile. kairos honours every policy (a zero duration is rclpy's
+    default, infinite). As rclpy's, a profile needs its history or depth."""
 
     _POLICIES = ("history", "depth", "reliability", "durability", "lifespan", "deadline",
                  "liveliness", "liveliness_lease_duration", "avoid_ros_namespace_conventions")
@@ -165,16 +187,30 @@ class QoSPresetProfiles(_ShortKeys, enum.Enum):
     UNKNOWN = qos_profile_unknown
 
 
+def _nanoseconds(duration):
+    """A QoS duration (kairos or rclpy ``Duration``, or seconds) in ns; 0 is infinite."""
+    if duration is None:
+        return 0
+    if hasattr(duration, "nanoseconds"):
+        return int(duration.nanoseconds)
+    return int(float(duration) * 1e9)
+
+
 def _qos_args(qos):
     """What kairos's entities take of an int depth or a QoSProfile: depth, durability,
-    history (KEEP_ALL is bounded by the depth, 1000 when it is 0) and reliability.
-    Deadline, lifespan and liveliness are not kairos settings yet (issue 27)."""
+    history (KEEP_ALL is bounded by the depth, 1000 when it is 0), reliability, and the
+    deadline, lifespan and liveliness (``timing``)."""
     if isinstance(qos, int):
         return {"depth": qos, "transient_local": False}
+    timing = {"deadline_ns": _nanoseconds(qos.deadline),
+              "lifespan_ns": _nanoseconds(qos.lifespan),
+              "manual_liveliness": qos.liveliness == LivelinessPolicy.MANUAL_BY_TOPIC,
+              "lease_ns": _nanoseconds(qos.liveliness_lease_duration)}
     return {"depth": int(qos.depth),
             "transient_local": qos.durability == DurabilityPolicy.TRANSIENT_LOCAL,
             "keep_all": qos.history == HistoryPolicy.KEEP_ALL,
-            "best_effort": qos.reliability == ReliabilityPolicy.BEST_EFFORT}
+            "best_effort": qos.reliability == ReliabilityPolicy.BEST_EFFORT,
+            "timing": timing}
 
 
 def qos_check_compatible(publisher_qos, subscription_qos):

@@ -1,0 +1,152 @@
+"""rclpy's QoS event callbacks (``rclpy.event_handler``): a publisher or subscription made
+with ``event_callbacks=PublisherEventCallbacks(...)`` / ``SubscriptionEventCallbacks(...)``
+gets its deadline, liveliness, incompatible-QoS and message-lost events as callbacks on its
+node's executor, with rclpy's info objects.
+
+kairos times deadlines and leases on the monotonic clock and counts every event whether or
+not a callback listens (see the Rust ``kairos::graph::qos_event``). A callback's info says
+the total and the change since its last call: events that come while one is pending are
+told in one call, none is lost. Incompatible QoS follows ROS 2's rules and is reported,
+but the pair still communicates, as on rmw_zenoh.
+"""
+
+import enum
+
+from kairos.qos import QoSPolicyKind
+
+
+class _Info:
+    _FIELDS = ()
+
+    def __init__(self, *values, **named):
+        for field, value in zip(self._FIELDS, values):
+            setattr(self, field, value)
+        for field in self._FIELDS[len(values):]:
+            setattr(self, field, named.get(field, 0))
+
+    def __eq__(self, other):
+        return type(self) is type(other) and all(
+            getattr(self, f) == getattr(other, f) for f in self._FIELDS)
+
+    def __repr__(self):
+        fields = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS)
+        return f"{type(self).__name__}({fields})"
+
+
+class QoSRequestedDeadlineMissedInfo(_Info):
+    """A subscription received nothing within its deadline."""
+    _FIELDS = ("total_count", "total_count_change")
+
+
+class QoSOfferedDeadlineMissedInfo(_Info):
+    """A publisher published nothing within its deadline."""
+    _FIELDS = ("total_count", "total_count_change")
+
+
+class QoSLivelinessChangedInfo(_Info):
+    """The alive and not-alive publishers of a subscription's topic changed."""
+    _FIELDS = ("alive_count", "not_alive_count", "alive_count_change",
+               "not_alive_count_change")
+
+
+class QoSLivelinessLostInfo(_Info):
+    """A manual-liveliness publisher let its lease pass."""
+    _FIELDS = ("total_count", "total_count_change")
+
+
+class QoSRequestedIncompatibleQoSInfo(_Info):
+    """Endpoints found whose QoS does not match; ``last_policy_kind`` names the policy."""
+    _FIELDS = ("total_count", "total_count_change", "last_policy_kind")
+
+    def __init__(self, *values, **named):
+        super().__init__(*values, **named)
+        if not isinstance(self.last_policy_kind, QoSPolicyKind):
+            self.last_policy_kind = (QoSPolicyKind[self.last_policy_kind]
+                                     if isinstance(self.last_policy_kind, str)
+                                     else QoSPolicyKind.INVALID)
+
+
+QoSOfferedIncompatibleQoSInfo = QoSRequestedIncompatibleQoSInfo
+
+
+class QoSMessageLostInfo(_Info):
+    """Messages of a publisher in another process never arrived."""
+    _FIELDS = ("total_count", "total_count_change")
+
+
+class QoSPublisherEventType(enum.IntEnum):
+    RCL_PUBLISHER_OFFERED_DEADLINE_MISSED = 0
+    RCL_PUBLISHER_LIVELINESS_LOST = 1
+    RCL_PUBLISHER_OFFERED_INCOMPATIBLE_QOS = 2
+    RCL_PUBLISHER_INCOMPATIBLE_TYPE = 3
+    RCL_PUBLISHER_MATCHED = 4
+
+
+class QoSSubscriptionEventType(enum.IntEnum):
+    RCL_SUBSCRIPTION_REQUESTED_DEADLINE_MISSED = 0
+    RCL_SUBSCRIPTION_LIVELINESS_CHANGED = 1
+    RCL_SUBSCRIPTION_REQUESTED_INCOMPATIBLE_QOS = 2
+    RCL_SUBSCRIPTION_MESSAGE_LOST = 3
+    RCL_SUBSCRIPTION_INCOMPATIBLE_TYPE = 4
+    RCL_SUBSCRIPTION_MATCHED = 5
+
+
+class UnsupportedEventTypeError(Exception):
+    """An event kairos does not report (matched, incompatible type)."""
+
+
+def _wrap(callback, info):
+    return lambda *values: callback(info(*values))
+
+
+class SubscriptionEventCallbacks:
+    """The QoS event callbacks of a subscription, as rclpy's. ``incompatible_type`` and
+    ``matched`` are accepted and not called: kairos reports a type mismatch in its log,
+    and has no matched event yet."""
+
+    def __init__(self, *, deadline=None, incompatible_qos=None, liveliness=None,
+                 message_lost=None, incompatible_type=None, matched=None,
+                 use_default_callbacks=True):
+        self.deadline = deadline
+        self.incompatible_qos = incompatible_qos
+        self.liveliness = liveliness
+        self.message_lost = message_lost
+        self.incompatible_type = incompatible_type
+        self.matched = matched
+        self.use_default_callbacks = use_default_callbacks
+
+    def _events(self):
+        """``(name, callable)`` pairs for the Rust subscription."""
+        pairs = []
+        for name, callback, info in (
+                ("deadline", self.deadline, QoSRequestedDeadlineMissedInfo),
+                ("liveliness", self.liveliness, QoSLivelinessChangedInfo),
+                ("incompatible_qos", self.incompatible_qos, QoSRequestedIncompatibleQoSInfo),
+                ("message_lost", self.message_lost, QoSMessageLostInfo)):
+            if callback is not None:
+                pairs.append((name, _wrap(callback, info)))
+        return pairs
+
+
+class PublisherEventCallbacks:
+    """The QoS event callbacks of a publisher, as rclpy's (``incompatible_type`` and
+    ``matched`` as for subscriptions)."""
+
+    def __init__(self, *, deadline=None, liveliness=None, incompatible_qos=None,
+                 incompatible_type=None, matched=None, use_default_callbacks=True):
+        self.deadline = deadline
+        self.liveliness = liveliness
+        self.incompatible_qos = incompatible_qos
+        self.incompatible_type = incompatible_type
+        self.matched = matched
+        self.use_default_callbacks = use_default_callbacks
+
+    def _events(self):
+        pairs = []
+        for name, callback, info in (
+                ("deadline", self.deadline, QoSOfferedDeadlineMissedInfo),
+                ("liveliness", self.liveliness, QoSLivelinessLostInfo),
+                ("incompatible_qos", self.incompatible_qos, QoSOfferedIncompatibleQoSInfo)):
+            if callback is not None:
+                pairs.append((name, _wrap(callback, info)))
+        return pairs

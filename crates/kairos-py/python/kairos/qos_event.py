@@ -1,0 +1,8 @@
+"""rclpy's older name of ``rclpy.event_handler``."""
+
+from kairos.event_handler import *  # noqa: F401,F403
+from kairos.event_handler import (  # noqa: F401
+    PublisherEventCallbacks, QoSLivelinessChangedInfo, QoSLivelinessLostInfo,
+    QoSMessageLostInfo, QoSOfferedDeadlineMissedInfo, QoSOfferedIncompatibleQoSInfo,
+    QoSPublisherEventType, QoSRequestedDeadlineMissedInfo, QoSRequestedIncompatibleQoSInfo,
+    QoSSubscriptionEventType, SubscriptionEventCallbacks, UnsupportedEventTypeError)

@@ -1,0 +1,115 @@
+"""QoS events from Python, with rclpy's shapes: ``event_callbacks=`` on a publisher or
+subscription, rclpy's info objects, the deadline, lifespan and liveliness of a
+``QoSProfile`` honoured (not only announced), and ``Publisher.assert_liveliness``."""
+
+import queue
+import time
+
+from kairos.duration import Duration
+from kairos.event_handler import (
+    PublisherEventCallbacks, QoSLivelinessChangedInfo, QoSLivelinessLostInfo,
+    QoSOfferedDeadlineMissedInfo, QoSRequestedDeadlineMissedInfo,
+    QoSRequestedIncompatibleQoSInfo, SubscriptionEventCallbacks)
+from kairos.executors import SingleThreadedExecutor
+from kairos.node import Node
+from kairos.qos import (LivelinessPolicy, QoSPolicyKind, QoSProfile, ReliabilityPolicy)
+from kairos.std_msgs.msg import String
+
+from conftest import LIMIT, spin_in_thread
+
+
+def test_a_deadline_missed_reaches_both_sides_with_rclpy_info_objects(session):
+    node = Node("qe_deadline")
+    profile = QoSProfile(depth=5, deadline=Duration(nanoseconds=40_000_000))
+    requested, offered = queue.Queue(), queue.Queue()
+    publisher = node.create_publisher(
+        String, "/qe/scan", profile,
+        event_callbacks=PublisherEventCallbacks(deadline=offered.put))
+    node.create_subscription(
+        String, "/qe/scan", lambda m: None, profile,
+        event_callbacks=SubscriptionEventCallbacks(deadline=requested.put))
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    spin_in_thread(executor)
+    published = time.monotonic()
+    publisher.publish(String(data="once"))
+    sub_info = requested.get(timeout=LIMIT)
+    pub_info = offered.get(timeout=LIMIT)
+    assert time.monotonic() - published >= 0.040, "never before the deadline"
+    assert isinstance(sub_info, QoSRequestedDeadlineMissedInfo)
+    assert isinstance(pub_info, QoSOfferedDeadlineMissedInfo)
+    assert sub_info.total_count >= 1 and sub_info.total_count_change >= 1
+    assert executor.shutdown(timeout_sec=1.0)
+
+
+def test_a_quiet_manual_publisher_loses_its_liveliness_and_asserting_brings_it_back(session):
+    node = Node("qe_liveliness")
+    manual = QoSProfile(depth=5, liveliness=LivelinessPolicy.MANUAL_BY_TOPIC,
+                        liveliness_lease_duration=Duration(nanoseconds=40_000_000))
+    changed, lost = queue.Queue(), queue.Queue()
+    node.create_subscription(
+        String, "/qe/heartbeat", lambda m: None, manual,
+        event_callbacks=SubscriptionEventCallbacks(liveliness=changed.put))
+    publisher = node.create_publisher(
+        String, "/qe/heartbeat", manual,
+        event_callbacks=PublisherEventCallbacks(liveliness=lost.put))
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    spin_in_thread(executor)
+    info = lost.get(timeout=LIMIT)
+    assert isinstance(info, QoSLivelinessLostInfo)
+    assert (info.total_count, info.total_count_change) == (1, 1)
+
+    def next_change(until):
+        deadline = time.monotonic() + LIMIT
+        while time.monotonic() < deadline:
+            info = changed.get(timeout=LIMIT)
+            assert isinstance(info, QoSLivelinessChangedInfo)
+            if until(info):
+                return info
+        raise AssertionError("no such liveliness change")
+
+    gone = next_change(lambda i: i.not_alive_count == 1)
+    assert gone.alive_count == 0
+    publisher.assert_liveliness()
+    back = next_change(lambda i: i.alive_count == 1)
+    assert (back.not_alive_count, back.alive_count_change, back.not_alive_count_change) \
+        == (0, 1, -1)
+    assert executor.shutdown(timeout_sec=1.0)
+
+
+def test_incompatible_qos_names_the_policy_and_messages_still_flow(session):
+    node = Node("qe_incompatible")
+    found, heard = queue.Queue(), queue.Queue()
+    node.create_subscription(
+        String, "/qe/sensor", heard.put, 10,
+        event_callbacks=SubscriptionEventCallbacks(incompatible_qos=found.put))
+    best_effort = QoSProfile(depth=5, reliability=ReliabilityPolicy.BEST_EFFORT)
+    publisher = node.create_publisher(String, "/qe/sensor", best_effort)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    spin_in_thread(executor)
+    info = found.get(timeout=LIMIT)
+    assert isinstance(info, QoSRequestedIncompatibleQoSInfo)
+    assert info.last_policy_kind == QoSPolicyKind.RELIABILITY
+    assert (info.total_count, info.total_count_change) == (1, 1)
+    publisher.publish(String(data="still delivered"))
+    assert heard.get(timeout=LIMIT).data == "still delivered"
+    assert executor.shutdown(timeout_sec=1.0)
+
+
+def test_a_message_past_its_lifespan_is_not_delivered(session):
+    node = Node("qe_lifespan")
+    heard = queue.Queue()
+    node.create_subscription(String, "/qe/stale", heard.put, 10)
+    short = QoSProfile(depth=10, lifespan=Duration(nanoseconds=10_000_000))
+    long = QoSProfile(depth=10, lifespan=Duration(seconds=60))
+    node.create_publisher(String, "/qe/stale", short).publish(String(data="stale"))
+    node.create_publisher(String, "/qe/stale", long).publish(String(data="fresh"))
+    time.sleep(0.05)  # past the short lifespan, before anything spins
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    spin_in_thread(executor)
+    assert heard.get(timeout=LIMIT).data == "fresh"
+    assert executor.shutdown(timeout_sec=1.0)
+    assert heard.empty()
