@@ -74,6 +74,19 @@ class QoSMessageLostInfo(_Info):
     _FIELDS = ("total_count", "total_count_change")
 
 
+class QoSSubscriptionMatchedInfo(_Info):
+    """The publishers matched to a subscription (kairos does not send this event yet)."""
+    _FIELDS = ("total_count", "total_count_change", "current_count", "current_count_change")
+
+
+QoSPublisherMatchedInfo = QoSSubscriptionMatchedInfo
+
+
+class IncompatibleTypeInfo(_Info):
+    """Endpoints of the topic with another type (kairos logs these; no event yet)."""
+    _FIELDS = ("total_count", "total_count_change")
+
+
 class QoSPublisherEventType(enum.IntEnum):
     RCL_PUBLISHER_OFFERED_DEADLINE_MISSED = 0
     RCL_PUBLISHER_LIVELINESS_LOST = 1

@@ -2,7 +2,7 @@
 
 from kairos.event_handler import *  # noqa: F401,F403
 from kairos.event_handler import (  # noqa: F401
-    PublisherEventCallbacks, QoSLivelinessChangedInfo, QoSLivelinessLostInfo,
+    IncompatibleTypeInfo, PublisherEventCallbacks, QoSLivelinessChangedInfo, QoSLivelinessLostInfo,
     QoSMessageLostInfo, QoSOfferedDeadlineMissedInfo, QoSOfferedIncompatibleQoSInfo,
-    QoSPublisherEventType, QoSRequestedDeadlineMissedInfo, QoSRequestedIncompatibleQoSInfo,
-    QoSSubscriptionEventType, SubscriptionEventCallbacks, UnsupportedEventTypeError)
+    QoSPublisherEventType, QoSPublisherMatchedInfo, QoSRequestedDeadlineMissedInfo, QoSRequestedIncompatibleQoSInfo,
+    QoSSubscriptionEventType, QoSSubscriptionMatchedInfo, SubscriptionEventCallbacks, UnsupportedEventTypeError)
