@@ -112,6 +112,13 @@ def _wrap(callback, info):
     return lambda *values: callback(info(*values))
 
 
+def _pairs(table):
+    """``(name, callable)`` for the Rust entity, of each ``(name, callback, info class)``
+    with a callback."""
+    return [(name, _wrap(callback, info)) for name, callback, info in table
+            if callback is not None]
+
+
 class SubscriptionEventCallbacks:
     """The QoS event callbacks of a subscription, as rclpy's. ``incompatible_type`` and
     ``matched`` are accepted and not called: kairos reports a type mismatch in its log,
@@ -129,16 +136,11 @@ class SubscriptionEventCallbacks:
         self.use_default_callbacks = use_default_callbacks
 
     def _events(self):
-        """``(name, callable)`` pairs for the Rust subscription."""
-        pairs = []
-        for name, callback, info in (
-                ("deadline", self.deadline, QoSRequestedDeadlineMissedInfo),
-                ("liveliness", self.liveliness, QoSLivelinessChangedInfo),
-                ("incompatible_qos", self.incompatible_qos, QoSRequestedIncompatibleQoSInfo),
-                ("message_lost", self.message_lost, QoSMessageLostInfo)):
-            if callback is not None:
-                pairs.append((name, _wrap(callback, info)))
-        return pairs
+        return _pairs((
+            ("deadline", self.deadline, QoSRequestedDeadlineMissedInfo),
+            ("liveliness", self.liveliness, QoSLivelinessChangedInfo),
+            ("incompatible_qos", self.incompatible_qos, QoSRequestedIncompatibleQoSInfo),
+            ("message_lost", self.message_lost, QoSMessageLostInfo)))
 
 
 class PublisherEventCallbacks:
@@ -155,11 +157,7 @@ class PublisherEventCallbacks:
         self.use_default_callbacks = use_default_callbacks
 
     def _events(self):
-        pairs = []
-        for name, callback, info in (
-                ("deadline", self.deadline, QoSOfferedDeadlineMissedInfo),
-                ("liveliness", self.liveliness, QoSLivelinessLostInfo),
-                ("incompatible_qos", self.incompatible_qos, QoSOfferedIncompatibleQoSInfo)):
-            if callback is not None:
-                pairs.append((name, _wrap(callback, info)))
-        return pairs
+        return _pairs((
+            ("deadline", self.deadline, QoSOfferedDeadlineMissedInfo),
+            ("liveliness", self.liveliness, QoSLivelinessLostInfo),
+            ("incompatible_qos", self.incompatible_qos, QoSOfferedIncompatibleQoSInfo)))

@@ -289,56 +289,45 @@ impl Qos {
                 "the publisher is volatile and the subscription asks for transient local; make the subscription volatile or the publisher transient local".into(),
             );
         }
-        if let Some(asked) = subscription.deadline {
-            match publisher.deadline {
-                None => {
-                    return incompatible(
-                        QosPolicy::Deadline,
-                        format!(
-                            "the subscription asks for a deadline of {asked} and the publisher offers none"
-                        ),
-                    );
-                }
-                Some(offered) if offered > asked => {
-                    return incompatible(
-                        QosPolicy::Deadline,
-                        format!(
-                            "the publisher offers a deadline of {offered}, longer than the {asked} the subscription asks for"
-                        ),
-                    );
-                }
-                Some(_) => {}
-            }
-        }
+        within(
+            publisher.deadline,
+            subscription.deadline,
+            QosPolicy::Deadline,
+            "deadline",
+        )?;
         if publisher.liveliness < subscription.liveliness {
             return incompatible(
                 QosPolicy::Liveliness,
                 "the subscription asks for manual-by-topic liveliness and the publisher offers automatic".into(),
             );
         }
-        if let Some(asked) = subscription.liveliness_lease {
-            match publisher.liveliness_lease {
-                None => {
-                    return incompatible(
-                        QosPolicy::Liveliness,
-                        format!(
-                            "the subscription asks for a liveliness lease of {asked} and the publisher offers none"
-                        ),
-                    );
-                }
-                Some(offered) if offered > asked => {
-                    return incompatible(
-                        QosPolicy::Liveliness,
-                        format!(
-                            "the publisher offers a liveliness lease of {offered}, longer than the {asked} the subscription asks for"
-                        ),
-                    );
-                }
-                Some(_) => {}
-            }
-        }
+        within(
+            publisher.liveliness_lease,
+            subscription.liveliness_lease,
+            QosPolicy::Liveliness,
+            "liveliness lease",
+        )?;
         Ok(())
     }
+}
+
+/// A duration the subscription asks for (`asked`) is offered, no longer (`None`: infinite).
+fn within(
+    offered: Option<Duration>,
+    asked: Option<Duration>,
+    policy: QosPolicy,
+    what: &str,
+) -> Result<(), Incompatibility> {
+    let reason = match (offered, asked) {
+        (None, Some(asked)) => {
+            format!("the subscription asks for a {what} of {asked} and the publisher offers none")
+        }
+        (Some(offered), Some(asked)) if offered > asked => format!(
+            "the publisher offers a {what} of {offered}, longer than the {asked} the subscription asks for"
+        ),
+        _ => return Ok(()),
+    };
+    Err(Incompatibility { policy, reason })
 }
 
 impl Default for Qos {
