@@ -540,6 +540,51 @@ mod tests {
     }
 
     #[test]
+    fn any_qos_reads_back_as_it_was_written() {
+        // A fixed xorshift stream: random, and the same on every run.
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut duration = |next: &mut dyn FnMut() -> u64| match next() % 4 {
+            0 => None,
+            // Whole seconds, a nanosecond, the largest finite, and any.
+            1 => Some(Duration::from_secs((next() % 100_000) as i64 + 1)),
+            2 => Some(Duration::from_nanos(
+                [1, i64::MAX - 1][(next() % 2) as usize],
+            )),
+            _ => Some(Duration::from_nanos(
+                (next() >> 1).max(1) as i64 % (i64::MAX - 1) + 1,
+            )),
+        };
+        for _ in 0..5_000 {
+            let depth = [0, 1, DEFAULT_DEPTH, next() % 1_000_000][(next() % 4) as usize];
+            let qos = WireQos {
+                reliability: [Reliability::Reliable, Reliability::BestEffort]
+                    [(next() % 2) as usize],
+                durability: [Durability::Volatile, Durability::TransientLocal]
+                    [(next() % 2) as usize],
+                history: if next() % 2 == 0 {
+                    History::KeepLast(depth)
+                } else {
+                    History::KeepAll(depth)
+                },
+                deadline: duration(&mut next),
+                lifespan: duration(&mut next),
+                liveliness: [Liveliness::Automatic, Liveliness::ManualByTopic]
+                    [(next() % 2) as usize],
+                liveliness_lease: duration(&mut next),
+            };
+            let text = qos.encode();
+            assert_eq!(WireQos::parse(&text).as_ref(), Ok(&qos), "{text}");
+            assert_eq!(text.matches(':').count(), 5, "six parts: {text}");
+        }
+    }
+
+    #[test]
     fn deadline_lifespan_and_liveliness_are_written_as_rmw_zenoh_writes_them() {
         let qos = WireQos {
             deadline: Some(Duration::from_millis(1500)),

@@ -214,6 +214,16 @@ fn a_gap_in_a_remote_publishers_sequence_numbers_is_a_message_lost_event() {
         "nothing heard from the raw publisher"
     );
     send(2);
+    assert!(spin_until(&[&eb], || heard
+        .lock()
+        .last()
+        .map(String::as_str)
+        == Some("2")));
+    assert_eq!(
+        subscription.qos_events().message_lost,
+        0,
+        "a repeated first number and the next one lose nothing"
+    );
     send(6);
     send(7);
     assert!(spin_until(&[&eb], || heard
