@@ -549,7 +549,7 @@ mod tests {
             state ^= state << 17;
             state
         };
-        let mut duration = |next: &mut dyn FnMut() -> u64| match next() % 4 {
+        let duration = |next: &mut dyn FnMut() -> u64| match next() % 4 {
             0 => None,
             // Whole seconds, a nanosecond, the largest finite, and any.
             1 => Some(Duration::from_secs((next() % 100_000) as i64 + 1)),
