@@ -53,6 +53,30 @@ fn recorder<S: Send + 'static>() -> (Arc<Mutex<Vec<S>>>, impl Fn(S) + Send + Syn
     (seen, move |status| sink.lock().push(status))
 }
 
+/// A talker and a listener, each in a context with its own session, through a router on
+/// a loopback port of the test's own (fields drop in order: nodes, sessions, router).
+struct TwoProcesses {
+    talker: Node,
+    listener: Node,
+    _sessions: [Arc<ZenohTransport>; 2],
+    _router: zenoh::Session,
+}
+
+impl TwoProcesses {
+    fn new() -> Self {
+        let port = free_port();
+        let router = router_session(port);
+        let (a, ta) = carried(port);
+        let (b, tb) = carried(port);
+        TwoProcesses {
+            talker: Node::new_in(&a, "talker", "/").unwrap(),
+            listener: Node::new_in(&b, "listener", "/").unwrap(),
+            _sessions: [ta, tb],
+            _router: router,
+        }
+    }
+}
+
 fn spun(node: &Node) -> Executor {
     let executor = Executor::single_threaded();
     executor.add_node(node).unwrap();
@@ -61,13 +85,9 @@ fn spun(node: &Node) -> Executor {
 
 #[test]
 fn incompatible_qos_is_found_across_processes_from_the_tokens_and_messages_still_flow() {
-    let port = free_port();
-    let _router = router_session(port);
-    let (a, _ta) = carried(port);
-    let (b, _tb) = carried(port);
-    let talker = Node::new_in(&a, "talker", "/").unwrap();
-    let listener = Node::new_in(&b, "listener", "/").unwrap();
-    let (ea, eb) = (spun(&talker), spun(&listener));
+    let two = TwoProcesses::new();
+    let (talker, listener) = (&two.talker, &two.listener);
+    let (ea, eb) = (spun(talker), spun(listener));
 
     let offered = Qos::keep_last(5)
         .best_effort()
@@ -129,13 +149,9 @@ fn incompatible_qos_is_found_across_processes_from_the_tokens_and_messages_still
 
 #[test]
 fn a_remote_publisher_is_alive_while_its_token_lives() {
-    let port = free_port();
-    let _router = router_session(port);
-    let (a, _ta) = carried(port);
-    let (b, _tb) = carried(port);
-    let talker = Node::new_in(&a, "talker", "/").unwrap();
-    let listener = Node::new_in(&b, "listener", "/").unwrap();
-    let eb = spun(&listener);
+    let two = TwoProcesses::new();
+    let (talker, listener) = (&two.talker, &two.listener);
+    let eb = spun(listener);
     let subscription = listener
         .create_subscription("/status", Qos::keep_last(5), |_: &StringMsg| {})
         .unwrap();
