@@ -9,6 +9,7 @@
 use crate::error::ActionError;
 use crate::goal::{GoalId, GoalStatus};
 use crate::names::{ActionNames, FEEDBACK_QOS, STATUS_QOS};
+use crate::trace::{self, Step};
 use kairos::graph::{ActionType, Client, GraphError, Node, Subscription, SubscriptionStats};
 use kairos::time::Duration;
 use kairos_msgs::action_msgs::msg::{GoalInfo, GoalStatusArray};
@@ -31,6 +32,8 @@ struct Followed<A: ActionType> {
 
 struct Shared<A: ActionType> {
     action: String,
+    /// The handle the trace knows this client by.
+    handle: u64,
     send_goal: Client<A::SendGoal>,
     cancel_goal: Client<CancelGoal>,
     get_result: Client<A::GetResult>,
@@ -67,8 +70,11 @@ impl<A: ActionType> ActionClient<A> {
     /// updates run on the executor that spins `node`.
     pub fn new(node: &Node, name: &str) -> Result<Self, GraphError> {
         let names = ActionNames::resolve(node, name)?;
+        let handle = kairos::trace::next_handle();
+        kairos::trace::tp::action_client_init(handle, node.trace_handle(), &names.action);
         let shared = Arc::new(Shared {
             action: names.action.clone(),
+            handle,
             send_goal: node.create_client(&names.send_goal)?,
             cancel_goal: node.create_client(&names.cancel_goal)?,
             get_result: node.create_client(&names.get_result)?,
@@ -156,6 +162,7 @@ impl<A: ActionType> ActionClient<A> {
         // Followed before it is sent: feedback may come as soon as the server accepts.
         self.shared.followed.lock().insert(id, followed.clone());
         let unfollow = || self.shared.followed.lock().remove(&id);
+        trace::goal(self.shared.handle, id, Step::Sent, GoalStatus::Unknown);
         let response = match self
             .shared
             .send_goal
@@ -169,6 +176,7 @@ impl<A: ActionType> ActionClient<A> {
         };
         let (accepted, stamp) = A::split_send_goal_response(response);
         if !accepted {
+            trace::goal(self.shared.handle, id, Step::Rejected, GoalStatus::Unknown);
             unfollow();
             return Err(ActionError::Rejected {
                 action: self.shared.action.clone(),
@@ -181,6 +189,7 @@ impl<A: ActionType> ActionClient<A> {
             Ordering::Relaxed,
             Ordering::Relaxed,
         );
+        trace::goal(self.shared.handle, id, Step::Accepted, GoalStatus::Accepted);
         Ok(ClientGoalHandle {
             id,
             stamp,
@@ -220,9 +229,12 @@ impl<A: ActionType> Shared<A> {
             return;
         };
         let (uuid, feedback) = A::split_feedback_message(message);
-        let followed = self.followed.lock().get(&GoalId(uuid)).cloned();
+        let id = GoalId(uuid);
+        let followed = self.followed.lock().get(&id).cloned();
         match followed {
             Some(followed) => {
+                let status = GoalStatus::from_code(followed.status.load(Ordering::Relaxed));
+                trace::goal(self.handle, id, Step::Feedback, status);
                 if let Some(on_feedback) = &followed.on_feedback {
                     on_feedback(feedback);
                 }
@@ -322,6 +334,7 @@ impl<A: ActionType> ClientGoalHandle<A> {
                 stamp: TimeMsg::default(),
             },
         };
+        trace::goal(self.shared.handle, self.id, Step::CancelSent, self.status());
         let response = self
             .shared
             .cancel_goal
@@ -335,8 +348,20 @@ impl<A: ActionType> ClientGoalHandle<A> {
             self.followed
                 .status
                 .store(GoalStatus::Canceling.code(), Ordering::Relaxed);
+            trace::goal(
+                self.shared.handle,
+                self.id,
+                Step::Canceling,
+                GoalStatus::Canceling,
+            );
             return Ok(());
         }
+        trace::goal(
+            self.shared.handle,
+            self.id,
+            Step::CancelRefused,
+            self.status(),
+        );
         Err(ActionError::CancelRefused {
             action: self.shared.action.clone(),
             goal: self.id,
@@ -360,6 +385,7 @@ fn outcome<A: ActionType>(
         });
     }
     followed.status.store(code, Ordering::Relaxed);
+    trace::goal(shared.handle, id, Step::Result, status);
     Ok(GoalOutcome { status, result })
 }
 

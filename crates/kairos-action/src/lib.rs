@@ -25,6 +25,9 @@
 //!   server's `result_timeout`.
 //! - **Nothing lost silently.** Feedback for a goal the client does not follow is counted
 //!   ([`ActionClient::unmatched_feedback`]).
+//! - **Every goal's life is traced.** Servers and clients record each step of a goal
+//!   (`kairos:goal`: sent, accepted, executing, feedback, canceling, ended, result) under
+//!   its UUID, so `kairos trace goals` shows each goal from both sides, across processes.
 
 #![warn(missing_docs)]
 
@@ -33,6 +36,7 @@ mod error;
 mod goal;
 mod names;
 mod server;
+mod trace;
 
 pub use client::{ActionClient, ClientGoalHandle, GoalOutcome};
 pub use error::{ActionError, GoalError};

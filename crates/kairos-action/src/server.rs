@@ -17,6 +17,7 @@
 use crate::error::GoalError;
 use crate::goal::{CancelResponse, GoalId, GoalResponse, GoalStatus};
 use crate::names::{ActionNames, FEEDBACK_QOS, STATUS_QOS};
+use crate::trace::{self, Step};
 use futures_channel::oneshot;
 use kairos::exec::GroupKind;
 use kairos::graph::{ActionType, GraphError, Node, Publisher, Service, ServiceType};
@@ -64,6 +65,8 @@ struct Callbacks<A: ActionType> {
 
 struct Shared<A: ActionType> {
     action: String,
+    /// The handle the trace knows this server by.
+    handle: u64,
     clock: Clock,
     logger: Logger,
     result_timeout: Duration,
@@ -77,6 +80,8 @@ struct Shared<A: ActionType> {
 /// One accepted goal.
 struct Goal<A: ActionType> {
     id: GoalId,
+    /// Its server's trace handle.
+    server: u64,
     /// When it was accepted (`(sec, nanosec)` of the node clock).
     stamp: (i32, u32),
     goal: Arc<A::Goal>,
@@ -143,8 +148,11 @@ impl<A: ActionType> ActionServer<A> {
         handle_accepted: impl Fn(ServerGoalHandle<A>) + Send + Sync + 'static,
     ) -> Result<Self, GraphError> {
         let names = ActionNames::resolve(node, name)?;
+        let handle = kairos::trace::next_handle();
+        kairos::trace::tp::action_server_init(handle, node.trace_handle(), &names.action);
         let shared = Arc::new(Shared {
             action: names.action.clone(),
+            handle,
             clock: node.clock(),
             logger: node.logger().clone(),
             result_timeout: options.result_timeout,
@@ -212,16 +220,21 @@ impl<A: ActionType> Shared<A> {
                 "action {}: goal {id} was sent again; the second is rejected",
                 this.action
             ));
+            trace::goal(this.handle, id, Step::Rejected, GoalStatus::Unknown);
             return A::send_goal_response(false, stamp);
         }
         let decision = (this.callbacks.handle_goal)(id, &goal);
         let status = match decision {
-            GoalResponse::Reject => return A::send_goal_response(false, stamp),
+            GoalResponse::Reject => {
+                trace::goal(this.handle, id, Step::Rejected, GoalStatus::Unknown);
+                return A::send_goal_response(false, stamp);
+            }
             GoalResponse::AcceptAndExecute => GoalStatus::Executing,
             GoalResponse::AcceptAndDefer => GoalStatus::Accepted,
         };
         let entry = Arc::new(Goal {
             id,
+            server: this.handle,
             stamp,
             goal: Arc::new(goal),
             state: Mutex::new(GoalState {
@@ -232,6 +245,7 @@ impl<A: ActionType> Shared<A> {
             }),
         });
         this.goals.lock().insert(id, entry.clone());
+        trace::goal(this.handle, id, Step::Accepted, status);
         this.publish_status();
         (this.callbacks.handle_accepted)(ServerGoalHandle {
             owner: Arc::new(Owner {
@@ -349,8 +363,14 @@ impl<A: ActionType> Shared<A> {
         let mut goals = self.goals.lock();
         let before = goals.len();
         goals.retain(|_, goal| {
-            let ended_at = goal.state.lock().ended_at;
-            ended_at.is_none_or(|at| now.since(at).is_ok_and(|kept| kept < timeout))
+            let state = goal.state.lock();
+            let keep = state
+                .ended_at
+                .is_none_or(|at| now.since(at).is_ok_and(|kept| kept < timeout));
+            if !keep {
+                trace::goal(self.handle, goal.id, Step::Expired, state.status);
+            }
+            keep
         });
         let pruned = before != goals.len();
         drop(goals);
@@ -383,6 +403,11 @@ impl<A: ActionType> Goal<A> {
             });
         }
         state.status = to;
+        let step = match to {
+            GoalStatus::Executing => Step::Executing,
+            _ => Step::Canceling,
+        };
+        trace::goal(self.server, self.id, step, to);
         Ok(())
     }
 
@@ -400,6 +425,7 @@ impl<A: ActionType> Goal<A> {
             state.status = status;
             state.ended_at = Some(Clock::steady().now());
             state.result = Some(result.clone());
+            trace::goal(self.server, self.id, Step::Ended, status);
             std::mem::take(&mut state.waiters)
         };
         for waiter in waiters {
@@ -491,6 +517,12 @@ impl<A: ActionType> ServerGoalHandle<A> {
     /// Publishes `feedback` for this goal on `_action/feedback`.
     pub fn publish_feedback(&self, feedback: A::Feedback) {
         let message = A::feedback_message(self.id().0, feedback);
+        trace::goal(
+            self.owner.server.handle,
+            self.id(),
+            Step::Feedback,
+            self.status(),
+        );
         self.owner.server.feedback.publish(message);
     }
 

@@ -10,6 +10,7 @@ pub mod callbacks;
 pub mod chains;
 pub mod digest;
 pub mod flow;
+pub mod goals;
 pub mod html;
 pub mod logs;
 pub mod message_graph;

@@ -442,6 +442,51 @@ impl LogLine {
     }
 }
 
+/// Which end of an action an [`ActionEndpoint`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionRole {
+    /// It serves goals.
+    Server,
+    /// It sends goals.
+    Client,
+}
+
+/// An action server or client (`kairos:action_server_init`, `kairos:action_client_init`).
+#[derive(Debug, Clone, Serialize)]
+pub struct ActionEndpoint {
+    /// The process it lives in.
+    pub pid: i64,
+    /// Its node, when the trace says.
+    pub node: Option<NodeId>,
+    /// The action's name (`/fibonacci`), or `?` when the trace began after its creation.
+    pub action: Arc<str>,
+    /// Server or client.
+    pub role: ActionRole,
+}
+
+/// One step of a goal's life at one of its ends (`kairos:goal`).
+#[derive(Debug, Clone, Serialize)]
+pub struct GoalStep {
+    /// When (trace time).
+    pub at: i64,
+    /// The server or client it happened at: an index into [`Model::action_endpoints`].
+    pub endpoint: usize,
+    /// What happened (`sent`, `accepted`, `feedback`, `succeeded`, `result`, ...).
+    pub event: String,
+    /// The goal's status code after the step (`action_msgs/GoalStatus`).
+    pub status: i32,
+}
+
+/// A goal, as its server and its client traced it, joined by its UUID.
+#[derive(Debug, Clone, Serialize)]
+pub struct Goal {
+    /// Its UUID, as text.
+    pub id: String,
+    /// Its steps at every end, in trace order.
+    pub steps: Vec<GoalStep>,
+}
+
 /// Everything known about a trace after one pass.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Model {
@@ -467,6 +512,10 @@ pub struct Model {
     pub clock_marks: Vec<ClockMark>,
     /// Log lines (kairos traces), in trace order.
     pub log_lines: Vec<LogLine>,
+    /// Action servers and clients (kairos traces).
+    pub action_endpoints: Vec<ActionEndpoint>,
+    /// Goals, in the order their first step was traced (kairos traces).
+    pub goals: Vec<Goal>,
     /// Events per event name.
     pub event_counts: BTreeMap<String, u64>,
     /// Events read.

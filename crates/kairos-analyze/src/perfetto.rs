@@ -1,11 +1,13 @@
 //! Chrome trace event JSON (opens in ui.perfetto.dev and chrome://tracing): callbacks as
 //! slices on their process and thread, each publication as a short slice on the
 //! publishing thread, and a flow arrow from each publication to the callback that
-//! processed the message; log lines as instant marks on the thread that wrote them.
+//! processed the message; log lines as instant marks on the thread that wrote them; each
+//! action goal as an async span on its client's and its server's process (request to
+//! result, accepted to end) with its steps (feedback, canceling, ...) as marks inside.
 
 use serde_json::{Value, json};
 
-use crate::model::Model;
+use crate::model::{ActionRole, Model};
 
 fn us(ns: i64, origin: i64) -> f64 {
     (ns - origin) as f64 / 1000.0
@@ -60,5 +62,40 @@ pub fn export(m: &Model) -> Value {
             },
         }));
     }
+    goal_spans(m, origin, &mut events);
     json!({"traceEvents": events, "displayTimeUnit": "ns"})
+}
+
+/// Each goal's life at each of its ends: a nestable async span from the end's first step
+/// to its last, named after the goal, and an instant for every step.
+fn goal_spans(m: &Model, origin: i64, events: &mut Vec<Value>) {
+    for goal in &m.goals {
+        for role in [ActionRole::Client, ActionRole::Server] {
+            let steps: Vec<_> = goal
+                .steps
+                .iter()
+                .filter(|s| m.action_endpoints[s.endpoint].role == role)
+                .collect();
+            let (Some(first), Some(last)) = (steps.first(), steps.last()) else {
+                continue;
+            };
+            let endpoint = &m.action_endpoints[first.endpoint];
+            let side = match role {
+                ActionRole::Client => "client",
+                ActionRole::Server => "server",
+            };
+            let id = format!("{}-{side}", goal.id);
+            let name = format!(
+                "goal {} {} ({side})",
+                &goal.id[..goal.id.len().min(8)],
+                endpoint.action
+            );
+            let pid = endpoint.pid;
+            events.push(json!({"ph": "b", "cat": "goal", "name": name, "id": id, "pid": pid, "tid": pid, "ts": us(first.at, origin), "args": {"goal_id": goal.id}}));
+            for s in &steps {
+                events.push(json!({"ph": "n", "cat": "goal", "name": s.event, "id": id, "pid": pid, "tid": pid, "ts": us(s.at, origin), "args": {"status": crate::goals::status_name(s.status)}}));
+            }
+            events.push(json!({"ph": "e", "cat": "goal", "name": name, "id": id, "pid": pid, "tid": pid, "ts": us(last.at.max(first.at), origin), "args": {"ended": last.event}}));
+        }
+    }
 }

@@ -79,6 +79,8 @@ pub struct Summary {
     pub event_counts: BTreeMap<String, u64>,
     /// Log lines per level (`INFO`: 12), in severity order.
     pub log_lines: Vec<(String, usize)>,
+    /// Action goals, per action name.
+    pub goals: BTreeMap<String, usize>,
     /// Every subscription that took a message or found its queue empty.
     pub subscriptions: Vec<SubscriptionSummary>,
     /// Deliveries per way they were linked to their publication.
@@ -153,6 +155,12 @@ pub fn summary(m: &Model) -> Summary {
         topics: sum_topics.into_values().collect(),
         event_counts: m.event_counts.clone(),
         log_lines: log_levels(m),
+        goals: crate::goals::report(m, None)
+            .actions
+            .iter()
+            .filter(|a| !a.goals.is_empty())
+            .map(|a| (a.action.clone(), a.goals.len()))
+            .collect(),
         subscriptions: m
             .subscriptions
             .iter()
@@ -327,6 +335,18 @@ impl fmt::Display for Summary {
                 f,
                 "\nlog lines: {} (`kairos trace log` lists them)",
                 levels.join(", ")
+            )?;
+        }
+        if !self.goals.is_empty() {
+            let per_action: Vec<String> = self
+                .goals
+                .iter()
+                .map(|(action, n)| format!("{n} on {action}"))
+                .collect();
+            writeln!(
+                f,
+                "\naction goals: {} (`kairos trace goals` shows each one's life)",
+                per_action.join(", ")
             )?;
         }
         writeln!(f, "\nevents:")?;

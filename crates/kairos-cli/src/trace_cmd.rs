@@ -28,6 +28,8 @@ pub enum TraceCmd {
     Log(analysis::LogArgs),
     /// Follow one message through queues, transport and callbacks to the graph's end.
     Flow(analysis::FlowArgs),
+    /// Every action goal: how it ended, acceptance, run time, feedback, result delay.
+    Goals(analysis::GoalsArgs),
     /// End-to-end latency of every path from a source to a sink callback, per stage.
     Chains(analysis::Args),
     /// Write a Chrome/Perfetto trace JSON with callbacks and message flow arrows.
@@ -45,6 +47,7 @@ pub fn run(cmd: TraceCmd) -> anyhow::Result<ExitCode> {
         TraceCmd::Queues(args) => analysis::queues(args),
         TraceCmd::Log(args) => analysis::log(args),
         TraceCmd::Flow(args) => analysis::flow(args),
+        TraceCmd::Goals(args) => analysis::goals(args),
         TraceCmd::Chains(args) => analysis::chains(args),
         TraceCmd::Export(args) => analysis::export(args),
         TraceCmd::Report(args) => analysis::report(args),

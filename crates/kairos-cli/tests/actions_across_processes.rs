@@ -469,3 +469,138 @@ sys.stdin.read()
     spinner.join().unwrap();
     drop(python);
 }
+
+/// Goals are traced at both ends and joined by their id across processes: a kairos server
+/// traced in this process, `kairos action send_goal` traced in its own (`KAIROS_TRACE`),
+/// and `kairos trace goals` showing each goal's life from both sides, in causal order.
+#[test]
+fn a_goal_is_traced_at_both_ends_and_joined_across_processes() {
+    let router = Router::start(KAIROS);
+    let (context, _transport) = graph(&router);
+    let dir = tempfile::tempdir().unwrap();
+    // Only this test traces in this process, and only its own action is looked at: the
+    // other tests of this file may add events of their own to the trace.
+    let session = kairos::trace::Session::start(dir.path().join("server")).unwrap();
+    let node = Node::new_in(&context, "fibonacci_server", "/traced").unwrap();
+    let _server = fibonacci_server(&node);
+    let (executor, spinner) = spin(&node);
+    let send = |order: &str| {
+        let mut command = router.kairos();
+        command
+            .env("KAIROS_TRACE", dir.path().join("client"))
+            .args([
+                "action",
+                "send_goal",
+                "/traced/fibonacci",
+                "example_interfaces/action/Fibonacci",
+                order,
+                "--feedback",
+            ]);
+        let out = zenoh_support::finish(spawn(&mut command), LIMIT);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, sent) = send("{order: 5}");
+    assert_eq!(code, Some(0), "{sent}");
+    let (code, rejected) = send("{order: -1}");
+    assert_eq!(code, Some(2), "{rejected}");
+    assert!(executor.shutdown(Duration::from_secs(5)).is_clean());
+    spinner.join().unwrap();
+    session.stop().unwrap();
+
+    let bt = kairos_testkit::babeltrace2_clean(&[], dir.path());
+    assert!(bt.contains("kairos:action_server_init"), "{bt}");
+    assert!(bt.contains("kairos:action_client_init"), "{bt}");
+    let trace = |args: &[&str]| {
+        let out = zenoh_support::finish(
+            spawn(
+                zenoh_support::kairos()
+                    .arg("trace")
+                    .args(args)
+                    .arg(dir.path()),
+            ),
+            LIMIT,
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "kairos trace {args:?}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    };
+    let report: serde_json::Value = serde_json::from_str(&trace(&["goals", "--json"])).unwrap();
+    let action = report["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["action"] == "/traced/fibonacci")
+        .unwrap_or_else(|| panic!("no /traced/fibonacci in {report:#}"));
+    let goals = action["goals"].as_array().unwrap();
+    assert_eq!(goals.len(), 2, "{action:#}");
+    let done = &goals[0];
+    assert_eq!(done["outcome"], "succeeded", "{done:#}");
+    assert!(
+        done["server"]
+            .as_str()
+            .unwrap()
+            .starts_with("/traced/fibonacci_server"),
+        "{done:#}"
+    );
+    assert!(done["client"].is_string(), "{done:#}");
+    // Order 5: the server publishes [0,1,1], [0,1,1,2], ... [0,1,1,2,3,5]; all reach the client.
+    assert_eq!(done["feedback_published"], 4, "{done:#}");
+    assert_eq!(done["feedback_received"], 4, "{done:#}");
+    for figure in ["accept_ns", "run_ns", "result_after_end_ns", "total_ns"] {
+        assert!(done[figure].as_i64().unwrap() >= 0, "{figure}: {done:#}");
+    }
+    // The steps of both processes, in the trace's (one host's) time: causal order holds.
+    let step_at = |side: &str, event: &str| {
+        done["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["side"] == side && s["event"] == event)
+            .unwrap_or_else(|| panic!("no {side} {event} in {done:#}"))["at_ns"]
+            .as_i64()
+            .unwrap()
+    };
+    assert!(step_at("client", "sent") < step_at("server", "accepted"));
+    assert!(step_at("server", "accepted") < step_at("client", "accepted"));
+    assert!(step_at("server", "accepted") < step_at("server", "succeeded"));
+    assert!(step_at("server", "succeeded") < step_at("client", "result"));
+    let refused = &goals[1];
+    assert_eq!(refused["outcome"], "rejected", "{refused:#}");
+    let sides: Vec<&str> = refused["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["side"].as_str().unwrap())
+        .collect();
+    assert_eq!(sides, ["client", "server", "client"], "{refused:#}");
+
+    let id = done["id"].as_str().unwrap();
+    let text = trace(&["goals", "--goal", &id[..8]]);
+    assert!(text.contains(&format!("goal {id} (succeeded)")), "{text}");
+    assert!(text.contains("server /traced/fibonacci_server"), "{text}");
+
+    let json = dir.path().join("perfetto.json");
+    trace(&["export", "--perfetto", json.to_str().unwrap()]);
+    let exported: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let spans = exported["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "goal" && e["ph"] == "b" && e["args"]["goal_id"] == id)
+        .count();
+    assert_eq!(spans, 2, "one span at the client, one at the server");
+    let html = dir.path().join("report.html");
+    trace(&["report", "--html", html.to_str().unwrap()]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<section id=\"goals\">"), "goals section");
+    assert!(page.contains(id), "the goal is listed");
+    assert!(page.contains("class=\"goal\""), "and drawn on the timeline");
+}

@@ -318,6 +318,22 @@ macro_rules! for_each_event {
             kairos::qos_event => QosEvent {
                 handle: Hex64, event: Str, total_count: U64, change: I64,
             },
+            // ---- kairos: actions (ros2_tracing has none) ----
+            /// An action server for `action_name` was created on the node `node_handle`.
+            kairos::action_server_init => ActionServerInit {
+                server_handle: Hex64, node_handle: Hex64, action_name: Str,
+            },
+            /// An action client for `action_name` was created on the node `node_handle`.
+            kairos::action_client_init => ActionClientInit {
+                client_handle: Hex64, node_handle: Hex64, action_name: Str,
+            },
+            /// A step in the life of goal `goal_id` (its UUID as text) at the action server
+            /// or client `handle`. `event` names the step: at a client `sent`, `accepted`,
+            /// `rejected`, `feedback`, `cancel_sent`, `canceling`, `cancel_refused`,
+            /// `result`; at a server `accepted`, `rejected`, `executing`, `feedback`,
+            /// `canceling`, `succeeded`, `canceled`, `aborted`, `expired`. `status` is the
+            /// goal's `action_msgs/GoalStatus` code after the step (0 when unknown).
+            kairos::goal => Goal { handle: Hex64, goal_id: Str, event: Str, status: I32 },
             // ---- kairos: executor ----
             /// An executor's wait ended with `ready` entities ready to run.
             kairos::executor_wake => ExecutorWake { executor: Hex64, ready: U64 },

@@ -30,6 +30,9 @@ fn emit_every_event() {
     tp::message_drop(0x30, 0x20, 2, 5);
     tp::message_loss(0x30, 0x20, 4, 2);
     tp::qos_event(0x40, "liveliness_changed", 2, -1);
+    tp::action_server_init(0x80, 0x10, "/fibonacci");
+    tp::action_client_init(0x81, 0x10, "/fibonacci");
+    tp::goal(0x80, "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9", "succeeded", 4);
     tp::rclcpp_executor_wait_for_work(-1, 0x70);
     tp::executor_wake(0x70, 1);
     tp::rclcpp_executor_execute(0x30, 0x70);
@@ -121,6 +124,24 @@ fn every_event_is_read_back_with_its_values() {
             qos.field("change")
         ),
         ("\"liveliness_changed\"", 2, "-1")
+    );
+
+    let goal = find("kairos:goal");
+    assert_eq!(
+        (
+            goal.field("goal_id"),
+            goal.field("event"),
+            goal.field("status")
+        ),
+        (
+            "\"0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9\"",
+            "\"succeeded\"",
+            "4"
+        )
+    );
+    assert_eq!(
+        find("kairos:action_client_init").field("action_name"),
+        "\"/fibonacci\""
     );
 
     let order: Vec<&str> = events.iter().map(|e| e.name.as_str()).collect();

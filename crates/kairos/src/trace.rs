@@ -100,8 +100,10 @@ fn stop_at_exit() {
     crate::at_exit::at_exit(stop, "write the end of the KAIROS_TRACE trace");
 }
 
-/// A process-unique handle for a traced object (timer, node, publisher, ...).
-pub(crate) fn next_handle() -> u64 {
+/// A process-unique handle for a traced object (timer, node, publisher, ...): never 0, never
+/// given twice. Crates built on kairos (actions, lifecycle nodes) take their objects'
+/// handles from here, so no two objects of one trace share one.
+pub fn next_handle() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
 }

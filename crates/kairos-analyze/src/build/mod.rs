@@ -23,9 +23,9 @@ use kairos_trace::read::{Event, EventRef, Selection, TraceSet};
 
 use crate::digest::Digest;
 use crate::model::{
-    Callback, CallbackId, Delivery, DeliveryRef, Endpoint, Link, Message, MessageId, Model, Node,
-    NodeId, Owner, Process, PublisherId, Queue, QueueDrop, QueueKind, Source, SubscriptionId,
-    TakeCounts, Timer, TimerId, Topic,
+    ActionEndpoint, ActionRole, Callback, CallbackId, Delivery, DeliveryRef, Endpoint, Goal,
+    GoalStep, Link, Message, MessageId, Model, Node, NodeId, Owner, Process, PublisherId, Queue,
+    QueueDrop, QueueKind, Source, SubscriptionId, TakeCounts, Timer, TimerId, Topic,
 };
 
 use live::{Live, Tree};
@@ -205,6 +205,10 @@ pub struct Builder {
     subscriptions: HashMap<Handle, SubscriptionId>,
     timers: HashMap<Handle, TimerId>,
     callbacks: HashMap<Handle, CallbackId>,
+    /// Action servers and clients by handle: indexes into `m.action_endpoints`.
+    action_endpoints: HashMap<Handle, usize>,
+    /// Goals by UUID: indexes into `m.goals`.
+    goals: HashMap<String, usize>,
     messages: HashMap<MsgKey, MessageId>,
     threads: HashMap<(i64, i64), Thread>,
     queues: HashMap<(QueueKind, usize), usize>,
@@ -321,6 +325,8 @@ impl Builder {
             subscriptions: HashMap::new(),
             timers: HashMap::new(),
             callbacks: HashMap::new(),
+            action_endpoints: HashMap::new(),
+            goals: HashMap::new(),
             messages: HashMap::new(),
             threads: HashMap::new(),
             queues: HashMap::new(),
@@ -608,6 +614,63 @@ impl Builder {
         self.m.nodes.push(Node { pid, name });
         self.nodes.insert(Handle::new(pid, handle), i);
         i
+    }
+
+    /// Declares an action server or client; a later declaration of the same handle (a
+    /// step traced before its init) gets the init's name and node.
+    fn action_endpoint(
+        &mut self,
+        pid: i64,
+        handle: u64,
+        declared: Option<(Option<NodeId>, Arc<str>)>,
+        role: ActionRole,
+    ) -> usize {
+        let key = Handle::new(pid, handle);
+        if let Some(&i) = self.action_endpoints.get(&key) {
+            if let Some((node, action)) = declared {
+                let e = &mut self.m.action_endpoints[i];
+                (e.node, e.action, e.role) = (node, action, role);
+            }
+            return i;
+        }
+        let (node, action) = declared.unwrap_or((None, Arc::from("?")));
+        let i = self.m.action_endpoints.len();
+        self.m.action_endpoints.push(ActionEndpoint {
+            pid,
+            node,
+            action,
+            role,
+        });
+        self.action_endpoints.insert(key, i);
+        i
+    }
+
+    /// Records a step of goal `id` at the action endpoint `handle`.
+    fn goal_step(&mut self, pid: i64, handle: u64, id: &str, step: (i64, String, i32)) {
+        let role = if matches!(
+            step.1.as_str(),
+            "sent" | "result" | "cancel_sent" | "cancel_refused"
+        ) {
+            ActionRole::Client
+        } else {
+            ActionRole::Server
+        };
+        let endpoint = self.action_endpoint(pid, handle, None, role);
+        let next = self.m.goals.len();
+        let g = *self.goals.entry(id.to_owned()).or_insert(next);
+        if g == next {
+            self.m.goals.push(Goal {
+                id: id.to_owned(),
+                steps: Vec::new(),
+            });
+        }
+        let (at, event, status) = step;
+        self.m.goals[g].steps.push(GoalStep {
+            at,
+            endpoint,
+            event,
+            status,
+        });
     }
 
     fn publisher(

@@ -10,11 +10,12 @@
 use kairos_trace::read::EventRef;
 use kairos_trace::read::Value;
 use kairos_trace::schema::ClockKind;
+use std::sync::Arc;
 
 use super::{At, Builder, Handle, MsgKey};
 use crate::model::{
-    CallbackId, ClockMark, ClockMarkKind, Delivery, DeliveryRef, Link, LogLine, MessageId,
-    MessageLink, Owner, PublisherId, QueueKind, SubscriptionId, Topic,
+    ActionRole, CallbackId, ClockMark, ClockMarkKind, Delivery, DeliveryRef, Link, LogLine,
+    MessageId, MessageLink, Owner, PublisherId, QueueKind, SubscriptionId, Topic,
 };
 
 pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
@@ -445,6 +446,23 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_
             });
         }
         "message_loss" => b.m.remote_losses += ev.u64("count").unwrap_or(0),
+        "action_server_init" | "action_client_init" => {
+            let (handle, role) = match name {
+                "action_server_init" => (h("server_handle"), ActionRole::Server),
+                _ => (h("client_handle"), ActionRole::Client),
+            };
+            let node = b.nodes.get(&Handle::new(pid, h("node_handle"))).copied();
+            let action = Arc::from(ev.str("action_name").unwrap_or("?"));
+            b.action_endpoint(pid, handle, Some((node, action)), role);
+        }
+        "goal" => {
+            let step = (
+                at.ts,
+                ev.str("event").unwrap_or("?").to_owned(),
+                ev.i64("status").unwrap_or(0) as i32,
+            );
+            b.goal_step(pid, h("handle"), ev.str("goal_id").unwrap_or("?"), step);
+        }
         "message_enqueue" | "message_drop" => {
             let Some(&s) = b
                 .subscriptions

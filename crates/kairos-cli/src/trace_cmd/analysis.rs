@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use kairos_analyze::{Digest, Options, flow, html, logs, perfetto, summary};
+use kairos_analyze::{Digest, Options, flow, goals, html, logs, perfetto, summary};
 use serde::Serialize;
 
 use super::load::{load, load_streaming};
@@ -34,6 +34,16 @@ pub struct FlowArgs {
     /// up to nine decimals, as `dump` prints it (e.g. 1649361409.090125573).
     #[arg(long, value_parser = parse_seconds)]
     pub at: Option<i64>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct GoalsArgs {
+    #[command(flatten)]
+    pub common: Args,
+    /// Only the goals whose id starts with this (e.g. the 8 digits the table shows); their
+    /// steps are listed one per line.
+    #[arg(long)]
+    pub goal: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -97,6 +107,11 @@ pub fn summary(a: Args) -> anyhow::Result<ExitCode> {
 pub fn log(a: LogArgs) -> anyhow::Result<ExitCode> {
     let m = load(&a.common.trace, Options { messages: false })?;
     print(&logs::report(&m, a.level), a.common.json)
+}
+
+pub fn goals(a: GoalsArgs) -> anyhow::Result<ExitCode> {
+    let m = load(&a.common.trace, Options { messages: false })?;
+    print(&goals::report(&m, a.goal.as_deref()), a.common.json)
 }
 
 pub fn callbacks(a: Args) -> anyhow::Result<ExitCode> {

@@ -265,6 +265,11 @@ impl Node {
         &self.shared.fq_name
     }
 
+    /// The handle of this node in traces (`node_handle` of `ros2:rcl_node_init`).
+    pub fn trace_handle(&self) -> u64 {
+        self.shared.handle
+    }
+
     /// The graph the node belongs to.
     pub fn context(&self) -> &Context {
         &self.shared.context
