@@ -308,7 +308,13 @@ impl fmt::Display for GoalReport {
             }
             if self.only.is_some() {
                 for g in &a.goals {
-                    writeln!(f, "\n  goal {} ({})", g.id, g.outcome)?;
+                    writeln!(
+                        f,
+                        "\n  goal {} ({}), from {} into the trace:",
+                        g.id,
+                        g.outcome,
+                        human_ns(g.start_ns as f64)
+                    )?;
                     let width = g.steps.iter().map(|s| s.at.len()).max().unwrap_or(0);
                     for s in &g.steps {
                         let side = match s.side {
@@ -318,7 +324,7 @@ impl fmt::Display for GoalReport {
                         writeln!(
                             f,
                             "    {:>12}  {side} {:<width$}  {:<14}  status {}",
-                            human_ns(s.at_ns as f64),
+                            format!("+{}", human_ns((s.at_ns - g.start_ns) as f64)),
                             s.at,
                             s.event,
                             s.status
@@ -472,7 +478,11 @@ mod tests {
         let picked = report(&m, Some("xyz"));
         assert_eq!(picked.actions[0].goals.len(), 1);
         let text = picked.to_string();
-        assert!(text.contains("goal xyz-2 (no answer)"), "{text}");
+        assert!(
+            text.contains("goal xyz-2 (no answer), from 2.0 us"),
+            "{text}"
+        );
+        assert!(text.contains("+0 ns  client"), "{text}");
         assert!(text.contains("client /commander (pid 1)  sent"), "{text}");
         let none = report(&m, Some("nothing"));
         assert_eq!(none.to_string(), "no goal whose id starts with `nothing`\n");

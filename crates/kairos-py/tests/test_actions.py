@@ -3,6 +3,7 @@ across processes, against kairos's Rust action client (`kairos action send_goal`
 rclpy programs run unmodified with `python -m kairos.run`."""
 
 import itertools
+import json
 import pathlib
 import signal
 import subprocess
@@ -354,3 +355,42 @@ def test_feedback_of_a_goal_no_one_follows_is_counted(session):
     other_handle = system.wait(other.send_goal_async(Fibonacci.Goal(order=4)))
     system.wait(other_handle.get_result_async())
     assert wait_until(lambda: system.client.unmatched_feedback == 3)
+
+
+def test_goals_of_rclpy_programs_are_traced_and_joined_across_processes(router, tmp_path):
+    """The rclpy action programs, traced (KAIROS_TRACE) in two processes: `kairos trace
+    goals` joins each goal's client and server steps by its id and says how it ended."""
+    env = dict(router.env(), KAIROS_TRACE=str(tmp_path))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "kairos.run", str(PROGRAMS / "fibonacci_action_server.py")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        client = run([sys.executable, "-m", "kairos.run",
+                      str(PROGRAMS / "fibonacci_action_client.py")], env)
+        assert client.returncode == 0, client.stdout + client.stderr
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            out, _ = server.communicate(timeout=LIMIT)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            pytest.fail("the server did not stop within the limit after Ctrl-C")
+    assert server.returncode == 0, out
+    goals = run([kairos_bin(), "trace", "goals", "--json", str(tmp_path)], env)
+    assert goals.returncode == 0, goals.stderr
+    report = json.loads(goals.stdout)
+    [action] = [a for a in report["actions"] if a["action"] == "/fibonacci"]
+    assert action["outcomes"] == {"succeeded": 1, "rejected": 1, "canceled": 1}, action
+    for goal in action["goals"]:
+        assert goal["client"] and goal["server"], goal  # both ends, two processes
+    done = next(g for g in action["goals"] if g["outcome"] == "succeeded")
+    assert done["feedback_published"] == done["feedback_received"] == 5, done
+    assert done["accept_ns"] >= 0 and done["total_ns"] >= done["run_ns"] >= 0, done
+    canceled = next(g for g in action["goals"] if g["outcome"] == "canceled")
+    steps = [(s["side"], s["event"]) for s in canceled["steps"]]
+    for step in [("client", "sent"), ("server", "accepted"), ("client", "cancel_sent"),
+                 ("server", "canceling"), ("client", "canceling"), ("server", "canceled"),
+                 ("client", "result")]:
+        assert step in steps, steps
+    assert steps.index(("client", "cancel_sent")) < steps.index(("server", "canceling"))
+    assert steps.index(("server", "canceled")) < steps.index(("client", "result"))

@@ -21,7 +21,7 @@ import uuid
 import weakref
 
 from kairos import _kairos
-from kairos.action.server import STATUS_QOS
+from kairos.action.server import STATUS_QOS, trace_goal
 from kairos.action_msgs.msg import GoalInfo, GoalStatus
 from kairos.unique_identifier_msgs.msg import UUID
 
@@ -131,6 +131,8 @@ class ActionClient:
                                      self._on_status, status_sub_qos_profile or STATUS_QOS,
                                      callback_group=group),
         ]
+        self._trace = _kairos.trace_action(
+            node._core, node.resolve_service_name(action_name), False)
 
     @property
     def action_type(self):
@@ -159,12 +161,17 @@ class ActionClient:
         if feedback_callback is not None:
             with self._lock:
                 self._feedback_callbacks[bytes(goal_id.uuid)] = feedback_callback
+        trace_goal(self._trace, goal_id, "sent")
         return goal_id, self._action_type.Impl.SendGoalService.Request(goal_id=goal_id,
                                                                          goal=goal)
 
     def _handle(self, goal_id, response):
         key = bytes(goal_id.uuid)
         handle = ClientGoalHandle(self, goal_id, response)
+        if response.accepted:
+            trace_goal(self._trace, goal_id, "accepted", GoalStatus.STATUS_ACCEPTED)
+        else:
+            trace_goal(self._trace, goal_id, "rejected")
         with self._lock:
             if response.accepted:
                 self._goal_handles[key] = handle
@@ -199,6 +206,7 @@ class ActionClient:
 
     def _on_result(self, goal_handle, response):
         goal_handle._status = response.status
+        trace_goal(self._trace, goal_handle.goal_id, "result", response.status)
         return response
 
     def _get_result_async(self, goal_handle):
@@ -213,11 +221,27 @@ class ActionClient:
         return self._action_type.Impl.CancelGoalService.Request(
             goal_info=GoalInfo(goal_id=goal_handle.goal_id))
 
+    def _cancel_sent(self, goal_handle):
+        trace_goal(self._trace, goal_handle.goal_id, "cancel_sent", goal_handle.status)
+        return self._cancel_request(goal_handle)
+
+    def _cancel_answered(self, goal_handle, response):
+        canceling = any(bytes(info.goal_id.uuid) == bytes(goal_handle.goal_id.uuid)
+                        for info in response.goals_canceling)
+        if response.return_code == 0 and canceling:
+            trace_goal(self._trace, goal_handle.goal_id, "canceling",
+                       GoalStatus.STATUS_CANCELING)
+        else:
+            trace_goal(self._trace, goal_handle.goal_id, "cancel_refused", goal_handle.status)
+        return response
+
     def _cancel_goal_async(self, goal_handle):
-        return self._cancel_client.call_async(self._cancel_request(goal_handle))
+        future = self._cancel_client.call_async(self._cancel_sent(goal_handle))
+        return _then(future, lambda response: self._cancel_answered(goal_handle, response))
 
     def _cancel_goal(self, goal_handle):
-        return self._cancel_client.call(self._cancel_request(goal_handle))
+        response = self._cancel_client.call(self._cancel_sent(goal_handle))
+        return self._cancel_answered(goal_handle, response)
 
     # -- feedback and status --------------------------------------------------------------
 
@@ -225,8 +249,12 @@ class ActionClient:
         key = bytes(message.goal_id.uuid)
         with self._lock:
             callback = self._feedback_callbacks.get(key)
-            if callback is None and key not in self._goal_handles:
+            followed = self._goal_handles.get(key)
+            if callback is None and followed is None:
                 self.unmatched_feedback += 1
+        if callback is not None or followed is not None:
+            status = followed.status if followed is not None else 0
+            trace_goal(self._trace, message.goal_id, "feedback", status)
         if callback is not None:
             callback(message)
 

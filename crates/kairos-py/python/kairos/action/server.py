@@ -86,6 +86,13 @@ def goal_id_text(goal_id):
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
+def trace_goal(handle, goal_id, event, status=0):
+    """Records a step of a goal in the trace (``kairos:goal``), as Rust actions do, so
+    ``kairos trace goals`` follows goals of Python and Rust servers and clients alike."""
+    if _kairos.tracing():
+        _kairos.trace_goal(handle, goal_id_text(goal_id), event, int(status))
+
+
 def default_goal_callback(goal_request):
     """rclpy's default: every goal is accepted."""
     return GoalResponse.ACCEPT
@@ -157,6 +164,7 @@ class ServerGoalHandle:
             return
         message = self._server._action_type.Impl.FeedbackMessage(
             goal_id=self.goal_id, feedback=feedback)
+        trace_goal(self._server._trace, self.goal_id, "feedback", self._status)
         self._server._feedback_publisher.publish(message)
 
     def succeed(self):
@@ -182,6 +190,9 @@ class ServerGoalHandle:
                     f"{event.name.lower()} is not a transition it allows (a goal ends once; "
                     "canceled() needs an accepted cancel request)")
             self._status = to
+        step = {GoalEvent.EXECUTE: "executing", GoalEvent.CANCEL_GOAL: "canceling"}.get(
+            event, _STATUS_NAMES[to])
+        trace_goal(self._server._trace, self.goal_id, step, to)
         if not self.is_active:
             self._ended_at = time.monotonic()
         self._server._publish_status()
@@ -250,6 +261,8 @@ class ActionServer:
             impl.GoalStatusMessage, entity + "status", status_pub_qos_profile or STATUS_QOS,
             callback_group=self._callback_group)
         self._destroyed = False
+        self._trace = _kairos.trace_action(
+            node._core, node.resolve_service_name(action_name), True)
 
     @property
     def action_type(self):
@@ -279,12 +292,14 @@ class ActionServer:
             self._node.get_logger().warning(
                 f"action '{self._action_name}': a goal with id {goal_id_text(request.goal_id)} "
                 "exists already; the request is rejected (clients must make each goal id new)")
+            trace_goal(self._trace, request.goal_id, "rejected")
             response.accepted = False
             return response
         decision = self._goal_callback(request.goal)
         if inspect.isawaitable(decision):
             decision = await decision
         if decision != GoalResponse.ACCEPT:
+            trace_goal(self._trace, request.goal_id, "rejected")
             response.accepted = False
             return response
         sec, nanosec = self._node.get_clock().now().seconds_nanoseconds()
@@ -293,6 +308,7 @@ class ActionServer:
         goal = ServerGoalHandle(self, info, request.goal)
         with self._lock:
             self._goals[key] = goal
+        trace_goal(self._trace, request.goal_id, "accepted", goal.status)
         self._publish_status()
         goal._schedule(lambda: self._handle_accepted_callback(goal))
         response.accepted = True
@@ -409,7 +425,8 @@ class ActionServer:
             expired = [k for k, g in self._goals.items()
                        if g._ended_at is not None and now - g._ended_at >= self._result_timeout]
             for key in expired:
-                del self._goals[key]
+                goal = self._goals.pop(key)
+                trace_goal(self._trace, goal.goal_id, "expired", goal.status)
         if expired:
             self._publish_status()
 
