@@ -128,6 +128,16 @@ impl<T: Message> DynPublisher for TypedPublisher<T> {
     }
 }
 
+/// A matched status as rclpy's `QoS*MatchedInfo` takes it.
+fn matched_values(s: kairos::graph::Matched) -> (u64, u64, u64, i64) {
+    (
+        s.total_count,
+        s.total_count_change,
+        s.current_count,
+        s.current_count_change,
+    )
+}
+
 pub(crate) fn make_publisher<T: Message>(
     node: &Node,
     topic: &str,
@@ -157,6 +167,8 @@ pub(crate) fn make_publisher<T: Message>(
                     (s.total_count, s.total_count_change, policy),
                 )
             }),
+            "matched" => publisher
+                .on_publication_matched(move |s| event_call(&env, &callable, matched_values(s))),
             other => return Err(unknown_event(other, "publisher")),
         });
     }
@@ -228,6 +240,8 @@ pub(crate) fn make_subscription<T: Message>(
             "message_lost" => subscription.on_message_lost(move |s| {
                 event_call(&env, &callable, (s.total_count, s.total_count_change))
             }),
+            "matched" => subscription
+                .on_subscription_matched(move |s| event_call(&env, &callable, matched_values(s))),
             other => return Err(unknown_event(other, "subscription")),
         });
     }

@@ -8,8 +8,8 @@ import time
 from kairos.duration import Duration
 from kairos.event_handler import (
     PublisherEventCallbacks, QoSLivelinessChangedInfo, QoSLivelinessLostInfo,
-    QoSOfferedDeadlineMissedInfo, QoSRequestedDeadlineMissedInfo,
-    QoSRequestedIncompatibleQoSInfo, SubscriptionEventCallbacks)
+    QoSOfferedDeadlineMissedInfo, QoSPublisherMatchedInfo, QoSRequestedDeadlineMissedInfo,
+    QoSRequestedIncompatibleQoSInfo, QoSSubscriptionMatchedInfo, SubscriptionEventCallbacks)
 from kairos.executors import SingleThreadedExecutor
 from kairos.node import Node
 from kairos.qos import (LivelinessPolicy, QoSPolicyKind, QoSProfile, ReliabilityPolicy)
@@ -113,3 +113,28 @@ def test_a_message_past_its_lifespan_is_not_delivered(session):
     assert heard.get(timeout=LIMIT).data == "fresh"
     assert executor.shutdown(timeout_sec=1.0)
     assert heard.empty()
+
+
+def test_matched_events_count_the_compatible_peers_as_they_come_and_go(session):
+    node = Node("qe_matched")
+    sub_matched, pub_matched = queue.Queue(), queue.Queue()
+    node.create_subscription(
+        String, "/qe/matched", lambda m: None, 5,
+        event_callbacks=SubscriptionEventCallbacks(matched=sub_matched.put))
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    spin_in_thread(executor)
+    publisher = node.create_publisher(
+        String, "/qe/matched", 5,
+        event_callbacks=PublisherEventCallbacks(matched=pub_matched.put))
+    info = sub_matched.get(timeout=LIMIT)
+    assert isinstance(info, QoSSubscriptionMatchedInfo)
+    assert (info.total_count, info.total_count_change) == (1, 1)
+    assert (info.current_count, info.current_count_change) == (1, 1)
+    mine = pub_matched.get(timeout=LIMIT)
+    assert isinstance(mine, QoSPublisherMatchedInfo) and mine.current_count == 1
+    node.destroy_publisher(publisher)
+    info = sub_matched.get(timeout=LIMIT)
+    assert (info.total_count, info.total_count_change) == (1, 0)
+    assert (info.current_count, info.current_count_change) == (0, -1)
+    assert executor.shutdown(timeout_sec=1.0)

@@ -312,9 +312,10 @@ macro_rules! for_each_event {
             /// A QoS event of the publisher or subscription `handle`: `event` is ROS 2's
             /// name for it (`requested_deadline_missed`, `offered_deadline_missed`,
             /// `liveliness_lost`, `liveliness_changed`, `requested_incompatible_qos`,
-            /// `offered_incompatible_qos`, `message_lost`, `message_expired`),
-            /// `total_count` its count so far (for `liveliness_changed`: the alive count),
-            /// `change` what this event changed it by.
+            /// `offered_incompatible_qos`, `message_lost`, `message_expired`,
+            /// `publication_matched`, `subscription_matched`), `total_count` its count so
+            /// far (for `liveliness_changed`: the alive count), `change` what this event
+            /// changed it by (for the matched events: the change of the current count).
             kairos::qos_event => QosEvent {
                 handle: Hex64, event: Str, total_count: U64, change: I64,
             },

@@ -7,8 +7,8 @@
 
 use kairos::exec::Executor;
 use kairos::graph::{
-    Context, EntityKind, IncompatibleQos, Liveliness, LivelinessChanged, MessageLost, Node, Qos,
-    QosPolicy,
+    Context, EntityKind, IncompatibleQos, Liveliness, LivelinessChanged, Matched, MessageLost,
+    Node, Qos, QosPolicy,
 };
 use kairos::time::Duration as KDuration;
 use kairos_testkit::router::free_loopback_port as free_port;
@@ -148,7 +148,7 @@ fn incompatible_qos_is_found_across_processes_from_the_tokens_and_messages_still
 }
 
 #[test]
-fn a_remote_publisher_is_alive_while_its_token_lives() {
+fn a_remote_publisher_is_alive_and_matched_while_its_token_lives() {
     let two = TwoProcesses::new();
     let (talker, listener) = (&two.talker, &two.listener);
     let eb = spun(listener);
@@ -157,21 +157,27 @@ fn a_remote_publisher_is_alive_while_its_token_lives() {
         .unwrap();
     let (changed, on_changed) = recorder::<LivelinessChanged>();
     let _c = subscription.on_liveliness_changed(on_changed);
+    let (matched, on_matched) = recorder::<Matched>();
+    let _m = subscription.on_subscription_matched(on_matched);
     let publisher = talker
         .create_publisher::<StringMsg>("/status", Qos::keep_last(5))
         .unwrap();
     assert!(spin_until(&[&eb], || changed
         .lock()
         .last()
-        .is_some_and(|s| s.alive_count == 1)));
+        .is_some_and(|s| s.alive_count == 1)
+        && matched.lock().last().is_some_and(|s| s.current_count == 1)));
     assert_eq!(subscription.qos_events().requested_incompatible_qos, 0);
     drop(publisher);
     assert!(spin_until(&[&eb], || changed
         .lock()
         .last()
-        .is_some_and(|s| s.alive_count == 0)));
+        .is_some_and(|s| s.alive_count == 0)
+        && matched.lock().last().is_some_and(|s| s.current_count == 0)));
     let last = *changed.lock().last().unwrap();
     assert_eq!((last.alive_count_change, last.not_alive_count), (-1, 0));
+    let last = *matched.lock().last().unwrap();
+    assert_eq!((last.total_count, last.current_count_change), (1, -1));
 }
 
 #[test]

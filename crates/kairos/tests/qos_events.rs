@@ -9,8 +9,8 @@
 
 use kairos::exec::Executor;
 use kairos::graph::{
-    Context, DeadlineMissed, IncompatibleQos, Liveliness, LivelinessChanged, LivelinessLost, Node,
-    Qos, QosPolicy,
+    Context, DeadlineMissed, IncompatibleQos, Liveliness, LivelinessChanged, LivelinessLost,
+    Matched, Node, Qos, QosPolicy,
 };
 use kairos::time::Duration;
 use parking_lot::Mutex;
@@ -389,4 +389,122 @@ fn a_qos_with_a_duration_that_is_not_one_is_refused_with_a_reason() {
         node.create_subscription("scan", negative, |_: &u32| {})
             .is_err()
     );
+}
+
+#[test]
+fn matched_counts_compatible_peers_as_they_come_and_go_and_the_changes_add_up() {
+    let (node, executor) = setup();
+    let context = node.context().clone();
+    let subscription = node
+        .create_subscription("scan", Qos::keep_last(5), |_: &u32| {})
+        .unwrap();
+    let (seen, on_matched) = recorder::<Matched>();
+    let _m = subscription.on_subscription_matched(on_matched);
+    let lidar = Node::new_in(&context, "lidar", "/").unwrap();
+    let radar = Node::new_in(&context, "radar", "/").unwrap();
+    executor.add_node(&lidar).unwrap();
+    let first = lidar
+        .create_publisher::<u32>("scan", Qos::keep_last(5))
+        .unwrap();
+    let (offered, on_offered) = recorder::<Matched>();
+    let _p = first.on_publication_matched(on_offered);
+    let second = radar
+        .create_publisher::<u32>("scan", Qos::keep_last(5))
+        .unwrap();
+    // Offers less than the subscription asks: incompatible, so not matched.
+    let _weak = radar
+        .create_publisher::<u32>("scan", Qos::keep_last(5).best_effort())
+        .unwrap();
+    let events = subscription.qos_events();
+    assert_eq!((events.matched_now, events.matched_total), (2, 2));
+    assert_eq!(first.qos_events().matched_now, 1);
+    drop(second);
+    let events = subscription.qos_events();
+    assert_eq!((events.matched_now, events.matched_total), (1, 2));
+    assert!(spin_until(&executor, || seen.lock().last().is_some_and(
+        |(_, s)| s.current_count == 1 && s.total_count == 2
+    )));
+    let told = seen.lock().clone();
+    let total: u64 = told.iter().map(|(_, s)| s.total_count_change).sum();
+    let current: i64 = told.iter().map(|(_, s)| s.current_count_change).sum();
+    assert_eq!((total, current), (2, 1), "{told:?}");
+    assert!(spin_until(&executor, || !offered.lock().is_empty()));
+    assert_eq!(
+        offered.lock()[0].1,
+        Matched {
+            total_count: 1,
+            total_count_change: 1,
+            current_count: 1,
+            current_count_change: 1
+        }
+    );
+}
+
+#[test]
+fn endpoints_of_other_topics_or_alone_match_nothing() {
+    let (node, executor) = setup();
+    let subscription = node
+        .create_subscription("scan", Qos::keep_last(5), |_: &u32| {})
+        .unwrap();
+    let (seen, on_matched) = recorder::<Matched>();
+    let _m = subscription.on_subscription_matched(on_matched);
+    let other = node
+        .create_publisher::<u32>("odom", Qos::keep_last(5))
+        .unwrap();
+    let _also = node
+        .create_subscription("scan", Qos::keep_last(5), |_: &u32| {})
+        .unwrap();
+    spin_for(&executor, std::time::Duration::from_millis(50));
+    assert!(seen.lock().is_empty(), "{:?}", seen.lock());
+    assert_eq!(subscription.qos_events().matched_total, 0);
+    assert_eq!(other.qos_events().matched_total, 0);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Publishers made and dropped at random, on random nodes, compatible or not: the
+    /// subscription's matched and incompatible counts are exactly what happened, and the
+    /// changes its callback is told add up to them.
+    #[test]
+    fn matched_and_incompatible_counts_follow_any_sequence_of_publishers(
+        steps in proptest::collection::vec((0u8..4, 0usize..3, proptest::bool::ANY), 1..40)
+    ) {
+        let (node, executor) = setup();
+        let context = node.context().clone();
+        let nodes: Vec<Node> = (0..3)
+            .map(|i| Node::new_in(&context, &format!("n{i}"), "/").unwrap())
+            .collect();
+        let subscription = node
+            .create_subscription("scan", Qos::keep_last(5), |_: &u32| {})
+            .unwrap();
+        let (seen, on_matched) = recorder::<Matched>();
+        let _m = subscription.on_subscription_matched(on_matched);
+        let mut live: Vec<(bool, kairos::graph::Publisher<u32>)> = Vec::new();
+        let (mut compatible_made, mut incompatible_made) = (0, 0);
+        for (action, on, compatible) in steps {
+            if action == 0 && !live.is_empty() {
+                live.remove(on % live.len());
+                continue;
+            }
+            let qos = if compatible { Qos::keep_last(5) } else { Qos::keep_last(5).best_effort() };
+            live.push((compatible, nodes[on].create_publisher::<u32>("scan", qos).unwrap()));
+            if compatible { compatible_made += 1 } else { incompatible_made += 1 }
+        }
+        let now = live.iter().filter(|(c, _)| *c).count() as u64;
+        let events = subscription.qos_events();
+        proptest::prop_assert_eq!((events.matched_total, events.matched_now), (compatible_made, now));
+        proptest::prop_assert_eq!(events.requested_incompatible_qos, incompatible_made);
+        proptest::prop_assert_eq!(events.incompatible_now, live.len() as u64 - now);
+        if compatible_made > 0 {
+            proptest::prop_assert!(spin_until(&executor, || seen
+                .lock()
+                .last()
+                .is_some_and(|(_, s)| s.total_count == compatible_made && s.current_count == now)));
+            let told = seen.lock().clone();
+            let total: u64 = told.iter().map(|(_, s)| s.total_count_change).sum();
+            let current: i64 = told.iter().map(|(_, s)| s.current_count_change).sum();
+            proptest::prop_assert_eq!((total, current), (compatible_made, now as i64));
+        }
+    }
 }

@@ -75,7 +75,8 @@ class QoSMessageLostInfo(_Info):
 
 
 class QoSSubscriptionMatchedInfo(_Info):
-    """The publishers matched to a subscription (kairos does not send this event yet)."""
+    """The endpoints matched to a subscription or publisher (compatible QoS): how many
+    came in all and how many now, with the changes since the last call."""
     _FIELDS = ("total_count", "total_count_change", "current_count", "current_count_change")
 
 
@@ -105,7 +106,7 @@ class QoSSubscriptionEventType(enum.IntEnum):
 
 
 class UnsupportedEventTypeError(Exception):
-    """An event kairos does not report (matched, incompatible type)."""
+    """An event kairos does not report (incompatible type)."""
 
 
 def _wrap(callback, info):
@@ -120,9 +121,8 @@ def _pairs(table):
 
 
 class SubscriptionEventCallbacks:
-    """The QoS event callbacks of a subscription, as rclpy's. ``incompatible_type`` and
-    ``matched`` are accepted and not called: kairos reports a type mismatch in its log,
-    and has no matched event yet."""
+    """The QoS event callbacks of a subscription, as rclpy's. ``incompatible_type`` is
+    accepted and not called: kairos reports a type mismatch in its log."""
 
     def __init__(self, *, deadline=None, incompatible_qos=None, liveliness=None,
                  message_lost=None, incompatible_type=None, matched=None,
@@ -140,12 +140,13 @@ class SubscriptionEventCallbacks:
             ("deadline", self.deadline, QoSRequestedDeadlineMissedInfo),
             ("liveliness", self.liveliness, QoSLivelinessChangedInfo),
             ("incompatible_qos", self.incompatible_qos, QoSRequestedIncompatibleQoSInfo),
-            ("message_lost", self.message_lost, QoSMessageLostInfo)))
+            ("message_lost", self.message_lost, QoSMessageLostInfo),
+            ("matched", self.matched, QoSSubscriptionMatchedInfo)))
 
 
 class PublisherEventCallbacks:
-    """The QoS event callbacks of a publisher, as rclpy's (``incompatible_type`` and
-    ``matched`` as for subscriptions)."""
+    """The QoS event callbacks of a publisher, as rclpy's (``incompatible_type`` as for
+    subscriptions)."""
 
     def __init__(self, *, deadline=None, liveliness=None, incompatible_qos=None,
                  incompatible_type=None, matched=None, use_default_callbacks=True):
@@ -160,4 +161,5 @@ class PublisherEventCallbacks:
         return _pairs((
             ("deadline", self.deadline, QoSOfferedDeadlineMissedInfo),
             ("liveliness", self.liveliness, QoSLivelinessLostInfo),
-            ("incompatible_qos", self.incompatible_qos, QoSOfferedIncompatibleQoSInfo)))
+            ("incompatible_qos", self.incompatible_qos, QoSOfferedIncompatibleQoSInfo),
+            ("matched", self.matched, QoSPublisherMatchedInfo)))

@@ -59,7 +59,7 @@ pub use qos::{
     Durability, History, Incompatibility, Liveliness, Qos, QosError, QosPolicy, Reliability,
 };
 pub use qos_event::{
-    DeadlineMissed, IncompatibleQos, LivelinessChanged, LivelinessLost, MessageLost,
+    DeadlineMissed, IncompatibleQos, LivelinessChanged, LivelinessLost, Matched, MessageLost,
     PublisherQosEvents, QosEventHandler, SubscriptionQosEvents,
 };
 pub use ros_args::{LogLevel, ParameterOverride, Remap, RosArgs, RosArgsError};

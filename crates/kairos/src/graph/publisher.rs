@@ -4,7 +4,7 @@
 use super::node::Node;
 use super::qos::Qos;
 use super::qos_event::{
-    DeadlineMissed, EndpointEvents, IncompatibleQos, LivelinessLost, PublisherQosEvents,
+    DeadlineMissed, EndpointEvents, IncompatibleQos, LivelinessLost, Matched, PublisherQosEvents,
     QosEventHandler,
 };
 use super::subscription::{Envelope, NEVER};
@@ -151,6 +151,15 @@ impl<T: Send + Sync + 'static> Publisher<T> {
         callback: impl Fn(IncompatibleQos) + Send + Sync + 'static,
     ) -> QosEventHandler {
         self.events.on_incompatible_qos(&self.node, callback)
+    }
+
+    /// Runs `callback` when a subscription of the topic comes to match this publisher or
+    /// stops matching it (ROS 2's publication matched event).
+    pub fn on_publication_matched(
+        &self,
+        callback: impl Fn(Matched) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.events.on_matched(&self.node, callback)
     }
 }
 

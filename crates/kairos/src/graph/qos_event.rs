@@ -19,6 +19,10 @@
 //!   the whole graph, this process and the others the transport sees, whenever it changes
 //!   (see `qos_match`). An incompatible pair still delivers (see `graph::qos`), and its
 //!   first detection is also logged as a warning, as rclcpp does when no callback is set.
+//! - Matched (publication / subscription matched) counts the endpoints of the other side
+//!   whose QoS is compatible: how many now, and how many came in all. The graph has no
+//!   per-endpoint id, so a peer is told apart by its node, type, QoS and process: a peer
+//!   that leaves while another comes is counted, unless the two are alike in all four.
 //!
 //! [`Publisher::qos_events`]: super::Publisher::qos_events
 //! [`Subscription::qos_events`]: super::Subscription::qos_events
@@ -30,6 +34,7 @@ use super::view::{EntityKind, GraphEntity, Registry};
 use crate::exec::{CallbackTimer, GuardCondition, GuardInner};
 use crate::time::Clock;
 use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
@@ -77,6 +82,21 @@ pub struct IncompatibleQos {
     pub last_policy: Option<QosPolicy>,
 }
 
+/// The endpoints on the other side of a topic that match this one (compatible QoS):
+/// ROS 2's publication matched (for a publisher) and subscription matched (for a
+/// subscription) status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Matched {
+    /// Times an endpoint came to match this one, so far.
+    pub total_count: u64,
+    /// The same, since the last call.
+    pub total_count_change: u64,
+    /// Endpoints that match now.
+    pub current_count: u64,
+    /// Change of `current_count` since the last call.
+    pub current_count_change: i64,
+}
+
 /// Messages of remote publishers that never reached a subscription (gaps in their
 /// sequence numbers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -100,6 +120,10 @@ pub struct PublisherQosEvents {
     pub incompatible_now: u64,
     /// Whether it is alive (always, for automatic liveliness).
     pub alive: bool,
+    /// Subscriptions that came to match it so far.
+    pub matched_total: u64,
+    /// Subscriptions that match it now.
+    pub matched_now: u64,
 }
 
 /// A subscription's QoS events so far.
@@ -119,6 +143,10 @@ pub struct SubscriptionQosEvents {
     pub message_lost: u64,
     /// Messages dropped because their publisher's lifespan passed before they were taken.
     pub message_expired: u64,
+    /// Publishers that came to match it so far.
+    pub matched_total: u64,
+    /// Publishers that match it now.
+    pub matched_now: u64,
 }
 
 /// A registered QoS event callback; dropping it unregisters the callback (the events are
@@ -190,6 +218,40 @@ struct Incompatible {
     last_policy: Mutex<Option<QosPolicy>>,
 }
 
+/// The peers that match an endpoint: how many now, how many came in all, what the
+/// callback was last told (both as `(total, now)`).
+#[derive(Default)]
+struct MatchedPeers {
+    now: Mutex<(u64, u64)>,
+    reported: Mutex<(u64, u64)>,
+    listener: Listener,
+}
+
+/// The peers an endpoint saw at its last match, compatible and not, each kind by
+/// signature with its multiplicity: a match counts as new every peer whose signature's
+/// multiplicity rose, so a peer that leaves while another comes is still counted.
+#[derive(Default)]
+struct SeenPeers {
+    compatible: HashMap<String, u64>,
+    incompatible: HashMap<String, u64>,
+}
+
+/// How many more of each signature `now` has than `before`.
+fn arrivals(before: &HashMap<String, u64>, now: &HashMap<String, u64>) -> u64 {
+    now.iter()
+        .map(|(peer, n)| n.saturating_sub(before.get(peer).copied().unwrap_or(0)))
+        .sum()
+}
+
+/// What tells two endpoints of a topic apart in the graph (it has no per-endpoint id):
+/// their node, type, QoS and process.
+fn signature(peer: &GraphEntity) -> String {
+    format!(
+        "{}|{}|{}|{:?}|{}",
+        peer.node_namespace, peer.node_name, peer.type_name, peer.qos, peer.local
+    )
+}
+
 /// A subscription's alive and not-alive publishers, and what its callback was last told.
 #[derive(Default)]
 struct Alive {
@@ -210,6 +272,8 @@ pub(crate) struct EndpointEvents {
     message_lost: Counter,
     expired: AtomicU64,
     incompatible: Incompatible,
+    matched: MatchedPeers,
+    seen: Mutex<SeenPeers>,
     alive_publishers: Alive,
     /// A manual-liveliness publisher's own liveliness.
     alive: AtomicBool,
@@ -237,6 +301,8 @@ impl EndpointEvents {
             message_lost: Counter::default(),
             expired: AtomicU64::new(0),
             incompatible: Incompatible::default(),
+            matched: MatchedPeers::default(),
+            seen: Mutex::new(SeenPeers::default()),
             alive_publishers: Alive::default(),
             alive: AtomicBool::new(true),
             deadline_timer: OnceLock::new(),
@@ -355,28 +421,38 @@ impl EndpointEvents {
             EntityKind::Publisher => EntityKind::Subscription,
             _ => EntityKind::Publisher,
         };
-        let mut incompatible = 0;
-        let mut compatible = 0;
         let mut policy = None;
+        let mut now = SeenPeers::default();
         for peer in peers.iter().filter(|p| p.kind == other) {
-            let Some(theirs) = &peer.qos else {
-                compatible += 1;
-                continue;
+            let checked = match (&peer.qos, self.kind) {
+                (None, _) => Ok(()),
+                (Some(theirs), EntityKind::Publisher) => Qos::check_compatible(&self.qos, theirs),
+                (Some(theirs), _) => Qos::check_compatible(theirs, &self.qos),
             };
-            let checked = match self.kind {
-                EntityKind::Publisher => Qos::check_compatible(&self.qos, theirs),
-                _ => Qos::check_compatible(theirs, &self.qos),
-            };
-            match checked {
-                Ok(()) => compatible += 1,
+            let side = match checked {
+                Ok(()) => &mut now.compatible,
                 Err(why) => {
-                    incompatible += 1;
                     policy = Some(why);
+                    &mut now.incompatible
                 }
-            }
+            };
+            *side.entry(signature(peer)).or_default() += 1;
         }
-        let before = self.incompatible.now.swap(incompatible, Ordering::AcqRel);
-        if incompatible > before {
+        let (compatible, incompatible): (u64, u64) = (
+            now.compatible.values().sum(),
+            now.incompatible.values().sum(),
+        );
+        let (new_incompatible, new_matched) = {
+            let mut seen = self.seen.lock();
+            let found = (
+                arrivals(&seen.incompatible, &now.incompatible),
+                arrivals(&seen.compatible, &now.compatible),
+            );
+            *seen = now;
+            found
+        };
+        self.incompatible.now.store(incompatible, Ordering::Release);
+        if new_incompatible > 0 {
             if let Some(why) = &policy {
                 *self.incompatible.last_policy.lock() = Some(why.policy);
                 if self.incompatible.counter.total() == 0 {
@@ -397,8 +473,9 @@ impl EndpointEvents {
             };
             self.incompatible
                 .counter
-                .add(incompatible - before, self.handle(), event);
+                .add(new_incompatible, self.handle(), event);
         }
+        self.matched_changed(new_matched, compatible);
         if self.kind == EntityKind::Subscription {
             let not_alive = not_alive.min(compatible);
             let now = (compatible - not_alive, not_alive);
@@ -412,6 +489,26 @@ impl EndpointEvents {
         warning
     }
 
+    /// `arrived` peers came to match, and `current` match now: counted, traced (total and
+    /// the change of the current count) and told to the callback.
+    fn matched_changed(&self, arrived: u64, current: u64) {
+        let (total, before) = {
+            let mut now = self.matched.now.lock();
+            let before = now.1;
+            *now = (now.0 + arrived, current);
+            (now.0, before)
+        };
+        if arrived == 0 && current == before {
+            return;
+        }
+        let event = match self.kind {
+            EntityKind::Publisher => "publication_matched",
+            _ => "subscription_matched",
+        };
+        crate::trace::tp::qos_event(self.handle(), event, total, current as i64 - before as i64);
+        self.matched.listener.notify();
+    }
+
     fn kind_name(&self) -> &'static str {
         match self.kind {
             EntityKind::Publisher => "a publisher",
@@ -420,17 +517,21 @@ impl EndpointEvents {
     }
 
     pub(crate) fn publisher_events(&self) -> PublisherQosEvents {
+        let (matched_total, matched_now) = *self.matched.now.lock();
         PublisherQosEvents {
             offered_deadline_missed: self.deadline.total(),
             liveliness_lost: self.liveliness_lost.total(),
             offered_incompatible_qos: self.incompatible.counter.total(),
             incompatible_now: self.incompatible.now.load(Ordering::Acquire),
             alive: self.alive.load(Ordering::Acquire),
+            matched_total,
+            matched_now,
         }
     }
 
     pub(crate) fn subscription_events(&self) -> SubscriptionQosEvents {
         let (alive_count, not_alive_count) = *self.alive_publishers.now.lock();
+        let (matched_total, matched_now) = *self.matched.now.lock();
         SubscriptionQosEvents {
             requested_deadline_missed: self.deadline.total(),
             alive_count,
@@ -439,6 +540,8 @@ impl EndpointEvents {
             incompatible_now: self.incompatible.now.load(Ordering::Acquire),
             message_lost: self.message_lost.total(),
             message_expired: self.expired.load(Ordering::Relaxed),
+            matched_total,
+            matched_now,
         }
     }
 
@@ -564,6 +667,34 @@ impl EndpointEvents {
     }
 }
 
+impl EndpointEvents {
+    pub(crate) fn on_matched(
+        self: &Arc<Self>,
+        node: &Node,
+        callback: impl Fn(Matched) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        let me = Arc::downgrade(self);
+        let guard = node.create_guard_condition("qos event: matched", move || {
+            if let Some(me) = me.upgrade() {
+                let now = *me.matched.now.lock();
+                let before = std::mem::replace(&mut *me.matched.reported.lock(), now);
+                if now != before {
+                    callback(Matched {
+                        total_count: now.0,
+                        total_count_change: now.0 - before.0,
+                        current_count: now.1,
+                        current_count_change: now.1 as i64 - before.1 as i64,
+                    });
+                }
+            }
+        });
+        self.matched.listener.set(&guard);
+        let now = *self.matched.now.lock();
+        pending_now(now != *self.matched.reported.lock(), &guard);
+        QosEventHandler { _guard: guard }
+    }
+}
+
 /// Events counted before the callback was registered are told to it at once.
 fn pending_now(any: bool, guard: &GuardCondition) {
     if any {
@@ -577,5 +708,48 @@ impl fmt::Debug for EndpointEvents {
             .field("kind", &self.kind)
             .field("topic", &self.topic)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::Context;
+
+    fn peer(node: &str, qos: Qos) -> GraphEntity {
+        GraphEntity {
+            kind: EntityKind::Publisher,
+            node_name: node.to_owned(),
+            node_namespace: "/".to_owned(),
+            name: "/scan".to_owned(),
+            type_name: "std_msgs/msg/UInt32".to_owned(),
+            qos: Some(qos),
+            local: false,
+        }
+    }
+
+    /// A remote change can take one peer away and bring another in one match: both the
+    /// incompatible total and the matched total count the newcomer.
+    #[test]
+    fn a_peer_that_replaces_another_between_two_matches_is_counted() {
+        let node = Node::new_in(&Context::new(), "watcher", "/").unwrap();
+        let events =
+            EndpointEvents::new(&node, EntityKind::Subscription, "/scan", Qos::keep_last(5));
+        let weak = Qos::keep_last(5).best_effort();
+        let good = Qos::keep_last(5);
+        events.rematch(&[peer("a", weak), peer("c", good)], 0);
+        events.rematch(&[peer("b", weak), peer("d", good)], 0);
+        let seen = events.subscription_events();
+        assert_eq!(
+            (seen.requested_incompatible_qos, seen.incompatible_now),
+            (2, 1)
+        );
+        assert_eq!((seen.matched_total, seen.matched_now), (2, 1));
+        // Alike in node, type, QoS and process: two of them, then one of them.
+        events.rematch(&[peer("d", good), peer("d", good)], 0);
+        events.rematch(&[peer("d", good)], 0);
+        let seen = events.subscription_events();
+        assert_eq!((seen.matched_total, seen.matched_now), (3, 1));
+        assert_eq!(seen.incompatible_now, 0);
     }
 }

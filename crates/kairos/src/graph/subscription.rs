@@ -15,7 +15,7 @@ use super::node::Node;
 use super::pool::MessagePool;
 use super::qos::Qos;
 use super::qos_event::{
-    DeadlineMissed, EndpointEvents, IncompatibleQos, LivelinessChanged, MessageLost,
+    DeadlineMissed, EndpointEvents, IncompatibleQos, LivelinessChanged, Matched, MessageLost,
     QosEventHandler, SubscriptionQosEvents,
 };
 use super::topic::Topic;
@@ -339,6 +339,15 @@ impl<T: Send + Sync + 'static> Subscription<T> {
         callback: impl Fn(MessageLost) + Send + Sync + 'static,
     ) -> QosEventHandler {
         self.inner.events.on_message_lost(&self.node, callback)
+    }
+
+    /// Runs `callback` when a publisher of the topic comes to match this subscription or
+    /// stops matching it (ROS 2's subscription matched event).
+    pub fn on_subscription_matched(
+        &self,
+        callback: impl Fn(Matched) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.inner.events.on_matched(&self.node, callback)
     }
 }
 
