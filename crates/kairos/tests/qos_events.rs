@@ -484,7 +484,7 @@ proptest::proptest! {
         let (mut compatible_made, mut incompatible_made) = (0, 0);
         for (action, on, compatible) in steps {
             if action == 0 && !live.is_empty() {
-                live.remove(on % live.len());
+                drop(live.remove(on % live.len()));
                 continue;
             }
             let qos = if compatible { Qos::keep_last(5) } else { Qos::keep_last(5).best_effort() };
