@@ -282,7 +282,21 @@ def test_an_asyncio_task_awaits_a_kairos_future(session):
 def test_rclpy_action_programs_run_unmodified_across_processes(router):
     """The server and client of tests/programs, written for rclpy, run with
     `python -m kairos.run` on Zenoh; Ctrl-C ends the server cleanly."""
-    env = router.env()
+    client, out = run_action_programs(router.env())
+    assert client.stdout.splitlines() == [
+        "result True [0, 1, 1, 2, 3, 5, 8]",
+        "feedback 5 [0, 1, 1, 2, 3, 5, 8]",
+        "rejected True",
+        "canceling 1",
+        "canceled True",
+    ], client.stdout + client.stderr
+    assert "serving fibonacci" in out and "goal canceled" in out, out
+
+
+def run_action_programs(env):
+    """Runs the rclpy action server and client programs with `python -m kairos.run`, the
+    client to its end, then Ctrl-C to the server; the client's run and the server's
+    output, both having exited with status 0."""
     server = subprocess.Popen(
         [sys.executable, "-m", "kairos.run", str(PROGRAMS / "fibonacci_action_server.py")],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -290,13 +304,6 @@ def test_rclpy_action_programs_run_unmodified_across_processes(router):
         client = run([sys.executable, "-m", "kairos.run",
                       str(PROGRAMS / "fibonacci_action_client.py")], env)
         assert client.returncode == 0, client.stdout + client.stderr
-        assert client.stdout.splitlines() == [
-            "result True [0, 1, 1, 2, 3, 5, 8]",
-            "feedback 5 [0, 1, 1, 2, 3, 5, 8]",
-            "rejected True",
-            "canceling 1",
-            "canceled True",
-        ], client.stdout + client.stderr
     finally:
         server.send_signal(signal.SIGINT)
         try:
@@ -305,7 +312,7 @@ def test_rclpy_action_programs_run_unmodified_across_processes(router):
             server.kill()
             pytest.fail("the server did not stop within the limit after Ctrl-C")
     assert server.returncode == 0, out
-    assert "serving fibonacci" in out and "goal canceled" in out, out
+    return client, out
 
 
 def test_kairos_send_goal_drives_a_python_action_server(router):
@@ -361,21 +368,7 @@ def test_goals_of_rclpy_programs_are_traced_and_joined_across_processes(router, 
     """The rclpy action programs, traced (KAIROS_TRACE) in two processes: `kairos trace
     goals` joins each goal's client and server steps by its id and says how it ended."""
     env = dict(router.env(), KAIROS_TRACE=str(tmp_path))
-    server = subprocess.Popen(
-        [sys.executable, "-m", "kairos.run", str(PROGRAMS / "fibonacci_action_server.py")],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        client = run([sys.executable, "-m", "kairos.run",
-                      str(PROGRAMS / "fibonacci_action_client.py")], env)
-        assert client.returncode == 0, client.stdout + client.stderr
-    finally:
-        server.send_signal(signal.SIGINT)
-        try:
-            out, _ = server.communicate(timeout=LIMIT)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            pytest.fail("the server did not stop within the limit after Ctrl-C")
-    assert server.returncode == 0, out
+    run_action_programs(env)
     goals = run([kairos_bin(), "trace", "goals", "--json", str(tmp_path)], env)
     assert goals.returncode == 0, goals.stderr
     report = json.loads(goals.stdout)
