@@ -352,8 +352,11 @@ def test_kairos_run_names_an_rclpy_module_kairos_lacks(tmp_path):
 
 def test_feedback_of_a_goal_no_one_follows_is_counted(session):
     system = System()
+    got = []
     handle = system.wait(system.client.send_goal_async(
-        Fibonacci.Goal(order=4), feedback_callback=lambda m: None))
+        Fibonacci.Goal(order=4), feedback_callback=got.append))
+    # Its feedback callback goes when its result comes (as rclpy): take the feedback first.
+    assert wait_until(lambda: len(got) == 3)
     result = system.wait(handle.get_result_async())
     assert result.status == GoalStatus.STATUS_SUCCEEDED
     # A goal sent by another client of the same action: its feedback reaches this
@@ -362,6 +365,12 @@ def test_feedback_of_a_goal_no_one_follows_is_counted(session):
     other_handle = system.wait(other.send_goal_async(Fibonacci.Goal(order=4)))
     system.wait(other_handle.get_result_async())
     assert wait_until(lambda: system.client.unmatched_feedback == 3)
+    # Feedback for the first goal after its result: counted, no longer delivered.
+    late = system.client_node.create_publisher(
+        Fibonacci.Impl.FeedbackMessage, f"{system.server._action_name}/_action/feedback", 10)
+    late.publish(Fibonacci.Impl.FeedbackMessage(goal_id=handle.goal_id))
+    assert wait_until(lambda: system.client.unmatched_feedback == 4)
+    assert len(got) == 3
 
 
 def test_goals_of_rclpy_programs_are_traced_and_joined_across_processes(router, tmp_path):

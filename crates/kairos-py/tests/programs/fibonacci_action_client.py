@@ -35,13 +35,14 @@ def main():
         print("no server", flush=True)
         return 1
     goal = node.run(6)
-    result = goal.get_result_async()
-    rclpy.spin_until_future_complete(node, result, timeout_sec=30)
-    # Feedback and the result travel apart: the last feedback may run after the result.
+    # As in rclpy, a goal's feedback callback goes when its result comes, and feedback
+    # and the result travel apart: take the feedback first.
     for _ in range(300):
         if len(node.feedback) == 5:
             break
         rclpy.spin_once(node, timeout_sec=0.1)
+    result = goal.get_result_async()
+    rclpy.spin_until_future_complete(node, result, timeout_sec=30)
     succeeded = result.result().status == GoalStatus.STATUS_SUCCEEDED
     print("result", succeeded, list(result.result().result.sequence), flush=True)
     print("feedback", len(node.feedback), node.feedback[-1] if node.feedback else None,

@@ -4,10 +4,12 @@ cancels.
 Ground rules:
 
 - A goal's feedback callback is registered before its request leaves, so no feedback
-  the server sends after accepting it is missed. It stays while the goal's
-  :class:`ClientGoalHandle` lives (feedback and the result travel apart, so feedback sent
-  before the result may run after it) and goes with the handle. Feedback for no live
-  goal is counted in ``unmatched_feedback``, never dropped silently.
+  the server sends after accepting it is missed. As in rclpy it stays until the goal's
+  result comes, even if its :class:`ClientGoalHandle` is dropped before (or, for a
+  dropped handle, until the status topic says the goal ended). Feedback and the result
+  travel apart, so feedback sent just before the result may come after it: it is then
+  counted in ``unmatched_feedback``, as is feedback for no goal this client follows;
+  never dropped silently.
 - The ``*_async`` futures complete from the client's done callbacks, which the executor
   runs in the client's callback group: they complete under ``spin``, ``spin_once``,
   ``spin_until_future_complete`` and ``await`` alike.
@@ -24,6 +26,9 @@ from kairos import _kairos
 from kairos.action.server import STATUS_QOS, trace_goal
 from kairos.action_msgs.msg import GoalInfo, GoalStatus
 from kairos.unique_identifier_msgs.msg import UUID
+from kairos.waitable import NumberOfEntities
+
+_ENDED = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_CANCELED, GoalStatus.STATUS_ABORTED)
 
 
 class ClientGoalHandle:
@@ -138,6 +143,11 @@ class ActionClient:
     def action_type(self):
         return self._action_type
 
+    def get_num_entities(self):
+        """The action client's own entities, as rcl_action counts them: three service
+        clients and two subscriptions (feedback and status)."""
+        return NumberOfEntities(num_subs=2, num_clients=3)
+
     # -- the server -----------------------------------------------------------------------
 
     def server_is_ready(self):
@@ -175,14 +185,9 @@ class ActionClient:
         with self._lock:
             if response.accepted:
                 self._goal_handles[key] = handle
-                weakref.finalize(handle, self._forget, key)
             else:
                 self._feedback_callbacks.pop(key, None)
         return handle
-
-    def _forget(self, key):
-        with self._lock:
-            self._feedback_callbacks.pop(key, None)
 
     def send_goal_async(self, goal, feedback_callback=None, goal_uuid=None):
         """Sends ``goal``; a future of its :class:`ClientGoalHandle` (``accepted`` says
@@ -205,6 +210,10 @@ class ActionClient:
         return self._action_type.Impl.GetResultService.Request(goal_id=goal_handle.goal_id)
 
     def _on_result(self, goal_handle, response):
+        # As rclpy: a goal's feedback callback lives until its result came (its handle
+        # may be dropped before); feedback that comes later is counted, not delivered.
+        with self._lock:
+            self._feedback_callbacks.pop(bytes(goal_handle.goal_id.uuid), None)
         goal_handle._status = response.status
         trace_goal(self._trace, goal_handle.goal_id, "result", response.status)
         return response
@@ -250,7 +259,7 @@ class ActionClient:
         with self._lock:
             callback = self._feedback_callbacks.get(key)
             followed = self._goal_handles.get(key)
-            if callback is None and followed is None:
+            if callback is None and (followed is None or followed.status in _ENDED):
                 self.unmatched_feedback += 1
         if callback is not None or followed is not None:
             status = followed.status if followed is not None else 0
@@ -261,9 +270,13 @@ class ActionClient:
     def _on_status(self, message):
         with self._lock:
             for status in message.status_list:
-                handle = self._goal_handles.get(bytes(status.goal_info.goal_id.uuid))
+                key = bytes(status.goal_info.goal_id.uuid)
+                handle = self._goal_handles.get(key)
                 if handle is not None:
                     handle._status = status.status
+                elif status.status in _ENDED:
+                    # Nobody holds the goal and it ended: no result will be asked for.
+                    self._feedback_callbacks.pop(key, None)
 
     def destroy(self):
         for client in self._clients:

@@ -26,6 +26,7 @@ from kairos import _kairos
 from kairos.action_msgs.msg import GoalInfo, GoalStatus, GoalStatusArray
 from kairos.callback_groups import ReentrantCallbackGroup
 from kairos.qos import DurabilityPolicy, QoSProfile
+from kairos.waitable import NumberOfEntities
 
 
 class GoalResponse(enum.Enum):
@@ -260,6 +261,12 @@ class ActionServer:
         self._status_publisher = node.create_publisher(
             impl.GoalStatusMessage, entity + "status", status_pub_qos_profile or STATUS_QOS,
             callback_group=self._callback_group)
+        # Ended goals are forgotten result_timeout after their end, checked four times per
+        # timeout (at most ten times a second): a result is kept at least its timeout, and
+        # at most a quarter of it (or 0.1 s) longer.
+        self._expire_timer = node.create_timer(
+            max(float(result_timeout) / 4.0, 0.1), self._prune,
+            callback_group=self._callback_group)
         self._destroyed = False
         self._trace = _kairos.trace_action(
             node._core, node.resolve_service_name(action_name), True)
@@ -267,6 +274,18 @@ class ActionServer:
     @property
     def action_type(self):
         return self._action_type
+
+    @property
+    def _goal_handles(self):
+        """rclpy's name for the goals the server keeps (running, or ended with their result
+        kept), by goal id bytes."""
+        with self._lock:
+            return dict(self._goals)
+
+    def get_num_entities(self):
+        """The action server's own entities, as rcl_action counts them: three services and
+        the timer that forgets expired results."""
+        return NumberOfEntities(num_timers=1, num_services=3)
 
     def register_execute_callback(self, execute_callback):
         self._execute_callback = execute_callback
@@ -445,4 +464,5 @@ class ActionServer:
             self._node.destroy_service(service)
         self._node.destroy_publisher(self._feedback_publisher)
         self._node.destroy_publisher(self._status_publisher)
+        self._node.destroy_timer(self._expire_timer)
         self._services = []
