@@ -6,7 +6,8 @@ Ground rules:
 - A goal's feedback callback is registered before its request leaves, so no feedback
   the server sends after accepting it is missed. As in rclpy it stays until the goal's
   result comes, even if its :class:`ClientGoalHandle` is dropped before (or, for a
-  dropped handle, until the status topic says the goal ended). Feedback and the result
+  dropped handle, until the status topic says the goal ended; a status that comes before
+  the goal's response does not count, the handle is not made yet). Feedback and the result
   travel apart, so feedback sent just before the result may come after it: it is then
   counted in ``unmatched_feedback``, as is feedback for no goal this client follows;
   never dropped silently.
@@ -126,6 +127,8 @@ class ActionClient:
         self._lock = threading.Lock()
         self._feedback_callbacks = {}
         self._goal_handles = weakref.WeakValueDictionary()
+        #: Accepted goals whose result has not come: their feedback callbacks live on.
+        self._awaiting_result = set()
         #: Feedback messages for goals this client does not follow (any more).
         self.unmatched_feedback = 0
         self._subscriptions = [
@@ -185,6 +188,7 @@ class ActionClient:
         with self._lock:
             if response.accepted:
                 self._goal_handles[key] = handle
+                self._awaiting_result.add(key)
             else:
                 self._feedback_callbacks.pop(key, None)
         return handle
@@ -212,8 +216,10 @@ class ActionClient:
     def _on_result(self, goal_handle, response):
         # As rclpy: a goal's feedback callback lives until its result came (its handle
         # may be dropped before); feedback that comes later is counted, not delivered.
+        key = bytes(goal_handle.goal_id.uuid)
         with self._lock:
-            self._feedback_callbacks.pop(bytes(goal_handle.goal_id.uuid), None)
+            self._feedback_callbacks.pop(key, None)
+            self._awaiting_result.discard(key)
         goal_handle._status = response.status
         trace_goal(self._trace, goal_handle.goal_id, "result", response.status)
         return response
@@ -274,9 +280,12 @@ class ActionClient:
                 handle = self._goal_handles.get(key)
                 if handle is not None:
                     handle._status = status.status
-                elif status.status in _ENDED:
-                    # Nobody holds the goal and it ended: no result will be asked for.
+                elif status.status in _ENDED and key in self._awaiting_result:
+                    # Its handle was made and dropped, and the goal ended: no result will
+                    # be asked for. (A status can come before the goal's response: a goal
+                    # with no handle yet keeps its callback.)
                     self._feedback_callbacks.pop(key, None)
+                    self._awaiting_result.discard(key)
 
     def destroy(self):
         for client in self._clients:
