@@ -149,6 +149,23 @@ impl PyExecutor {
         }
     }
 
+    /// Runs at most one callback, waiting up to `timeout_sec` for one, and returns as soon
+    /// as `future` is done (another thread may complete it); whether it is done.
+    #[pyo3(signature = (future, timeout_sec = None))]
+    fn spin_once_until_future_complete(
+        &self,
+        py: Python<'_>,
+        future: PyRef<'_, PyFuture>,
+        timeout_sec: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let timeout = timeout_arg(timeout_sec)?;
+        let awaiting = Awaiting(future.shared.clone());
+        let executor = self.executor();
+        let result =
+            py.allow_threads(|| executor.spin_once_until_future_complete(awaiting, timeout));
+        Ok(self.finish(py, result)?.flatten().is_some())
+    }
+
     /// Makes the spin in progress return.
     fn cancel(&self) {
         self.executor().cancel();

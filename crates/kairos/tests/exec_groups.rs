@@ -255,6 +255,47 @@ fn spin_until_future_complete_times_out_and_completes() {
 }
 
 #[test]
+fn spin_once_until_future_complete_returns_when_another_thread_completes_the_future() {
+    // Nothing to run: only the future's completion, from another thread, ends the wait.
+    let exec = Executor::single_threaded();
+    let (tx, rx) = futures::channel::oneshot::channel::<u32>();
+    let start = Instant::now();
+    let completer = std::thread::spawn(move || tx.send(7));
+    let done = exec
+        .spin_once_until_future_complete(rx, Duration::from_secs(60))
+        .unwrap();
+    assert_eq!(done, Some(Ok(7)));
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(30),
+        "waited {:?} of its 60 s for a future completed at once",
+        start.elapsed()
+    );
+    completer.join().unwrap().unwrap();
+    // With work ready, it runs one callback and returns, the future still pending.
+    let node = node("once");
+    let ran = Arc::new(AtomicUsize::new(0));
+    let counted = ran.clone();
+    let guard = node.create_guard_condition("tick", move || {
+        counted.fetch_add(1, Ordering::Relaxed);
+    });
+    exec.add_node(&node).unwrap();
+    guard.trigger();
+    guard.trigger();
+    let pending = exec
+        .spin_once_until_future_complete(std::future::pending::<()>(), LONG)
+        .unwrap();
+    assert_eq!((pending, ran.load(Ordering::Relaxed)), (None, 1));
+    // Nothing ready and nothing completing it: it waits its timeout, never less.
+    let idle = Executor::single_threaded();
+    let start = Instant::now();
+    let nothing = idle
+        .spin_once_until_future_complete(std::future::pending::<()>(), Duration::from_millis(50))
+        .unwrap();
+    assert_eq!(nothing, None);
+    assert!(start.elapsed() >= std::time::Duration::from_millis(50));
+}
+
+#[test]
 fn work_is_served_in_arrival_order() {
     let exec = Executor::single_threaded();
     let node = node("fifo");

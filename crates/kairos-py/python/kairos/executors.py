@@ -142,9 +142,12 @@ class Executor:
             self._core.spin_once(_timeout(timeout_sec))
 
     def spin_once_until_future_complete(self, future, timeout_sec=None):
-        """As :meth:`spin_once`, unless ``future`` is done already."""
+        """Runs at most one callback, waiting up to ``timeout_sec`` for one, and returns as
+        soon as ``future`` is done, even if no callback ran (another thread may complete
+        it)."""
         if not future.done():
-            self.spin_once(timeout_sec)
+            with _Spinning(self):
+                self._core.spin_once_until_future_complete(future, _timeout(timeout_sec))
 
     def spin_until_future_complete(self, future, timeout_sec=None):
         """Runs callbacks until ``future`` is done or ``timeout_sec`` passed. From one of

@@ -395,10 +395,41 @@ impl Executor {
         timeout: impl Into<Duration>,
     ) -> Result<F::Output, ExecError> {
         let timeout = timeout.into();
-        let Some(mut session) = self.shared.begin_spin("spin_until_future_complete()")? else {
+        self.spin_for_future(future, timeout, false, "spin_until_future_complete()")?
+            .ok_or(ExecError::Timeout { timeout })
+    }
+
+    /// Runs at most one callback, waiting up to `timeout` for one, and returns as soon as
+    /// `future` completes, even with no callback run (another thread may complete it):
+    /// its output if it completed. rclpy's `spin_once_until_future_complete`.
+    pub fn spin_once_until_future_complete<F: Future>(
+        &self,
+        future: F,
+        timeout: impl Into<Duration>,
+    ) -> Result<Option<F::Output>, ExecError> {
+        self.spin_for_future(
+            future,
+            timeout.into(),
+            true,
+            "spin_once_until_future_complete()",
+        )
+    }
+
+    /// Spins until `future` completes (its output), `timeout` passes (`None`) or, when
+    /// `once`, one callback ran (`None`, unless that completed the future).
+    fn spin_for_future<F: Future>(
+        &self,
+        future: F,
+        timeout: Duration,
+        once: bool,
+        what: &'static str,
+    ) -> Result<Option<F::Output>, ExecError> {
+        let Some(mut session) = self.shared.begin_spin(what)? else {
             return Err(ExecError::Cancelled);
         };
-        session.start_helpers()?;
+        if !once {
+            session.start_helpers()?;
+        }
         let wake = Arc::new(FutureWake {
             woken: AtomicBool::new(true),
             exec: Arc::downgrade(&self.shared),
@@ -408,11 +439,15 @@ impl Executor {
         let deadline = deadline_after(timeout);
         // Read before the first poll: a wake-up after it interrupts the pop below.
         let mut seen = self.shared.ready.interrupts();
+        let mut ran_one = false;
         loop {
             if wake.woken.swap(false, Ordering::AcqRel)
                 && let Poll::Ready(output) = future.as_mut().poll(&mut Context::from_waker(&waker))
             {
-                return Ok(output);
+                return Ok(Some(output));
+            }
+            if ran_one {
+                return Ok(None);
             }
             if self.shared.shut_down.load(Ordering::Acquire) {
                 return Err(ExecError::ShutDown);
@@ -422,12 +457,13 @@ impl Executor {
             }
             match self.shared.next_item(&mut seen, deadline) {
                 Popped::Item(item) => {
-                    session.run(item);
+                    // `once`: the loop polls the future again, then returns.
+                    ran_one = session.run(item) && once;
                 }
                 Popped::Interrupted => {}
                 Popped::TimedOut => {
                     if !wake.woken.load(Ordering::Acquire) {
-                        return Err(ExecError::Timeout { timeout });
+                        return Ok(None);
                     }
                 }
             }
