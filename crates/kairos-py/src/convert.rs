@@ -5,7 +5,11 @@
 //! What this module promises:
 //! - [`to_py`] builds an instance of the message's Python class (nested fields as
 //!   instances of their classes, arrays and sequences as lists, `uint8[]`/`byte[]` as
-//!   `bytes`) without running its `__init__`: every field is written from the Rust value.
+//!   `bytes`) without running its `__init__`: every field is written from the Rust value,
+//!   through the class's setters (which keep numeric arrays as rclpy does, see
+//!   `kairos/_interfaces.py`).
+//! - [`from_py`] takes numeric arrays as rclpy keeps them too: `array.array` and numpy
+//!   arrays (their bytes in one copy for `uint8`).
 //! - [`from_py`] reads exactly the fields of the Rust type, in `.msg` order, from an
 //!   instance of the message's class (or a subclass); a value of the wrong shape is a
 //!   `TypeError` naming the field path (`linear.x: expected a float, got str`), never a
@@ -552,6 +556,30 @@ impl ser::SerializeStruct for StructToPy<'_, '_> {
 
 // -- Python to Rust ----------------------------------------------------------------------
 
+/// The bytes of an `array.array('B')` or a numpy array of `uint8` (rclpy's `uint8[]` and
+/// `uint8[N]`), copied at once instead of element by element; `None` for anything else.
+fn octets_of(object: &Bound<'_, PyAny>) -> PyResult<Option<Vec<u8>>> {
+    let py = object.py();
+    let octets = if let Ok(code) = object.getattr(pyo3::intern!(py, "typecode")) {
+        code.extract::<String>().is_ok_and(|c| c == "B")
+    } else if let Ok(dtype) = object.getattr(pyo3::intern!(py, "dtype")) {
+        dtype
+            .getattr(pyo3::intern!(py, "str"))
+            .and_then(|s| s.extract::<String>())
+            .is_ok_and(|s| s == "|u1")
+    } else {
+        false
+    };
+    if !octets {
+        return Ok(None);
+    }
+    let bytes = object.call_method0(pyo3::intern!(py, "tobytes"))?;
+    Ok(bytes
+        .downcast::<PyBytes>()
+        .ok()
+        .map(|b| b.as_bytes().to_vec()))
+}
+
 struct FromPy<'a, 'py> {
     object: &'a Bound<'py, PyAny>,
     /// The class a struct at this level must be an instance of.
@@ -612,7 +640,20 @@ impl<'a, 'py> FromPy<'a, 'py> {
         if self.object.is_instance_of::<PyString>() {
             return Err(self.expected("a list"));
         }
-        // array.array, numpy arrays and any other iterable.
+        // numpy arrays (rclpy's fixed-size numeric arrays) and array.array (its numeric
+        // sequences): their elements as Python numbers, in one call.
+        let py = self.object.py();
+        if self.object.hasattr(pyo3::intern!(py, "tolist"))? {
+            let list = self.object.call_method0(pyo3::intern!(py, "tolist"))?;
+            if let Ok(list) = list.downcast::<PyList>() {
+                return visitor.visit_seq(Items::List {
+                    list,
+                    index: 0,
+                    layout,
+                });
+            }
+        }
+        // Any other iterable.
         let iter = self
             .object
             .try_iter()
@@ -710,7 +751,10 @@ impl<'de> de::Deserializer<'de> for FromPy<'_, '_> {
         if self.object.is_instance_of::<PyString>() {
             return Err(self.expected("bytes"));
         }
-        // A list of ints, an array.array('B'), ...
+        if let Some(bytes) = octets_of(self.object)? {
+            return visitor.visit_byte_buf(bytes);
+        }
+        // A list of ints, ...
         let bytes = self
             .object
             .try_iter()

@@ -7,13 +7,15 @@ use crate::errors::graph_error;
 use crate::node::NodeCore;
 use crate::time::duration_arg;
 use kairos::graph::{
-    Durability, EntityKind, GraphEntity, GraphView, History, NameKind, Reliability, resolve,
+    Durability, EntityKind, GraphEntity, GraphView, History, Liveliness, NameKind, Reliability,
+    resolve,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-/// (history, depth, reliability, durability), with rclpy's policy numbers.
-type QosTuple = (u8, usize, u8, u8);
+/// (history, depth, reliability, durability, deadline ns, lifespan ns, liveliness, lease
+/// ns), with rclpy's policy numbers; a duration not set is 0 (rclpy's default).
+type QosTuple = (u8, usize, u8, u8, i64, i64, u8, i64);
 /// (kind, node name, node namespace, name, type, QoS, local).
 type EntityTuple = (
     &'static str,
@@ -49,7 +51,21 @@ fn entity_tuple(entity: &GraphEntity) -> EntityTuple {
             Durability::TransientLocal => 1,
             Durability::Volatile => 2,
         };
-        (history, depth, reliability, durability)
+        let ns = |d: Option<kairos::time::Duration>| d.map_or(0, |d| d.as_nanos());
+        let liveliness = match qos.liveliness {
+            Liveliness::Automatic => 1,
+            Liveliness::ManualByTopic => 3,
+        };
+        (
+            history,
+            depth,
+            reliability,
+            durability,
+            ns(qos.deadline),
+            ns(qos.lifespan),
+            liveliness,
+            ns(qos.liveliness_lease),
+        )
     });
     (
         kind_name(entity.kind),

@@ -377,6 +377,7 @@ impl NodeCore {
                 .resolve_name(NameKind::Topic, topic)
                 .map_err(graph_error)?,
             _inner: Mutex::new(Some(inner)),
+            graph: node.context().clone(),
         })
     }
 
@@ -601,6 +602,24 @@ impl PyPublisher {
             .map_or(0, |p| p.subscription_count())
     }
 
+    /// rclpy's `wait_for_all_acked`, with what kairos knows: a publish has handed the
+    /// message to every subscription queue of the process and to Zenoh's reliable
+    /// transport when it returns, and Zenoh has no end-to-end acknowledgment to wait
+    /// for (rmw_zenoh answers the same). True at once; a destroyed publisher raises.
+    #[pyo3(signature = (timeout = None))]
+    fn wait_for_all_acked(&self, timeout: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+        if let Some(timeout) = timeout {
+            crate::time::duration_arg(timeout)?;
+        }
+        match &*self.inner.read() {
+            Some(_) => Ok(true),
+            None => Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+                "the publisher of '{}' was destroyed",
+                self.topic
+            ))),
+        }
+    }
+
     /// Shows the publisher is alive without publishing (manual-by-topic liveliness).
     fn assert_liveliness(&self) {
         if let Some(publisher) = self.inner.read().as_ref() {
@@ -618,6 +637,8 @@ impl PyPublisher {
 pub struct PySubscription {
     _inner: Mutex<Option<Entity>>,
     topic: String,
+    /// The graph the subscription's node is in (which does not keep the node alive).
+    graph: kairos::graph::Context,
 }
 
 impl fmt::Debug for PySubscription {
@@ -637,6 +658,13 @@ impl PySubscription {
     #[getter]
     fn topic_name(&self) -> &str {
         &self.topic
+    }
+
+    /// How many publishers of the topic the graph has now, in this process and beyond.
+    fn get_publisher_count(&self) -> usize {
+        self.graph
+            .graph()
+            .count(kairos::graph::EntityKind::Publisher, &self.topic)
     }
 }
 

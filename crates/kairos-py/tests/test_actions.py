@@ -83,13 +83,13 @@ def test_a_goal_runs_with_feedback_and_its_result_reaches_every_asker(session):
     again = system.wait(handle.get_result_async())
     for response in (first, again):
         assert response.status == GoalStatus.STATUS_SUCCEEDED
-        assert response.result.sequence == [0, 1, 1, 2, 3, 5, 8]
+        assert response.result.sequence.tolist() == [0, 1, 1, 2, 3, 5, 8]
     assert [list(m.feedback.sequence) for m in feedback] == [
         [0, 1, 1], [0, 1, 1, 2], [0, 1, 1, 2, 3], [0, 1, 1, 2, 3, 5], [0, 1, 1, 2, 3, 5, 8]]
     assert all(bytes(m.goal_id.uuid) == bytes(handle.goal_id.uuid) for m in feedback)
     assert handle.status == GoalStatus.STATUS_SUCCEEDED
     # The blocking forms, from a thread the executor does not run.
-    assert system.client.send_goal(Fibonacci.Goal(order=3)).result.sequence == [0, 1, 1, 2]
+    assert system.client.send_goal(Fibonacci.Goal(order=3)).result.sequence.tolist() == [0, 1, 1, 2]
 
 
 def test_a_canceled_goal_ends_canceled_and_the_cancel_names_it(session):
@@ -114,7 +114,7 @@ def test_a_canceled_goal_ends_canceled_and_the_cancel_names_it(session):
         bytes(handle.goal_id.uuid)]
     result = system.wait(handle.get_result_async())
     assert result.status == GoalStatus.STATUS_CANCELED
-    assert result.result.sequence == [7]
+    assert result.result.sequence.tolist() == [7]
     # A goal that ended cannot be canceled: ROS 2's return code says so.
     again = system.wait(handle.cancel_goal_async())
     assert again.return_code == again.ERROR_GOAL_TERMINATED
@@ -161,7 +161,7 @@ def test_an_execute_callback_that_raises_aborts_its_goal_and_says_why(session, c
     handle = system.wait(system.client.send_goal_async(Fibonacci.Goal(order=3)))
     result = system.wait(handle.get_result_async())
     assert result.status == GoalStatus.STATUS_ABORTED
-    assert result.result.sequence == []
+    assert result.result.sequence.tolist() == []
     err = capfd.readouterr().err
     assert "raised ValueError: the arm is not homed; the goal is aborted" in err
 
@@ -171,7 +171,7 @@ def test_a_goal_left_without_an_end_is_aborted_with_a_warning(session, capfd):
     handle = system.wait(system.client.send_goal_async(Fibonacci.Goal(order=3)))
     result = system.wait(handle.get_result_async())
     assert result.status == GoalStatus.STATUS_ABORTED
-    assert result.result.sequence == [1]
+    assert result.result.sequence.tolist() == [1]
     assert "returned without succeed(), abort() or canceled()" in capfd.readouterr().err
 
 
@@ -277,7 +277,7 @@ def test_an_asyncio_task_awaits_a_kairos_future(session):
 
     result = asyncio.run(main())
     assert result.status == GoalStatus.STATUS_SUCCEEDED
-    assert result.result.sequence == [0, 1, 1, 2, 3]
+    assert result.result.sequence.tolist() == [0, 1, 1, 2, 3]
 
 
 def test_rclpy_action_programs_run_unmodified_across_processes(router):

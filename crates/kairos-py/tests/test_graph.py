@@ -161,3 +161,88 @@ def test_a_node_sees_another_process_and_sees_it_leave(router):
         for process in (talker, watcher):
             process.kill()
             process.wait(10)
+
+
+def test_an_endpoint_shows_every_policy_it_was_created_with(session):
+    from kairos.duration import Duration
+    from kairos.qos import LivelinessPolicy
+
+    node = Node("g_policies")
+    qos = QoSProfile(depth=3, deadline=Duration(seconds=1, nanoseconds=5),
+                     lifespan=Duration(seconds=20), liveliness=LivelinessPolicy.MANUAL_BY_TOPIC,
+                     liveliness_lease_duration=Duration(seconds=2))
+    node.create_publisher(String, "policies", qos)
+    subscription = node.create_subscription(String, "policies", lambda m: None, 1)
+    [info] = node.get_publishers_info_by_topic("/policies")
+    shown = info.qos_profile
+    assert (shown.deadline, shown.lifespan) == (qos.deadline, qos.lifespan)
+    assert shown.liveliness == LivelinessPolicy.MANUAL_BY_TOPIC
+    assert shown.liveliness_lease_duration == qos.liveliness_lease_duration
+    [info] = node.get_subscriptions_info_by_topic("/policies")
+    assert info.qos_profile.deadline == Duration(), "a duration not set shows as rclpy's default"
+
+    assert subscription.get_publisher_count() == 1
+    second = Node("g_policies_2").create_publisher(String, "/policies", 1)
+    assert subscription.get_publisher_count() == 2
+    second.destroy()
+    assert subscription.get_publisher_count() == 1
+    assert node.create_publisher(String, "acked", 1).wait_for_all_acked(Duration(seconds=1))
+    with pytest.raises(ValueError, match="greater than or equal to zero"):
+        node.create_publisher(String, "policies", -1)
+    with pytest.raises(TypeError, match="Expected QoSProfile or int"):
+        node.create_subscription(String, "policies", lambda m: None, "reliable")
+    node.destroy_node()
+
+
+def test_qos_overrides_from_parameters_change_an_entity_before_it_exists(tmp_path):
+    import kairos
+    from kairos.context import Context
+    from kairos.qos_overriding_options import InvalidQosOverridesError, QoSOverridingOptions
+
+    params = tmp_path / "qos.yaml"
+    params.write_text(
+        "/camera:\n  ros__parameters:\n    qos_overrides:\n      /image:\n"
+        "        publisher:\n          reliability: best_effort\n          depth: 2\n")
+    context = Context()
+    kairos.init(args=["prog", "--ros-args", "--params-file", str(params),
+                      "-p", "qos_overrides./image.subscription.durability:=transient_local"],
+                context=context)
+    try:
+        node = Node("camera", context=context)
+        given = QoSProfile(depth=10)
+        publisher = node.create_publisher(
+            String, "image", given,
+            qos_overriding_options=QoSOverridingOptions.with_default_policies())
+        node.create_subscription(
+            String, "image", lambda m: None, 10,
+            qos_overriding_options=QoSOverridingOptions(
+                [kairos.qos.QoSPolicyKind.DURABILITY, kairos.qos.QoSPolicyKind.LIFESPAN]))
+        assert given.reliability == ReliabilityPolicy.RELIABLE, "the caller's profile is kept"
+        [pub] = node.get_publishers_info_by_topic("/image")
+        assert pub.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
+        assert pub.qos_profile.depth == 2
+        [sub] = node.get_subscriptions_info_by_topic("/image")
+        assert sub.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
+        overrides = node.get_parameters_by_prefix("qos_overrides")
+        assert sorted(overrides) == [
+            "/image.publisher.depth", "/image.publisher.history",
+            "/image.publisher.reliability", "/image.subscription.durability"], \
+            "a subscription has no lifespan to override"
+        assert node.describe_parameter("qos_overrides./image.publisher.depth").read_only
+        assert publisher.topic_name == "/image"
+
+        bad = Node("camera", namespace="/bad", context=context,
+                   parameter_overrides=[kairos.parameter.Parameter(
+                       "qos_overrides./bad/image.publisher.reliability", value="sometimes")])
+        with pytest.raises(InvalidQosOverridesError, match="sometimes.*best_effort"):
+            bad.create_publisher(String, "image", 10,
+                                 qos_overriding_options=QoSOverridingOptions.with_default_policies())
+        assert bad.get_publishers_info_by_topic("/bad/image") == [], "nothing was created"
+
+        refused = QoSOverridingOptions.with_default_policies(
+            callback=lambda qos: kairos.rcl_interfaces.msg.SetParametersResult(
+                successful=qos.depth <= 5, reason="depth over 5"))
+        with pytest.raises(InvalidQosOverridesError, match="depth over 5"):
+            node.create_publisher(String, "image2", 10, qos_overriding_options=refused)
+    finally:
+        kairos.shutdown(context=context)

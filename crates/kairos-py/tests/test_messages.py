@@ -1,9 +1,12 @@
 """The interfaces of kairos-msgs as Python classes: generated, rclpy-shaped, and exchanged
 with Rust nodes of the same process (geometry_msgs/Twist, sensor_msgs/Imu) field by field."""
 
+import array
 import json
 import math
 import queue
+
+import numpy
 
 import pytest
 
@@ -11,6 +14,7 @@ import kairos
 from conftest import LIMIT, spin_in_thread
 from kairos import _interfaces
 from kairos.node import Node
+from kairos.serialization import deserialize_message, serialize_message
 
 
 def test_every_shipped_package_imports_with_rclpy_names():
@@ -42,7 +46,8 @@ def test_every_shipped_package_imports_with_rclpy_names():
     # An action has rclpy's shape: its messages and the services that carry it.
     from kairos.example_interfaces.action import Fibonacci
     assert Fibonacci.Goal(order=5).order == 5
-    assert Fibonacci.Result().sequence == [] and Fibonacci.Feedback()._type.endswith("_Feedback")
+    assert Fibonacci.Result().sequence == array.array("i")
+    assert Fibonacci.Feedback()._type.endswith("_Feedback")
     request = Fibonacci.Impl.SendGoalService.Request(goal=Fibonacci.Goal(order=3))
     assert request.goal.order == 3 and len(request.goal_id.uuid) == 16
     assert Fibonacci.Impl.GetResultService.Response().status == 0
@@ -50,7 +55,8 @@ def test_every_shipped_package_imports_with_rclpy_names():
     assert Fibonacci.Impl.GoalStatusMessage._type == "action_msgs/msg/GoalStatusArray"
     assert Twist.__module__ == "kairos.geometry_msgs.msg"
     assert Vector3().x == 0.0 and Time().sec == 0
-    assert Odometry().pose.covariance == [0.0] * 36
+    covariance = Odometry().pose.covariance
+    assert covariance.dtype == numpy.float64 and covariance.tolist() == [0.0] * 36
     assert Log().msg == ""
     assert AddTwoInts.Request(a=1).b == 0 and SetBool.Response().success is False
     from kairos.sensor_msgs.msg import NavSatStatus
@@ -66,6 +72,44 @@ def test_every_shipped_package_imports_with_rclpy_names():
         __import__("kairos.no_such_msgs.msg")
 
 
+def test_numeric_arrays_are_what_rclpy_makes_them():
+    """Fixed-size numeric arrays are numpy arrays, numeric sequences array.array, filled
+    from any iterable on assignment, checked then; they cross to Rust and back intact."""
+    from kairos.example_interfaces.action import Fibonacci
+    from kairos.sensor_msgs.msg import Image
+    from kairos.test_msgs.msg import BoundedSequences
+    from kairos.unique_identifier_msgs.msg import UUID
+
+    uuid = UUID(uuid=range(16))
+    assert isinstance(uuid.uuid, numpy.ndarray) and uuid.uuid.dtype == numpy.uint8
+    assert bytes(uuid.uuid) == bytes(range(16)) and uuid == UUID(uuid=list(range(16)))
+    assert uuid != UUID()
+    image = Image(data=b"\x00\x01\xff")
+    assert image.data == array.array("B", [0, 1, 255]) and bytes(image.data) == b"\x00\x01\xff"
+    result = Fibonacci.Result(sequence=(0, 1, 1))
+    result.sequence.append(2)
+    assert result.sequence.tolist() == [0, 1, 1, 2]
+    kept = array.array("i", [5])
+    result.sequence = kept
+    assert result.sequence is kept, "an array of the field's own type is kept as it is"
+    with pytest.raises(OverflowError, match="'data'"):
+        Image(data=[256])
+    with pytest.raises(TypeError, match="'sequence'"):
+        Fibonacci.Result(sequence=["one"])
+    with pytest.raises(ValueError, match="at most 3"):
+        BoundedSequences(int32_values=[1, 2, 3, 4])
+    with pytest.raises(ValueError, match="exactly 16"):
+        uuid.uuid = [1, 2]
+
+    payload = serialize_message(
+        Image(height=1, width=3, data=numpy.array([7, 8, 9], dtype=numpy.uint8)))
+    back = deserialize_message(payload, Image)
+    assert back.data == array.array("B", [7, 8, 9])
+    payload = serialize_message(UUID(uuid=numpy.arange(16)))
+    assert (deserialize_message(payload, UUID).uuid
+            == numpy.arange(16)).all()
+
+
 def test_constructors_defaults_nesting_and_equality():
     from kairos.geometry_msgs.msg import Twist, Vector3
     from kairos.sensor_msgs.msg import Imu
@@ -77,7 +121,7 @@ def test_constructors_defaults_nesting_and_equality():
     a, b = Imu(), Imu()
     a.header.frame_id = "a"
     a.orientation_covariance[0] = 5.0
-    assert b.header.frame_id == "" and b.orientation_covariance == [0.0] * 9
+    assert b.header.frame_id == "" and b.orientation_covariance.tolist() == [0.0] * 9
     assert Twist(linear=Vector3(x=1.0)) == twist and Twist() != twist
     assert repr(Vector3(x=2.0)) == "geometry_msgs.msg.Vector3(x=2.0, y=0.0, z=0.0)"
     with pytest.raises(TypeError, match="has no field"):
@@ -146,8 +190,8 @@ def test_imu_from_python_to_a_rust_node_and_back(relay_pair):
     assert rust["linear_acceleration"]["z"] == 9.75
     assert rust["linear_acceleration_covariance"][0] == -1.0
     assert got.header.frame_id == "imu_link" and got.header.stamp.nanosec == 9
-    assert got.orientation_covariance == covariance
-    assert got.linear_acceleration_covariance == [-1.0] + [0.0] * 8
+    assert got.orientation_covariance.tolist() == covariance
+    assert got.linear_acceleration_covariance.tolist() == [-1.0] + [0.0] * 8
     assert type(got.header.stamp) is Time
 
 
@@ -195,8 +239,8 @@ def test_a_wrong_value_names_its_field(session):
         bad = Imu(header=Header())
         bad.header.stamp.sec = 2 ** 40
         imu.publish(bad)
-    with pytest.raises(TypeError, match=r"orientation_covariance"):
-        imu.publish(Imu(orientation_covariance=[0.0] * 8))
+    with pytest.raises(ValueError, match=r"'orientation_covariance' holds exactly 9"):
+        Imu(orientation_covariance=[0.0] * 8)
     # NaN is a float like any other (no JSON in between).
     nan = Imu(orientation_covariance=[math.nan] * 9)
     imu.publish(nan)

@@ -15,6 +15,8 @@ from kairos.exceptions import (
     ParameterImmutableException,
     ParameterNotDeclaredException,
     ParameterUninitializedException,
+    RCLInvalidROSArgsError,
+    UnknownROSArgsError,
 )
 from kairos.executors import SingleThreadedExecutor
 from kairos.node import Node
@@ -202,8 +204,10 @@ def test_a_nodes_own_arguments_win_over_its_contexts(tmp_path):
         assert alone.get_fully_qualified_name() == "/driver"
         assert alone.resolve_topic_name("state") == "/elsewhere"
         assert alone.resolve_topic_name("state", only_expand=True) == "/state"
-        with pytest.raises(ValueError, match="Failed to parse ROS arguments"):
+        with pytest.raises(RCLInvalidROSArgsError, match="Failed to parse ROS arguments"):
             Node("bad", context=context, cli_args=["--ros-args", "-r", "not-a-remap"])
+        with pytest.raises(UnknownROSArgsError, match="--my-flag"):
+            Node("bad", context=context, cli_args=["--ros-args", "--my-flag"])
     finally:
         kairos.shutdown(context=context)
 

@@ -174,8 +174,10 @@ topic, type_name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 package, kind, name = type_name.split("/")
 cls = getattr(importlib.import_module(f"kairos.{package}.{kind}"), name)
 def plain(m):
-    if hasattr(m, "_type"):
-        return {n: plain(getattr(m, n)) for n in m.__slots__}
+    if hasattr(m, "get_fields_and_field_types"):
+        return {n: plain(getattr(m, n)) for n in m.get_fields_and_field_types()}
+    if hasattr(m, "tolist"):  # numpy arrays and array.array, as rclpy makes them
+        return m.tolist()
     return [plain(x) for x in m] if isinstance(m, list) else m
 kairos.init()
 node = Node("py_typed_listener")

@@ -22,14 +22,19 @@ def _names_and_types(entities):
 
 
 def _qos(qos):
-    from kairos.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile,
+    from kairos.duration import Duration
+    from kairos.qos import (DurabilityPolicy, HistoryPolicy, LivelinessPolicy, QoSProfile,
                             ReliabilityPolicy)
     if qos is None:
         return QoSProfile(depth=0)
-    history, depth, reliability, durability = qos
+    history, depth, reliability, durability, deadline, lifespan, liveliness, lease = qos
     return QoSProfile(depth=depth, history=HistoryPolicy(history),
                       reliability=ReliabilityPolicy(reliability),
-                      durability=DurabilityPolicy(durability))
+                      durability=DurabilityPolicy(durability),
+                      deadline=Duration(nanoseconds=deadline),
+                      lifespan=Duration(nanoseconds=lifespan),
+                      liveliness=LivelinessPolicy(liveliness),
+                      liveliness_lease_duration=Duration(nanoseconds=lease))
 
 
 class GraphMixin:

@@ -9,11 +9,16 @@ default instances, unset arrays fresh lists), ``__slots__``, ``__eq__``, ``__rep
 ``get_fields_and_field_types()``, the ``.msg`` file's constants as class attributes
 (``Log.INFO == 20``); a service class has ``Request`` and ``Response``.
 
-Fixed arrays and sequences are Python lists (rclpy uses numpy arrays and array.array for
-numeric ones; any sequence of numbers is accepted on publish), ``uint8[]``/``byte[]`` are
-``bytes``. Values are checked when a message is published or returned, with the field
-path in the ``TypeError``.
+Arrays hold what rclpy's hold: a fixed-size array of numbers (``float64[9]``,
+``uint8[16]``) is a ``numpy.ndarray`` of its dtype, a sequence of numbers (``int32[]``,
+``uint8[]``, ``float32[<=10]``) an ``array.array`` of its type code; each accepts any
+iterable of numbers on assignment and converts it then (a wrong length or a value out of
+range is an error at once, naming the field). ``byte[]`` is ``bytes``; arrays of strings,
+booleans and messages are lists. Values are checked when a message is published or
+returned, with the field path in the ``TypeError``.
 """
+
+import array as _array
 
 import copy as _copy
 import importlib.abc as _abc
@@ -31,11 +36,81 @@ _PRIMITIVES = {
 }
 _NESTED, _ARRAY, _BOUNDED, _SEQUENCE = 1, 48, 96, 144
 
+# rclpy's representation of the numeric types in arrays: array.array's type code (for
+# sequences) and numpy's dtype (for fixed-size arrays).
+_NUMERIC = {
+    2: ("b", "int8"), 3: ("B", "uint8"), 4: ("h", "int16"), 5: ("H", "uint16"),
+    6: ("i", "int32"), 7: ("I", "uint32"), 8: ("q", "int64"), 9: ("Q", "uint64"),
+    10: ("f", "float32"), 11: ("d", "float64"),
+}
+
+
+def _numpy():
+    try:
+        import numpy
+    except ImportError:
+        raise ImportError(
+            "kairos for Python needs numpy for fixed-size numeric arrays, as rclpy does: "
+            "pip install numpy") from None
+    return numpy
+
+
+def _sequence_field(name, code, capacity):
+    """A property keeping a sequence of numbers as ``array.array(code)`` (at most
+    ``capacity`` elements if bounded)."""
+    slot = "_" + name
+
+    def get(self):
+        return getattr(self, slot)
+
+    def set(self, value):
+        if not (isinstance(value, _array.array) and value.typecode == code):
+            try:
+                value = _array.array(code, value)
+            except (TypeError, OverflowError) as err:
+                raise type(err)(f"field '{name}' is an array.array('{code}'): {err}") from None
+        if capacity and len(value) > capacity:
+            raise ValueError(f"field '{name}' holds at most {capacity} elements, "
+                             f"got {len(value)}")
+        object.__setattr__(self, slot, value)
+
+    return property(get, set)
+
+
+def _fixed_field(name, dtype, size):
+    """A property keeping a fixed-size array of numbers as a numpy array of ``size``."""
+    slot = "_" + name
+
+    def get(self):
+        return getattr(self, slot)
+
+    def set(self, value):
+        numpy = _numpy()
+        if not (isinstance(value, numpy.ndarray) and value.dtype == dtype):
+            try:
+                value = numpy.array(value, dtype=dtype)
+            except (TypeError, ValueError, OverflowError) as err:
+                raise type(err)(f"field '{name}' is a numpy array of {dtype}: {err}") from None
+        if value.shape != (size,):
+            raise ValueError(f"field '{name}' holds exactly {size} elements, "
+                             f"got shape {value.shape}")
+        object.__setattr__(self, slot, value)
+
+    return property(get, set)
+
+
+def _field_equal(a, b):
+    if hasattr(a, "shape") and hasattr(b, "shape"):  # numpy arrays
+        return a.shape == b.shape and bool((a == b).all())
+    return a == b
+
 
 class Message:
     """The base of every generated message class."""
 
     __slots__ = ()
+    #: The fields, in ``.msg`` order.
+    _fields = ()
     #: The ROS type name (``geometry_msgs/msg/Twist``).
     _type = ""
     #: The class of each nested message field, by name (read by the Rust side).
@@ -47,7 +122,7 @@ class Message:
 
     def __init__(self, **kwargs):
         nested = self._field_types
-        for name in self.__slots__:
+        for name in self._fields:
             if name in kwargs:
                 value = kwargs.pop(name)
             elif name in nested and name not in self._defaults:
@@ -59,16 +134,16 @@ class Message:
             setattr(self, name, value)
         if kwargs:
             raise TypeError(f"{type(self).__name__} has no field(s) {', '.join(kwargs)}; "
-                            f"its fields: {', '.join(self.__slots__)}")
+                            f"its fields: {', '.join(self._fields)}")
 
     def __repr__(self):
-        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields)
         package, kind, name = self._type.split("/")
         return f"{package}.{kind}.{name}({fields})"
 
     def __eq__(self, other):
         return type(other) is type(self) and all(
-            getattr(self, n) == getattr(other, n) for n in self.__slots__)
+            _field_equal(getattr(self, n), getattr(other, n)) for n in self._fields)
 
     __hash__ = None
 
@@ -136,9 +211,19 @@ def message_class(type_name):
     except KeyError:
         raise ImportError(f"kairos has no message type '{type_name}'") from None
     package, kind, name = type_name.split("/")
-    slots = tuple(f[0] for f in fields)
+    names = tuple(f[0] for f in fields)
+    slots, arrays = [], {}
     field_types, types, plain = {}, {}, {}
     for field_name, type_id, capacity, string_capacity, nested in fields:
+        if _BOUNDED < type_id < _SEQUENCE and type_id - _BOUNDED in _NUMERIC \
+                or type_id > _SEQUENCE and type_id - _SEQUENCE in _NUMERIC:
+            base = type_id - (_SEQUENCE if type_id > _SEQUENCE else _BOUNDED)
+            bound = capacity if type_id < _SEQUENCE else 0
+            arrays[field_name] = _sequence_field(field_name, _NUMERIC[base][0], bound)
+        elif _ARRAY < type_id < _BOUNDED and type_id - _ARRAY in _NUMERIC:
+            arrays[field_name] = _fixed_field(field_name, _NUMERIC[type_id - _ARRAY][1],
+                                              capacity)
+        slots.append("_" + field_name if field_name in arrays else field_name)
         types[field_name] = _type_string(type_id, capacity, string_capacity, nested)
         if nested is not None:
             field_types[field_name] = message_class(nested)
@@ -156,7 +241,9 @@ def message_class(type_name):
     namespace = dict(_constants.get(type_name, ()))  # Log.INFO, NavSatStatus.STATUS_FIX
     cls = type(name, (Message,), {
         **namespace,
-        "__slots__": slots,
+        **arrays,
+        "__slots__": tuple(slots),
+        "_fields": names,
         "__module__": f"kairos.{package}.{kind}",
         "__qualname__": name,
         "_type": type_name,

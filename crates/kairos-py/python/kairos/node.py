@@ -17,6 +17,7 @@ from kairos.names import validate_namespace, validate_node_name, validate_topic_
 from kairos.parameter import Parameter
 from kairos import type_description_service
 from kairos.qos import _qos_args, qos_profile_parameter_events
+from kairos.qos_overriding_options import _apply as _overridden
 from kairos.rcl_interfaces.msg import ParameterEvent
 
 
@@ -67,6 +68,11 @@ class Node(GraphMixin, ParametersMixin):
         self._context = get_default_context() if context is None else context
         if not self._context.ok():
             raise NotInitializedException(f"cannot create node '{node_name}'")
+        if cli_args is not None:
+            from kairos.context import _check_ros_args
+
+            # rclpy's exception types (RCLInvalidROSArgsError, UnknownROSArgsError).
+            _check_ros_args([str(a) for a in cli_args])
         try:
             self._core = _kairos.NodeCore(
                 node_name, namespace or "/", False, sim_stall_policy, sim_stall_timeout_sec,
@@ -181,8 +187,9 @@ class Node(GraphMixin, ParametersMixin):
     # -- entities -------------------------------------------------------------------
 
     def create_publisher(self, msg_type, topic, qos_profile, *, callback_group=None,
-                         event_callbacks=None, **_):
+                         event_callbacks=None, qos_overriding_options=None, **_):
         validate_topic_name(topic)
+        qos_profile = _overridden("publisher", self, topic, qos_profile, qos_overriding_options)
         events = event_callbacks._events() if event_callbacks is not None else []
         publisher = self._core.create_publisher(msg_type, topic,
                                                 group=self._group(callback_group),
@@ -193,8 +200,11 @@ class Node(GraphMixin, ParametersMixin):
         return publisher
 
     def create_subscription(self, msg_type, topic, callback, qos_profile, *,
-                            callback_group=None, event_callbacks=None, **_):
+                            callback_group=None, event_callbacks=None,
+                            qos_overriding_options=None, **_):
         validate_topic_name(topic)
+        qos_profile = _overridden("subscription", self, topic, qos_profile,
+                                  qos_overriding_options)
         events = event_callbacks._events() if event_callbacks is not None else []
         subscription = self._core.create_subscription(
             msg_type, topic, callback, group=self._group(callback_group),

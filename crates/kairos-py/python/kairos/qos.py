@@ -200,7 +200,11 @@ def _qos_args(qos):
     """What kairos's entities take of an int depth or a QoSProfile: depth, durability,
     history (KEEP_ALL is bounded by the depth, 1000 when it is 0), reliability, and the
     deadline, lifespan and liveliness (``timing``)."""
+    if not isinstance(qos, (int, QoSProfile)) or isinstance(qos, bool):
+        raise TypeError(f"Expected QoSProfile or int, but got {type(qos).__name__}")
     if isinstance(qos, int):
+        if qos < 0:
+            raise ValueError(f"the history depth must be greater than or equal to zero, not {qos}")
         return {"depth": qos, "transient_local": False}
     timing = {"deadline_ns": _nanoseconds(qos.deadline),
               "lifespan_ns": _nanoseconds(qos.lifespan),
