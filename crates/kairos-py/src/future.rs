@@ -69,6 +69,9 @@ struct State {
     /// What `set_exception` was given, returned by `exception()` as it was (rclpy keeps
     /// any object; `result()` raises it, a TypeError if it is not an exception).
     exception: Option<PyObject>,
+    /// The Python object done callbacks were added on (weakly: it may be a `Task` or a
+    /// user's subclass), so each callback gets that very object, as in rclpy.
+    owner: Option<Py<pyo3::types::PyWeakrefReference>>,
 }
 
 pub(crate) struct Shared {
@@ -86,6 +89,7 @@ impl Shared {
                 callbacks: Vec::new(),
                 executor: None,
                 exception: None,
+                owner: None,
             }),
         })
     }
@@ -116,14 +120,23 @@ impl Shared {
     }
 
     fn run_callbacks(self: &Arc<Self>, py: Python<'_>, callbacks: Vec<PyObject>) {
-        let future = match Py::new(
-            py,
-            PyFuture {
-                shared: self.clone(),
+        let owner = self
+            .state
+            .lock()
+            .owner
+            .as_ref()
+            .and_then(|weak| weak.bind(py).upgrade());
+        let future = match owner {
+            Some(owner) => owner.unbind(),
+            None => match Py::new(
+                py,
+                PyFuture {
+                    shared: self.clone(),
+                },
+            ) {
+                Ok(f) => f.into_any(),
+                Err(err) => return err.print(py),
             },
-        ) {
-            Ok(f) => f,
-            Err(err) => return err.print(py),
         };
         let executor = self.state.lock().executor.as_ref().map(|e| e.clone_ref(py));
         for callback in callbacks {
@@ -246,7 +259,7 @@ impl Shared {
 
 /// rclpy's `Future`: the result of `call_async`, `sleep_async`, or one a program makes
 /// and completes itself with `set_result`. Awaitable in an `async def` callback.
-#[pyclass(name = "Future", module = "kairos", subclass)]
+#[pyclass(name = "Future", module = "kairos", subclass, weakref)]
 pub struct PyFuture {
     pub(crate) shared: Arc<Shared>,
 }
@@ -356,15 +369,24 @@ impl PyFuture {
 
     /// Calls `callback(future)` once the future is done (at once if it is). A pending
     /// response is then delivered as a done callback of its client, in the client's group.
-    fn add_done_callback(&self, py: Python<'_>, callback: PyObject) {
-        let mut state = self.shared.state.lock();
+    fn add_done_callback(slf: &Bound<'_, Self>, callback: PyObject) -> PyResult<()> {
+        let py = slf.py();
+        let this = slf.borrow();
+        // Made before the lock: making it may run Python code (a garbage collection).
+        let weak = pyo3::types::PyWeakrefReference::new(slf.as_any())?.unbind();
+        let mut state = this.shared.state.lock();
+        if state.owner.is_none() {
+            state.owner = Some(weak);
+        }
         if state.done {
             drop(state);
-            return self.shared.run_callbacks(py, vec![callback]);
+            this.shared.run_callbacks(py, vec![callback]);
+            return Ok(());
         }
         state.callbacks.push(callback);
         drop(state);
-        self.shared.attach();
+        this.shared.attach();
+        Ok(())
     }
 
     fn __await__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {

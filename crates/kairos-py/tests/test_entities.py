@@ -59,6 +59,16 @@ def test_an_executors_tasks_run_in_order_and_a_futures_callbacks_run_there(sessi
     executor.spin_once(timeout_sec=5)
     assert called == ["value"]
 
+    # A done callback gets the very future it was added on, subclass and all (rclpy).
+    class Tagged(Future):
+        tag = "mine"
+
+    tagged, seen = Tagged(), []
+    tagged.add_done_callback(seen.append)
+    tagged.set_result(1)
+    tagged.add_done_callback(seen.append)
+    assert seen == [tagged, tagged] and seen[0] is tagged and seen[0].tag == "mine"
+
     failed = Future()
     failed.set_exception("not an exception")
     assert failed.exception() == "not an exception"
