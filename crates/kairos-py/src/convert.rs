@@ -6,14 +6,13 @@
 //! - [`to_py`] builds an instance of the message's Python class (nested fields as
 //!   instances of their classes, arrays and sequences as lists, `uint8[]`/`byte[]` as
 //!   `bytes`) without running its `__init__`: every field is written from the Rust value,
-//!   through the class's setters (which keep numeric arrays as rclpy does, see
-//!   `kairos/_interfaces.py`).
-//! - [`from_py`] takes numeric arrays as rclpy keeps them too: `array.array` and numpy
-//!   arrays (their bytes in one copy for `uint8`).
+//!   through the class's setters (which turn numeric arrays into rclpy's numpy arrays and
+//!   `array.array`s, see `kairos/_interfaces.py`).
 //! - [`from_py`] reads exactly the fields of the Rust type, in `.msg` order, from an
-//!   instance of the message's class (or a subclass); a value of the wrong shape is a
-//!   `TypeError` naming the field path (`linear.x: expected a float, got str`), never a
-//!   panic. Integers out of their field's range are refused the same way; NaN and the
+//!   instance of the message's class (or a subclass), numeric arrays as rclpy keeps them
+//!   included (an `array.array('B')` or `uint8` numpy array in one copy); a value of the
+//!   wrong shape is a `TypeError` naming the field path (`linear.x: expected a float, got
+//!   str`), never a panic. Integers out of their field's range are refused the same way; NaN and the
 //!   infinities are floats like any other.
 //! - A [`Layout`] is computed once per class (when a publisher, subscription, service or
 //!   client is made): field names as interned Python strings, each nested field's layout.

@@ -19,10 +19,10 @@ returned, with the field path in the ``TypeError``.
 """
 
 import array as _array
-
 import copy as _copy
 import importlib.abc as _abc
 import importlib.machinery as _machinery
+import operator as _operator
 import sys as _sys
 import types as _types
 
@@ -45,23 +45,27 @@ _NUMERIC = {
 }
 
 
+_np = None
+
+
 def _numpy():
-    try:
-        import numpy
-    except ImportError:
-        raise ImportError(
-            "kairos for Python needs numpy for fixed-size numeric arrays, as rclpy does: "
-            "pip install numpy") from None
-    return numpy
+    """numpy, imported on first use (a setter runs per message: this is its fast path)."""
+    global _np
+    if _np is None:
+        try:
+            import numpy
+        except ImportError:
+            raise ImportError(
+                "kairos for Python needs numpy for fixed-size numeric arrays, as rclpy does: "
+                "pip install numpy") from None
+        _np = numpy
+    return _np
 
 
 def _sequence_field(name, code, capacity):
     """A property keeping a sequence of numbers as ``array.array(code)`` (at most
     ``capacity`` elements if bounded)."""
     slot = "_" + name
-
-    def get(self):
-        return getattr(self, slot)
 
     def set(self, value):
         if not (isinstance(value, _array.array) and value.typecode == code):
@@ -74,18 +78,19 @@ def _sequence_field(name, code, capacity):
                              f"got {len(value)}")
         object.__setattr__(self, slot, value)
 
-    return property(get, set)
+    return property(_operator.attrgetter(slot), set)
 
 
-def _fixed_field(name, dtype, size):
+def _fixed_field(name, dtype_name, size):
     """A property keeping a fixed-size array of numbers as a numpy array of ``size``."""
     slot = "_" + name
-
-    def get(self):
-        return getattr(self, slot)
+    dtype = None  # numpy's dtype object, made on first use (comparing to a name parses it)
 
     def set(self, value):
-        numpy = _numpy()
+        nonlocal dtype
+        numpy = _np or _numpy()
+        if dtype is None:
+            dtype = numpy.dtype(dtype_name)
         if not (isinstance(value, numpy.ndarray) and value.dtype == dtype):
             try:
                 value = numpy.array(value, dtype=dtype)
@@ -96,7 +101,7 @@ def _fixed_field(name, dtype, size):
                              f"got shape {value.shape}")
         object.__setattr__(self, slot, value)
 
-    return property(get, set)
+    return property(_operator.attrgetter(slot), set)
 
 
 def _field_equal(a, b):
