@@ -1,20 +1,26 @@
 //! The interface types `kairos-msgs` ships, by ROS type name, for tools that take a type
 //! as text (`kairos topic echo /scan sensor_msgs/msg/LaserScan`, `kairos service call`).
 //!
-//! A tool's generated type and the runtime's own (`/clock`'s `ClockMsg`, `/rosout`'s
-//! `LogMsg`) meet on one in-process topic as twins (see `kairos::graph`'s topic), so the
-//! table needs no exceptions for the topics the runtime publishes itself.
+//! A tool's publisher, subscription or client goes to the network directly (see
+//! [`ZenohTransport::direct_publisher`]): the table holds, per type, only its codec (a
+//! [`Wire`]) and its JSON conversion, never the runtime's publish, subscribe and call paths,
+//! which would be compiled once per shipped type (~200 of them) for every build of this
+//! crate.
 //!
 //! Node code never goes through this table: a publisher, subscription, service or client
 //! carries its own type's codec to the transport. The table is built once, from the
 //! generated packages, and only read afterwards; values are handed over as JSON.
 
-use crate::message::{DecodeError, Message, ServiceType, decode};
-use kairos::graph::{GraphError, Node, Qos};
+use crate::ZenohTransport;
+use crate::message::{DecodeError, Message, ServiceType};
+use kairos::graph::transport::{AnyValue, ServiceWire, Wire};
+use kairos::graph::{Node, Qos};
 use kairos::time::Duration;
 use std::any::Any;
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, mpsc};
+use std::time::Instant;
 
 /// A publisher of values given as JSON (for tools that know the type only by name).
 pub type JsonPublisher = Box<dyn Fn(serde_json::Value) -> Result<(), String> + Send + Sync>;
@@ -23,55 +29,78 @@ pub type JsonCallback = Box<dyn Fn(serde_json::Value) + Send + Sync>;
 /// A kairos entity kept alive by the tool that made it.
 pub type Held = Box<dyn Any + Send + Sync>;
 
+/// A value of type `M` from JSON, boxed for the transport.
+fn from_json<M: Message>(value: serde_json::Value) -> Result<Box<dyn Any + Send + Sync>, String> {
+    serde_json::from_value::<M>(value)
+        .map(|m| Box::new(m) as Box<dyn Any + Send + Sync>)
+        .map_err(|e| format!("not a {}: {e}", M::TYPE_NAME))
+}
+
+/// A value the transport decoded as `M`, as JSON (`None` if it is not an `M`).
+fn to_json<M: Message>(value: &dyn Any) -> Option<serde_json::Value> {
+    value
+        .downcast_ref::<M>()
+        .map(|m| serde_json::to_value(m).unwrap_or_default())
+}
+
 /// One message type, for a tool.
 pub struct MessageTool {
-    ros_type: &'static str,
+    wire: Wire,
     dds_type: String,
     hash: String,
-    json_publisher: fn(&Node, &str, Qos) -> Result<JsonPublisher, GraphError>,
-    json_subscription: fn(&Node, &str, Qos, JsonCallback) -> Result<Held, GraphError>,
-    to_json: fn(&[u8]) -> Result<serde_json::Value, DecodeError>,
+    from_json: fn(serde_json::Value) -> Result<Box<dyn Any + Send + Sync>, String>,
+    to_json: fn(&dyn Any) -> Option<serde_json::Value>,
 }
 
 impl MessageTool {
     fn of<M: Message>() -> Self {
         MessageTool {
-            ros_type: M::TYPE_NAME,
+            wire: Wire::of::<M>(),
             dds_type: crate::message::dds_type_name(M::TYPE_NAME)
                 .expect("a Message's TYPE_NAME is pkg/msg/Type"),
             hash: M::type_hash().to_string(),
-            json_publisher: json_publisher::<M>,
-            json_subscription: json_subscription::<M>,
-            to_json: |payload| {
-                decode::<M>(payload).map(|m| serde_json::to_value(m).unwrap_or_default())
-            },
+            from_json: from_json::<M>,
+            to_json: to_json::<M>,
         }
     }
 
     /// The ROS type name.
     pub fn ros_type(&self) -> &'static str {
-        self.ros_type
+        self.wire.type_name()
     }
 
-    /// A kairos publisher of this type on `node`, fed JSON values.
+    /// A publisher of this type on `node`, fed JSON values, sending to other processes.
     pub fn json_publisher(
         &self,
+        transport: &ZenohTransport,
         node: &Node,
         topic: &str,
         qos: Qos,
-    ) -> Result<JsonPublisher, GraphError> {
-        (self.json_publisher)(node, topic, qos)
+    ) -> Result<JsonPublisher, crate::TransportError> {
+        let publisher = transport.direct_publisher(node, topic, self.wire, qos)?;
+        let from_json = self.from_json;
+        let seq = AtomicU64::new(0);
+        Ok(Box::new(move |value| {
+            let message = from_json(value)?;
+            publisher.publish(&*message, seq.fetch_add(1, Ordering::Relaxed) + 1);
+            Ok(())
+        }))
     }
 
-    /// A kairos subscription of this type on `node`, handing each message over as JSON.
+    /// A subscription of this type on `node`, handing each message from other processes
+    /// over as JSON (on the transport's thread).
     pub fn json_subscription(
         &self,
+        transport: &ZenohTransport,
         node: &Node,
         topic: &str,
         qos: Qos,
         callback: JsonCallback,
-    ) -> Result<Held, GraphError> {
-        (self.json_subscription)(node, topic, qos, callback)
+    ) -> Result<Held, crate::TransportError> {
+        let to_json = self.to_json;
+        transport.direct_subscription(node, topic, self.wire, qos, move |message| {
+            callback(to_json(&*message).unwrap_or_default())
+        })
     }
 
     /// The data key expression of `topic` (absolute) for this type in `domain`.
@@ -81,38 +110,68 @@ impl MessageTool {
 
     /// A payload of this type, as JSON.
     pub fn payload_to_json(&self, payload: &[u8]) -> Result<serde_json::Value, DecodeError> {
-        (self.to_json)(payload)
+        let message = self.wire.decode(payload)?;
+        Ok((self.to_json)(&*message).unwrap_or_default())
     }
 }
 
 /// One service type, for a tool.
 pub struct ServiceTool {
-    ros_type: &'static str,
-    json_call: fn(&Node, &str, serde_json::Value, Duration) -> Result<serde_json::Value, String>,
+    wire: ServiceWire,
+    request_from_json: fn(serde_json::Value) -> Result<Box<dyn Any + Send + Sync>, String>,
+    response_to_json: fn(&dyn Any) -> Option<serde_json::Value>,
 }
 
 impl ServiceTool {
     fn of<S: ServiceType>() -> Self {
         ServiceTool {
-            ros_type: S::TYPE_NAME,
-            json_call: json_call::<S>,
+            wire: ServiceWire::of::<S>(),
+            request_from_json: from_json::<S::Request>,
+            response_to_json: to_json::<S::Response>,
         }
     }
 
     /// The ROS type name.
-    pub fn ros_type(&self) -> &'static str {
-        self.ros_type
+    pub fn ros_type(&self) -> &str {
+        self.wire.type_name()
     }
 
-    /// Calls service `name` from `node` with a request given as JSON; the response as JSON.
+    /// Calls service `name` in another process from `node` with a request given as JSON;
+    /// the response as JSON. `timeout` bounds the wait for a server and for its answer.
     pub fn call_json(
         &self,
+        transport: &ZenohTransport,
         node: &Node,
         name: &str,
         request: serde_json::Value,
         timeout: Duration,
     ) -> Result<serde_json::Value, String> {
-        (self.json_call)(node, name, request, timeout)
+        let request = (self.request_from_json)(request)?;
+        let client = transport
+            .direct_client(node, name, &self.wire)
+            .map_err(|e| e.to_string())?;
+        let deadline = timeout.to_std().and_then(|t| Instant::now().checked_add(t));
+        if !client.wait_ready(deadline) {
+            return Err(format!("no server for service '{name}' within {timeout}"));
+        }
+        let (tx, rx) = mpsc::sync_channel(1);
+        client.call(
+            request as AnyValue,
+            1,
+            Box::new(move |result| {
+                let _ = tx.send(result);
+            }),
+        );
+        let result = match deadline {
+            None => rx.recv().map_err(|_| ()),
+            Some(deadline) => rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .map_err(|_| ()),
+        };
+        let response = result
+            .map_err(|()| format!("service '{name}' did not answer within {timeout}"))?
+            .map_err(|e| e.to_string())?;
+        Ok((self.response_to_json)(&*response).unwrap_or_default())
     }
 }
 
@@ -152,52 +211,10 @@ pub fn service_by_name(ros_type: &str) -> Option<Arc<ServiceTool>> {
     table().services.get(ros_type).cloned()
 }
 
-fn json_publisher<M: Message>(
-    node: &Node,
-    topic: &str,
-    qos: Qos,
-) -> Result<JsonPublisher, GraphError> {
-    let publisher = node.create_publisher::<M>(topic, qos)?;
-    Ok(Box::new(move |value| {
-        let message: M =
-            serde_json::from_value(value).map_err(|e| format!("not a {}: {e}", M::TYPE_NAME))?;
-        publisher.publish(message);
-        Ok(())
-    }))
-}
-
-fn json_subscription<M: Message>(
-    node: &Node,
-    topic: &str,
-    qos: Qos,
-    callback: JsonCallback,
-) -> Result<Held, GraphError> {
-    let subscription = node.create_subscription::<M, _>(topic, qos, move |m: Arc<M>| {
-        callback(serde_json::to_value(&*m).unwrap_or_default())
-    })?;
-    Ok(Box::new(subscription))
-}
-
-fn json_call<S: ServiceType>(
-    node: &Node,
-    name: &str,
-    request: serde_json::Value,
-    timeout: Duration,
-) -> Result<serde_json::Value, String> {
-    let request: S::Request = serde_json::from_value(request)
-        .map_err(|e| format!("not a {}: {e}", S::Request::TYPE_NAME))?;
-    let client = node.create_client::<S>(name).map_err(|e| e.to_string())?;
-    if !client.wait_for_service(timeout) {
-        return Err(format!("no server for service '{name}' within {timeout}"));
-    }
-    let response = client.call(request, timeout).map_err(|e| e.to_string())?;
-    Ok(serde_json::to_value(response).unwrap_or_default())
-}
-
 impl std::fmt::Debug for MessageTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MessageTool")
-            .field("ros_type", &self.ros_type)
+            .field("ros_type", &self.ros_type())
             .field("hash", &self.hash)
             .finish_non_exhaustive()
     }
@@ -206,7 +223,7 @@ impl std::fmt::Debug for MessageTool {
 impl std::fmt::Debug for ServiceTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServiceTool")
-            .field("ros_type", &self.ros_type)
+            .field("ros_type", &self.ros_type())
             .finish_non_exhaustive()
     }
 }

@@ -81,6 +81,9 @@ pub enum TransportError {
     /// The transport's own nodes could not be made.
     #[error(transparent)]
     Graph(#[from] GraphError),
+    /// An entity asked for directly on a node the transport keeps to itself.
+    #[error("node {0} is the transport's own and announces nothing; use a node of your own")]
+    Unannounced(String),
     /// [`ZenohTransport::install`] on a context that has a transport already.
     #[error("this context already has a transport; install one transport per context")]
     AlreadyInstalled,
@@ -754,24 +757,33 @@ impl ZenohTransport {
         endpoint: &Endpoint<'_>,
         inbox: Inbox,
     ) -> Result<Option<Declaration>, TransportError> {
-        let Some(node) = self.node(endpoint.node)? else {
-            return Ok(None);
-        };
         if Self::bridged(endpoint) {
             return Ok(None);
         }
-        self.types.remember(endpoint.wire.description());
         let inbox = Arc::new(inbox);
         let lost = inbox.clone();
-        let subscriber = self.subscriber(
-            endpoint.name,
-            endpoint.wire,
-            endpoint.qos,
+        self.subscribe_announced(
+            endpoint,
             move |message, publisher, seq| {
                 inbox.deliver(message, publisher, seq);
             },
             move |publisher, first, count| lost.lost(publisher, first, count),
-        )?;
+        )
+    }
+
+    /// A subscriber of `endpoint` (see [`Self::subscriber`]), announced under its node.
+    fn subscribe_announced(
+        &self,
+        endpoint: &Endpoint<'_>,
+        deliver: impl Fn(AnyMessage, u64, u64) + Send + Sync + 'static,
+        lost: impl Fn(u64, u64, u64) + Send + Sync + 'static,
+    ) -> Result<Option<Declaration>, TransportError> {
+        let Some(node) = self.node(endpoint.node)? else {
+            return Ok(None);
+        };
+        self.types.remember(endpoint.wire.description());
+        let subscriber =
+            self.subscriber(endpoint.name, endpoint.wire, endpoint.qos, deliver, lost)?;
         // Announced once it can receive, so whoever sees the token reaches it.
         let (token, _) = self.announce(
             &node,
@@ -874,26 +886,32 @@ impl ZenohTransport {
         &self,
         endpoint: &ServiceEndpoint<'_>,
     ) -> Result<Option<Arc<dyn RemoteClient>>, TransportError> {
-        let Some(node) = self.node(endpoint.node)? else {
+        self.client_of(endpoint.node, endpoint.name, &endpoint.wire)
+    }
+
+    fn client_of(
+        &self,
+        node: &Node,
+        name: &str,
+        wire: &ServiceWire,
+    ) -> Result<Option<Arc<dyn RemoteClient>>, TransportError> {
+        let Some(node) = self.node(node)? else {
             return Ok(None);
         };
-        self.types.remember(service_type(&endpoint.wire));
-        let (dds_type, hash) = (
-            endpoint.wire.dds_type()?,
-            endpoint.wire.type_hash().to_string(),
-        );
+        self.types.remember(service_type(wire));
+        let (dds_type, hash) = (wire.dds_type()?, wire.type_hash().to_string());
         let (token, gid) = self.announce(
             &node,
             EntityKind::Client,
-            endpoint.name,
+            name,
             &dds_type,
             &hash,
             WireQos::default(),
         )?;
         Ok(Some(Arc::new(ZenohClient {
-            key: self.key(endpoint.name, &dds_type, &hash),
-            name: endpoint.name.to_owned(),
-            wire: endpoint.wire.clone(),
+            key: self.key(name, &dds_type, &hash),
+            name: name.to_owned(),
+            wire: wire.clone(),
             hash,
             session: self.session.clone(),
             graph: self.graph.clone(),
@@ -901,6 +919,67 @@ impl ZenohTransport {
             _token: token,
             _node: node,
         })))
+    }
+}
+
+/// Entities for tools that know their type only at run time (`kairos topic echo|pub`,
+/// `kairos service call` by type name, see [`crate::interfaces`]): declared on the network
+/// directly and announced under their node as every entity is, with no in-process topic or
+/// client behind them. A tool's process has no other node to share a topic with, and a
+/// tool then compiles only its types' codecs, not the runtime's pipeline once per type.
+impl ZenohTransport {
+    /// A publisher of `topic` whose messages (of `wire`'s type) go only to the network.
+    pub fn direct_publisher(
+        &self,
+        node: &Node,
+        topic: &str,
+        wire: Wire,
+        qos: kairos::graph::Qos,
+    ) -> Result<Box<dyn RemotePublisher>, TransportError> {
+        let endpoint = Endpoint {
+            node,
+            name: topic,
+            wire,
+            qos,
+        };
+        self.carry_publisher(&endpoint)?
+            .ok_or_else(|| TransportError::Unannounced(node.name().to_owned()))
+    }
+
+    /// A subscription of `topic` handing each message from the network (of `wire`'s type)
+    /// to `deliver`, on zenoh's thread, until the declaration drops. Samples that do not
+    /// decode and gaps are counted as for every subscription.
+    pub fn direct_subscription(
+        &self,
+        node: &Node,
+        topic: &str,
+        wire: Wire,
+        qos: kairos::graph::Qos,
+        deliver: impl Fn(AnyMessage) + Send + Sync + 'static,
+    ) -> Result<Declaration, TransportError> {
+        let endpoint = Endpoint {
+            node,
+            name: topic,
+            wire,
+            qos,
+        };
+        self.subscribe_announced(
+            &endpoint,
+            move |message, _, _| deliver(message),
+            |_, _, _| {},
+        )?
+        .ok_or_else(|| TransportError::Unannounced(node.name().to_owned()))
+    }
+
+    /// A client of service `name` (of `wire`'s type) calling servers in other processes.
+    pub fn direct_client(
+        &self,
+        node: &Node,
+        name: &str,
+        wire: &ServiceWire,
+    ) -> Result<Arc<dyn RemoteClient>, TransportError> {
+        self.client_of(node, name, wire)?
+            .ok_or_else(|| TransportError::Unannounced(node.name().to_owned()))
     }
 }
 

@@ -75,7 +75,13 @@ pub fn service(cmd: ServiceCmd) -> anyhow::Result<ExitCode> {
             let request = parse_values(&values)?;
             let timeout = kairos::time::Duration::from_secs_f64(timeout);
             let response = codec
-                .call_json(&node, &resolve_topic(&service), request, timeout)
+                .call_json(
+                    &transport,
+                    &node,
+                    &resolve_topic(&service),
+                    request,
+                    timeout,
+                )
                 .map_err(|e| anyhow!("{e}"))?;
             println!("{}", render(&response, json));
         }

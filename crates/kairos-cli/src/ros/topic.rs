@@ -198,8 +198,8 @@ fn echo(args: EchoArgs) -> anyhow::Result<ExitCode> {
     let _entity: Box<dyn std::any::Any> = match interfaces::message_by_name(&ty) {
         Some(codec) => {
             let node = cli_node(&transport, "echo")?;
-            let exec = kairos::exec::Executor::single_threaded();
             let held = codec.json_subscription(
+                &transport,
                 &node,
                 &topic,
                 args.qos.qos()?,
@@ -207,6 +207,10 @@ fn echo(args: EchoArgs) -> anyhow::Result<ExitCode> {
                     let _ = tx.send(render(&value, json));
                 }),
             )?;
+            // The subscription delivers on the transport's threads; the node spins only
+            // so that Ctrl-C shuts an executor down and ends the loop below (with the
+            // loss report) instead of exiting the process at once.
+            let exec = kairos::exec::Executor::single_threaded();
             exec.add_node(&node)?;
             let spinner = exec.clone();
             std::thread::spawn(move || spinner.spin());
@@ -348,7 +352,7 @@ fn publish(args: PubArgs) -> anyhow::Result<ExitCode> {
     if args.transient_local {
         qos = qos.transient_local();
     }
-    let publisher = codec.json_publisher(&node, &topic, qos)?;
+    let publisher = codec.json_publisher(&transport, &node, &topic, qos)?;
     wait_matching(
         &transport,
         &codec.data_key(transport.domain(), &topic),
