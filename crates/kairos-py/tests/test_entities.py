@@ -75,3 +75,36 @@ def test_an_executors_tasks_run_in_order_and_a_futures_callbacks_run_there(sessi
     with pytest.raises(TypeError):
         failed.result()
     executor.shutdown()
+
+
+def test_two_servers_of_one_name_exist_and_the_older_answers_each_call(session):
+    from kairos.example_interfaces.srv import AddTwoInts
+    older, younger, caller = Node("e_driver"), Node("e_driver"), Node("e_caller")
+    served = []
+
+    def server(tag, offset):
+        def add(request, response):
+            served.append(tag)
+            response.sum = request.a + request.b + offset
+            return response
+        return add
+
+    first = older.create_service(AddTwoInts, "e_add", server("older", 0))
+    younger.create_service(AddTwoInts, "e_add", server("younger", 100))
+    assert caller.count_services("e_add") == 2, "both serve it, as in ROS 2"
+    executor = SingleThreadedExecutor()
+    for node in (older, younger, caller):
+        executor.add_node(node)
+    client = caller.create_client(AddTwoInts, "e_add")
+
+    def call():
+        future = client.call_async(AddTwoInts.Request(a=1, b=2))
+        executor.spin_until_future_complete(future, timeout_sec=30)
+        return future.result().sum
+
+    assert [call(), call()] == [3, 3]
+    assert served == ["older", "older"], "each call ran one callback"
+    older.destroy_service(first)
+    assert call() == 103, "then the younger server answers"
+    assert served == ["older", "older", "younger"]
+

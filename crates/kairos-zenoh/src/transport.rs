@@ -130,6 +130,8 @@ pub struct ZenohTransport {
     shm: Arc<SharedMemory>,
     /// Every type carried, for the type description service.
     types: Arc<TypeRegistry>,
+    /// The queryable of each service key, while a server of this process serves it.
+    queryables: Mutex<HashMap<String, Weak<ServiceQueryable>>>,
     _graph_subscriber: zenoh::pubsub::Subscriber<()>,
 }
 
@@ -185,6 +187,7 @@ impl ZenohTransport {
             waits,
             shm: SharedMemory::new(&session, shm_threshold),
             types: Arc::default(),
+            queryables: Mutex::default(),
             session,
             _graph_subscriber: graph_subscriber,
         }))
@@ -483,10 +486,17 @@ impl MalformedLog {
 }
 
 struct ZenohService {
-    _queryable: zenoh::query::Queryable<()>,
+    _queryable: Arc<ServiceQueryable>,
     _served: Option<ServedGuard>,
     _token: LivelinessToken,
     _node: Arc<NodeEntry>,
+}
+
+/// The queryable of one service name, shared by its servers in this process: requests go
+/// through a client of the context, so the server that answers is the one the graph picks
+/// (the oldest alive), and a request is answered once however many servers there are.
+struct ServiceQueryable {
+    _queryable: zenoh::query::Queryable<()>,
     _server_node: Node,
 }
 
@@ -803,21 +813,63 @@ impl ZenohTransport {
         let Some(node) = self.node(endpoint.node)? else {
             return Ok(None);
         };
-        let server_node = Node::with_options(
-            endpoint.node.context(),
-            &format!("{INTERNAL_NODE}{}", self.next_id()),
-            NodeOptions::new().use_global_arguments(false),
-        )?;
-        let server = endpoint.local_server(&server_node)?;
         self.types.remember(service_type(&endpoint.wire));
         let (dds_type, hash) = (
             endpoint.wire.dds_type()?,
             endpoint.wire.type_hash().to_string(),
         );
         let key = self.key(endpoint.name, &dds_type, &hash);
+        let queryable = {
+            let mut queryables = self.queryables.lock();
+            queryables.retain(|_, q| q.strong_count() > 0);
+            match queryables.get(&key).and_then(Weak::upgrade) {
+                Some(shared) => shared,
+                None => {
+                    let shared = Arc::new(self.service_queryable(endpoint, &key)?);
+                    queryables.insert(key, Arc::downgrade(&shared));
+                    shared
+                }
+            }
+        };
+        let (token, _) = self.announce(
+            &node,
+            EntityKind::Service,
+            endpoint.name,
+            &dds_type,
+            &hash,
+            WireQos::default(),
+        )?;
+        let served = endpoint.server_group().map(|(group, callback)| {
+            self.waits.serve(kairos::exec::shared_waits::ServedBy {
+                service: endpoint.name.to_owned(),
+                group,
+                callback,
+            })
+        });
+        Ok(Some(Box::new(ZenohService {
+            _queryable: queryable,
+            _served: served,
+            _token: token,
+            _node: node,
+        })))
+    }
+
+    /// Declares the queryable of service `endpoint` on `key`, answering through a client
+    /// of a node of the transport's own.
+    fn service_queryable(
+        &self,
+        endpoint: &ServiceEndpoint<'_>,
+        key: &str,
+    ) -> Result<ServiceQueryable, TransportError> {
+        let server_node = Node::with_options(
+            endpoint.node.context(),
+            &format!("{INTERNAL_NODE}{}", self.next_id()),
+            NodeOptions::new().use_global_arguments(false),
+        )?;
+        let server = endpoint.local_server(&server_node)?;
         let queryable = self
             .session
-            .declare_queryable(key)
+            .declare_queryable(key.to_owned())
             .complete(true)
             .allowed_origin(Locality::Remote)
             .callback(move |query| {
@@ -858,28 +910,10 @@ impl ZenohTransport {
                 "declare the queryable of service {}",
                 endpoint.name
             )))?;
-        let (token, _) = self.announce(
-            &node,
-            EntityKind::Service,
-            endpoint.name,
-            &dds_type,
-            &hash,
-            WireQos::default(),
-        )?;
-        let served = endpoint.server_group().map(|(group, callback)| {
-            self.waits.serve(kairos::exec::shared_waits::ServedBy {
-                service: endpoint.name.to_owned(),
-                group,
-                callback,
-            })
-        });
-        Ok(Some(Box::new(ZenohService {
+        Ok(ServiceQueryable {
             _queryable: queryable,
-            _served: served,
-            _token: token,
-            _node: node,
             _server_node: server_node,
-        })))
+        })
     }
 
     fn carry_client(

@@ -224,10 +224,6 @@ fn bad_input_is_a_typed_error_with_an_actionable_message() {
 
     let _service = n.create_service("srv", |x: u8| x).unwrap();
     assert!(matches!(
-        n.create_service("srv", |x: u8| x),
-        Err(GraphError::ServiceExists { .. })
-    ));
-    assert!(matches!(
         n.create_client::<fn(u16) -> u8>("srv"),
         Err(GraphError::ServiceTypeMismatch { .. })
     ));
@@ -238,4 +234,59 @@ fn bad_input_is_a_typed_error_with_an_actionable_message() {
         n.with_group(&foreign),
         Err(GraphError::ForeignGroup { .. })
     ));
+}
+
+#[test]
+fn several_servers_share_a_name_and_each_request_reaches_one() {
+    let ctx = Context::new();
+    let (first, second) = (node(&ctx, "driver"), node(&ctx, "driver"));
+    let served = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
+    let serve = |node: &Node, which: usize, offset: u8| {
+        let served = served.clone();
+        node.create_service("reset", move |x: u8| {
+            served[which].fetch_add(1, Ordering::Relaxed);
+            x + offset
+        })
+        .unwrap()
+    };
+    let oldest = serve(&first, 0, 1);
+    let _younger = serve(&second, 1, 100);
+    assert_eq!(
+        first
+            .graph()
+            .count(kairos::graph::EntityKind::Service, "/robot/reset"),
+        2,
+        "both servers are in the graph, as in ROS 2"
+    );
+    let exec = Executor::multi_threaded(2).unwrap();
+    exec.add_node(&first).unwrap();
+    exec.add_node(&second).unwrap();
+    let spinner = {
+        let exec = exec.clone();
+        std::thread::spawn(move || exec.spin())
+    };
+    let caller = node(&ctx, "caller");
+    let client = caller.create_client::<fn(u8) -> u8>("reset").unwrap();
+    let timeout = Duration::from_secs(30);
+    for _ in 0..3 {
+        assert_eq!(
+            client.call(1, timeout).unwrap(),
+            2,
+            "the oldest server answers"
+        );
+    }
+    assert_eq!(
+        [0, 1].map(|i| served[i].load(Ordering::Relaxed)),
+        [3, 0],
+        "each request ran one callback"
+    );
+    drop(oldest);
+    assert_eq!(
+        client.call(1, timeout).unwrap(),
+        101,
+        "then the next oldest"
+    );
+    assert_eq!([0, 1].map(|i| served[i].load(Ordering::Relaxed)), [3, 1]);
+    exec.shutdown(Duration::from_secs(5));
+    spinner.join().unwrap().unwrap();
 }

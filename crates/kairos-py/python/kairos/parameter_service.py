@@ -5,8 +5,8 @@
 
 A request naming an undeclared parameter gets an empty answer (as rclpy's); a set of an
 undeclared parameter is a refused result with the reason, never an exception in the
-executor. A second node of the same name in one process does not get the services (a
-kairos service has one server); it logs a warning saying so.
+executor. Two nodes of one name in a process both serve them, as in ROS 2; a request
+reaches the older node (kairos gives each request to the oldest server alive).
 """
 
 import weakref
@@ -36,15 +36,8 @@ class ParameterService:
                 (ListParameters, "list_parameters", self._list),
                 (SetParameters, "set_parameters", self._set),
                 (SetParametersAtomically, "set_parameters_atomically", self._set_atomically)):
-            try:
-                node.create_service(srv_type, f"{name}/{suffix}", callback,
-                                    qos_profile=qos_profile_parameters)
-            except ValueError as e:
-                # Another node of the same name serves them in this process (ROS 2 allows
-                # duplicate node names; kairos gives a service one server).
-                node.get_logger().warning(
-                    f"this node's parameters are not served to other nodes: {e}")
-                break
+            node.create_service(srv_type, f"{name}/{suffix}", callback,
+                                qos_profile=qos_profile_parameters)
 
     def _node(self):
         node = self._node_weak_ref()

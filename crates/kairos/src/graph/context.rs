@@ -140,9 +140,22 @@ impl TypedTopic {
 struct ServiceSlot {
     types: (TypeId, TypeId),
     type_names: String,
-    server: Option<Weak<dyn Any + Send + Sync>>,
+    /// The servers of the service, oldest first; the first one alive answers.
+    servers: Vec<ServerEntry>,
+}
+
+impl ServiceSlot {
+    /// The server that answers requests now: the oldest one still alive.
+    fn answering(&self) -> Option<&ServerEntry> {
+        self.servers.iter().find(|s| s.server.strong_count() > 0)
+    }
+}
+
+struct ServerEntry {
+    server: Weak<dyn Any + Send + Sync>,
     /// The server's callback group and callback name.
-    group: Option<(crate::exec::CallbackGroup, Arc<str>)>,
+    group: crate::exec::CallbackGroup,
+    callback: Arc<str>,
 }
 
 fn service_type_names<Req, Resp>() -> String {
@@ -370,14 +383,13 @@ impl Context {
     {
         let mut services = self.inner.services.lock();
         let slot = service_slot::<Req, Resp>(&mut services, name)?;
-        if slot.server.as_ref().is_some_and(|s| s.strong_count() > 0) {
-            return Err(GraphError::ServiceExists {
-                service: name.to_owned(),
-            });
-        }
+        slot.servers.retain(|s| s.server.strong_count() > 0);
         let weak: Weak<ServiceInner<Req, Resp>> = Arc::downgrade(server);
-        slot.server = Some(weak);
-        slot.group = Some((server.core.group.clone(), server.core.name.clone()));
+        slot.servers.push(ServerEntry {
+            server: weak,
+            group: server.core.group.clone(),
+            callback: server.core.name.clone(),
+        });
         drop(services);
         self.inner.server_added.notify_all();
         Ok(())
@@ -389,8 +401,7 @@ impl Context {
         let has_server = |services: &HashMap<String, ServiceSlot>| {
             services
                 .get(name)
-                .and_then(|slot| slot.server.as_ref())
-                .is_some_and(|s| s.strong_count() > 0)
+                .is_some_and(|slot| slot.answering().is_some())
         };
         let mut services = self.inner.services.lock();
         loop {
@@ -413,21 +424,16 @@ impl Context {
         }
     }
 
-    /// Removes `server` from its service (if it is still the registered one).
+    /// Removes `server` from its service's servers.
     pub(crate) fn unregister_server<Req, Resp>(&self, server: &Arc<ServiceInner<Req, Resp>>)
     where
         Req: Send + 'static,
         Resp: Send + 'static,
     {
         let mut services = self.inner.services.lock();
-        if let Some(slot) = services.get_mut(&*server.name)
-            && slot
-                .server
-                .as_ref()
-                .is_some_and(|s| std::ptr::addr_eq(s.as_ptr(), Arc::as_ptr(server)))
-        {
-            slot.server = None;
-            slot.group = None;
+        if let Some(slot) = services.get_mut(&*server.name) {
+            slot.servers
+                .retain(|s| !std::ptr::addr_eq(s.server.as_ptr(), Arc::as_ptr(server)));
         }
     }
 
@@ -437,9 +443,9 @@ impl Context {
         name: &str,
     ) -> Option<(crate::exec::shared_waits::GroupRef, String)> {
         let services = self.inner.services.lock();
-        let slot = services.get(name)?;
-        slot.server.as_ref()?.upgrade()?;
-        let (group, callback) = slot.group.as_ref()?;
+        let ServerEntry {
+            group, callback, ..
+        } = services.get(name)?.answering()?;
         (group.kind() == crate::exec::GroupKind::MutuallyExclusive).then(|| {
             (
                 crate::exec::shared_waits::GroupRef::local(group.shared.id, group.name()),
@@ -448,14 +454,14 @@ impl Context {
         })
     }
 
-    /// The server of service `name`, if one exists now.
+    /// The server that answers service `name` now (the oldest one alive), if any.
     pub(crate) fn server<Req, Resp>(&self, name: &str) -> Option<Arc<ServiceInner<Req, Resp>>>
     where
         Req: Send + 'static,
         Resp: Send + 'static,
     {
         let services = self.inner.services.lock();
-        let server = services.get(name)?.server.as_ref()?.upgrade()?;
+        let server = services.get(name)?.answering()?.server.upgrade()?;
         server.downcast::<ServiceInner<Req, Resp>>().ok()
     }
 }
@@ -469,8 +475,7 @@ fn service_slot<'a, Req: 'static, Resp: 'static>(
         .or_insert_with(|| ServiceSlot {
             types: (TypeId::of::<Req>(), TypeId::of::<Resp>()),
             type_names: service_type_names::<Req, Resp>(),
-            server: None,
-            group: None,
+            servers: Vec::new(),
         });
     if slot.types != (TypeId::of::<Req>(), TypeId::of::<Resp>()) {
         return Err(GraphError::ServiceTypeMismatch {

@@ -47,14 +47,6 @@ pub enum GraphError {
         /// The types asked for.
         requested: String,
     },
-    /// The service already has a server.
-    #[error(
-        "service '{service}' already has a server; a service has one server (drop it first, or use another name)"
-    )]
-    ServiceExists {
-        /// The service's resolved name.
-        service: String,
-    },
     /// The callback group was made by another node.
     #[error(
         "callback group '{group}' does not belong to node '{node}'; create it with that node's create_callback_group"

@@ -2,6 +2,12 @@
 //! whose callback panics answers that request with [`CallError::ServicePanicked`]; the
 //! executor goes on.
 //!
+//! Several servers may serve one name, as ROS 2 allows (two nodes of one name, a driver
+//! started twice). Each request reaches exactly one of them: the oldest server still
+//! alive, and the next oldest once it is gone. ROS 2 leaves the choice undefined (DDS hands
+//! every request to every server and the client keeps the first answer, so a call's side
+//! effect may happen once per server); in kairos it happens once.
+//!
 //! An async service ([`Node::create_service_async`]) answers with what its future gives.
 //! The future is an executor task like an async timer's: the group stays held until it
 //! completes, and the service stays the entity that completes its callers' calls (so a
