@@ -95,6 +95,12 @@ impl PyExecutor {
         self.executor().workers()
     }
 
+    /// Whether the executor has been shut down (by `shutdown()` or the context's).
+    #[getter]
+    fn is_shut_down(&self) -> bool {
+        self.executor().shutdown_token().is_cancelled()
+    }
+
     fn add_node(&self, node: &NodeCore) -> PyResult<()> {
         self.executor().add_node(&node.node).map_err(exec_error)?;
         *node.env.sink.lock() = Some(self.sink.clone());

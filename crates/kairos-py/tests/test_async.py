@@ -248,7 +248,7 @@ def test_a_call_async_from_the_main_thread_completes_under_spin_once(session):
     first `spin_once` returns with it (it does not wait out its timeout)."""
     server = Node("spin_once_server")
     server.create_service(AddTwoInts, "/test/spin_once_add", add)
-    executor = MultiThreadedExecutor(num_threads=1)
+    executor = SingleThreadedExecutor()
     executor.add_node(server)
     spin_in_thread(executor)
     caller = Node("spin_once_caller")

@@ -108,3 +108,14 @@ def test_two_servers_of_one_name_exist_and_the_older_answers_each_call(session):
     assert call() == 103, "then the younger server answers"
     assert served == ["older", "older", "younger"]
 
+
+def test_an_executor_says_it_is_shut_down_and_a_one_thread_pool_warns(session):
+    from kairos.executors import MultiThreadedExecutor
+    with SingleThreadedExecutor() as executor:
+        assert not executor._is_shutdown
+    assert executor._is_shutdown, "leaving the with block shut it down"
+    with pytest.warns(UserWarning, match="SingleThreadedExecutor"):
+        single = MultiThreadedExecutor(num_threads=1)
+    assert single._executor._max_workers == 1
+    single.shutdown()
+    assert MultiThreadedExecutor(num_threads=3)._executor._max_workers == 3

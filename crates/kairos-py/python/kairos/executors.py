@@ -5,6 +5,7 @@ import inspect
 import itertools
 import signal
 import threading
+import warnings
 import weakref
 
 from kairos import _kairos
@@ -177,6 +178,11 @@ class Executor:
     def num_threads(self):
         return self._core.num_threads
 
+    @property
+    def _is_shutdown(self):
+        """rclpy's flag: whether the executor has been shut down."""
+        return self._core.is_shut_down
+
 
 _task_nodes = itertools.count(1)
 
@@ -201,8 +207,19 @@ class SingleThreadedExecutor(Executor):
         super().__init__(num_threads=1)
 
 
+class _Workers:
+    """rclpy's thread pool, as far as its size goes."""
+
+    def __init__(self, max_workers):
+        self._max_workers = max_workers
+
+
 class MultiThreadedExecutor(Executor):
     """``num_threads=None``: one worker per core."""
 
     def __init__(self, num_threads=None, *, context=None):
+        if num_threads == 1:
+            warnings.warn("MultiThreadedExecutor is used with a single thread; use the "
+                          "SingleThreadedExecutor instead", UserWarning, stacklevel=2)
         super().__init__(num_threads=num_threads)
+        self._executor = _Workers(self.num_threads)
