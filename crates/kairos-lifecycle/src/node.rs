@@ -71,7 +71,8 @@ struct Shared {
     state: Mutex<State>,
     /// Held for a whole transition.
     callbacks: Mutex<Box<dyn Lifecycle>>,
-    events: Publisher<TransitionEvent>,
+    /// `None` without the communication interface.
+    events: Option<Publisher<TransitionEvent>>,
     gates: Mutex<Vec<Weak<Activation>>>,
     /// `change_state` requests refused (a transition the state does not allow, or one
     /// asked for during another).
@@ -111,21 +112,39 @@ fn keep<T: Send + Sync + 'static>(service: T) -> Box<dyn std::any::Any + Send + 
 impl LifecycleNode {
     /// Makes `node` a managed node whose transitions run `callbacks`.
     pub fn new(node: Node, callbacks: impl Lifecycle) -> Result<Self, LifecycleError> {
+        Self::with_interface(node, callbacks, true)
+    }
+
+    /// A managed node with (`interface`: as [`LifecycleNode::new`]) or without its
+    /// communication interface: without it, no services and no `~/transition_event`
+    /// (rclcpp's `enable_communication_interface = false`), so only the program's own
+    /// code triggers transitions.
+    pub fn with_interface(
+        node: Node,
+        callbacks: impl Lifecycle,
+        interface: bool,
+    ) -> Result<Self, LifecycleError> {
         let graph_error = |source: GraphError| LifecycleError::Graph {
             node: node.fully_qualified_name().to_owned(),
             source,
         };
+        let events = interface
+            .then(|| node.create_publisher("~/transition_event", Qos::keep_last(10)))
+            .transpose()
+            .map_err(graph_error)?;
         let shared = Arc::new(Shared {
-            events: node
-                .create_publisher("~/transition_event", Qos::keep_last(10))
-                .map_err(graph_error)?,
+            events,
             node: node.clone(),
             state: Mutex::new(State::Unconfigured),
             callbacks: Mutex::new(Box::new(callbacks)),
             gates: Mutex::new(Vec::new()),
             refused: AtomicU64::new(0),
         });
-        let services = Self::serve(&shared).map_err(graph_error)?;
+        let services = if interface {
+            Self::serve(&shared).map_err(graph_error)?
+        } else {
+            Vec::new()
+        };
         Ok(LifecycleNode {
             shared,
             _services: services,
@@ -362,7 +381,10 @@ impl Shared {
             None => false,
         });
         let timestamp = u64::try_from(self.node.clock().now().nanos()).unwrap_or(0);
-        self.events.publish(TransitionEvent {
+        let Some(events) = &self.events else {
+            return;
+        };
+        events.publish(TransitionEvent {
             timestamp,
             transition: TransitionMsg {
                 id,

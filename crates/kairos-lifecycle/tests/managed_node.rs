@@ -4,7 +4,7 @@
 //! sleeps: callbacks step on channels, every wait has a deadline.
 
 use kairos::exec::{ExecError, Executor};
-use kairos::graph::{Client, Context, Node, Qos};
+use kairos::graph::{Client, Context, EntityKind, Node, Qos};
 use kairos::time::Duration;
 use kairos_lifecycle::{
     CallbackReturn, Lifecycle, LifecycleError, LifecycleNode, NoCallbacks, State, Transition,
@@ -339,4 +339,31 @@ fn a_transition_asked_for_during_another_is_refused_at_once() {
     ));
     release.send(()).unwrap();
     assert_eq!(configuring.join().unwrap().unwrap(), State::Inactive);
+}
+
+#[test]
+fn without_its_interface_a_node_serves_nothing_and_still_transitions() {
+    let system = System::new();
+    let camera = LifecycleNode::with_interface(system.managed.clone(), NoCallbacks, false).unwrap();
+    let graph = system.supervisor.graph();
+    let of_camera = |kind| {
+        graph
+            .names_and_types_by_node(kind, "/robot", "camera")
+            .unwrap()
+    };
+    assert_eq!(
+        of_camera(EntityKind::Service),
+        Default::default(),
+        "no services"
+    );
+    assert!(
+        !of_camera(EntityKind::Publisher).contains_key("/robot/camera/transition_event"),
+        "no transition events"
+    );
+    assert_eq!(camera.configure().unwrap(), State::Inactive);
+    assert_eq!(camera.activate().unwrap(), State::Active);
+    // The same name may be managed again with the interface: nothing was taken.
+    let twin = Node::new_in(&system._context, "camera", "/robot").unwrap();
+    let served = LifecycleNode::new(twin, NoCallbacks).unwrap();
+    assert_eq!(served.state(), State::Unconfigured);
 }

@@ -89,10 +89,13 @@ pub struct PyLifecycle {
 impl PyLifecycle {
     /// Makes `core`'s node a managed node; `owner` is a weak reference to the Python
     /// node whose `_kairos_transition(method, state_id, label)` runs the callbacks.
+    /// Without `interface`, no services and no transition events.
     #[new]
-    fn new(core: PyRef<'_, NodeCore>, owner: PyObject) -> PyResult<Self> {
-        let node = LifecycleNode::new(core.node.clone(), PythonCallbacks { owner })
-            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    #[pyo3(signature = (core, owner, interface = true))]
+    fn new(core: PyRef<'_, NodeCore>, owner: PyObject, interface: bool) -> PyResult<Self> {
+        let node =
+            LifecycleNode::with_interface(core.node.clone(), PythonCallbacks { owner }, interface)
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         Ok(PyLifecycle { node })
     }
 

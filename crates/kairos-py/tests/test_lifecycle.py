@@ -93,6 +93,26 @@ def test_failure_error_and_bad_returns_follow_the_state_machine(session, capfd):
     assert "returned 'yes', not a TransitionCallbackReturn" in capfd.readouterr().err
 
 
+def test_without_its_interface_a_node_serves_nothing_and_still_transitions(session):
+    with pytest.raises(TypeError):
+        LifecycleNode("lc_quiet", enable_communication_interface="yes")
+    quiet = LifecycleNode("lc_quiet", enable_communication_interface=False)
+    observer = Node("lc_observer")
+    services = dict(observer.get_service_names_and_types_by_node("lc_quiet", "/"))
+    lifecycle = ("change_state", "get_state", "get_available_states",
+                 "get_available_transitions", "get_transition_graph")
+    assert not [n for n in services if n.rsplit("/", 1)[-1] in lifecycle], services
+    assert not observer.count_publishers("/lc_quiet/transition_event")
+    assert not quiet._state_machine.service_change_state
+    assert quiet.trigger_configure() == SUCCESS
+    assert quiet._state_machine.current_state == (2, "inactive")
+    # The name is free for a node with the interface, which serves the services.
+    served = LifecycleNode("lc_quiet")
+    services = dict(observer.get_service_names_and_types_by_node("lc_quiet", "/"))
+    assert "/lc_quiet/change_state" in services, services
+    assert served._state_machine.service_change_state
+
+
 def test_kairos_lifecycle_drives_an_rclpy_lifecycle_program(router):
     env = router.env()
     talker = subprocess.Popen(

@@ -66,6 +66,23 @@ class LifecyclePublisher:
 _SUCCESS = TransitionCallbackReturn.SUCCESS
 
 
+class _StateMachine:
+    """What rclpy's ``LifecycleNode._state_machine`` tells of the machine: its state now
+    as ``(id, label)``, and whether each service of the communication interface exists."""
+
+    def __init__(self, node, interface):
+        self._node = weakref.ref(node)
+        self.service_change_state = interface
+        self.service_get_state = interface
+        self.service_get_available_states = interface
+        self.service_get_available_transitions = interface
+        self.service_get_transition_graph = interface
+
+    @property
+    def current_state(self):
+        return tuple(self._node().current_state)
+
+
 class LifecycleNode(_Node):
     """A managed node. Override ``on_configure``, ``on_activate``, ``on_deactivate``,
     ``on_cleanup``, ``on_shutdown`` and ``on_error``; each gets the previous
@@ -73,8 +90,15 @@ class LifecycleNode(_Node):
     else, or an exception, is an error: the node goes to error processing)."""
 
     def __init__(self, node_name, *, enable_communication_interface=True, **kwargs):
+        if not isinstance(enable_communication_interface, bool):
+            raise TypeError("enable_communication_interface must be a bool, not "
+                            f"{type(enable_communication_interface).__name__}")
         super().__init__(node_name, **kwargs)
-        self._lifecycle = _kairos.LifecycleCore(self._core, weakref.ref(self))
+        # Without the interface: no lifecycle_msgs services, no ~/transition_event; only
+        # the program's own trigger_*() calls move the node.
+        self._lifecycle = _kairos.LifecycleCore(self._core, weakref.ref(self),
+                                                enable_communication_interface)
+        self._state_machine = _StateMachine(self, enable_communication_interface)
 
     # -- the callbacks (rclpy's defaults: success) ---------------------------------------
 
