@@ -461,7 +461,12 @@ impl Context {
         Resp: Send + 'static,
     {
         let services = self.inner.services.lock();
-        let server = services.get(name)?.answering()?.server.upgrade()?;
+        // Upgraded as it is found: one dropped between a look and an upgrade is skipped.
+        let server = services
+            .get(name)?
+            .servers
+            .iter()
+            .find_map(|s| s.server.upgrade())?;
         server.downcast::<ServiceInner<Req, Resp>>().ok()
     }
 }
