@@ -6,13 +6,15 @@
 //! - A nested spin from a callback raises `WouldDeadlock` at once (kairos's `NestedSpin`).
 //! - The first exception a callback raises ends the spin and is raised by it.
 //! - `shutdown(timeout_sec)` returns by its deadline with kairos's report.
+//! - `wait_for_ready` hands one ready callback out unrun (rclpy's custom executors run
+//!   it where they like); it holds its callback group until it has run or is dropped.
 
 use crate::env::{ErrorSink, FOREVER};
 use crate::errors::exec_error;
 use crate::future::{Awaiting, PyFuture};
 use crate::node::NodeCore;
 use crate::time::duration_arg;
-use kairos::exec::{ExecError, Executor, ShutdownReport};
+use kairos::exec::{ExecError, Executor, ReadyCallback, ShutdownReport};
 use parking_lot::Mutex;
 use pyo3::prelude::*;
 use std::sync::Arc;
@@ -173,6 +175,27 @@ impl PyExecutor {
     }
 
     /// Makes the spin in progress return.
+    /// Waits up to `timeout_sec` (forever if `None`) for one ready callback and returns
+    /// it unrun; `None` on timeout, cancel or shutdown.
+    #[pyo3(signature = (timeout_sec = None))]
+    fn wait_for_ready(
+        &self,
+        py: Python<'_>,
+        timeout_sec: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<PyReadyCallback>> {
+        let timeout = timeout_arg(timeout_sec)?;
+        let executor = self.executor();
+        let result = py.allow_threads(|| executor.wait_for_ready(timeout));
+        Ok(self
+            .finish(py, result)?
+            .flatten()
+            .map(|work| PyReadyCallback {
+                group_id: work.group().id(),
+                name: work.name().to_owned(),
+                work: Mutex::new(Some(work)),
+            }))
+    }
+
     fn cancel(&self) {
         self.executor().cancel();
     }
@@ -219,5 +242,35 @@ impl PyShutdownReport {
 
     fn __repr__(&self) -> String {
         format!("<kairos.ShutdownReport {}>", self.report)
+    }
+}
+
+/// One ready callback handed out by `ExecutorCore.wait_for_ready`, not run yet.
+#[pyclass(name = "ReadyCallback", module = "kairos._kairos", frozen)]
+#[derive(Debug)]
+pub struct PyReadyCallback {
+    work: Mutex<Option<ReadyCallback>>,
+    group_id: u64,
+    name: String,
+}
+
+#[pymethods]
+impl PyReadyCallback {
+    /// The id of its callback group (`CallbackGroupHandle.id`).
+    #[getter]
+    fn group_id(&self) -> u64 {
+        self.group_id
+    }
+
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Runs the callback on this thread (the GIL released but for the callback itself);
+    /// true if it ran. A second call does nothing.
+    fn run(&self, py: Python<'_>) -> bool {
+        let work = self.work.lock().take();
+        work.is_some_and(|work| py.allow_threads(|| work.run()))
     }
 }

@@ -171,6 +171,7 @@ fn _kairos(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<future::PyFuture>()?;
     m.add_class::<executor::PyExecutor>()?;
     m.add_class::<executor::PyShutdownReport>()?;
+    m.add_class::<executor::PyReadyCallback>()?;
     m.add_class::<time::PyClock>()?;
     m.add_class::<time::PyTime>()?;
     m.add_class::<time::PyCancel>()?;

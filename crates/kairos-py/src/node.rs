@@ -68,6 +68,12 @@ pub struct PyGroup {
 
 #[pymethods]
 impl PyGroup {
+    /// A number no other group of this process has (`ReadyCallback.group_id`).
+    #[getter]
+    fn id(&self) -> u64 {
+        self.group.id()
+    }
+
     #[getter]
     fn name(&self) -> &str {
         self.group.name()

@@ -1,9 +1,11 @@
 """rclpy's lifetime shapes of entities and futures: `with` destroys an entity, its
 `handle` is invalid once destroyed, a future made with an executor schedules its done
-callbacks there, and an executor's tasks run in the order they were made."""
+callbacks there, and an executor's tasks run in the order they were made. Custom
+executors: ready callbacks handed out to run where the program chooses."""
 
 import pytest
 
+from conftest import LIMIT
 from kairos.exceptions import InvalidHandle
 from kairos.executors import SingleThreadedExecutor
 from kairos.node import Node
@@ -119,3 +121,129 @@ def test_an_executor_says_it_is_shut_down_and_a_one_thread_pool_warns(session):
     assert single._executor._max_workers == 1
     single.shutdown()
     assert MultiThreadedExecutor(num_threads=3)._executor._max_workers == 3
+
+
+def test_a_custom_executor_runs_handed_out_callbacks_where_it_chooses(session):
+    """ros2/examples' PriorityExecutor shape: a subclass overrides ``spin_once``, takes
+    each ready callback with ``wait_for_ready_callbacks`` and runs it on a thread pool
+    chosen by the callback's node; ``spin()`` calls the override until shutdown."""
+    import concurrent.futures
+    import threading
+
+    from kairos.executors import Executor
+
+    class PriorityExecutor(Executor):
+        def __init__(self):
+            super().__init__()
+            self.high = set()
+            self.hp = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="hp")
+            self.lp = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="lp")
+
+        def spin_once(self, timeout_sec=None):
+            try:
+                handler, _, node = self.wait_for_ready_callbacks(timeout_sec=timeout_sec)
+            except StopIteration:
+                pass
+            else:
+                (self.hp if node in self.high else self.lp).submit(handler)
+
+    talker, urgent = Node("ce_talker"), Node("ce_urgent")
+    ran = {}
+    done = threading.Event()
+
+    def record(name):
+        def callback(*_):
+            ran.setdefault(name, []).append(threading.current_thread().name)
+            if len(ran.get("urgent", [])) >= 3 and len(ran.get("talker", [])) >= 3:
+                done.set()
+        return callback
+
+    talker.create_timer(0.01, record("talker"))
+    urgent.create_subscription(String, "ce_estop", record("urgent"), 10)
+    publisher = talker.create_publisher(String, "ce_estop", 10)
+    talker.create_timer(0.01, lambda: publisher.publish(String(data="stop")))
+    executor = PriorityExecutor()
+    executor.high.add(urgent)
+    executor.add_node(talker)
+    executor.add_node(urgent)
+    spinner = threading.Thread(target=executor.spin)
+    spinner.start()
+    try:
+        assert done.wait(LIMIT), f"callbacks ran: {ran}"
+    finally:
+        executor.shutdown()
+        spinner.join(LIMIT)
+        executor.hp.shutdown()
+        executor.lp.shutdown()
+    assert not spinner.is_alive(), "spin() returned at shutdown"
+    assert all(name.startswith("hp") for name in ran["urgent"]), ran
+    assert all(name.startswith("lp") for name in ran["talker"]), ran
+
+
+def test_wait_for_ready_callbacks_times_out_then_raises_once_shut_down(session):
+    from kairos.executors import ShutdownException, TimeoutException
+
+    node = Node("ce_wait")
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    with pytest.raises(TimeoutException):
+        executor.wait_for_ready_callbacks(timeout_sec=0.01)
+    fired = []
+    node.create_timer(0.001, lambda: fired.append(1))
+    handler, _, owner = executor.wait_for_ready_callbacks(timeout_sec=LIMIT)
+    assert owner is node and fired == []
+    handler()
+    assert fired == [1] and handler.done()
+    waits = executor._wait_for_ready_callbacks()
+    executor.shutdown()
+    with pytest.raises(ShutdownException):
+        next(waits)
+    with pytest.raises(ShutdownException):
+        executor.wait_for_ready_callbacks()
+
+
+def test_a_callback_group_of_the_programs_own_decides_which_callbacks_start(session):
+    """ros2/examples' throttled group shape: ``beginning_execution`` hands out tokens; a
+    1 ms timer in the group runs once per token, its refused ticks wait (they are not
+    dropped: one runs as soon as a token comes), and ``ending_execution`` follows each
+    run."""
+    import time
+
+    from kairos.callback_groups import CallbackGroup
+
+    class Bucket(CallbackGroup):
+        def __init__(self, tokens):
+            super().__init__()
+            self.tokens, self.ended = tokens, 0
+
+        def can_execute(self, entity):
+            return self.tokens > 0
+
+        def beginning_execution(self, entity):
+            if self.tokens > 0:
+                self.tokens -= 1
+                return True
+            return False
+
+        def ending_execution(self, entity):
+            self.ended += 1
+
+    node = Node("cg_bucket")
+    group = Bucket(3)
+    ran = []
+    node.create_timer(0.001, lambda: ran.append(1), callback_group=group)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+
+    def spin_for(seconds, until=None):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not (until and until()):
+            executor.spin_once(timeout_sec=0.01)
+
+    spin_for(0.3)
+    assert (len(ran), group.ended) == (3, 3)
+    group.tokens = 2
+    spin_for(LIMIT, until=lambda: len(ran) == 5)
+    spin_for(0.1)
+    assert (len(ran), group.ended) == (5, 5)
+    executor.shutdown()

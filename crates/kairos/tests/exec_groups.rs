@@ -509,3 +509,83 @@ fn shutdown_from_inside_a_callback_returns_at_once_on_any_thread() {
         "the callback never ran on a started worker thread in 40 runs"
     );
 }
+
+/// A callback handed out by `wait_for_ready` holds its mutually exclusive group until it
+/// has run, wherever it runs: the other ready callback of the group is not handed out
+/// meanwhile, and is as soon as the first has run on another thread.
+#[test]
+fn a_handed_out_callback_holds_its_group_until_it_runs_on_another_thread() {
+    let exec = Executor::single_threaded();
+    let node = node("handout");
+    exec.add_node(&node).unwrap();
+    let ran = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let guard = |name: &'static str| {
+        let ran = ran.clone();
+        node.create_guard_condition(name, move || {
+            ran.lock().push((name, std::thread::current().id()));
+        })
+    };
+    let (a, b) = (guard("a"), guard("b"));
+    a.trigger();
+    b.trigger();
+    let first = exec.wait_for_ready(LONG).unwrap().expect("a is ready");
+    assert_eq!(first.name(), "guard condition a (node /handout)");
+    assert_eq!(&first.group(), node.default_callback_group());
+    let second = exec.wait_for_ready(Duration::from_millis(50)).unwrap();
+    assert!(
+        second.is_none(),
+        "b shares a's mutually exclusive group and must wait: {second:?}"
+    );
+    let runner = std::thread::spawn(move || (first.run(), std::thread::current().id()));
+    let (first_ran, runner_id) = runner.join().unwrap();
+    assert!(first_ran);
+    let second = exec
+        .wait_for_ready(LONG)
+        .unwrap()
+        .expect("b once a has run");
+    assert_eq!(second.name(), "guard condition b (node /handout)");
+    assert!(second.run());
+    let ran = ran.lock().clone();
+    assert_eq!(ran.len(), 2, "{ran:?}");
+    assert_eq!(ran[0], ("a", runner_id), "a ran on the thread that ran it");
+    assert_eq!(ran[1], ("b", std::thread::current().id()));
+    assert!(!node.default_callback_group().is_busy());
+    let report = exec.shutdown(Duration::from_secs(1));
+    assert!(report.is_clean(), "{report}");
+}
+
+/// Only callbacks with work are handed out. One that is never run loses nothing: its
+/// group is free again and its work runs at the next spin. After a shutdown nothing more is handed out, and a
+/// handle taken before it does not start its callback.
+#[test]
+fn a_handed_out_callback_dropped_or_outlived_by_shutdown_is_not_lost_or_run_late() {
+    let exec = Executor::single_threaded();
+    let node = node("handout_drop");
+    let ran = Arc::new(AtomicU64::new(0));
+    let count = ran.clone();
+    let guard = node.create_guard_condition("g", move || {
+        count.fetch_add(1, Ordering::SeqCst);
+    });
+    exec.add_node(&node).unwrap();
+    let idle = exec.wait_for_ready(Duration::from_millis(20)).unwrap();
+    assert!(idle.is_none(), "nothing has work: {idle:?}");
+    guard.trigger();
+    drop(exec.wait_for_ready(LONG).unwrap().expect("ready"));
+    assert!(
+        !node.default_callback_group().is_busy(),
+        "the gate was left"
+    );
+    assert_eq!(exec.spin_some().unwrap(), 1, "the work was queued again");
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+
+    guard.trigger();
+    let late = exec.wait_for_ready(LONG).unwrap().expect("ready");
+    let report = exec.shutdown(Duration::from_secs(1));
+    assert!(report.is_clean(), "{report}");
+    assert!(!late.run(), "no callback starts after shutdown");
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+    assert!(matches!(
+        exec.wait_for_ready(Duration::ZERO),
+        Err(ExecError::ShutDown)
+    ));
+}

@@ -5,10 +5,12 @@ import inspect
 import itertools
 import signal
 import threading
+import types
 import warnings
 import weakref
 
 from kairos import _kairos
+from kairos.callback_groups import deciding_groups, is_custom, owner_of
 
 #: Threads inside a spin now, per executor: joined at exit (see _shut_down_at_exit).
 _spinning = weakref.WeakKeyDictionary()
@@ -81,6 +83,8 @@ class Executor:
     def __init__(self, *, context=None, num_threads=1):
         self._core = _kairos.ExecutorCore(num_threads)
         self._nodes = []
+        #: Handed-out callbacks their group of the program's own refused (see spin_once).
+        self._refused = []
 
     def add_node(self, node):
         """Adds ``node``; False if it is in this executor already. A node belongs to one
@@ -133,14 +137,78 @@ class Executor:
         return self._tasks
 
     def spin(self):
+        """Runs callbacks until shutdown. An executor class that overrides ``spin_once``
+        (rclpy's way of writing a custom executor) is spun by calling its ``spin_once``
+        until it is shut down; so is one with a callback group of the program's own
+        class (see ``spin_once``)."""
+        if type(self).spin_once is not Executor.spin_once or deciding_groups(self._nodes):
+            while not self._is_shutdown:
+                try:
+                    self.spin_once()
+                except ShutdownException:
+                    return
+            return
         with _Spinning(self):
             self._core.spin()
 
+    def wait_for_ready_callbacks(self, timeout_sec=None, nodes=None, condition=None):
+        """Waits up to ``timeout_sec`` (None: no limit) for one ready callback and returns
+        ``(handler, entity, node)`` without running it, for a custom executor's
+        ``spin_once``: ``handler()`` runs the callback on whatever thread calls it. The
+        callback holds its callback group from now until it has run, so a mutually
+        exclusive group still runs one callback at a time. ``entity`` is always None here;
+        ``node`` is the callback's node (None for a task). An exception the callback
+        raises is raised by the next wait. ``ShutdownException`` once the executor is shut
+        down, ``TimeoutException`` when the time ran out. ``nodes`` and ``condition`` are
+        accepted and not used: every node of the executor is waited on."""
+        if self._is_shutdown:
+            raise ShutdownException()
+        with _Spinning(self):
+            work = self._core.wait_for_ready(_timeout(timeout_sec))
+        if work is None:
+            if self._is_shutdown:
+                raise ShutdownException()
+            raise TimeoutException()
+        group, node = owner_of(work.group_id)
+        return _ReadyHandler(work, group), None, node
+
+    def _wait_for_ready_callbacks(self, timeout_sec=None, nodes=None, condition=None):
+        """rclpy's generator form of ``wait_for_ready_callbacks``."""
+        while True:
+            yield self.wait_for_ready_callbacks(timeout_sec, nodes, condition)
+
     def spin_once(self, timeout_sec=None):
         """Runs one ready callback, waiting up to ``timeout_sec`` for one (None or a
-        negative value: no limit, as rclpy)."""
-        with _Spinning(self):
-            self._core.spin_once(_timeout(timeout_sec))
+        negative value: no limit, as rclpy).
+
+        A callback of a group of the program's own class (a ``CallbackGroup`` subclass
+        with its own ``can_execute``/``beginning_execution``) starts only once its group
+        lets it, on this thread; one its group refuses waits, holding its work, and is
+        asked again before any other wait and every 50 ms while waiting, as rclpy asks
+        at every wake-up of its wait set."""
+        if not self._refused and not deciding_groups(self._nodes):
+            with _Spinning(self):
+                self._core.spin_once(_timeout(timeout_sec))
+            return
+        for index, (handler, group) in enumerate(self._refused):
+            if group.can_execute(None) and group.beginning_execution(None):
+                del self._refused[index]
+                _run_in_group(handler, group)
+                return
+        wait = _timeout(timeout_sec)
+        if self._refused:
+            wait = _ASK_AGAIN if wait is None else min(wait, _ASK_AGAIN)
+        try:
+            handler, _, _ = self.wait_for_ready_callbacks(timeout_sec=wait)
+        except TimeoutException:
+            return
+        group = handler._group
+        if group is None or not is_custom(group):
+            handler()
+        elif group.can_execute(None) and group.beginning_execution(None):
+            _run_in_group(handler, group)
+        else:
+            self._refused.append((handler, group))
 
     def spin_once_until_future_complete(self, future, timeout_sec=None):
         """Runs at most one callback, waiting up to ``timeout_sec`` for one, and returns as
@@ -160,6 +228,7 @@ class Executor:
         """Stops within ``timeout_sec`` (1 s by default); the report names callbacks still
         running and is true when shutdown was clean."""
         report = self._core.shutdown(timeout_sec)
+        self._refused.clear()
         for node in list(self._nodes):
             node._executor = None
         self._nodes.clear()
@@ -202,16 +271,45 @@ async def _drive(task, callback, args, kwargs):
         task.set_result(result)
 
 
+#: How often a callback refused by its group of the program's own is asked about again.
+_ASK_AGAIN = 0.05
+
+
+def _run_in_group(handler, group):
+    try:
+        handler()
+    finally:
+        group.ending_execution(None)
+
+
+class _ReadyHandler:
+    """Runs one handed-out callback (rclpy hands out a Task of the same shape)."""
+
+    def __init__(self, work, group):
+        self._work = work
+        self._group = group
+        self._done = False
+
+    def __call__(self):
+        self._done = True
+        self._work.run()
+
+    def done(self):
+        return self._done
+
+    def result(self):
+        return None
+
+    def exception(self):
+        return None
+
+    def __repr__(self):
+        return f"<ready callback {self._work.name!r}>"
+
+
 class SingleThreadedExecutor(Executor):
     def __init__(self, *, context=None):
         super().__init__(num_threads=1)
-
-
-class _Workers:
-    """rclpy's thread pool, as far as its size goes."""
-
-    def __init__(self, max_workers):
-        self._max_workers = max_workers
 
 
 class MultiThreadedExecutor(Executor):
@@ -222,4 +320,5 @@ class MultiThreadedExecutor(Executor):
             warnings.warn("MultiThreadedExecutor is used with a single thread; use the "
                           "SingleThreadedExecutor instead", UserWarning, stacklevel=2)
         super().__init__(num_threads=num_threads)
-        self._executor = _Workers(self.num_threads)
+        # rclpy's thread pool, as far as its size goes.
+        self._executor = types.SimpleNamespace(_max_workers=self.num_threads)

@@ -102,6 +102,7 @@ use std::thread::{self, JoinHandle};
 use std::time::Instant;
 
 mod dispatch;
+mod handout;
 mod ready_work;
 mod session;
 mod spin_thread;
@@ -111,6 +112,7 @@ mod tasks;
 mod tests;
 
 use dispatch::{BATCH, wake_timers};
+pub use handout::ReadyCallback;
 use session::{FutureWake, HELPER_OF};
 pub use spin_thread::SpinThread;
 use stop::parked_in_groups;
@@ -327,6 +329,41 @@ impl Executor {
                 }
                 Popped::Interrupted => {}
                 Popped::TimedOut => return Ok(false),
+            }
+        }
+    }
+
+    /// Waits up to `timeout` for one ready callback and hands it out without running it,
+    /// for a program that schedules callbacks itself (rclpy's `wait_for_ready_callbacks`):
+    /// [`ReadyCallback::run`] runs it on whatever thread the program likes. It has entered
+    /// its callback group when handed out, so the group's rules hold wherever it runs; a
+    /// handle dropped unrun queues its work again. `None` on timeout or
+    /// [`cancel`](Self::cancel); [`ExecError::ShutDown`] once shut down.
+    pub fn wait_for_ready(
+        &self,
+        timeout: impl Into<Duration>,
+    ) -> Result<Option<ReadyCallback>, ExecError> {
+        let timeout = timeout.into();
+        let Some(session) = self.shared.begin_spin("wait_for_ready()")? else {
+            return Ok(None);
+        };
+        let deadline = deadline_after(timeout);
+        let mut seen = self.shared.ready.interrupts();
+        loop {
+            if self.shared.shut_down.load(Ordering::Acquire) {
+                return Err(ExecError::ShutDown);
+            }
+            if session.should_stop() {
+                return Ok(None);
+            }
+            match self.shared.next_item(&mut seen, deadline) {
+                Popped::Item(item) => {
+                    if let Some(ready) = self.shared.hand_out(item, session.slot()) {
+                        return Ok(Some(ready));
+                    }
+                }
+                Popped::Interrupted => {}
+                Popped::TimedOut => return Ok(None),
             }
         }
     }

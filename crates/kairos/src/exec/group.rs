@@ -69,6 +69,12 @@ impl CallbackGroup {
         }
     }
 
+    /// A number no other group of this process has: tells groups apart where their
+    /// names may repeat (two nodes' default groups).
+    pub fn id(&self) -> u64 {
+        self.shared.id
+    }
+
     /// The group's name, as error messages and shutdown reports print it.
     pub fn name(&self) -> &str {
         &self.shared.name

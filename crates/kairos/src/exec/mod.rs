@@ -50,7 +50,7 @@ mod timer;
 pub use deadlock::{DeadlockReason, WouldDeadlock};
 pub use error::ExecError;
 pub(crate) use executor::{ExecShared, deadline_after};
-pub use executor::{Executor, ExecutorStats, SpinThread};
+pub use executor::{Executor, ExecutorStats, ReadyCallback, SpinThread};
 pub use group::{CallbackGroup, GroupKind};
 pub use guard::GuardCondition;
 pub(crate) use guard::GuardInner;

@@ -30,6 +30,25 @@ impl ExecShared {
         slot: &WorkerSlot,
         batch: usize,
     ) -> Run {
+        if let Err(not_now) = self.admit(&entity) {
+            return not_now;
+        }
+        let core = entity.core();
+        // A step's mark is run plainly: the flag released before the run, so the mark is
+        // the step's alone (see `EntityCore::requeue_held`).
+        if batch > 0
+            && entity.batches()
+            && (core.group.shared.gate.is_exclusive() || self.workers == 1)
+            && !core.settle().is_marked()
+        {
+            return self.run_batch(entity, slot, batch);
+        }
+        self.run_admitted(entity, slot)
+    }
+
+    /// Lets `entity` through its callback group's gate, or says why it does not run now:
+    /// destroyed or detached (`Skipped`), or waiting in the gate (`Parked`).
+    pub(super) fn admit(self: &Arc<Self>, entity: &Arc<dyn Entity>) -> Result<(), Run> {
         let core = entity.core();
         let group = &core.group;
         if core.is_destroyed() || !core.is_attached_to(self) {
@@ -38,7 +57,7 @@ impl ExecShared {
             if let Some(next) = group.shared.gate.kick() {
                 hand_on(next);
             }
-            return Run::Skipped;
+            return Err(Run::Skipped);
         }
         // Only a parked item needs a reference of its own; entering keeps this one.
         if !group
@@ -51,17 +70,18 @@ impl ExecShared {
             if group.shared.is_held_by_suspended() {
                 core.settle().release();
             }
-            return Run::Parked;
+            return Err(Run::Parked);
         }
-        // A step's mark is run plainly: the flag released before the run, so the mark is
-        // the step's alone (see `EntityCore::requeue_held`).
-        if batch > 0
-            && entity.batches()
-            && (group.shared.gate.is_exclusive() || self.workers == 1)
-            && !core.settle().is_marked()
-        {
-            return self.run_batch(entity, slot, batch);
-        }
+        Ok(())
+    }
+
+    /// Runs one callback of `entity`, which [`admit`](Self::admit) let through its gate.
+    pub(super) fn run_admitted(
+        self: &Arc<Self>,
+        entity: Arc<dyn Entity>,
+        slot: &WorkerSlot,
+    ) -> Run {
+        let core = entity.core();
         core.taken();
         // After the flag: a step that marked the entity before this point is seen here,
         // one that marks it later finds the flag clear and queues it again.

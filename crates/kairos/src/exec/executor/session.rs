@@ -18,6 +18,11 @@ pub(super) struct SpinSession<'a> {
 }
 
 impl SpinSession<'_> {
+    /// The spinning thread's slot: what it runs, for `shutdown` to see.
+    pub(super) fn slot(&self) -> &WorkerSlot {
+        &self.slot
+    }
+
     pub(super) fn should_stop(&self) -> bool {
         self.exec.should_stop(self.epoch)
     }
