@@ -351,6 +351,18 @@ def test_kairos_run_names_an_rclpy_module_kairos_lacks(tmp_path):
     assert "rclpy.no_such_module has no counterpart in kairos yet" in done.stderr, done.stderr
 
 
+def test_kairos_run_maps_sensor_msgs_py(tmp_path):
+    program = tmp_path / "cloud.py"
+    program.write_text(
+        "from sensor_msgs_py import point_cloud2\n"
+        "from std_msgs.msg import Header\n"
+        "cloud = point_cloud2.create_cloud_xyz32(Header(), [(1.0, 2.0, 3.0)])\n"
+        "print(type(cloud).__name__, point_cloud2.read_points_list(cloud))\n")
+    done = run([sys.executable, "-m", "kairos.run", str(program)], None)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "PointCloud2 [Point(x=1.0, y=2.0, z=3.0)]\n", done.stdout
+
+
 def test_feedback_of_a_goal_no_one_follows_is_counted(session):
     system = System()
     got = []

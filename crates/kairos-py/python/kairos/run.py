@@ -4,8 +4,8 @@
 For that run, ``rclpy`` and ``rclpy.<module>`` are kairos's modules of the same name
 (``rclpy.node`` is ``kairos.node``, ``rclpy.action`` is ``kairos.action``), and every
 interface package kairos ships is importable under its ROS name (``std_msgs.msg``,
-``example_interfaces.action``, ...). A module of rclpy that kairos does not have is an
-``ImportError`` that names it, never a different module. The program's arguments,
+``example_interfaces.action``, ...), as is ``sensor_msgs_py``. A module of rclpy that
+kairos does not have is an ``ImportError`` that names it, never a different module. The program's arguments,
 ``--ros-args`` included, are its own ``sys.argv``.
 """
 
@@ -17,6 +17,10 @@ import runpy
 import sys
 
 from kairos import _interfaces
+
+
+#: Python helper packages of ROS 2 that kairos has under the same name.
+_HELPERS = ("sensor_msgs_py",)
 
 
 class _Alias(importlib.abc.Loader):
@@ -40,7 +44,7 @@ class RclpyOnKairos(importlib.abc.MetaPathFinder):
         top, _, rest = fullname.partition(".")
         if top == "rclpy":
             return "kairos" + ("." + rest if rest else "")
-        if top in self.packages:
+        if top in self.packages or top in _HELPERS:
             return "kairos." + fullname
         return None
 
