@@ -6,13 +6,18 @@
 //! message) is reported once per peer hash, naming both hashes, and counted in
 //! [`GraphCache::type_mismatches`].
 //!
+//! It keeps, by gid, the lifespan each remote publisher announces, so that a subscription
+//! can expire that publisher's messages as a local publisher's (see [`GraphCache::lifespan_of`]).
+//!
 //! Ground rules: zenoh's liveliness callback adds and removes tokens under `tokens`' lock
 //! and then notifies `changed`; readers take snapshots under the lock and never call out
 //! while holding it. `checks` is taken after `tokens` when both are needed, never before.
 
-use crate::graph_key::{EndpointKey, EntityKind, Token};
+use crate::attachment::Gid;
+use crate::graph_key::{EndpointKey, EntityKind, Token, gid_of};
 use kairos::graph::GraphEntity;
-use parking_lot::{Condvar, Mutex};
+use kairos::time::Duration;
+use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -25,6 +30,8 @@ pub struct GraphCache {
     checks: Mutex<TypeChecks>,
     mismatches: AtomicU64,
     watchers: Mutex<Watchers>,
+    /// The lifespan of each publisher alive that announces one, by gid.
+    lifespans: RwLock<HashMap<Gid, Duration>>,
 }
 
 /// Called after each change (see [`GraphCache::watch`]).
@@ -50,6 +57,16 @@ impl GraphCache {
     pub(crate) fn update(&self, key: &str, alive: bool) {
         // Tokens of another shape (other tools, newer formats) are not ours to show.
         let Ok(token) = Token::parse(key) else { return };
+        if token.kind == EntityKind::Publisher
+            && let Some(lifespan) = token.endpoint.as_ref().and_then(|e| e.qos.lifespan)
+        {
+            let mut lifespans = self.lifespans.write();
+            if alive {
+                lifespans.insert(gid_of(key), lifespan);
+            } else {
+                lifespans.remove(&gid_of(key));
+            }
+        }
         let mut tokens = self.tokens.lock();
         if alive {
             if let Some(endpoint) = &token.endpoint {
@@ -129,6 +146,15 @@ impl GraphCache {
             node_name = node.name,
             zid = node.zid,
         ));
+    }
+
+    /// The lifespan the publisher with `gid` announces, if it is alive and has one.
+    pub fn lifespan_of(&self, gid: &Gid) -> Option<Duration> {
+        let lifespans = self.lifespans.read();
+        if lifespans.is_empty() {
+            return None;
+        }
+        lifespans.get(gid).copied()
     }
 
     /// Peers seen using a name of this process with another type hash (each distinct

@@ -218,7 +218,7 @@ impl ZenohTransport {
         )?;
         let publisher =
             node.create_publisher::<ClockMsg>(CLOCK_TOPIC, kairos::graph::Qos::keep_last(1))?;
-        let deliver = move |message: AnyMessage, _publisher: u64, _seq: u64| {
+        let deliver = move |message: AnyMessage, _publisher: u64, _seq: u64, _left| {
             if let Some(clock) = message.downcast_ref::<ClockMsg>() {
                 publisher.publish(*clock);
             }
@@ -614,13 +614,15 @@ impl ZenohTransport {
     /// payload decoded with `wire`, and `deliver` gets the message with its publisher's
     /// trace handle and sequence number; a sample that fails any step is counted in
     /// [`Self::malformed_samples`] and reported. Every subscription and the `/clock`
-    /// bridge take this one path.
+    /// bridge take this one path. `deliver`'s last argument is what remains of the
+    /// message's life when its publisher announces a lifespan: the lifespan less the age
+    /// the source timestamp gives (as DDS counts it, so clocks of two hosts should agree).
     fn subscriber(
         &self,
         name: &str,
         wire: Wire,
         qos: kairos::graph::Qos,
-        deliver: impl Fn(AnyMessage, u64, u64) + Send + Sync + 'static,
+        deliver: impl Fn(AnyMessage, u64, u64, Option<kairos::time::Duration>) + Send + Sync + 'static,
         lost: impl Fn(u64, u64, u64) + Send + Sync + 'static,
     ) -> Result<Declaration, TransportError> {
         use zenoh_ext::AdvancedSubscriberBuilderExt;
@@ -633,6 +635,7 @@ impl ZenohTransport {
         let plan = crate::qos::subscriber_plan(&qos);
         let local = plan.history.is_some().then(|| self.local.clone());
         let shm = self.shm.clone();
+        let graph = self.graph.clone();
         let on_sample = move |sample: zenoh::sample::Sample| {
             shm.note_arrival(sample.payload());
             let attachment = match sample.attachment() {
@@ -661,9 +664,12 @@ impl ZenohTransport {
                 }
                 Arrival::Fine => {}
             }
+            let left = graph
+                .lifespan_of(&attachment.gid)
+                .map(|lifespan| lifespan - age(attachment.source_timestamp));
             match wire.decode(&sample.payload().to_bytes()) {
                 // Not negative: a negative number is malformed.
-                Ok(message) => deliver(message, handle, seq as u64),
+                Ok(message) => deliver(message, handle, seq as u64, left),
                 Err(e) => log.record(Some(attachment.gid), &e.to_string()),
             }
         };
@@ -774,8 +780,11 @@ impl ZenohTransport {
         let lost = inbox.clone();
         self.subscribe_announced(
             endpoint,
-            move |message, publisher, seq| {
-                inbox.deliver(message, publisher, seq);
+            move |message, publisher, seq, left| {
+                match left {
+                    Some(left) => inbox.deliver_expiring(message, publisher, seq, left),
+                    None => inbox.deliver(message, publisher, seq),
+                };
             },
             move |publisher, first, count| lost.lost(publisher, first, count),
         )
@@ -785,7 +794,7 @@ impl ZenohTransport {
     fn subscribe_announced(
         &self,
         endpoint: &Endpoint<'_>,
-        deliver: impl Fn(AnyMessage, u64, u64) + Send + Sync + 'static,
+        deliver: impl Fn(AnyMessage, u64, u64, Option<kairos::time::Duration>) + Send + Sync + 'static,
         lost: impl Fn(u64, u64, u64) + Send + Sync + 'static,
     ) -> Result<Option<Declaration>, TransportError> {
         let Some(node) = self.node(endpoint.node)? else {
@@ -999,7 +1008,7 @@ impl ZenohTransport {
         };
         self.subscribe_announced(
             &endpoint,
-            move |message, _, _| deliver(message),
+            move |message, _, _, _| deliver(message),
             |_, _, _| {},
         )?
         .ok_or_else(|| TransportError::Unannounced(node.name().to_owned()))
@@ -1045,4 +1054,13 @@ impl Transport for ZenohTransport {
     fn wait_sharing(&self) -> Option<Arc<dyn kairos::exec::shared_waits::WaitSharing>> {
         Some(self.waits.clone())
     }
+}
+
+/// How long ago a sample with `source_timestamp` (wall-clock ns) was published, by this
+/// host's wall clock; zero when the sample has no timestamp.
+fn age(source_timestamp: i64) -> kairos::time::Duration {
+    if source_timestamp <= 0 {
+        return kairos::time::Duration::ZERO;
+    }
+    kairos::time::Duration::from_nanos(crate::attachment::now_ns().saturating_sub(source_timestamp))
 }

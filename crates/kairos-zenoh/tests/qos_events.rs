@@ -259,3 +259,66 @@ fn a_gap_in_a_remote_publishers_sequence_numbers_is_a_message_lost_event() {
     assert_eq!(subscription.qos_events().message_lost, 3);
     assert_eq!(tb.sequence_gaps(), 3);
 }
+
+/// Lifespan across processes, as DDS keeps it: a remote message lives its publisher's
+/// lifespan (announced in its token) from its source timestamp. Taken late it is dropped
+/// and counted as expired on the subscription; taken in time it is delivered.
+#[test]
+fn a_remote_message_past_its_publishers_lifespan_is_dropped_and_counted() {
+    let two = TwoProcesses::new();
+    let (talker, listener) = (&two.talker, &two.listener);
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let sink = heard.clone();
+    let subscription = listener
+        .create_subscription("/short", Qos::keep_last(10), move |m: &StringMsg| {
+            sink.lock().push(m.data.clone())
+        })
+        .unwrap();
+    let short = talker
+        .create_publisher::<StringMsg>(
+            "/short",
+            Qos::keep_last(10).with_lifespan(KDuration::from_millis(100)),
+        )
+        .unwrap();
+    let long = talker
+        .create_publisher::<StringMsg>(
+            "/short",
+            Qos::keep_last(10).with_lifespan(KDuration::from_secs(600)),
+        )
+        .unwrap();
+    // Matched both ways before the messages that count (the first can outrun discovery).
+    let eb = spun(listener);
+    let start = Instant::now();
+    while subscription.stats().received == 0 && start.elapsed() < WAIT {
+        long.publish(StringMsg {
+            data: "hello".into(),
+        });
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Hellos still in flight arrive meanwhile, and are taken too.
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(spin_until(&[&eb], || subscription.stats().queued == 0));
+    let before = subscription.stats();
+    // Queued, not taken: the listener's executor is not spun while they wait.
+    for n in 0..3 {
+        short.publish(StringMsg {
+            data: format!("stale {n}"),
+        });
+    }
+    long.publish(StringMsg {
+        data: "fresh".into(),
+    });
+    let start = Instant::now();
+    while subscription.stats().received < before.received + 4 && start.elapsed() < WAIT {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Past the short lifespan: waiting for time to pass is the point here.
+    std::thread::sleep(Duration::from_millis(300));
+    heard.lock().clear();
+    assert!(spin_until(&[&eb], || subscription.stats().queued == 0));
+    let after = subscription.stats();
+    assert_eq!(after.received - before.received, 4, "{after:?}");
+    assert_eq!(after.expired - before.expired, 3, "{after:?}");
+    assert_eq!(*heard.lock(), vec!["fresh".to_owned()]);
+    assert_eq!(subscription.qos_events().message_expired, after.expired);
+}

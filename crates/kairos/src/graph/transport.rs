@@ -160,7 +160,8 @@ pub trait RemoteClient: Send + Sync {
 
 /// The entry of one subscription for messages from other processes.
 pub struct Inbox {
-    deliver: Box<dyn Fn(AnyMessage, u64, u64) -> bool + Send + Sync>,
+    /// (message, publisher, sequence number, monotonic expiry or `NEVER`).
+    deliver: Box<dyn Fn(AnyMessage, u64, u64, i64) -> bool + Send + Sync>,
     /// The subscription's QoS events (message lost).
     events: Weak<super::qos_event::EndpointEvents>,
     /// The subscription's trace handle.
@@ -171,7 +172,7 @@ impl Inbox {
     pub(crate) fn new<T: Send + Sync + 'static>(subscription: &Arc<SubInner<T>>) -> Self {
         let target: Weak<SubInner<T>> = Arc::downgrade(subscription);
         Self {
-            deliver: Box::new(move |message, publisher, seq| {
+            deliver: Box::new(move |message, publisher, seq, expires| {
                 let (Some(target), Ok(message)) = (target.upgrade(), message.downcast::<T>())
                 else {
                     return false;
@@ -186,7 +187,7 @@ impl Inbox {
                     publisher,
                     seq,
                     stamp,
-                    expires: super::subscription::NEVER,
+                    expires,
                 });
                 true
             }),
@@ -215,7 +216,22 @@ impl Inbox {
     /// (the handle traces link it by) with its sequence number; false if the subscription
     /// is gone or the type is not its own.
     pub fn deliver(&self, message: AnyMessage, publisher: u64, seq: u64) -> bool {
-        (self.deliver)(message, publisher, seq)
+        (self.deliver)(message, publisher, seq, super::subscription::NEVER)
+    }
+
+    /// [`deliver`](Self::deliver) for a message of a publisher with a lifespan, of which
+    /// `left` remains (zero or negative: none): a message still queued when it runs out is
+    /// dropped where the subscription would take it, and counted as expired, as a local
+    /// publisher's is.
+    pub fn deliver_expiring(
+        &self,
+        message: AnyMessage,
+        publisher: u64,
+        seq: u64,
+        left: crate::time::Duration,
+    ) -> bool {
+        let expires = crate::time::wait::mono_now().saturating_add(left.as_nanos());
+        (self.deliver)(message, publisher, seq, expires)
     }
 }
 
