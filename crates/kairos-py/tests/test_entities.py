@@ -247,3 +247,40 @@ def test_a_callback_group_of_the_programs_own_decides_which_callbacks_start(sess
     spin_for(0.1)
     assert (len(ran), group.ended) == (5, 5)
     executor.shutdown()
+
+
+def test_cancel_ends_a_spin_that_loops_over_spin_once(session):
+    """Every blocking call has a way out: ``cancel()`` ends ``spin()`` of a custom
+    executor and of one with a group of the program's own, as it ends kairos's own."""
+    import threading
+
+    from kairos.callback_groups import ReentrantCallbackGroup
+    from kairos.executors import Executor
+
+    class Custom(Executor):
+        def spin_once(self, timeout_sec=None):
+            try:
+                handler, _, _ = self.wait_for_ready_callbacks(timeout_sec=timeout_sec)
+            except StopIteration:
+                pass
+            else:
+                handler()
+
+    class Own(ReentrantCallbackGroup):
+        def can_execute(self, entity):
+            return True
+
+    for make, group in ((Custom, None), (SingleThreadedExecutor, Own())):
+        node = Node("ce_cancel")
+        ran = threading.Event()
+        node.create_timer(0.001, ran.set, callback_group=group)
+        executor = make()
+        executor.add_node(node)
+        spinner = threading.Thread(target=executor.spin)
+        spinner.start()
+        assert ran.wait(LIMIT)
+        executor.cancel()
+        spinner.join(LIMIT)
+        assert not spinner.is_alive(), f"{make.__name__}: spin() returned on cancel"
+        executor.shutdown()
+        node.destroy_node()

@@ -85,6 +85,8 @@ class Executor:
         self._nodes = []
         #: Handed-out callbacks their group of the program's own refused (see spin_once).
         self._refused = []
+        #: Set by cancel(): ends a spin that runs spin_once in a loop (see spin).
+        self._cancelled = False
 
     def add_node(self, node):
         """Adds ``node``; False if it is in this executor already. A node belongs to one
@@ -143,6 +145,12 @@ class Executor:
         class (see ``spin_once``)."""
         if type(self).spin_once is not Executor.spin_once or deciding_groups(self._nodes):
             while not self._is_shutdown:
+                if self._cancelled:
+                    self._cancelled = False
+                    # A cancel made while nothing spun is pending in kairos too: taken
+                    # here (a callback this hands out is queued again as it drops).
+                    self._core.wait_for_ready(0)
+                    return
                 try:
                     self.spin_once()
                 except ShutdownException:
@@ -159,7 +167,8 @@ class Executor:
         exclusive group still runs one callback at a time. ``entity`` is always None here;
         ``node`` is the callback's node (None for a task). An exception the callback
         raises is raised by the next wait. ``ShutdownException`` once the executor is shut
-        down, ``TimeoutException`` when the time ran out. ``nodes`` and ``condition`` are
+        down, ``TimeoutException`` when the time ran out, ``StopIteration`` when
+        ``cancel()`` ended a wait without a time limit. ``nodes`` and ``condition`` are
         accepted and not used: every node of the executor is waited on."""
         if self._is_shutdown:
             raise ShutdownException()
@@ -168,14 +177,22 @@ class Executor:
         if work is None:
             if self._is_shutdown:
                 raise ShutdownException()
-            raise TimeoutException()
+            if _timeout(timeout_sec) is not None:
+                raise TimeoutException()
+            # Cancelled: no work and no time limit, as rclpy's callback generator running
+            # out (ros2/examples' custom executor catches StopIteration for it).
+            raise StopIteration
         group, node = owner_of(work.group_id)
         return _ReadyHandler(work, group), None, node
 
     def _wait_for_ready_callbacks(self, timeout_sec=None, nodes=None, condition=None):
         """rclpy's generator form of ``wait_for_ready_callbacks``."""
         while True:
-            yield self.wait_for_ready_callbacks(timeout_sec, nodes, condition)
+            try:
+                ready = self.wait_for_ready_callbacks(timeout_sec, nodes, condition)
+            except StopIteration:
+                return
+            yield ready
 
     def spin_once(self, timeout_sec=None):
         """Runs one ready callback, waiting up to ``timeout_sec`` for one (None or a
@@ -200,7 +217,7 @@ class Executor:
             wait = _ASK_AGAIN if wait is None else min(wait, _ASK_AGAIN)
         try:
             handler, _, _ = self.wait_for_ready_callbacks(timeout_sec=wait)
-        except TimeoutException:
+        except (TimeoutException, StopIteration):
             return
         group = handler._group
         if group is None or not is_custom(group):
@@ -235,6 +252,9 @@ class Executor:
         return report
 
     def cancel(self):
+        """Makes the spin in progress return (after the callback running now); if none is,
+        the next spin returns at once."""
+        self._cancelled = True
         self._core.cancel()
 
     def __enter__(self):
