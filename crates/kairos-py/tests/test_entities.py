@@ -284,3 +284,21 @@ def test_cancel_ends_a_spin_that_loops_over_spin_once(session):
         assert not spinner.is_alive(), f"{make.__name__}: spin() returned on cancel"
         executor.shutdown()
         node.destroy_node()
+
+    # A cancel that kairos's own spin took ends that spin only, not a later looping one.
+    executor = SingleThreadedExecutor()
+    executor.cancel()
+    executor.spin_once(timeout_sec=LIMIT)
+    node = Node("ce_cancel_later")
+    ran = threading.Event()
+    node.create_timer(0.001, ran.set, callback_group=Own())
+    executor.add_node(node)
+    spinner = threading.Thread(target=executor.spin)
+    spinner.start()
+    try:
+        assert ran.wait(LIMIT), "the later spin ran its callbacks"
+        assert spinner.is_alive()
+    finally:
+        executor.cancel()
+        spinner.join(LIMIT)
+        executor.shutdown()

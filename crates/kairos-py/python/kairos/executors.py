@@ -158,6 +158,7 @@ class Executor:
             return
         with _Spinning(self):
             self._core.spin()
+        self._cancelled = False  # a cancel it took was kairos's too
 
     def wait_for_ready_callbacks(self, timeout_sec=None, nodes=None, condition=None):
         """Waits up to ``timeout_sec`` (None: no limit) for one ready callback and returns
@@ -206,6 +207,7 @@ class Executor:
         if not self._refused and not deciding_groups(self._nodes):
             with _Spinning(self):
                 self._core.spin_once(_timeout(timeout_sec))
+            self._cancelled = False  # a cancel it took was kairos's too
             return
         for index, (handler, group) in enumerate(self._refused):
             if group.can_execute(None) and group.beginning_execution(None):
