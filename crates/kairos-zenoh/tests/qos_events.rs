@@ -317,8 +317,10 @@ fn a_remote_message_past_its_publishers_lifespan_is_dropped_and_counted() {
     heard.lock().clear();
     assert!(spin_until(&[&eb], || subscription.stats().queued == 0));
     let after = subscription.stats();
-    assert_eq!(after.received - before.received, 4, "{after:?}");
+    assert!(after.received - before.received >= 4, "{after:?}");
     assert_eq!(after.expired - before.expired, 3, "{after:?}");
+    // A hello still in flight at the snapshot may come in too; it never expires.
+    heard.lock().retain(|m| m != "hello");
     assert_eq!(*heard.lock(), vec!["fresh".to_owned()]);
     assert_eq!(subscription.qos_events().message_expired, after.expired);
 }
