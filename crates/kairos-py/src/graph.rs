@@ -16,7 +16,7 @@ use pyo3::prelude::*;
 /// (history, depth, reliability, durability, deadline ns, lifespan ns, liveliness, lease
 /// ns), with rclpy's policy numbers; a duration not set is 0 (rclpy's default).
 type QosTuple = (u8, usize, u8, u8, i64, i64, u8, i64);
-/// (kind, node name, node namespace, name, type, QoS, local).
+/// (kind, node name, node namespace, name, type, QoS, local, type hash).
 type EntityTuple = (
     &'static str,
     String,
@@ -25,6 +25,7 @@ type EntityTuple = (
     String,
     Option<QosTuple>,
     bool,
+    String,
 );
 
 fn kind_name(kind: EntityKind) -> &'static str {
@@ -75,6 +76,7 @@ fn entity_tuple(entity: &GraphEntity) -> EntityTuple {
         entity.type_name.clone(),
         qos,
         entity.local,
+        entity.type_hash.clone(),
     )
 }
 

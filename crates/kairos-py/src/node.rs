@@ -91,6 +91,8 @@ impl PyGroup {
 pub struct NodeCore {
     pub(crate) node: Node,
     pub(crate) env: Arc<CallbackEnv>,
+    /// `~/get_type_description`, while served.
+    type_description: Mutex<Option<kairos_zenoh::type_description::TypeDescriptionService>>,
 }
 
 impl NodeCore {
@@ -217,7 +219,30 @@ impl NodeCore {
         Ok(Self {
             node,
             env: Arc::default(),
+            type_description: Mutex::new(None),
         })
+    }
+
+    /// Serves `~/get_type_description` (rclpy's `start_type_description_service`) from
+    /// the types this process carries across processes; `False` when it is not on Zenoh
+    /// (no other process could ask).
+    fn start_type_description_service(&self) -> PyResult<bool> {
+        let Some(transport) = crate::session::transport() else {
+            return Ok(false);
+        };
+        let mut served = self.type_description.lock();
+        if served.is_none() {
+            *served = Some(
+                kairos_zenoh::type_description::serve(&self.node, transport.types())
+                    .map_err(graph_error)?,
+            );
+        }
+        Ok(true)
+    }
+
+    /// Stops serving `~/get_type_description` (the node is destroyed).
+    fn stop_type_description_service(&self) {
+        self.type_description.lock().take();
     }
 
     #[getter]

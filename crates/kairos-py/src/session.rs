@@ -26,6 +26,11 @@ pub(crate) fn init_transport() -> PyResult<()> {
     Ok(())
 }
 
+/// The process's transport, once opened and if the environment asked for one.
+pub(crate) fn transport() -> Option<Arc<kairos_zenoh::ZenohTransport>> {
+    TRANSPORT.lock().clone().flatten()
+}
+
 /// A fresh shutdown token if the last one was cancelled (`kairos.init()` after
 /// `kairos.shutdown()`).
 pub(crate) fn renew_shutdown_token() {

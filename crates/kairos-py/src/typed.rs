@@ -27,7 +27,7 @@ pub(crate) struct Handler {
 }
 
 /// QoS event callbacks by rclpy's name of the event (`deadline`, `liveliness`,
-/// `incompatible_qos`, `message_lost`); each is called with the status's numbers (see
+/// `incompatible_qos`, `incompatible_type`, `message_lost`, `matched`); each is called with the status's numbers (see
 /// `kairos/event_handler.py`, which builds rclpy's info objects from them).
 pub(crate) type QosCallbacks = Vec<(String, Callable)>;
 
@@ -47,9 +47,9 @@ fn unknown_event(name: &str, of: &str) -> PyErr {
     pyo3::exceptions::PyValueError::new_err(format!(
         "a {of} has no QoS event {name:?}; it has {}",
         if of == "publisher" {
-            "deadline, liveliness and incompatible_qos"
+            "deadline, liveliness, incompatible_qos, incompatible_type and matched"
         } else {
-            "deadline, liveliness, incompatible_qos and message_lost"
+            "deadline, liveliness, incompatible_qos, incompatible_type, message_lost and matched"
         }
     ))
 }
@@ -167,6 +167,9 @@ pub(crate) fn make_publisher<T: Message>(
                     (s.total_count, s.total_count_change, policy),
                 )
             }),
+            "incompatible_type" => publisher.on_incompatible_type(move |s| {
+                event_call(&env, &callable, (s.total_count, s.total_count_change))
+            }),
             "matched" => publisher
                 .on_publication_matched(move |s| event_call(&env, &callable, matched_values(s))),
             other => return Err(unknown_event(other, "publisher")),
@@ -236,6 +239,9 @@ pub(crate) fn make_subscription<T: Message>(
                     &callable,
                     (s.total_count, s.total_count_change, policy),
                 )
+            }),
+            "incompatible_type" => subscription.on_incompatible_type(move |s| {
+                event_call(&env, &callable, (s.total_count, s.total_count_change))
             }),
             "message_lost" => subscription.on_message_lost(move |s| {
                 event_call(&env, &callable, (s.total_count, s.total_count_change))

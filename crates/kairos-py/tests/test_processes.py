@@ -367,3 +367,123 @@ def test_kairos_param_reads_and_sets_a_python_nodes_parameters_across_processes(
     finally:
         node.kill()
         node.communicate()
+
+
+# -- the type description service and incompatible types, across processes -----------------
+
+DESCRIBED_NODE = """
+import sys
+import kairos
+from kairos.node import Node
+from kairos.geometry_msgs.msg import Twist
+kairos.init()
+node = Node("py_described", namespace="/arm")
+node.create_publisher(Twist, "/td_cmd", 10)
+print(node.get_parameter("start_type_description_service").value, flush=True)
+executor = kairos.SingleThreadedExecutor()
+executor.add_node(node)
+from kairos.task import Future
+executor.spin_until_future_complete(Future(), timeout_sec=60)
+"""
+
+DESCRIPTION_CLIENT = """
+import kairos
+from kairos.node import Node
+from kairos.type_description_interfaces.srv import GetTypeDescription
+kairos.init()
+node = Node("py_asker")
+client = node.create_client(GetTypeDescription, "/arm/py_described/get_type_description")
+assert client.wait_for_service(timeout_sec=30), "no /arm/py_described/get_type_description"
+infos = []
+for _ in range(300):
+    infos = node.get_publishers_info_by_topic("/td_cmd")
+    if infos:
+        break
+    kairos.spin_once(node, timeout_sec=0.1)
+assert infos, "the described node's publisher never appeared"
+for type_hash in (str(infos[0].topic_type_hash), "RIHS01_" + "0" * 64):
+    request = GetTypeDescription.Request(type_name="geometry_msgs/msg/Twist",
+                                         type_hash=type_hash, include_type_sources=True)
+    response = client.call(request, timeout_sec=30)
+    main = response.type_description.type_description
+    print(response.successful, main.type_name, [f.name for f in main.fields],
+          sorted(t.type_name for t in response.type_description.referenced_type_descriptions),
+          repr(response.failure_reason), flush=True)
+"""
+
+
+def test_a_python_node_serves_the_types_it_carries_to_another_process(router):
+    """rclpy's start_type_description_service: on by default; a client in another process
+    gets the description of the node's publisher type by name and hash, and a refusal with
+    a reason for a hash that is not its type's."""
+    node = subprocess.Popen([sys.executable, "-c", DESCRIBED_NODE], env=router.env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert node.stdout.readline().strip() == "True", node.stderr.read()
+        asked = python(DESCRIPTION_CLIENT, router.env())
+        assert asked.returncode == 0, asked.stderr
+        lines = asked.stdout.splitlines()
+        assert lines[0] == ("True geometry_msgs/msg/Twist ['linear', 'angular'] "
+                            "['geometry_msgs/msg/Vector3'] ''"), lines
+        assert lines[1].startswith("False ") and "not RIHS01_000" in lines[1], lines
+    finally:
+        node.kill()
+        node.communicate()
+
+
+INCOMPATIBLE_TYPE_LISTENER = """
+import queue, threading
+import kairos
+from kairos.node import Node
+from kairos.event_handler import SubscriptionEventCallbacks
+from kairos.std_msgs.msg import String
+kairos.init()
+node = Node("py_typed")
+events = queue.Queue()
+subscription = node.create_subscription(
+    String, "/py_mixed", lambda m: print("heard", m.data, flush=True), 10,
+    event_callbacks=SubscriptionEventCallbacks(incompatible_type=events.put,
+                                               matched=lambda i: print("matched", flush=True)))
+executor = kairos.SingleThreadedExecutor()
+executor.add_node(node)
+threading.Thread(target=executor.spin, daemon=True).start()
+print("ready", flush=True)
+info = events.get(timeout=45)
+print(type(info).__name__, info.total_count, info.total_count_change, flush=True)
+"""
+
+SDK_INT32_PUBLISHER = """
+import os, sys, time
+from zenoh_ros2_sdk import ROS2Publisher
+PORT = int(os.environ["ROUTER_PORT"])
+INT32_HASH = "RIHS01_b6578ded3c58c626cfe8d1a6fb6e04f706f97e9f03d2727c9ff4e74b1cef0deb"
+pub = ROS2Publisher("/py_mixed", "std_msgs/msg/Int32", msg_definition="int32 data\\n",
+                    type_hash=INT32_HASH, node_name="sdk_int32_talker", router_port=PORT)
+print("declared", flush=True)
+sys.stdin.readline()  # until the test is done (bounded by its timeout)
+pub.close()
+"""
+
+
+def test_a_publisher_of_another_type_from_the_zenoh_ros2_sdk_is_an_incompatible_type_event(
+        router):
+    """An rmw_zenoh publisher no one here wrote, of std_msgs/Int32 on a topic a kairos
+    subscription takes as std_msgs/String: the subscription gets rclpy's incompatible-type
+    event, and neither matches nor hears it."""
+    listener = subprocess.Popen([sys.executable, "-c", INCOMPATIBLE_TYPE_LISTENER],
+                                env=router.env(), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+    sdk = subprocess.Popen([sys.executable, "-c", SDK_INT32_PUBLISHER], env=router.env(),
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        assert listener.stdout.readline().strip() == "ready", listener.stderr.read()
+        out, err = finish(listener)
+        assert listener.returncode == 0, err
+        assert out.splitlines() == ["IncompatibleTypeInfo 1 1"], out + err
+    finally:
+        try:
+            sdk.communicate(input="\n", timeout=LIMIT)
+        except subprocess.TimeoutExpired:
+            sdk.kill()
+            sdk.communicate()

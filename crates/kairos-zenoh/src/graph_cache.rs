@@ -32,6 +32,9 @@ pub struct GraphCache {
     watchers: Mutex<Watchers>,
     /// The lifespan of each publisher alive that announces one, by gid.
     lifespans: RwLock<HashMap<Gid, Duration>>,
+    /// Manual-liveliness publishers whose process says their lease lapsed, by gid (see
+    /// `crate::liveliness`).
+    lapsed: RwLock<HashSet<Gid>>,
 }
 
 /// Called after each change (see [`GraphCache::watch`]).
@@ -83,6 +86,25 @@ impl GraphCache {
         }
     }
 
+    /// The publisher `gid`'s process says its lease lapsed (`lost`) or that it is alive
+    /// again.
+    pub(crate) fn liveliness_lost(&self, gid: Gid, lost: bool) {
+        let changed = {
+            let mut lapsed = self.lapsed.write();
+            if lost {
+                lapsed.insert(gid)
+            } else {
+                lapsed.remove(&gid)
+            }
+        };
+        if changed {
+            self.changed.notify_all();
+            for watcher in &self.watchers.lock().0 {
+                watcher();
+            }
+        }
+    }
+
     /// Calls `changed` after each token that appears or goes, from zenoh's thread; it must
     /// not block.
     pub fn watch(&self, changed: Box<dyn Fn() + Send + Sync>) {
@@ -92,11 +114,17 @@ impl GraphCache {
     /// The entities of every session but `own_zid` (whose entities its process lists
     /// itself), as the graph shows them.
     pub fn entities_except(&self, own_zid: &str) -> Vec<GraphEntity> {
+        let lapsed = self.lapsed.read();
         self.tokens
             .lock()
             .iter()
             .filter(|t| t.node.zid != own_zid)
-            .map(Token::entity)
+            .map(|t| GraphEntity {
+                liveliness_lost: t.kind == EntityKind::Publisher
+                    && !lapsed.is_empty()
+                    && lapsed.contains(&t.gid()),
+                ..t.entity()
+            })
             .collect()
     }
 

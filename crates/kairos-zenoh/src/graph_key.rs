@@ -361,10 +361,15 @@ impl Token {
             type_name: endpoint
                 .map(|e| ros_type_name(&e.dds_type).unwrap_or_else(|| e.dds_type.clone()))
                 .unwrap_or_default(),
+            type_hash: endpoint
+                .filter(|_| matches!(self.kind, EntityKind::Publisher | EntityKind::Subscription))
+                .map(|e| e.hash.clone())
+                .unwrap_or_default(),
             qos: endpoint
                 .filter(|_| matches!(self.kind, EntityKind::Publisher | EntityKind::Subscription))
                 .map(|e| e.qos.qos()),
             local: false,
+            liveliness_lost: false,
         }
     }
 

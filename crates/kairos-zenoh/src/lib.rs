@@ -18,6 +18,8 @@
 //! - [`config`]: rmw_zenoh's defaults and environment variables.
 //! - [`parameter_services`]: ROS 2's parameter services for a node's parameters.
 //! - [`shared_waits`]: blocked waits shared between kairos processes (deadlock checks).
+//! - `liveliness`: manual-liveliness publishers whose lease lapsed, told to other
+//!   kairos processes.
 //! - [`type_description`]: ROS 2's `get_type_description` service, answered from the
 //!   types the transport carries.
 //! - [`shared_memory`]: large payloads between processes of one host through Zenoh's
@@ -30,6 +32,7 @@ pub mod config;
 pub mod graph_cache;
 pub mod graph_key;
 pub mod interfaces;
+mod liveliness;
 pub mod matching;
 pub mod msg;
 pub mod parameter_services;

@@ -133,6 +133,7 @@ pub struct ZenohTransport {
     /// The queryable of each service key, while a server of this process serves it.
     queryables: Mutex<HashMap<String, Weak<ServiceQueryable>>>,
     _graph_subscriber: zenoh::pubsub::Subscriber<()>,
+    _lapsed_subscriber: zenoh::pubsub::Subscriber<()>,
 }
 
 impl std::fmt::Debug for ZenohTransport {
@@ -170,6 +171,8 @@ impl ZenohTransport {
             })
             .wait()
             .map_err(zenoh_err("subscribe to the graph's liveliness tokens"))?;
+        let lapsed_subscriber = crate::liveliness::watch(&session, domain, graph.clone())
+            .map_err(zenoh_err("watch kairos publishers' lapsed liveliness"))?;
         let malformed = Arc::new(AtomicU64::new(0));
         let waits = ZenohWaits::open(&session, domain, malformed.clone()).map_err(zenoh_err(
             "join the wait-for graph shared by kairos processes",
@@ -190,6 +193,7 @@ impl ZenohTransport {
             queryables: Mutex::default(),
             session,
             _graph_subscriber: graph_subscriber,
+            _lapsed_subscriber: lapsed_subscriber,
         }))
     }
 
@@ -427,6 +431,8 @@ struct ZenohPublisher {
     shm: Arc<SharedMemory>,
     gid: Gid,
     local: Arc<LocalPublishers>,
+    /// Tells other processes when a manual-liveliness lease lapses (taken by the core).
+    liveliness: Mutex<Option<kairos::graph::transport::LivelinessSink>>,
     _token: LivelinessToken,
     _node: Arc<NodeEntry>,
 }
@@ -440,6 +446,10 @@ impl Drop for ZenohPublisher {
 impl RemotePublisher for ZenohPublisher {
     fn trace_handle(&self) -> Option<u64> {
         Some(gid_handle(&self.gid))
+    }
+
+    fn liveliness_sink(&self) -> Option<kairos::graph::transport::LivelinessSink> {
+        self.liveliness.lock().take()
     }
 
     fn publish(&self, message: &(dyn std::any::Any + Send + Sync), seq: u64) {
@@ -757,12 +767,17 @@ impl ZenohTransport {
             endpoint.name
         )))?;
         self.local.0.write().insert(gid);
+        let manual = endpoint.qos.liveliness == kairos::graph::Liveliness::ManualByTopic
+            && endpoint.qos.liveliness_lease.is_some();
         Ok(Some(Box::new(ZenohPublisher {
             wire: endpoint.wire,
             publisher,
             shm: self.shm.clone(),
             gid,
             local: self.local.clone(),
+            liveliness: Mutex::new(
+                manual.then(|| crate::liveliness::sink(&self.session, self.domain, &gid)),
+            ),
             _token: token,
             _node: node,
         })))

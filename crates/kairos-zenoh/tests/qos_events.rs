@@ -3,12 +3,15 @@
 //! announces travel in its liveliness token as rmw_zenoh writes them; incompatible QoS is
 //! found on both sides and the messages still flow, as with rmw_zenoh; a subscription
 //! counts a remote publisher alive while its token lives; and a gap in a remote
-//! publisher's sequence numbers is a message-lost event with the exact count.
+//! publisher's sequence numbers is a message-lost event with the exact count. A remote
+//! endpoint of another type (name or hash) is an incompatible-type event on both sides,
+//! and a remote manual-liveliness publisher whose lease lapses counts as not alive until
+//! it asserts itself again.
 
 use kairos::exec::Executor;
 use kairos::graph::{
-    Context, EntityKind, IncompatibleQos, Liveliness, LivelinessChanged, Matched, MessageLost,
-    Node, Qos, QosPolicy,
+    Context, EntityKind, IncompatibleQos, IncompatibleType, Liveliness, LivelinessChanged, Matched,
+    MessageLost, Node, Qos, QosPolicy,
 };
 use kairos::time::Duration as KDuration;
 use kairos_testkit::router::free_loopback_port as free_port;
@@ -17,8 +20,10 @@ use kairos_zenoh::attachment::Attachment;
 use kairos_zenoh::graph_key::data_key;
 use kairos_zenoh::message::{dds_type_name, encode};
 use kairos_zenoh::msg::StringMsg;
+use kairos_zenoh::type_hash::{Field, TypeDescription, type_id};
 use kairos_zenoh::{Message, ZenohTransport};
 use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use zenoh::Wait;
@@ -323,4 +328,134 @@ fn a_remote_message_past_its_publishers_lifespan_is_dropped_and_counted() {
     heard.lock().retain(|m| m != "hello");
     assert_eq!(*heard.lock(), vec!["fresh".to_owned()]);
     assert_eq!(subscription.qos_events().message_expired, after.expired);
+}
+
+/// `std_msgs/msg/String` as another version of it would define it: same name, another
+/// hash.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct OtherString {
+    data: String,
+    language: String,
+}
+
+impl Message for OtherString {
+    const TYPE_NAME: &'static str = "std_msgs/msg/String";
+    fn description() -> TypeDescription {
+        TypeDescription::new(
+            Self::TYPE_NAME,
+            vec![
+                Field::primitive("data", type_id::STRING),
+                Field::primitive("language", type_id::STRING),
+            ],
+        )
+    }
+}
+
+#[test]
+fn a_remote_endpoint_of_another_type_is_an_incompatible_type_event_on_both_sides() {
+    let two = TwoProcesses::new();
+    let (ea, eb) = (spun(&two.talker), spun(&two.listener));
+    let qos = Qos::keep_last(5);
+    let talk = |topic: &str| {
+        two.talker
+            .create_publisher::<StringMsg>(topic, qos)
+            .unwrap()
+    };
+    // Another type name, the same name with another hash, and the same type.
+    let (by_name, by_hash, same) = (talk("/by_name"), talk("/by_hash"), talk("/same"));
+    let (offered, on_offered) = recorder::<IncompatibleType>();
+    let _o = by_name.on_incompatible_type(on_offered);
+    let listener = &two.listener;
+    let s_name = listener
+        .create_subscription("/by_name", qos, |_: &kairos_msgs::std_msgs::msg::Int32| {})
+        .unwrap();
+    let s_hash = listener
+        .create_subscription("/by_hash", qos, |_: &OtherString| {})
+        .unwrap();
+    let s_same = listener
+        .create_subscription("/same", qos, |_: &StringMsg| {})
+        .unwrap();
+    let (requested, on_requested) = recorder::<IncompatibleType>();
+    let _r = s_name.on_incompatible_type(on_requested);
+    assert!(
+        spin_until(&[&ea, &eb], || !offered.lock().is_empty()
+            && !requested.lock().is_empty()
+            && s_hash.qos_events().incompatible_type == 1
+            && by_hash.qos_events().incompatible_type == 1
+            && s_same.qos_events().matched_now == 1
+            && same.qos_events().matched_now == 1),
+        "no incompatible-type event on both sides within {WAIT:?}"
+    );
+    let once = IncompatibleType {
+        total_count: 1,
+        total_count_change: 1,
+    };
+    assert_eq!(offered.lock()[..], [once]);
+    assert_eq!(requested.lock()[..], [once]);
+    // They never match, nor count as alive; the pair of one type has no such event.
+    for events in [s_name.qos_events(), s_hash.qos_events()] {
+        assert_eq!((events.matched_total, events.alive_count), (0, 0));
+    }
+    assert_eq!(by_name.qos_events().matched_total, 0);
+    assert_eq!(s_same.qos_events().incompatible_type, 0);
+    assert_eq!(same.qos_events().incompatible_type, 0);
+    assert_eq!(s_same.qos_events().alive_count, 1);
+}
+
+#[test]
+fn a_remote_manual_publisher_whose_lease_lapses_counts_as_not_alive_until_it_asserts_itself() {
+    let two = TwoProcesses::new();
+    let (ea, eb) = (spun(&two.talker), spun(&two.listener));
+    let manual = Qos::keep_last(5).with_liveliness(
+        Liveliness::ManualByTopic,
+        Some(KDuration::from_millis(1000)),
+    );
+    let publisher = two
+        .talker
+        .create_publisher::<StringMsg>("/heartbeat", manual)
+        .unwrap();
+    let subscription = two
+        .listener
+        .create_subscription("/heartbeat", Qos::keep_last(5), |_: &StringMsg| {})
+        .unwrap();
+    let (changed, on_changed) = recorder::<LivelinessChanged>();
+    let _c = subscription.on_liveliness_changed(on_changed);
+
+    // Alive while it asserts itself (no publish needed).
+    assert!(spin_until(&[&ea, &eb], || {
+        publisher.assert_liveliness();
+        subscription.qos_events().alive_count == 1
+    }));
+    assert_eq!(subscription.qos_events().not_alive_count, 0);
+    if publisher.qos_events().liveliness_lost == 0 {
+        assert!(
+            changed.lock().iter().all(|s| s.not_alive_count == 0),
+            "not alive while its lease held: {:?}",
+            changed.lock()
+        );
+    }
+
+    // Silent past its lease: not alive in the other process (its own executor spins, so
+    // its lease timer runs).
+    assert!(
+        spin_until(&[&ea, &eb], || subscription.qos_events().not_alive_count
+            == 1),
+        "the lapsed lease never reached the other process"
+    );
+    assert_eq!(subscription.qos_events().alive_count, 0);
+    assert!(!publisher.qos_events().alive);
+
+    // A publish asserts it again.
+    publisher.publish(StringMsg {
+        data: "beat".into(),
+    });
+    assert!(spin_until(&[&ea, &eb], || {
+        let events = subscription.qos_events();
+        (events.alive_count, events.not_alive_count) == (1, 0)
+    }));
+    let last = *changed.lock().last().unwrap();
+    assert_eq!(
+        (last.alive_count_change, last.not_alive_count_change),
+        (1, -1)
+    );
 }

@@ -8,6 +8,7 @@ against the node (``chatter``, ``~/state``), and a name no topic can have raises
 
 from kairos import _kairos
 from kairos.topic_endpoint_info import TopicEndpointInfo, TopicEndpointTypeEnum
+from kairos.type_hash import TypeHash
 
 
 class NodeNameNonExistentError(RuntimeError):
@@ -35,6 +36,14 @@ def _qos(qos):
                       lifespan=Duration(nanoseconds=lifespan),
                       liveliness=LivelinessPolicy(liveliness),
                       liveliness_lease_duration=Duration(nanoseconds=lease))
+
+
+def _type_hash(text):
+    """rclpy's TypeHash of ``RIHS01_<64 hex digits>``; an unset one for a type that stays
+    in its process (no hash)."""
+    if text.startswith("RIHS01_") and len(text) == 71:
+        return TypeHash(1, bytes.fromhex(text[7:]))
+    return TypeHash()
 
 
 class GraphMixin:
@@ -120,6 +129,7 @@ class GraphMixin:
         endpoint_type = (TopicEndpointTypeEnum.PUBLISHER if kind == "publisher"
                          else TopicEndpointTypeEnum.SUBSCRIPTION)
         return [TopicEndpointInfo(node_name=e[1], node_namespace=e[2], topic_type=e[4],
+                                  topic_type_hash=_type_hash(e[7]),
                                   endpoint_type=endpoint_type, qos_profile=_qos(e[5]))
                 for e in self._graph(kind) if e[3] == topic_name]
 

@@ -7,7 +7,10 @@ kairos times deadlines and leases on the monotonic clock and counts every event 
 not a callback listens (see the Rust ``kairos::graph::qos_event``). A callback's info says
 the total and the change since its last call: events that come while one is pending are
 told in one call, none is lost. Incompatible QoS follows ROS 2's rules and is reported,
-but the pair still communicates, as on rmw_zenoh.
+but the pair still communicates, as on rmw_zenoh. Incompatible type is an endpoint of the
+topic in another process whose type has another name or hash: the two never communicate.
+A manual-liveliness publisher of another kairos process whose lease lapses counts as not
+alive in ``liveliness`` until it asserts itself again.
 """
 
 import enum
@@ -84,7 +87,7 @@ QoSPublisherMatchedInfo = QoSSubscriptionMatchedInfo
 
 
 class IncompatibleTypeInfo(_Info):
-    """Endpoints of the topic with another type (kairos logs these; no event yet)."""
+    """Endpoints of the topic in another process with another type (name or hash)."""
     _FIELDS = ("total_count", "total_count_change")
 
 
@@ -106,7 +109,7 @@ class QoSSubscriptionEventType(enum.IntEnum):
 
 
 class UnsupportedEventTypeError(Exception):
-    """An event kairos does not report (incompatible type)."""
+    """An event type the middleware does not report (kairos reports every one)."""
 
 
 def _wrap(callback, info):
@@ -121,8 +124,7 @@ def _pairs(table):
 
 
 class SubscriptionEventCallbacks:
-    """The QoS event callbacks of a subscription, as rclpy's. ``incompatible_type`` is
-    accepted and not called: kairos reports a type mismatch in its log."""
+    """The QoS event callbacks of a subscription, as rclpy's."""
 
     def __init__(self, *, deadline=None, incompatible_qos=None, liveliness=None,
                  message_lost=None, incompatible_type=None, matched=None,
@@ -141,12 +143,12 @@ class SubscriptionEventCallbacks:
             ("liveliness", self.liveliness, QoSLivelinessChangedInfo),
             ("incompatible_qos", self.incompatible_qos, QoSRequestedIncompatibleQoSInfo),
             ("message_lost", self.message_lost, QoSMessageLostInfo),
+            ("incompatible_type", self.incompatible_type, IncompatibleTypeInfo),
             ("matched", self.matched, QoSSubscriptionMatchedInfo)))
 
 
 class PublisherEventCallbacks:
-    """The QoS event callbacks of a publisher, as rclpy's (``incompatible_type`` as for
-    subscriptions)."""
+    """The QoS event callbacks of a publisher, as rclpy's."""
 
     def __init__(self, *, deadline=None, liveliness=None, incompatible_qos=None,
                  incompatible_type=None, matched=None, use_default_callbacks=True):
@@ -162,4 +164,5 @@ class PublisherEventCallbacks:
             ("deadline", self.deadline, QoSOfferedDeadlineMissedInfo),
             ("liveliness", self.liveliness, QoSLivelinessLostInfo),
             ("incompatible_qos", self.incompatible_qos, QoSOfferedIncompatibleQoSInfo),
+            ("incompatible_type", self.incompatible_type, IncompatibleTypeInfo),
             ("matched", self.matched, QoSPublisherMatchedInfo)))

@@ -329,6 +329,7 @@ class Node(GraphMixin, ParametersMixin):
         for entity in self.publishers + self.subscriptions + self.services + self.guards:
             entity.destroy()
         self._parameter_event_publisher = None
+        type_description_service.stop(self)
         self.publishers, self.subscriptions, self.timers = [], [], []
         self.services, self.clients, self.guards = [], [], []
         # The node leaves the graph once nothing refers to its core; loggers taken from

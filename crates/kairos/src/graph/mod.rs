@@ -59,8 +59,8 @@ pub use qos::{
     Durability, History, Incompatibility, Liveliness, Qos, QosError, QosPolicy, Reliability,
 };
 pub use qos_event::{
-    DeadlineMissed, IncompatibleQos, LivelinessChanged, LivelinessLost, Matched, MessageLost,
-    PublisherQosEvents, QosEventHandler, SubscriptionQosEvents,
+    DeadlineMissed, IncompatibleQos, IncompatibleType, LivelinessChanged, LivelinessLost, Matched,
+    MessageLost, PublisherQosEvents, QosEventHandler, SubscriptionQosEvents,
 };
 pub use ros_args::{LogLevel, ParameterOverride, Remap, RosArgs, RosArgsError};
 pub use rosout::{LogMsg, ROSOUT_QOS, ROSOUT_TOPIC, StampMsg};

@@ -209,8 +209,10 @@ impl Node {
             node_namespace: namespace.clone(),
             name: String::new(),
             type_name: String::new(),
+            type_hash: String::new(),
             qos: None,
             local: true,
+            liveliness_lost: false,
         });
         Ok(Self {
             group: default_group.clone(),
@@ -348,10 +350,23 @@ impl Node {
             .unwrap_or_else(crate::trace::next_handle);
         let depth = qos.capacity()? as u64;
         crate::trace::tp::rcl_publisher_init(handle, self.shared.handle, handle, &name, depth);
-        let events = EndpointEvents::new(self, EntityKind::Publisher, &name, qos);
-        events.start(self, handle)?;
+        let (type_name, type_hash) = payload_type::<T>();
+        let events = EndpointEvents::new(
+            self,
+            EntityKind::Publisher,
+            &name,
+            qos,
+            (&type_name, &type_hash),
+        );
+        let sink = remote.as_ref().and_then(|r| r.liveliness_sink());
+        events.start(self, handle, sink)?;
         Ok(Publisher {
-            _in_graph: self.in_graph(EntityKind::Publisher, &name, payload_type::<T>(), Some(qos)),
+            _in_graph: self.in_graph(
+                EntityKind::Publisher,
+                &name,
+                (type_name, type_hash),
+                Some(qos),
+            ),
             remote,
             topic,
             qos,
@@ -421,7 +436,14 @@ impl Node {
         let capacity = qos.capacity()?;
         let name = self.resolve_name(NameKind::Topic, topic)?;
         let topic = self.shared.context.topic::<T>(&name)?;
-        let events = EndpointEvents::new(self, EntityKind::Subscription, &name, qos);
+        let (type_name, type_hash) = payload_type::<T>();
+        let events = EndpointEvents::new(
+            self,
+            EntityKind::Subscription,
+            &name,
+            qos,
+            (&type_name, &type_hash),
+        );
         let inner = self.add_entity(
             format_args!("subscription {name}"),
             |core| {
@@ -442,14 +464,14 @@ impl Node {
                 Ok(())
             },
         )?;
-        events.start(self, inner.core().id())?;
+        events.start(self, inner.core().id(), None)?;
         topic.subscribe(inner.clone());
         let remote = super::transport::subscription(self, &name, qos, &inner);
         let mut subscription = Subscription {
             _in_graph: self.in_graph(
                 EntityKind::Subscription,
                 &name,
-                payload_type::<T>(),
+                (type_name, type_hash),
                 Some(qos),
             ),
             _remote: None,
@@ -542,7 +564,7 @@ impl Node {
             _in_graph: self.in_graph(
                 EntityKind::Service,
                 &name,
-                service_type::<fn(Req) -> Resp>(),
+                (service_type::<fn(Req) -> Resp>(), String::new()),
                 None,
             ),
             _remote: None,
@@ -584,7 +606,12 @@ impl Node {
                 Ok(())
             },
         )?;
-        let in_graph = self.in_graph(EntityKind::Client, &name, service_type::<S>(), None);
+        let in_graph = self.in_graph(
+            EntityKind::Client,
+            &name,
+            (service_type::<S>(), String::new()),
+            None,
+        );
         Ok(Client::new(inner, self.clone(), in_graph))
     }
 
@@ -792,7 +819,7 @@ impl Node {
         &self,
         kind: EntityKind,
         name: &str,
-        type_name: String,
+        (type_name, type_hash): (String, String),
         qos: Option<Qos>,
     ) -> GraphEntry {
         self.shared.context.registry().add(GraphEntity {
@@ -801,8 +828,10 @@ impl Node {
             node_namespace: self.shared.namespace.clone(),
             name: name.to_owned(),
             type_name,
+            type_hash,
             qos,
             local: true,
+            liveliness_lost: false,
         })
     }
 
@@ -870,11 +899,12 @@ impl fmt::Debug for Node {
     }
 }
 
-/// The ROS type of a topic's messages, or the Rust type of one that stays in the process.
-fn payload_type<T: Payload>() -> String {
+/// The ROS type of a topic's messages and its RIHS01 hash, or the Rust type of one that
+/// stays in the process and no hash.
+fn payload_type<T: Payload>() -> (String, String) {
     T::wire().map_or_else(
-        || std::any::type_name::<T>().to_owned(),
-        |wire| wire.type_name().to_owned(),
+        || (std::any::type_name::<T>().to_owned(), String::new()),
+        |wire| (wire.type_name().to_owned(), wire.type_hash().to_string()),
     )
 }
 

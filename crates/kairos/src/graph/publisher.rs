@@ -4,8 +4,8 @@
 use super::node::Node;
 use super::qos::Qos;
 use super::qos_event::{
-    DeadlineMissed, EndpointEvents, IncompatibleQos, LivelinessLost, Matched, PublisherQosEvents,
-    QosEventHandler,
+    DeadlineMissed, EndpointEvents, IncompatibleQos, IncompatibleType, LivelinessLost, Matched,
+    PublisherQosEvents, QosEventHandler,
 };
 use super::subscription::{Envelope, NEVER};
 use super::topic::Topic;
@@ -151,6 +151,16 @@ impl<T: Send + Sync + 'static> Publisher<T> {
         callback: impl Fn(IncompatibleQos) + Send + Sync + 'static,
     ) -> QosEventHandler {
         self.events.on_incompatible_qos(&self.node, callback)
+    }
+
+    /// Runs `callback` when a subscription of the topic in another process takes another
+    /// type (another name, or the same name with another hash): the two never
+    /// communicate. The first is also logged, as a warning.
+    pub fn on_incompatible_type(
+        &self,
+        callback: impl Fn(IncompatibleType) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.events.on_incompatible_type(&self.node, callback)
     }
 
     /// Runs `callback` when a subscription of the topic comes to match this publisher or

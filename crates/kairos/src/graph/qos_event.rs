@@ -19,6 +19,14 @@
 //!   the whole graph, this process and the others the transport sees, whenever it changes
 //!   (see `qos_match`). An incompatible pair still delivers (see `graph::qos`), and its
 //!   first detection is also logged as a warning, as rclcpp does when no callback is set.
+//! - Incompatible type: an endpoint of the other side of the topic in another process
+//!   whose type has another name, or the same name and another hash (built from another
+//!   version of the message). The two never communicate (their samples travel on other
+//!   key expressions), so such a peer neither matches nor counts as alive. In one process
+//!   a topic has one type ([`GraphError::TypeMismatch`](super::GraphError::TypeMismatch)).
+//! - A manual-liveliness publisher of another process counts as not alive from when its
+//!   process says its lease lapsed until it asserts itself again (see
+//!   [`GraphEntity::liveliness_lost`]).
 //! - Matched (publication / subscription matched) counts the endpoints of the other side
 //!   whose QoS is compatible: how many now, and how many came in all. The graph has no
 //!   per-endpoint id, so a peer is told apart by its node, type, QoS and process: a peer
@@ -30,6 +38,7 @@
 
 use super::node::Node;
 use super::qos::{Liveliness, Qos, QosPolicy};
+use super::transport::LivelinessSink;
 use super::view::{EntityKind, GraphEntity, Registry};
 use crate::exec::{CallbackTimer, GuardCondition, GuardInner};
 use crate::time::Clock;
@@ -97,6 +106,15 @@ pub struct Matched {
     pub current_count_change: i64,
 }
 
+/// Endpoints found on the other side of a topic with another type (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct IncompatibleType {
+    /// Endpoints of another type found so far.
+    pub total_count: u64,
+    /// The same, since the last call.
+    pub total_count_change: u64,
+}
+
 /// Messages of remote publishers that never reached a subscription (gaps in their
 /// sequence numbers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -118,6 +136,8 @@ pub struct PublisherQosEvents {
     pub offered_incompatible_qos: u64,
     /// Subscriptions incompatible with it now.
     pub incompatible_now: u64,
+    /// Subscriptions of the topic found taking another type (see [`IncompatibleType`]).
+    pub incompatible_type: u64,
     /// Whether it is alive (always, for automatic liveliness).
     pub alive: bool,
     /// Subscriptions that came to match it so far.
@@ -139,6 +159,8 @@ pub struct SubscriptionQosEvents {
     pub requested_incompatible_qos: u64,
     /// Publishers incompatible with it now.
     pub incompatible_now: u64,
+    /// Publishers of the topic found sending another type (see [`IncompatibleType`]).
+    pub incompatible_type: u64,
     /// Messages of remote publishers that never arrived.
     pub message_lost: u64,
     /// Messages dropped because their publisher's lifespan passed before they were taken.
@@ -234,6 +256,7 @@ struct MatchedPeers {
 struct SeenPeers {
     compatible: HashMap<String, u64>,
     incompatible: HashMap<String, u64>,
+    other_type: HashMap<String, u64>,
 }
 
 /// How many more of each signature `now` has than `before`.
@@ -247,8 +270,8 @@ fn arrivals(before: &HashMap<String, u64>, now: &HashMap<String, u64>) -> u64 {
 /// their node, type, QoS and process.
 fn signature(peer: &GraphEntity) -> String {
     format!(
-        "{}|{}|{}|{:?}|{}",
-        peer.node_namespace, peer.node_name, peer.type_name, peer.qos, peer.local
+        "{}|{}|{}|{}|{:?}|{}",
+        peer.node_namespace, peer.node_name, peer.type_name, peer.type_hash, peer.qos, peer.local
     )
 }
 
@@ -265,11 +288,15 @@ pub(crate) struct EndpointEvents {
     kind: EntityKind,
     pub(crate) topic: String,
     qos: Qos,
+    /// Its type's name and RIHS01 hash (empty for a type that stays in the process).
+    type_name: String,
+    type_hash: String,
     /// The handle the trace knows the endpoint by (set once it is made).
     handle: AtomicU64,
     deadline: Counter,
     liveliness_lost: Counter,
     message_lost: Counter,
+    other_type: Counter,
     expired: AtomicU64,
     incompatible: Incompatible,
     matched: MatchedPeers,
@@ -279,6 +306,8 @@ pub(crate) struct EndpointEvents {
     alive: AtomicBool,
     deadline_timer: OnceLock<CallbackTimer>,
     lease_timer: OnceLock<CallbackTimer>,
+    /// Told when a manual-liveliness publisher's liveliness changes (other processes).
+    liveliness_sink: OnceLock<LivelinessSink>,
     /// Whether a message or an assertion pushes a timer back (one load on the hot path).
     timed: bool,
     registry: Weak<Registry>,
@@ -286,8 +315,15 @@ pub(crate) struct EndpointEvents {
 
 impl EndpointEvents {
     /// The event state of a `kind` endpoint (publisher or subscription) of `topic`, made
-    /// by `node`; its timers are made by [`start`](Self::start).
-    pub(crate) fn new(node: &Node, kind: EntityKind, topic: &str, qos: Qos) -> Arc<Self> {
+    /// by `node`, of the type named and hashed `type_name`, `type_hash`; its timers are
+    /// made by [`start`](Self::start).
+    pub(crate) fn new(
+        node: &Node,
+        kind: EntityKind,
+        topic: &str,
+        qos: Qos,
+        (type_name, type_hash): (&str, &str),
+    ) -> Arc<Self> {
         let manual = kind == EntityKind::Publisher
             && qos.liveliness == Liveliness::ManualByTopic
             && qos.liveliness_lease.is_some();
@@ -295,10 +331,13 @@ impl EndpointEvents {
             kind,
             topic: topic.to_owned(),
             qos,
+            type_name: type_name.to_owned(),
+            type_hash: type_hash.to_owned(),
             handle: AtomicU64::new(0),
             deadline: Counter::default(),
             liveliness_lost: Counter::default(),
             message_lost: Counter::default(),
+            other_type: Counter::default(),
             expired: AtomicU64::new(0),
             incompatible: Incompatible::default(),
             matched: MatchedPeers::default(),
@@ -307,19 +346,25 @@ impl EndpointEvents {
             alive: AtomicBool::new(true),
             deadline_timer: OnceLock::new(),
             lease_timer: OnceLock::new(),
+            liveliness_sink: OnceLock::new(),
             timed: qos.deadline.is_some() || manual,
             registry: Arc::downgrade(node.context().registry()),
         })
     }
 
     /// Makes the deadline and lease timers on `node` and joins the QoS matching of its
-    /// context; `handle` is the endpoint's trace handle.
+    /// context; `handle` is the endpoint's trace handle, `sink` where a manual-liveliness
+    /// publisher's changes of liveliness go beyond the process.
     pub(crate) fn start(
         self: &Arc<Self>,
         node: &Node,
         handle: u64,
+        sink: Option<LivelinessSink>,
     ) -> Result<(), super::GraphError> {
         self.handle.store(handle, Ordering::Release);
+        if let Some(sink) = sink {
+            let _ = self.liveliness_sink.set(sink);
+        }
         if let Some(period) = self.qos.deadline {
             let me = Arc::downgrade(self);
             let event = match self.kind {
@@ -395,6 +440,9 @@ impl EndpointEvents {
     }
 
     fn not_alive_changed(&self, delta: i64) {
+        if let Some(sink) = self.liveliness_sink.get() {
+            sink(delta < 0);
+        }
         if let Some(registry) = self.registry.upgrade() {
             registry.matcher().not_alive(&registry, &self.topic, delta);
         }
@@ -412,25 +460,36 @@ impl EndpointEvents {
     }
 
     /// Matches this endpoint against the graph's endpoints of its topic (`peers`: every
-    /// publisher and subscription of it, this one included) and `not_alive` publishers.
-    /// Returns the warning to log when it found its first incompatible peer (logged by
-    /// the caller, outside its locks: a log line may publish on `/rosout`).
-    pub(crate) fn rematch(&self, peers: &[GraphEntity], not_alive: u64) -> Option<String> {
-        let mut warning = None;
+    /// publisher and subscription of it, this one included) and `not_alive` publishers of
+    /// this context. Returns the warnings to log: its first peer of incompatible QoS, and
+    /// each new peer of another type (logged by the caller, outside its locks: a log line
+    /// may publish on `/rosout`).
+    pub(crate) fn rematch(&self, peers: &[GraphEntity], not_alive: u64) -> Vec<String> {
+        let mut warnings = Vec::new();
         let other = match self.kind {
             EntityKind::Publisher => EntityKind::Subscription,
             _ => EntityKind::Publisher,
         };
         let mut policy = None;
         let mut now = SeenPeers::default();
+        let mut remote_not_alive = 0;
+        let mut other_type = None;
         for peer in peers.iter().filter(|p| p.kind == other) {
+            if self.of_another_type(peer) {
+                *now.other_type.entry(signature(peer)).or_default() += 1;
+                other_type = Some(peer);
+                continue;
+            }
             let checked = match (&peer.qos, self.kind) {
                 (None, _) => Ok(()),
                 (Some(theirs), EntityKind::Publisher) => Qos::check_compatible(&self.qos, theirs),
                 (Some(theirs), _) => Qos::check_compatible(theirs, &self.qos),
             };
             let side = match checked {
-                Ok(()) => &mut now.compatible,
+                Ok(()) => {
+                    remote_not_alive += u64::from(peer.liveliness_lost);
+                    &mut now.compatible
+                }
                 Err(why) => {
                     policy = Some(why);
                     &mut now.incompatible
@@ -442,21 +501,41 @@ impl EndpointEvents {
             now.compatible.values().sum(),
             now.incompatible.values().sum(),
         );
-        let (new_incompatible, new_matched) = {
+        let (new_incompatible, new_matched, new_other_type) = {
             let mut seen = self.seen.lock();
             let found = (
                 arrivals(&seen.incompatible, &now.incompatible),
                 arrivals(&seen.compatible, &now.compatible),
+                arrivals(&seen.other_type, &now.other_type),
             );
             *seen = now;
             found
         };
+        if let Some(peer) = other_type.filter(|_| new_other_type > 0) {
+            if self.other_type.total() == 0 {
+                warnings.push(format!(
+                    "{} of {} {} on {} found {} of {} {}: the two never communicate",
+                    self.kind_name(),
+                    self.type_name,
+                    self.type_hash,
+                    self.topic,
+                    match self.kind {
+                        EntityKind::Publisher => "a subscription",
+                        _ => "a publisher",
+                    },
+                    peer.type_name,
+                    peer.type_hash,
+                ));
+            }
+            self.other_type
+                .add(new_other_type, self.handle(), "incompatible_type");
+        }
         self.incompatible.now.store(incompatible, Ordering::Release);
         if new_incompatible > 0 {
             if let Some(why) = &policy {
                 *self.incompatible.last_policy.lock() = Some(why.policy);
                 if self.incompatible.counter.total() == 0 {
-                    warning = Some(format!(
+                    warnings.push(format!(
                         "{} on {} found {} incompatible QoS ({why}); they still communicate, as with rmw_zenoh",
                         self.kind_name(),
                         self.topic,
@@ -477,7 +556,7 @@ impl EndpointEvents {
         }
         self.matched_changed(new_matched, compatible);
         if self.kind == EntityKind::Subscription {
-            let not_alive = not_alive.min(compatible);
+            let not_alive = (not_alive + remote_not_alive).min(compatible);
             let now = (compatible - not_alive, not_alive);
             let before = std::mem::replace(&mut *self.alive_publishers.now.lock(), now);
             if before != now {
@@ -486,7 +565,15 @@ impl EndpointEvents {
                 self.alive_publishers.listener.notify();
             }
         }
-        warning
+        warnings
+    }
+
+    /// Whether `peer` carries another type than this endpoint: both cross processes, and
+    /// their names or hashes differ.
+    fn of_another_type(&self, peer: &GraphEntity) -> bool {
+        !self.type_hash.is_empty()
+            && !peer.type_hash.is_empty()
+            && (peer.type_hash != self.type_hash || peer.type_name != self.type_name)
     }
 
     /// `arrived` peers came to match, and `current` match now: counted, traced (total and
@@ -523,6 +610,7 @@ impl EndpointEvents {
             liveliness_lost: self.liveliness_lost.total(),
             offered_incompatible_qos: self.incompatible.counter.total(),
             incompatible_now: self.incompatible.now.load(Ordering::Acquire),
+            incompatible_type: self.other_type.total(),
             alive: self.alive.load(Ordering::Acquire),
             matched_total,
             matched_now,
@@ -538,6 +626,7 @@ impl EndpointEvents {
             not_alive_count,
             requested_incompatible_qos: self.incompatible.counter.total(),
             incompatible_now: self.incompatible.now.load(Ordering::Acquire),
+            incompatible_type: self.other_type.total(),
             message_lost: self.message_lost.total(),
             message_expired: self.expired.load(Ordering::Relaxed),
             matched_total,
@@ -613,6 +702,23 @@ impl EndpointEvents {
                 last_policy: *e.incompatible.last_policy.lock(),
             }
         })
+    }
+
+    pub(crate) fn on_incompatible_type(
+        self: &Arc<Self>,
+        node: &Node,
+        callback: impl Fn(IncompatibleType) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.on_count(
+            node,
+            "incompatible type",
+            |e| &e.other_type,
+            callback,
+            |_, t, c| IncompatibleType {
+                total_count: t,
+                total_count_change: c,
+            },
+        )
     }
 
     /// Registers `callback` for the events `counter` counts: a guard condition of `node`
@@ -723,8 +829,10 @@ mod tests {
             node_namespace: "/".to_owned(),
             name: "/scan".to_owned(),
             type_name: "std_msgs/msg/UInt32".to_owned(),
+            type_hash: UINT32.to_owned(),
             qos: Some(qos),
             local: false,
+            liveliness_lost: false,
         }
     }
 
@@ -733,8 +841,13 @@ mod tests {
     #[test]
     fn a_peer_that_replaces_another_between_two_matches_is_counted() {
         let node = Node::new_in(&Context::new(), "watcher", "/").unwrap();
-        let events =
-            EndpointEvents::new(&node, EntityKind::Subscription, "/scan", Qos::keep_last(5));
+        let events = EndpointEvents::new(
+            &node,
+            EntityKind::Subscription,
+            "/scan",
+            Qos::keep_last(5),
+            ("std_msgs/msg/UInt32", UINT32),
+        );
         let weak = Qos::keep_last(5).best_effort();
         let good = Qos::keep_last(5);
         events.rematch(&[peer("a", weak), peer("c", good)], 0);
@@ -751,5 +864,81 @@ mod tests {
         let seen = events.subscription_events();
         assert_eq!((seen.matched_total, seen.matched_now), (3, 1));
         assert_eq!(seen.incompatible_now, 0);
+    }
+
+    const UINT32: &str = "RIHS01_a11ab6a0e4ae8e3bd56a8d7aef8ba5e8ca8e1e1a0b3bb8e8c9a1c6a0d1ad4e5f";
+
+    /// A peer of another type (name or hash) neither matches nor counts as alive; it is
+    /// counted once as incompatible type and warned of; one that cannot cross processes
+    /// (no hash) is not compared.
+    #[test]
+    fn a_peer_of_another_type_is_counted_as_such_and_never_matches() {
+        let node = Node::new_in(&Context::new(), "watcher", "/").unwrap();
+        let events = EndpointEvents::new(
+            &node,
+            EntityKind::Subscription,
+            "/scan",
+            Qos::keep_last(5),
+            ("std_msgs/msg/UInt32", UINT32),
+        );
+        let good = Qos::keep_last(5);
+        let other_name = GraphEntity {
+            type_name: "std_msgs/msg/Int32".to_owned(),
+            ..peer("a", good)
+        };
+        let other_hash = GraphEntity {
+            type_hash: format!("{}0", &UINT32[..UINT32.len() - 1]),
+            ..peer("b", good)
+        };
+        let warnings = events.rematch(&[other_name.clone(), other_hash.clone()], 0);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("std_msgs/msg/UInt32") && warnings[0].contains("never"));
+        let seen = events.subscription_events();
+        assert_eq!(seen.incompatible_type, 2);
+        assert_eq!((seen.matched_total, seen.alive_count), (0, 0));
+        // Seen again: not counted again, nor warned of.
+        assert!(
+            events
+                .rematch(&[other_name, other_hash, peer("c", good)], 0)
+                .is_empty()
+        );
+        let seen = events.subscription_events();
+        assert_eq!(seen.incompatible_type, 2);
+        assert_eq!((seen.matched_now, seen.alive_count), (1, 1));
+        // A type that stays in its process has no hash: nothing to compare.
+        let in_process = EndpointEvents::new(
+            &node,
+            EntityKind::Subscription,
+            "/scan",
+            Qos::keep_last(5),
+            ("u32", ""),
+        );
+        in_process.rematch(&[peer("d", good)], 0);
+        assert_eq!(in_process.subscription_events().incompatible_type, 0);
+    }
+
+    /// A remote publisher whose process says its lease lapsed counts as not alive, until
+    /// it is alive again.
+    #[test]
+    fn a_remote_publisher_that_lost_its_liveliness_counts_as_not_alive() {
+        let node = Node::new_in(&Context::new(), "watcher", "/").unwrap();
+        let events = EndpointEvents::new(
+            &node,
+            EntityKind::Subscription,
+            "/scan",
+            Qos::keep_last(5),
+            ("std_msgs/msg/UInt32", UINT32),
+        );
+        let good = Qos::keep_last(5);
+        let lapsed = GraphEntity {
+            liveliness_lost: true,
+            ..peer("a", good)
+        };
+        events.rematch(&[lapsed, peer("b", good)], 0);
+        let seen = events.subscription_events();
+        assert_eq!((seen.alive_count, seen.not_alive_count), (1, 1));
+        events.rematch(&[peer("a", good), peer("b", good)], 0);
+        let seen = events.subscription_events();
+        assert_eq!((seen.alive_count, seen.not_alive_count), (2, 0));
     }
 }

@@ -96,7 +96,7 @@ impl QosMatcher {
             let lost = not_alive.get(name).copied().unwrap_or(0);
             warnings.extend(
                 list.iter()
-                    .filter_map(|events| events.rematch(on_topic, lost)),
+                    .flat_map(|events| events.rematch(on_topic, lost)),
             );
         }
         drop(state);

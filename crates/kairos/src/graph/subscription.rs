@@ -15,8 +15,8 @@ use super::node::Node;
 use super::pool::MessagePool;
 use super::qos::Qos;
 use super::qos_event::{
-    DeadlineMissed, EndpointEvents, IncompatibleQos, LivelinessChanged, Matched, MessageLost,
-    QosEventHandler, SubscriptionQosEvents,
+    DeadlineMissed, EndpointEvents, IncompatibleQos, IncompatibleType, LivelinessChanged, Matched,
+    MessageLost, QosEventHandler, SubscriptionQosEvents,
 };
 use super::topic::Topic;
 use crate::exec::callback::Callback;
@@ -330,6 +330,16 @@ impl<T: Send + Sync + 'static> Subscription<T> {
         callback: impl Fn(IncompatibleQos) + Send + Sync + 'static,
     ) -> QosEventHandler {
         self.inner.events.on_incompatible_qos(&self.node, callback)
+    }
+
+    /// Runs `callback` when a publisher of the topic in another process sends another
+    /// type (another name, or the same name with another hash): the two never
+    /// communicate. The first is also logged, as a warning.
+    pub fn on_incompatible_type(
+        &self,
+        callback: impl Fn(IncompatibleType) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.inner.events.on_incompatible_type(&self.node, callback)
     }
 
     /// Runs `callback` when messages of a publisher in another process never arrived (a

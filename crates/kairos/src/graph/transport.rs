@@ -144,7 +144,18 @@ pub trait RemotePublisher: Send + Sync {
     fn trace_handle(&self) -> Option<u64> {
         None
     }
+
+    /// Where a manual-liveliness publisher's changes of liveliness go (`false` when its
+    /// lease lapses, `true` when it asserts itself again), so other processes count it
+    /// alive or not; `None`: they are not told.
+    fn liveliness_sink(&self) -> Option<LivelinessSink> {
+        None
+    }
 }
+
+/// Told each change of a publisher's manual liveliness (see
+/// [`RemotePublisher::liveliness_sink`]); called on the thread that saw the change.
+pub type LivelinessSink = Box<dyn Fn(bool) + Send + Sync>;
 
 /// Calls services in other processes.
 pub trait RemoteClient: Send + Sync {

@@ -67,10 +67,17 @@ pub struct GraphEntity {
     /// The ROS type (`std_msgs/msg/String`, `example_interfaces/srv/AddTwoInts`), or the
     /// Rust type of a topic or service that stays in the process; empty for a node.
     pub type_name: String,
+    /// The type's RIHS01 hash (`RIHS01_<64 hex digits>`) for a type that crosses
+    /// processes; empty for a node, a service, or a type that stays in the process.
+    pub type_hash: String,
     /// A publisher's or subscription's QoS, when known.
     pub qos: Option<Qos>,
     /// Whether it belongs to this context (not another process).
     pub local: bool,
+    /// A manual-liveliness publisher of another process whose lease lapsed (its process
+    /// says so, see `kairos_zenoh`); `false` otherwise. This context's own publishers'
+    /// liveliness is in their [`qos_events`](super::Publisher::qos_events).
+    pub liveliness_lost: bool,
 }
 
 impl GraphEntity {
