@@ -6,7 +6,9 @@ use crate::convert::{Layout, from_py, layout_of, to_py};
 use crate::env::CallbackEnv;
 use crate::errors::{call_error, graph_error};
 use crate::future::{CoroutineTask, PyFuture, ResponseSource, ResultSlot};
-use kairos::graph::{Client, Node, Publisher, Qos};
+use kairos::graph::{
+    Client, Node, Publisher, PublisherEvents, Qos, QosEventHandler, SubscriptionEvents,
+};
 use kairos_zenoh::Message;
 use parking_lot::Mutex;
 use pyo3::exceptions::PyRuntimeError;
@@ -95,7 +97,7 @@ pub(crate) trait DynPublisher: Send + Sync {
 struct TypedPublisher<T> {
     publisher: Publisher<T>,
     layout: Arc<Layout>,
-    _events: Vec<kairos::graph::QosEventHandler>,
+    _events: Vec<QosEventHandler>,
 }
 
 impl<T: Message> DynPublisher for TypedPublisher<T> {
@@ -138,17 +140,13 @@ fn matched_values(s: kairos::graph::Matched) -> (u64, u64, u64, i64) {
     )
 }
 
-pub(crate) fn make_publisher<T: Message>(
-    node: &Node,
-    topic: &str,
-    qos: Qos,
-    class: &Bound<'_, PyAny>,
-    (env, callbacks): (Arc<CallbackEnv>, QosCallbacks),
-) -> PyResult<Box<dyn DynPublisher>> {
-    let layout = layout_of::<T>(class)?;
-    let publisher = node
-        .create_publisher::<T>(topic, qos)
-        .map_err(graph_error)?;
+/// Registers a publisher's QoS event `callbacks` (not generic: compiled once, not per
+/// message type).
+fn publisher_events(
+    publisher: PublisherEvents,
+    env: &Arc<CallbackEnv>,
+    callbacks: QosCallbacks,
+) -> PyResult<Vec<QosEventHandler>> {
     let mut events = Vec::new();
     for (name, callable) in callbacks {
         let env = env.clone();
@@ -175,6 +173,62 @@ pub(crate) fn make_publisher<T: Message>(
             other => return Err(unknown_event(other, "publisher")),
         });
     }
+    Ok(events)
+}
+
+/// Registers a subscription's QoS event `callbacks` (not generic, as
+/// [`publisher_events`]).
+fn subscription_events(
+    subscription: SubscriptionEvents,
+    env: &Arc<CallbackEnv>,
+    callbacks: QosCallbacks,
+) -> PyResult<Vec<QosEventHandler>> {
+    let mut events = Vec::new();
+    for (name, callable) in callbacks {
+        let env = env.clone();
+        events.push(match name.as_str() {
+            "deadline" => subscription.on_deadline_missed(move |s| {
+                event_call(&env, &callable, (s.total_count, s.total_count_change))
+            }),
+            "liveliness" => subscription.on_liveliness_changed(move |s| {
+                let counts = (s.alive_count, s.not_alive_count);
+                let changes = (s.alive_count_change, s.not_alive_count_change);
+                event_call(&env, &callable, (counts.0, counts.1, changes.0, changes.1))
+            }),
+            "incompatible_qos" => subscription.on_incompatible_qos(move |s| {
+                let policy = policy_name(s.last_policy);
+                event_call(
+                    &env,
+                    &callable,
+                    (s.total_count, s.total_count_change, policy),
+                )
+            }),
+            "incompatible_type" => subscription.on_incompatible_type(move |s| {
+                event_call(&env, &callable, (s.total_count, s.total_count_change))
+            }),
+            "message_lost" => subscription.on_message_lost(move |s| {
+                event_call(&env, &callable, (s.total_count, s.total_count_change))
+            }),
+            "matched" => subscription
+                .on_subscription_matched(move |s| event_call(&env, &callable, matched_values(s))),
+            other => return Err(unknown_event(other, "subscription")),
+        });
+    }
+    Ok(events)
+}
+
+pub(crate) fn make_publisher<T: Message>(
+    node: &Node,
+    topic: &str,
+    qos: Qos,
+    class: &Bound<'_, PyAny>,
+    (env, callbacks): (Arc<CallbackEnv>, QosCallbacks),
+) -> PyResult<Box<dyn DynPublisher>> {
+    let layout = layout_of::<T>(class)?;
+    let publisher = node
+        .create_publisher::<T>(topic, qos)
+        .map_err(graph_error)?;
+    let events = publisher_events(publisher.events(), &env, callbacks)?;
     Ok(Box::new(TypedPublisher {
         publisher,
         layout,
@@ -220,37 +274,7 @@ pub(crate) fn make_subscription<T: Message>(
         })
     }
     .map_err(graph_error)?;
-    let mut events = Vec::new();
-    for (name, callable) in callbacks {
-        let env = event_env.clone();
-        events.push(match name.as_str() {
-            "deadline" => subscription.on_deadline_missed(move |s| {
-                event_call(&env, &callable, (s.total_count, s.total_count_change))
-            }),
-            "liveliness" => subscription.on_liveliness_changed(move |s| {
-                let counts = (s.alive_count, s.not_alive_count);
-                let changes = (s.alive_count_change, s.not_alive_count_change);
-                event_call(&env, &callable, (counts.0, counts.1, changes.0, changes.1))
-            }),
-            "incompatible_qos" => subscription.on_incompatible_qos(move |s| {
-                let policy = policy_name(s.last_policy);
-                event_call(
-                    &env,
-                    &callable,
-                    (s.total_count, s.total_count_change, policy),
-                )
-            }),
-            "incompatible_type" => subscription.on_incompatible_type(move |s| {
-                event_call(&env, &callable, (s.total_count, s.total_count_change))
-            }),
-            "message_lost" => subscription.on_message_lost(move |s| {
-                event_call(&env, &callable, (s.total_count, s.total_count_change))
-            }),
-            "matched" => subscription
-                .on_subscription_matched(move |s| event_call(&env, &callable, matched_values(s))),
-            other => return Err(unknown_event(other, "subscription")),
-        });
-    }
+    let events = subscription_events(subscription.events(), &event_env, callbacks)?;
     let handle = subscription.callback_handle();
     Ok((Box::new((subscription, events)), handle))
 }

@@ -60,7 +60,8 @@ pub use qos::{
 };
 pub use qos_event::{
     DeadlineMissed, IncompatibleQos, IncompatibleType, LivelinessChanged, LivelinessLost, Matched,
-    MessageLost, PublisherQosEvents, QosEventHandler, SubscriptionQosEvents,
+    MessageLost, PublisherEvents, PublisherQosEvents, QosEventHandler, SubscriptionEvents,
+    SubscriptionQosEvents,
 };
 pub use ros_args::{LogLevel, ParameterOverride, Remap, RosArgs, RosArgsError};
 pub use rosout::{LogMsg, ROSOUT_QOS, ROSOUT_TOPIC, StampMsg};

@@ -5,7 +5,7 @@ use super::node::Node;
 use super::qos::Qos;
 use super::qos_event::{
     DeadlineMissed, EndpointEvents, IncompatibleQos, IncompatibleType, LivelinessLost, Matched,
-    PublisherQosEvents, QosEventHandler,
+    PublisherEvents, PublisherQosEvents, QosEventHandler,
 };
 use super::subscription::{Envelope, NEVER};
 use super::topic::Topic;
@@ -126,50 +126,53 @@ impl<T: Send + Sync + 'static> Publisher<T> {
         self.events.publisher_events()
     }
 
-    /// Runs `callback` on the node's executor when the publisher's offered deadline
-    /// passes without a publish.
+    /// Its QoS event callbacks, apart from its message type (so code that registers them
+    /// for many types is compiled once).
+    pub fn events(&self) -> PublisherEvents {
+        PublisherEvents {
+            events: self.events.clone(),
+            node: self.node.clone(),
+        }
+    }
+
+    /// Runs `callback` on the event; see [`PublisherEvents::on_deadline_missed`].
     pub fn on_deadline_missed(
         &self,
         callback: impl Fn(DeadlineMissed) + Send + Sync + 'static,
     ) -> QosEventHandler {
-        self.events.on_deadline_missed(&self.node, callback)
+        self.events().on_deadline_missed(callback)
     }
 
-    /// Runs `callback` when the publisher, of manual liveliness, lets its lease pass
-    /// without publishing or asserting its liveliness.
+    /// Runs `callback` on the event; see [`PublisherEvents::on_liveliness_lost`].
     pub fn on_liveliness_lost(
         &self,
         callback: impl Fn(LivelinessLost) + Send + Sync + 'static,
     ) -> QosEventHandler {
-        self.events.on_liveliness_lost(&self.node, callback)
+        self.events().on_liveliness_lost(callback)
     }
 
-    /// Runs `callback` when a subscription of the topic asks for more than this publisher
-    /// offers (see [`Qos::check_compatible`]).
+    /// Runs `callback` on the event; see [`PublisherEvents::on_incompatible_qos`].
     pub fn on_incompatible_qos(
         &self,
         callback: impl Fn(IncompatibleQos) + Send + Sync + 'static,
     ) -> QosEventHandler {
-        self.events.on_incompatible_qos(&self.node, callback)
+        self.events().on_incompatible_qos(callback)
     }
 
-    /// Runs `callback` when a subscription of the topic in another process takes another
-    /// type (another name, or the same name with another hash): the two never
-    /// communicate. The first is also logged, as a warning.
+    /// Runs `callback` on the event; see [`PublisherEvents::on_incompatible_type`].
     pub fn on_incompatible_type(
         &self,
         callback: impl Fn(IncompatibleType) + Send + Sync + 'static,
     ) -> QosEventHandler {
-        self.events.on_incompatible_type(&self.node, callback)
+        self.events().on_incompatible_type(callback)
     }
 
-    /// Runs `callback` when a subscription of the topic comes to match this publisher or
-    /// stops matching it (ROS 2's publication matched event).
+    /// Runs `callback` on the event; see [`PublisherEvents::on_publication_matched`].
     pub fn on_publication_matched(
         &self,
         callback: impl Fn(Matched) + Send + Sync + 'static,
     ) -> QosEventHandler {
-        self.events.on_matched(&self.node, callback)
+        self.events().on_publication_matched(callback)
     }
 }
 

@@ -171,6 +171,139 @@ pub struct SubscriptionQosEvents {
     pub matched_now: u64,
 }
 
+/// A publisher's QoS event callbacks, apart from its message type
+/// ([`Publisher::events`](super::Publisher::events)).
+#[derive(Clone)]
+pub struct PublisherEvents {
+    pub(crate) events: Arc<EndpointEvents>,
+    pub(crate) node: Node,
+}
+
+impl PublisherEvents {
+    /// Runs `callback` on the node's executor when the publisher's offered deadline
+    /// passes without a publish.
+    pub fn on_deadline_missed(
+        &self,
+        callback: impl Fn(DeadlineMissed) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.events.on_deadline_missed(&self.node, callback)
+    }
+
+    /// Runs `callback` when the publisher, of manual liveliness, lets its lease pass
+    /// without publishing or asserting its liveliness.
+    pub fn on_liveliness_lost(
+        &self,
+        callback: impl Fn(LivelinessLost) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.events.on_liveliness_lost(&self.node, callback)
+    }
+
+    /// Runs `callback` when a subscription of the topic asks for more than this publisher
+    /// offers (see [`Qos::check_compatible`]).
+    pub fn on_incompatible_qos(
+        &self,
+        callback: impl Fn(IncompatibleQos) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.events.on_incompatible_qos(&self.node, callback)
+    }
+
+    /// Runs `callback` when a subscription of the topic in another process takes another
+    /// type (another name, or the same name with another hash): the two never
+    /// communicate. The first is also logged, as a warning.
+    pub fn on_incompatible_type(
+        &self,
+        callback: impl Fn(IncompatibleType) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.events.on_incompatible_type(&self.node, callback)
+    }
+
+    /// Runs `callback` when a subscription of the topic comes to match this publisher or
+    /// stops matching it (ROS 2's publication matched event).
+    pub fn on_publication_matched(
+        &self,
+        callback: impl Fn(Matched) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.events.on_matched(&self.node, callback)
+    }
+}
+
+/// A subscription's QoS event callbacks, apart from its message type
+/// ([`Subscription::events`](super::Subscription::events)).
+#[derive(Clone)]
+pub struct SubscriptionEvents {
+    pub(crate) events: Arc<EndpointEvents>,
+    pub(crate) node: Node,
+}
+
+impl SubscriptionEvents {
+    /// Runs `callback` on the node's executor when the subscription's requested deadline
+    /// passes without a message; the status says how many periods so far and since the
+    /// last call.
+    pub fn on_deadline_missed(
+        &self,
+        callback: impl Fn(DeadlineMissed) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.events.on_deadline_missed(&self.node, callback)
+    }
+
+    /// Runs `callback` when the count of the topic's alive or not-alive publishers changes.
+    pub fn on_liveliness_changed(
+        &self,
+        callback: impl Fn(LivelinessChanged) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.events.on_liveliness_changed(&self.node, callback)
+    }
+
+    /// Runs `callback` when a publisher of the topic offers less than this subscription
+    /// requests (see [`Qos::check_compatible`]).
+    pub fn on_incompatible_qos(
+        &self,
+        callback: impl Fn(IncompatibleQos) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.events.on_incompatible_qos(&self.node, callback)
+    }
+
+    /// Runs `callback` when a publisher of the topic in another process sends another
+    /// type (another name, or the same name with another hash): the two never
+    /// communicate. The first is also logged, as a warning.
+    pub fn on_incompatible_type(
+        &self,
+        callback: impl Fn(IncompatibleType) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.events.on_incompatible_type(&self.node, callback)
+    }
+
+    /// Runs `callback` when messages of a publisher in another process never arrived (a
+    /// gap in its sequence numbers).
+    pub fn on_message_lost(
+        &self,
+        callback: impl Fn(MessageLost) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.events.on_message_lost(&self.node, callback)
+    }
+
+    /// Runs `callback` when a publisher of the topic comes to match this subscription or
+    /// stops matching it (ROS 2's subscription matched event).
+    pub fn on_subscription_matched(
+        &self,
+        callback: impl Fn(Matched) + Send + Sync + 'static,
+    ) -> QosEventHandler {
+        self.events.on_matched(&self.node, callback)
+    }
+}
+
+impl fmt::Debug for PublisherEvents {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.events.fmt(f)
+    }
+}
+
+impl fmt::Debug for SubscriptionEvents {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.events.fmt(f)
+    }
+}
+
 /// A registered QoS event callback; dropping it unregisters the callback (the events are
 /// still counted).
 #[must_use = "the callback is unregistered when its handler is dropped"]

@@ -16,7 +16,7 @@ use super::pool::MessagePool;
 use super::qos::Qos;
 use super::qos_event::{
     DeadlineMissed, EndpointEvents, IncompatibleQos, IncompatibleType, LivelinessChanged, Matched,
-    MessageLost, QosEventHandler, SubscriptionQosEvents,
+    MessageLost, QosEventHandler, SubscriptionEvents, SubscriptionQosEvents,
 };
 use super::topic::Topic;
 use crate::exec::callback::Callback;
@@ -303,61 +303,61 @@ impl<T: Send + Sync + 'static> Subscription<T> {
         self.inner.events.subscription_events()
     }
 
-    /// Runs `callback` on the node's executor when the subscription's requested deadline
-    /// passes without a message; the status says how many periods so far and since the
-    /// last call.
+    /// Its QoS event callbacks, apart from its message type (so code that registers them
+    /// for many types is compiled once).
+    pub fn events(&self) -> SubscriptionEvents {
+        SubscriptionEvents {
+            events: self.inner.events.clone(),
+            node: self.node.clone(),
+        }
+    }
+
+    /// Runs `callback` on the event; see [`SubscriptionEvents::on_deadline_missed`].
     pub fn on_deadline_missed(
         &self,
         callback: impl Fn(DeadlineMissed) + Send + Sync + 'static,
     ) -> QosEventHandler {
-        self.inner.events.on_deadline_missed(&self.node, callback)
+        self.events().on_deadline_missed(callback)
     }
 
-    /// Runs `callback` when the count of the topic's alive or not-alive publishers changes.
+    /// Runs `callback` on the event; see [`SubscriptionEvents::on_liveliness_changed`].
     pub fn on_liveliness_changed(
         &self,
         callback: impl Fn(LivelinessChanged) + Send + Sync + 'static,
     ) -> QosEventHandler {
-        self.inner
-            .events
-            .on_liveliness_changed(&self.node, callback)
+        self.events().on_liveliness_changed(callback)
     }
 
-    /// Runs `callback` when a publisher of the topic offers less than this subscription
-    /// requests (see [`Qos::check_compatible`]).
+    /// Runs `callback` on the event; see [`SubscriptionEvents::on_incompatible_qos`].
     pub fn on_incompatible_qos(
         &self,
         callback: impl Fn(IncompatibleQos) + Send + Sync + 'static,
     ) -> QosEventHandler {
-        self.inner.events.on_incompatible_qos(&self.node, callback)
+        self.events().on_incompatible_qos(callback)
     }
 
-    /// Runs `callback` when a publisher of the topic in another process sends another
-    /// type (another name, or the same name with another hash): the two never
-    /// communicate. The first is also logged, as a warning.
+    /// Runs `callback` on the event; see [`SubscriptionEvents::on_incompatible_type`].
     pub fn on_incompatible_type(
         &self,
         callback: impl Fn(IncompatibleType) + Send + Sync + 'static,
     ) -> QosEventHandler {
-        self.inner.events.on_incompatible_type(&self.node, callback)
+        self.events().on_incompatible_type(callback)
     }
 
-    /// Runs `callback` when messages of a publisher in another process never arrived (a
-    /// gap in its sequence numbers).
+    /// Runs `callback` on the event; see [`SubscriptionEvents::on_message_lost`].
     pub fn on_message_lost(
         &self,
         callback: impl Fn(MessageLost) + Send + Sync + 'static,
     ) -> QosEventHandler {
-        self.inner.events.on_message_lost(&self.node, callback)
+        self.events().on_message_lost(callback)
     }
 
-    /// Runs `callback` when a publisher of the topic comes to match this subscription or
-    /// stops matching it (ROS 2's subscription matched event).
+    /// Runs `callback` on the event; see [`SubscriptionEvents::on_subscription_matched`].
     pub fn on_subscription_matched(
         &self,
         callback: impl Fn(Matched) + Send + Sync + 'static,
     ) -> QosEventHandler {
-        self.inner.events.on_matched(&self.node, callback)
+        self.events().on_subscription_matched(callback)
     }
 }
 
