@@ -25,6 +25,7 @@ mod graph;
 mod lifecycle;
 mod msg;
 mod node;
+mod qos_status;
 mod rust_node;
 mod session;
 mod time;

@@ -17,10 +17,11 @@ use crate::env::{CallbackEnv, FOREVER};
 use crate::errors::graph_error;
 use crate::future::{CoroutineTask, PyFuture};
 use crate::msg::{message_kind_of, service_kind_of};
+use crate::qos_status::QosEventSource;
 use crate::time::{PyClock, duration_arg};
 use crate::typed::{Callable, DynClient, DynPublisher, Entity, Handler, ServiceHandler};
 use kairos::exec::{CallbackGroup, CallbackTimer, GroupKind, GuardCondition};
-use kairos::graph::{NameKind, Node, NodeOptions, Qos, RosArgs, SimStall};
+use kairos::graph::{NameKind, Node, NodeOptions, Qos, RosArgs, SimStall, SubscriptionEvents};
 use kairos::time::StallPolicy;
 use parking_lot::{Mutex, RwLock};
 use pyo3::prelude::*;
@@ -401,13 +402,14 @@ impl NodeCore {
             timing
                 .unwrap_or_default()
                 .apply(qos(depth, transient_local, keep_all, best_effort));
-        let (inner, handle) = (kind.subscription)(&node, topic, qos, handler)?;
+        let (inner, handle, events) = (kind.subscription)(&node, topic, qos, handler)?;
         kairos::trace::tp::rclcpp_callback_register(handle, &name);
         Ok(PySubscription {
             topic: node
                 .resolve_name(NameKind::Topic, topic)
                 .map_err(graph_error)?,
             _inner: Mutex::new(Some(inner)),
+            events: Mutex::new(Some(events)),
             graph: node.context().clone(),
         })
     }
@@ -542,10 +544,28 @@ impl NodeCore {
 /// while the entity lives; once it is destroyed, reading `handle` raises `InvalidHandle`.
 #[pyclass(name = "EntityHandle", module = "kairos._kairos", frozen)]
 #[derive(Debug)]
-pub struct PyEntityHandle;
+pub struct PyEntityHandle {
+    /// A publisher's or subscription's QoS events, for rcl's event handles.
+    events: Option<QosEventSource>,
+}
 
 #[pymethods]
 impl PyEntityHandle {
+    /// `publisher` or `subscription` (the entities with QoS events), else `None`.
+    fn qos_event_kind(&self) -> Option<&'static str> {
+        self.events.as_ref().map(QosEventSource::kind)
+    }
+
+    /// The status of QoS event `event` now (see `qos_status`).
+    fn qos_event_status(&self, event: &str) -> PyResult<(u64, u64, &'static str)> {
+        match &self.events {
+            Some(events) => events.status(event),
+            None => Err(pyo3::exceptions::PyTypeError::new_err(
+                "only a publisher or a subscription has QoS events",
+            )),
+        }
+    }
+
     fn __enter__(slf: Py<Self>) -> Py<Self> {
         slf
     }
@@ -556,9 +576,14 @@ impl PyEntityHandle {
     }
 }
 
-fn entity_handle(py: Python<'_>, alive: bool, what: &str) -> PyResult<PyEntityHandle> {
+fn entity_handle(
+    py: Python<'_>,
+    alive: bool,
+    what: &str,
+    events: Option<QosEventSource>,
+) -> PyResult<PyEntityHandle> {
     if alive {
-        return Ok(PyEntityHandle);
+        return Ok(PyEntityHandle { events });
     }
     let invalid = py.import("kairos.exceptions")?.getattr("InvalidHandle")?;
     Err(PyErr::from_value(
@@ -575,7 +600,7 @@ macro_rules! entity_lifetime {
             /// rclpy's handle: `with entity.handle:`; `InvalidHandle` once destroyed.
             #[getter]
             fn handle(&self, py: Python<'_>) -> PyResult<PyEntityHandle> {
-                entity_handle(py, self.is_alive(), $what)
+                entity_handle(py, self.is_alive(), $what, self.qos_event_source())
             }
 
             fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -592,7 +617,7 @@ macro_rules! entity_lifetime {
     };
 }
 
-#[pyclass(name = "Publisher", module = "kairos", frozen, weakref)]
+#[pyclass(name = "Publisher", module = "kairos", frozen, weakref, dict)]
 pub struct PyPublisher {
     /// None once destroyed.
     inner: RwLock<Option<Box<dyn DynPublisher>>>,
@@ -664,9 +689,11 @@ impl PyPublisher {
     }
 }
 
-#[pyclass(name = "Subscription", module = "kairos", frozen, weakref)]
+#[pyclass(name = "Subscription", module = "kairos", frozen, weakref, dict)]
 pub struct PySubscription {
     _inner: Mutex<Option<Entity>>,
+    /// Its QoS events, for rcl's event handles (`None` once destroyed: they hold the node).
+    events: Mutex<Option<SubscriptionEvents>>,
     topic: String,
     /// The graph the subscription's node is in (which does not keep the node alive).
     graph: kairos::graph::Context,
@@ -683,6 +710,7 @@ impl PySubscription {
     /// Removes the subscription from its node, topic and executor.
     fn destroy(&self) {
         self._inner.lock().take();
+        self.events.lock().take();
     }
 
     /// The resolved topic name.
@@ -881,12 +909,23 @@ impl PyPublisher {
     fn is_alive(&self) -> bool {
         self.inner.read().is_some()
     }
+
+    fn qos_event_source(&self) -> Option<QosEventSource> {
+        self.inner
+            .read()
+            .as_ref()
+            .map(|p| QosEventSource::Publisher(p.events()))
+    }
 }
 entity_lifetime!(PyPublisher, "publisher");
 
 impl PySubscription {
     fn is_alive(&self) -> bool {
         self._inner.lock().is_some()
+    }
+
+    fn qos_event_source(&self) -> Option<QosEventSource> {
+        self.events.lock().clone().map(QosEventSource::Subscription)
     }
 }
 entity_lifetime!(PySubscription, "subscription");
@@ -895,12 +934,20 @@ impl PyService {
     fn is_alive(&self) -> bool {
         self._inner.lock().is_some()
     }
+
+    fn qos_event_source(&self) -> Option<QosEventSource> {
+        None
+    }
 }
 entity_lifetime!(PyService, "service");
 
 impl PyGuardCondition {
     fn is_alive(&self) -> bool {
         self.guard.lock().is_some()
+    }
+
+    fn qos_event_source(&self) -> Option<QosEventSource> {
+        None
     }
 }
 entity_lifetime!(PyGuardCondition, "guard condition");
@@ -909,12 +956,20 @@ impl PyTimer {
     fn is_alive(&self) -> bool {
         !self.destroyed.load(Ordering::Relaxed)
     }
+
+    fn qos_event_source(&self) -> Option<QosEventSource> {
+        None
+    }
 }
 entity_lifetime!(PyTimer, "timer");
 
 impl PyClient {
     fn is_alive(&self) -> bool {
         !self.destroyed.load(Ordering::Relaxed)
+    }
+
+    fn qos_event_source(&self) -> Option<QosEventSource> {
+        None
     }
 }
 entity_lifetime!(PyClient, "client");

@@ -82,7 +82,10 @@ pub(crate) type MakePublisher = fn(
 ) -> PyResult<Box<dyn DynPublisher>>;
 /// An entity and its callback's trace handle.
 pub(crate) type Made = (Entity, u64);
-pub(crate) type MakeSubscription = fn(&Node, &str, Qos, Handler) -> PyResult<Made>;
+/// A subscription, its callback's trace handle, and its QoS events (for rcl's event
+/// handles, see `qos_status`).
+pub(crate) type MadeSubscription = (Entity, u64, SubscriptionEvents);
+pub(crate) type MakeSubscription = fn(&Node, &str, Qos, Handler) -> PyResult<MadeSubscription>;
 pub(crate) type MakeService = fn(&Node, &str, ServiceHandler) -> PyResult<Made>;
 pub(crate) type MakeClient = fn(&Node, &str, &Bound<'_, PyAny>) -> PyResult<Box<dyn DynClient>>;
 
@@ -91,6 +94,7 @@ pub(crate) trait DynPublisher: Send + Sync {
     fn topic(&self) -> &str;
     fn subscription_count(&self) -> usize;
     fn assert_liveliness(&self);
+    fn events(&self) -> PublisherEvents;
 }
 
 /// A publisher and the layout of the class it takes.
@@ -127,6 +131,10 @@ impl<T: Message> DynPublisher for TypedPublisher<T> {
 
     fn assert_liveliness(&self) {
         self.publisher.assert_liveliness();
+    }
+
+    fn events(&self) -> PublisherEvents {
+        self.publisher.events()
     }
 }
 
@@ -241,7 +249,7 @@ pub(crate) fn make_subscription<T: Message>(
     topic: &str,
     qos: Qos,
     handler: Handler,
-) -> PyResult<Made> {
+) -> PyResult<MadeSubscription> {
     let Handler {
         callable,
         class,
@@ -276,7 +284,8 @@ pub(crate) fn make_subscription<T: Message>(
     .map_err(graph_error)?;
     let events = subscription_events(subscription.events(), &event_env, callbacks)?;
     let handle = subscription.callback_handle();
-    Ok((Box::new((subscription, events)), handle))
+    let source = subscription.events();
+    Ok((Box::new((subscription, events)), handle, source))
 }
 
 pub(crate) fn make_service<Req: Message, Resp: Message>(

@@ -138,3 +138,52 @@ def test_matched_events_count_the_compatible_peers_as_they_come_and_go(session):
     assert (info.total_count, info.total_count_change) == (1, 0)
     assert (info.current_count, info.current_count_change) == (0, -1)
     assert executor.shutdown(timeout_sec=1.0)
+
+
+def test_event_handles_polled_through_a_wait_set_see_what_the_callbacks_see(session):
+    """rcl's event handles (``_rclpy.EventHandle``) and wait sets, as rclpy's C binding has
+    them: nothing ready while nothing happened, an incompatible subscription makes the
+    publisher's handle ready with the policy, and a take leaves nothing more to take."""
+    from kairos.event_handler import (
+        QoSOfferedIncompatibleQoSInfo, QoSPublisherEventType, publisher_event_handlers)
+    from kairos.impl.implementation_singleton import rclpy_implementation as _rclpy
+
+    node = Node("qe_handles")
+    publisher = node.create_publisher(
+        String, "/qe/handles", QoSProfile(depth=5, reliability=ReliabilityPolicy.BEST_EFFORT))
+    # rclpy's defaults: incompatible QoS and incompatible type.
+    assert [h.event_type for h in publisher.event_handlers] == [
+        QoSPublisherEventType.RCL_PUBLISHER_OFFERED_INCOMPATIBLE_QOS,
+        QoSPublisherEventType.RCL_PUBLISHER_INCOMPATIBLE_TYPE]
+    assert publisher_event_handlers(
+        PublisherEventCallbacks(use_default_callbacks=False), publisher) == []
+    with publisher.handle:
+        incompatible = _rclpy.EventHandle(
+            publisher.handle, QoSPublisherEventType.RCL_PUBLISHER_OFFERED_INCOMPATIBLE_QOS)
+        matched = _rclpy.EventHandle(
+            publisher.handle, QoSPublisherEventType.RCL_PUBLISHER_MATCHED)
+    wait_set = _rclpy.WaitSet(0, 0, 0, 0, 0, 2, None)
+    first, second = wait_set.add_event(incompatible), wait_set.add_event(matched)
+    wait_set.wait(0)
+    assert not wait_set.is_ready("event", first) and not wait_set.is_ready("event", second)
+    empty = incompatible.take_event()
+    assert isinstance(empty, QoSOfferedIncompatibleQoSInfo)
+    assert (empty.total_count, empty.last_policy_kind) == (0, QoSPolicyKind.INVALID)
+
+    node.create_subscription(String, "/qe/handles", lambda m: None, 5)  # asks for reliable
+    started = time.monotonic()
+    wait_set.wait(int(LIMIT * 1e9))
+    assert time.monotonic() - started < LIMIT
+    assert wait_set.is_ready("event", first)
+    info = incompatible.take_event()
+    assert (info.total_count, info.total_count_change) == (1, 1)
+    assert info.last_policy_kind == QoSPolicyKind.RELIABILITY
+    # Incompatible: not matched. Taken: nothing more to take.
+    assert not matched.is_ready()
+    wait_set.clear_entities()
+    wait_set.add_event(incompatible)
+    wait_set.wait(0)
+    assert not wait_set.is_ready("event", 0)
+    again = incompatible.take_event()
+    assert (again.total_count, again.total_count_change) == (1, 0)
+    incompatible.destroy_when_not_in_use()

@@ -57,7 +57,10 @@ class Context:
 
     @property
     def handle(self):
-        return self if self._state == "initialized" else None
+        """rclpy's handle of the context while it is initialized (else ``None``): usable
+        as ``with context.handle:``, which does nothing (``with context:`` shuts the
+        context down on leaving; its handle's does not)."""
+        return _ContextHandle(self) if self._state == "initialized" else None
 
     def ok(self):
         with self._lock:
@@ -141,3 +144,24 @@ def _check_ros_args(args):
     if kind == "unknown":
         raise UnknownROSArgsError(f"Found unknown ROS arguments: {[detail]!r}")
     raise RCLInvalidROSArgsError(f"Failed to parse ROS arguments: {detail}")
+
+
+class _ContextHandle:
+    """What ``Context.handle`` gives: the context, as a ``with`` block that does nothing."""
+
+    __slots__ = ("context",)
+
+    def __init__(self, context):
+        self.context = context
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_exc):
+        return False
+
+    def __eq__(self, other):
+        return isinstance(other, _ContextHandle) and other.context is self.context
+
+    def __hash__(self):
+        return id(self.context)

@@ -112,6 +112,42 @@ class UnsupportedEventTypeError(Exception):
     """An event type the middleware does not report (kairos reports every one)."""
 
 
+class EventHandler:
+    """One QoS event callback of a publisher or subscription, as rclpy lists them in its
+    ``event_handlers``: the event and the callback. kairos runs the callback on the node's
+    executor from its Rust side; the default handlers rclpy adds for incompatible QoS and
+    incompatible type (``use_default_callbacks``) are kairos's own warnings, logged by
+    the Rust side when the event first fires."""
+
+    def __init__(self, *, callback_group=None, callback=None, event_type=None,
+                 parent_impl=None):
+        self.callback_group = callback_group
+        self.callback = callback
+        self.event_type = event_type
+        self.parent_impl = parent_impl
+
+    def __repr__(self):
+        return f"<EventHandler {getattr(self.event_type, 'name', self.event_type)}>"
+
+
+QoSEventHandler = EventHandler
+
+
+def _handlers(callbacks, table, defaults, parent):
+    """rclpy's ``event_handlers`` of an entity: one per callback given (``table``: event
+    attribute and event type), and the default ones (``defaults``) for those not given
+    unless ``use_default_callbacks`` is false."""
+    use_defaults = callbacks is None or callbacks.use_default_callbacks
+    handlers = []
+    for attribute, event_type in table:
+        callback = getattr(callbacks, attribute, None) if callbacks is not None else None
+        if callback is None and not (use_defaults and attribute in defaults):
+            continue
+        handlers.append(EventHandler(callback=callback, event_type=event_type,
+                                     parent_impl=parent))
+    return handlers
+
+
 def _wrap(callback, info):
     return lambda *values: callback(info(*values))
 
@@ -145,6 +181,31 @@ class SubscriptionEventCallbacks:
             ("message_lost", self.message_lost, QoSMessageLostInfo),
             ("incompatible_type", self.incompatible_type, IncompatibleTypeInfo),
             ("matched", self.matched, QoSSubscriptionMatchedInfo)))
+
+
+def subscription_event_handlers(callbacks, subscription):
+    """rclpy's ``Subscription.event_handlers`` for ``callbacks`` (or none given)."""
+    kind = QoSSubscriptionEventType
+    return _handlers(callbacks, (
+        ("deadline", kind.RCL_SUBSCRIPTION_REQUESTED_DEADLINE_MISSED),
+        ("incompatible_qos", kind.RCL_SUBSCRIPTION_REQUESTED_INCOMPATIBLE_QOS),
+        ("liveliness", kind.RCL_SUBSCRIPTION_LIVELINESS_CHANGED),
+        ("message_lost", kind.RCL_SUBSCRIPTION_MESSAGE_LOST),
+        ("incompatible_type", kind.RCL_SUBSCRIPTION_INCOMPATIBLE_TYPE),
+        ("matched", kind.RCL_SUBSCRIPTION_MATCHED)),
+        ("incompatible_qos", "incompatible_type"), subscription)
+
+
+def publisher_event_handlers(callbacks, publisher):
+    """rclpy's ``Publisher.event_handlers`` for ``callbacks`` (or none given)."""
+    kind = QoSPublisherEventType
+    return _handlers(callbacks, (
+        ("deadline", kind.RCL_PUBLISHER_OFFERED_DEADLINE_MISSED),
+        ("liveliness", kind.RCL_PUBLISHER_LIVELINESS_LOST),
+        ("incompatible_qos", kind.RCL_PUBLISHER_OFFERED_INCOMPATIBLE_QOS),
+        ("incompatible_type", kind.RCL_PUBLISHER_INCOMPATIBLE_TYPE),
+        ("matched", kind.RCL_PUBLISHER_MATCHED)),
+        ("incompatible_qos", "incompatible_type"), publisher)
 
 
 class PublisherEventCallbacks:

@@ -12,6 +12,7 @@ from kairos._graph import GraphMixin, NodeNameNonExistentError  # noqa: F401
 from kairos._parameters import ParametersMixin
 from kairos.callback_groups import _default_group
 from kairos.logging import Logger
+from kairos.event_handler import publisher_event_handlers, subscription_event_handlers
 from kairos.exceptions import InvalidHandle
 from kairos.names import validate_namespace, validate_node_name, validate_topic_name
 from kairos.parameter import Parameter
@@ -195,6 +196,7 @@ class Node(GraphMixin, ParametersMixin):
                                                 group=self._group(callback_group),
                                                 events=events,
                                                 **_qos_args(qos_profile))
+        publisher.event_handlers = publisher_event_handlers(event_callbacks, publisher)
         self.publishers.append(publisher)
         self._in_group(publisher, callback_group)
         return publisher
@@ -209,6 +211,7 @@ class Node(GraphMixin, ParametersMixin):
         subscription = self._core.create_subscription(
             msg_type, topic, callback, group=self._group(callback_group),
             is_async=_is_async(callback), events=events, **_qos_args(qos_profile))
+        subscription.event_handlers = subscription_event_handlers(event_callbacks, subscription)
         self.subscriptions.append(subscription)
         self._in_group(subscription, callback_group)
         return subscription

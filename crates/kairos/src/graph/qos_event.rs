@@ -136,6 +136,8 @@ pub struct PublisherQosEvents {
     pub offered_incompatible_qos: u64,
     /// Subscriptions incompatible with it now.
     pub incompatible_now: u64,
+    /// The policy that did not match, last time an incompatible subscription was found.
+    pub incompatible_policy: Option<QosPolicy>,
     /// Subscriptions of the topic found taking another type (see [`IncompatibleType`]).
     pub incompatible_type: u64,
     /// Whether it is alive (always, for automatic liveliness).
@@ -159,6 +161,8 @@ pub struct SubscriptionQosEvents {
     pub requested_incompatible_qos: u64,
     /// Publishers incompatible with it now.
     pub incompatible_now: u64,
+    /// The policy that did not match, last time an incompatible publisher was found.
+    pub incompatible_policy: Option<QosPolicy>,
     /// Publishers of the topic found sending another type (see [`IncompatibleType`]).
     pub incompatible_type: u64,
     /// Messages of remote publishers that never arrived.
@@ -180,6 +184,11 @@ pub struct PublisherEvents {
 }
 
 impl PublisherEvents {
+    /// Its QoS events so far (as [`Publisher::qos_events`](super::Publisher::qos_events)).
+    pub fn qos_events(&self) -> PublisherQosEvents {
+        self.events.publisher_events()
+    }
+
     /// Runs `callback` on the node's executor when the publisher's offered deadline
     /// passes without a publish.
     pub fn on_deadline_missed(
@@ -236,6 +245,12 @@ pub struct SubscriptionEvents {
 }
 
 impl SubscriptionEvents {
+    /// Its QoS events so far (as
+    /// [`Subscription::qos_events`](super::Subscription::qos_events)).
+    pub fn qos_events(&self) -> SubscriptionQosEvents {
+        self.events.subscription_events()
+    }
+
     /// Runs `callback` on the node's executor when the subscription's requested deadline
     /// passes without a message; the status says how many periods so far and since the
     /// last call.
@@ -743,6 +758,7 @@ impl EndpointEvents {
             liveliness_lost: self.liveliness_lost.total(),
             offered_incompatible_qos: self.incompatible.counter.total(),
             incompatible_now: self.incompatible.now.load(Ordering::Acquire),
+            incompatible_policy: *self.incompatible.last_policy.lock(),
             incompatible_type: self.other_type.total(),
             alive: self.alive.load(Ordering::Acquire),
             matched_total,
@@ -759,6 +775,7 @@ impl EndpointEvents {
             not_alive_count,
             requested_incompatible_qos: self.incompatible.counter.total(),
             incompatible_now: self.incompatible.now.load(Ordering::Acquire),
+            incompatible_policy: *self.incompatible.last_policy.lock(),
             incompatible_type: self.other_type.total(),
             message_lost: self.message_lost.total(),
             message_expired: self.expired.load(Ordering::Relaxed),

@@ -4,6 +4,7 @@ rclpy's C binding that programs and tests call directly, answered by kairos."""
 from kairos import exceptions as _exceptions
 from kairos import qos as _qos
 from kairos import utilities as _utilities
+from kairos.impl import rcl_events as _rcl_events
 
 
 class _PredefinedProfiles:
@@ -34,6 +35,9 @@ class _Implementation:
     RCLError = _exceptions.RCLError
     UnknownROSArgsError = _exceptions.UnknownROSArgsError
     RCLInvalidROSArgsError = _exceptions.RCLInvalidROSArgsError
+
+    EventHandle = _rcl_events.EventHandle
+    WaitSet = _rcl_events.WaitSet
 
     rclpy_get_rmw_implementation_identifier = staticmethod(
         _utilities.get_rmw_implementation_identifier)
