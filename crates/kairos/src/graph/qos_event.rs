@@ -609,9 +609,9 @@ impl EndpointEvents {
 
     /// Matches this endpoint against the graph's endpoints of its topic (`peers`: every
     /// publisher and subscription of it, this one included) and `not_alive` publishers of
-    /// this context. Returns the warnings to log: its first peer of incompatible QoS, and
-    /// each new peer of another type (logged by the caller, outside its locks: a log line
-    /// may publish on `/rosout`).
+    /// this context. Returns the warnings to log: its first peer of incompatible QoS and
+    /// its first of another type (logged by the caller, outside its locks: a log line may
+    /// publish on `/rosout`).
     pub(crate) fn rematch(&self, peers: &[GraphEntity], not_alive: u64) -> Vec<String> {
         let mut warnings = Vec::new();
         let other = match self.kind {
