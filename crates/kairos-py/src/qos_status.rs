@@ -2,6 +2,7 @@
 //! (`kairos/impl/rcl_events.py`, rclpy's `_rclpy.EventHandle`) read through the entity's
 //! `handle`: the same counts kairos's event callbacks report, read when asked.
 
+use crate::typed::policy_name;
 use kairos::graph::{PublisherEvents, SubscriptionEvents};
 use pyo3::PyResult;
 
@@ -10,11 +11,6 @@ use pyo3::PyResult;
 pub(crate) enum QosEventSource {
     Publisher(PublisherEvents),
     Subscription(SubscriptionEvents),
-}
-
-/// rcl's name of a policy that did not match (`INVALID` before any did).
-fn policy_name(policy: Option<kairos::graph::QosPolicy>) -> &'static str {
-    policy.map_or("INVALID", |p| p.as_str())
 }
 
 impl QosEventSource {

@@ -56,7 +56,8 @@ fn unknown_event(name: &str, of: &str) -> PyErr {
     ))
 }
 
-fn policy_name(policy: Option<kairos::graph::QosPolicy>) -> &'static str {
+/// rcl's name of a policy that did not match (`INVALID` before any did).
+pub(crate) fn policy_name(policy: Option<kairos::graph::QosPolicy>) -> &'static str {
     policy.map_or("INVALID", |p| p.as_str())
 }
 
