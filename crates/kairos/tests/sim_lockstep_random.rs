@@ -19,7 +19,8 @@
 //!
 //! Two CPU-bound threads run beside every case: determinism must not depend on how idle
 //! the machine is. The seeds are printed; `KAIROS_SIM_SEED=<seed>` replays one case, and
-//! `KAIROS_SIM_CASES=<n>` runs more (default 24).
+//! `KAIROS_SIM_CASES=<n>` runs more (default 24); `KAIROS_SIM_SHOW=1` prints each case's
+//! trace events.
 
 use kairos::exec::Executor;
 use kairos::graph::{ClockMsg, Context, Node, Qos};
@@ -446,11 +447,21 @@ fn lockstep_stepping_is_exact_and_repeats_under_load() {
             !first_trace.is_empty(),
             "seed {seed}: the trace holds no timer fire"
         );
-        assert!(
-            first_trace == second_trace,
-            "seed {seed}: two traces differ, first at {:?}",
-            first_trace.iter().zip(&second_trace).find(|(a, b)| a != b)
-        );
+        if first_trace != second_trace {
+            // Both runs' events, kept for whoever replays the seed.
+            let kept = std::env::temp_dir().join(format!("kairos-sim-{seed}"));
+            std::fs::create_dir_all(&kept).expect("kept dir");
+            std::fs::write(kept.join("a.events"), first_trace.join("\n")).expect("kept");
+            std::fs::write(kept.join("b.events"), second_trace.join("\n")).expect("kept");
+            panic!(
+                "seed {seed}: two traces differ, first at {:?}; both runs' events are in {}",
+                first_trace.iter().zip(&second_trace).find(|(a, b)| a != b),
+                kept.display()
+            );
+        }
+        if std::env::var_os("KAIROS_SIM_SHOW").is_some() {
+            eprintln!("{}", first_trace.join("\n"));
+        }
         eprintln!(
             "seed {seed}: {} callbacks, {} trace events, twice in {:?}",
             first.log.len(),
