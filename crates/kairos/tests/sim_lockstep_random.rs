@@ -14,8 +14,10 @@
 //!   `spin_some` with steps longer than a period: ticks plus missed periods account for
 //!   every period, as the missed-period rule says);
 //! - the subscription receives every message, in order;
-//! - two runs of one seed give the same callback log and the same trace (the timer fires,
-//!   clock updates and callback starts babeltrace2 reads, handles numbered by first use).
+//! - two runs of one seed give the same callback log, each step's place in it included
+//!   (every callback a step made due is logged before the step returns), and the same
+//!   trace (the timer fires, clock updates and callback starts babeltrace2 reads, handles
+//!   numbered by first use), with no event discarded.
 //!
 //! Two CPU-bound threads run beside every case: determinism must not depend on how idle
 //! the machine is. The seeds are printed; `KAIROS_SIM_SEED=<seed>` replays one case, and
@@ -298,6 +300,11 @@ fn run(case: &Case) -> Outcome {
                 }
             }
         }
+        // Everything the step made due has run by now, whichever thread ran it: the
+        // log says so in the same place every run.
+        log.lock()
+            .unwrap()
+            .push(format!("step to {}", sim.now().nanos()));
     }
     let end_ns = sim.now().nanos();
     stop();
@@ -369,7 +376,12 @@ fn run_traced(case: &Case, dir: &Path, name: &str) -> (Outcome, Vec<String>) {
     };
     let session = kairos::trace::Session::start_with(&path, config).expect("trace session");
     let outcome = run(case);
-    session.stop().expect("trace written");
+    let stats = session.stop().expect("trace written");
+    assert_eq!(
+        (stats.events_discarded, stats.events_lost),
+        (0, 0),
+        "every event of {case:?} must be in its trace"
+    );
     (outcome, deterministic_events(&path))
 }
 
