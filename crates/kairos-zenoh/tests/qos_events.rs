@@ -445,7 +445,9 @@ fn a_remote_manual_publisher_whose_lease_lapses_counts_as_not_alive_until_it_ass
     assert_eq!(subscription.qos_events().alive_count, 0);
     assert!(!publisher.qos_events().alive);
 
-    // A publish asserts it again.
+    // A publish asserts it again. The counts change as the sample arrives; the callback
+    // that reports it runs on the listener's executor after that, so it is waited for.
+    let before = changed.lock().len();
     publisher.publish(StringMsg {
         data: "beat".into(),
     });
@@ -453,9 +455,17 @@ fn a_remote_manual_publisher_whose_lease_lapses_counts_as_not_alive_until_it_ass
         let events = subscription.qos_events();
         (events.alive_count, events.not_alive_count) == (1, 0)
     }));
-    let last = *changed.lock().last().unwrap();
-    assert_eq!(
-        (last.alive_count_change, last.not_alive_count_change),
-        (1, -1)
+    assert!(
+        spin_until(&[&ea, &eb], || changed.lock()[before..]
+            .iter()
+            .any(|c| (c.alive_count_change, c.not_alive_count_change) == (1, -1))),
+        "the callback never reported the publisher alive again: {:?}",
+        &changed.lock()[before..]
     );
+    let back = changed.lock()[before..]
+        .iter()
+        .find(|c| (c.alive_count_change, c.not_alive_count_change) == (1, -1))
+        .copied()
+        .unwrap();
+    assert_eq!((back.alive_count, back.not_alive_count), (1, 0));
 }
