@@ -537,6 +537,9 @@ impl StreamReader {
         } else {
             (packet_bytes, None)
         };
+        // The padding after the content is never decoded: it is not read either (half a
+        // trace's bytes when each CPU's last packet is mostly empty).
+        let wanted = avail.min(content_bits.div_ceil(8));
         let begin = ctx_uint("timestamp_begin");
         let discarded = ctx_uint("events_discarded");
         let cpu_id = ctx_uint("cpu_id");
@@ -597,13 +600,13 @@ impl StreamReader {
             }
             self.last_discarded = Some(now);
         }
-        if avail > want {
-            if self.buf.len() < avail as usize {
-                self.buf.resize(avail as usize, 0);
+        if wanted > want {
+            if self.buf.len() < wanted as usize {
+                self.buf.resize(wanted as usize, 0);
             }
             if let Err(cause) = self
                 .file
-                .read_exact_at(&mut self.buf[want as usize..avail as usize], offset + want)
+                .read_exact_at(&mut self.buf[want as usize..wanted as usize], offset + want)
             {
                 self.failed = true;
                 return Err(ReadError::Io {
