@@ -455,17 +455,15 @@ fn a_remote_manual_publisher_whose_lease_lapses_counts_as_not_alive_until_it_ass
         let events = subscription.qos_events();
         (events.alive_count, events.not_alive_count) == (1, 0)
     }));
+    let revived =
+        |c: &&LivelinessChanged| (c.alive_count_change, c.not_alive_count_change) == (1, -1);
     assert!(
         spin_until(&[&ea, &eb], || changed.lock()[before..]
             .iter()
-            .any(|c| (c.alive_count_change, c.not_alive_count_change) == (1, -1))),
+            .any(|c| revived(&c))),
         "the callback never reported the publisher alive again: {:?}",
         &changed.lock()[before..]
     );
-    let back = changed.lock()[before..]
-        .iter()
-        .find(|c| (c.alive_count_change, c.not_alive_count_change) == (1, -1))
-        .copied()
-        .unwrap();
+    let back = *changed.lock()[before..].iter().find(revived).unwrap();
     assert_eq!((back.alive_count, back.not_alive_count), (1, 0));
 }
