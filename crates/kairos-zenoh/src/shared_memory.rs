@@ -12,9 +12,11 @@
 //!   and decoding is its one copy); a subscriber on another host, or without shared
 //!   memory, gets the same bytes over the network (zenoh copies them out for it);
 //! - a payload that finds no room in the pool, after zenoh's garbage collection and
-//!   defragmentation, is sent as ordinary bytes and counted in
+//!   defragmentation, or that comes while the pool is still starting (zenoh starts it in
+//!   the background when the session opens), is sent as ordinary bytes and counted in
 //!   [`SharedMemoryStats::fallbacks`]: a publish never waits for the pool, and never loses
-//!   the message;
+//!   the message. A program that wants its first large message in shared memory waits
+//!   for the pool first ([`crate::ZenohTransport::wait_shared_memory`]);
 //! - what arrives through shared memory is counted
 //!   ([`SharedMemoryStats::received`]), so a user (and a test) can tell it is used.
 
@@ -23,7 +25,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use zenoh::Session;
 use zenoh::bytes::ZBytes;
-use zenoh::shm::{Defragment, GarbageCollect, PosixShmProviderBackend, ShmProvider};
+use zenoh::shm::{
+    Defragment, GarbageCollect, PosixShmProviderBackend, ShmProvider, ShmProviderState,
+};
 
 /// Counts of payloads through shared memory, over one transport's publishers and
 /// subscriptions.
@@ -43,6 +47,9 @@ pub(crate) struct SharedMemory {
     session: Session,
     /// The smallest payload written into shared memory; `None` when it is off.
     threshold: Option<usize>,
+    /// The pool once zenoh has started it (`None`: it failed to start, or is disabled).
+    /// Unset while it is starting: zenoh's own state moves to ready only when it looks at
+    /// its start-up channel itself, so this module asks again rather than waiting on it.
     provider: OnceLock<Option<Arc<ShmProvider<PosixShmProviderBackend>>>>,
     sent: AtomicU64,
     fallbacks: AtomicU64,
@@ -112,20 +119,52 @@ impl SharedMemory {
         }
     }
 
-    /// A buffer of `len` bytes from the pool, if it has room now.
+    /// A buffer of `len` bytes from the pool, if it is up and has room now.
     fn buffer(&self, len: usize) -> Option<zenoh::shm::ZShmMut> {
         use zenoh::Wait;
-        // The first large payload waits for the pool zenoh started at open (a few ms, at
-        // most once); a pool that failed to start stays "no room" for good.
-        let provider = self
-            .provider
-            .get_or_init(|| self.session.get_shm_provider().wait())
-            .as_ref()?;
-        provider
+        self.pool()?
             .alloc(len)
             .with_policy::<GarbageCollect<Defragment>>()
             .wait()
             .ok()
+    }
+
+    /// The pool, if zenoh has started it; never waits (a pool still starting is `None`
+    /// now and asked for again next time; one that failed stays `None` for good).
+    fn pool(&self) -> Option<&Arc<ShmProvider<PosixShmProviderBackend>>> {
+        if let Some(known) = self.provider.get() {
+            return known.as_ref();
+        }
+        match self.session.get_shm_provider() {
+            ShmProviderState::Ready(provider) => {
+                self.provider.get_or_init(|| Some(provider)).as_ref()
+            }
+            // Dropping the receiver leaves the pool's start-up message to zenoh.
+            ShmProviderState::Initializing(_) => None,
+            ShmProviderState::Disabled | ShmProviderState::Error => {
+                self.provider.get_or_init(|| None).as_ref()
+            }
+        }
+    }
+
+    /// Waits until the pool is up, at most until `deadline`; false if it is off, failed to
+    /// start, or is still starting at the deadline.
+    pub(crate) fn wait_ready(&self, deadline: std::time::Instant) -> bool {
+        if self.threshold.is_none() {
+            return false;
+        }
+        loop {
+            if let Some(known) = self.provider.get() {
+                return known.is_some();
+            }
+            if self.pool().is_some() {
+                return true;
+            }
+            if self.provider.get().is_some() || std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 
     /// Counts a sample that arrived; `payload` is its bytes.

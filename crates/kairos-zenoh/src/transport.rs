@@ -287,6 +287,15 @@ impl ZenohTransport {
         self.shm.enabled()
     }
 
+    /// Waits, at most `timeout`, until the shared-memory pool is up: zenoh starts it in
+    /// the background when the session opens, and until then large payloads go as
+    /// ordinary bytes (counted in [`SharedMemoryStats::fallbacks`]) rather than make a
+    /// publish wait. False if shared memory is off, the pool failed to start, or it is
+    /// still starting after `timeout`.
+    pub fn wait_shared_memory(&self, timeout: std::time::Duration) -> bool {
+        self.shm.wait_ready(std::time::Instant::now() + timeout)
+    }
+
     /// Closes the session, returning by `timeout` whatever the network does (zenoh's own
     /// close may take up to its 10 s timeout; it finishes on a thread of its own then).
     pub fn close(&self, timeout: std::time::Duration) -> Result<(), TransportError> {

@@ -385,6 +385,11 @@ fn publish(mode: &str, size: usize, port: u16, plan: Plan, args: &Args) -> anyho
         std::thread::yield_now();
     }
     if mode == "kairos" {
+        // As the raw side gets its pool before its clock starts: kairos sends large
+        // payloads as bytes while the pool is still starting, never waiting for it.
+        if args.shm && !transport.wait_shared_memory(Duration::from_secs(30)) {
+            bail!("the shared-memory pool did not start within 30 s");
+        }
         let context = Context::new();
         transport.install(&context)?;
         let node = Node::new_in(&context, "bench_talker", "/")?;
