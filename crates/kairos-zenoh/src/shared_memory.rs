@@ -154,12 +154,10 @@ impl SharedMemory {
             return false;
         }
         loop {
-            if let Some(known) = self.provider.get() {
-                return known.is_some();
-            }
             if self.pool().is_some() {
                 return true;
             }
+            // Known and not there (failed or off), or still starting at the deadline.
             if self.provider.get().is_some() || std::time::Instant::now() >= deadline {
                 return false;
             }
