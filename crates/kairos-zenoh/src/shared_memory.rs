@@ -12,11 +12,15 @@
 //!   and decoding is its one copy); a subscriber on another host, or without shared
 //!   memory, gets the same bytes over the network (zenoh copies them out for it);
 //! - a payload that finds no room in the pool, after zenoh's garbage collection and
-//!   defragmentation, or that comes while the pool is still starting (zenoh starts it in
-//!   the background when the session opens), is sent as ordinary bytes and counted in
-//!   [`SharedMemoryStats::fallbacks`]: a publish never waits for the pool, and never loses
-//!   the message. A program that wants its first large message in shared memory waits
-//!   for the pool first ([`crate::ZenohTransport::wait_shared_memory`]);
+//!   defragmentation, or that comes while the pool is still starting, is sent as
+//!   ordinary bytes and counted in [`SharedMemoryStats::fallbacks`]: a publish never
+//!   waits for the pool, and never loses the message. A program that wants its first
+//!   large message in shared memory waits for the pool first
+//!   ([`crate::ZenohTransport::wait_shared_memory`]);
+//! - the pool is started when the session opens, on a thread of its own that ends once
+//!   the pool is up (or failed, or the session closed). That thread also makes the
+//!   pool's first allocation, which costs ~10 ms of zenoh's own set-up (measured on a
+//!   2-core VM): publishers see the pool only after it, so no publish pays it;
 //! - what arrives through shared memory is counted
 //!   ([`SharedMemoryStats::received`]), so a user (and a test) can tell it is used.
 
@@ -44,13 +48,12 @@ pub struct SharedMemoryStats {
 
 /// One transport's use of the session's shared-memory pool; see the module docs.
 pub(crate) struct SharedMemory {
-    session: Session,
     /// The smallest payload written into shared memory; `None` when it is off.
     threshold: Option<usize>,
-    /// The pool once zenoh has started it (`None`: it failed to start, or is disabled).
-    /// Unset while it is starting: zenoh's own state moves to ready only when it looks at
-    /// its start-up channel itself, so this module asks again rather than waiting on it.
-    provider: OnceLock<Option<Arc<ShmProvider<PosixShmProviderBackend>>>>,
+    /// The pool once it is started and has made its first allocation (`None`: it failed
+    /// to start, or is disabled). Unset while it is starting; set by the start-up thread
+    /// only.
+    provider: OnceLock<Option<Pool>>,
     sent: AtomicU64,
     fallbacks: AtomicU64,
     received: AtomicU64,
@@ -67,22 +70,27 @@ impl SharedMemory {
         enabled.then(|| threshold.unwrap_or(DEFAULT_THRESHOLD))
     }
 
-    /// Shared memory for `session`, opened with a configuration of `threshold`. Starting
-    /// the pool is left to zenoh (lazily, at the first large payload, unless the
-    /// configuration says `init`).
+    /// Shared memory for `session`, opened with a configuration of `threshold`; starts the
+    /// pool in the background when `threshold` says shared memory is on.
     pub(crate) fn new(session: &Session, threshold: Option<usize>) -> Arc<Self> {
-        if threshold.is_some() {
-            // Asks zenoh to start the pool now, in the background.
-            let _ = session.get_shm_provider();
-        }
-        Arc::new(SharedMemory {
-            session: session.clone(),
+        let shm = Arc::new(SharedMemory {
             threshold,
             provider: OnceLock::new(),
             sent: AtomicU64::new(0),
             fallbacks: AtomicU64::new(0),
             received: AtomicU64::new(0),
-        })
+        });
+        if threshold.is_some() {
+            let (session, weak) = (session.clone(), Arc::downgrade(&shm));
+            let started = std::thread::Builder::new()
+                .name("kairos-shm-pool".into())
+                .spawn(move || start(&session, &weak));
+            if started.is_err() {
+                // No thread, no pool: every large payload goes as bytes, counted.
+                let _ = shm.provider.set(None);
+            }
+        }
+        shm
     }
 
     /// Whether payloads may go through shared memory.
@@ -129,22 +137,9 @@ impl SharedMemory {
             .ok()
     }
 
-    /// The pool, if zenoh has started it; never waits (a pool still starting is `None`
-    /// now and asked for again next time; one that failed stays `None` for good).
-    fn pool(&self) -> Option<&Arc<ShmProvider<PosixShmProviderBackend>>> {
-        if let Some(known) = self.provider.get() {
-            return known.as_ref();
-        }
-        match self.session.get_shm_provider() {
-            ShmProviderState::Ready(provider) => {
-                self.provider.get_or_init(|| Some(provider)).as_ref()
-            }
-            // Dropping the receiver leaves the pool's start-up message to zenoh.
-            ShmProviderState::Initializing(_) => None,
-            ShmProviderState::Disabled | ShmProviderState::Error => {
-                self.provider.get_or_init(|| None).as_ref()
-            }
-        }
+    /// The pool, once started; never waits.
+    fn pool(&self) -> Option<&Pool> {
+        self.provider.get()?.as_ref()
     }
 
     /// Waits until the pool is up, at most until `deadline`; false if it is off, failed to
@@ -154,11 +149,10 @@ impl SharedMemory {
             return false;
         }
         loop {
-            if self.pool().is_some() {
-                return true;
+            if let Some(known) = self.provider.get() {
+                return known.is_some();
             }
-            // Known and not there (failed or off), or still starting at the deadline.
-            if self.provider.get().is_some() || std::time::Instant::now() >= deadline {
+            if std::time::Instant::now() >= deadline {
                 return false;
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
@@ -178,6 +172,51 @@ impl SharedMemory {
             fallbacks: self.fallbacks.load(Ordering::Relaxed),
             received: self.received.load(Ordering::Relaxed),
         }
+    }
+}
+
+type Pool = Arc<ShmProvider<PosixShmProviderBackend>>;
+
+/// How long the pool may take to start before it counts as failed (large payloads then go
+/// as bytes, counted in fallbacks).
+const START_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The start-up thread: asks zenoh for the pool until it is up, makes its first
+/// allocation, then hands it to publishers. Ends when the pool is known (up, failed, or
+/// not up within [`START_LIMIT`]), the session closes, or the transport is gone.
+fn start(session: &Session, shm: &std::sync::Weak<SharedMemory>) {
+    use zenoh::Wait;
+    let (started, mut pause) = (
+        std::time::Instant::now(),
+        std::time::Duration::from_millis(1),
+    );
+    let pool = loop {
+        match session.get_shm_provider() {
+            ShmProviderState::Ready(pool) => break Some(pool),
+            // The receiver is dropped: zenoh moves its state to ready only when it reads
+            // its own start-up channel.
+            ShmProviderState::Initializing(_) => {}
+            ShmProviderState::Disabled | ShmProviderState::Error => break None,
+        }
+        if session.is_closed() || shm.strong_count() == 0 {
+            return;
+        }
+        if started.elapsed() > START_LIMIT {
+            break None;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(std::time::Duration::from_millis(10));
+    };
+    if let Some(pool) = &pool {
+        // Pays zenoh's one-time set-up of the first allocation here, not in a publish.
+        drop(
+            pool.alloc(1)
+                .with_policy::<GarbageCollect<Defragment>>()
+                .wait(),
+        );
+    }
+    if let Some(shm) = shm.upgrade() {
+        let _ = shm.provider.set(pool);
     }
 }
 

@@ -186,6 +186,27 @@ fn a_publish_never_waits_for_the_pool_to_start() {
     eprintln!(
         "the first publish came while the pool was starting in {caught_starting} of 8 rounds"
     );
+    // A session closed while its pool is still starting: the start-up thread ends too.
+    let (_, tc) = carried(config(port, true, 512 << 20));
+    tc.close(Duration::from_secs(5)).expect("close");
+    let deadline = Instant::now() + WAIT;
+    while start_threads() > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "{} pool start-up threads still alive {WAIT:?} after their sessions closed",
+            start_threads()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Threads of this process starting a shared-memory pool.
+fn start_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .expect("read /proc/self/task")
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .filter(|name| name.trim() == "kairos-shm-pool")
+        .count()
 }
 
 #[test]
