@@ -198,10 +198,7 @@ fn start(session: &Session, shm: &std::sync::Weak<SharedMemory>) {
             ShmProviderState::Initializing(_) => {}
             ShmProviderState::Disabled | ShmProviderState::Error => break None,
         }
-        if session.is_closed() || shm.strong_count() == 0 {
-            return;
-        }
-        if started.elapsed() > START_LIMIT {
+        if session.is_closed() || shm.strong_count() == 0 || started.elapsed() > START_LIMIT {
             break None;
         }
         std::thread::sleep(pause);
