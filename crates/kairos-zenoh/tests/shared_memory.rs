@@ -189,6 +189,9 @@ fn a_publish_never_waits_for_the_pool_to_start() {
     // A session closed while its pool is still starting: the start-up thread ends too.
     let (_, tc) = carried(config(port, true, 512 << 20));
     tc.close(Duration::from_secs(5)).expect("close");
+    // The thread gives no signal when it ends, and other tests of this binary start
+    // theirs at any time: poll until none is left, failing only if one outlives WAIT
+    // (each ends within one pool start, ~0.1-1 s here).
     let deadline = Instant::now() + WAIT;
     while start_threads() > 0 {
         assert!(
