@@ -3,8 +3,10 @@
 //!
 //! What this module promises: [`array`](mod@array) writes a fixed array `T[N]` as `N` elements and no
 //! length (CDR has none for arrays), for any `N` (serde's own impls stop at 32; `Odometry`
-//! has `float64[36]`); [`bytes`] writes a `uint8[]` as its u32 length and the bytes in one
-//! block, the same bytes serde would write element by element.
+//! has `float64[36]`); [`bytes`] writes a `Vec<u8>` as a `uint8[]`: its u32 length and the
+//! bytes in one block, the same bytes serde would write element by element. Generated
+//! types hold a `uint8[]` as a [`Bytes`], which does the same and can be a view into the
+//! received payload.
 
 use serde::de::{Error as _, SeqAccess, Visitor};
 use serde::ser::SerializeTuple;
@@ -96,19 +98,4 @@ pub mod bytes {
     }
 }
 
-/// A `uint8[]` field, carried as one block of bytes (the CDR of `sequence<uint8>`: a u32
-/// length and the bytes) rather than element by element.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Bytes(pub Vec<u8>);
-
-impl Serialize for Bytes {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        bytes::serialize(&self.0, serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for Bytes {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        bytes::deserialize(deserializer).map(Bytes)
-    }
-}
+pub use crate::bytes_field::{Bytes, SHARE_FROM};

@@ -7,19 +7,22 @@
 //! - [`type_hash`]: type descriptions and RIHS01 type hashes, computed as rosidl does.
 //! - [`payload`]: [`Payload`], what a topic or service carries, and [`Wire`], the codec a
 //!   publisher, subscription, service or client hands to the transport.
-//! - [`cdr`]: serde helpers for the field shapes serde has no CDR form for by itself.
+//! - [`cdr`]: serde helpers for the field shapes serde has no CDR form for by itself, and
+//!   [`cdr::Bytes`], a `uint8[]` field that a received message can hold without a copy.
 //! - [`builtin`]: the descriptions of the ROS types this crate itself refers to.
 
 #![warn(missing_docs)]
 
 pub mod builtin;
+mod bytes_field;
 pub mod cdr;
 pub mod message;
 pub mod payload;
 pub mod type_hash;
 
 pub use message::{
-    ActionType, DecodeError, GoalUuid, InterfaceVisitor, Message, ServiceType, decode, encode,
+    ActionType, DecodeError, GoalUuid, InterfaceVisitor, Message, ServiceType, decode,
+    decode_shared, encode,
 };
 pub use payload::{AnyMessage, AnyValue, Payload, ServiceCall, ServiceWire, Wire};
 pub use type_hash::{TypeDescription, TypeHash};

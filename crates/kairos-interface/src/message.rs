@@ -286,6 +286,14 @@ pub fn decode<M: Message>(payload: &[u8]) -> Result<M, DecodeError> {
         })
 }
 
+/// The message in `payload`, its large byte fields ([`Bytes`](crate::cdr::Bytes) of
+/// [`SHARE_FROM`](crate::cdr::SHARE_FROM) bytes or more) views into `payload` rather than
+/// copies: the decode a transport uses for what it received, so a 16 MiB image in shared
+/// memory reaches its subscriber without a copy.
+pub fn decode_shared<M: Message>(payload: &bytes::Bytes) -> Result<M, DecodeError> {
+    crate::bytes_field::with_payload(payload, || decode::<M>(payload))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -154,6 +154,13 @@ impl Wire {
         (self.decode)(payload)
     }
 
+    /// The message in `payload`, shared, its large byte fields views into `payload` (see
+    /// [`decode_shared`](crate::message::decode_shared)): what a transport hands a
+    /// subscription.
+    pub fn decode_shared(&self, payload: &bytes::Bytes) -> Result<AnyMessage, DecodeError> {
+        crate::bytes_field::with_payload(payload, || (self.decode)(payload))
+    }
+
     /// The message in `payload`, owned, as a service request or response.
     pub fn decode_value(&self, payload: &[u8]) -> Result<AnyValue, DecodeError> {
         (self.decode_value)(payload)

@@ -10,6 +10,15 @@ use crate::{ActionFile, Package};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
+/// Whether `field`'s elements are octets (`uint8`, `byte`, `char`), which a sequence of
+/// holds as `cdr::Bytes`.
+fn is_bytes(field: &Field) -> bool {
+    matches!(
+        field.ty.base,
+        BaseType::Primitive(Primitive::Uint8 | Primitive::Byte | Primitive::Char)
+    )
+}
+
 /// `type_description_interfaces/msg/FieldType` ids of the element types.
 fn primitive_type_id(p: Primitive) -> u8 {
     match p {
@@ -404,19 +413,8 @@ impl Emitter<'_> {
         let _ = writeln!(out, "        #[serde(crate = \"{rt}::serde\", default)]");
         let _ = writeln!(out, "        pub struct {rust_name} {{");
         for field in fields {
-            match field.ty.container {
-                Container::Array(_) => {
-                    let _ = writeln!(out, "            #[serde(with = \"{rt}::cdr::array\")]");
-                }
-                Container::Sequence | Container::BoundedSequence(_)
-                    if matches!(
-                        field.ty.base,
-                        BaseType::Primitive(Primitive::Uint8 | Primitive::Byte | Primitive::Char)
-                    ) =>
-                {
-                    let _ = writeln!(out, "            #[serde(with = \"{rt}::cdr::bytes\")]");
-                }
-                _ => {}
+            if let Container::Array(_) = field.ty.container {
+                let _ = writeln!(out, "            #[serde(with = \"{rt}::cdr::array\")]");
             }
             write_doc(out, "            ", &field.doc);
             let _ = writeln!(
@@ -491,6 +489,10 @@ impl Emitter<'_> {
         match field.ty.container {
             Container::Single => element,
             Container::Array(n) => format!("[{element}; {n}]"),
+            // One block of bytes, which a received message holds without a copy.
+            Container::Sequence | Container::BoundedSequence(_) if is_bytes(field) => {
+                format!("{}::cdr::Bytes", self.rt)
+            }
             Container::Sequence | Container::BoundedSequence(_) => {
                 format!("::std::vec::Vec<{element}>")
             }
@@ -525,7 +527,12 @@ impl Emitter<'_> {
             }
             (Some(Value::List(items)), _) => {
                 let items: Vec<String> = items.iter().map(one).collect();
-                format!("::std::vec![{}]", items.join(", "))
+                let vec = format!("::std::vec![{}]", items.join(", "));
+                if is_bytes(field) {
+                    format!("{}::cdr::Bytes::from({vec})", self.rt)
+                } else {
+                    vec
+                }
             }
             (Some(v), _) => one(v),
         }

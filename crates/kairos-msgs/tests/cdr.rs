@@ -199,7 +199,7 @@ fn fixed_arrays_have_no_length_and_byte_sequences_have_one() {
     assert_eq!(bytes.len(), 4 + 8 + 5 + 3 + 6 + 2 + (7 + 36 + 6 + 36) * 8);
     assert_eq!(decode::<Odometry>(&bytes).unwrap(), odometry);
     let image = Image {
-        data: vec![1, 2, 3],
+        data: vec![1, 2, 3].into(),
         ..Default::default()
     };
     let bytes = encode(&image);
@@ -258,7 +258,7 @@ fn bytes_are_a_cdr_uint8_sequence() {
     }
     let blob = Blob {
         tag: 9,
-        data: Bytes(vec![1, 2, 3]),
+        data: Bytes::from(vec![1, 2, 3]),
     };
     let bytes = encode(&blob);
     assert_eq!(bytes, [0, 1, 0, 0, 9, 0, 0, 0, 3, 0, 0, 0, 1, 2, 3]);

@@ -24,6 +24,7 @@
 //!   types the transport carries.
 //! - [`shared_memory`]: large payloads between processes of one host through Zenoh's
 //!   shared memory, when the configuration turns it on.
+//! - `received`: a received payload kept as one block, so large byte fields are views.
 
 #![warn(missing_docs)]
 
@@ -37,6 +38,7 @@ pub mod matching;
 pub mod msg;
 pub mod parameter_services;
 pub mod qos;
+mod received;
 mod report;
 pub mod sender_state;
 pub mod shared_memory;

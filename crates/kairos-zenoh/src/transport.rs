@@ -686,7 +686,11 @@ impl ZenohTransport {
             let left = graph
                 .lifespan_of(&attachment.gid)
                 .map(|lifespan| lifespan - age(attachment.source_timestamp));
-            match wire.decode(&sample.payload().to_bytes()) {
+            let decoded = match crate::received::shareable(sample.payload()) {
+                Some(payload) => wire.decode_shared(&payload),
+                None => wire.decode(&sample.payload().to_bytes()),
+            };
+            match decoded {
                 // Not negative: a negative number is malformed.
                 Ok(message) => deliver(message, handle, seq as u64, left),
                 Err(e) => log.record(Some(attachment.gid), &e.to_string()),

@@ -5,6 +5,7 @@
 
 use kairos::exec::Executor;
 use kairos::graph::{Context, Node, Qos};
+use kairos_msgs::cdr::SHARE_FROM;
 use kairos_msgs::message::encoded_len;
 use kairos_msgs::sensor_msgs::msg::Image;
 use kairos_testkit::router::free_loopback_port as free_port;
@@ -102,6 +103,7 @@ fn send_images(shm: bool, pool: usize, sizes: &[usize]) -> (SharedMemoryStats, S
     for (index, &size) in sizes.iter().enumerate() {
         publisher.publish(image(index as u32, size));
     }
+    let mut in_pool = Vec::new();
     for (index, &size) in sizes.iter().enumerate() {
         let got = rx
             .recv_timeout(WAIT)
@@ -110,10 +112,46 @@ fn send_images(shm: bool, pool: usize, sizes: &[usize]) -> (SharedMemoryStats, S
             *got == image(index as u32, size),
             "image {index} ({size} bytes) arrived changed"
         );
+        // No copy on the receive path: large pixels are a view of what arrived.
+        assert_eq!(
+            got.data.is_view(),
+            size >= SHARE_FROM,
+            "image {index} ({size} bytes): a view exactly from {SHARE_FROM} bytes on"
+        );
+        if got.data.is_view() && encoded_len(&*got) >= THRESHOLD {
+            in_pool.push((index, size, mapping_of(got.data.as_ptr())));
+        }
     }
     exec.cancel();
     spinner.join().unwrap().unwrap();
+    // Every image sent through shared memory is read from the pool's segment itself.
+    if shm && ta.shared_memory().fallbacks == 0 {
+        for (index, size, mapping) in in_pool {
+            assert!(
+                mapping.contains("/dev/shm/"),
+                "image {index} ({size} bytes) came in shared memory, yet its pixels are in \
+                 {mapping:?}, not in the pool's segment: they were copied"
+            );
+        }
+    }
     (ta.shared_memory(), tb.shared_memory())
+}
+
+/// The line of `/proc/self/maps` whose range holds `address` (its last column names the
+/// file mapped there; a shared-memory segment is under `/dev/shm/`).
+fn mapping_of(address: *const u8) -> String {
+    let address = address as usize;
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("read /proc/self/maps");
+    maps.lines()
+        .find(|line| {
+            let range = line.split_whitespace().next().unwrap_or("");
+            let (start, end) = range.split_once('-').unwrap_or(("0", "0"));
+            let start = usize::from_str_radix(start, 16).unwrap_or(0);
+            let end = usize::from_str_radix(end, 16).unwrap_or(0);
+            (start..end).contains(&address)
+        })
+        .unwrap_or("no mapping")
+        .to_owned()
 }
 
 /// Images whose payload reaches the threshold.

@@ -405,7 +405,7 @@ fn publish(mode: &str, size: usize, port: u16, plan: Plan, args: &Args) -> anyho
             Qos::keep_last(100)
         };
         let publisher = node.create_publisher::<BenchMsg>(TOPIC, qos)?;
-        let data = Bytes(payload);
+        let data = Bytes::from(payload);
         send_all(&|seq| {
             // The message is built first, as the raw side fills its buffer first: the
             // clock starts at the publish.
