@@ -598,13 +598,15 @@ impl RemoteClient for ZenohClient {
             .allowed_destination(Locality::Remote)
             .callback(move |response| {
                 let result = match response.result() {
-                    Ok(sample) => response_wire
-                        .decode_value(&sample.payload().to_bytes())
-                        .map_err(|e| CallError::Transport {
-                            service: service.clone(),
-                            seq,
-                            reason: format!("the response does not decode: {e}"),
-                        }),
+                    Ok(sample) => match crate::received::shareable(sample.payload()) {
+                        Some(payload) => response_wire.decode_value_shared(&payload),
+                        None => response_wire.decode_value(&sample.payload().to_bytes()),
+                    }
+                    .map_err(|e| CallError::Transport {
+                        service: service.clone(),
+                        seq,
+                        reason: format!("the response does not decode: {e}"),
+                    }),
                     Err(e) => Err(CallError::Transport {
                         service: service.clone(),
                         seq,

@@ -738,3 +738,52 @@ fn a_graph_sees_the_nodes_and_entities_of_another_and_waits_for_them() {
     assert_eq!(graph.count(Kind::Subscription, "/chatter"), 0);
     assert!(graph.service_names_and_types().is_empty());
 }
+
+#[test]
+fn a_large_byte_field_of_a_remote_response_is_a_view_not_a_copy() {
+    use kairos_msgs::cdr::SHARE_FROM;
+    use kairos_msgs::rcl_interfaces::srv::{
+        GetParameterTypes, GetParameterTypesRequest, GetParameterTypesResponse,
+    };
+    let port = free_port();
+    let _router = router(port);
+    let (a, _ta) = carried(port);
+    let (b, _tb) = carried(port);
+    let server_node = Node::new_in(&a, "typer", "/").unwrap();
+    let client_node = Node::new_in(&b, "asker", "/").unwrap();
+    // One type byte per name asked: the response's size is the caller's choice.
+    let _service = server_node
+        .create_service("/types", |r: GetParameterTypesRequest| {
+            GetParameterTypesResponse {
+                types: (0..r.names.len()).map(|i| (i % 10) as u8).collect(),
+            }
+        })
+        .unwrap();
+    let exec = Executor::single_threaded();
+    exec.add_node(&server_node).unwrap();
+    let spin = exec.clone();
+    let spinner = std::thread::spawn(move || spin.spin());
+    let client = client_node
+        .create_client::<GetParameterTypes>("/types")
+        .unwrap();
+    assert!(client.wait_for_service(Duration::from_secs(30)));
+    for count in [3, SHARE_FROM - 1, SHARE_FROM, 100_000] {
+        let response = client
+            .call(
+                GetParameterTypesRequest {
+                    names: vec![String::new(); count],
+                },
+                Duration::from_secs(30),
+            )
+            .unwrap();
+        let expected: Vec<u8> = (0..count).map(|i| (i % 10) as u8).collect();
+        assert_eq!(response.types, expected, "{count} types");
+        assert_eq!(
+            response.types.is_view(),
+            count >= SHARE_FROM,
+            "{count} types: a view of the received reply exactly from {SHARE_FROM} bytes on"
+        );
+    }
+    exec.cancel();
+    spinner.join().unwrap().unwrap();
+}

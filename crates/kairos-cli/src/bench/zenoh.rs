@@ -405,7 +405,9 @@ fn publish(mode: &str, size: usize, port: u16, plan: Plan, args: &Args) -> anyho
             Qos::keep_last(100)
         };
         let publisher = node.create_publisher::<BenchMsg>(TOPIC, qos)?;
-        let data = Bytes::from(payload);
+        // One buffer behind every message (a clone is a reference count), as the raw side
+        // copies from one buffer: both read the same bytes from the same place each time.
+        let data = Bytes::from(Bytes::from(payload).into_shared());
         send_all(&|seq| {
             // The message is built first, as the raw side fills its buffer first: the
             // clock starts at the publish.
