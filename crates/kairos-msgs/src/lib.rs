@@ -14,6 +14,10 @@
 //!   `AResult`, `AFeedback` and the services and message that carry it
 //!   (`example_interfaces::action::Fibonacci`).
 //!
+//! Field types: a `T[]` is a `Vec<T>`, a `T[N]` a `[T; N]`; a `uint8[]` (or `byte[]`,
+//! `char[]`) is a [`cdr::Bytes`], which reads as a `[u8]` and, in a received message,
+//! may be a view of the buffer it arrived in (a camera image in shared memory, uncopied).
+//!
 //! Your own packages: see `kairos-msgs-gen`.
 
 #![warn(missing_docs)]

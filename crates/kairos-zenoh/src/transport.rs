@@ -921,13 +921,12 @@ impl ZenohTransport {
                         .wait();
                     return;
                 };
-                let payload = query
-                    .payload()
-                    .map(|p| p.to_bytes().to_vec())
-                    .unwrap_or_default();
+                // A clone is a reference count: the server decodes the request from zenoh's
+                // buffer (joined only if it came in pieces), not from a copy of it.
+                let payload = query.payload().cloned().unwrap_or_default();
                 let reply_key = query.key_expr().clone().into_owned();
                 server(
-                    &payload,
+                    &payload.to_bytes(),
                     Box::new(move |result| {
                         let echo = Attachment {
                             source_timestamp: now_ns(),

@@ -37,6 +37,27 @@ fn carried_with(port: u16, mut config: zenoh::Config) -> (Context, Arc<ZenohTran
     (context, transport)
 }
 
+/// A single-threaded executor spinning `node` on a thread of its own, until [`Spinning::stop`].
+struct Spinning {
+    exec: Executor,
+    thread: std::thread::JoinHandle<Result<(), kairos::exec::ExecError>>,
+}
+
+fn spin(node: &Node) -> Spinning {
+    let exec = Executor::single_threaded();
+    exec.add_node(node).unwrap();
+    let spin = exec.clone();
+    let thread = std::thread::spawn(move || spin.spin());
+    Spinning { exec, thread }
+}
+
+impl Spinning {
+    fn stop(self) {
+        self.exec.cancel();
+        self.thread.join().unwrap().unwrap();
+    }
+}
+
 /// A plain zenoh publisher on `key` in `transport`'s session, sending to other sessions
 /// only, once a subscriber elsewhere matches it (bounded by [`WAIT`]).
 fn raw_publisher(transport: &ZenohTransport, key: String) -> zenoh::pubsub::Publisher<'static> {
@@ -170,10 +191,7 @@ fn a_service_in_one_graph_answers_a_client_in_another() {
             sum: r.a + r.b,
         })
         .unwrap();
-    let exec = Executor::single_threaded();
-    exec.add_node(&server_node).unwrap();
-    let spin = exec.clone();
-    let spinner = std::thread::spawn(move || spin.spin());
+    let server = spin(&server_node);
 
     let client = client_node
         .create_client::<AddTwoInts>("/add_two_ints")
@@ -220,8 +238,7 @@ fn a_service_in_one_graph_answers_a_client_in_another() {
         .call(AddTwoIntsRequest { a: 1, b: 2 }, Duration::from_secs(5))
         .unwrap_err();
     assert!(matches!(err, CallError::ServiceUnavailable { .. }), "{err}");
-    exec.cancel();
-    spinner.join().unwrap().unwrap();
+    server.stop();
 }
 
 /// A remote call waits as long as its caller says, not as long as zenoh's default query
@@ -759,10 +776,7 @@ fn a_large_byte_field_of_a_remote_response_is_a_view_not_a_copy() {
             }
         })
         .unwrap();
-    let exec = Executor::single_threaded();
-    exec.add_node(&server_node).unwrap();
-    let spin = exec.clone();
-    let spinner = std::thread::spawn(move || spin.spin());
+    let server = spin(&server_node);
     let client = client_node
         .create_client::<GetParameterTypes>("/types")
         .unwrap();
@@ -784,6 +798,5 @@ fn a_large_byte_field_of_a_remote_response_is_a_view_not_a_copy() {
             "{count} types: a view of the received reply exactly from {SHARE_FROM} bytes on"
         );
     }
-    exec.cancel();
-    spinner.join().unwrap().unwrap();
+    server.stop();
 }
