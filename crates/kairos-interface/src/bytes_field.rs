@@ -7,8 +7,8 @@
 //! - a received message's large byte field does not copy its bytes: decoded with
 //!   [`decode_shared`](crate::message::decode_shared) (as the transport decodes every
 //!   sample), a field of [`SHARE_FROM`] bytes or more is a view into the payload it is
-//!   given, kept alive for as long as the message is (kairos-zenoh gives the shared-memory
-//!   chunk itself, or one copy of a payload that came over the network). Smaller fields
+//!   given, kept alive for as long as the message is (kairos-zenoh lends a payload that came
+//!   through shared memory: the pool's chunk itself). Smaller fields
 //!   are copied: a copy of a few hundred bytes costs less than keeping a whole payload;
 //! - it reads as a `[u8]` and writes as one: writing into a view copies it first (copy on
 //!   write), so no other holder of the message ever sees the change.

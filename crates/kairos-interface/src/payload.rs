@@ -165,12 +165,6 @@ impl Wire {
     pub fn decode_value(&self, payload: &[u8]) -> Result<AnyValue, DecodeError> {
         (self.decode_value)(payload)
     }
-
-    /// The message in `payload`, owned, its large byte fields views into `payload`: what
-    /// a transport hands a client as its response.
-    pub fn decode_value_shared(&self, payload: &bytes::Bytes) -> Result<AnyValue, DecodeError> {
-        crate::bytes_field::with_payload(payload, || (self.decode_value)(payload))
-    }
 }
 
 impl fmt::Debug for Wire {

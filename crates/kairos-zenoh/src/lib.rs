@@ -24,7 +24,8 @@
 //!   types the transport carries.
 //! - [`shared_memory`]: large payloads between processes of one host through Zenoh's
 //!   shared memory, when the configuration turns it on.
-//! - `received`: a received payload kept as one block, so large byte fields are views.
+//! - `received`: how a received payload is decoded (large byte fields in shared memory
+//!   become views of it).
 
 #![warn(missing_docs)]
 

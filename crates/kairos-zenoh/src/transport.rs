@@ -598,15 +598,13 @@ impl RemoteClient for ZenohClient {
             .allowed_destination(Locality::Remote)
             .callback(move |response| {
                 let result = match response.result() {
-                    Ok(sample) => match crate::received::shareable(sample.payload()) {
-                        Some(payload) => response_wire.decode_value_shared(&payload),
-                        None => response_wire.decode_value(&sample.payload().to_bytes()),
-                    }
-                    .map_err(|e| CallError::Transport {
-                        service: service.clone(),
-                        seq,
-                        reason: format!("the response does not decode: {e}"),
-                    }),
+                    Ok(sample) => response_wire
+                        .decode_value(&sample.payload().to_bytes())
+                        .map_err(|e| CallError::Transport {
+                            service: service.clone(),
+                            seq,
+                            reason: format!("the response does not decode: {e}"),
+                        }),
                     Err(e) => Err(CallError::Transport {
                         service: service.clone(),
                         seq,
@@ -688,11 +686,7 @@ impl ZenohTransport {
             let left = graph
                 .lifespan_of(&attachment.gid)
                 .map(|lifespan| lifespan - age(attachment.source_timestamp));
-            let decoded = match crate::received::shareable(sample.payload()) {
-                Some(payload) => wire.decode_shared(&payload),
-                None => wire.decode(&sample.payload().to_bytes()),
-            };
-            match decoded {
+            match crate::received::decode(&wire, sample.payload()) {
                 // Not negative: a negative number is malformed.
                 Ok(message) => deliver(message, handle, seq as u64, left),
                 Err(e) => log.record(Some(attachment.gid), &e.to_string()),

@@ -103,7 +103,7 @@ fn send_images(shm: bool, pool: usize, sizes: &[usize]) -> (SharedMemoryStats, S
     for (index, &size) in sizes.iter().enumerate() {
         publisher.publish(image(index as u32, size));
     }
-    let mut in_pool = Vec::new();
+    let mut received = Vec::new();
     for (index, &size) in sizes.iter().enumerate() {
         let got = rx
             .recv_timeout(WAIT)
@@ -112,21 +112,28 @@ fn send_images(shm: bool, pool: usize, sizes: &[usize]) -> (SharedMemoryStats, S
             *got == image(index as u32, size),
             "image {index} ({size} bytes) arrived changed"
         );
-        // No copy on the receive path: large pixels are a view of what arrived.
-        assert_eq!(
+        received.push((
+            index,
+            size,
             got.data.is_view(),
-            size >= SHARE_FROM,
-            "image {index} ({size} bytes): a view exactly from {SHARE_FROM} bytes on"
-        );
-        if got.data.is_view() && encoded_len(&*got) >= THRESHOLD {
-            in_pool.push((index, size, mapping_of(got.data.as_ptr())));
-        }
+            mapping_of(got.data.as_ptr()),
+        ));
     }
     exec.cancel();
     spinner.join().unwrap().unwrap();
-    // Every image sent through shared memory is read from the pool's segment itself.
-    if shm && ta.shared_memory().fallbacks == 0 {
-        for (index, size, mapping) in in_pool {
+    // No copy on the receive path: pixels of 4 KiB or more that came through the pool are
+    // read from the pool's segment itself; any others were decoded into a buffer of their
+    // own (a view of zenoh's receive buffer would keep the whole buffer alive).
+    let pooled = shm && ta.shared_memory().fallbacks == 0;
+    for (index, size, is_view, mapping) in received {
+        let through_pool = pooled && encoded_len(&image(index as u32, size)) >= THRESHOLD;
+        assert_eq!(
+            is_view,
+            through_pool && size >= SHARE_FROM,
+            "image {index} ({size} bytes, through the pool: {through_pool}): a view exactly \
+             when it came through the pool and is {SHARE_FROM} bytes or more"
+        );
+        if is_view {
             assert!(
                 mapping.contains("/dev/shm/"),
                 "image {index} ({size} bytes) came in shared memory, yet its pixels are in \
