@@ -17,9 +17,12 @@ pub struct DecodeError {
     pub expected: String,
 }
 
+/// Positions are bits from the start of the packet; `buf` may hold a window of it that
+/// begins further on (at byte `base / 8`), so that alignment stays relative to the packet.
 #[derive(Debug)]
 pub(crate) struct Bits<'a> {
     buf: &'a [u8],
+    base: u64,
     pos: u64,
     end: u64,
 }
@@ -27,8 +30,27 @@ pub(crate) struct Bits<'a> {
 impl<'a> Bits<'a> {
     /// A cursor at bit `pos` that may not read past bit `end` (nor past `buf`).
     pub(crate) fn new(buf: &'a [u8], pos: u64, end: u64) -> Self {
-        let end = end.min(buf.len() as u64 * 8);
-        Self { buf, pos, end }
+        Self::window(buf, 0, pos, end)
+    }
+
+    /// A cursor over `buf`, which holds the packet's bytes from byte `first` on, at bit
+    /// `pos` (`>= first * 8`) of the packet; it may not read past bit `end` nor past `buf`.
+    pub(crate) fn window(buf: &'a [u8], first: u64, pos: u64, end: u64) -> Self {
+        let base = first * 8;
+        debug_assert!(pos >= base);
+        let end = end.min(base + buf.len() as u64 * 8);
+        Self {
+            buf,
+            base,
+            pos,
+            end,
+        }
+    }
+
+    /// The index in `buf` of the byte holding the cursor's bit.
+    #[inline]
+    fn byte(&self) -> usize {
+        ((self.pos - self.base) / 8) as usize
     }
 
     pub(crate) fn pos(&self) -> u64 {
@@ -75,7 +97,7 @@ impl<'a> Bits<'a> {
     #[inline]
     pub(crate) fn read_uint(&mut self, size: u32, order: ByteOrder) -> Result<u64, DecodeError> {
         debug_assert!((1..=64).contains(&size));
-        let start = (self.pos / 8) as usize;
+        let start = self.byte();
         let shift = (self.pos % 8) as u32;
         // The common case, a little-endian field within one 8-byte load (byte-aligned
         // words included): one load, a shift and a mask.
@@ -170,15 +192,15 @@ impl<'a> Bits<'a> {
     /// Reads `n` whole bytes; the cursor must be byte-aligned.
     pub(crate) fn read_bytes(&mut self, n: u64) -> Result<&'a [u8], DecodeError> {
         self.need(n.saturating_mul(8), "bytes")?;
-        let start = (self.pos / 8) as usize;
+        let start = self.byte();
         self.pos += n * 8;
         Ok(&self.buf[start..start + n as usize])
     }
 
     /// Reads a NUL-terminated string; the cursor must be byte-aligned.
     pub(crate) fn read_cstr(&mut self) -> Result<&'a [u8], DecodeError> {
-        let start = (self.pos / 8) as usize;
-        let end = (self.end / 8) as usize;
+        let start = self.byte();
+        let end = ((self.end - self.base) / 8) as usize;
         let hay = &self.buf[start.min(end)..end];
         match hay.iter().position(|&b| b == 0) {
             Some(n) => {

@@ -1,6 +1,8 @@
-//! One stream file, read packet by packet. Only the current packet is in memory, so a
-//! reader's footprint is one packet per stream whatever the trace's length. A packet
-//! cut short by the end of the file still yields the events it holds before the error.
+//! One stream file, read packet by packet, each packet through a window that slides
+//! along it (32 KiB; the whole rest of the packet for an event larger than what is left),
+//! so a reader's footprint is a window per stream whatever the packets' and the trace's
+//! length. A packet cut short by the end of the file still yields the events it holds
+//! before the error.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -25,6 +27,14 @@ const PACKET_MAGIC: u64 = 0xC1FC_1FC1;
 const FIRST_READ: u64 = 4096;
 /// A packet larger than this is refused as absurd rather than allocated.
 const MAX_PACKET_BYTES: u64 = 256 << 20;
+/// Bytes of a packet read at a time after its start: a window that slides along the
+/// packet as its events are decoded. Many streams merged stay in the cache (a whole
+/// megabyte packet per stream does not), and a stream's memory is this, not a packet.
+const WINDOW: u64 = 32 << 10;
+/// The window slides on when fewer bytes than this are left in it. An event that does
+/// not fit what is left is decoded again from its start once the whole rest of its
+/// packet is read.
+const REFILL: u64 = 4 << 10;
 
 /// The packet being read.
 #[derive(Debug)]
@@ -36,6 +46,11 @@ struct Packet {
     cpu_id: Option<u64>,
     pos_bits: u64,
     content_bits: u64,
+    /// The reader's buffer holds the packet's bytes `first..loaded`.
+    first: u64,
+    loaded: u64,
+    /// The packet's bytes that are read at all: its content, or what the file has.
+    wanted: u64,
     /// Set when the file ends before the packet does: what was expected.
     truncated: Option<String>,
 }
@@ -167,6 +182,8 @@ pub(crate) struct StreamReader {
     packet: Option<Packet>,
     buf: Vec<u8>,
     state: DecodeState,
+    /// The clocks before the event being decoded, to decode it again with a larger window.
+    saved_clocks: Vec<u64>,
     last_discarded: Option<u64>,
     /// The previous packet's `packet_seq_num`.
     last_seq: Option<u64>,
@@ -259,6 +276,7 @@ impl StreamReader {
             packet: None,
             buf: Vec::new(),
             state,
+            saved_clocks: Vec::new(),
             last_discarded: None,
             last_seq: None,
             last_end: None,
@@ -314,7 +332,24 @@ impl StreamReader {
                 self.packet = None;
                 continue;
             }
-            return match self.decode_event() {
+            let windowed = p.loaded < p.wanted;
+            if windowed && p.loaded * 8 < p.pos_bits.saturating_add(REFILL * 8) {
+                self.load(WINDOW)?;
+            }
+            if windowed {
+                self.saved_clocks.clone_from(&self.state.clocks);
+            }
+            let mut decoded = self.decode_event();
+            if decoded.is_err()
+                && let Some(p) = &self.packet
+                && p.loaded < p.wanted
+            {
+                // The event may run past the window: decode it again over the whole rest.
+                self.state.clocks.clone_from(&self.saved_clocks);
+                self.load(u64::MAX)?;
+                decoded = self.decode_event();
+            }
+            return match decoded {
                 Ok(ev) => Ok(Some(ev)),
                 Err(e) => {
                     let p = self.packet.as_ref().map_or(0, |p| p.offset);
@@ -328,6 +363,41 @@ impl StreamReader {
                 }
             };
         }
+    }
+
+    /// Slides the window to the current event and reads on until it holds `bytes`
+    /// bytes (or the rest of the packet, if less).
+    fn load(&mut self, bytes: u64) -> Result<(), ReadError> {
+        let Some(p) = &mut self.packet else {
+            return Ok(());
+        };
+        let from = (p.pos_bits / 8).clamp(p.first, p.loaded);
+        let kept = (p.loaded - from) as usize;
+        let start = (from - p.first) as usize;
+        self.buf.copy_within(start..start + kept, 0);
+        p.first = from;
+        p.loaded = from + kept as u64;
+        let upto = from.saturating_add(bytes).min(p.wanted);
+        if upto <= p.loaded {
+            return Ok(());
+        }
+        let len = (upto - from) as usize;
+        // The buffer only grows: refilling it with zeros each time would cost as much as
+        // reading. Reads are bounded by the packet, never by the buffer.
+        if self.buf.len() < len {
+            self.buf.resize(len, 0);
+        }
+        let offset = p.offset + p.loaded;
+        if let Err(cause) = self.file.read_exact_at(&mut self.buf[kept..len], offset) {
+            self.failed = true;
+            self.packet = None;
+            return Err(ReadError::Io {
+                path: self.path.clone(),
+                cause,
+            });
+        }
+        p.loaded = upto;
+        Ok(())
     }
 
     fn decode_event(&mut self) -> Result<Decoded, DecodeError> {
@@ -347,7 +417,8 @@ impl StreamReader {
         let md = &trace.metadata;
         let sc = &md.streams[p.stream_class];
         let plans = &mut plans[p.stream_class];
-        let mut bits = Bits::new(buf, p.pos_bits, p.content_bits);
+        let window = &buf[..(p.loaded - p.first) as usize];
+        let mut bits = Bits::window(window, p.first, p.pos_bits, p.content_bits);
         let start = bits.pos();
         let mut roots = Roots {
             packet_header: md.packet_header.as_ref().zip(p.header.as_ref()),
@@ -600,21 +671,6 @@ impl StreamReader {
             }
             self.last_discarded = Some(now);
         }
-        if wanted > want {
-            if self.buf.len() < wanted as usize {
-                self.buf.resize(wanted as usize, 0);
-            }
-            if let Err(cause) = self
-                .file
-                .read_exact_at(&mut self.buf[want as usize..wanted as usize], offset + want)
-            {
-                self.failed = true;
-                return Err(ReadError::Io {
-                    path: self.path.clone(),
-                    cause,
-                });
-            }
-        }
         self.next_packet = offset + packet_bytes.max(1).min(remaining);
         self.progress
             .fetch_add(self.next_packet - offset, Ordering::Relaxed);
@@ -626,6 +682,9 @@ impl StreamReader {
             cpu_id,
             pos_bits: body_bits,
             content_bits: content_bits.min(avail * 8),
+            first: 0,
+            loaded: want.min(wanted),
+            wanted,
             truncated,
         });
         Ok(())
