@@ -85,7 +85,7 @@ fn event(rng: &mut fastrand::Rng, at: usize, clock: u64) -> (Vec<u8>, u64, Optio
         _ => {
             // The payload structure aligns as its most aligned field: 512 bytes.
             let pad = |b: &mut Vec<u8>| {
-                while !(at + b.len()).is_multiple_of(512) {
+                while (at + b.len()) % 512 != 0 {
                     b.push(0);
                 }
             };
