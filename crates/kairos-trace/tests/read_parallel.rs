@@ -1,7 +1,8 @@
-//! Decoding streams on worker threads changes nothing a reader sees: on every real
-//! trace (one to sixteen streams, a damaged one among them) the events, their order,
-//! every field, the errors and the notices are the same with 0, 1, 2 and 3 decoding
-//! threads, and the same with payloads skipped by plans as decoded in full.
+//! Decoding streams on worker threads, or in batches on the caller's thread, changes
+//! nothing a reader sees: on every real trace (one to sixteen streams, a damaged one
+//! among them) the events, their order, every field, the errors and the notices are the
+//! same with 0, 1, 2 and 3 decoding threads, with batches of 1, 2, 5 and 32 events, and
+//! the same with payloads skipped by plans as decoded in full.
 
 use std::path::{Path, PathBuf};
 
@@ -46,11 +47,15 @@ fn read(dir: &Path, select: Selection) -> Vec<String> {
 #[test]
 fn any_number_of_decoding_threads_gives_the_same_events_in_the_same_order() {
     for dir in traces() {
-        let inline = read(&dir, Selection::all().with_threads(0));
+        let inline = read(&dir, Selection::all().with_threads(0).with_batch(1));
         assert!(inline.len() > 30, "{}", dir.display());
         for n in [1, 2, 3] {
             let threaded = read(&dir, Selection::all().with_threads(n));
             assert_eq!(inline, threaded, "{} with {n} threads", dir.display());
+        }
+        for n in [2, 5, 32] {
+            let batched = read(&dir, Selection::all().with_threads(0).with_batch(n));
+            assert_eq!(inline, batched, "{} in batches of {n}", dir.display());
         }
     }
 }
@@ -106,6 +111,10 @@ fn borrowed_events_are_the_owned_events() {
     for dir in traces() {
         for (select, what) in [
             (Selection::all().with_threads(0), "all, inline"),
+            (
+                Selection::all().with_threads(0).with_batch(5),
+                "all, batches of 5",
+            ),
             (Selection::all().with_threads(2), "all, 2 threads"),
             (Selection::payloads(|_| false).with_threads(0), "no payload"),
         ] {

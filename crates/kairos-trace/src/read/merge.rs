@@ -1,15 +1,16 @@
-//! Events of every stream of every trace in time order: a k-way merge over a min-heap
-//! keyed by each stream's next timestamp (ties go to the stream opened first, so the
+//! Events of every stream of every trace in time order: a k-way merge over a tournament
+//! tree of each stream's next timestamp (ties go to the stream opened first, so the
 //! order is deterministic). A stream whose own timestamps go backwards is reported and
 //! its events are still delivered; a damaged stream delivers its error in place and the
 //! others go on.
 //!
-//! The event delivered last stays in its stream's head slot, and its stream on top of
-//! the heap, until the next call: [`Events::next_ref`] lends it out without moving or
-//! counting anything, and the next call replaces it on the heap with the stream's next
-//! head (one sift down instead of a pop and a push). Streams decoded on the merging
-//! thread are decoded one event at a time straight into their head slot, so such a
-//! stream holds no decoded event besides its head.
+//! The event delivered last stays in its stream's head slot, and its stream the
+//! tournament's winner, until the next call: [`Events::next_ref`] lends it out without
+//! moving or counting anything, and the next call plays the stream's next head in its
+//! place. Streams decoded on the merging thread are decoded in place, in batches of a
+//! few events when there are many streams (one event at a time otherwise, so that such a
+//! stream holds no decoded event besides its head); a stream's notices end a batch, so
+//! they are taken in exactly where they fall among its events.
 //!
 //! Ground rules of the decoding threads. Streams may be decoded on worker threads (as
 //! many as the [`super::Selection`] or `KAIROS_READ_THREADS` asks; none by default,
@@ -23,8 +24,7 @@
 //! depends only on each stream's own events, so it is the same with any number of
 //! threads.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,11 +36,16 @@ use super::error::ReadError;
 use super::event::{Event, EventRef, Trace};
 use super::notice::Notice;
 use super::stream::{Decoded, StreamReader};
+use super::tournament::Tournament;
 
 /// Keep at most this many notices; later ones are only counted.
 const MAX_NOTICES: usize = 10_000;
 /// Traces with more streams than this are decoded on the merging thread.
 const MAX_STREAMS_THREADED: usize = 64;
+/// Streams decoded on the merging thread are decoded one event at a time up to this many
+/// streams, 32 at a time beyond (measured on a 104-stream trace: 1 event at a time
+/// 580 ms of CPU, 8 510 ms, 32 487 ms; BENCHMARKS.md).
+const INLINE_BATCH_FROM: usize = 8;
 /// Batches a worker may decode ahead of the merge, per stream.
 const BATCHES_AHEAD: usize = 2;
 
@@ -56,14 +61,106 @@ enum Item {
 
 #[derive(Debug)]
 enum Feed {
-    /// Decoded on the merging thread when needed, one event at a time, straight into
-    /// the stream's head slot (a stream holds no decoded event but its head).
-    Inline(Box<StreamReader>),
+    /// Decoded on the merging thread when needed.
+    Inline(Box<Decoding>),
     /// Decoded by a worker.
     Worker {
         batches: Receiver<Vec<Item>>,
         wake: Sender<()>,
     },
+}
+
+/// A stream decoded on the merging thread, a batch of events at a time: with many
+/// streams, decoding several events of a stream while its reader and bytes are in the
+/// cache costs less than coming back to them for each event.
+#[derive(Debug)]
+struct Decoding {
+    reader: StreamReader,
+    /// The batch, in stream order; the stream's head is `events[next]`.
+    events: Vec<Option<Decoded>>,
+    next: usize,
+    /// Events per batch (1 with few streams: the head is then the only event held).
+    batch: usize,
+    /// What ended the batch before it was full: notices that come before the event
+    /// after the batch, and that event, the stream's error or its end.
+    after: Vec<Notice>,
+    then: Then,
+}
+
+#[derive(Debug, Default)]
+enum Then {
+    #[default]
+    More,
+    Event(Decoded),
+    Error(ReadError),
+    End,
+}
+
+impl Decoding {
+    fn new(reader: StreamReader, batch: usize) -> Self {
+        Self {
+            reader,
+            events: Vec::with_capacity(batch),
+            next: 0,
+            batch,
+            after: Vec::new(),
+            then: Then::More,
+        }
+    }
+
+    fn head(&self) -> Option<&Decoded> {
+        self.events.get(self.next).and_then(Option::as_ref)
+    }
+
+    /// Moves past the head delivered; its successor's timestamp, decoding the next
+    /// batch when this one is done. The notices that come before the new head go to
+    /// `notes`.
+    fn advance(&mut self, notes: &mut Vec<Notice>) -> Result<Option<i64>, ReadError> {
+        if self.next < self.events.len() {
+            self.next += 1;
+        }
+        if let Some(head) = self.head() {
+            return Ok(Some(head.timestamp));
+        }
+        notes.append(&mut self.after);
+        self.events.clear();
+        self.next = 0;
+        match std::mem::take(&mut self.then) {
+            Then::More => {}
+            Then::Event(ev) => self.events.push(Some(ev)),
+            Then::Error(e) => return Err(e),
+            Then::End => return Ok(None),
+        }
+        while self.events.len() < self.batch {
+            let result = self.reader.next_event();
+            // Notices come before the event decoded with them: they end the batch
+            // unless it is still empty.
+            let ends_batch = !self.reader.notices.is_empty() && !self.events.is_empty();
+            if ends_batch {
+                self.after.append(&mut self.reader.notices);
+            } else {
+                notes.append(&mut self.reader.notices);
+            }
+            match result {
+                Ok(Some(ev)) if ends_batch => {
+                    self.then = Then::Event(ev);
+                    break;
+                }
+                Ok(Some(ev)) => self.events.push(Some(ev)),
+                Ok(None) if self.events.is_empty() => return Ok(None),
+                Err(e) if self.events.is_empty() => return Err(e),
+                Ok(None) => {
+                    self.then = Then::End;
+                    break;
+                }
+                Err(e) => {
+                    self.then = Then::Error(e);
+                    break;
+                }
+            }
+        }
+        Ok(self.head().map(|h| h.timestamp))
+    }
 }
 
 /// One stream as the merge sees it.
@@ -72,7 +169,7 @@ struct Lane {
     trace: Arc<Trace>,
     path: PathBuf,
     feed: Feed,
-    /// Items received and not yet merged; reused from batch to batch when inline.
+    /// Items received from a worker and not yet merged.
     pending: VecDeque<Item>,
     done: bool,
 }
@@ -81,9 +178,11 @@ struct Lane {
 #[derive(Debug)]
 pub struct Events {
     lanes: Vec<Lane>,
+    /// The head event of each stream decoded by a worker (inline streams hold theirs).
     heads: Vec<Option<Decoded>>,
-    heap: BinaryHeap<Reverse<(i64, usize)>>,
-    /// The stream whose head was delivered last: still on top of the heap, refilled
+    /// Which stream's head comes next.
+    order: Tournament,
+    /// The stream whose head was delivered last: still the tournament's winner, refilled
     /// at the next call (so that the delivered event may be borrowed until then).
     delivered: Option<usize>,
     errors: VecDeque<ReadError>,
@@ -175,7 +274,11 @@ fn work(mut streams: Vec<(StreamReader, Sender<Vec<Item>>)>, wake: Receiver<()>,
 }
 
 impl Events {
-    pub(crate) fn new(mut streams: Vec<StreamReader>, threads: Option<usize>) -> Self {
+    pub(crate) fn new(
+        mut streams: Vec<StreamReader>,
+        threads: Option<usize>,
+        inline_batch: Option<usize>,
+    ) -> Self {
         let n = streams.len();
         let progress = Arc::new(AtomicU64::new(0));
         for s in &mut streams {
@@ -186,11 +289,12 @@ impl Events {
         let mut lanes = Vec::with_capacity(n);
         let mut handles = Vec::new();
         if workers == 0 {
+            let per_batch = inline_batch.unwrap_or(if n > INLINE_BATCH_FROM { 32 } else { 1 });
             for r in streams {
                 lanes.push(Lane {
                     trace: r.trace().clone(),
                     path: r.path().to_path_buf(),
-                    feed: Feed::Inline(Box::new(r)),
+                    feed: Feed::Inline(Box::new(Decoding::new(r, per_batch))),
                     pending: VecDeque::new(),
                     done: false,
                 });
@@ -229,7 +333,7 @@ impl Events {
         let mut me = Self {
             lanes,
             heads: (0..n).map(|_| None).collect(),
-            heap: BinaryHeap::with_capacity(n),
+            order: Tournament::new([]),
             delivered: None,
             errors: VecDeque::new(),
             last: None,
@@ -242,38 +346,26 @@ impl Events {
             workers: handles,
             progress,
         };
-        for i in 0..n {
-            if let Some(ts) = me.refill(i) {
-                me.heap.push(Reverse((ts, i)));
-            }
-        }
+        let heads: Vec<Option<i64>> = (0..n).map(|i| me.refill(i)).collect();
+        me.order = Tournament::new(heads);
         me
     }
 
     /// Puts stream `i`'s next event in its head slot and returns its timestamp, passing
     /// on the notices and error that come before it; `None` when the stream has ended.
     fn refill(&mut self, i: usize) -> Option<i64> {
-        self.heads[i] = None;
-        if let Feed::Inline(reader) = &mut self.lanes[i].feed {
-            let result = reader.next_event();
-            if !reader.notices.is_empty() {
-                for n in std::mem::take(&mut reader.notices) {
-                    self.note(n);
-                }
+        if let Feed::Inline(d) = &mut self.lanes[i].feed {
+            let mut notes = Vec::new();
+            let next = d.advance(&mut notes);
+            for n in notes {
+                self.note(n);
             }
-            return match result {
-                Ok(Some(d)) => {
-                    let ts = d.timestamp;
-                    self.heads[i] = Some(d);
-                    Some(ts)
-                }
-                Ok(None) => None,
-                Err(e) => {
-                    self.errors.push_back(e);
-                    None
-                }
-            };
+            return next.unwrap_or_else(|e| {
+                self.errors.push_back(e);
+                None
+            });
         }
+        self.heads[i] = None;
         loop {
             let lane = &mut self.lanes[i];
             match lane.pending.pop_front() {
@@ -390,36 +482,35 @@ impl Drop for Events {
 }
 
 impl Events {
-    /// Refills the stream delivered last, which is still on top of the heap: its next
-    /// head replaces it there (one sift instead of a pop and a push).
+    /// Refills the stream delivered last, still the tournament's winner: its next head
+    /// plays in its place.
     fn settle(&mut self) {
         let Some(i) = self.delivered.take() else {
             return;
         };
-        match self.refill(i) {
-            Some(ts) => {
-                *self
-                    .heap
-                    .peek_mut()
-                    .expect("the delivered stream is on the heap") = Reverse((ts, i));
-            }
-            None => {
-                self.heap.pop();
-            }
-        }
+        let next = self.refill(i);
+        self.order.replace_winner(next);
     }
 
     /// Moves on to the next event: the index of the stream whose head it is (it stays
-    /// in `heads`, and the stream on top of the heap, until [`Events::settle`]), or an
+    /// its stream's head, and the stream the winner, until [`Events::settle`]), or an
     /// error a stream reported before it.
     fn advance(&mut self) -> Option<Result<usize, ReadError>> {
         self.settle();
         if let Some(e) = self.errors.pop_front() {
             return Some(Err(e));
         }
-        let &Reverse((_, i)) = self.heap.peek()?;
+        let i = self.order.winner()?;
         self.delivered = Some(i);
         Some(Ok(i))
+    }
+
+    /// Stream `i`'s head event.
+    fn head(&self, i: usize) -> Option<&Decoded> {
+        match &self.lanes[i].feed {
+            Feed::Inline(d) => d.head(),
+            Feed::Worker { .. } => self.heads[i].as_ref(),
+        }
     }
 
     /// Counts the event of stream `i` at `ts`, `name`d, going backwards if it does.
@@ -448,9 +539,7 @@ impl Events {
             Ok(i) => i,
             Err(e) => return Some(Err(e)),
         };
-        let head = self.heads[i]
-            .as_ref()
-            .expect("a stream in the heap has a head event");
+        let head = self.head(i).expect("the winning stream has a head event");
         let (ts, class) = (head.timestamp, head.class as usize);
         if self.last.is_some_and(|last| ts < last) {
             let name = self.lanes[i].trace.classes[class].name.clone();
@@ -458,7 +547,7 @@ impl Events {
         } else {
             self.last = Some(ts);
         }
-        let head = self.heads[i].as_ref().expect("still there");
+        let head = self.head(i).expect("still there");
         Some(Ok(head.view(&self.lanes[i].trace)))
     }
 }
@@ -471,9 +560,12 @@ impl Iterator for Events {
             Ok(i) => i,
             Err(e) => return Some(Err(e)),
         };
-        let ev = self.heads[i]
-            .take()
-            .expect("a stream in the heap has a head event")
+        let head = match &mut self.lanes[i].feed {
+            Feed::Inline(d) => d.events.get_mut(d.next).and_then(Option::take),
+            Feed::Worker { .. } => self.heads[i].take(),
+        };
+        let ev = head
+            .expect("the winning stream has a head event")
             .into_event(&self.lanes[i].trace);
         self.settle();
         self.check_order(i, ev.timestamp, ev.name());

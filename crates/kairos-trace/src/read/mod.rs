@@ -20,6 +20,7 @@ mod plan;
 mod select;
 mod stream;
 pub mod text;
+mod tournament;
 mod trace;
 mod value;
 

@@ -17,6 +17,7 @@ pub struct Selection {
     payload: Option<Arc<ClassFilter>>,
     packet_context: bool,
     threads: Option<usize>,
+    batch: Option<usize>,
 }
 
 impl Selection {
@@ -26,6 +27,7 @@ impl Selection {
             payload: None,
             packet_context: true,
             threads: None,
+            batch: None,
         }
     }
 
@@ -35,6 +37,7 @@ impl Selection {
             payload: Some(Arc::new(keep)),
             packet_context: false,
             threads: None,
+            batch: None,
         }
     }
 
@@ -55,6 +58,19 @@ impl Selection {
 
     pub(crate) fn threads(&self) -> Option<usize> {
         self.threads
+    }
+
+    /// Decode `n` events of a stream at a time on the caller's thread (at least 1). By
+    /// default 1 for up to 8 streams, 32 for more: with many streams, decoding a few
+    /// events of a stream while it is in the cache costs less than coming back to it
+    /// for each. The events and their order are the same for every `n`.
+    pub fn with_batch(mut self, n: usize) -> Self {
+        self.batch = Some(n.max(1));
+        self
+    }
+
+    pub(crate) fn batch(&self) -> Option<usize> {
+        self.batch
     }
 
     pub(crate) fn wants_payload(&self, class: &EventClass) -> bool {
@@ -78,6 +94,7 @@ impl fmt::Debug for Selection {
             .field("every_payload", &self.payload.is_none())
             .field("packet_context", &self.packet_context)
             .field("threads", &self.threads)
+            .field("batch", &self.batch)
             .finish()
     }
 }

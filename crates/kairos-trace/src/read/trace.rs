@@ -131,7 +131,7 @@ impl TraceSet {
                 readers.push(StreamReader::open(f, trace.clone(), select.clone())?);
             }
         }
-        Ok(Events::new(readers, select.threads()))
+        Ok(Events::new(readers, select.threads(), select.batch()))
     }
 }
 
