@@ -76,9 +76,6 @@ enum Feed {
 #[derive(Debug)]
 struct Decoding {
     reader: StreamReader,
-    /// The batch, in stream order; the stream's head is `events[next]`.
-    events: Vec<Option<Decoded>>,
-    next: usize,
     /// Events per batch (1 with few streams: the head is then the only event held).
     batch: usize,
     /// What ended the batch before it was full: notices that come before the event
@@ -96,46 +93,72 @@ enum Then {
     End,
 }
 
+/// A stream's decoded events not yet delivered, in stream order; its head is
+/// `events[next]`. Kept apart from the stream's reader, so that finding the winner's
+/// head touches a few bytes, not a reader.
+#[derive(Debug, Default)]
+struct Batch {
+    events: Vec<Option<Decoded>>,
+    next: usize,
+}
+
+impl Batch {
+    fn head(&self) -> Option<&Decoded> {
+        self.events.get(self.next).and_then(Option::as_ref)
+    }
+
+    fn take_head(&mut self) -> Option<Decoded> {
+        self.events.get_mut(self.next).and_then(Option::take)
+    }
+
+    /// Moves past the head delivered: the next head's timestamp, if the batch has one.
+    fn pass(&mut self) -> Option<i64> {
+        if self.next < self.events.len() {
+            self.next += 1;
+        }
+        self.head().map(|h| h.timestamp)
+    }
+
+    fn clear(&mut self) {
+        self.events.clear();
+        self.next = 0;
+    }
+}
+
 impl Decoding {
     fn new(reader: StreamReader, batch: usize) -> Self {
         Self {
             reader,
-            events: Vec::with_capacity(batch),
-            next: 0,
             batch,
             after: Vec::new(),
             then: Then::More,
         }
     }
 
-    fn head(&self) -> Option<&Decoded> {
-        self.events.get(self.next).and_then(Option::as_ref)
-    }
-
     /// Moves past the head delivered; its successor's timestamp, decoding the next
-    /// batch when this one is done. The notices that come before the new head go to
-    /// `notes`.
-    fn advance(&mut self, notes: &mut Vec<Notice>) -> Result<Option<i64>, ReadError> {
-        if self.next < self.events.len() {
-            self.next += 1;
-        }
-        if let Some(head) = self.head() {
-            return Ok(Some(head.timestamp));
+    /// batch into `b` when this one is done. The notices that come before the new head
+    /// go to `notes`.
+    fn advance(
+        &mut self,
+        b: &mut Batch,
+        notes: &mut Vec<Notice>,
+    ) -> Result<Option<i64>, ReadError> {
+        if let Some(ts) = b.pass() {
+            return Ok(Some(ts));
         }
         notes.append(&mut self.after);
-        self.events.clear();
-        self.next = 0;
+        b.clear();
         match std::mem::take(&mut self.then) {
             Then::More => {}
-            Then::Event(ev) => self.events.push(Some(ev)),
+            Then::Event(ev) => b.events.push(Some(ev)),
             Then::Error(e) => return Err(e),
             Then::End => return Ok(None),
         }
-        while self.events.len() < self.batch {
+        while b.events.len() < self.batch {
             let result = self.reader.next_event();
             // Notices come before the event decoded with them: they end the batch
             // unless it is still empty.
-            let ends_batch = !self.reader.notices.is_empty() && !self.events.is_empty();
+            let ends_batch = !self.reader.notices.is_empty() && !b.events.is_empty();
             if ends_batch {
                 self.after.append(&mut self.reader.notices);
             } else {
@@ -146,9 +169,9 @@ impl Decoding {
                     self.then = Then::Event(ev);
                     break;
                 }
-                Ok(Some(ev)) => self.events.push(Some(ev)),
-                Ok(None) if self.events.is_empty() => return Ok(None),
-                Err(e) if self.events.is_empty() => return Err(e),
+                Ok(Some(ev)) => b.events.push(Some(ev)),
+                Ok(None) if b.events.is_empty() => return Ok(None),
+                Err(e) if b.events.is_empty() => return Err(e),
                 Ok(None) => {
                     self.then = Then::End;
                     break;
@@ -159,7 +182,7 @@ impl Decoding {
                 }
             }
         }
-        Ok(self.head().map(|h| h.timestamp))
+        Ok(b.head().map(|h| h.timestamp))
     }
 }
 
@@ -178,8 +201,8 @@ struct Lane {
 #[derive(Debug)]
 pub struct Events {
     lanes: Vec<Lane>,
-    /// The head event of each stream decoded by a worker (inline streams hold theirs).
-    heads: Vec<Option<Decoded>>,
+    /// Per stream: its decoded events not yet delivered (one at a time from a worker).
+    batches: Vec<Batch>,
     /// Which stream's head comes next.
     order: Tournament,
     /// The stream whose head was delivered last: still the tournament's winner, refilled
@@ -332,7 +355,7 @@ impl Events {
         }
         let mut me = Self {
             lanes,
-            heads: (0..n).map(|_| None).collect(),
+            batches: (0..n).map(|_| Batch::default()).collect(),
             order: Tournament::new([]),
             delivered: None,
             errors: VecDeque::new(),
@@ -356,7 +379,7 @@ impl Events {
     fn refill(&mut self, i: usize) -> Option<i64> {
         if let Feed::Inline(d) = &mut self.lanes[i].feed {
             let mut notes = Vec::new();
-            let next = d.advance(&mut notes);
+            let next = d.advance(&mut self.batches[i], &mut notes);
             for n in notes {
                 self.note(n);
             }
@@ -365,13 +388,13 @@ impl Events {
                 None
             });
         }
-        self.heads[i] = None;
+        self.batches[i].clear();
         loop {
             let lane = &mut self.lanes[i];
             match lane.pending.pop_front() {
                 Some(Item::Event(d)) => {
                     let ts = d.timestamp;
-                    self.heads[i] = Some(d);
+                    self.batches[i].events.push(Some(d));
                     return Some(ts);
                 }
                 Some(Item::Notice(n)) => self.note(n),
@@ -507,10 +530,7 @@ impl Events {
 
     /// Stream `i`'s head event.
     fn head(&self, i: usize) -> Option<&Decoded> {
-        match &self.lanes[i].feed {
-            Feed::Inline(d) => d.head(),
-            Feed::Worker { .. } => self.heads[i].as_ref(),
-        }
+        self.batches[i].head()
     }
 
     /// Counts the event of stream `i` at `ts`, `name`d, going backwards if it does.
@@ -560,11 +580,8 @@ impl Iterator for Events {
             Ok(i) => i,
             Err(e) => return Some(Err(e)),
         };
-        let head = match &mut self.lanes[i].feed {
-            Feed::Inline(d) => d.events.get_mut(d.next).and_then(Option::take),
-            Feed::Worker { .. } => self.heads[i].take(),
-        };
-        let ev = head
+        let ev = self.batches[i]
+            .take_head()
             .expect("the winning stream has a head event")
             .into_event(&self.lanes[i].trace);
         self.settle();
