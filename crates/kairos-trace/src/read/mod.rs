@@ -13,6 +13,7 @@ mod bits;
 mod decode;
 mod error;
 mod event;
+mod lttng_header;
 mod merge;
 pub mod metadata;
 mod notice;
