@@ -156,18 +156,16 @@ impl LttngHeader {
         }
         let base = ops.len() - rest.len() + 2;
         let mut options = Vec::new();
-        let mut ends = Vec::new();
         let mut at = base;
         // The options follow the variant step one after the other, each closed by a
         // jump to the end of the plan.
         while at < ops.len() {
             let o = reads(&ops[at..])?;
+            if o.end != ops.len() {
+                return None;
+            }
             options.push((at as u32, option(&o.reads)?));
-            ends.push(o.end);
             at += o.steps;
-        }
-        if ends.iter().any(|&e| e != ops.len()) {
-            return None;
         }
         let arm = |(lo, hi, target): (i128, i128, u32)| {
             let (_, o) = options.iter().find(|(start, _)| *start == target)?;
