@@ -15,6 +15,8 @@
 
 use crate::attachment::Gid;
 use std::collections::HashMap;
+
+type SenderMap = HashMap<Gid, Sender, foldhash::fast::RandomState>;
 use std::time::{Duration, Instant};
 
 /// The largest forward jump counted as lost messages (a publisher at 1 kHz cut off for
@@ -50,7 +52,7 @@ struct Sender {
 /// The last sequence number of each publisher a subscription hears.
 #[derive(Debug, Default)]
 pub struct SequenceTracker {
-    senders: HashMap<Gid, Sender>,
+    senders: SenderMap,
     /// Counts arrivals; each sender keeps the count of its last one, for forgetting.
     arrivals: u64,
 }

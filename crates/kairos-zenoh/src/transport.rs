@@ -436,7 +436,7 @@ pub fn gid_handle(gid: &Gid) -> u64 {
 
 struct ZenohPublisher {
     wire: Wire,
-    publisher: zenoh_ext::AdvancedPublisher<'static>,
+    publisher: Sender,
     shm: Arc<SharedMemory>,
     gid: Gid,
     local: Arc<LocalPublishers>,
@@ -470,12 +470,35 @@ impl RemotePublisher for ZenohPublisher {
             source_timestamp: now_ns(),
             gid: self.gid,
         };
+        self.publisher.put(payload, attachment);
+    }
+}
+
+/// The zenoh publisher under a kairos one. A volatile publisher is zenoh's plain one: for
+/// it, zenoh-ext's advanced publisher adds nothing to the samples (no cache, no sequence
+/// numbers, no token of its own) beyond the session's timestamp, which is added here as it
+/// would add it, but wraps every put in builders of its own.
+enum Sender {
+    Plain(zenoh::pubsub::Publisher<'static>),
+    Advanced(zenoh_ext::AdvancedPublisher<'static>),
+}
+
+impl Sender {
+    fn put(&self, payload: zenoh::bytes::ZBytes, attachment: Attachment) {
         // A put only fails once the session is closed; the message then has nowhere to go.
-        let _ = self
-            .publisher
-            .put(payload)
-            .attachment(attachment.to_bytes().to_vec())
-            .wait();
+        let _ = match self {
+            Sender::Plain(publisher) => {
+                let put = publisher.put(payload).attachment(attachment.to_bytes());
+                match publisher.session().hlc() {
+                    Some(hlc) => put.timestamp(hlc.new_timestamp()).wait(),
+                    None => put.wait(),
+                }
+            }
+            Sender::Advanced(publisher) => publisher
+                .put(payload)
+                .attachment(attachment.to_bytes())
+                .wait(),
+        };
     }
 }
 
@@ -591,7 +614,7 @@ impl RemoteClient for ZenohClient {
             .session
             .get(&self.key)
             .payload(payload)
-            .attachment(attachment.to_bytes().to_vec())
+            .attachment(attachment.to_bytes())
             .target(QueryTarget::AllComplete)
             .timeout(NO_QUERY_TIMEOUT)
             .consolidation(ConsolidationMode::None)
@@ -753,28 +776,30 @@ impl ZenohTransport {
             wire_qos(endpoint.qos),
         )?;
         let plan = crate::qos::publisher_plan(&endpoint.qos);
-        let mut builder = self
+        let plain = self
             .session
             .declare_publisher(key)
             .allowed_destination(Locality::Remote)
             .reliability(plan.reliability)
-            .congestion_control(plan.congestion_control)
-            .advanced();
-        if let Some(depth) = plan.cache {
-            builder = builder.cache(zenoh_ext::CacheConfig::default().max_samples(depth));
-        }
-        if let Some(period) = plan.heartbeat {
-            builder = builder.sample_miss_detection(
-                zenoh_ext::MissDetectionConfig::default().sporadic_heartbeat(period),
-            );
-        }
-        if plan.detectable {
-            builder = builder.publisher_detection();
-        }
-        let publisher = builder.wait().map_err(zenoh_err(format!(
-            "declare the publisher of {}",
-            endpoint.name
-        )))?;
+            .congestion_control(plan.congestion_control);
+        let failed = zenoh_err(format!("declare the publisher of {}", endpoint.name));
+        let publisher = if plan.cache.is_none() && plan.heartbeat.is_none() && !plan.detectable {
+            Sender::Plain(plain.wait().map_err(failed)?)
+        } else {
+            let mut builder = plain.advanced();
+            if let Some(depth) = plan.cache {
+                builder = builder.cache(zenoh_ext::CacheConfig::default().max_samples(depth));
+            }
+            if let Some(period) = plan.heartbeat {
+                builder = builder.sample_miss_detection(
+                    zenoh_ext::MissDetectionConfig::default().sporadic_heartbeat(period),
+                );
+            }
+            if plan.detectable {
+                builder = builder.publisher_detection();
+            }
+            Sender::Advanced(builder.wait().map_err(failed)?)
+        };
         self.local.0.write().insert(gid);
         let manual = endpoint.qos.liveliness == kairos::graph::Liveliness::ManualByTopic
             && endpoint.qos.liveliness_lease.is_some();
@@ -930,7 +955,7 @@ impl ZenohTransport {
                         let _ = match result {
                             Ok(bytes) => query
                                 .reply(reply_key, bytes)
-                                .attachment(echo.to_bytes().to_vec())
+                                .attachment(echo.to_bytes())
                                 .wait(),
                             Err(why) => query.reply_err(why).wait(),
                         };

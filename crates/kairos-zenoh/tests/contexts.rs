@@ -178,6 +178,101 @@ fn local_delivery_stays_one_arc_and_remote_delivery_goes_through_zenoh() {
     spinner.join().unwrap().unwrap();
 }
 
+/// A publish that only leaves the process skips the in-process machinery; it must notice
+/// at once a subscription made here later (and lose it again), keep its sequence numbers
+/// whole across both ways, and never skip the latch of a transient-local publisher.
+#[test]
+fn a_publisher_heard_only_elsewhere_reaches_what_subscribes_here_later() {
+    let port = free_port();
+    let _router = router(port);
+    let (a, ta) = carried(port);
+    let (b, tb) = carried(port);
+    let talker = Node::new_in(&a, "talker", "/").unwrap();
+    let local_listener = Node::new_in(&a, "local_listener", "/").unwrap();
+    let remote_listener = Node::new_in(&b, "remote_listener", "/").unwrap();
+    let (tx, rx) = mpsc::channel();
+    let _remote_sub = remote_listener
+        .create_subscription("/alone", Qos::keep_last(100), move |m: Arc<StringMsg>| {
+            let _ = tx.send(m.data.clone());
+        })
+        .unwrap();
+    let remote = spin(&remote_listener);
+    let publisher = talker
+        .create_publisher::<StringMsg>("/alone", Qos::keep_last(100))
+        .unwrap();
+    wait_remote_subscription(&ta, "/alone");
+    let say = |i: usize| StringMsg {
+        data: format!("m{i}"),
+    };
+
+    for i in 0..5 {
+        assert_eq!(publisher.publish(say(i)), 0, "nothing hears it here yet");
+    }
+    let local_got: Arc<Mutex<Vec<String>>> = Arc::default();
+    let got = local_got.clone();
+    let local_sub = local_listener
+        .create_subscription("/alone", Qos::keep_last(100), move |m: Arc<StringMsg>| {
+            got.lock().unwrap().push(m.data.clone())
+        })
+        .unwrap();
+    for i in 5..10 {
+        assert_eq!(publisher.publish(say(i)), 1, "the new subscription here");
+    }
+    let exec = Executor::single_threaded();
+    exec.add_node(&local_listener).unwrap();
+    while exec.spin_some().unwrap() > 0 {}
+    assert_eq!(
+        *local_got.lock().unwrap(),
+        (5..10).map(|i| format!("m{i}")).collect::<Vec<_>>()
+    );
+    drop(local_sub);
+    assert_eq!(
+        publisher.publish(say(10)),
+        0,
+        "the subscription here is gone"
+    );
+
+    let mut crossed = Vec::new();
+    while crossed.len() < 11 {
+        match rx.recv_timeout(WAIT) {
+            Ok(m) => crossed.push(m),
+            Err(_) => panic!("only {crossed:?} crossed within {WAIT:?}"),
+        }
+    }
+    assert_eq!(
+        crossed,
+        (0..11).map(|i| format!("m{i}")).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        tb.sequence_gaps(),
+        0,
+        "one run of numbers, whichever way each went"
+    );
+
+    // Transient local: the message is kept for a subscription made here afterwards.
+    let latched = talker
+        .create_publisher::<StringMsg>("/alone_latched", Qos::keep_last(1).transient_local())
+        .unwrap();
+    assert_eq!(latched.publish(say(99)), 0);
+    let (late_tx, late_rx) = mpsc::channel();
+    let _late = local_listener
+        .create_subscription(
+            "/alone_latched",
+            Qos::keep_last(1).transient_local(),
+            move |m: Arc<StringMsg>| {
+                let _ = late_tx.send(m.data.clone());
+            },
+        )
+        .unwrap();
+    while exec.spin_some().unwrap() > 0 {}
+    assert_eq!(
+        late_rx.try_recv().as_deref(),
+        Ok("m99"),
+        "the latched message"
+    );
+    remote.stop();
+}
+
 #[test]
 fn a_service_in_one_graph_answers_a_client_in_another() {
     let port = free_port();

@@ -54,7 +54,25 @@ impl<T: Send + Sync + 'static> Publisher<T> {
     /// The message goes into a box its topic's subscriptions gave back when their
     /// callbacks were done with an earlier one, if there is one (see `graph::pool`).
     pub fn publish(&self, message: T) -> usize {
+        if let Some(remote) = self.remote_only() {
+            // Nothing here shares the message: it is encoded from where it is, not boxed.
+            let seq = self.published.fetch_add(1, Ordering::Relaxed) + 1;
+            self.events.on_message();
+            remote.publish(&message, seq);
+            return 0;
+        }
         self.publish_arc(self.topic.pool.boxed(message))
+    }
+
+    /// The transport, when it is all a publish reaches: nothing in this process hears the
+    /// topic, nothing keeps the message for late joiners (transient local), and the trace
+    /// is off (its events name the message by its box's address).
+    fn remote_only(&self) -> Option<&dyn super::transport::RemotePublisher> {
+        let remote = self.remote.as_deref()?;
+        let alone = !self.topic.reaches_any()
+            && !self.qos.is_transient_local()
+            && !crate::trace::tp::enabled();
+        alone.then_some(remote)
     }
 
     /// Publishes a shared message (subscribers get the same `Arc`, no copy).

@@ -31,6 +31,7 @@ use arc_swap::ArcSwap;
 use kairos_interface::Wire;
 use parking_lot::Mutex;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Called with every message published on a topic, before delivery, outside the topic's
 /// lock (the `/clock` topic drives the context's simulated clock this way).
@@ -43,6 +44,9 @@ pub(crate) struct Topic<T> {
     wire: Option<Wire>,
     /// What a publish reaches, replaced (under `state`'s lock) on every change.
     reach: ArcSwap<Reach<T>>,
+    /// Whether `reach` holds anything, set with it: a publisher whose messages only leave
+    /// the process reads this one word instead of the set.
+    reaches_any: AtomicBool,
     state: Mutex<TopicState<T>>,
     /// The boxes of messages its subscriptions are done with, for the next publish.
     pub(crate) pool: Arc<MessagePool<T>>,
@@ -114,6 +118,7 @@ impl<T: Send + Sync + 'static> Topic<T> {
                 listeners: Vec::new(),
                 twins: Vec::new(),
             }),
+            reaches_any: AtomicBool::new(false),
             state: Mutex::new(TopicState { latched: None }),
             pool: Arc::new(MessagePool::new()),
         }
@@ -193,7 +198,10 @@ impl<T: Send + Sync + 'static> Topic<T> {
     fn change(&self, _locked: &TopicState<T>, change: impl FnOnce(&mut Reach<T>)) {
         let mut next = Reach::clone(&self.reach.load());
         change(&mut next);
+        let any =
+            !(next.subscriptions.is_empty() && next.listeners.is_empty() && next.twins.is_empty());
         self.reach.store(Arc::new(next));
+        self.reaches_any.store(any, Ordering::Release);
     }
 
     /// Calls `listener` with every later message, and now with the latched one if any.
@@ -228,6 +236,13 @@ impl<T: Send + Sync + 'static> Topic<T> {
     }
 
     /// Subscriptions a publish here reaches, on the twins too.
+    /// Whether anything in this process hears the topic: a subscription, a listener or a
+    /// twin. Read without a lock; a publish racing a change sees either side of it (see the
+    /// ground rules).
+    pub(crate) fn reaches_any(&self) -> bool {
+        self.reaches_any.load(Ordering::Acquire)
+    }
+
     pub(crate) fn subscription_count(&self) -> usize {
         let reach = self.reach.load();
         let twins: usize = reach.twins.iter().map(|t| t.own_subscription_count()).sum();
