@@ -464,7 +464,8 @@ fn bench_zenoh_prints_kairos_beside_raw_zenoh_as_json() {
             )
         })
         .collect();
-    // The default sizes, each kairos beside raw Zenoh, and a memcpy floor for each.
+    // The default sizes, each kairos beside raw Zenoh, and memcpy floors (back to back,
+    // paced) for each.
     let sizes = [64, 65536, 1 << 20, 4 << 20, 16 << 20];
     let expected: Vec<(&str, u64)> = sizes
         .iter()
@@ -476,6 +477,10 @@ fn bench_zenoh_prints_kairos_beside_raw_zenoh_as_json() {
     for (floor, size) in floors.iter().zip(sizes) {
         assert_eq!(floor["payload_bytes"], size);
         assert!(floor["memcpy_p50_us"].as_f64().unwrap() >= 0.0, "{floor}");
+        assert!(
+            floor["memcpy_paced_p50_us"].as_f64().unwrap() >= 0.0,
+            "{floor}"
+        );
     }
     for r in results {
         for field in ["p50_us", "p99_us", "msgs_per_s"] {
