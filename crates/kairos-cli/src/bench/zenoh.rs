@@ -46,6 +46,11 @@ pub struct Args {
     /// of the default keep-last (Drop): nothing is dropped, the publisher waits instead.
     #[arg(long)]
     pub keep_all: bool,
+    /// Rounds per payload size: kairos and raw Zenoh take turns this many times, and each
+    /// ratio printed is the median of the rounds' ratios (a noisy machine hits both sides
+    /// of one round alike, but not two runs minutes apart).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=50))]
+    pub rounds: u32,
     /// Payload sizes in bytes, comma-separated (suffixes K and M: 64K, 16M).
     #[arg(long, value_delimiter = ',', value_parser = parse_size, default_value = "64,64K,1M,4M,16M")]
     pub sizes: Vec<usize>,
@@ -219,6 +224,7 @@ fn key() -> String {
 struct Case {
     name: &'static str,
     size: usize,
+    round: u32,
     latency: Summary,
     msgs_per_s: f64,
     received: u32,
@@ -257,14 +263,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             size,
             Duration::from_nanos(pace.as_nanos().max(0) as u64),
         ));
-        for mode in ["kairos", "raw"] {
-            cases.push(run_case(mode, size, port, &args)?);
+        for round in 0..args.rounds {
+            for mode in ["kairos", "raw"] {
+                cases.push(run_case(mode, size, round, port, &args)?);
+            }
         }
     }
+    let ratios: Vec<Ratios> = cases
+        .chunks(2 * args.rounds as usize)
+        .zip(&floors)
+        .map(|(rounds, floor)| Ratios::of(rounds, *floor))
+        .collect();
     if args.json {
         let rows: Vec<_> = cases
             .iter()
-            .map(|c| json!({"name": c.name, "payload_bytes": c.size, "p50_us": c.latency.p50_us, "p99_us": c.latency.p99_us, "msgs_per_s": c.msgs_per_s, "received": c.received, "burst": c.burst, "received_in_shm": c.in_shm}))
+            .map(|c| json!({"name": c.name, "round": c.round, "payload_bytes": c.size, "p50_us": c.latency.p50_us, "p99_us": c.latency.p99_us, "msgs_per_s": c.msgs_per_s, "received": c.received, "burst": c.burst, "received_in_shm": c.in_shm}))
             .collect();
         let floors: Vec<_> = args
             .sizes
@@ -272,7 +285,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .zip(&floors)
             .map(|(size, floor)| json!({"payload_bytes": size, "memcpy_p50_us": floor.hot_us, "memcpy_paced_p50_us": floor.paced_us}))
             .collect();
-        let out = json!({"samples": args.samples, "burst": args.burst, "keep_all": args.keep_all, "shm": args.shm, "results": rows, "memcpy": floors});
+        let ratios: Vec<_> = ratios
+            .iter()
+            .map(|r| json!({"payload_bytes": r.size, "p50": r.p50.median(), "p99": r.p99.median(), "throughput": r.throughput.median(), "p50_per_memcpy": r.per_memcpy.median(), "p50_per_paced_memcpy": r.per_paced_memcpy.median()}))
+            .collect();
+        let out = json!({"samples": args.samples, "burst": args.burst, "rounds": args.rounds, "keep_all": args.keep_all, "shm": args.shm, "results": rows, "memcpy": floors, "kairos_per_raw_median": ratios});
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -288,7 +305,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if args.shm { "on" } else { "off" }
     );
     println!(
-        "{:<9} {} {:>12} {:>13} {:>7}",
+        "{:<12} {} {:>12} {:>13} {:>7}",
         "payload",
         Summary::header(),
         "msgs_per_s",
@@ -296,33 +313,99 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "in_shm"
     );
     for c in &cases {
+        let round = if args.rounds > 1 {
+            format!(" r{}", c.round + 1)
+        } else {
+            String::new()
+        };
         println!(
-            "{:<9} {} {:>12.0} {:>13} {:>7}",
-            c.size,
+            "{:<12} {} {:>12.0} {:>13} {:>7}",
+            format!("{}{round}", c.size),
             c.latency.row(c.name),
             c.msgs_per_s,
             format!("{}/{}", c.received, c.burst),
             c.in_shm
         );
     }
-    for (pair, floor) in cases.chunks(2).zip(&floors) {
-        let (k, raw) = (&pair[0], &pair[1]);
+    let of = if args.rounds > 1 {
+        format!(" (median of {} rounds, lowest-highest)", args.rounds)
+    } else {
+        String::new()
+    };
+    for (r, floor) in ratios.iter().zip(&floors) {
         println!(
-            "{} B: kairos / raw zenoh: p50 {:.2}x, p99 {:.2}x, throughput {:.2}x; kairos p50 / one memcpy: {:.1}x back to back ({:.1} us), {:.1}x paced ({:.1} us)",
-            k.size,
-            k.latency.p50_us / raw.latency.p50_us,
-            k.latency.p99_us / raw.latency.p99_us,
-            k.msgs_per_s / raw.msgs_per_s,
-            k.latency.p50_us / floor.hot_us,
+            "{} B: kairos / raw zenoh{of}: p50 {}, p99 {}, throughput {}; kairos p50 / one memcpy: {} back to back ({:.1} us), {} paced ({:.1} us)",
+            r.size,
+            r.p50,
+            r.p99,
+            r.throughput,
+            r.per_memcpy,
             floor.hot_us,
-            k.latency.p50_us / floor.paced_us,
+            r.per_paced_memcpy,
             floor.paced_us,
         );
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_case(mode: &str, size: usize, port: u16, args: &Args) -> anyhow::Result<Case> {
+/// The ratios of one payload size, one per round.
+struct Ratios {
+    size: usize,
+    p50: Spread,
+    p99: Spread,
+    throughput: Spread,
+    per_memcpy: Spread,
+    per_paced_memcpy: Spread,
+}
+
+impl Ratios {
+    /// From the cases of one size: kairos, raw, kairos, raw...
+    fn of(rounds: &[Case], floor: Floor) -> Self {
+        let spread = |f: &dyn Fn(&Case, &Case) -> f64| {
+            Spread(rounds.chunks(2).map(|pair| f(&pair[0], &pair[1])).collect())
+        };
+        Ratios {
+            size: rounds[0].size,
+            p50: spread(&|k, raw| k.latency.p50_us / raw.latency.p50_us),
+            p99: spread(&|k, raw| k.latency.p99_us / raw.latency.p99_us),
+            throughput: spread(&|k, raw| k.msgs_per_s / raw.msgs_per_s),
+            per_memcpy: spread(&|k, _| k.latency.p50_us / floor.hot_us),
+            per_paced_memcpy: spread(&|k, _| k.latency.p50_us / floor.paced_us),
+        }
+    }
+}
+
+/// One ratio over the rounds.
+struct Spread(Vec<f64>);
+
+impl Spread {
+    fn median(&self) -> f64 {
+        let mut v = self.0.clone();
+        v.sort_by(f64::total_cmp);
+        let mid = v.len() / 2;
+        if v.len() % 2 == 0 {
+            (v[mid - 1] + v[mid]) / 2.0
+        } else {
+            v[mid]
+        }
+    }
+}
+
+impl std::fmt::Display for Spread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:.2}x", self.median())?;
+        if self.0.len() > 1 {
+            let (low, high) = self
+                .0
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
+            write!(f, " ({low:.2}-{high:.2})")?;
+        }
+        Ok(())
+    }
+}
+
+fn run_case(mode: &str, size: usize, round: u32, port: u16, args: &Args) -> anyhow::Result<Case> {
     let plan = plan(size, args);
     let mut child = Command::new(std::env::current_exe()?)
         .args(["bench", "zenoh", "--child", mode])
@@ -357,6 +440,7 @@ fn run_case(mode: &str, size: usize, port: u16, args: &Args) -> anyhow::Result<C
         let in_shm = report["in_shm"].as_u64().unwrap_or(0);
         let secs = report["burst_secs"].as_f64().unwrap_or(0.0);
         Ok(Case {
+            round,
             name: if mode == "kairos" {
                 "kairos_zenoh"
             } else {
