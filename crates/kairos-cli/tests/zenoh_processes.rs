@@ -482,6 +482,14 @@ fn bench_zenoh_prints_kairos_beside_raw_zenoh_as_json() {
             "{floor}"
         );
     }
+    let ratios = json["kairos_per_raw_median"].as_array().expect("ratios");
+    assert_eq!(ratios.len(), sizes.len(), "{ratios:?}");
+    for (ratio, size) in ratios.iter().zip(sizes) {
+        assert_eq!(ratio["payload_bytes"], size);
+        for field in ["p50", "throughput", "p50_per_paced_memcpy"] {
+            assert!(ratio[field].as_f64().unwrap() > 0.0, "{field} in {ratio}");
+        }
+    }
     for r in results {
         for field in ["p50_us", "p99_us", "msgs_per_s"] {
             assert!(r[field].is_number(), "{field} missing in {r}");
