@@ -89,16 +89,41 @@ fn wait_remote_subscription(transport: &ZenohTransport, topic: &str) {
     assert!(seen, "no remote subscription of {topic} within {WAIT:?}");
 }
 
-#[test]
-fn local_delivery_stays_one_arc_and_remote_delivery_goes_through_zenoh() {
+/// Two graphs at one router: a talker and a listener in `a`, a listener in `b`.
+struct TwoGraphs {
+    _router: zenoh::Session,
+    ta: Arc<ZenohTransport>,
+    tb: Arc<ZenohTransport>,
+    talker: Node,
+    local_listener: Node,
+    remote_listener: Node,
+}
+
+fn two_graphs() -> TwoGraphs {
     let port = free_port();
     let _router = router(port);
     let (a, ta) = carried(port);
     let (b, tb) = carried(port);
+    TwoGraphs {
+        _router,
+        talker: Node::new_in(&a, "talker", "/").unwrap(),
+        local_listener: Node::new_in(&a, "local_listener", "/").unwrap(),
+        remote_listener: Node::new_in(&b, "remote_listener", "/").unwrap(),
+        ta,
+        tb,
+    }
+}
 
-    let talker = Node::new_in(&a, "talker", "/").unwrap();
-    let local_listener = Node::new_in(&a, "local_listener", "/").unwrap();
-    let remote_listener = Node::new_in(&b, "remote_listener", "/").unwrap();
+#[test]
+fn local_delivery_stays_one_arc_and_remote_delivery_goes_through_zenoh() {
+    let TwoGraphs {
+        _router,
+        ta,
+        tb,
+        talker,
+        local_listener,
+        remote_listener,
+    } = two_graphs();
 
     let local_got: Arc<Mutex<Vec<Arc<StringMsg>>>> = Arc::default();
     let got = local_got.clone();
@@ -183,13 +208,14 @@ fn local_delivery_stays_one_arc_and_remote_delivery_goes_through_zenoh() {
 /// whole across both ways, and never skip the latch of a transient-local publisher.
 #[test]
 fn a_publisher_heard_only_elsewhere_reaches_what_subscribes_here_later() {
-    let port = free_port();
-    let _router = router(port);
-    let (a, ta) = carried(port);
-    let (b, tb) = carried(port);
-    let talker = Node::new_in(&a, "talker", "/").unwrap();
-    let local_listener = Node::new_in(&a, "local_listener", "/").unwrap();
-    let remote_listener = Node::new_in(&b, "remote_listener", "/").unwrap();
+    let TwoGraphs {
+        _router,
+        ta,
+        tb,
+        talker,
+        local_listener,
+        remote_listener,
+    } = two_graphs();
     let (tx, rx) = mpsc::channel();
     let _remote_sub = remote_listener
         .create_subscription("/alone", Qos::keep_last(100), move |m: Arc<StringMsg>| {
