@@ -208,25 +208,20 @@ fn local_delivery_stays_one_arc_and_remote_delivery_goes_through_zenoh() {
 /// whole across both ways, and never skip the latch of a transient-local publisher.
 #[test]
 fn a_publisher_heard_only_elsewhere_reaches_what_subscribes_here_later() {
-    let TwoGraphs {
-        _router,
-        ta,
-        tb,
-        talker,
-        local_listener,
-        remote_listener,
-    } = two_graphs();
+    let g = two_graphs();
     let (tx, rx) = mpsc::channel();
-    let _remote_sub = remote_listener
+    let _remote_sub = g
+        .remote_listener
         .create_subscription("/alone", Qos::keep_last(100), move |m: Arc<StringMsg>| {
             let _ = tx.send(m.data.clone());
         })
         .unwrap();
-    let remote = spin(&remote_listener);
-    let publisher = talker
+    let remote = spin(&g.remote_listener);
+    let publisher = g
+        .talker
         .create_publisher::<StringMsg>("/alone", Qos::keep_last(100))
         .unwrap();
-    wait_remote_subscription(&ta, "/alone");
+    wait_remote_subscription(&g.ta, "/alone");
     let say = |i: usize| StringMsg {
         data: format!("m{i}"),
     };
@@ -236,7 +231,8 @@ fn a_publisher_heard_only_elsewhere_reaches_what_subscribes_here_later() {
     }
     let local_got: Arc<Mutex<Vec<String>>> = Arc::default();
     let got = local_got.clone();
-    let local_sub = local_listener
+    let local_sub = g
+        .local_listener
         .create_subscription("/alone", Qos::keep_last(100), move |m: Arc<StringMsg>| {
             got.lock().unwrap().push(m.data.clone())
         })
@@ -245,7 +241,7 @@ fn a_publisher_heard_only_elsewhere_reaches_what_subscribes_here_later() {
         assert_eq!(publisher.publish(say(i)), 1, "the new subscription here");
     }
     let exec = Executor::single_threaded();
-    exec.add_node(&local_listener).unwrap();
+    exec.add_node(&g.local_listener).unwrap();
     while exec.spin_some().unwrap() > 0 {}
     assert_eq!(
         *local_got.lock().unwrap(),
@@ -270,18 +266,20 @@ fn a_publisher_heard_only_elsewhere_reaches_what_subscribes_here_later() {
         (0..11).map(|i| format!("m{i}")).collect::<Vec<_>>()
     );
     assert_eq!(
-        tb.sequence_gaps(),
+        g.tb.sequence_gaps(),
         0,
         "one run of numbers, whichever way each went"
     );
 
     // Transient local: the message is kept for a subscription made here afterwards.
-    let latched = talker
+    let latched = g
+        .talker
         .create_publisher::<StringMsg>("/alone_latched", Qos::keep_last(1).transient_local())
         .unwrap();
     assert_eq!(latched.publish(say(99)), 0);
     let (late_tx, late_rx) = mpsc::channel();
-    let _late = local_listener
+    let _late = g
+        .local_listener
         .create_subscription(
             "/alone_latched",
             Qos::keep_last(1).transient_local(),
