@@ -15,8 +15,6 @@
 
 use crate::attachment::Gid;
 use std::collections::HashMap;
-
-type SenderMap = HashMap<Gid, Sender, foldhash::fast::RandomState>;
 use std::time::{Duration, Instant};
 
 /// The largest forward jump counted as lost messages (a publisher at 1 kHz cut off for
@@ -42,6 +40,9 @@ pub enum Arrival {
     /// No real publisher sends this number after the last one; the sample is malformed.
     Malformed(&'static str),
 }
+
+/// The senders by gid. The gids come from the network: the hash is seeded per process.
+type SenderMap = HashMap<Gid, Sender, foldhash::fast::RandomState>;
 
 #[derive(Debug, Clone, Copy)]
 struct Sender {

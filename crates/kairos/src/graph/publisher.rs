@@ -52,7 +52,9 @@ impl<T: Send + Sync + 'static> Publisher<T> {
     /// Publishes `message`; returns how many subscriptions it reached.
     ///
     /// The message goes into a box its topic's subscriptions gave back when their
-    /// callbacks were done with an earlier one, if there is one (see `graph::pool`).
+    /// callbacks were done with an earlier one, if there is one (see `graph::pool`). When
+    /// only other processes hear the topic, it is encoded for them from where it is, with no
+    /// box at all.
     pub fn publish(&self, message: T) -> usize {
         if let Some(remote) = self.remote_only() {
             // Nothing here shares the message: it is encoded from where it is, not boxed.

@@ -235,7 +235,6 @@ impl<T: Send + Sync + 'static> Topic<T> {
         });
     }
 
-    /// Subscriptions a publish here reaches, on the twins too.
     /// Whether anything in this process hears the topic: a subscription, a listener or a
     /// twin. Read without a lock; a publish racing a change sees either side of it (see the
     /// ground rules).
@@ -243,6 +242,7 @@ impl<T: Send + Sync + 'static> Topic<T> {
         self.reaches_any.load(Ordering::Acquire)
     }
 
+    /// Subscriptions a publish here reaches, on the twins too.
     pub(crate) fn subscription_count(&self) -> usize {
         let reach = self.reach.load();
         let twins: usize = reach.twins.iter().map(|t| t.own_subscription_count()).sum();
