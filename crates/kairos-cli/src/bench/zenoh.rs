@@ -58,6 +58,10 @@ pub struct Args {
     /// copied through TCP).
     #[arg(long)]
     pub shm: bool,
+    /// The kairos subscriber's executor polls for this long after each message before it
+    /// sleeps (`Executor::set_idle_spin`; 0 to 1,000,000 us): latency for a busy core.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub idle_spin_us: u64,
     /// Internal: run as the subscribing child ("kairos" or "raw").
     #[arg(long, hide = true)]
     pub child: Option<String>,
@@ -289,12 +293,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|r| json!({"payload_bytes": r.size, "p50": r.p50.median(), "p99": r.p99.median(), "throughput": r.throughput.median(), "p50_per_memcpy": r.per_memcpy.median(), "p50_per_paced_memcpy": r.per_paced_memcpy.median()}))
             .collect();
-        let out = json!({"samples": args.samples, "burst": args.burst, "rounds": args.rounds, "keep_all": args.keep_all, "shm": args.shm, "results": rows, "memcpy": floors, "kairos_per_raw_median": ratios});
+        let out = json!({"samples": args.samples, "burst": args.burst, "rounds": args.rounds, "keep_all": args.keep_all, "shm": args.shm, "idle_spin_us": args.idle_spin_us, "results": rows, "memcpy": floors, "kairos_per_raw_median": ratios});
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "publish -> callback between two processes on loopback (up to {} paced samples; bursts of up to {}; {}; shared memory {})",
+        "publish -> callback between two processes on loopback (up to {} paced samples; bursts of up to {}; {}; shared memory {}; kairos executor's idle spin {} us)",
         args.samples,
         args.burst,
         if args.keep_all {
@@ -302,7 +306,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         } else {
             "keep-last: congestion control Drop"
         },
-        if args.shm { "on" } else { "off" }
+        if args.shm { "on" } else { "off" },
+        args.idle_spin_us
     );
     println!(
         "{:<12} {} {:>12} {:>13} {:>7}",
@@ -412,6 +417,7 @@ fn run_case(mode: &str, size: usize, round: u32, port: u16, args: &Args) -> anyh
         .args(["--port", &port.to_string(), "--size", &size.to_string()])
         .args(["--samples", &plan.samples.to_string()])
         .args(["--burst", &plan.burst.to_string()])
+        .args(["--idle-spin-us", &args.idle_spin_us.to_string()])
         .args(args.shm.then_some("--shm"))
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -596,6 +602,9 @@ fn child(mode: &str, args: &Args) -> anyhow::Result<ExitCode> {
                 on_message(m.seq, m.stamp_ns)
             })?;
         let exec = kairos::exec::Executor::single_threaded();
+        exec.set_idle_spin(kairos::time::Duration::from_micros(
+            args.idle_spin_us as i64,
+        ))?;
         exec.add_node(&node)?;
         let spin = exec.clone();
         std::thread::spawn(move || spin.spin());

@@ -34,6 +34,14 @@ pub enum ExecError {
         /// The count asked for.
         workers: usize,
     },
+    /// An idle spin window below zero or above [`Executor::MAX_IDLE_SPIN`](super::Executor::MAX_IDLE_SPIN).
+    #[error(
+        "an idle spin window must be 0 to 1 s (a worker busy-waits that long each time it runs out of work; 0 turns it off), got {window}"
+    )]
+    InvalidIdleSpin {
+        /// The window asked for.
+        window: crate::time::Duration,
+    },
     /// `spin_until_future_complete` reached its timeout first.
     #[error("the future did not complete within {timeout}")]
     Timeout {

@@ -151,3 +151,134 @@ fn a_registration_interrupts_only_a_wait_it_shortens() {
         "a wait past a registered deadline"
     );
 }
+
+/// A guard condition whose callback reports on a channel, for ping-pong tests.
+fn pinged(node: &Node) -> (crate::exec::GuardCondition, std::sync::mpsc::Receiver<()>) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tx = Mutex::new(tx);
+    let guard = node.create_guard_condition("ping", move || {
+        let _ = tx.lock().send(());
+    });
+    (guard, rx)
+}
+
+/// Pings a spinning executor `rounds` times, `gap` apart; how often its worker slept.
+fn sleeps_over_pings(idle_spin: Duration, workers: usize, rounds: usize, gap: u64) -> u64 {
+    let node = Node::new_in(&Context::new(), "pinged", "/").unwrap();
+    let exec = Executor::multi_threaded(workers).unwrap();
+    exec.set_idle_spin(idle_spin).unwrap();
+    exec.add_node(&node).unwrap();
+    let (guard, pongs) = pinged(&node);
+    let spin = exec.spin_thread().unwrap();
+    let answer = std::time::Duration::from_secs(30);
+    guard.trigger();
+    pongs
+        .recv_timeout(answer)
+        .expect("the first ping is answered");
+    let before = exec.stats().sleeps;
+    for _ in 0..rounds {
+        std::thread::sleep(std::time::Duration::from_millis(gap));
+        guard.trigger();
+        pongs.recv_timeout(answer).expect("every ping is answered");
+    }
+    let slept = exec.stats().sleeps - before;
+    spin.stop().unwrap();
+    slept
+}
+
+/// With an idle spin window longer than the gap between pieces of work, a worker takes
+/// each one without having gone to sleep; without one, it sleeps in every gap.
+#[test]
+fn an_idle_spin_takes_work_that_comes_within_it_without_sleeping() {
+    for workers in [1, 2] {
+        let spun = sleeps_over_pings(Executor::MAX_IDLE_SPIN, workers, 20, 2);
+        // Only a thread preempted for the whole window (1 s) sleeps: none, or one.
+        assert!(
+            spun <= 1,
+            "{spun} sleeps with a 1 s window ({workers} workers)"
+        );
+        let plain = sleeps_over_pings(Duration::ZERO, workers, 20, 2);
+        assert!(
+            plain >= 20,
+            "{plain} sleeps without a window ({workers} workers)"
+        );
+    }
+}
+
+/// An idle spin is a wait like the others: `cancel` and `shutdown` end it at once, not
+/// at the end of its window.
+#[test]
+fn cancel_and_shutdown_end_an_idle_spin_at_once() {
+    for shutdown in [false, true] {
+        let node = Node::new_in(&Context::new(), "spinning", "/").unwrap();
+        let exec = Executor::single_threaded();
+        exec.set_idle_spin(Executor::MAX_IDLE_SPIN).unwrap();
+        exec.add_node(&node).unwrap();
+        let (guard, pongs) = pinged(&node);
+        let spin = exec.spin_thread().unwrap();
+        guard.trigger();
+        pongs
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("answered");
+        // The worker now polls for up to 1 s.
+        let asked = Instant::now();
+        if shutdown {
+            assert!(exec.shutdown(Duration::from_secs(5)).is_clean());
+            let _ = spin.stop();
+        } else {
+            spin.stop().unwrap();
+        }
+        let took = asked.elapsed();
+        assert!(
+            took < std::time::Duration::from_millis(500),
+            "the spin ended {took:?} after {} (a 1 s window)",
+            if shutdown { "shutdown" } else { "cancel" }
+        );
+    }
+}
+
+/// Timers keep their time under an idle spin: the poll ends at the next deadline (one
+/// worker keeps its own timers) or when the time driver queues the timer (several).
+#[test]
+fn an_idle_spin_never_delays_a_timer() {
+    for workers in [1, 2] {
+        let node = Node::new_in(&Context::new(), "ticking", "/").unwrap();
+        let exec = Executor::multi_threaded(workers).unwrap();
+        exec.set_idle_spin(Executor::MAX_IDLE_SPIN).unwrap();
+        exec.add_node(&node).unwrap();
+        let (tx, ticks) = std::sync::mpsc::channel();
+        let tx = Mutex::new(tx);
+        let _timer = node
+            .create_timer(Duration::from_millis(20), move |_| {
+                let _ = tx.lock().send(Instant::now());
+            })
+            .unwrap();
+        let spin = exec.spin_thread().unwrap();
+        let start = Instant::now();
+        for _ in 0..10 {
+            ticks
+                .recv_timeout(std::time::Duration::from_secs(30))
+                .expect("the timer ticks");
+        }
+        let took = start.elapsed();
+        spin.stop().unwrap();
+        // 200 ms of ticks; a poll that ignored the deadline would hold each for 1 s.
+        assert!(
+            took < std::time::Duration::from_secs(3),
+            "10 ticks of 20 ms took {took:?} ({workers} workers)"
+        );
+    }
+}
+
+#[test]
+fn an_idle_spin_window_outside_0_to_1_s_is_refused() {
+    let exec = Executor::single_threaded();
+    for window in [Duration::from_nanos(-1), Duration::from_millis(1001)] {
+        let err = exec.set_idle_spin(window).unwrap_err();
+        assert!(matches!(err, ExecError::InvalidIdleSpin { .. }), "{err}");
+        assert!(err.to_string().contains("0 to 1 s"), "{err}");
+    }
+    assert_eq!(exec.idle_spin(), Duration::ZERO);
+    exec.set_idle_spin(Duration::from_micros(1500)).unwrap();
+    assert_eq!(exec.idle_spin(), Duration::from_micros(1500));
+}
