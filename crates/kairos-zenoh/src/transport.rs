@@ -476,8 +476,8 @@ impl RemotePublisher for ZenohPublisher {
 
 /// The zenoh publisher under a kairos one. A volatile publisher is zenoh's plain one: for
 /// it, zenoh-ext's advanced publisher adds nothing to the samples (no cache, no sequence
-/// numbers, no token of its own) beyond the session's timestamp, which is added here as it
-/// would add it, but wraps every put in builders of its own.
+/// numbers, no token of its own; the session stamps every put with its clock either way,
+/// timestamping being on) but wraps every put in builders of its own.
 enum Sender {
     Plain(zenoh::pubsub::Publisher<'static>),
     Advanced(zenoh_ext::AdvancedPublisher<'static>),
@@ -487,13 +487,10 @@ impl Sender {
     fn put(&self, payload: zenoh::bytes::ZBytes, attachment: Attachment) {
         // A put only fails once the session is closed; the message then has nowhere to go.
         let _ = match self {
-            Sender::Plain(publisher) => {
-                let put = publisher.put(payload).attachment(attachment.to_bytes());
-                match publisher.session().hlc() {
-                    Some(hlc) => put.timestamp(hlc.new_timestamp()).wait(),
-                    None => put.wait(),
-                }
-            }
+            Sender::Plain(publisher) => publisher
+                .put(payload)
+                .attachment(attachment.to_bytes())
+                .wait(),
             Sender::Advanced(publisher) => publisher
                 .put(payload)
                 .attachment(attachment.to_bytes())

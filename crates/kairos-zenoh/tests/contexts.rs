@@ -102,7 +102,8 @@ struct TwoGraphs {
 fn two_graphs() -> TwoGraphs {
     let port = free_port();
     let _router = router(port);
-    let (a, ta) = carried(port);
+    // The talker's session as kairos configures one (timestamping on, as rmw_zenoh's).
+    let (a, ta) = carried_with(port, kairos_zenoh::config::session_config().unwrap());
     let (b, tb) = carried(port);
     TwoGraphs {
         _router,
@@ -217,6 +218,17 @@ fn a_publisher_heard_only_elsewhere_reaches_what_subscribes_here_later() {
         })
         .unwrap();
     let remote = spin(&g.remote_listener);
+    // What a non-kairos peer sees: every sample stamped by the publishing session's clock
+    // (rmw_zenoh's sessions have timestamping on, and so do kairos's).
+    let stamped = Arc::new(Mutex::new(Vec::new()));
+    let _raw_sub = {
+        let stamped = stamped.clone();
+        g.tb.session()
+            .declare_subscriber("*/alone/**")
+            .callback(move |sample| stamped.lock().unwrap().push(sample.timestamp().is_some()))
+            .wait()
+            .unwrap()
+    };
     let publisher = g
         .talker
         .create_publisher::<StringMsg>("/alone", Qos::keep_last(100))
@@ -269,6 +281,11 @@ fn a_publisher_heard_only_elsewhere_reaches_what_subscribes_here_later() {
         g.tb.sequence_gaps(),
         0,
         "one run of numbers, whichever way each went"
+    );
+    let stamped = stamped.lock().unwrap().clone();
+    assert!(
+        stamped.len() >= 11 && stamped.iter().all(|&s| s),
+        "every sample carries a timestamp: {stamped:?}"
     );
 
     // Transient local: the message is kept for a subscription made here afterwards.
