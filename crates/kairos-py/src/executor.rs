@@ -97,6 +97,21 @@ impl PyExecutor {
         self.executor().workers()
     }
 
+    /// Seconds a worker that ran out of work polls for more before it sleeps (Rust's
+    /// `Executor::set_idle_spin`): 0 to 1.
+    #[getter]
+    fn idle_spin_sec(&self) -> f64 {
+        self.executor().idle_spin().as_secs_f64()
+    }
+
+    #[setter]
+    fn set_idle_spin_sec(&self, window: &Bound<'_, PyAny>) -> PyResult<()> {
+        let window = duration_arg(window)?;
+        self.executor()
+            .set_idle_spin(window)
+            .map_err(|err| pyo3::exceptions::PyValueError::new_err(err.to_string()))
+    }
+
     /// Whether the executor has been shut down (by `shutdown()` or the context's).
     #[getter]
     fn is_shut_down(&self) -> bool {

@@ -3,6 +3,8 @@ process."""
 
 import queue
 
+import pytest
+
 import kairos
 from kairos._kairos import RustEchoNode
 from kairos.example_interfaces.srv import AddTwoInts
@@ -41,6 +43,26 @@ def test_talker_and_listener_in_one_process(session):
     executor.add_node(listener)
     executor.add_node(talker)
     spin_in_thread(executor)
+    heard = [listener.heard.get(timeout=LIMIT) for _ in range(5)]
+    assert heard == [String(data=f"hello {i}") for i in range(5)]
+    assert executor.shutdown(timeout_sec=1.0)
+
+
+def test_an_idle_spinning_executor_delivers_and_keeps_its_timers(session):
+    listener = Listener("/test/spun")
+    talker = Talker("/test/spun", 5)
+    executor = MultiThreadedExecutor(num_threads=2)
+    assert executor.idle_spin_sec == 0.0
+    executor.idle_spin_sec = 0.5
+    assert executor.idle_spin_sec == 0.5
+    for wrong in (1.5, -0.1):
+        with pytest.raises(ValueError, match="0 to 1 s|>= 0"):
+            executor.idle_spin_sec = wrong
+    assert executor.idle_spin_sec == 0.5
+    executor.add_node(listener)
+    executor.add_node(talker)
+    spin_in_thread(executor)
+    # The talker's 5 ms timer fires through the polling: five messages, well within LIMIT.
     heard = [listener.heard.get(timeout=LIMIT) for _ in range(5)]
     assert heard == [String(data=f"hello {i}") for i in range(5)]
     assert executor.shutdown(timeout_sec=1.0)
