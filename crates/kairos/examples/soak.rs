@@ -4,7 +4,8 @@
 //! reentrant groups, sync and async timers on steady or simulated time, services with
 //! random latency, clients calling with `call`, `call_async(..).await` and `on_done`,
 //! guard conditions, publishers and subscriptions), spins it on a single- or
-//! multi-threaded executor for a few milliseconds (stepping the simulated clock from
+//! multi-threaded executor (its workers sometimes polling for work before they sleep,
+//! see `Executor::set_idle_spin`) for a few milliseconds (stepping the simulated clock from
 //! another thread meanwhile), shuts it down at a random moment with a random deadline,
 //! drops everything, and checks the promises:
 //! - shutdown returns by its deadline (plus a generous margin for a loaded machine);
@@ -218,6 +219,14 @@ pub fn iteration(seed: u64) -> Result<Iteration, String> {
         nodes.push(node);
     }
 
+    // Sometimes the workers poll for work before sleeping: none of the promises may depend
+    // on a worker being asleep.
+    let idle_spin = match rng.below(20) {
+        0 => Executor::MAX_IDLE_SPIN,
+        1..=6 => Duration::from_micros(rng.below(3_000) as i64),
+        _ => Duration::ZERO,
+    };
+    exec.set_idle_spin(idle_spin).map_err(|e| e.to_string())?;
     let spin = exec.spin_thread().map_err(|e| e.to_string())?;
     // Drive: step simulated time and trigger guards for a few milliseconds.
     let run_for = std::time::Duration::from_micros(2_000 + rng.below(8_000));
