@@ -326,3 +326,43 @@ fn with_shared_memory_on_large_payloads_cross_processes_in_it() {
         );
     }
 }
+
+#[test]
+fn an_idle_spinning_subscriber_shows_its_price_in_cpu_time() {
+    // `--idle-spin-us` reaches the subscribing executor: polling between paced samples (1
+    // ms apart) keeps it on a core through the 300 ms of samples, where raw zenoh's
+    // subscriber sleeps. Its CPU time, in 10 ms ticks, says so even on a busy machine.
+    let out = kairos()
+        .args([
+            "bench",
+            "zenoh",
+            "--idle-spin-us",
+            "1000000",
+            "--samples",
+            "300",
+            "--burst",
+            "10",
+            "--sizes",
+            "64",
+            "--json",
+        ])
+        .output()
+        .expect("kairos bench zenoh");
+    let v: serde_json::Value =
+        serde_json::from_str(&assert_ok("kairos bench zenoh --idle-spin-us", &out)).expect("JSON");
+    assert_eq!(v["idle_spin_us"], 1_000_000);
+    let cpu = |name: &str| {
+        v["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .find(|r| r["name"] == name)
+            .and_then(|r| r["subscriber_cpu_ms"].as_f64())
+            .unwrap_or_else(|| panic!("no CPU time for {name}: {v:#}"))
+    };
+    let (kairos_ms, raw_ms) = (cpu("kairos_zenoh"), cpu("zenoh_raw"));
+    assert!(
+        kairos_ms >= 100.0 && kairos_ms > 2.0 * raw_ms,
+        "the polling subscriber used {kairos_ms} ms of CPU, raw zenoh's {raw_ms} ms: {v:#}"
+    );
+}

@@ -235,6 +235,8 @@ struct Case {
     burst: u32,
     /// Samples that arrived in shared memory, at the receiver.
     in_shm: u64,
+    /// CPU time the subscribing process spent from "ready" to its report (all threads).
+    sub_cpu_ms: f64,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -281,7 +283,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         let rows: Vec<_> = cases
             .iter()
-            .map(|c| json!({"name": c.name, "round": c.round, "payload_bytes": c.size, "p50_us": c.latency.p50_us, "p99_us": c.latency.p99_us, "msgs_per_s": c.msgs_per_s, "received": c.received, "burst": c.burst, "received_in_shm": c.in_shm}))
+            .map(|c| json!({"name": c.name, "round": c.round, "payload_bytes": c.size, "p50_us": c.latency.p50_us, "p99_us": c.latency.p99_us, "msgs_per_s": c.msgs_per_s, "received": c.received, "burst": c.burst, "received_in_shm": c.in_shm, "subscriber_cpu_ms": c.sub_cpu_ms}))
             .collect();
         let floors: Vec<_> = args
             .sizes
@@ -310,12 +312,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.idle_spin_us
     );
     println!(
-        "{:<12} {} {:>12} {:>13} {:>7}",
+        "{:<12} {} {:>12} {:>13} {:>7} {:>11}",
         "payload",
         Summary::header(),
         "msgs_per_s",
         "received",
-        "in_shm"
+        "in_shm",
+        "sub_cpu_ms"
     );
     for c in &cases {
         let round = if args.rounds > 1 {
@@ -324,12 +327,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             String::new()
         };
         println!(
-            "{:<12} {} {:>12.0} {:>13} {:>7}",
+            "{:<12} {} {:>12.0} {:>13} {:>7} {:>11.0}",
             format!("{}{round}", c.size),
             c.latency.row(c.name),
             c.msgs_per_s,
             format!("{}/{}", c.received, c.burst),
-            c.in_shm
+            c.in_shm,
+            c.sub_cpu_ms
         );
     }
     let of = if args.rounds > 1 {
@@ -445,6 +449,7 @@ fn run_case(mode: &str, size: usize, round: u32, port: u16, args: &Args) -> anyh
         let received = report["burst_received"].as_u64().unwrap_or(0) as u32;
         let in_shm = report["in_shm"].as_u64().unwrap_or(0);
         let secs = report["burst_secs"].as_f64().unwrap_or(0.0);
+        let sub_cpu_ms = report["cpu_ms"].as_f64().unwrap_or(0.0);
         Ok(Case {
             round,
             name: if mode == "kairos" {
@@ -462,6 +467,7 @@ fn run_case(mode: &str, size: usize, round: u32, port: u16, args: &Args) -> anyh
             received,
             burst: plan.burst,
             in_shm,
+            sub_cpu_ms,
         })
     })();
     let _ = child.kill();
@@ -630,6 +636,7 @@ fn child(mode: &str, args: &Args) -> anyhow::Result<ExitCode> {
         Box::new(sub)
     };
     println!("ready");
+    let cpu_at_ready = process_cpu_ms();
     // Done at the last message, or when the burst stalls (dropped messages never come).
     let give_up = Instant::now() + Duration::from_secs(60);
     let mut last_count = 0;
@@ -649,6 +656,7 @@ fn child(mode: &str, args: &Args) -> anyhow::Result<ExitCode> {
         }
     }
     let mut report = record.report();
+    report["cpu_ms"] = json!(process_cpu_ms() - cpu_at_ready);
     report["in_shm"] = json!(if mode == "kairos" {
         transport.shared_memory().received
     } else {
@@ -656,6 +664,22 @@ fn child(mode: &str, args: &Args) -> anyhow::Result<ExitCode> {
     });
     println!("{report}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// This process's CPU time (user and system, all threads) in ms, from `/proc/self/stat`
+/// (in its 10 ms ticks).
+fn process_cpu_ms() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command's closing parenthesis, from the state (field 3) on:
+    // utime and stime are fields 14 and 15.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let ticks: u64 = after
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|t| t.parse::<u64>().ok())
+        .sum();
+    ticks as f64 * 10.0
 }
 
 struct Recorder {
