@@ -162,28 +162,40 @@ fn pinged(node: &Node) -> (crate::exec::GuardCondition, std::sync::mpsc::Receive
     (guard, rx)
 }
 
-/// Pings a spinning executor `rounds` times, `gap` apart; how often its worker slept.
-fn sleeps_over_pings(idle_spin: Duration, workers: usize, rounds: usize, gap: u64) -> u64 {
-    let node = Node::new_in(&Context::new(), "pinged", "/").unwrap();
-    let exec = Executor::multi_threaded(workers).unwrap();
-    exec.set_idle_spin(idle_spin).unwrap();
-    exec.add_node(&node).unwrap();
-    let (guard, pongs) = pinged(&node);
-    let spin = exec.spin_thread().unwrap();
-    let answer = std::time::Duration::from_secs(30);
-    guard.trigger();
-    pongs
-        .recv_timeout(answer)
-        .expect("the first ping is answered");
-    let before = exec.stats().sleeps;
-    for _ in 0..rounds {
-        std::thread::sleep(std::time::Duration::from_millis(gap));
-        guard.trigger();
-        pongs.recv_timeout(answer).expect("every ping is answered");
+/// A spinning executor with a ping guard condition, for the idle spin tests.
+struct Pinged {
+    exec: Executor,
+    guard: crate::exec::GuardCondition,
+    pongs: std::sync::mpsc::Receiver<()>,
+    spin: SpinThread,
+    _node: Node,
+}
+
+impl Pinged {
+    fn new(idle_spin: Duration, workers: usize) -> Self {
+        let node = Node::new_in(&Context::new(), "pinged", "/").unwrap();
+        let exec = Executor::multi_threaded(workers).unwrap();
+        exec.set_idle_spin(idle_spin).unwrap();
+        exec.add_node(&node).unwrap();
+        let (guard, pongs) = pinged(&node);
+        let spin = exec.spin_thread().unwrap();
+        let pinged = Self {
+            exec,
+            guard,
+            pongs,
+            spin,
+            _node: node,
+        };
+        pinged.ping();
+        pinged
     }
-    let slept = exec.stats().sleeps - before;
-    spin.stop().unwrap();
-    slept
+
+    fn ping(&self) {
+        self.guard.trigger();
+        self.pongs
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("every ping is answered");
+    }
 }
 
 /// With an idle spin window longer than the gap between pieces of work, a worker takes
@@ -191,17 +203,36 @@ fn sleeps_over_pings(idle_spin: Duration, workers: usize, rounds: usize, gap: u6
 #[test]
 fn an_idle_spin_takes_work_that_comes_within_it_without_sleeping() {
     for workers in [1, 2] {
-        let spun = sleeps_over_pings(Executor::MAX_IDLE_SPIN, workers, 20, 2);
-        // Only a thread preempted for the whole window (1 s) sleeps: none, or one.
+        let spun = Pinged::new(Executor::MAX_IDLE_SPIN, workers);
+        let before = spun.exec.stats().sleeps;
+        for _ in 0..20 {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            spun.ping();
+        }
+        let slept = spun.exec.stats().sleeps - before;
+        spun.spin.stop().unwrap();
+        // Only a thread kept off its core for the whole window (1 s) sleeps.
         assert!(
-            spun <= 1,
-            "{spun} sleeps with a 1 s window ({workers} workers)"
+            slept <= 2,
+            "{slept} sleeps in 20 gaps of 2 ms with a 1 s window ({workers} workers)"
         );
-        let plain = sleeps_over_pings(Duration::ZERO, workers, 20, 2);
-        assert!(
-            plain >= 20,
-            "{plain} sleeps without a window ({workers} workers)"
-        );
+
+        // The counter counts: without a window, the worker sleeps after each ping (its
+        // backoff lasts microseconds, or longer on a loaded machine: waited for).
+        let plain = Pinged::new(Duration::ZERO, workers);
+        for round in 0..20 {
+            let before = plain.exec.stats().sleeps;
+            let limit = Instant::now() + std::time::Duration::from_secs(10);
+            while plain.exec.stats().sleeps == before {
+                assert!(
+                    Instant::now() < limit,
+                    "no sleep within 10 s after ping {round} without a window ({workers} workers)"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            plain.ping();
+        }
+        plain.spin.stop().unwrap();
     }
 }
 
