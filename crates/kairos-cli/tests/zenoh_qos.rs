@@ -328,16 +328,15 @@ fn with_shared_memory_on_large_payloads_cross_processes_in_it() {
 }
 
 #[test]
-fn an_idle_spinning_subscriber_shows_its_price_in_cpu_time() {
-    // `--idle-spin-us` reaches the subscribing executor: polling between paced samples (1
-    // ms apart) keeps it on a core through the 300 ms of samples, where raw zenoh's
-    // subscriber sleeps. Its CPU time, in 10 ms ticks, says so even on a busy machine.
+fn an_idle_spinning_subscriber_polls_instead_of_sleeping() {
+    // `--idle-spin-us` reaches the subscribing executor, which reads it back; with a 1 s
+    // window it polls through the 1 ms gaps between the 300 paced samples instead of
+    // sleeping in each (a sleep needs a whole second without work). The subscriber's CPU
+    // time is reported beside raw zenoh's; how much of a core the poll gets depends on
+    // the machine's load, so only its presence is checked.
     let out = kairos()
+        .args(["bench", "zenoh", "--idle-spin-us", "1000000"])
         .args([
-            "bench",
-            "zenoh",
-            "--idle-spin-us",
-            "1000000",
             "--samples",
             "300",
             "--burst",
@@ -351,18 +350,18 @@ fn an_idle_spinning_subscriber_shows_its_price_in_cpu_time() {
     let v: serde_json::Value =
         serde_json::from_str(&assert_ok("kairos bench zenoh --idle-spin-us", &out)).expect("JSON");
     assert_eq!(v["idle_spin_us"], 1_000_000);
-    let cpu = |name: &str| {
-        v["results"]
-            .as_array()
-            .expect("results")
-            .iter()
-            .find(|r| r["name"] == name)
-            .and_then(|r| r["subscriber_cpu_ms"].as_f64())
-            .unwrap_or_else(|| panic!("no CPU time for {name}: {v:#}"))
-    };
-    let (kairos_ms, raw_ms) = (cpu("kairos_zenoh"), cpu("zenoh_raw"));
+    let rows = v["results"].as_array().expect("results");
+    for row in rows {
+        assert!(row["subscriber_cpu_ms"].is_f64(), "CPU time: {row}");
+    }
+    let kairos = rows
+        .iter()
+        .find(|r| r["name"] == "kairos_zenoh")
+        .expect("a kairos row");
+    assert_eq!(kairos["executor_idle_spin_us"], 1_000_000, "{kairos}");
+    let sleeps = kairos["executor_sleeps"].as_u64().expect("executor sleeps");
     assert!(
-        kairos_ms >= 100.0 && kairos_ms > 2.0 * raw_ms,
-        "the polling subscriber used {kairos_ms} ms of CPU, raw zenoh's {raw_ms} ms: {v:#}"
+        sleeps < 30,
+        "the executor slept {sleeps} times in 300 gaps of 1 ms with a 1 s window: {kairos}"
     );
 }

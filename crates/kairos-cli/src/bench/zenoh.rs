@@ -237,6 +237,10 @@ struct Case {
     in_shm: u64,
     /// CPU time the subscribing process spent from "ready" to its report (all threads).
     sub_cpu_ms: f64,
+    /// How often the kairos subscriber's executor went to sleep for lack of work.
+    executor_sleeps: Option<u64>,
+    /// The kairos subscriber's executor's idle spin window, as it read it.
+    executor_idle_spin_us: Option<i64>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -283,7 +287,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         let rows: Vec<_> = cases
             .iter()
-            .map(|c| json!({"name": c.name, "round": c.round, "payload_bytes": c.size, "p50_us": c.latency.p50_us, "p99_us": c.latency.p99_us, "msgs_per_s": c.msgs_per_s, "received": c.received, "burst": c.burst, "received_in_shm": c.in_shm, "subscriber_cpu_ms": c.sub_cpu_ms}))
+            .map(|c| json!({"name": c.name, "round": c.round, "payload_bytes": c.size, "p50_us": c.latency.p50_us, "p99_us": c.latency.p99_us, "msgs_per_s": c.msgs_per_s, "received": c.received, "burst": c.burst, "received_in_shm": c.in_shm, "subscriber_cpu_ms": c.sub_cpu_ms, "executor_sleeps": c.executor_sleeps, "executor_idle_spin_us": c.executor_idle_spin_us}))
             .collect();
         let floors: Vec<_> = args
             .sizes
@@ -450,6 +454,8 @@ fn run_case(mode: &str, size: usize, round: u32, port: u16, args: &Args) -> anyh
         let in_shm = report["in_shm"].as_u64().unwrap_or(0);
         let secs = report["burst_secs"].as_f64().unwrap_or(0.0);
         let sub_cpu_ms = report["cpu_ms"].as_f64().unwrap_or(0.0);
+        let executor_sleeps = report["executor_sleeps"].as_u64();
+        let executor_idle_spin_us = report["executor_idle_spin_us"].as_i64();
         Ok(Case {
             round,
             name: if mode == "kairos" {
@@ -468,6 +474,8 @@ fn run_case(mode: &str, size: usize, round: u32, port: u16, args: &Args) -> anyh
             burst: plan.burst,
             in_shm,
             sub_cpu_ms,
+            executor_sleeps,
+            executor_idle_spin_us,
         })
     })();
     let _ = child.kill();
@@ -598,6 +606,7 @@ fn child(mode: &str, args: &Args) -> anyhow::Result<ExitCode> {
             }
         }
     };
+    let mut kairos_exec = None;
     let _keep: Box<dyn std::any::Any> = if mode == "kairos" {
         let context = Context::new();
         transport.install(&context)?;
@@ -614,6 +623,7 @@ fn child(mode: &str, args: &Args) -> anyhow::Result<ExitCode> {
         exec.add_node(&node)?;
         let spin = exec.clone();
         std::thread::spawn(move || spin.spin());
+        kairos_exec = Some(exec.clone());
         Box::new((sub, node, exec, context))
     } else {
         let in_shm = in_shm.clone();
@@ -657,6 +667,9 @@ fn child(mode: &str, args: &Args) -> anyhow::Result<ExitCode> {
     }
     let mut report = record.report();
     report["cpu_ms"] = json!(process_cpu_ms() - cpu_at_ready);
+    report["executor_sleeps"] = json!(kairos_exec.as_ref().map(|exec| exec.stats().sleeps));
+    report["executor_idle_spin_us"] =
+        json!(kairos_exec.map(|exec| exec.idle_spin().as_nanos() / 1000));
     report["in_shm"] = json!(if mode == "kairos" {
         transport.shared_memory().received
     } else {
