@@ -227,14 +227,16 @@ fn send_goal<A: ActionType>(node: &Node, request: SendGoal) -> anyhow::Result<Ex
     } else {
         client.send_goal(goal, request.timeout)?
     };
+    let handle = Arc::new(handle);
+    // Known to the Ctrl-C handler before anyone is told: a Ctrl-C that follows the line
+    // cancels the goal (it used to find no goal, and exit without canceling it).
+    *accepted.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle.clone());
     if !json {
         println!(
             "Goal accepted with ID: {}",
             handle.id().0.map(|b| format!("{b:02x}")).concat()
         );
     }
-    let handle = Arc::new(handle);
-    *accepted.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle.clone());
     let outcome = handle.get_result(request.timeout)?;
     // Feedback and the result travel apart: feedback the server sent just before the
     // result may still be queued. Let the executor hand it over (for at most a second),
