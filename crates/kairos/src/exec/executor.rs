@@ -291,15 +291,14 @@ impl Executor {
         if window < Duration::ZERO || window > Self::MAX_IDLE_SPIN {
             return Err(ExecError::InvalidIdleSpin { window });
         }
-        self.shared
-            .ready
-            .set_idle_spin(std::time::Duration::from_nanos(window.as_nanos() as u64));
+        // In 0..=1 s, checked above: the cast keeps the value.
+        self.shared.ready.set_idle_spin_ns(window.as_nanos() as u64);
         Ok(())
     }
 
     /// The idle spin window (see [`set_idle_spin`](Self::set_idle_spin)).
     pub fn idle_spin(&self) -> Duration {
-        Duration::from_nanos(self.shared.ready.idle_spin().as_nanos() as i64)
+        Duration::from_nanos(self.shared.ready.idle_spin_ns() as i64)
     }
 
     /// How many threads run callbacks: 1 for a single-threaded executor.

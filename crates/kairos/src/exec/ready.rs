@@ -64,14 +64,13 @@ impl<T> ReadyQueue<T> {
         }
     }
 
-    /// Sets the idle spin window (see the module docs); 0 turns it off.
-    pub(crate) fn set_idle_spin(&self, window: std::time::Duration) {
-        let ns = u64::try_from(window.as_nanos()).unwrap_or(u64::MAX);
-        self.idle_spin_ns.store(ns, Ordering::Relaxed);
+    /// Sets the idle spin window in ns (see the module docs); 0 turns it off.
+    pub(crate) fn set_idle_spin_ns(&self, window: u64) {
+        self.idle_spin_ns.store(window, Ordering::Relaxed);
     }
 
-    pub(crate) fn idle_spin(&self) -> std::time::Duration {
-        std::time::Duration::from_nanos(self.idle_spin_ns.load(Ordering::Relaxed))
+    pub(crate) fn idle_spin_ns(&self) -> u64 {
+        self.idle_spin_ns.load(Ordering::Relaxed)
     }
 
     /// How many pops have gone to sleep waiting for work.
