@@ -11,7 +11,10 @@
 //!   through shared memory: the pool's chunk itself). Smaller fields
 //!   are copied: a copy of a few hundred bytes costs less than keeping a whole payload;
 //! - it reads as a `[u8]` and writes as one: writing into a view copies it first (copy on
-//!   write), so no other holder of the message ever sees the change.
+//!   write), so no other holder of the message ever sees the change;
+//! - a field a publisher lent (see [`crate::loan`]) is bytes of the transport's buffer,
+//!   the payload's own: writing into it writes the payload in place, and it is the only
+//!   handle on them (a clone is a copy).
 //!
 //! Why a type of its own rather than `Vec<u8>`: the one copy a 16 MiB image would take
 //! from the received buffer into a `Vec` costs as much as the whole transfer through
@@ -20,6 +23,7 @@
 //! payloads, which for shared memory is the publisher's pool (its publishes then fall back
 //! to the network, counted in `fallbacks`).
 
+use crate::loan::Lent;
 use serde::de::{SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::cell::RefCell;
@@ -30,18 +34,30 @@ use std::ops::{Deref, DerefMut};
 /// than a copy (where the decoder was given one, see [`decode_shared`](crate::message::decode_shared)).
 pub const SHARE_FROM: usize = 4096;
 
-/// A `uint8[]` field: owned bytes, or a view into a received payload.
+/// A `uint8[]` field: owned bytes, a view into a received payload, or bytes lent by a
+/// publisher for a message written in place.
 ///
 /// Build one from a `Vec<u8>`, a slice or a [`bytes::Bytes`] (`data: pixels.into()`);
 /// read it as a `[u8]` (`msg.data.len()`, `&msg.data[..4]`); grow or shrink it through
 /// [`Bytes::to_mut`].
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub struct Bytes(Repr);
 
-#[derive(Clone)]
 enum Repr {
     Owned(Vec<u8>),
     Shared(bytes::Bytes),
+    Lent(Lent),
+}
+
+impl Clone for Bytes {
+    fn clone(&self) -> Self {
+        match &self.0 {
+            Repr::Owned(vec) => Bytes(Repr::Owned(vec.clone())),
+            Repr::Shared(view) => Bytes(Repr::Shared(view.clone())),
+            // Lent bytes have one holder: the clone is a copy of its own.
+            Repr::Lent(lent) => Bytes(Repr::Owned(lent.as_slice().to_vec())),
+        }
+    }
 }
 
 impl Default for Repr {
@@ -56,30 +72,36 @@ impl Bytes {
         Bytes(Repr::Owned(Vec::new()))
     }
 
-    /// The bytes, as a `Vec` to grow or shrink; a view is copied into one first.
+    /// The bytes, as a `Vec` to grow or shrink; a view, or lent bytes, are copied into
+    /// one first (lent bytes then no longer go out in place, see [`crate::loan`]).
     pub fn to_mut(&mut self) -> &mut Vec<u8> {
-        if let Repr::Shared(view) = &self.0 {
-            self.0 = Repr::Owned(view.to_vec());
+        match &self.0 {
+            Repr::Owned(_) => {}
+            Repr::Shared(view) => self.0 = Repr::Owned(view.to_vec()),
+            Repr::Lent(lent) => self.0 = Repr::Owned(lent.as_slice().to_vec()),
         }
         match &mut self.0 {
             Repr::Owned(vec) => vec,
-            Repr::Shared(_) => unreachable!("made owned above"),
+            Repr::Shared(_) | Repr::Lent(_) => unreachable!("made owned above"),
         }
     }
 
-    /// The bytes as a `Vec` (a view is copied).
+    /// The bytes as a `Vec` (a view, or lent bytes, are copied).
     pub fn into_vec(self) -> Vec<u8> {
         match self.0 {
             Repr::Owned(vec) => vec,
             Repr::Shared(view) => view.to_vec(),
+            Repr::Lent(lent) => lent.as_slice().to_vec(),
         }
     }
 
-    /// The bytes as a [`bytes::Bytes`], without a copy.
+    /// The bytes as a [`bytes::Bytes`], without a copy (lent bytes become a view of the
+    /// buffer they were lent from, which lives as long as the view).
     pub fn into_shared(self) -> bytes::Bytes {
         match self.0 {
             Repr::Owned(vec) => vec.into(),
             Repr::Shared(view) => view,
+            Repr::Lent(lent) => bytes::Bytes::from_owner(lent),
         }
     }
 
@@ -87,6 +109,40 @@ impl Bytes {
     /// transport's receive buffer) rather than a buffer of their own.
     pub fn is_view(&self) -> bool {
         matches!(self.0, Repr::Shared(_))
+    }
+
+    /// Whether these bytes were lent by a publisher (see [`crate::loan`]): written in
+    /// place in the buffer the message will be sent from.
+    pub fn is_lent(&self) -> bool {
+        matches!(self.0, Repr::Lent(_))
+    }
+
+    pub(crate) fn lent(lent: Lent) -> Self {
+        Bytes(Repr::Lent(lent))
+    }
+
+    pub(crate) fn as_lent(&self) -> Option<&Lent> {
+        match &self.0 {
+            Repr::Lent(lent) => Some(lent),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn as_lent_mut(&mut self) -> Option<&mut Lent> {
+        match &mut self.0 {
+            Repr::Lent(lent) => Some(lent),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn take_lent(&mut self) -> Option<Lent> {
+        match std::mem::take(&mut self.0) {
+            Repr::Lent(lent) => Some(lent),
+            other => {
+                self.0 = other;
+                None
+            }
+        }
     }
 }
 
@@ -96,12 +152,17 @@ impl Deref for Bytes {
         match &self.0 {
             Repr::Owned(vec) => vec,
             Repr::Shared(view) => view,
+            Repr::Lent(lent) => lent.as_slice(),
         }
     }
 }
 
 impl DerefMut for Bytes {
     fn deref_mut(&mut self) -> &mut [u8] {
+        if self.is_lent() {
+            // Written in place: these bytes are the payload's own.
+            return self.as_lent_mut().expect("lent").as_mut_slice();
+        }
         self.to_mut()
     }
 }

@@ -9,6 +9,8 @@
 //!   publisher, subscription, service or client hands to the transport.
 //! - [`cdr`]: serde helpers for the field shapes serde has no CDR form for by itself, and
 //!   [`cdr::Bytes`], a `uint8[]` field that a received message can hold without a copy.
+//! - [`loan`]: a large byte field written in place, in the buffer its payload is sent
+//!   from (loaned messages).
 //! - [`builtin`]: the descriptions of the ROS types this crate itself refers to.
 
 #![warn(missing_docs)]
@@ -16,6 +18,7 @@
 pub mod builtin;
 mod bytes_field;
 pub mod cdr;
+pub mod loan;
 pub mod message;
 pub mod payload;
 pub mod type_hash;

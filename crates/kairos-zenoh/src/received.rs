@@ -18,10 +18,14 @@ use zenoh::bytes::ZBytes;
 pub(crate) fn decode(wire: &Wire, payload: &ZBytes) -> Result<AnyMessage, DecodeError> {
     // Under SHARE_FROM no field of it can be a view: lending it would only cost.
     if payload.len() >= SHARE_FROM && payload.as_shm().is_some() {
-        let chunk = bytes::Bytes::from_owner(InSharedMemory(payload.clone()));
-        return wire.decode_shared(&chunk);
+        return wire.decode_shared(&shared(payload.clone()));
     }
     wire.decode(&payload.to_bytes())
+}
+
+/// `payload`, one chunk of a shared-memory pool, as bytes that keep it alive.
+pub(crate) fn shared(payload: ZBytes) -> bytes::Bytes {
+    bytes::Bytes::from_owner(InSharedMemory(payload))
 }
 
 /// A payload that is one chunk of a shared-memory pool, kept alive by reference.

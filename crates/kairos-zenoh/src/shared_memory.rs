@@ -22,9 +22,13 @@
 //!   pool's first allocation, which costs ~10 ms of zenoh's own set-up (measured on a
 //!   2-core VM): publishers see the pool only after it, so no publish pays it;
 //! - what arrives through shared memory is counted
-//!   ([`SharedMemoryStats::received`]), so a user (and a test) can tell it is used.
+//!   ([`SharedMemoryStats::received`]), so a user (and a test) can tell it is used;
+//! - a loaned message (`Publisher::loan`) of at least the threshold is written in a
+//!   buffer of the pool, lent to it ([`SharedMemoryStats::lent`]) and sent as it is: the
+//!   publish copies nothing. A loan that finds no room is a buffer of the heap instead,
+//!   counted in `fallbacks` (the loan never waits for the pool either).
 
-use kairos::graph::transport::Wire;
+use kairos::graph::transport::{LentBuffer, Wire, Written};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use zenoh::Session;
@@ -44,6 +48,9 @@ pub struct SharedMemoryStats {
     pub fallbacks: u64,
     /// Samples that arrived in shared memory.
     pub received: u64,
+    /// Buffers lent for loaned messages to be written in place (those published count in
+    /// `sent` too).
+    pub lent: u64,
 }
 
 /// One transport's use of the session's shared-memory pool; see the module docs.
@@ -57,6 +64,7 @@ pub(crate) struct SharedMemory {
     sent: AtomicU64,
     fallbacks: AtomicU64,
     received: AtomicU64,
+    lent: AtomicU64,
 }
 
 impl SharedMemory {
@@ -79,6 +87,7 @@ impl SharedMemory {
             sent: AtomicU64::new(0),
             fallbacks: AtomicU64::new(0),
             received: AtomicU64::new(0),
+            lent: AtomicU64::new(0),
         });
         if threshold.is_some() {
             let (session, weak) = (session.clone(), Arc::downgrade(&shm));
@@ -127,6 +136,41 @@ impl SharedMemory {
         }
     }
 
+    /// A buffer of the pool for a loaned message's payload of at most `capacity` bytes;
+    /// `None` when shared memory is off, the payload is under the threshold, or the pool
+    /// has no room now (counted in fallbacks).
+    pub(crate) fn lend(&self, capacity: usize) -> Option<Box<dyn LentBuffer>> {
+        if capacity < self.threshold? {
+            return None;
+        }
+        // No room: the loan is a buffer of the heap, and its publish tries the pool again
+        // (a fallback is counted there if there is still no room).
+        let buffer = self.buffer(capacity)?;
+        self.lent.fetch_add(1, Ordering::Relaxed);
+        Some(Box::new(PoolBuffer(buffer)))
+    }
+
+    /// The payload `written` in a buffer of a pool, as it is: `Err` if the buffer is not
+    /// one, or the payload is under the threshold after all (the buffer was lent for an
+    /// upper bound of its length): it then goes as bytes, as any payload under it.
+    pub(crate) fn lent_payload(&self, written: Written) -> Result<ZBytes, Written> {
+        use zenoh::shm::OwnedShmBuf;
+        let fits = written.buffer().as_any().is::<PoolBuffer>()
+            && self.threshold.is_some_and(|t| written.len() >= t.max(1));
+        if !fits {
+            return Err(written);
+        }
+        let len = std::num::NonZeroUsize::new(written.len()).expect("checked above");
+        let Ok(buffer) = written.into_buffer().into_any().downcast::<PoolBuffer>() else {
+            unreachable!("checked above")
+        };
+        let PoolBuffer(mut buffer) = *buffer;
+        // Never fails: the payload was written inside the buffer's capacity.
+        let _ = buffer.try_resize(len);
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        Ok(ZBytes::from(buffer))
+    }
+
     /// A buffer of `len` bytes from the pool, if it is up and has room now.
     fn buffer(&self, len: usize) -> Option<zenoh::shm::ZShmMut> {
         use zenoh::Wait;
@@ -171,11 +215,32 @@ impl SharedMemory {
             sent: self.sent.load(Ordering::Relaxed),
             fallbacks: self.fallbacks.load(Ordering::Relaxed),
             received: self.received.load(Ordering::Relaxed),
+            lent: self.lent.load(Ordering::Relaxed),
         }
     }
 }
 
 type Pool = Arc<ShmProvider<PosixShmProviderBackend>>;
+
+/// A buffer of the pool, lent for a message to be written in place.
+struct PoolBuffer(zenoh::shm::ZShmMut);
+
+// SAFETY: a `ZShmMut` is a buffer of the pool held by this value alone (zenoh hands it
+// out once, initialized); its bytes live in a mapped segment, so they do not move with it.
+unsafe impl LentBuffer for PoolBuffer {
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.0.as_mut().as_mut_ptr()
+    }
+    fn capacity(&self) -> usize {
+        self.0.len()
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
+        self
+    }
+}
 
 /// How long the pool may take to start before it counts as failed (large payloads then go
 /// as bytes, counted in fallbacks).

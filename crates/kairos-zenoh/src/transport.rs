@@ -33,8 +33,9 @@ use crate::shared_memory::{SharedMemory, SharedMemoryStats};
 use crate::shared_waits::{ServedGuard, ZenohWaits};
 use crate::type_description::TypeRegistry;
 use kairos::graph::transport::{
-    AnyMessage, AnyValue, Carried, Declaration, Endpoint, Inbox, RemoteClient, RemotePublisher,
-    Reply, ServiceEndpoint, ServiceWire, Transport, TransportFailure, Wire,
+    AnyMessage, AnyValue, Carried, Declaration, Endpoint, Inbox, LentBuffer, RemoteClient,
+    RemotePublisher, Reply, ServiceEndpoint, ServiceWire, Transport, TransportFailure, Wire,
+    Written,
 };
 use kairos::graph::{
     CLOCK_TOPIC, CallError, ClockMsg, Context, GraphError, Message, Node, NodeOptions,
@@ -471,6 +472,21 @@ impl RemotePublisher for ZenohPublisher {
             gid: self.gid,
         };
         self.publisher.put(payload, attachment);
+    }
+
+    fn lend(&self, capacity: usize) -> Option<Box<dyn LentBuffer>> {
+        self.shm.lend(capacity)
+    }
+
+    fn publish_lent(&self, payload: Written, seq: u64) -> Result<bytes::Bytes, Written> {
+        let payload = self.shm.lent_payload(payload)?;
+        let attachment = Attachment {
+            sequence_number: seq as i64,
+            source_timestamp: now_ns(),
+            gid: self.gid,
+        };
+        self.publisher.put(payload.clone(), attachment);
+        Ok(crate::received::shared(payload))
     }
 }
 

@@ -1,10 +1,12 @@
 //! Large messages through Zenoh's shared memory between two kairos contexts, each with its
 //! own zenoh session, on one host (a router on a loopback port of the test's own): they
 //! arrive intact, in shared memory exactly when they reach the threshold, as ordinary
-//! bytes when it is off or the pool has no room, and none is lost either way.
+//! bytes when it is off or the pool has no room, and none is lost either way; loaned, they
+//! are written in the pool and cross with no copy at all, to the other context and to a
+//! subscription beside the publisher.
 
 use kairos::exec::Executor;
-use kairos::graph::{Context, Node, Qos};
+use kairos::graph::{Context, LoanStats, Node, Qos};
 use kairos_msgs::cdr::SHARE_FROM;
 use kairos_msgs::message::encoded_len;
 use kairos_msgs::sensor_msgs::msg::Image;
@@ -59,9 +61,26 @@ fn image(index: u32, data_len: usize) -> Image {
     }
 }
 
+/// How the camera publishes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum How {
+    /// An image built in a `Vec` of its own.
+    Owned,
+    /// An image filled in a loan (`Publisher::loan`), its height set after the fill.
+    Loaned,
+}
+
+/// What each side counted, and the camera's loans.
+struct Counted {
+    sent: SharedMemoryStats,
+    received: SharedMemoryStats,
+    loans: LoanStats,
+}
+
 /// Publishes images of `sizes` (bytes of data) from one context to another, shared memory
-/// on or off in both, and checks each arrives whole; returns what each side counted.
-fn send_images(shm: bool, pool: usize, sizes: &[usize]) -> (SharedMemoryStats, SharedMemoryStats) {
+/// on or off in both, and checks each arrives whole, at the other context and at a
+/// subscription beside the camera; returns what was counted.
+fn send_images(shm: bool, pool: usize, sizes: &[usize], how: How) -> Counted {
     let port = free_port();
     let _router = zenoh::open(loopback_config("router", None, port))
         .wait()
@@ -83,6 +102,7 @@ fn send_images(shm: bool, pool: usize, sizes: &[usize]) -> (SharedMemoryStats, S
         .unwrap();
     let exec = Executor::single_threaded();
     exec.add_node(&viewer).unwrap();
+
     let spin = exec.clone();
     let spinner = std::thread::spawn(move || spin.spin());
     // Reliable keep-all: the publisher waits rather than drops, so every image must come.
@@ -99,18 +119,73 @@ fn send_images(shm: bool, pool: usize, sizes: &[usize]) -> (SharedMemoryStats, S
         seen,
         "the viewer's subscription was not seen within {WAIT:?}"
     );
+    // Made once the viewer's is seen (the wait above would see this one at once).
+    let (here_tx, here_rx) = mpsc::channel();
+    let _here = camera
+        .create_subscription("/image", Qos::keep_all(1000), move |m: Arc<Image>| {
+            let _ = here_tx.send(m);
+        })
+        .unwrap();
+    exec.add_node(&camera).unwrap();
 
+    // Where each loaned image's pixels were written.
+    let mut filled = Vec::new();
     for (index, &size) in sizes.iter().enumerate() {
-        publisher.publish(image(index as u32, size));
+        let expected = image(index as u32, size);
+        match how {
+            How::Owned => {
+                publisher.publish(expected);
+            }
+            How::Loaned => {
+                let template = Image {
+                    height: 0,
+                    ..image(index as u32, 0)
+                };
+                let mut loan = publisher.loan(template, |m| &mut m.data, size);
+                assert_eq!(loan.data.len(), size);
+                loan.data.copy_from_slice(&expected.data);
+                loan.height = expected.height;
+                loan.width = expected.width;
+                filled.push(loan.in_place().then(|| loan.data.as_ptr()));
+                publisher.publish_loaned(loan);
+            }
+        }
+    }
+    for (index, &size) in sizes.iter().enumerate() {
+        let got = here_rx
+            .recv_timeout(WAIT)
+            .unwrap_or_else(|_| panic!("image {index} did not arrive beside the camera"));
+        assert!(
+            *got == image(index as u32, size),
+            "image {index} ({size} bytes) arrived changed beside the camera"
+        );
+        if let Some(Some(at)) = filled.get(index)
+            && encoded_len(&image(index as u32, size)) >= THRESHOLD
+        {
+            assert_eq!(
+                got.data.as_ptr(),
+                *at,
+                "loaned image {index} ({size} bytes) was copied on its way beside the camera"
+            );
+        }
     }
     let mut received = Vec::new();
     for (index, &size) in sizes.iter().enumerate() {
         let got = rx
             .recv_timeout(WAIT)
             .unwrap_or_else(|_| panic!("image {index} of {} did not arrive", sizes.len()));
+        let want = image(index as u32, size);
         assert!(
-            *got == image(index as u32, size),
-            "image {index} ({size} bytes) arrived changed"
+            *got == want,
+            "{how:?}: image {index} ({size} bytes) arrived changed: height {} width {} \
+             {} bytes, first differing byte {:?}",
+            got.height,
+            got.width,
+            got.data.len(),
+            got.data
+                .iter()
+                .zip(want.data.iter())
+                .position(|(a, b)| a != b)
         );
         received.push((
             index,
@@ -141,7 +216,11 @@ fn send_images(shm: bool, pool: usize, sizes: &[usize]) -> (SharedMemoryStats, S
             );
         }
     }
-    (ta.shared_memory(), tb.shared_memory())
+    Counted {
+        sent: ta.shared_memory(),
+        received: tb.shared_memory(),
+        loans: publisher.loan_stats(),
+    }
 }
 
 /// The line of `/proc/self/maps` whose range holds `address` (its last column names the
@@ -172,16 +251,38 @@ fn large(sizes: &[usize]) -> u64 {
 #[test]
 fn large_images_cross_in_shared_memory_and_small_ones_as_bytes() {
     let sizes = [4 << 20, 16, 1 << 20, 4 << 20, 100];
-    let (sent, received) = send_images(true, 48 << 20, &sizes);
+    let counted = send_images(true, 48 << 20, &sizes, How::Owned);
     assert_eq!(
-        sent,
+        counted.sent,
         SharedMemoryStats {
             sent: 3,
-            fallbacks: 0,
-            received: 0
+            ..Default::default()
         }
     );
-    assert_eq!(received.received, 3, "{received:?}");
+    assert_eq!(counted.received.received, 3, "{:?}", counted.received);
+}
+
+#[test]
+fn loaned_large_images_are_written_in_the_pool_and_cross_without_a_copy() {
+    let sizes = [4 << 20, 16, 1 << 20, 4 << 20, 100, 16 << 20];
+    let counted = send_images(true, 64 << 20, &sizes, How::Loaned);
+    // Four lent and sent from the pool; the two small ones were buffers of the heap.
+    assert_eq!(
+        counted.sent,
+        SharedMemoryStats {
+            sent: 4,
+            lent: 4,
+            ..Default::default()
+        }
+    );
+    assert_eq!(counted.received.received, 4, "{:?}", counted.received);
+    assert_eq!(
+        counted.loans,
+        LoanStats {
+            in_place: 4,
+            copied: 2
+        }
+    );
 }
 
 #[test]
@@ -260,22 +361,35 @@ fn start_threads() -> usize {
 #[test]
 fn with_shared_memory_off_the_same_images_cross_as_bytes() {
     let sizes = [4 << 20, 16, 1 << 20];
-    let (sent, received) = send_images(false, 48 << 20, &sizes);
-    assert_eq!(sent, SharedMemoryStats::default());
-    assert_eq!(received, SharedMemoryStats::default());
+    for how in [How::Owned, How::Loaned] {
+        let counted = send_images(false, 48 << 20, &sizes, how);
+        assert_eq!(counted.sent, SharedMemoryStats::default(), "{how:?}");
+        assert_eq!(counted.received, SharedMemoryStats::default(), "{how:?}");
+        let loaned = if how == How::Loaned { 3 } else { 0 };
+        assert_eq!(
+            counted.loans,
+            LoanStats {
+                in_place: 0,
+                copied: loaned
+            }
+        );
+    }
 }
 
 #[test]
 fn a_pool_without_room_sends_bytes_and_counts_it() {
     // 2 MiB images do not fit a 1 MiB pool: each goes as bytes, none is lost.
+    // Loaned, each is a buffer of the heap instead.
     let sizes = [2 << 20; 4];
-    let (sent, received) = send_images(true, 1 << 20, &sizes);
-    assert_eq!(
-        (sent.sent, sent.fallbacks),
-        (0, 4),
-        "every image fell back: {sent:?}"
-    );
-    assert_eq!(received.received, 0);
+    for how in [How::Owned, How::Loaned] {
+        let Counted { sent, received, .. } = send_images(true, 1 << 20, &sizes, how);
+        assert_eq!(
+            (sent.sent, sent.fallbacks, sent.lent),
+            (0, 4, 0),
+            "{how:?}: every image fell back: {sent:?}"
+        );
+        assert_eq!(received.received, 0);
+    }
 }
 
 #[test]
@@ -304,7 +418,20 @@ fn random_sizes_around_the_threshold_go_through_shared_memory_exactly_when_they_
         expected > 0 && expected < sizes.len() as u64,
         "the walk crosses the threshold"
     );
-    let (sent, received) = send_images(true, 48 << 20, &sizes);
-    assert_eq!((sent.sent, sent.fallbacks), (expected, 0), "{sizes:?}");
-    assert_eq!(received.received, expected, "{sizes:?}");
+    for how in [How::Owned, How::Loaned] {
+        let Counted {
+            sent,
+            received,
+            loans,
+        } = send_images(true, 48 << 20, &sizes, how);
+        assert_eq!(
+            (sent.sent, sent.fallbacks),
+            (expected, 0),
+            "{how:?}: {sizes:?}"
+        );
+        assert_eq!(received.received, expected, "{how:?}: {sizes:?}");
+        if how == How::Loaned {
+            assert_eq!(loans.in_place, expected, "{sizes:?}");
+        }
+    }
 }

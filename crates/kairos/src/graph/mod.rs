@@ -23,6 +23,7 @@ mod client;
 mod clock_msg;
 mod context;
 mod error;
+mod loan;
 mod message_callback;
 mod name;
 mod node;
@@ -45,6 +46,7 @@ pub use client::{CallError, Client, ResponseFuture};
 pub use clock_msg::{CLOCK_TOPIC, ClockMsg};
 pub use context::{Context, SimStall};
 pub use error::GraphError;
+pub use loan::{Loan, LoanStats};
 pub use message_callback::MessageCallback;
 pub use name::{
     NameError, NameKind, normalize_namespace, resolve, split_node_name, validate_node_name,

@@ -371,6 +371,7 @@ impl Node {
             topic,
             qos,
             published: AtomicU64::new(0),
+            loans: Default::default(),
             handle,
             events,
             node: self.clone(),

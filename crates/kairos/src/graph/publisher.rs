@@ -35,6 +35,8 @@ pub struct Publisher<T> {
     pub(crate) topic: Arc<Topic<T>>,
     pub(crate) qos: Qos,
     pub(crate) published: AtomicU64,
+    /// How its loaned messages went out (see `graph::loan`).
+    pub(crate) loans: super::loan::LoanCounts,
     /// The handle the trace knows this publisher by; messages carry it with their `seq`.
     pub(crate) handle: u64,
     /// Sends to other processes, when a transport carries this topic.
@@ -79,8 +81,19 @@ impl<T: Send + Sync + 'static> Publisher<T> {
 
     /// Publishes a shared message (subscribers get the same `Arc`, no copy).
     pub fn publish_arc(&self, message: Arc<T>) -> usize {
-        use crate::trace::tp;
         let seq = self.published.fetch_add(1, Ordering::Relaxed) + 1;
+        let Some(remote) = &self.remote else {
+            return self.publish_here(message, seq);
+        };
+        let reached = self.publish_here(message.clone(), seq);
+        remote.publish(&*message, seq);
+        reached
+    }
+
+    /// Hands message `seq` to this process's subscriptions (and its trace and QoS events);
+    /// returns how many it reached.
+    pub(crate) fn publish_here(&self, message: Arc<T>, seq: u64) -> usize {
+        use crate::trace::tp;
         let mut envelope = Envelope {
             message,
             publisher: self.handle,
@@ -99,14 +112,7 @@ impl<T: Send + Sync + 'static> Publisher<T> {
             envelope.stamp = tp::timestamp() as i64;
             tp::rmw_publish(address, self.handle, seq);
         }
-        let latch = self.qos.is_transient_local();
-        let Some(remote) = &self.remote else {
-            return self.topic.publish(envelope, latch);
-        };
-        let message = envelope.message.clone();
-        let reached = self.topic.publish(envelope, latch);
-        remote.publish(&*message, seq);
-        reached
+        self.topic.publish(envelope, self.qos.is_transient_local())
     }
 
     /// The handle of this publisher in traces (`publisher_handle`).

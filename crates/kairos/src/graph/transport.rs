@@ -151,7 +151,26 @@ pub trait RemotePublisher: Send + Sync {
     fn liveliness_sink(&self) -> Option<LivelinessSink> {
         None
     }
+
+    /// A buffer of at least `capacity` bytes to write a message's payload in place, the
+    /// buffer it will be sent from ([`Publisher::loan`](super::Publisher::loan)); `None`
+    /// when this transport lends none for it (the loan is then a buffer of the heap).
+    fn lend(&self, capacity: usize) -> Option<Box<dyn LentBuffer>> {
+        let _ = capacity;
+        None
+    }
+
+    /// Sends a payload written in place in a buffer a publisher of this transport lent;
+    /// returns it as shared bytes for this process's subscriptions to view. `Err` gives
+    /// the payload back unsent when the buffer is not one this publisher can send as it
+    /// is: it is then published as any message, with one copy.
+    fn publish_lent(&self, payload: Written, seq: u64) -> Result<bytes::Bytes, Written> {
+        let _ = seq;
+        Err(payload)
+    }
 }
+
+pub use kairos_interface::loan::{LentBuffer, Written};
 
 /// Told each change of a publisher's manual liveliness (see
 /// [`RemotePublisher::liveliness_sink`]); called on the thread that saw the change.
