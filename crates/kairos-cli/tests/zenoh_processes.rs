@@ -500,6 +500,39 @@ fn bench_zenoh_prints_kairos_beside_raw_zenoh_as_json() {
 }
 
 #[test]
+fn bench_zenoh_loaned_sends_every_large_payload_through_shared_memory() {
+    let out = cli_support::run_ok(cli_support::kairos().args([
+        "bench",
+        "zenoh",
+        "--shm",
+        "--loaned",
+        "--sizes",
+        "64,1M",
+        "--samples",
+        "10",
+        "--burst",
+        "10",
+        "--json",
+    ]));
+    let json = cli_support::json_of(&out);
+    assert_eq!(json["loaned"], true, "{json}");
+    let results = json["results"].as_array().expect("results");
+    assert_eq!(results.len(), 4, "{results:?}");
+    for r in results {
+        let (size, received) = (r["payload_bytes"].as_u64(), r["received"].as_u64());
+        // Keep-last may drop in the burst; what arrived of 1 MiB came in shared memory,
+        // the paced samples (one in flight) all of it.
+        let in_shm = r["received_in_shm"].as_u64().unwrap();
+        if size == Some(1 << 20) {
+            assert!(in_shm >= 10 + received.unwrap(), "{r}");
+        } else {
+            assert_eq!(in_shm, 0, "{r}");
+        }
+        assert!(r["p50_us"].as_f64().unwrap() > 0.0, "{r}");
+    }
+}
+
+#[test]
 fn a_kairos_client_calls_a_python_service() {
     zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk");
     let router = Router::start(KAIROS);

@@ -62,6 +62,12 @@ pub struct Args {
     /// sleeps (`Executor::set_idle_spin`; 0 to 1,000,000 us): latency for a busy core.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub idle_spin_us: u64,
+    /// Publish loaned messages: kairos fills each payload in a loan (`Publisher::loan`,
+    /// written in place in shared memory with `--shm`), raw zenoh in its own shared-memory
+    /// buffer, and both clocks start once the payload is filled, as a camera whose frame
+    /// is in the transport's buffer.
+    #[arg(long)]
+    pub loaned: bool,
     /// Internal: run as the subscribing child ("kairos" or "raw").
     #[arg(long, hide = true)]
     pub child: Option<String>,
@@ -299,12 +305,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|r| json!({"payload_bytes": r.size, "p50": r.p50.median(), "p99": r.p99.median(), "throughput": r.throughput.median(), "p50_per_memcpy": r.per_memcpy.median(), "p50_per_paced_memcpy": r.per_paced_memcpy.median()}))
             .collect();
-        let out = json!({"samples": args.samples, "burst": args.burst, "rounds": args.rounds, "keep_all": args.keep_all, "shm": args.shm, "idle_spin_us": args.idle_spin_us, "results": rows, "memcpy": floors, "kairos_per_raw_median": ratios});
+        let out = json!({"samples": args.samples, "burst": args.burst, "rounds": args.rounds, "keep_all": args.keep_all, "shm": args.shm, "loaned": args.loaned, "idle_spin_us": args.idle_spin_us, "results": rows, "memcpy": floors, "kairos_per_raw_median": ratios});
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "publish -> callback between two processes on loopback (up to {} paced samples; bursts of up to {}; {}; shared memory {}; kairos executor's idle spin {} us)",
+        "publish -> callback between two processes on loopback (up to {} paced samples; bursts of up to {}; {}; shared memory {}; {}; kairos executor's idle spin {} us)",
         args.samples,
         args.burst,
         if args.keep_all {
@@ -313,6 +319,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "keep-last: congestion control Drop"
         },
         if args.shm { "on" } else { "off" },
+        if args.loaned {
+            "loaned messages: the clock starts once the payload is filled"
+        } else {
+            "owned messages: the clock starts before the payload is copied for the transport"
+        },
         args.idle_spin_us
     );
     println!(
@@ -539,6 +550,18 @@ fn publish(mode: &str, size: usize, port: u16, plan: Plan, args: &Args) -> anyho
         // copies from one buffer: both read the same bytes from the same place each time.
         let data = Bytes::from(Bytes::from(payload).into_shared());
         send_all(&|seq| {
+            if args.loaned {
+                let template = BenchMsg {
+                    seq,
+                    stamp_ns: 0,
+                    data: Bytes::new(),
+                };
+                let mut loan = publisher.loan(template, |m| &mut m.data, data.len());
+                loan.data.copy_from_slice(&data);
+                loan.stamp_ns = mono_ns();
+                publisher.publish_loaned(loan);
+                return;
+            }
             // The message is built first, as the raw side fills its buffer first: the
             // clock starts at the publish.
             let data = data.clone();
@@ -557,15 +580,17 @@ fn publish(mode: &str, size: usize, port: u16, plan: Plan, args: &Args) -> anyho
         } else {
             None
         };
-        let fill = |b: &mut [u8], seq: u32, stamp: i64| {
+        let fill = |b: &mut [u8], seq: u32, early: Option<i64>| {
             b[..4].copy_from_slice(&seq.to_le_bytes());
             b[16..].copy_from_slice(&payload);
+            let stamp = early.unwrap_or_else(mono_ns);
             b[8..16].copy_from_slice(&stamp.to_le_bytes());
         };
         send_all(&|seq| {
             // The clock starts at the publish, as on the kairos side: before the buffer is
-            // taken and the payload copied into it (kairos's publish does both).
-            let stamp = mono_ns();
+            // taken and the payload copied into it (kairos's publish does both); loaned,
+            // once it is filled.
+            let early = (!args.loaned).then(mono_ns);
             let shm = provider.as_ref().and_then(|p| {
                 p.alloc(size.max(16))
                     .with_policy::<zenoh::shm::GarbageCollect<zenoh::shm::Defragment>>()
@@ -574,12 +599,12 @@ fn publish(mode: &str, size: usize, port: u16, plan: Plan, args: &Args) -> anyho
             });
             let bytes = match shm {
                 Some(mut b) => {
-                    fill(&mut b, seq, stamp);
+                    fill(&mut b, seq, early);
                     zenoh::bytes::ZBytes::from(b)
                 }
                 None => {
                     let mut b = vec![0u8; size.max(16)];
-                    fill(&mut b, seq, stamp);
+                    fill(&mut b, seq, early);
                     zenoh::bytes::ZBytes::from(b)
                 }
             };
