@@ -306,7 +306,7 @@ impl std::io::Write for InPlace {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::message::{decode, encode};
     use crate::type_hash::{Field, TypeDescription, type_id};
@@ -314,13 +314,13 @@ mod tests {
 
     /// An image-like message: fields of several alignments before and after its pixels.
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    struct Frame {
-        seq: u32,
-        frame_id: String,
-        data: Bytes,
-        tail: u16,
-        exposure: f64,
-        note: String,
+    pub(super) struct Frame {
+        pub(super) seq: u32,
+        pub(super) frame_id: String,
+        pub(super) data: Bytes,
+        pub(super) tail: u16,
+        pub(super) exposure: f64,
+        pub(super) note: String,
     }
 
     impl Message for Frame {
@@ -340,7 +340,7 @@ mod tests {
         }
     }
 
-    fn data(frame: &mut Frame) -> &mut Bytes {
+    pub(super) fn data(frame: &mut Frame) -> &mut Bytes {
         &mut frame.data
     }
 
@@ -364,13 +364,15 @@ mod tests {
         }
     }
 
-    fn heap(alive: &std::sync::Arc<()>) -> impl FnOnce(usize) -> Option<Box<dyn LentBuffer>> {
+    pub(super) fn heap(
+        alive: &std::sync::Arc<()>,
+    ) -> impl FnOnce(usize) -> Option<Box<dyn LentBuffer>> {
         let alive = alive.clone();
         // Old bytes in the buffer, as a reused chunk of a pool has.
         move |capacity| Some(Box::new(Heap(vec![0xee; capacity].into(), alive)) as _)
     }
 
-    fn template(frame_id: &str, note: &str) -> Frame {
+    pub(super) fn template(frame_id: &str, note: &str) -> Frame {
         Frame {
             seq: 1,
             frame_id: frame_id.to_owned(),
@@ -509,5 +511,121 @@ mod tests {
         frame.data.to_mut()[0] = 1;
         assert!(!frame.data.is_lent());
         assert_eq!(std::sync::Arc::strong_count(&alive), 1);
+    }
+}
+
+#[cfg(test)]
+mod random {
+    //! Random loans, random changes to the message between the loan and the publish: the
+    //! payload is always the encoded message, written in place exactly when the message
+    //! still fits, and the lent bytes are never touched by the writing.
+
+    use super::tests::{Frame, data, heap, template};
+    use super::*;
+    use crate::message::encode;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Change {
+        Seq(u32),
+        Exposure(f64),
+        FrameId(String),
+        Note(String),
+        Tail(u16),
+        Push(u8),
+        Truncate(usize),
+        Replace(Vec<u8>),
+        Write(usize, u8),
+    }
+
+    fn change() -> impl Strategy<Value = Change> {
+        prop_oneof![
+            any::<u32>().prop_map(Change::Seq),
+            any::<f64>().prop_map(Change::Exposure),
+            "[a-z_]{0,12}".prop_map(Change::FrameId),
+            "[a-z ]{0,40}".prop_map(Change::Note),
+            any::<u16>().prop_map(Change::Tail),
+            any::<u8>().prop_map(Change::Push),
+            any::<usize>().prop_map(Change::Truncate),
+            proptest::collection::vec(any::<u8>(), 0..64).prop_map(Change::Replace),
+            (any::<usize>(), any::<u8>()).prop_map(|(at, b)| Change::Write(at, b)),
+        ]
+    }
+
+    fn apply(frame: &mut Frame, change: &Change) {
+        match change {
+            Change::Seq(v) => frame.seq = *v,
+            Change::Exposure(v) => frame.exposure = *v,
+            Change::FrameId(v) => frame.frame_id = v.clone(),
+            Change::Note(v) => frame.note = v.clone(),
+            Change::Tail(v) => frame.tail = *v,
+            Change::Push(b) => frame.data.to_mut().push(*b),
+            Change::Truncate(n) => {
+                let n = n % (frame.data.len() + 1);
+                frame.data.to_mut().truncate(n);
+            }
+            Change::Replace(v) => frame.data = Bytes::from(v.clone()),
+            Change::Write(at, b) => {
+                if !frame.data.is_empty() {
+                    let at = at % frame.data.len();
+                    frame.data[at] = *b;
+                }
+            }
+        }
+    }
+
+    /// Where a frame's pixels start in its payload, by the CDR rules: the 4-byte header,
+    /// `seq` (4 bytes), `frame_id` (a u32 length, its bytes and a NUL), then the pixels'
+    /// u32 length aligned to 4 (alignment counts from the end of the header).
+    fn pixels_at(frame: &Frame) -> usize {
+        let after_frame_id = 4 + 4 + frame.frame_id.len() + 1;
+        4 + after_frame_id.next_multiple_of(4) + 4
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        #[test]
+        fn the_payload_is_always_the_encoded_message(
+            frame_id in "[a-z_]{0,12}",
+            note in "[a-z ]{0,40}",
+            len in 1usize..5000,
+            changes in proptest::collection::vec(change(), 0..6),
+        ) {
+            let alive = std::sync::Arc::new(());
+            let mut frame = template(&frame_id, &note);
+            // What the heap lends: the capacity asked for, no more.
+            let capacity = encoded_len(&frame) + len + 8;
+            prop_assert!(lend(&mut frame, data, len, heap(&alive)));
+            let (lent_at, placed) = (frame.data.as_ptr(), pixels_at(&frame));
+            prop_assert_eq!(&encode(&frame)[placed..placed + len], &frame.data[..]);
+            for (i, b) in frame.data.iter_mut().enumerate() {
+                *b = i as u8;
+            }
+            for change in &changes {
+                apply(&mut frame, change);
+            }
+            let expected = encode(&frame);
+            let fits = frame.data.is_lent()
+                && pixels_at(&frame) == placed
+                && expected.len() <= capacity;
+            let data_before = frame.data.to_vec();
+            let written = write_around(&mut frame, data);
+            prop_assert_eq!(written.is_some(), fits, "after {:?}", changes);
+            match written {
+                Some(written) => {
+                    let range = written.field();
+                    let payload = written.into_bytes();
+                    prop_assert_eq!(&payload[..], &expected[..]);
+                    prop_assert_eq!(payload[range].as_ptr(), lent_at);
+                }
+                None => {
+                    // Refused: the message is intact and encodes as expected.
+                    prop_assert_eq!(&frame.data[..], &data_before[..]);
+                    prop_assert_eq!(encode(&frame), expected);
+                }
+            }
+            drop(frame);
+            prop_assert_eq!(std::sync::Arc::strong_count(&alive), 1);
+        }
     }
 }
