@@ -435,3 +435,29 @@ fn random_sizes_around_the_threshold_go_through_shared_memory_exactly_when_they_
         }
     }
 }
+
+#[test]
+fn a_loan_dropped_unpublished_gives_its_chunk_back_to_the_pool() {
+    // Fifty 1 MiB loans from a 4 MiB pool, each dropped unpublished: every one is lent
+    // from the pool, so each gave its chunk back.
+    let port = free_port();
+    let _router = zenoh::open(loopback_config("router", None, port))
+        .wait()
+        .expect("open the router");
+    let (a, ta) = carried(config(port, true, 4 << 20));
+    assert!(ta.wait_shared_memory(WAIT), "the pool did not start");
+    let camera = Node::new_in(&a, "camera", "/").unwrap();
+    let publisher = camera
+        .create_publisher::<Image>("/image", Qos::keep_last(1))
+        .unwrap();
+    for round in 0..50 {
+        let loan = publisher.loan(image(round, 0), |m| &mut m.data, 1 << 20);
+        assert!(loan.in_place(), "round {round}: {:?}", ta.shared_memory());
+    }
+    assert_eq!(ta.shared_memory().lent, 50);
+    assert_eq!(
+        publisher.loan_stats(),
+        LoanStats::default(),
+        "none published"
+    );
+}
