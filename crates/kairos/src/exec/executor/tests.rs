@@ -218,10 +218,13 @@ fn an_idle_spin_takes_work_that_comes_within_it_without_sleeping() {
         );
 
         // The counter counts: without a window, the worker sleeps after each ping (its
-        // backoff lasts microseconds, or longer on a loaded machine: waited for).
+        // backoff lasts microseconds, or longer on a loaded machine: waited for). The
+        // count is read before the ping: the worker may well sleep before the pong is
+        // read here.
         let plain = Pinged::new(Duration::ZERO, workers);
         for round in 0..20 {
             let before = plain.exec.stats().sleeps;
+            plain.ping();
             let limit = Instant::now() + std::time::Duration::from_secs(10);
             while plain.exec.stats().sleeps == before {
                 assert!(
@@ -230,7 +233,6 @@ fn an_idle_spin_takes_work_that_comes_within_it_without_sleeping() {
                 );
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
-            plain.ping();
         }
         plain.spin.stop().unwrap();
     }
