@@ -81,9 +81,9 @@ impl AsRef<[u8]> for Lent {
 }
 
 /// Lends `message`'s byte field (the one `field` returns) `len` bytes of a buffer from
-/// `lend`, placed where the field's bytes lie in the message's payload. `lend` is asked for
-/// a capacity that holds the payload; returns false, the message unchanged, when it gives
-/// no buffer (or one too small), or `len` is 0 (nothing to lend).
+/// `buffer_of`, placed where the field's bytes lie in the message's payload. `buffer_of` is
+/// asked for a capacity that holds the payload; returns false, the message unchanged, when
+/// it gives no buffer (or one too small), or `len` is 0 (nothing to lend).
 pub fn lend<M: Message>(
     message: &mut M,
     field: fn(&mut M) -> &mut Bytes,

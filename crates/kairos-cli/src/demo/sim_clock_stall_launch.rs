@@ -80,6 +80,9 @@ pub fn sensor_main() -> anyhow::Result<()> {
 pub fn planner_main() -> anyhow::Result<()> {
     // This process handles its signals itself, the naive way.
     kairos::signal::set_shutdown_on_signal(false);
+    // Installed first: a stop that comes while the process is still starting (a busy
+    // machine can take seconds) is this handler's too, as the story has it.
+    let mut signals = signal_hook::iterator::Signals::new([libc::SIGINT, libc::SIGTERM])?;
     kairos_zenoh::init()?.context("KAIROS_TRANSPORT=zenoh must be set for the planner")?;
     // (simulated time in ns, stop requested)
     let clock = Arc::new((Mutex::new((0i64, false)), Condvar::new()));
@@ -96,9 +99,11 @@ pub fn planner_main() -> anyhow::Result<()> {
     let spinner = executor.clone();
     std::thread::spawn(move || spinner.spin());
     let worker_clock = Arc::clone(&clock);
+    let (started_tx, started_rx) = std::sync::mpsc::channel();
     let worker = std::thread::spawn(move || {
         let (lock, cv) = &*worker_clock;
         let mut state = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let _ = started_tx.send(());
         loop {
             if state.1 {
                 return; // a stop is seen only between waits
@@ -111,7 +116,11 @@ pub fn planner_main() -> anyhow::Result<()> {
     });
     println!("planner: planning every 10 ms of sim time");
     let _ = std::io::stdout().flush();
-    let mut signals = signal_hook::iterator::Signals::new([libc::SIGINT, libc::SIGTERM])?;
+    // The worker is waiting once this lock is had: it tells its start holding the lock,
+    // and lets go of it only in its wait. The story's stop finds it there, however soon
+    // the stop comes.
+    let _ = started_rx.recv();
+    drop(clock.0.lock().unwrap_or_else(PoisonError::into_inner));
     if signals.forever().next().is_some() {
         let (lock, _) = &*clock;
         let mut state = lock.lock().unwrap_or_else(PoisonError::into_inner);
