@@ -1,7 +1,7 @@
 //! `kairos demo sim-clock-stall --launch`: story 1 at system scale, under `kairos launch`.
 //!
 //! Three processes from one launch file (`examples/launch/sim_clock_stall.launch.yaml`,
-//! embedded): a simulator publishing `/clock` that dies after two seconds, marked
+//! embedded): a simulator publishing `/clock` that dies after five seconds, marked
 //! `on_exit: shutdown`; a kairos sensor whose timer runs on the simulator's clock; and a
 //! planner written the naive way (its worker waits for `/clock` to reach a target with no
 //! timeout, and its Ctrl-C handler joins that worker). When the simulator dies the
@@ -175,7 +175,7 @@ pub fn run(_quick: bool) -> anyhow::Result<Outcome> {
     let planner_named = row("planner-1").contains("killed by SIGKILL")
         && report.contains("waits for /clock to pass");
     let simulator_died = row("simulator-1").contains("had ended by itself");
-    // Two seconds of simulation, then SIGINT, SIGTERM at 1 s, SIGKILL at 2 s.
+    // Five seconds of simulation, then SIGINT, SIGTERM at 1 s, SIGKILL at 2 s.
     let in_time = took < 15.0;
     let passed = sensor_clean && planner_named && simulator_died && in_time;
     let verdict = if passed {
@@ -198,6 +198,8 @@ pub fn run(_quick: bool) -> anyhow::Result<Outcome> {
             "exit_code": out.status.code(),
             "sensor_stopped_on_sigint": sensor_clean,
             "planner_named": planner_named,
+            // What the launcher said of each process, so a failed run says why.
+            "stop_report": if passed { serde_json::Value::Null } else { json!(report.lines().collect::<Vec<_>>()) },
             "simulator_died": simulator_died,
         }),
     })
