@@ -323,9 +323,10 @@ impl ZenohTransport {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// The node's key, declaring its token if it is the node's first entity here; `None`
+    /// The node's key, declaring its token if the node has none here yet (at its creation,
+    /// or at its first entity for a node made before the transport came); `None`
     /// for the transport's own nodes, which are never announced nor carried.
-    fn node(&self, node: &Node) -> Result<Option<Arc<NodeEntry>>, TransportError> {
+    fn node_entry(&self, node: &Node) -> Result<Option<Arc<NodeEntry>>, TransportError> {
         if node.name().starts_with(INTERNAL_NODE) {
             return Ok(None);
         }
@@ -771,7 +772,7 @@ impl ZenohTransport {
         endpoint: &Endpoint<'_>,
     ) -> Result<Option<Box<dyn RemotePublisher>>, TransportError> {
         use zenoh_ext::AdvancedPublisherBuilderExt;
-        let Some(node) = self.node(endpoint.node)? else {
+        let Some(node) = self.node_entry(endpoint.node)? else {
             return Ok(None);
         };
         let (dds_type, hash) = (
@@ -836,7 +837,7 @@ impl ZenohTransport {
         inbox: Inbox,
     ) -> Result<Option<Declaration>, TransportError> {
         if Self::bridged(endpoint) {
-            return Ok(None);
+            return self.announce_bridged(endpoint);
         }
         let inbox = Arc::new(inbox);
         let lost = inbox.clone();
@@ -852,6 +853,37 @@ impl ZenohTransport {
         )
     }
 
+    /// The token of a subscription whose remote samples come through a bridge (see
+    /// [`Self::bridged`]): other processes see it, as they see any subscription, and
+    /// samples reach it once, through the bridge.
+    fn announce_bridged(
+        &self,
+        endpoint: &Endpoint<'_>,
+    ) -> Result<Option<Declaration>, TransportError> {
+        let Some(node) = self.node_entry(endpoint.node)? else {
+            return Ok(None);
+        };
+        let token = self.announce_subscription(&node, endpoint)?;
+        Ok(Some(Box::new((token, node))))
+    }
+
+    fn announce_subscription(
+        &self,
+        node: &NodeEntry,
+        endpoint: &Endpoint<'_>,
+    ) -> Result<LivelinessToken, TransportError> {
+        self.types.remember(endpoint.wire.description());
+        let (token, _) = self.announce(
+            node,
+            EntityKind::Subscription,
+            endpoint.name,
+            &endpoint.wire.dds_type()?,
+            &endpoint.wire.type_hash().to_string(),
+            wire_qos(endpoint.qos),
+        )?;
+        Ok(token)
+    }
+
     /// A subscriber of `endpoint` (see [`Self::subscriber`]), announced under its node.
     fn subscribe_announced(
         &self,
@@ -859,21 +891,13 @@ impl ZenohTransport {
         deliver: impl Fn(AnyMessage, u64, u64, Option<kairos::time::Duration>) + Send + Sync + 'static,
         lost: impl Fn(u64, u64, u64) + Send + Sync + 'static,
     ) -> Result<Option<Declaration>, TransportError> {
-        let Some(node) = self.node(endpoint.node)? else {
+        let Some(node) = self.node_entry(endpoint.node)? else {
             return Ok(None);
         };
-        self.types.remember(endpoint.wire.description());
         let subscriber =
             self.subscriber(endpoint.name, endpoint.wire, endpoint.qos, deliver, lost)?;
         // Announced once it can receive, so whoever sees the token reaches it.
-        let (token, _) = self.announce(
-            &node,
-            EntityKind::Subscription,
-            endpoint.name,
-            &endpoint.wire.dds_type()?,
-            &endpoint.wire.type_hash().to_string(),
-            wire_qos(endpoint.qos),
-        )?;
+        let token = self.announce_subscription(&node, endpoint)?;
         Ok(Some(Box::new((subscriber, token, node))))
     }
 
@@ -881,7 +905,7 @@ impl ZenohTransport {
         &self,
         endpoint: &ServiceEndpoint<'_>,
     ) -> Result<Option<Declaration>, TransportError> {
-        let Some(node) = self.node(endpoint.node)? else {
+        let Some(node) = self.node_entry(endpoint.node)? else {
             return Ok(None);
         };
         self.types.remember(service_type(&endpoint.wire));
@@ -999,7 +1023,7 @@ impl ZenohTransport {
         name: &str,
         wire: &ServiceWire,
     ) -> Result<Option<Arc<dyn RemoteClient>>, TransportError> {
-        let Some(node) = self.node(node)? else {
+        let Some(node) = self.node_entry(node)? else {
             return Ok(None);
         };
         self.types.remember(service_type(wire));
@@ -1090,6 +1114,12 @@ impl ZenohTransport {
 impl Transport for ZenohTransport {
     fn publisher(&self, endpoint: &Endpoint<'_>) -> Carried<Box<dyn RemotePublisher>> {
         self.carry_publisher(endpoint).map_err(failure)
+    }
+
+    fn node(&self, node: &Node) -> Carried<Declaration> {
+        self.node_entry(node)
+            .map(|entry| entry.map(|entry| Box::new(entry) as Declaration))
+            .map_err(failure)
     }
 
     fn subscription(&self, endpoint: &Endpoint<'_>, inbox: Inbox) -> Carried<Declaration> {

@@ -892,6 +892,61 @@ fn a_graph_sees_the_nodes_and_entities_of_another_and_waits_for_them() {
     assert!(graph.service_names_and_types().is_empty());
 }
 
+/// rmw announces a node when it is created, whatever it has: a node with only a timer,
+/// or whose only subscription is `/clock` (fed through the context's bridge), is in the
+/// graph of other processes as it is in rclcpp's.
+#[test]
+fn a_node_is_seen_elsewhere_from_its_creation_whatever_entities_it_has() {
+    use kairos::graph::{CLOCK_TOPIC, ClockMsg, EntityKind as Kind};
+    let port = free_port();
+    let _router = router(port);
+    let (a, _ta) = carried(port);
+    let (b, _tb) = carried(port);
+    let watcher = Node::new_in(&a, "watcher", "/").unwrap();
+
+    let ticker = Node::new_in(&b, "ticker", "/robot").unwrap();
+    let tick = ticker
+        .create_timer(StdDuration::from_millis(100), |_| {})
+        .unwrap();
+    let planner = Node::new_in(&b, "planner", "/robot").unwrap();
+    let clock = planner
+        .create_subscription(CLOCK_TOPIC, Qos::keep_last(10), |_: &ClockMsg| {})
+        .unwrap();
+    assert!(
+        watcher.wait_for_node("/robot/ticker", WAIT).unwrap(),
+        "a node with only a timer is not in another process's graph"
+    );
+    assert!(
+        watcher.wait_for_graph(WAIT, |g| g.count(Kind::Subscription, CLOCK_TOPIC) == 1),
+        "a subscription of /clock is not in another process's graph"
+    );
+    let graph = watcher.graph();
+    assert_eq!(
+        graph.node_names(),
+        ["/robot/planner", "/robot/ticker", "/watcher"]
+    );
+    let seen = graph.endpoints(Kind::Subscription, CLOCK_TOPIC)[0];
+    assert_eq!(seen.node_fully_qualified_name(), "/robot/planner");
+    assert_eq!(seen.type_name, "rosgraph_msgs/msg/Clock");
+    assert_eq!(seen.qos, Some(Qos::keep_last(10)));
+
+    drop(clock);
+    assert!(
+        watcher.wait_for_graph(WAIT, |g| g.count(Kind::Subscription, CLOCK_TOPIC) == 0),
+        "a dropped /clock subscription is still listed"
+    );
+    assert!(
+        watcher.graph().has_node("/robot/planner"),
+        "a node went with its last entity"
+    );
+    drop((tick, ticker, planner));
+    assert!(
+        watcher.wait_for_graph(WAIT, |g| g.node_names() == ["/watcher"]),
+        "dropped nodes are still listed: {:?}",
+        watcher.graph().node_names()
+    );
+}
+
 #[test]
 fn large_requests_and_responses_cross_whole() {
     use kairos_msgs::cdr::SHARE_FROM;

@@ -146,6 +146,9 @@ pub(crate) struct NodeShared {
     logger: Logger,
     /// The node's place in the graph, for as long as it lives.
     _in_graph: GraphEntry,
+    /// The node's announcement to other processes (its liveliness token on Zenoh), for as
+    /// long as it lives; none without a transport.
+    _on_transport: std::sync::OnceLock<super::transport::Declaration>,
 }
 
 impl Node {
@@ -214,7 +217,7 @@ impl Node {
             local: true,
             liveliness_lost: false,
         });
-        Ok(Self {
+        let node = Self {
             group: default_group.clone(),
             shared: Arc::new_cyclic(|me| NodeShared {
                 logger: Logger::with_sink(
@@ -234,8 +237,15 @@ impl Node {
                 handle,
                 ros_args,
                 _in_graph: in_graph,
+                _on_transport: std::sync::OnceLock::new(),
             }),
-        })
+        };
+        // Announced at once, as rmw announces a node at its creation: other processes see
+        // a node that has only timers, or only entities that stay in the process.
+        if let Some(announced) = super::transport::node(&node)? {
+            let _ = node.shared._on_transport.set(announced);
+        }
+        Ok(node)
     }
 
     /// The node's logger, named as rcl names it (`/robot/planner` logs as

@@ -105,6 +105,12 @@ impl std::fmt::Debug for ServiceEndpoint<'_> {
 /// `Ok(None)` for what it does not carry by design, or the error that kept it from
 /// carrying the entity.
 pub trait Transport: Send + Sync + 'static {
+    /// Announces a node to other processes until the declaration drops, whatever
+    /// entities it has (`Ok(None)`: nodes are known only through their entities).
+    fn node(&self, node: &Node) -> Carried<Declaration> {
+        let _ = node;
+        Ok(None)
+    }
     /// Sends a publisher's messages to other processes.
     fn publisher(&self, endpoint: &Endpoint<'_>) -> Carried<Box<dyn RemotePublisher>>;
     /// Delivers messages from other processes into `inbox` until the declaration drops.
@@ -277,6 +283,13 @@ fn carried<T>(entity: &str, name: &str, result: Carried<T>) -> Result<Option<T>,
         entity: format!("{entity} '{name}'"),
         source,
     })
+}
+
+pub(crate) fn node(node: &Node) -> Result<Option<Declaration>, GraphError> {
+    let Some(transport) = node.context().transport() else {
+        return Ok(None);
+    };
+    carried("node", node.fully_qualified_name(), transport.node(node))
 }
 
 pub(crate) fn publisher<T: Payload>(
