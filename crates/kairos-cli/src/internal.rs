@@ -22,6 +22,10 @@ pub enum InternalCmd {
         /// (`--launch`); without it, run until killed.
         #[arg(long)]
         die_after: Option<f64>,
+        /// Start counting `--die-after` once these nodes (fully qualified, comma-separated)
+        /// are in the graph, or after 30 s without them.
+        #[arg(long, value_delimiter = ',')]
+        after_nodes: Vec<String>,
     },
     /// The kairos sensor of `kairos demo sim-clock-stall --launch`.
     SimClockLaunchSensor,
@@ -66,12 +70,13 @@ pub fn run(cmd: InternalCmd) -> anyhow::Result<ExitCode> {
             at_unix_ms,
         } => crate::demo::call_cycle::child_main(&role, &mode, at_unix_ms)?,
         InternalCmd::PipelineNode { role } => crate::demo::pipeline_processes::node_main(&role)?,
-        InternalCmd::SimClockSimulator { die_after: None } => {
-            crate::demo::sim_clock_stall_processes::simulator_main()?
-        }
+        InternalCmd::SimClockSimulator {
+            die_after: None, ..
+        } => crate::demo::sim_clock_stall_processes::simulator_main()?,
         InternalCmd::SimClockSimulator {
             die_after: Some(secs),
-        } => crate::demo::sim_clock_stall_launch::simulator_main(secs)?,
+            after_nodes,
+        } => crate::demo::sim_clock_stall_launch::simulator_main(secs, &after_nodes)?,
         InternalCmd::SimClockLaunchSensor => crate::demo::sim_clock_stall_launch::sensor_main()?,
         InternalCmd::SimClockPlanner => crate::demo::sim_clock_stall_launch::planner_main()?,
         InternalCmd::SimClockSensor { policy } => {

@@ -24,20 +24,37 @@ pub const LAUNCH_FILE: &str = include_str!("../../examples/launch/sim_clock_stal
 
 const SIM_STEP: Duration = Duration::from_millis(1);
 
-/// The simulator (`kairos internal sim-clock-simulator --die-after S`): publishes `/clock`
-/// (1 ms of simulated time per ms) and exits with status 1 after `die_after` seconds, as a
-/// crashing simulator does.
-pub fn simulator_main(die_after: f64) -> anyhow::Result<()> {
+/// How long the simulator waits for the nodes it should see before its countdown starts
+/// anyway.
+const WAIT_FOR_NODES: Duration = Duration::from_secs(30);
+
+/// The simulator (`kairos internal sim-clock-simulator --die-after S --after-nodes N,..`):
+/// publishes `/clock` (1 ms of simulated time per ms) and exits with status 1 `die_after`
+/// seconds after the nodes `after` are in the graph (or [`WAIT_FOR_NODES`] passed without
+/// them), as a crashing simulator does: the others are up when it dies, however slowly a
+/// busy machine started them.
+pub fn simulator_main(die_after: f64, after: &[String]) -> anyhow::Result<()> {
     kairos_zenoh::init()?.context("KAIROS_TRANSPORT=zenoh must be set for the simulator")?;
     let node = Node::new_in(&Context::global(), "simulator", "/")?;
     let clock = node.create_publisher::<ClockMsg>(CLOCK_TOPIC, Qos::keep_last(1))?;
     let steady = kairos::time::Clock::steady();
     let token = kairos::signal::shutdown_token();
-    let die_at = steady.now() + Duration::from_secs_f64(die_after);
     let mut t = Time::new(ClockKind::Sim, 0);
     let mut next = steady.now();
-    println!("simulator: publishing /clock; crashing in {die_after} s");
-    while steady.now() < die_at {
+    let give_up = steady.now() + WAIT_FOR_NODES;
+    let mut die_at = None;
+    println!("simulator: publishing /clock; crashing {die_after} s after {after:?} are up");
+    loop {
+        let now = steady.now();
+        if die_at.is_none() {
+            let graph = node.graph();
+            if now >= give_up || after.iter().all(|n| graph.has_node(n)) {
+                die_at = Some(now + Duration::from_secs_f64(die_after));
+            }
+        }
+        if die_at.is_some_and(|at| now >= at) {
+            break;
+        }
         t = t + SIM_STEP;
         clock.publish(ClockMsg { clock: t });
         next = next + SIM_STEP;
@@ -175,7 +192,8 @@ pub fn run(_quick: bool) -> anyhow::Result<Outcome> {
     let planner_named = row("planner-1").contains("killed by SIGKILL")
         && report.contains("waits for /clock to pass");
     let simulator_died = row("simulator-1").contains("had ended by itself");
-    // Five seconds of simulation, then SIGINT, SIGTERM at 1 s, SIGKILL at 2 s.
+    // Three seconds of simulation once all are up, then SIGINT, SIGTERM at 1 s, SIGKILL at
+    // 2 s.
     let in_time = took < 15.0;
     let passed = sensor_clean && planner_named && simulator_died && in_time;
     let verdict = if passed {
