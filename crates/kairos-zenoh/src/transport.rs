@@ -837,7 +837,7 @@ impl ZenohTransport {
         inbox: Inbox,
     ) -> Result<Option<Declaration>, TransportError> {
         if Self::bridged(endpoint) {
-            return self.announce_bridged(endpoint);
+            return self.announce_only(endpoint);
         }
         let inbox = Arc::new(inbox);
         let lost = inbox.clone();
@@ -853,10 +853,10 @@ impl ZenohTransport {
         )
     }
 
-    /// The token of a subscription whose remote samples come through a bridge (see
-    /// [`Self::bridged`]): other processes see it, as they see any subscription, and
-    /// samples reach it once, through the bridge.
-    fn announce_bridged(
+    /// The token of a subscription whose remote samples reach the context another way
+    /// (through a bridge, see [`Self::bridged`]): other processes see it, as they see
+    /// any subscription, and samples reach it once.
+    fn announce_only(
         &self,
         endpoint: &Endpoint<'_>,
     ) -> Result<Option<Declaration>, TransportError> {
@@ -1128,6 +1128,10 @@ impl Transport for ZenohTransport {
 
     fn service(&self, endpoint: &ServiceEndpoint<'_>) -> Carried<Declaration> {
         self.carry_service(endpoint).map_err(failure)
+    }
+
+    fn announced_subscription(&self, endpoint: &Endpoint<'_>) -> Carried<Declaration> {
+        self.announce_only(endpoint).map_err(failure)
     }
 
     fn client(&self, endpoint: &ServiceEndpoint<'_>) -> Carried<Arc<dyn RemoteClient>> {

@@ -894,15 +894,26 @@ fn a_graph_sees_the_nodes_and_entities_of_another_and_waits_for_them() {
 
 /// rmw announces a node when it is created, whatever it has: a node with only a timer,
 /// or whose only subscription is `/clock` (fed through the context's bridge), is in the
-/// graph of other processes as it is in rclcpp's.
+/// graph of other processes as it is in rclcpp's; and a node on simulation time shows the
+/// `/clock` subscription of rclcpp's time source while it is on it.
 #[test]
 fn a_node_is_seen_elsewhere_from_its_creation_whatever_entities_it_has() {
-    use kairos::graph::{CLOCK_TOPIC, ClockMsg, EntityKind as Kind};
+    use kairos::graph::{CLOCK_TOPIC, ClockMsg, EntityKind as Kind, NodeOptions};
     let port = free_port();
     let _router = router(port);
     let (a, _ta) = carried(port);
     let (b, _tb) = carried(port);
     let watcher = Node::new_in(&a, "watcher", "/").unwrap();
+    let clock_subscribers = |g: &kairos::graph::GraphView| {
+        let mut of: Vec<_> = g
+            .endpoints(Kind::Subscription, CLOCK_TOPIC)
+            .iter()
+            .map(|e| (e.node_fully_qualified_name(), e.qos))
+            .collect();
+        of.sort_by(|x, y| x.0.cmp(&y.0));
+        of
+    };
+    let follower = Some(Qos::keep_last(1).best_effort());
 
     let ticker = Node::new_in(&b, "ticker", "/robot").unwrap();
     let tick = ticker
@@ -912,34 +923,57 @@ fn a_node_is_seen_elsewhere_from_its_creation_whatever_entities_it_has() {
     let clock = planner
         .create_subscription(CLOCK_TOPIC, Qos::keep_last(10), |_: &ClockMsg| {})
         .unwrap();
+    let sensor = Node::with_options(
+        &b,
+        "sensor",
+        NodeOptions::new().namespace("/robot").use_sim_time(true),
+    )
+    .unwrap();
     assert!(
         watcher.wait_for_node("/robot/ticker", WAIT).unwrap(),
         "a node with only a timer is not in another process's graph"
     );
+    let expected = vec![
+        ("/robot/planner".to_owned(), Some(Qos::keep_last(10))),
+        ("/robot/sensor".to_owned(), follower),
+    ];
     assert!(
-        watcher.wait_for_graph(WAIT, |g| g.count(Kind::Subscription, CLOCK_TOPIC) == 1),
-        "a subscription of /clock is not in another process's graph"
+        watcher.wait_for_graph(WAIT, |g| clock_subscribers(g) == expected),
+        "the /clock subscriptions seen from another process: {:?}",
+        clock_subscribers(&watcher.graph())
     );
     let graph = watcher.graph();
     assert_eq!(
         graph.node_names(),
-        ["/robot/planner", "/robot/ticker", "/watcher"]
+        [
+            "/robot/planner",
+            "/robot/sensor",
+            "/robot/ticker",
+            "/watcher"
+        ]
     );
     let seen = graph.endpoints(Kind::Subscription, CLOCK_TOPIC)[0];
-    assert_eq!(seen.node_fully_qualified_name(), "/robot/planner");
     assert_eq!(seen.type_name, "rosgraph_msgs/msg/Clock");
-    assert_eq!(seen.qos, Some(Qos::keep_last(10)));
+    assert!(!seen.local);
+    assert_eq!(
+        clock_subscribers(&sensor.graph()),
+        expected,
+        "the process's own graph lists the same /clock subscriptions"
+    );
 
     drop(clock);
+    sensor.set_use_sim_time(false).unwrap();
     assert!(
         watcher.wait_for_graph(WAIT, |g| g.count(Kind::Subscription, CLOCK_TOPIC) == 0),
-        "a dropped /clock subscription is still listed"
+        "a dropped /clock subscription, or that of a node back on system time, is still \
+         listed: {:?}",
+        clock_subscribers(&watcher.graph())
     );
     assert!(
         watcher.graph().has_node("/robot/planner"),
         "a node went with its last entity"
     );
-    drop((tick, ticker, planner));
+    drop((tick, ticker, planner, sensor));
     assert!(
         watcher.wait_for_graph(WAIT, |g| g.node_names() == ["/watcher"]),
         "dropped nodes are still listed: {:?}",

@@ -149,6 +149,9 @@ pub(crate) struct NodeShared {
     /// The node's announcement to other processes (its liveliness token on Zenoh), for as
     /// long as it lives; none without a transport.
     _on_transport: std::sync::OnceLock<super::transport::Declaration>,
+    /// The `/clock` subscription the node shows while on simulation time (see
+    /// [`Node::show_clock_subscription`]).
+    clock_subscription: Mutex<Option<(GraphEntry, Option<super::transport::Declaration>)>>,
 }
 
 impl Node {
@@ -238,6 +241,7 @@ impl Node {
                 ros_args,
                 _in_graph: in_graph,
                 _on_transport: std::sync::OnceLock::new(),
+                clock_subscription: Mutex::new(None),
             }),
         };
         // Announced at once, as rmw announces a node at its creation: other processes see
@@ -245,6 +249,7 @@ impl Node {
         if let Some(announced) = super::transport::node(&node)? {
             let _ = node.shared._on_transport.set(announced);
         }
+        node.show_clock_subscription(options.use_sim_time)?;
         Ok(node)
     }
 
@@ -253,6 +258,11 @@ impl Node {
     /// [`logging`](crate::logging)).
     pub fn logger(&self) -> &Logger {
         &self.shared.logger
+    }
+
+    /// A handle that does not keep the node alive ([`Node::from_shared`] after an upgrade).
+    pub(crate) fn downgrade(&self) -> Weak<NodeShared> {
+        Arc::downgrade(&self.shared)
     }
 
     pub(crate) fn from_shared(shared: Arc<NodeShared>) -> Node {
@@ -688,6 +698,31 @@ impl Node {
         };
         drop(clock);
         ros.set_use_sim_time(on);
+        self.show_clock_subscription(on)
+    }
+
+    /// Shows, while `on`, the `/clock` subscription of a node on simulation time, in this
+    /// process's graph and to other processes, as rclcpp's time source subscribes
+    /// (`ClockQoS`: best effort, the last 1): a simulator sees who follows its clock.
+    /// Nothing is delivered through it: the context's simulated clock hears `/clock`
+    /// once for all its nodes.
+    pub(crate) fn show_clock_subscription(&self, on: bool) -> Result<(), GraphError> {
+        use super::clock_msg::{CLOCK_TOPIC, ClockMsg};
+        let mut shown = self.shared.clock_subscription.lock();
+        if !on {
+            *shown = None;
+        } else if shown.is_none() {
+            let qos = Qos::keep_last(1).best_effort();
+            let remote =
+                super::transport::announced_subscription::<ClockMsg>(self, CLOCK_TOPIC, qos)?;
+            let local = self.in_graph(
+                EntityKind::Subscription,
+                CLOCK_TOPIC,
+                payload_type::<ClockMsg>(),
+                Some(qos),
+            );
+            *shown = Some((local, remote));
+        }
         Ok(())
     }
 

@@ -347,10 +347,16 @@ impl Parameters {
             overrides: Arc::new(node.ros_args().overrides_for(node.fully_qualified_name())),
             ..Self::new()
         };
+        let shown = node.downgrade();
         let hook: ParameterHook = Arc::new(move |value| match value {
             ParameterValue::Bool(on) => {
                 ros.set_use_sim_time(*on);
-                Ok(())
+                match shown.upgrade().map(Node::from_shared) {
+                    Some(node) => node
+                        .show_clock_subscription(*on)
+                        .map_err(|e| format!("cannot show the node's /clock subscription: {e}")),
+                    None => Ok(()),
+                }
             }
             other => Err(format!("use_sim_time is a bool, not a {}", other.kind())),
         });
@@ -565,7 +571,7 @@ impl Parameters {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::{Context, Node};
+    use crate::graph::{CLOCK_TOPIC, Context, EntityKind, Node, Qos};
 
     #[test]
     fn declared_parameters_are_read_and_set_by_their_rules() {
@@ -688,16 +694,33 @@ mod tests {
         let node = Node::new_in(&context, "sim_user", "/").unwrap();
         let p = Parameters::for_node(&node).unwrap();
         let ros = || node.clock().as_ros().cloned().expect("a ROS clock");
+        // rclcpp's time source subscribes /clock on the node while it is on sim time.
+        let follows = || {
+            let graph = node.graph();
+            let of = graph.endpoints(EntityKind::Subscription, CLOCK_TOPIC);
+            assert!(of.len() <= 1, "/clock subscriptions: {of:?}");
+            of.first().map(|e| (e.node_fully_qualified_name(), e.qos))
+        };
         assert!(!ros().use_sim_time());
+        assert_eq!(follows(), None);
         assert_eq!(p.get(USE_SIM_TIME).unwrap(), ParameterValue::Bool(false));
         p.set(USE_SIM_TIME, ParameterValue::Bool(true)).unwrap();
         assert!(ros().use_sim_time());
+        let shown = Some((
+            "/sim_user".to_owned(),
+            Some(Qos::keep_last(1).best_effort()),
+        ));
+        assert_eq!(follows(), shown);
         assert!(matches!(
             p.set(USE_SIM_TIME, ParameterValue::String("yes".into())),
             Err(ParameterError::TypeMismatch { .. })
         ));
         assert!(ros().use_sim_time(), "a refused set leaves the clock alone");
+        assert_eq!(follows(), shown);
+        p.set(USE_SIM_TIME, ParameterValue::Bool(true)).unwrap();
+        assert_eq!(follows(), shown, "shown once, however often it is set");
         p.set(USE_SIM_TIME, ParameterValue::Bool(false)).unwrap();
         assert!(!ros().use_sim_time());
+        assert_eq!(follows(), None);
     }
 }

@@ -118,6 +118,13 @@ pub trait Transport: Send + Sync + 'static {
     /// Serves requests from other processes with the service `endpoint.name` of this
     /// context until the declaration drops.
     fn service(&self, endpoint: &ServiceEndpoint<'_>) -> Carried<Declaration>;
+    /// Announces a subscription whose messages reach this context another way (the
+    /// `/clock` of a node on simulation time, which the context's clock hears once for
+    /// all): other processes see it; nothing is delivered through it.
+    fn announced_subscription(&self, endpoint: &Endpoint<'_>) -> Carried<Declaration> {
+        let _ = endpoint;
+        Ok(None)
+    }
     /// Sends a client's requests to servers in other processes.
     fn client(&self, endpoint: &ServiceEndpoint<'_>) -> Carried<Arc<dyn RemoteClient>>;
     /// The entities of other processes the transport sees now (never this process's own:
@@ -328,6 +335,27 @@ pub(crate) fn subscription<T: Payload>(
         "subscription",
         name,
         transport.subscription(&endpoint, Inbox::new(inner)),
+    )
+}
+
+pub(crate) fn announced_subscription<T: Payload>(
+    node: &Node,
+    name: &str,
+    qos: Qos,
+) -> Result<Option<Declaration>, GraphError> {
+    let (Some(transport), Some(wire)) = (node.context().transport(), T::wire()) else {
+        return Ok(None);
+    };
+    let endpoint = Endpoint {
+        node,
+        name,
+        wire,
+        qos,
+    };
+    carried(
+        "subscription",
+        name,
+        transport.announced_subscription(&endpoint),
     )
 }
 
