@@ -299,11 +299,15 @@ pub(crate) fn node(node: &Node) -> Result<Option<Declaration>, GraphError> {
     carried("node", node.fully_qualified_name(), transport.node(node))
 }
 
-pub(crate) fn publisher<T: Payload>(
+/// Carries the topic endpoint `name` of `node` with `carry`, if the context has a
+/// transport and `T` crosses processes.
+fn carry_endpoint<T: Payload, R>(
+    entity: &str,
     node: &Node,
     name: &str,
     qos: Qos,
-) -> Result<Option<Box<dyn RemotePublisher>>, GraphError> {
+    carry: impl FnOnce(&dyn Transport, &Endpoint<'_>) -> Carried<R>,
+) -> Result<Option<R>, GraphError> {
     let (Some(transport), Some(wire)) = (node.context().transport(), T::wire()) else {
         return Ok(None);
     };
@@ -313,7 +317,15 @@ pub(crate) fn publisher<T: Payload>(
         wire,
         qos,
     };
-    carried("publisher", name, transport.publisher(&endpoint))
+    carried(entity, name, carry(transport.as_ref(), &endpoint))
+}
+
+pub(crate) fn publisher<T: Payload>(
+    node: &Node,
+    name: &str,
+    qos: Qos,
+) -> Result<Option<Box<dyn RemotePublisher>>, GraphError> {
+    carry_endpoint::<T, _>("publisher", node, name, qos, |t, e| t.publisher(e))
 }
 
 pub(crate) fn subscription<T: Payload>(
@@ -322,20 +334,9 @@ pub(crate) fn subscription<T: Payload>(
     qos: Qos,
     inner: &Arc<SubInner<T>>,
 ) -> Result<Option<Declaration>, GraphError> {
-    let (Some(transport), Some(wire)) = (node.context().transport(), T::wire()) else {
-        return Ok(None);
-    };
-    let endpoint = Endpoint {
-        node,
-        name,
-        wire,
-        qos,
-    };
-    carried(
-        "subscription",
-        name,
-        transport.subscription(&endpoint, Inbox::new(inner)),
-    )
+    carry_endpoint::<T, _>("subscription", node, name, qos, |t, e| {
+        t.subscription(e, Inbox::new(inner))
+    })
 }
 
 pub(crate) fn announced_subscription<T: Payload>(
@@ -343,20 +344,9 @@ pub(crate) fn announced_subscription<T: Payload>(
     name: &str,
     qos: Qos,
 ) -> Result<Option<Declaration>, GraphError> {
-    let (Some(transport), Some(wire)) = (node.context().transport(), T::wire()) else {
-        return Ok(None);
-    };
-    let endpoint = Endpoint {
-        node,
-        name,
-        wire,
-        qos,
-    };
-    carried(
-        "subscription",
-        name,
-        transport.announced_subscription(&endpoint),
-    )
+    carry_endpoint::<T, _>("subscription", node, name, qos, |t, e| {
+        t.announced_subscription(e)
+    })
 }
 
 pub(crate) fn service<Req: Payload, Resp: Payload>(
