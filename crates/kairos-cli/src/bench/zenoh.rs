@@ -170,20 +170,25 @@ fn memcpy_floor(size: usize, pace: Duration) -> Floor {
     let mut spare = vec![0u8; size + 4096];
     let skew = (source.as_ptr() as usize).wrapping_sub(spare.as_ptr() as usize) % 4096;
     let target = &mut spare[skew..skew + size];
+    // A copy of a few bytes takes about as long as reading the clock, and may read as
+    // 0 ns: small copies are timed 4 KiB at a time, so the floor is never 0.
+    let copies = (4096 / size.max(1)).max(1);
     let mut p50 = |runs: usize, pause: Option<Duration>| {
-        let mut nanos: Vec<i64> = (0..runs)
+        let mut nanos: Vec<f64> = (0..runs)
             .map(|_| {
                 if let Some(pause) = pause {
                     std::thread::sleep(pause);
                 }
                 let start = mono_ns();
-                target.copy_from_slice(std::hint::black_box(&source));
-                std::hint::black_box(&mut *target);
-                mono_ns() - start
+                for _ in 0..copies {
+                    target.copy_from_slice(std::hint::black_box(&source));
+                    std::hint::black_box(&mut *target);
+                }
+                (mono_ns() - start).max(1) as f64 / copies as f64
             })
             .collect();
-        nanos.sort_unstable();
-        nanos[nanos.len() / 2] as f64 / 1e3
+        nanos.sort_unstable_by(f64::total_cmp);
+        nanos[nanos.len() / 2] / 1e3
     };
     let large = size >= LARGE;
     Floor {
