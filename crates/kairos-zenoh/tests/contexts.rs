@@ -981,6 +981,113 @@ fn a_node_is_seen_elsewhere_from_its_creation_whatever_entities_it_has() {
     );
 }
 
+/// Random nodes come and go in one context (some with a timer, a `/clock` subscription,
+/// or on simulation time, switched on and off): after each round, another process's
+/// graph converges to the nodes and `/clock` subscriptions the context lists itself.
+#[test]
+fn another_process_sees_random_nodes_come_and_go() {
+    use kairos::graph::{CLOCK_TOPIC, ClockMsg, EntityKind as Kind, GraphView, NodeOptions};
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    println!("seed {seed}");
+    let mut state = seed;
+    let mut next = move |below: u64| {
+        // xorshift64: enough to pick actions; the seed is printed to replay a failure.
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % below
+    };
+    let port = free_port();
+    let _router = router(port);
+    let (a, _ta) = carried(port);
+    let (b, _tb) = carried(port);
+    let watcher = Node::new_in(&a, "watcher", "/").unwrap();
+    // What a graph shows of context b: its nodes and its /clock subscriptions.
+    let of_b = |g: &GraphView| {
+        let mut nodes: Vec<String> = g
+            .node_names()
+            .into_iter()
+            .filter(|n| n != "/watcher")
+            .collect();
+        nodes.sort();
+        let mut clock: Vec<String> = g
+            .endpoints(Kind::Subscription, CLOCK_TOPIC)
+            .iter()
+            .map(|e| e.node_fully_qualified_name())
+            .filter(|n| n != "/watcher")
+            .collect();
+        clock.sort();
+        (nodes, clock)
+    };
+    type Held = (Node, Option<Box<dyn std::any::Any>>);
+    let mut alive: Vec<Held> = Vec::new();
+    let mut made = 0;
+    for round in 0..12 {
+        for _ in 0..1 + next(4) {
+            match next(5) {
+                0 | 1 if alive.len() < 8 => {
+                    made += 1;
+                    let sim = next(3) == 0;
+                    let node = Node::with_options(
+                        &b,
+                        &format!("n{made}"),
+                        NodeOptions::new()
+                            .namespace(if next(2) == 0 { "/" } else { "/robot" })
+                            .use_sim_time(sim),
+                    )
+                    .unwrap();
+                    let held: Option<Box<dyn std::any::Any>> = match next(3) {
+                        0 => Some(Box::new(
+                            node.create_timer(StdDuration::from_secs(1), |_| {})
+                                .unwrap(),
+                        )),
+                        1 => Some(Box::new(
+                            node.create_subscription(
+                                CLOCK_TOPIC,
+                                Qos::keep_last(1),
+                                |_: &ClockMsg| {},
+                            )
+                            .unwrap(),
+                        )),
+                        _ => None,
+                    };
+                    alive.push((node, held));
+                }
+                2 if !alive.is_empty() => {
+                    let (node, _) = &alive[next(alive.len() as u64) as usize];
+                    let on = node.clock().as_ros().is_some_and(|r| r.use_sim_time());
+                    node.set_use_sim_time(!on).unwrap();
+                }
+                3 if !alive.is_empty() => {
+                    let i = next(alive.len() as u64) as usize;
+                    alive[i].1 = None;
+                }
+                _ if !alive.is_empty() => {
+                    let i = next(alive.len() as u64) as usize;
+                    alive.swap_remove(i);
+                }
+                _ => {}
+            }
+        }
+        let expected = of_b(&b.graph());
+        assert!(
+            watcher.wait_for_graph(WAIT, |g| of_b(g) == expected),
+            "round {round} (seed {seed}): another process sees {:?}, the context lists {expected:?}",
+            of_b(&watcher.graph())
+        );
+    }
+    alive.clear();
+    assert!(
+        watcher.wait_for_graph(WAIT, |g| of_b(g) == (vec![], vec![])),
+        "seed {seed}: nodes dropped are still listed: {:?}",
+        of_b(&watcher.graph())
+    );
+}
+
 #[test]
 fn large_requests_and_responses_cross_whole() {
     use kairos_msgs::cdr::SHARE_FROM;
