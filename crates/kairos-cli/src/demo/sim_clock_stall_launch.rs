@@ -1,8 +1,8 @@
 //! `kairos demo sim-clock-stall --launch`: story 1 at system scale, under `kairos launch`.
 //!
 //! Three processes from one launch file (`examples/launch/sim_clock_stall.launch.yaml`,
-//! embedded): a simulator publishing `/clock` that dies after five seconds, marked
-//! `on_exit: shutdown`; a kairos sensor whose timer runs on the simulator's clock; and a
+//! embedded): a simulator publishing `/clock` that dies three seconds after it sees the
+//! other two in the graph, marked `on_exit: shutdown`; a kairos sensor whose timer runs on the simulator's clock; and a
 //! planner written the naive way (its worker waits for `/clock` to reach a target with no
 //! timeout, and its Ctrl-C handler joins that worker). When the simulator dies the
 //! launcher stops the system: the kairos sensor stops on SIGINT at once (its waits end
