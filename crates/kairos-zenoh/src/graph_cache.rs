@@ -6,6 +6,11 @@
 //! message) is reported once per peer hash, naming both hashes, and counted in
 //! [`GraphCache::type_mismatches`].
 //!
+//! Tokens arrive in any order: over a router and a direct link at once, zenoh may hand
+//! this process a node's publisher before the node itself. A node is in the graph while
+//! its own token or any of its entities' is, as in rmw_zenoh's graph cache, so the graph
+//! never shows an entity of a node it does not list.
+//!
 //! It keeps, by gid, the lifespan each remote publisher announces, so that a subscription
 //! can expire that publisher's messages as a local publisher's (see [`GraphCache::lifespan_of`]).
 //!
@@ -14,7 +19,7 @@
 //! while holding it. `checks` is taken after `tokens` when both are needed, never before.
 
 use crate::attachment::Gid;
-use crate::graph_key::{EndpointKey, EntityKind, Token, gid_of};
+use crate::graph_key::{EndpointKey, EntityKind, NodeKey, Token, gid_of};
 use kairos::graph::GraphEntity;
 use kairos::time::Duration;
 use parking_lot::{Condvar, Mutex, RwLock};
@@ -112,20 +117,30 @@ impl GraphCache {
     }
 
     /// The entities of every session but `own_zid` (whose entities its process lists
-    /// itself), as the graph shows them.
+    /// itself), as the graph shows them: an entity whose node's own token is not here
+    /// (tokens arrive in any order) brings its node with it.
     pub fn entities_except(&self, own_zid: &str) -> Vec<GraphEntity> {
         let lapsed = self.lapsed.read();
-        self.tokens
-            .lock()
+        let tokens = self.tokens.lock();
+        let announced: HashSet<&NodeKey> = tokens
             .iter()
-            .filter(|t| t.node.zid != own_zid)
-            .map(|t| GraphEntity {
-                liveliness_lost: t.kind == EntityKind::Publisher
+            .filter(|t| t.kind == EntityKind::Node)
+            .map(|t| &t.node)
+            .collect();
+        let mut implied = HashSet::new();
+        let mut entities = Vec::with_capacity(tokens.len());
+        for token in tokens.iter().filter(|t| t.node.zid != own_zid) {
+            if !announced.contains(&token.node) && implied.insert(&token.node) {
+                entities.push(Token::of_node(token.node.clone()).entity());
+            }
+            entities.push(GraphEntity {
+                liveliness_lost: token.kind == EntityKind::Publisher
                     && !lapsed.is_empty()
-                    && lapsed.contains(&t.gid()),
-                ..t.entity()
-            })
-            .collect()
+                    && lapsed.contains(&token.gid()),
+                ..token.entity()
+            });
+        }
+        entities
     }
 
     /// This process declared an entity of `name` with type `dds_type` and hash `hash`:
@@ -241,5 +256,105 @@ impl GraphCache {
                 return ready(&snapshot);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph_key::WireQos;
+    use kairos::graph::EntityKind as Kind;
+
+    fn node(zid: &str, nid: u64, name: &str) -> NodeKey {
+        NodeKey {
+            domain: 0,
+            zid: zid.into(),
+            nid,
+            enclave: String::new(),
+            namespace: "/robot".into(),
+            name: name.into(),
+        }
+    }
+
+    fn subscription(node: NodeKey, id: u64) -> Token {
+        Token {
+            node,
+            id,
+            kind: EntityKind::Subscription,
+            endpoint: Some(EndpointKey {
+                name: "/clock".into(),
+                dds_type: "rosgraph_msgs::msg::dds_::Clock_".into(),
+                hash: "RIHS01_00".into(),
+                qos: WireQos::default(),
+            }),
+        }
+    }
+
+    /// (kind, node name) of what the graph shows, sorted.
+    fn shown(cache: &GraphCache) -> Vec<(Kind, String)> {
+        let mut shown: Vec<_> = cache
+            .entities_except("own")
+            .into_iter()
+            .map(|e| (e.kind, e.node_name))
+            .collect();
+        shown.sort();
+        shown
+    }
+
+    // Seen over a router and a direct link at once: a node's subscription came before the
+    // node's own token, and a graph that listed nodes by their tokens alone missed it.
+    #[test]
+    fn an_entity_brings_its_node_whatever_order_the_tokens_come_in() {
+        let cache = GraphCache::default();
+        let planner = node("peer", 1, "planner");
+        let clock = subscription(planner.clone(), 2);
+        let planner_token = Token::of_node(planner.clone());
+        cache.update(&clock.key_expr(), true);
+        let both = vec![
+            (Kind::Node, "planner".to_owned()),
+            (Kind::Subscription, "planner".to_owned()),
+        ];
+        assert_eq!(shown(&cache), both, "the node before its own token");
+
+        cache.update(&planner_token.key_expr(), true);
+        assert_eq!(shown(&cache), both, "the node listed once with its token");
+
+        // The node's token may also go before its entities'.
+        cache.update(&planner_token.key_expr(), false);
+        assert_eq!(shown(&cache), both, "the node kept while an entity stays");
+        cache.update(&clock.key_expr(), false);
+        assert_eq!(shown(&cache), [], "nothing left");
+
+        // Two entities of one node bring it once; another node of the same name in
+        // another session is another node.
+        let twin = node("other", 1, "planner");
+        for token in [
+            clock.clone(),
+            subscription(planner, 3),
+            subscription(twin.clone(), 2),
+        ] {
+            cache.update(&token.key_expr(), true);
+        }
+        let nodes = shown(&cache)
+            .into_iter()
+            .filter(|(kind, _)| *kind == Kind::Node)
+            .count();
+        assert_eq!(nodes, 2);
+        cache.update(&Token::of_node(twin).key_expr(), true);
+        assert_eq!(shown(&cache).len(), 5);
+        assert!(
+            shown(&cache).iter().all(|(_, name)| name == "planner"),
+            "{:?}",
+            shown(&cache)
+        );
+    }
+
+    #[test]
+    fn a_process_does_not_list_its_own_tokens() {
+        let cache = GraphCache::default();
+        let mine = node("own", 0, "talker");
+        cache.update(&subscription(mine.clone(), 1).key_expr(), true);
+        cache.update(&Token::of_node(mine).key_expr(), true);
+        assert_eq!(shown(&cache), []);
     }
 }

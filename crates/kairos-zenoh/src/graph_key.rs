@@ -344,6 +344,17 @@ pub enum TokenError {
 }
 
 impl Token {
+    /// The token of node `node` itself (its entity id is the node's id, as rmw_zenoh
+    /// writes it).
+    pub fn of_node(node: NodeKey) -> Self {
+        Self {
+            id: node.nid,
+            node,
+            kind: EntityKind::Node,
+            endpoint: None,
+        }
+    }
+
     /// The entity as the graph shows it (the type as ROS names it, when it can be read).
     pub fn entity(&self) -> GraphEntity {
         let endpoint = self.endpoint.as_ref();

@@ -344,12 +344,7 @@ impl ZenohTransport {
             namespace: node.namespace().to_owned(),
             name: node.name().to_owned(),
         };
-        let token = Token {
-            node: key.clone(),
-            id: nid,
-            kind: EntityKind::Node,
-            endpoint: None,
-        };
+        let token = Token::of_node(key.clone());
         let token = self
             .session
             .liveliness()

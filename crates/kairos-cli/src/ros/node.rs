@@ -2,7 +2,6 @@
 
 use super::{GraphArgs, gather, node_name, open};
 use clap::Subcommand;
-use kairos_zenoh::graph_key::EntityKind;
 use std::process::ExitCode;
 
 #[derive(Debug, Subcommand)]
@@ -15,11 +14,8 @@ pub fn node(cmd: NodeCmd) -> anyhow::Result<ExitCode> {
     let NodeCmd::List(args) = cmd;
     let transport = open()?;
     let tokens = gather(&transport, &args)?;
-    let mut nodes: Vec<String> = tokens
-        .iter()
-        .filter(|t| t.kind == EntityKind::Node)
-        .map(node_name)
-        .collect();
+    // A node's entities may come before its own token: each brings its node.
+    let mut nodes: Vec<String> = tokens.iter().map(node_name).collect();
     nodes.sort();
     nodes.dedup();
     if args.json {
