@@ -82,6 +82,9 @@ impl<A: Payload, B: Payload> Payload for (A, B) {}
 impl<A: Payload, B: Payload, C: Payload> Payload for (A, B, C) {}
 impl<A: Payload, B: Payload, C: Payload, D: Payload> Payload for (A, B, C, D) {}
 
+/// Decodes a payload and lends the message to a taker (see [`Wire::decode_to`]).
+type DecodeTo = fn(&[u8], &mut dyn FnMut(&mut dyn Any)) -> Result<(), DecodeError>;
+
 /// How one message type crosses the wire: its ROS name, description and CDR codec, for
 /// values that cross the transport hook as `dyn Any`.
 #[derive(Clone, Copy)]
@@ -92,6 +95,7 @@ pub struct Wire {
     encoded_len: fn(&dyn Any) -> Option<usize>,
     encode_into: fn(&dyn Any, &mut [u8]) -> bool,
     decode: fn(&[u8]) -> Result<AnyMessage, DecodeError>,
+    decode_to: DecodeTo,
     decode_value: fn(&[u8]) -> Result<AnyValue, DecodeError>,
 }
 
@@ -109,6 +113,10 @@ impl Wire {
                     .is_some_and(|message| encode_into(message, out))
             },
             decode: |payload| decode::<M>(payload).map(|m| Arc::new(m) as AnyMessage),
+            decode_to: |payload, take| {
+                take(&mut Some(decode::<M>(payload)?));
+                Ok(())
+            },
             decode_value: |payload| decode::<M>(payload).map(|m| Box::new(m) as AnyValue),
         }
     }
@@ -159,6 +167,28 @@ impl Wire {
     /// subscription.
     pub fn decode_shared(&self, payload: &bytes::Bytes) -> Result<AnyMessage, DecodeError> {
         crate::bytes_field::with_payload(payload, || (self.decode)(payload))
+    }
+
+    /// Decodes the message in `payload` and lends it to `take` as an `Option<M>` that
+    /// holds it (`M` the wire's type), for `take` to move into a box of its own choosing:
+    /// a subscription puts it in a box its topic recycles, so a stream of messages
+    /// allocates no box per message. Whatever `take` leaves in the option is dropped.
+    pub fn decode_to(
+        &self,
+        payload: &[u8],
+        take: &mut dyn FnMut(&mut dyn Any),
+    ) -> Result<(), DecodeError> {
+        (self.decode_to)(payload, take)
+    }
+
+    /// [`decode_to`](Self::decode_to), the large byte fields views into `payload`, as
+    /// [`decode_shared`](Self::decode_shared).
+    pub fn decode_shared_to(
+        &self,
+        payload: &bytes::Bytes,
+        take: &mut dyn FnMut(&mut dyn Any),
+    ) -> Result<(), DecodeError> {
+        crate::bytes_field::with_payload(payload, || (self.decode_to)(payload, take))
     }
 
     /// The message in `payload`, owned, as a service request or response.

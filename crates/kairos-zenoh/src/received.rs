@@ -23,6 +23,19 @@ pub(crate) fn decode(wire: &Wire, payload: &ZBytes) -> Result<AnyMessage, Decode
     wire.decode(&payload.to_bytes())
 }
 
+/// [`decode`], the message lent to `take` as the wire's `decode_to` lends it (for a
+/// subscription to box in a box its topic recycles).
+pub(crate) fn decode_to(
+    wire: &Wire,
+    payload: &ZBytes,
+    take: &mut dyn FnMut(&mut dyn std::any::Any),
+) -> Result<(), DecodeError> {
+    if payload.len() >= SHARE_FROM && payload.as_shm().is_some() {
+        return wire.decode_shared_to(&shared(payload.clone()), take);
+    }
+    wire.decode_to(&payload.to_bytes(), take)
+}
+
 /// `payload`, one chunk of a shared-memory pool, as bytes that keep it alive.
 pub(crate) fn shared(payload: ZBytes) -> bytes::Bytes {
     bytes::Bytes::from_owner(InSharedMemory(payload))

@@ -107,6 +107,21 @@ fn failure(error: TransportError) -> TransportFailure {
     Arc::new(error)
 }
 
+/// Where a subscriber hands each message it decodes, with the publisher's trace handle,
+/// the sequence number and the lifespan left (if the publisher has one).
+enum Sink {
+    /// In a shared box of its own.
+    Shared(Box<SharedSink>),
+    /// Lent as `Option<M>` (see `Wire::decode_to`), for the taker to box as it likes.
+    Lent(Box<LentSink>),
+}
+
+/// [`Sink::Shared`]'s handler.
+type SharedSink = dyn Fn(AnyMessage, u64, u64, Option<kairos::time::Duration>) + Send + Sync;
+/// [`Sink::Lent`]'s handler.
+type LentSink =
+    dyn Fn(&mut dyn std::any::Any, u64, u64, Option<kairos::time::Duration>) + Send + Sync;
+
 struct NodeEntry {
     key: NodeKey,
     _token: LivelinessToken,
@@ -223,11 +238,16 @@ impl ZenohTransport {
         )?;
         let publisher =
             node.create_publisher::<ClockMsg>(CLOCK_TOPIC, kairos::graph::Qos::keep_last(1))?;
-        let deliver = move |message: AnyMessage, _publisher: u64, _seq: u64, _left| {
-            if let Some(clock) = message.downcast_ref::<ClockMsg>() {
-                publisher.publish(*clock);
-            }
-        };
+        let deliver = Sink::Lent(Box::new(
+            move |value: &mut dyn std::any::Any, _publisher, _seq, _left| {
+                if let Some(clock) = value
+                    .downcast_mut::<Option<ClockMsg>>()
+                    .and_then(Option::take)
+                {
+                    publisher.publish(clock);
+                }
+            },
+        ));
         let subscriber = self.subscriber(
             CLOCK_TOPIC,
             kairos::graph::transport::Wire::of::<ClockMsg>(),
@@ -673,7 +693,7 @@ impl ZenohTransport {
         name: &str,
         wire: Wire,
         qos: kairos::graph::Qos,
-        deliver: impl Fn(AnyMessage, u64, u64, Option<kairos::time::Duration>) + Send + Sync + 'static,
+        deliver: Sink,
         lost: impl Fn(u64, u64, u64) + Send + Sync + 'static,
     ) -> Result<Declaration, TransportError> {
         use zenoh_ext::AdvancedSubscriberBuilderExt;
@@ -718,10 +738,19 @@ impl ZenohTransport {
             let left = graph
                 .lifespan_of(&attachment.gid)
                 .map(|lifespan| lifespan - age(attachment.source_timestamp));
-            match crate::received::decode(&wire, sample.payload()) {
-                // Not negative: a negative number is malformed.
-                Ok(message) => deliver(message, handle, seq as u64, left),
-                Err(e) => log.record(Some(attachment.gid), &e.to_string()),
+            // Not negative: a negative number is malformed.
+            let seq = seq as u64;
+            let decoded = match &deliver {
+                Sink::Shared(deliver) => crate::received::decode(&wire, sample.payload())
+                    .map(|message| deliver(message, handle, seq, left)),
+                Sink::Lent(deliver) => {
+                    crate::received::decode_to(&wire, sample.payload(), &mut |value| {
+                        deliver(value, handle, seq, left)
+                    })
+                }
+            };
+            if let Err(e) = decoded {
+                log.record(Some(attachment.gid), &e.to_string());
             }
         };
         let action = || format!("declare the subscriber of {name}");
@@ -838,12 +867,12 @@ impl ZenohTransport {
         let lost = inbox.clone();
         self.subscribe_announced(
             endpoint,
-            move |message, publisher, seq, left| {
+            Sink::Lent(Box::new(move |value, publisher, seq, left| {
                 match left {
-                    Some(left) => inbox.deliver_expiring(message, publisher, seq, left),
-                    None => inbox.deliver(message, publisher, seq),
+                    Some(left) => inbox.deliver_lent_expiring(value, publisher, seq, left),
+                    None => inbox.deliver_lent(value, publisher, seq),
                 };
-            },
+            })),
             move |publisher, first, count| lost.lost(publisher, first, count),
         )
     }
@@ -883,7 +912,7 @@ impl ZenohTransport {
     fn subscribe_announced(
         &self,
         endpoint: &Endpoint<'_>,
-        deliver: impl Fn(AnyMessage, u64, u64, Option<kairos::time::Duration>) + Send + Sync + 'static,
+        deliver: Sink,
         lost: impl Fn(u64, u64, u64) + Send + Sync + 'static,
     ) -> Result<Option<Declaration>, TransportError> {
         let Some(node) = self.node_entry(endpoint.node)? else {
@@ -1088,7 +1117,7 @@ impl ZenohTransport {
         };
         self.subscribe_announced(
             &endpoint,
-            move |message, _, _, _| deliver(message),
+            Sink::Shared(Box::new(move |message, _, _, _| deliver(message))),
             |_, _, _| {},
         )?
         .ok_or_else(|| TransportError::Unannounced(node.name().to_owned()))

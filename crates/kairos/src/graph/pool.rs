@@ -1,10 +1,12 @@
 //! A topic's pool of message boxes: the allocations of `Arc<T>`s whose callbacks are done
-//! with them, handed back to the next publish of that topic.
+//! with them, handed back to the next publish of that topic, or to the next message of it
+//! that arrives from another process (the transport's receiving thread boxes it here).
 //!
 //! Why: a publish allocates the `Arc<T>` it delivers on the publishing thread and the last
 //! callback frees it on an executor thread. glibc's malloc then never finds the freed block
 //! in the publisher's thread cache and takes its slow path on every message (19 % of all
-//! samples of `kairos bench pubsub` when this landed). Recycling the block through a
+//! samples of `kairos bench pubsub` when this landed; a message from another process, boxed
+//! on zenoh's thread, did the same). Recycling the block through a
 //! bounded lock-free queue keeps the allocator out of a steady stream of messages.
 //!
 //! What this module promises:

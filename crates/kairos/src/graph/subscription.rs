@@ -140,6 +140,12 @@ impl<T: Send + Sync + 'static> SubInner<T> {
         }
     }
 
+    /// `message` in a shared box, one its topic recycled if there is one (see
+    /// `graph::pool`).
+    pub(crate) fn boxed(&self, message: T) -> Arc<T> {
+        self.pool.boxed(message)
+    }
+
     pub(crate) fn deliver(&self, envelope: Envelope<T>) {
         use crate::trace::tp;
         self.publish_side.received.fetch_add(1, Ordering::Relaxed);

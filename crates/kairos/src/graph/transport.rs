@@ -201,10 +201,22 @@ pub trait RemoteClient: Send + Sync {
     fn call(&self, request: AnyValue, seq: u64, reply: Reply);
 }
 
+/// A message from another process as it enters a subscription.
+enum Arrival<'a> {
+    /// Already in a shared box.
+    Shared(AnyMessage),
+    /// Lent as an `Option<T>` holding it (see [`Wire::decode_to`]): boxed in a box the
+    /// subscription's topic recycles.
+    Lent(&'a mut dyn Any),
+}
+
+/// Queues an arrival in the subscription: (message, publisher, sequence number, monotonic
+/// expiry or `NEVER`) -> whether it was queued.
+type Deliver = dyn Fn(Arrival<'_>, u64, u64, i64) -> bool + Send + Sync;
+
 /// The entry of one subscription for messages from other processes.
 pub struct Inbox {
-    /// (message, publisher, sequence number, monotonic expiry or `NEVER`).
-    deliver: Box<dyn Fn(AnyMessage, u64, u64, i64) -> bool + Send + Sync>,
+    deliver: Box<Deliver>,
     /// The subscription's QoS events (message lost).
     events: Weak<super::qos_event::EndpointEvents>,
     /// The subscription's trace handle.
@@ -215,9 +227,18 @@ impl Inbox {
     pub(crate) fn new<T: Send + Sync + 'static>(subscription: &Arc<SubInner<T>>) -> Self {
         let target: Weak<SubInner<T>> = Arc::downgrade(subscription);
         Self {
-            deliver: Box::new(move |message, publisher, seq, expires| {
-                let (Some(target), Ok(message)) = (target.upgrade(), message.downcast::<T>())
-                else {
+            deliver: Box::new(move |arrival, publisher, seq, expires| {
+                let Some(target) = target.upgrade() else {
+                    return false;
+                };
+                let message = match arrival {
+                    Arrival::Shared(message) => message.downcast::<T>().ok(),
+                    Arrival::Lent(value) => value
+                        .downcast_mut::<Option<T>>()
+                        .and_then(Option::take)
+                        .map(|message| target.boxed(message)),
+                };
+                let Some(message) = message else {
                     return false;
                 };
                 let stamp = if crate::trace::tp::enabled() {
@@ -259,7 +280,26 @@ impl Inbox {
     /// (the handle traces link it by) with its sequence number; false if the subscription
     /// is gone or the type is not its own.
     pub fn deliver(&self, message: AnyMessage, publisher: u64, seq: u64) -> bool {
-        (self.deliver)(message, publisher, seq, super::subscription::NEVER)
+        (self.deliver)(
+            Arrival::Shared(message),
+            publisher,
+            seq,
+            super::subscription::NEVER,
+        )
+    }
+
+    /// [`deliver`](Self::deliver) for a message lent by [`Wire::decode_to`] (an
+    /// `Option<T>` holding it, `T` the subscription's type), moved into a box the
+    /// subscription's topic recycles: a steady stream from another process allocates no
+    /// box per message, as a local one does not. False, and `value` left as it was, if the
+    /// subscription is gone or the type is not its own.
+    pub fn deliver_lent(&self, value: &mut dyn Any, publisher: u64, seq: u64) -> bool {
+        (self.deliver)(
+            Arrival::Lent(value),
+            publisher,
+            seq,
+            super::subscription::NEVER,
+        )
     }
 
     /// [`deliver`](Self::deliver) for a message of a publisher with a lifespan, of which
@@ -274,7 +314,20 @@ impl Inbox {
         left: crate::time::Duration,
     ) -> bool {
         let expires = crate::time::wait::mono_now().saturating_add(left.as_nanos());
-        (self.deliver)(message, publisher, seq, expires)
+        (self.deliver)(Arrival::Shared(message), publisher, seq, expires)
+    }
+
+    /// [`deliver_lent`](Self::deliver_lent) for a message of a publisher with a lifespan,
+    /// as [`deliver_expiring`](Self::deliver_expiring).
+    pub fn deliver_lent_expiring(
+        &self,
+        value: &mut dyn Any,
+        publisher: u64,
+        seq: u64,
+        left: crate::time::Duration,
+    ) -> bool {
+        let expires = crate::time::wait::mono_now().saturating_add(left.as_nanos());
+        (self.deliver)(Arrival::Lent(value), publisher, seq, expires)
     }
 }
 
@@ -410,4 +463,55 @@ fn serve<Req: Payload, Resp: Payload>(
             }),
         }
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::Executor;
+    use crate::graph::Context;
+    use parking_lot::Mutex;
+
+    // A message from another process used to take a new `Arc` every time: allocated on
+    // the transport's thread, freed on the executor's, glibc's slow path on both.
+    #[test]
+    fn a_lent_message_from_another_process_goes_into_a_recycled_box() {
+        let context = Context::new();
+        let node = Node::new_in(&context, "listener", "/").unwrap();
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let sink = heard.clone();
+        let subscription = node
+            .create_subscription("numbers", Qos::keep_last(10), move |n: Arc<u64>| {
+                sink.lock().push((*n, Arc::as_ptr(&n) as usize));
+            })
+            .unwrap();
+        let exec = Executor::single_threaded();
+        exec.add_node(&node).unwrap();
+        let inbox = Inbox::new(&subscription.inner);
+        let pool = &subscription.topic.pool;
+
+        let mut first = Some(1u64);
+        assert!(inbox.deliver_lent(&mut first, 7, 1));
+        assert_eq!(first, None, "the message was moved out");
+        exec.spin_some().unwrap();
+        assert_eq!(
+            pool.len(),
+            1,
+            "the callback is done: its box is back in the pool"
+        );
+
+        let mut second = Some(2u64);
+        assert!(inbox.deliver_lent(&mut second, 7, 2));
+        assert_eq!(pool.len(), 0, "the second message took the recycled box");
+        exec.spin_some().unwrap();
+        let heard = heard.lock().clone();
+        assert_eq!(heard.iter().map(|h| h.0).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(heard[0].1, heard[1].1, "both in one box");
+
+        // Another type is refused and left to its owner.
+        let mut other = Some(String::from("not a number"));
+        assert!(!inbox.deliver_lent(&mut other, 7, 3));
+        assert_eq!(other.as_deref(), Some("not a number"));
+        assert_eq!(subscription.stats().received, 2);
+    }
 }
