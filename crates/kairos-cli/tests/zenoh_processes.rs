@@ -500,6 +500,44 @@ fn bench_zenoh_prints_kairos_beside_raw_zenoh_as_json() {
 }
 
 #[test]
+fn bench_zenoh_rmw_baseline_adds_raw_zenoh_with_rmw_zenohs_attachment() {
+    let out = cli_support::run_ok(cli_support::kairos().args([
+        "bench",
+        "zenoh",
+        "--sizes",
+        "64",
+        "--samples",
+        "20",
+        "--burst",
+        "200",
+        "--rmw-baseline",
+        "--json",
+    ]));
+    let json = cli_support::json_of(&out);
+    let results = json["results"].as_array().expect("results");
+    let names: Vec<&str> = results
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["kairos_zenoh", "zenoh_raw", "zenoh_raw_rmw"]);
+    for r in results {
+        // The third side's subscriber takes only samples that carry the attachment.
+        assert!(r["received"].as_u64().unwrap() > 0, "{r}");
+        assert!(
+            r["publisher_cpu_ns_per_msg"].as_f64().unwrap() > 0.0,
+            "the publishing thread's CPU time per message: {r}"
+        );
+    }
+    let ratio = &json["kairos_per_raw_median"][0];
+    for field in ["p50", "throughput"] {
+        assert!(
+            ratio["vs_rmw_attachment"][field].as_f64().unwrap() > 0.0,
+            "{field} in {ratio}"
+        );
+    }
+}
+
+#[test]
 fn bench_zenoh_loaned_sends_every_large_payload_through_shared_memory() {
     let out = cli_support::run_ok(cli_support::kairos().args([
         "bench",

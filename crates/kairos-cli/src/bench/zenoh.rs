@@ -14,10 +14,19 @@
 //! shared memory (as a user does in rmw_zenoh's configuration): kairos writes a large
 //! payload straight into it, and the raw baseline allocates its buffer there too, as a
 //! zenoh user would.
+//!
+//! With `--rmw-baseline`, a third side sends the samples rmw_zenoh sends: raw zenoh with
+//! rmw_zenoh's 33-byte attachment (sequence number, source timestamp, publisher gid) on
+//! every put, read back at the receiver. It splits kairos's distance from raw zenoh into
+//! what any rmw_zenoh-compatible implementation pays on the wire and what kairos adds.
+//! Each side also reports its publisher's CPU time per burst message (the publishing
+//! thread's own clock, `CLOCK_THREAD_CPUTIME_ID`), a cost that a noisy machine disturbs
+//! less than a rate.
 
 use anyhow::{Context as _, anyhow, bail};
 use clap::Args as ClapArgs;
 use kairos::graph::{Context, Node, Qos};
+use kairos_zenoh::attachment::Attachment;
 use kairos_zenoh::msg::Bytes;
 use kairos_zenoh::type_hash::{Field, TypeDescription, type_id};
 use kairos_zenoh::{Message, ZenohTransport};
@@ -68,7 +77,11 @@ pub struct Args {
     /// is in the transport's buffer.
     #[arg(long)]
     pub loaned: bool,
-    /// Internal: run as the subscribing child ("kairos" or "raw").
+    /// Add a third side: raw zenoh carrying rmw_zenoh's attachment on every sample, as
+    /// any rmw_zenoh-compatible publisher must (ratios against it are printed too).
+    #[arg(long)]
+    pub rmw_baseline: bool,
+    /// Internal: run as the subscribing child ("kairos", "raw" or "raw_rmw").
     #[arg(long, hide = true)]
     pub child: Option<String>,
     #[arg(long, hide = true, default_value_t = 0)]
@@ -198,12 +211,22 @@ fn memcpy_floor(size: usize, pace: Duration) -> Floor {
 }
 
 fn mono_ns() -> i64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// The CPU time the calling thread has used, in ns.
+fn thread_cpu_ns() -> i64 {
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+fn clock_ns(clock: libc::clockid_t) -> i64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    // SAFETY: `ts` is a valid, writable timespec; both clocks this file reads
+    // (CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID) always exist on Linux.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
 
@@ -236,6 +259,53 @@ fn key() -> String {
     )
 }
 
+/// Who publishes and subscribes in a case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// kairos nodes over the Zenoh transport.
+    Kairos,
+    /// zenoh's own publisher and subscriber, nothing else on the sample.
+    Raw,
+    /// zenoh's own, carrying and reading rmw_zenoh's attachment.
+    RawRmw,
+}
+
+impl Side {
+    /// The name the child is started with.
+    fn arg(self) -> &'static str {
+        match self {
+            Side::Kairos => "kairos",
+            Side::Raw => "raw",
+            Side::RawRmw => "raw_rmw",
+        }
+    }
+
+    fn of_arg(arg: &str) -> anyhow::Result<Self> {
+        [Side::Kairos, Side::Raw, Side::RawRmw]
+            .into_iter()
+            .find(|side| side.arg() == arg)
+            .ok_or_else(|| anyhow!("no benchmark side is called {arg:?}"))
+    }
+
+    /// The name the results give it.
+    fn name(self) -> &'static str {
+        match self {
+            Side::Kairos => "kairos_zenoh",
+            Side::Raw => "zenoh_raw",
+            Side::RawRmw => "zenoh_raw_rmw",
+        }
+    }
+}
+
+/// The sides of each round, kairos first.
+fn sides(args: &Args) -> &'static [Side] {
+    if args.rmw_baseline {
+        &[Side::Kairos, Side::Raw, Side::RawRmw]
+    } else {
+        &[Side::Kairos, Side::Raw]
+    }
+}
+
 struct Case {
     name: &'static str,
     size: usize,
@@ -248,6 +318,8 @@ struct Case {
     in_shm: u64,
     /// CPU time the subscribing process spent from "ready" to its report (all threads).
     sub_cpu_ms: f64,
+    /// CPU time of the publishing thread per burst message.
+    pub_cpu_ns: f64,
     /// How often the kairos subscriber's executor went to sleep for lack of work.
     executor_sleeps: Option<u64>,
     /// The kairos subscriber's executor's idle spin window, as it read it.
@@ -255,8 +327,8 @@ struct Case {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if let Some(mode) = args.child.as_deref() {
-        return child(mode, &args);
+    if let Some(side) = args.child.as_deref() {
+        return child(Side::of_arg(side)?, &args);
     }
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
@@ -285,20 +357,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Duration::from_nanos(pace.as_nanos().max(0) as u64),
         ));
         for round in 0..args.rounds {
-            for mode in ["kairos", "raw"] {
-                cases.push(run_case(mode, size, round, port, &args)?);
+            for side in sides(&args) {
+                cases.push(run_case(*side, size, round, port, &args)?);
             }
         }
     }
+    let per_round = sides(&args).len();
     let ratios: Vec<Ratios> = cases
-        .chunks(2 * args.rounds as usize)
+        .chunks(per_round * args.rounds as usize)
         .zip(&floors)
-        .map(|(rounds, floor)| Ratios::of(rounds, *floor))
+        .map(|(rounds, floor)| Ratios::of(rounds, per_round, *floor))
         .collect();
     if args.json {
         let rows: Vec<_> = cases
             .iter()
-            .map(|c| json!({"name": c.name, "round": c.round, "payload_bytes": c.size, "p50_us": c.latency.p50_us, "p99_us": c.latency.p99_us, "msgs_per_s": c.msgs_per_s, "received": c.received, "burst": c.burst, "received_in_shm": c.in_shm, "subscriber_cpu_ms": c.sub_cpu_ms, "executor_sleeps": c.executor_sleeps, "executor_idle_spin_us": c.executor_idle_spin_us}))
+            .map(|c| json!({"name": c.name, "round": c.round, "payload_bytes": c.size, "p50_us": c.latency.p50_us, "p99_us": c.latency.p99_us, "msgs_per_s": c.msgs_per_s, "received": c.received, "burst": c.burst, "received_in_shm": c.in_shm, "subscriber_cpu_ms": c.sub_cpu_ms, "publisher_cpu_ns_per_msg": c.pub_cpu_ns, "executor_sleeps": c.executor_sleeps, "executor_idle_spin_us": c.executor_idle_spin_us}))
             .collect();
         let floors: Vec<_> = args
             .sizes
@@ -308,9 +381,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .collect();
         let ratios: Vec<_> = ratios
             .iter()
-            .map(|r| json!({"payload_bytes": r.size, "p50": r.p50.median(), "p99": r.p99.median(), "throughput": r.throughput.median(), "p50_per_memcpy": r.per_memcpy.median(), "p50_per_paced_memcpy": r.per_paced_memcpy.median()}))
+            .map(|r| json!({"payload_bytes": r.size, "p50": r.p50.median(), "p99": r.p99.median(), "throughput": r.throughput.median(), "p50_per_memcpy": r.per_memcpy.median(), "p50_per_paced_memcpy": r.per_paced_memcpy.median(), "vs_rmw_attachment": r.rmw.as_ref().map(|(p50, throughput)| json!({"p50": p50.median(), "throughput": throughput.median()}))}))
             .collect();
-        let out = json!({"samples": args.samples, "burst": args.burst, "rounds": args.rounds, "keep_all": args.keep_all, "shm": args.shm, "loaned": args.loaned, "idle_spin_us": args.idle_spin_us, "results": rows, "memcpy": floors, "kairos_per_raw_median": ratios});
+        let out = json!({"samples": args.samples, "burst": args.burst, "rounds": args.rounds, "keep_all": args.keep_all, "shm": args.shm, "loaned": args.loaned, "idle_spin_us": args.idle_spin_us, "rmw_baseline": args.rmw_baseline, "results": rows, "memcpy": floors, "kairos_per_raw_median": ratios});
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -332,13 +405,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.idle_spin_us
     );
     println!(
-        "{:<12} {} {:>12} {:>13} {:>7} {:>11}",
+        "{:<12} {} {:>12} {:>13} {:>7} {:>11} {:>11}",
         "payload",
         Summary::header(),
         "msgs_per_s",
         "received",
         "in_shm",
-        "sub_cpu_ms"
+        "sub_cpu_ms",
+        "pub_ns/msg"
     );
     for c in &cases {
         let round = if args.rounds > 1 {
@@ -347,13 +421,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             String::new()
         };
         println!(
-            "{:<12} {} {:>12.0} {:>13} {:>7} {:>11.0}",
+            "{:<12} {} {:>12.0} {:>13} {:>7} {:>11.0} {:>11.0}",
             format!("{}{round}", c.size),
             c.latency.row(c.name),
             c.msgs_per_s,
             format!("{}/{}", c.received, c.burst),
             c.in_shm,
-            c.sub_cpu_ms
+            c.sub_cpu_ms,
+            c.pub_cpu_ns
         );
     }
     let of = if args.rounds > 1 {
@@ -373,6 +448,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             r.per_paced_memcpy,
             floor.paced_us,
         );
+        if let Some((p50, throughput)) = &r.rmw {
+            println!(
+                "{} B: kairos / raw zenoh with rmw_zenoh's attachment{of}: p50 {p50}, throughput {throughput}",
+                r.size
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -385,19 +466,31 @@ struct Ratios {
     throughput: Spread,
     per_memcpy: Spread,
     per_paced_memcpy: Spread,
+    /// p50 and throughput against raw zenoh with rmw_zenoh's attachment, when measured.
+    rmw: Option<(Spread, Spread)>,
 }
 
 impl Ratios {
-    /// From the cases of one size: kairos, raw, kairos, raw...
-    fn of(rounds: &[Case], floor: Floor) -> Self {
-        let spread = |f: &dyn Fn(&Case, &Case) -> f64| {
-            Spread(rounds.chunks(2).map(|pair| f(&pair[0], &pair[1])).collect())
+    /// From the cases of one size, `per_round` a round in [`sides`]' order: kairos, raw
+    /// (, raw with rmw_zenoh's attachment), kairos, raw...
+    fn of(rounds: &[Case], per_round: usize, floor: Floor) -> Self {
+        let against = |baseline: usize, f: &dyn Fn(&Case, &Case) -> f64| {
+            Spread(
+                rounds
+                    .chunks(per_round)
+                    .map(|round| f(&round[0], &round[baseline]))
+                    .collect(),
+            )
         };
+        let spread = |f: &dyn Fn(&Case, &Case) -> f64| against(1, f);
+        let p50 = |k: &Case, raw: &Case| k.latency.p50_us / raw.latency.p50_us;
+        let throughput = |k: &Case, raw: &Case| k.msgs_per_s / raw.msgs_per_s;
         Ratios {
+            rmw: (per_round > 2).then(|| (against(2, &p50), against(2, &throughput))),
             size: rounds[0].size,
-            p50: spread(&|k, raw| k.latency.p50_us / raw.latency.p50_us),
+            p50: spread(&p50),
             p99: spread(&|k, raw| k.latency.p99_us / raw.latency.p99_us),
-            throughput: spread(&|k, raw| k.msgs_per_s / raw.msgs_per_s),
+            throughput: spread(&throughput),
             per_memcpy: spread(&|k, _| k.latency.p50_us / floor.hot_us),
             per_paced_memcpy: spread(&|k, _| k.latency.p50_us / floor.paced_us),
         }
@@ -434,10 +527,10 @@ impl std::fmt::Display for Spread {
     }
 }
 
-fn run_case(mode: &str, size: usize, round: u32, port: u16, args: &Args) -> anyhow::Result<Case> {
+fn run_case(side: Side, size: usize, round: u32, port: u16, args: &Args) -> anyhow::Result<Case> {
     let plan = plan(size, args);
     let mut child = Command::new(std::env::current_exe()?)
-        .args(["bench", "zenoh", "--child", mode])
+        .args(["bench", "zenoh", "--child", side.arg()])
         .args(["--port", &port.to_string(), "--size", &size.to_string()])
         .args(["--samples", &plan.samples.to_string()])
         .args(["--burst", &plan.burst.to_string()])
@@ -462,7 +555,7 @@ fn run_case(mode: &str, size: usize, round: u32, port: u16, args: &Args) -> anyh
         if ready != "ready" {
             bail!("the child said {ready:?}");
         }
-        publish(mode, size, port, plan, args)?;
+        let pub_cpu_ns = publish(side, size, port, plan, args)?;
         let report = rx.recv_timeout(Duration::from_secs(60))?;
         let report: serde_json::Value = serde_json::from_str(&report)?;
         let lat: Vec<i64> = serde_json::from_value(report["lat_ns"].clone())?;
@@ -474,11 +567,7 @@ fn run_case(mode: &str, size: usize, round: u32, port: u16, args: &Args) -> anyh
         let executor_idle_spin_us = report["executor_idle_spin_us"].as_i64();
         Ok(Case {
             round,
-            name: if mode == "kairos" {
-                "kairos_zenoh"
-            } else {
-                "zenoh_raw"
-            },
+            name: side.name(),
             size,
             latency: Summary::of_nanos(&lat),
             msgs_per_s: if secs > 0.0 {
@@ -490,6 +579,7 @@ fn run_case(mode: &str, size: usize, round: u32, port: u16, args: &Args) -> anyh
             burst: plan.burst,
             in_shm,
             sub_cpu_ms,
+            pub_cpu_ns,
             executor_sleeps,
             executor_idle_spin_us,
         })
@@ -499,24 +589,28 @@ fn run_case(mode: &str, size: usize, round: u32, port: u16, args: &Args) -> anyh
     result
 }
 
-/// Sends the paced samples, then the burst, from this process.
-fn publish(mode: &str, size: usize, port: u16, plan: Plan, args: &Args) -> anyhow::Result<()> {
+/// Sends the paced samples, then the burst, from this process; returns the publishing
+/// thread's CPU time per burst message, in ns.
+fn publish(side: Side, size: usize, port: u16, plan: Plan, args: &Args) -> anyhow::Result<f64> {
     let transport = ZenohTransport::open_with(peer_config(port, args.shm)?, 0)?;
     let payload = vec![0xa5u8; size.saturating_sub(16)];
     let clock = kairos::time::Clock::steady();
     let cancel = kairos::time::CancelToken::new();
     let total = plan.samples + plan.burst;
-    // Paced: one message in flight; then back to back.
-    let send_all = |send: &dyn Fn(u32)| -> anyhow::Result<()> {
+    // Paced: one message in flight; then back to back. Returns the CPU time per burst
+    // message.
+    let send_all = |send: &dyn Fn(u32)| -> anyhow::Result<f64> {
         let mut next = clock.now();
-        for seq in 0..total {
-            if seq < plan.samples {
-                next = next + plan.pace;
-                clock.sleep_until(next, &cancel)?;
-            }
+        for seq in 0..plan.samples {
+            next = next + plan.pace;
+            clock.sleep_until(next, &cancel)?;
             send(seq);
         }
-        Ok(())
+        let cpu = thread_cpu_ns();
+        for seq in plan.samples..total {
+            send(seq);
+        }
+        Ok((thread_cpu_ns() - cpu) as f64 / f64::from(plan.burst.max(1)))
     };
     let zerr = |e: zenoh::Error| anyhow!("{e}");
     let probe = transport
@@ -536,7 +630,7 @@ fn publish(mode: &str, size: usize, port: u16, plan: Plan, args: &Args) -> anyho
         }
         std::thread::yield_now();
     }
-    if mode == "kairos" {
+    let cpu_per_msg = if side == Side::Kairos {
         // As the raw side gets its pool before its clock starts: kairos sends large
         // payloads as bytes while the pool is still starting, never waiting for it.
         if args.shm && !transport.wait_shared_memory(Duration::from_secs(30)) {
@@ -575,7 +669,7 @@ fn publish(mode: &str, size: usize, port: u16, plan: Plan, args: &Args) -> anyho
                 stamp_ns: mono_ns(),
                 data,
             });
-        })?;
+        })?
     } else {
         // What a zenoh user writes: each message's bytes built in a buffer of their own,
         // in the session's shared memory when it has one and the payload is as large as
@@ -591,6 +685,9 @@ fn publish(mode: &str, size: usize, port: u16, plan: Plan, args: &Args) -> anyho
             let stamp = early.unwrap_or_else(mono_ns);
             b[8..16].copy_from_slice(&stamp.to_le_bytes());
         };
+        // What rmw_zenoh puts beside each sample, for the side that carries it.
+        let gid: [u8; 16] =
+            std::array::from_fn(|i| (std::process::id() >> (i % 4 * 8)) as u8 ^ i as u8);
         send_all(&|seq| {
             // The clock starts at the publish, as on the kairos side: before the buffer is
             // taken and the payload copied into it (kairos's publish does both); loaned,
@@ -613,15 +710,25 @@ fn publish(mode: &str, size: usize, port: u16, plan: Plan, args: &Args) -> anyho
                     zenoh::bytes::ZBytes::from(b)
                 }
             };
-            let _ = probe.put(bytes).wait();
-        })?;
-    }
+            let put = probe.put(bytes);
+            let _ = if side == Side::RawRmw {
+                let attachment = Attachment {
+                    sequence_number: i64::from(seq) + 1,
+                    source_timestamp: kairos_zenoh::attachment::now_ns(),
+                    gid,
+                };
+                put.attachment(attachment.to_bytes()).wait()
+            } else {
+                put.wait()
+            };
+        })?
+    };
     transport.close(Duration::from_secs(5))?;
-    Ok(())
+    Ok(cpu_per_msg)
 }
 
 /// The subscribing child: records latencies and the burst, then prints one JSON line.
-fn child(mode: &str, args: &Args) -> anyhow::Result<ExitCode> {
+fn child(side: Side, args: &Args) -> anyhow::Result<ExitCode> {
     let samples = args.samples as usize;
     let total = args.samples + args.burst;
     let record = Arc::new(Recorder::new(samples));
@@ -637,7 +744,7 @@ fn child(mode: &str, args: &Args) -> anyhow::Result<ExitCode> {
         }
     };
     let mut kairos_exec = None;
-    let _keep: Box<dyn std::any::Any> = if mode == "kairos" {
+    let _keep: Box<dyn std::any::Any> = if side == Side::Kairos {
         let context = Context::new();
         transport.install(&context)?;
         let node = Node::new_in(&context, "bench_listener", "/")?;
@@ -657,12 +764,22 @@ fn child(mode: &str, args: &Args) -> anyhow::Result<ExitCode> {
         Box::new((sub, node, exec, context))
     } else {
         let in_shm = in_shm.clone();
+        let read_attachment = side == Side::RawRmw;
         let sub = transport
             .session()
             .declare_subscriber(key())
             .callback(move |sample| {
                 if sample.payload().as_shm().is_some() {
                     in_shm.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                // As an rmw_zenoh-compatible subscriber reads it (sequence number, time,
+                // publisher): a sample without it is not taken.
+                if read_attachment
+                    && sample
+                        .attachment()
+                        .is_none_or(|a| Attachment::from_bytes(&a.to_bytes()).is_err())
+                {
+                    return;
                 }
                 let b = sample.payload().to_bytes();
                 if b.len() >= 16 {
@@ -700,7 +817,7 @@ fn child(mode: &str, args: &Args) -> anyhow::Result<ExitCode> {
     report["executor_sleeps"] = json!(kairos_exec.as_ref().map(|exec| exec.stats().sleeps));
     report["executor_idle_spin_us"] =
         json!(kairos_exec.map(|exec| exec.idle_spin().as_nanos() / 1000));
-    report["in_shm"] = json!(if mode == "kairos" {
+    report["in_shm"] = json!(if side == Side::Kairos {
         transport.shared_memory().received
     } else {
         in_shm.load(std::sync::atomic::Ordering::Relaxed)
