@@ -5,6 +5,7 @@ Every process talks to its own router on a loopback port; every loop is bounded.
 import json
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -94,11 +95,31 @@ def start_listener(router, topic, count):
 
 
 def finish(process, timeout=LIMIT):
+    """Waits for `process` and returns the rest of its stdout and stderr.
+
+    Reads through the process's own file objects: a `readline` before may have taken
+    further lines into their buffer, which `communicate` (reading the pipes underneath
+    when both are piped) would lose."""
+    if process.stdin:
+        process.stdin.close()
+    output = {}
+    readers = [threading.Thread(target=lambda name=name, pipe=pipe:
+                                output.update({name: pipe.read() if pipe else ""}))
+               for name, pipe in (("out", process.stdout), ("err", process.stderr))]
+    for reader in readers:
+        reader.start()
     try:
-        out, err = process.communicate(timeout=timeout)
+        process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         process.kill()
-        out, err = process.communicate()
+        process.wait()
+        timed_out = True
+    else:
+        timed_out = False
+    for reader in readers:
+        reader.join()
+    out, err = output["out"], output["err"]
+    if timed_out:
         pytest.fail(f"process did not finish within {timeout} s\nstdout:\n{out}\nstderr:\n{err}")
     return out, err
 
@@ -362,7 +383,7 @@ def test_kairos_param_reads_and_sets_a_python_nodes_parameters_across_processes(
             refused.stdout + refused.stderr
         accepted = param("set", "/arm/py_params", "rate", "42")
         assert accepted.returncode == 0, accepted.stdout + accepted.stderr
-        out, err = node.communicate(timeout=60)
+        out, err = finish(node, timeout=60)
         assert "rate 42" in out, out + err
     finally:
         node.kill()
