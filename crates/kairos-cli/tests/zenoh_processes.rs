@@ -486,8 +486,19 @@ fn bench_zenoh_prints_kairos_beside_raw_zenoh_as_json() {
     assert_eq!(ratios.len(), sizes.len(), "{ratios:?}");
     for (ratio, size) in ratios.iter().zip(sizes) {
         assert_eq!(ratio["payload_bytes"], size);
+        // A keep-last burst may lose all its messages on a loaded machine (16 MiB ones
+        // through TCP, congestion control Drop): that side then has no rate, and the ratio
+        // none (null), which is what the JSON must say rather than a number.
+        let a_side_got_no_burst = results
+            .iter()
+            .any(|r| r["payload_bytes"] == size && r["received"] == 0);
         for field in ["p50", "throughput", "p50_per_paced_memcpy"] {
-            assert!(ratio[field].as_f64().unwrap() > 0.0, "{field} in {ratio}");
+            let value = ratio[field].as_f64();
+            if field == "throughput" && a_side_got_no_burst {
+                assert!(value.is_none_or(|v| v >= 0.0), "{field} in {ratio}");
+                continue;
+            }
+            assert!(value.is_some_and(|v| v > 0.0), "{field} in {ratio}");
         }
     }
     for r in results {

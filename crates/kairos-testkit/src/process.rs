@@ -69,6 +69,21 @@ impl Lines {
         &self.seen
     }
 
+    /// Every line read so far and every line to the end of the stream (the child exited
+    /// and its last line is read), waiting at most `timeout` for the end. After the child
+    /// exits, the reading thread may not have handed over its last lines yet: a test that
+    /// looks for them uses this, not [`seen_now`](Self::seen_now).
+    pub fn rest(&mut self, timeout: Duration) -> &[String] {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(line) => self.seen.push(line),
+                Err(_) => return &self.seen,
+            }
+        }
+    }
+
     /// Reads lines until `want` of them equal `line`, ignoring others; panics after
     /// `timeout` saying how many came.
     pub fn wait_for_count(&mut self, line: &str, want: usize, timeout: Duration) {

@@ -349,6 +349,58 @@ mod tests {
         );
     }
 
+    // Tokens that come and go in a random order, as zenoh may hand them over: after
+    // every step the graph lists each entity alive once, and each node exactly once while
+    // its own token or any of its entities' is alive.
+    #[test]
+    fn random_token_orders_list_each_live_node_once() {
+        let seed = std::env::var("KAIROS_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(1, |d| d.as_nanos() as u64)
+                    | 1
+            });
+        println!("seed {seed} (KAIROS_SEED={seed} replays it)");
+        let mut state = seed;
+        let mut next = move |bound: usize| {
+            // xorshift64: enough to pick steps.
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % bound as u64) as usize
+        };
+        let mut universe = Vec::new();
+        for zid in ["own", "peer1", "peer2"] {
+            for nid in 0..3 {
+                let node = node(zid, nid, &format!("{zid}_n{nid}"));
+                universe.push(Token::of_node(node.clone()));
+                universe.extend((1..=3).map(|id| subscription(node.clone(), nid * 10 + id)));
+            }
+        }
+        let cache = GraphCache::default();
+        let mut alive = HashSet::new();
+        for step in 0..3000 {
+            let token = &universe[next(universe.len())];
+            let now_alive = alive.insert(token.clone()) || !alive.remove(token);
+            cache.update(&token.key_expr(), now_alive);
+
+            let mut expected: Vec<(Kind, String)> = Vec::new();
+            let mut nodes = HashSet::new();
+            for t in alive.iter().filter(|t| t.node.zid != "own") {
+                nodes.insert(t.node.name.clone());
+                if t.kind != EntityKind::Node {
+                    expected.push((Kind::Subscription, t.node.name.clone()));
+                }
+            }
+            expected.extend(nodes.into_iter().map(|name| (Kind::Node, name)));
+            expected.sort();
+            assert_eq!(shown(&cache), expected, "step {step} (seed {seed})");
+        }
+    }
+
     #[test]
     fn a_process_does_not_list_its_own_tokens() {
         let cache = GraphCache::default();
