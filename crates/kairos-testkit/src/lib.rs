@@ -2,8 +2,9 @@
 //! tools the tests run (its failure says what to install), the real `babeltrace2`, a test
 //! binary re-run as a child process (optionally under shell limits or libfaketime), CPU
 //! load beside a timing test, child processes with bounded waits ([`process`]), a `kairos
-//! router` on a free loopback port ([`router`]) and, with the `zenoh` feature, zenoh
-//! sessions on loopback only (`zenoh_session`).
+//! router` on a free loopback port ([`router`]), a seeded generator for randomized tests
+//! that prints its seed ([`random`]) and, with the `zenoh` feature, zenoh sessions on
+//! loopback only (`zenoh_session`).
 //!
 //! A dev-dependency only: nothing here is part of kairos's API.
 //!
@@ -17,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 pub mod process;
+pub mod random;
 pub mod router;
 #[cfg(feature = "zenoh")]
 pub mod zenoh_session;

@@ -354,24 +354,9 @@ mod tests {
     // its own token or any of its entities' is alive.
     #[test]
     fn random_token_orders_list_each_live_node_once() {
-        let seed = std::env::var("KAIROS_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(1, |d| d.as_nanos() as u64)
-                    | 1
-            });
-        println!("seed {seed} (KAIROS_SEED={seed} replays it)");
-        let mut state = seed;
-        let mut next = move |bound: usize| {
-            // xorshift64: enough to pick steps.
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % bound as u64) as usize
-        };
+        let mut rng = kairos_testkit::random::seeded();
+        let seed = rng.get_seed();
+        let mut next = move |below: usize| rng.usize(..below);
         let mut universe = Vec::new();
         for zid in ["own", "peer1", "peer2"] {
             for nid in 0..3 {

@@ -987,20 +987,9 @@ fn a_node_is_seen_elsewhere_from_its_creation_whatever_entities_it_has() {
 #[test]
 fn another_process_sees_random_nodes_come_and_go() {
     use kairos::graph::{CLOCK_TOPIC, ClockMsg, EntityKind as Kind, GraphView, NodeOptions};
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
-        | 1;
-    println!("seed {seed}");
-    let mut state = seed;
-    let mut next = move |below: u64| {
-        // xorshift64: enough to pick actions; the seed is printed to replay a failure.
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state % below
-    };
+    let mut rng = kairos_testkit::random::seeded();
+    let seed = rng.get_seed();
+    let mut next = move |below: u64| rng.u64(..below);
     let port = free_port();
     let _router = router(port);
     let (a, _ta) = carried(port);

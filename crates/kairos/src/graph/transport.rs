@@ -313,8 +313,7 @@ impl Inbox {
         seq: u64,
         left: crate::time::Duration,
     ) -> bool {
-        let expires = crate::time::wait::mono_now().saturating_add(left.as_nanos());
-        (self.deliver)(Arrival::Shared(message), publisher, seq, expires)
+        (self.deliver)(Arrival::Shared(message), publisher, seq, expiry(left))
     }
 
     /// [`deliver_lent`](Self::deliver_lent) for a message of a publisher with a lifespan,
@@ -326,9 +325,13 @@ impl Inbox {
         seq: u64,
         left: crate::time::Duration,
     ) -> bool {
-        let expires = crate::time::wait::mono_now().saturating_add(left.as_nanos());
-        (self.deliver)(Arrival::Lent(value), publisher, seq, expires)
+        (self.deliver)(Arrival::Lent(value), publisher, seq, expiry(left))
     }
+}
+
+/// The monotonic time at which a message with `left` of its lifespan remaining expires.
+fn expiry(left: crate::time::Duration) -> i64 {
+    crate::time::wait::mono_now().saturating_add(left.as_nanos())
 }
 
 impl std::fmt::Debug for Inbox {
