@@ -511,7 +511,7 @@ fn bench_zenoh_prints_kairos_beside_raw_zenoh_as_json() {
 }
 
 #[test]
-fn bench_zenoh_rmw_baseline_adds_raw_zenoh_with_rmw_zenohs_attachment() {
+fn bench_zenoh_baselines_add_rmw_zenohs_attachment_and_a_callback_thread() {
     let out = cli_support::run_ok(cli_support::kairos().args([
         "bench",
         "zenoh",
@@ -522,6 +522,7 @@ fn bench_zenoh_rmw_baseline_adds_raw_zenoh_with_rmw_zenohs_attachment() {
         "--burst",
         "200",
         "--rmw-baseline",
+        "--hop-baseline",
         "--json",
     ]));
     let json = cli_support::json_of(&out);
@@ -530,9 +531,18 @@ fn bench_zenoh_rmw_baseline_adds_raw_zenoh_with_rmw_zenohs_attachment() {
         .iter()
         .map(|r| r["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["kairos_zenoh", "zenoh_raw", "zenoh_raw_rmw"]);
+    assert_eq!(
+        names,
+        [
+            "kairos_zenoh",
+            "zenoh_raw",
+            "zenoh_raw_rmw",
+            "zenoh_raw_rmw_hop"
+        ]
+    );
     for r in results {
-        // The third side's subscriber takes only samples that carry the attachment.
+        // The baselines' subscribers take only samples that carry the attachment; the
+        // last one's callbacks run on a thread of their own.
         assert!(r["received"].as_u64().unwrap() > 0, "{r}");
         assert!(
             r["publisher_cpu_ns_per_msg"].as_f64().unwrap() > 0.0,
@@ -540,11 +550,13 @@ fn bench_zenoh_rmw_baseline_adds_raw_zenoh_with_rmw_zenohs_attachment() {
         );
     }
     let ratio = &json["kairos_per_raw_median"][0];
-    for field in ["p50", "throughput"] {
-        assert!(
-            ratio["vs_rmw_attachment"][field].as_f64().unwrap() > 0.0,
-            "{field} in {ratio}"
-        );
+    for baseline in ["vs_rmw_attachment", "vs_rmw_hop"] {
+        for field in ["p50", "throughput"] {
+            assert!(
+                ratio[baseline][field].as_f64().unwrap() > 0.0,
+                "{baseline}.{field} in {ratio}"
+            );
+        }
     }
 }
 

@@ -19,6 +19,11 @@
 //! rmw_zenoh's 33-byte attachment (sequence number, source timestamp, publisher gid) on
 //! every put, read back at the receiver. It splits kairos's distance from raw zenoh into
 //! what any rmw_zenoh-compatible implementation pays on the wire and what kairos adds.
+//! With `--hop-baseline`, another side adds what every executor adds: the same samples,
+//! each handed from zenoh's thread to a thread of its own, which runs the callback (as
+//! rmw_zenoh_cpp queues each sample for the executor's take). It splits what kairos adds
+//! into the cost of running callbacks on an executor's thread, which rclcpp pays too, and
+//! the rest.
 //! Each side also reports its publisher's CPU time per burst message (the publishing
 //! thread's own clock, `CLOCK_THREAD_CPUTIME_ID`), a cost that a noisy machine disturbs
 //! less than a rate.
@@ -81,6 +86,11 @@ pub struct Args {
     /// any rmw_zenoh-compatible publisher must (ratios against it are printed too).
     #[arg(long)]
     pub rmw_baseline: bool,
+    /// Add a side that also hands each sample to a callback thread of its own, as any
+    /// executor does (raw zenoh with rmw_zenoh's attachment, as `--rmw-baseline`'s side);
+    /// ratios against it are printed too.
+    #[arg(long)]
+    pub hop_baseline: bool,
     /// Internal: run as the subscribing child ("kairos", "raw" or "raw_rmw").
     #[arg(long, hide = true)]
     pub child: Option<String>,
@@ -268,7 +278,11 @@ enum Side {
     Raw,
     /// zenoh's own, carrying and reading rmw_zenoh's attachment.
     RawRmw,
+    /// As [`Side::RawRmw`], each sample handed to a thread of its own for its callback.
+    RawRmwHop,
 }
+
+const SIDES: [Side; 4] = [Side::Kairos, Side::Raw, Side::RawRmw, Side::RawRmwHop];
 
 impl Side {
     /// The name the child is started with.
@@ -277,11 +291,12 @@ impl Side {
             Side::Kairos => "kairos",
             Side::Raw => "raw",
             Side::RawRmw => "raw_rmw",
+            Side::RawRmwHop => "raw_rmw_hop",
         }
     }
 
     fn of_arg(arg: &str) -> anyhow::Result<Self> {
-        [Side::Kairos, Side::Raw, Side::RawRmw]
+        SIDES
             .into_iter()
             .find(|side| side.arg() == arg)
             .ok_or_else(|| anyhow!("no benchmark side is called {arg:?}"))
@@ -293,17 +308,39 @@ impl Side {
             Side::Kairos => "kairos_zenoh",
             Side::Raw => "zenoh_raw",
             Side::RawRmw => "zenoh_raw_rmw",
+            Side::RawRmwHop => "zenoh_raw_rmw_hop",
+        }
+    }
+
+    /// Whether its samples carry rmw_zenoh's attachment.
+    fn attached(self) -> bool {
+        matches!(self, Side::RawRmw | Side::RawRmwHop)
+    }
+
+    /// What a ratio against it, a baseline past raw zenoh, is called: in the JSON, and
+    /// in the summary line.
+    fn baseline(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Side::Kairos | Side::Raw => None,
+            Side::RawRmw => Some(("vs_rmw_attachment", "raw zenoh with rmw_zenoh's attachment")),
+            Side::RawRmwHop => Some((
+                "vs_rmw_hop",
+                "raw zenoh with rmw_zenoh's attachment and a callback thread",
+            )),
         }
     }
 }
 
-/// The sides of each round, kairos first.
-fn sides(args: &Args) -> &'static [Side] {
-    if args.rmw_baseline {
-        &[Side::Kairos, Side::Raw, Side::RawRmw]
-    } else {
-        &[Side::Kairos, Side::Raw]
-    }
+/// The sides of each round, kairos first, raw zenoh second.
+fn sides(args: &Args) -> Vec<Side> {
+    SIDES
+        .into_iter()
+        .filter(|side| match side {
+            Side::Kairos | Side::Raw => true,
+            Side::RawRmw => args.rmw_baseline,
+            Side::RawRmwHop => args.hop_baseline,
+        })
+        .collect()
 }
 
 struct Case {
@@ -358,15 +395,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ));
         for round in 0..args.rounds {
             for side in sides(&args) {
-                cases.push(run_case(*side, size, round, port, &args)?);
+                cases.push(run_case(side, size, round, port, &args)?);
             }
         }
     }
-    let per_round = sides(&args).len();
+    let sides = sides(&args);
     let ratios: Vec<Ratios> = cases
-        .chunks(per_round * args.rounds as usize)
+        .chunks(sides.len() * args.rounds as usize)
         .zip(&floors)
-        .map(|(rounds, floor)| Ratios::of(rounds, per_round, *floor))
+        .map(|(rounds, floor)| Ratios::of(rounds, &sides, *floor))
         .collect();
     if args.json {
         let rows: Vec<_> = cases
@@ -381,9 +418,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .collect();
         let ratios: Vec<_> = ratios
             .iter()
-            .map(|r| json!({"payload_bytes": r.size, "p50": r.p50.median(), "p99": r.p99.median(), "throughput": r.throughput.median(), "p50_per_memcpy": r.per_memcpy.median(), "p50_per_paced_memcpy": r.per_paced_memcpy.median(), "vs_rmw_attachment": r.rmw.as_ref().map(|(p50, throughput)| json!({"p50": p50.median(), "throughput": throughput.median()}))}))
+            .map(|r| {
+                let mut ratio = json!({"payload_bytes": r.size, "p50": r.p50.median(), "p99": r.p99.median(), "throughput": r.throughput.median(), "p50_per_memcpy": r.per_memcpy.median(), "p50_per_paced_memcpy": r.per_paced_memcpy.median()});
+                for against in &r.baselines {
+                    ratio[against.json_key] = json!({"p50": against.p50.median(), "throughput": against.throughput.median()});
+                }
+                ratio
+            })
             .collect();
-        let out = json!({"samples": args.samples, "burst": args.burst, "rounds": args.rounds, "keep_all": args.keep_all, "shm": args.shm, "loaned": args.loaned, "idle_spin_us": args.idle_spin_us, "rmw_baseline": args.rmw_baseline, "results": rows, "memcpy": floors, "kairos_per_raw_median": ratios});
+        let out = json!({"samples": args.samples, "burst": args.burst, "rounds": args.rounds, "keep_all": args.keep_all, "shm": args.shm, "loaned": args.loaned, "idle_spin_us": args.idle_spin_us, "rmw_baseline": args.rmw_baseline, "hop_baseline": args.hop_baseline, "results": rows, "memcpy": floors, "kairos_per_raw_median": ratios});
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -448,10 +491,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             r.per_paced_memcpy,
             floor.paced_us,
         );
-        if let Some((p50, throughput)) = &r.rmw {
+        for against in &r.baselines {
             println!(
-                "{} B: kairos / raw zenoh with rmw_zenoh's attachment{of}: p50 {p50}, throughput {throughput}",
-                r.size
+                "{} B: kairos / {}{of}: p50 {}, throughput {}",
+                r.size, against.name, against.p50, against.throughput
             );
         }
     }
@@ -466,18 +509,26 @@ struct Ratios {
     throughput: Spread,
     per_memcpy: Spread,
     per_paced_memcpy: Spread,
-    /// p50 and throughput against raw zenoh with rmw_zenoh's attachment, when measured.
-    rmw: Option<(Spread, Spread)>,
+    /// p50 and throughput against each baseline past raw zenoh that was measured.
+    baselines: Vec<Against>,
+}
+
+/// kairos against one baseline past raw zenoh ([`Side::baseline`]).
+struct Against {
+    json_key: &'static str,
+    name: &'static str,
+    p50: Spread,
+    throughput: Spread,
 }
 
 impl Ratios {
-    /// From the cases of one size, `per_round` a round in [`sides`]' order: kairos, raw
-    /// (, raw with rmw_zenoh's attachment), kairos, raw...
-    fn of(rounds: &[Case], per_round: usize, floor: Floor) -> Self {
+    /// From the cases of one size, round after round, each in the order of `sides`
+    /// (kairos, raw, then the baselines asked for).
+    fn of(rounds: &[Case], sides: &[Side], floor: Floor) -> Self {
         let against = |baseline: usize, f: &dyn Fn(&Case, &Case) -> f64| {
             Spread(
                 rounds
-                    .chunks(per_round)
+                    .chunks(sides.len())
                     .map(|round| f(&round[0], &round[baseline]))
                     .collect(),
             )
@@ -486,7 +537,19 @@ impl Ratios {
         let p50 = |k: &Case, raw: &Case| k.latency.p50_us / raw.latency.p50_us;
         let throughput = |k: &Case, raw: &Case| k.msgs_per_s / raw.msgs_per_s;
         Ratios {
-            rmw: (per_round > 2).then(|| (against(2, &p50), against(2, &throughput))),
+            baselines: sides
+                .iter()
+                .enumerate()
+                .filter_map(|(i, side)| {
+                    let (json_key, name) = side.baseline()?;
+                    Some(Against {
+                        json_key,
+                        name,
+                        p50: against(i, &p50),
+                        throughput: against(i, &throughput),
+                    })
+                })
+                .collect(),
             size: rounds[0].size,
             p50: spread(&p50),
             p99: spread(&|k, raw| k.latency.p99_us / raw.latency.p99_us),
@@ -711,7 +774,7 @@ fn publish(side: Side, size: usize, port: u16, plan: Plan, args: &Args) -> anyho
                 }
             };
             let put = probe.put(bytes);
-            let _ = if side == Side::RawRmw {
+            let _ = if side.attached() {
                 let attachment = Attachment {
                     sequence_number: i64::from(seq) + 1,
                     source_timestamp: kairos_zenoh::attachment::now_ns(),
@@ -764,7 +827,27 @@ fn child(side: Side, args: &Args) -> anyhow::Result<ExitCode> {
         Box::new((sub, node, exec, context))
     } else {
         let in_shm = in_shm.clone();
-        let read_attachment = side == Side::RawRmw;
+        let take = move |sample: &zenoh::sample::Sample| {
+            let b = sample.payload().to_bytes();
+            if b.len() >= 16 {
+                let seq = u32::from_le_bytes(b[..4].try_into().unwrap());
+                let stamp = i64::from_le_bytes(b[8..16].try_into().unwrap());
+                on_message(seq, stamp);
+            }
+        };
+        // The hop side's callback thread, fed a queue as deep as the kairos subscription's
+        // (a sample that finds it full is dropped, as keep-last drops one).
+        let hop = (side == Side::RawRmwHop).then(|| {
+            let (tx, rx) = crossbeam_channel::bounded::<zenoh::sample::Sample>(10_000);
+            let take = take.clone();
+            std::thread::spawn(move || {
+                for sample in rx {
+                    take(&sample);
+                }
+            });
+            tx
+        });
+        let read_attachment = side.attached();
         let sub = transport
             .session()
             .declare_subscriber(key())
@@ -781,11 +864,11 @@ fn child(side: Side, args: &Args) -> anyhow::Result<ExitCode> {
                 {
                     return;
                 }
-                let b = sample.payload().to_bytes();
-                if b.len() >= 16 {
-                    let seq = u32::from_le_bytes(b[..4].try_into().unwrap());
-                    let stamp = i64::from_le_bytes(b[8..16].try_into().unwrap());
-                    on_message(seq, stamp);
+                match &hop {
+                    Some(queue) => {
+                        let _ = queue.try_send(sample);
+                    }
+                    None => take(&sample),
                 }
             })
             .wait()
