@@ -24,7 +24,7 @@ use kairos::graph::GraphEntity;
 use kairos::time::Duration;
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 /// What this process sees of the ROS graph; see the module docs.
@@ -37,6 +37,9 @@ pub struct GraphCache {
     watchers: Mutex<Watchers>,
     /// The lifespan of each publisher alive that announces one, by gid.
     lifespans: RwLock<HashMap<Gid, Duration>>,
+    /// Whether `lifespans` has any, readable without its lock: every sample asks, and
+    /// most graphs have no publisher with a lifespan.
+    any_lifespan: AtomicBool,
     /// Manual-liveliness publishers whose process says their lease lapsed, by gid (see
     /// `crate::liveliness`).
     lapsed: RwLock<HashSet<Gid>>,
@@ -74,6 +77,8 @@ impl GraphCache {
             } else {
                 lifespans.remove(&gid_of(key));
             }
+            self.any_lifespan
+                .store(!lifespans.is_empty(), Ordering::Release);
         }
         let mut tokens = self.tokens.lock();
         if alive {
@@ -193,11 +198,10 @@ impl GraphCache {
 
     /// The lifespan the publisher with `gid` announces, if it is alive and has one.
     pub fn lifespan_of(&self, gid: &Gid) -> Option<Duration> {
-        let lifespans = self.lifespans.read();
-        if lifespans.is_empty() {
+        if !self.any_lifespan.load(Ordering::Acquire) {
             return None;
         }
-        lifespans.get(gid).copied()
+        self.lifespans.read().get(gid).copied()
     }
 
     /// Peers seen using a name of this process with another type hash (each distinct
@@ -299,6 +303,35 @@ mod tests {
             .collect();
         shown.sort();
         shown
+    }
+
+    #[test]
+    fn a_publishers_lifespan_is_known_while_its_token_lives() {
+        let cache = GraphCache::default();
+        let publisher = |id, lifespan| {
+            let mut token = subscription(node("peer", 1, "camera"), id);
+            token.kind = EntityKind::Publisher;
+            token.endpoint.as_mut().unwrap().qos.lifespan = lifespan;
+            token.key_expr()
+        };
+        let (short, plain) = (
+            publisher(2, Some(Duration::from_millis(50))),
+            publisher(3, None),
+        );
+        cache.update(&plain, true);
+        assert_eq!(cache.lifespan_of(&gid_of(&plain)), None, "no lifespan");
+        cache.update(&short, true);
+        assert_eq!(
+            cache.lifespan_of(&gid_of(&short)),
+            Some(Duration::from_millis(50))
+        );
+        assert_eq!(cache.lifespan_of(&gid_of(&plain)), None);
+        cache.update(&short, false);
+        assert_eq!(
+            cache.lifespan_of(&gid_of(&short)),
+            None,
+            "gone with its token"
+        );
     }
 
     // Seen over a router and a direct link at once: a node's subscription came before the
