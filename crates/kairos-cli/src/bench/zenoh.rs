@@ -29,7 +29,7 @@
 //! less than a rate.
 
 use anyhow::{Context as _, anyhow, bail};
-use clap::Args as ClapArgs;
+use clap::{Args as ClapArgs, ValueEnum};
 use kairos::graph::{Context, Node, Qos};
 use kairos_zenoh::attachment::Attachment;
 use kairos_zenoh::msg::Bytes;
@@ -91,9 +91,9 @@ pub struct Args {
     /// ratios against it are printed too.
     #[arg(long)]
     pub hop_baseline: bool,
-    /// Internal: run as the subscribing child ("kairos", "raw" or "raw_rmw").
-    #[arg(long, hide = true)]
-    pub child: Option<String>,
+    /// Internal: run as the subscribing child of this side.
+    #[arg(long, hide = true, value_enum)]
+    child: Option<Side>,
     #[arg(long, hide = true, default_value_t = 0)]
     pub port: u16,
     #[arg(long, hide = true, default_value_t = 64)]
@@ -269,8 +269,9 @@ fn key() -> String {
     )
 }
 
-/// Who publishes and subscribes in a case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Who publishes and subscribes in a case (the child is started with its value name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "snake_case")]
 enum Side {
     /// kairos nodes over the Zenoh transport.
     Kairos,
@@ -285,23 +286,6 @@ enum Side {
 const SIDES: [Side; 4] = [Side::Kairos, Side::Raw, Side::RawRmw, Side::RawRmwHop];
 
 impl Side {
-    /// The name the child is started with.
-    fn arg(self) -> &'static str {
-        match self {
-            Side::Kairos => "kairos",
-            Side::Raw => "raw",
-            Side::RawRmw => "raw_rmw",
-            Side::RawRmwHop => "raw_rmw_hop",
-        }
-    }
-
-    fn of_arg(arg: &str) -> anyhow::Result<Self> {
-        SIDES
-            .into_iter()
-            .find(|side| side.arg() == arg)
-            .ok_or_else(|| anyhow!("no benchmark side is called {arg:?}"))
-    }
-
     /// The name the results give it.
     fn name(self) -> &'static str {
         match self {
@@ -364,8 +348,8 @@ struct Case {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if let Some(side) = args.child.as_deref() {
-        return child(Side::of_arg(side)?, &args);
+    if let Some(side) = args.child {
+        return child(side, &args);
     }
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
@@ -593,7 +577,12 @@ impl std::fmt::Display for Spread {
 fn run_case(side: Side, size: usize, round: u32, port: u16, args: &Args) -> anyhow::Result<Case> {
     let plan = plan(size, args);
     let mut child = Command::new(std::env::current_exe()?)
-        .args(["bench", "zenoh", "--child", side.arg()])
+        .args(["bench", "zenoh", "--child"])
+        .arg(
+            side.to_possible_value()
+                .expect("no side is skipped")
+                .get_name(),
+        )
         .args(["--port", &port.to_string(), "--size", &size.to_string()])
         .args(["--samples", &plan.samples.to_string()])
         .args(["--burst", &plan.burst.to_string()])
