@@ -1,6 +1,8 @@
 //! Randomized tests that can be replayed: a generator seeded from `KAIROS_SEED` when set,
 //! else from the clock, its seed printed so a failure's output says how to run it again.
 
+pub use fastrand::Rng;
+
 /// A generator for a randomized test: seeded from `KAIROS_SEED` if set (to replay a
 /// failure), else from the clock. Prints the seed, which a failed test's output shows.
 pub fn seeded() -> fastrand::Rng {
