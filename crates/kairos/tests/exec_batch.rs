@@ -1,7 +1,8 @@
 //! Batched dispatch (issue 11): under `spin` a subscription runs consecutive queued
 //! messages in one dispatch. These tests hold the promises a batch must keep: it yields as
 //! soon as another entity is ready (queued or parked behind its group), it stops at a
-//! cancel, nothing is lost or counted twice (`received = delivered + dropped + queued`),
+//! cancel, nothing is lost or counted twice (`received = delivered + dropped + queued +
+//! in_flight`),
 //! `spin_once` / `spin_some` still run one callback per item, and a reentrant subscription
 //! on several workers still runs two of its messages at once.
 
@@ -203,18 +204,21 @@ fn no_callback_of_a_batch_starts_after_a_shutdown() {
     );
 }
 
-/// A publisher thread floods a small keep-last queue while the executor spins: every
-/// message is delivered or counted as dropped, none is stuck in the queue (a lost wake-up
-/// at the end of a batch would leave it there), and the callback ran once per delivery.
+/// A publisher floods a small keep-last queue while the executor spins and a third thread
+/// reads the statistics: every snapshot adds up (`received = delivered + dropped + expired
+/// + queued + in_flight`, whatever the other two threads are doing), every message is
+/// delivered or counted as dropped, none is stuck in the queue (a lost wake-up at the end
+/// of a batch would leave it there) or between the queue and a count, and the callback got
+/// each delivered message once, in publish order.
 #[test]
 fn a_flood_is_delivered_or_counted_never_lost() {
     const MESSAGES: u64 = 20_000;
     let node = node("batch_flood");
-    let ran = Arc::new(AtomicU64::new(0));
+    let seen = Arc::new(Mutex::new(Vec::with_capacity(MESSAGES as usize)));
     let sub = {
-        let ran = ran.clone();
-        node.create_subscription("flood", Qos::keep_last(4), move |_: &u64| {
-            ran.fetch_add(1, Ordering::Relaxed);
+        let seen = seen.clone();
+        node.create_subscription("flood", Qos::keep_last(4), move |m: &u64| {
+            seen.lock().push(*m);
         })
         .unwrap()
     };
@@ -224,24 +228,55 @@ fn a_flood_is_delivered_or_counted_never_lost() {
     let exec = Executor::single_threaded();
     exec.add_node(&node).unwrap();
     let spinner = spin_in_background(&exec);
+    let sub = Arc::new(sub);
+    let flooding = Arc::new(AtomicBool::new(true));
+    let reader = {
+        let (sub, flooding) = (sub.clone(), flooding.clone());
+        std::thread::spawn(move || {
+            let mut snapshots = 0u64;
+            while flooding.load(Ordering::Acquire) {
+                let stats = sub.stats();
+                let accounted = stats.delivered
+                    + stats.dropped
+                    + stats.expired
+                    + stats.queued
+                    + stats.in_flight;
+                assert_eq!(stats.received, accounted, "snapshot {snapshots}: {stats:?}");
+                snapshots += 1;
+            }
+            snapshots
+        })
+    };
     // Rounds of bursts with a pause for the queue to empty: every round ends with the
     // worker releasing the schedule flag while the publisher may still be publishing.
     for round in 0..(MESSAGES / 100) {
         for seq in 0..100 {
             publisher.publish(round * 100 + seq);
         }
-        wait_until("the queue drained", || sub.stats().queued == 0);
+        wait_until("every message counted", || {
+            let stats = sub.stats();
+            stats.queued + stats.in_flight == 0
+        });
     }
     let stats = sub.stats();
+    flooding.store(false, Ordering::Release);
+    let snapshots = reader.join().expect("every snapshot adds up");
     assert!(exec.shutdown(Duration::from_secs(5)).is_clean());
     spinner.join().unwrap().unwrap();
+    assert!(snapshots > 0);
     assert_eq!(stats.received, MESSAGES);
+    assert_eq!((stats.queued, stats.in_flight, stats.expired), (0, 0, 0));
+    assert_eq!(stats.received, stats.delivered + stats.dropped);
+    let seen = seen.lock();
     assert_eq!(
-        stats.received,
-        stats.delivered + stats.dropped + stats.queued
+        seen.len() as u64,
+        stats.delivered,
+        "one callback per delivery"
     );
-    assert_eq!(stats.queued, 0);
-    assert_eq!(ran.load(Ordering::Relaxed), stats.delivered);
+    assert!(
+        seen.windows(2).all(|pair| pair[0] < pair[1]),
+        "delivered once each, in publish order"
+    );
 }
 
 #[test]

@@ -28,10 +28,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What happened to the messages published to one subscription:
-/// `received == delivered + dropped + expired + queued`.
+/// `received == delivered + dropped + expired + queued + in_flight` in every snapshot, read
+/// while messages arrive and callbacks run as well as at rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SubscriptionStats {
-    /// Messages that reached the queue.
+    /// Messages that reached the subscription.
     pub received: u64,
     /// Messages handed to the callback.
     pub delivered: u64,
@@ -42,6 +43,10 @@ pub struct SubscriptionStats {
     pub expired: u64,
     /// Messages waiting in the queue now.
     pub queued: u64,
+    /// Messages between the queue and a count at the instant of the snapshot: being put in
+    /// the queue, pushed out of it (about to count as dropped), or taken and being handed to
+    /// the callback (about to count as delivered or expired). 0 at rest.
+    pub in_flight: u64,
 }
 
 /// A message in a subscription queue, with the identity the trace links it by.
@@ -159,7 +164,7 @@ impl<T: Send + Sync + 'static> SubInner<T> {
             }
         }
         if let Some(old) = evicted {
-            self.publish_side.dropped.fetch_add(1, Ordering::Relaxed);
+            self.publish_side.dropped.fetch_add(1, Ordering::Release);
             // On the publishing thread, which takes boxes: offered whatever the worker does.
             self.pool.recycle(old.message);
         }
@@ -172,7 +177,7 @@ impl<T: Send + Sync + 'static> SubInner<T> {
         if envelope.expires == NEVER || crate::time::wait::mono_now() < envelope.expires {
             return Some(envelope);
         }
-        self.take_side.expired.fetch_add(1, Ordering::Relaxed);
+        self.take_side.expired.fetch_add(1, Ordering::Release);
         crate::trace::tp::message_drop(
             self.core.id(),
             envelope.publisher,
@@ -184,13 +189,31 @@ impl<T: Send + Sync + 'static> SubInner<T> {
         None
     }
 
+    /// A snapshot in which every received message is counted once. Each message is
+    /// counted `received` before it enters the queue, and `dropped`, `delivered` or
+    /// `expired` only after it left it (Release, paired with the Acquire loads here), so
+    /// reading those three first and `received` last gives `received >= accounted`: the
+    /// difference is what the queue holds or what is between the queue and a counter.
     fn stats(&self) -> SubscriptionStats {
+        let delivered = self.take_side.delivered.load(Ordering::Acquire);
+        let expired = self.take_side.expired.load(Ordering::Acquire);
+        let dropped = self.publish_side.dropped.load(Ordering::Acquire);
+        let queue = self.queue.len() as u64;
+        let received = self.publish_side.received.load(Ordering::Acquire);
+        let accounted = delivered + expired + dropped;
+        debug_assert!(
+            received >= accounted,
+            "a message counted before it was received"
+        );
+        let pending = received.saturating_sub(accounted);
+        let queued = queue.min(pending);
         SubscriptionStats {
-            received: self.publish_side.received.load(Ordering::Relaxed),
-            delivered: self.take_side.delivered.load(Ordering::Relaxed),
-            dropped: self.publish_side.dropped.load(Ordering::Relaxed),
-            expired: self.take_side.expired.load(Ordering::Relaxed),
-            queued: self.queue.len() as u64,
+            received,
+            delivered,
+            dropped,
+            expired,
+            queued,
+            in_flight: pending - queued,
         }
     }
 }
@@ -211,7 +234,7 @@ impl<T: Send + Sync + 'static> Entity for SubInner<T> {
                 break envelope;
             }
         };
-        self.take_side.delivered.fetch_add(1, Ordering::Relaxed);
+        self.take_side.delivered.fetch_add(1, Ordering::Release);
         let (address, publisher, seq) = (envelope.address(), envelope.publisher, envelope.seq);
         crate::trace::tp::rmw_take(self.core.id(), address, envelope.stamp, 1, publisher, seq);
         if let Callback::Async(_) = self.callback {
@@ -289,7 +312,8 @@ impl<T: Send + Sync + 'static> Subscription<T> {
         self.inner.core().id()
     }
 
-    /// What reached the subscription so far: `received = delivered + dropped + queued`.
+    /// What reached the subscription so far, one consistent snapshot:
+    /// `received = delivered + dropped + expired + queued + in_flight`.
     pub fn stats(&self) -> SubscriptionStats {
         self.inner.stats()
     }
