@@ -30,9 +30,7 @@ pub const HISTORY_QUERY_TIMEOUT: Duration = Duration::from_millis(u64::MAX);
 
 /// The history depth a QoS asks for (a keep-all bound counts as its depth).
 pub fn depth(qos: &Qos) -> usize {
-    match qos.history {
-        History::KeepLast(depth) | History::KeepAll { bound: depth } => depth,
-    }
+    qos.depth()
 }
 
 /// What a publisher of `qos` is declared with.

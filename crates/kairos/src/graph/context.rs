@@ -353,13 +353,18 @@ impl Context {
             other.twin.add_twin(typed.twin.clone());
             typed.twin.add_twin(other.twin.clone());
         }
-        let latched = slot.typed.iter().find_map(|other| other.twin.latched_cdr());
+        let kept = slot
+            .typed
+            .iter()
+            .map(|other| other.twin.kept_cdr())
+            .find(|kept| !kept.is_empty())
+            .unwrap_or_default();
         let twin = typed.twin.clone();
         slot.typed.push(typed);
         drop(topics);
         // Outside the lock: the twin's listeners may wait for callbacks that make topics.
-        if let Some((cdr, origin)) = latched {
-            twin.deliver_cdr(&cdr, origin, true);
+        for (cdr, origin, depth) in kept {
+            twin.deliver_cdr(&cdr, origin, Some(depth));
         }
         Ok(topic)
     }

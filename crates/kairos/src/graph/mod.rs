@@ -23,6 +23,7 @@ mod client;
 mod clock_msg;
 mod context;
 mod error;
+mod history;
 mod loan;
 mod message_callback;
 mod name;

@@ -50,6 +50,15 @@ pub struct Publisher<T> {
     pub(crate) lifespan: Option<i64>,
 }
 
+impl<T> Drop for Publisher<T> {
+    /// A publisher's history goes with it: later joiners no longer get its messages.
+    fn drop(&mut self) {
+        if self.qos.is_transient_local() {
+            self.topic.forget_publisher(self.handle);
+        }
+    }
+}
+
 impl<T: Send + Sync + 'static> Publisher<T> {
     /// Publishes `message`; returns how many subscriptions it reached.
     ///
@@ -112,7 +121,8 @@ impl<T: Send + Sync + 'static> Publisher<T> {
             envelope.stamp = tp::timestamp() as i64;
             tp::rmw_publish(address, self.handle, seq);
         }
-        self.topic.publish(envelope, self.qos.is_transient_local())
+        let keep = self.qos.is_transient_local().then(|| self.qos.depth());
+        self.topic.publish(envelope, keep)
     }
 
     /// The handle of this publisher in traces (`publisher_handle`).

@@ -29,8 +29,9 @@ pub enum History {
 pub enum Durability {
     /// Only messages published after a subscription exists reach it (the default).
     Volatile,
-    /// A transient-local publisher leaves its last message on the topic; a transient-local
-    /// subscription created later receives it first (`/clock`, parameters).
+    /// A transient-local publisher keeps its last `depth` messages; a transient-local
+    /// subscription created later receives them first, oldest first, from each such
+    /// publisher (`/clock`, `/tf_static`, parameters).
     TransientLocal,
 }
 
@@ -206,7 +207,8 @@ impl Qos {
         }
     }
 
-    /// The same history, transient local: the topic keeps the last message for later subscriptions.
+    /// The same history, transient local: the publisher keeps its last `depth` messages for
+    /// later subscriptions.
     pub const fn transient_local(self) -> Self {
         Self {
             durability: Durability::TransientLocal,
@@ -220,6 +222,13 @@ impl Qos {
         Self {
             reliability: Reliability::BestEffort,
             ..self
+        }
+    }
+
+    /// The history depth: a keep-last depth, or a keep-all bound.
+    pub const fn depth(&self) -> usize {
+        match self.history {
+            History::KeepLast(depth) | History::KeepAll { bound: depth } => depth,
         }
     }
 

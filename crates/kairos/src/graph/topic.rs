@@ -1,5 +1,5 @@
-//! A topic: the subscriptions a publish reaches, and the last message kept for late
-//! transient-local subscribers.
+//! A topic: the subscriptions a publish reaches, and the history of its transient-local
+//! publishers kept for late joiners (see `graph::history`).
 //!
 //! # Ground rules
 //! - The subscriber set (subscriptions and listeners) is copy-on-write: every change is
@@ -9,9 +9,9 @@
 //!   publish may or may not get the message, as for any publish that races a subscribe;
 //!   one removed during it may still have the message queued, and is never run again.
 //! - A latching (transient-local) publish takes `state`'s lock, delivers under it and
-//!   keeps the message there, and a subscription registers under the same lock: a
-//!   subscription created during such a publish gets that message exactly once, from the
-//!   publish or from the latch.
+//!   keeps the message in its publisher's history there, and a subscription registers
+//!   under the same lock: a subscription created during such a publish gets that message
+//!   exactly once, from the publish or from the history.
 //! - Listeners hear a message before any subscription gets it, outside the lock: the
 //!   simulated clocks listen to `/clock`, so a callback that receives a `/clock` message
 //!   already reads that time from its node clock (and a listener may wait for callbacks
@@ -25,6 +25,7 @@
 //!   A twin is never told while a topic's lock is held, so two twins publishing latched
 //!   messages at once cannot wait on each other.
 
+use super::history::History;
 use super::pool::MessagePool;
 use super::subscription::{Envelope, SubInner};
 use arc_swap::ArcSwap;
@@ -72,16 +73,20 @@ impl<T> Clone for Reach<T> {
 
 /// A topic as its twins see it: messages arrive as CDR, in its own Rust type.
 pub(crate) trait Twin: Send + Sync {
-    /// Decodes `cdr` and delivers it on this topic only (not on to its own twins).
-    fn deliver_cdr(&self, cdr: &[u8], from: Origin, latch: bool) -> usize;
+    /// Decodes `cdr` and delivers it on this topic only (not on to its own twins); `keep`
+    /// is the history depth of a transient-local publisher.
+    fn deliver_cdr(&self, cdr: &[u8], from: Origin, keep: Option<usize>) -> usize;
     /// Tells this topic of `twin`.
     fn add_twin(&self, twin: Arc<dyn Twin>);
     /// Whether anything listens here (see the ground rules: listeners hear first).
     fn has_listeners(&self) -> bool;
     /// Subscriptions of this topic alone.
     fn own_subscription_count(&self) -> usize;
-    /// The latched message as CDR, for a twin made after it was published.
-    fn latched_cdr(&self) -> Option<(Vec<u8>, Origin)>;
+    /// The kept history as CDR, in publish order with each publisher's depth, for a twin
+    /// made after it was published.
+    fn kept_cdr(&self) -> Vec<(Vec<u8>, Origin, usize)>;
+    /// Forgets what `publisher` kept on this topic alone.
+    fn forget_kept(&self, publisher: u64);
 }
 
 /// Who published a message a twin forwards, kept so the trace links the delivery.
@@ -105,7 +110,7 @@ impl<T> From<&Envelope<T>> for Origin {
 }
 
 struct TopicState<T> {
-    latched: Option<Envelope<T>>,
+    history: History<T>,
 }
 
 impl<T: Send + Sync + 'static> Topic<T> {
@@ -119,32 +124,33 @@ impl<T: Send + Sync + 'static> Topic<T> {
                 twins: Vec::new(),
             }),
             reaches_any: AtomicBool::new(false),
-            state: Mutex::new(TopicState { latched: None }),
+            state: Mutex::new(TopicState {
+                history: History::new(),
+            }),
             pool: Arc::new(MessagePool::new()),
         }
     }
 
-    /// Delivers `message` to every subscription, here and on the twins; `latch` keeps it
-    /// for late subscribers.
-    pub(crate) fn publish(&self, message: Envelope<T>, latch: bool) -> usize {
+    /// Delivers `message` to every subscription, here and on the twins; `keep` (a
+    /// transient-local publisher's history depth) keeps it for late subscribers.
+    pub(crate) fn publish(&self, message: Envelope<T>, keep: Option<usize>) -> usize {
         let reach = self.reach.load();
         if reach.twins.is_empty() {
-            if latch {
+            if let Some(depth) = keep {
                 drop(reach);
-                return self.publish_latched(message);
+                return self.publish_latched(message, depth);
             }
             return deliver(&reach, message);
         }
         let twins = reach.twins.clone();
         drop(reach);
-        self.publish_with_twins(message, latch, &twins)
+        self.publish_with_twins(message, keep, &twins)
     }
 
-    fn publish_here(&self, message: Envelope<T>, latch: bool) -> usize {
-        if latch {
-            self.publish_latched(message)
-        } else {
-            deliver(&self.reach.load(), message)
+    fn publish_here(&self, message: Envelope<T>, keep: Option<usize>) -> usize {
+        match keep {
+            Some(depth) => self.publish_latched(message, depth),
+            None => deliver(&self.reach.load(), message),
         }
     }
 
@@ -153,13 +159,13 @@ impl<T: Send + Sync + 'static> Topic<T> {
     fn publish_with_twins(
         &self,
         message: Envelope<T>,
-        latch: bool,
+        keep: Option<usize>,
         twins: &[Arc<dyn Twin>],
     ) -> usize {
         let origin = Origin::from(&message);
         let cdr = self.wire.and_then(|wire| wire.encode(&*message.message));
         let Some(cdr) = cdr else {
-            return self.publish_here(message, latch);
+            return self.publish_here(message, keep);
         };
         let (first, rest): (Vec<_>, Vec<_>) = if self.has_listeners() {
             (Vec::new(), twins.iter().collect())
@@ -168,28 +174,28 @@ impl<T: Send + Sync + 'static> Topic<T> {
         };
         let mut reached = 0;
         for twin in first {
-            reached += twin.deliver_cdr(&cdr, origin, latch);
+            reached += twin.deliver_cdr(&cdr, origin, keep);
         }
-        reached += self.publish_here(message, latch);
+        reached += self.publish_here(message, keep);
         for twin in rest {
-            reached += twin.deliver_cdr(&cdr, origin, latch);
+            reached += twin.deliver_cdr(&cdr, origin, keep);
         }
         reached
     }
 
-    fn publish_latched(&self, message: Envelope<T>) -> usize {
+    fn publish_latched(&self, message: Envelope<T>, depth: usize) -> usize {
         // Listeners first (see `deliver`), outside the lock: a listener may wait for
         // callbacks that publish on this topic.
         for listener in &self.reach.load().listeners {
             listener(&message.message);
         }
-        // Under the lock, so that the latched message is the one subscriptions got last.
+        // Under the lock, so that the history ends with what subscriptions got last.
         let mut state = self.state.lock();
         let reach = self.reach.load_full();
         for subscription in &reach.subscriptions {
             subscription.deliver(message.clone());
         }
-        state.latched = Some(message);
+        state.history.keep(message, depth);
         reach.subscriptions.len()
     }
 
@@ -204,12 +210,13 @@ impl<T: Send + Sync + 'static> Topic<T> {
         self.reaches_any.store(any, Ordering::Release);
     }
 
-    /// Calls `listener` with every later message, and now with the latched one if any.
+    /// Calls `listener` with every later message, and now with the newest kept one if
+    /// any.
     pub(crate) fn listen(&self, listener: Listener<T>) {
         let latched = {
             let state = self.state.lock();
             self.change(&state, |reach| reach.listeners.push(listener.clone()));
-            state.latched.clone()
+            state.history.newest().cloned()
         };
         if let Some(last) = latched {
             listener(&last.message);
@@ -218,10 +225,10 @@ impl<T: Send + Sync + 'static> Topic<T> {
 
     pub(crate) fn subscribe(&self, subscription: Arc<SubInner<T>>) {
         let state = self.state.lock();
-        if subscription.qos.is_transient_local()
-            && let Some(last) = &state.latched
-        {
-            subscription.deliver(last.clone());
+        if subscription.qos.is_transient_local() {
+            for kept in state.history.for_late_joiner(subscription.qos.depth()) {
+                subscription.deliver(kept.clone());
+            }
         }
         self.change(&state, |reach| reach.subscriptions.push(subscription));
     }
@@ -250,8 +257,19 @@ impl<T: Send + Sync + 'static> Topic<T> {
     }
 }
 
+impl<T> Topic<T> {
+    /// Forgets what `publisher` kept for late joiners (it was dropped), here and on the
+    /// twins.
+    pub(crate) fn forget_publisher(&self, publisher: u64) {
+        self.state.lock().history.forget(publisher);
+        for twin in &self.reach.load().twins {
+            twin.forget_kept(publisher);
+        }
+    }
+}
+
 impl<T: Send + Sync + 'static> Twin for Topic<T> {
-    fn deliver_cdr(&self, cdr: &[u8], from: Origin, latch: bool) -> usize {
+    fn deliver_cdr(&self, cdr: &[u8], from: Origin, keep: Option<usize>) -> usize {
         let decoded = self.wire.map(|wire| wire.decode(cdr));
         let Some(Ok(message)) = decoded else {
             // Twins are made only for one ROS type with one hash, so this is a codec bug.
@@ -268,16 +286,12 @@ impl<T: Send + Sync + 'static> Twin for Topic<T> {
             stamp: from.stamp,
             expires: from.expires,
         };
-        if latch {
-            let state = self.state.lock();
-            // A twin made during a latched publish may hear of it twice: from the latch it
-            // copied and from the publish.
-            if state.latched.as_ref().map(Origin::from) == Some(from) {
-                return 0;
-            }
-            drop(state);
+        // A twin made during a latched publish may hear of it twice: from the history it
+        // copied and from the publish.
+        if keep.is_some() && self.state.lock().history.contains(from) {
+            return 0;
         }
-        self.publish_here(envelope, latch)
+        self.publish_here(envelope, keep)
     }
 
     fn add_twin(&self, twin: Arc<dyn Twin>) {
@@ -293,10 +307,24 @@ impl<T: Send + Sync + 'static> Twin for Topic<T> {
         self.reach.load().subscriptions.len()
     }
 
-    fn latched_cdr(&self) -> Option<(Vec<u8>, Origin)> {
-        let latched = self.state.lock().latched.clone()?;
-        let cdr = self.wire?.encode(&*latched.message)?;
-        Some((cdr, Origin::from(&latched)))
+    fn forget_kept(&self, publisher: u64) {
+        self.state.lock().history.forget(publisher);
+    }
+
+    fn kept_cdr(&self) -> Vec<(Vec<u8>, Origin, usize)> {
+        let Some(wire) = self.wire else {
+            return Vec::new();
+        };
+        let state = self.state.lock();
+        state
+            .history
+            .all()
+            .into_iter()
+            .filter_map(|(message, depth)| {
+                let cdr = wire.encode(&*message.message)?;
+                Some((cdr, Origin::from(message), depth))
+            })
+            .collect()
     }
 }
 
