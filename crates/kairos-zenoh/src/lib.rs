@@ -34,6 +34,7 @@ pub mod config;
 pub mod graph_cache;
 pub mod graph_key;
 pub mod interfaces;
+pub mod late_join;
 mod liveliness;
 pub mod matching;
 pub mod msg;

@@ -766,7 +766,7 @@ impl ZenohTransport {
             Some(depth) => {
                 let mut builder = self
                     .session
-                    .declare_subscriber(key)
+                    .declare_subscriber(key.clone())
                     .history(
                         zenoh_ext::HistoryConfig::default()
                             .detect_late_publishers()
@@ -780,12 +780,21 @@ impl ZenohTransport {
                 if plan.detectable {
                     builder = builder.subscriber_detection();
                 }
-                Box::new(
-                    builder
-                        .callback(on_sample)
-                        .wait()
-                        .map_err(zenoh_err(action()))?,
-                )
+                // The advanced subscriber's samples pass a gate that asks the caches too,
+                // then orders and de-duplicates (see `late_join`).
+                let gate = crate::late_join::LateJoin::new(on_sample);
+                let offer = {
+                    let gate = gate.clone();
+                    move |sample| gate.offer(sample)
+                };
+                let advanced = builder
+                    .callback(offer)
+                    .wait()
+                    .map_err(zenoh_err(action()))?;
+                let tokens = gate
+                    .start(&self.session, &key, depth)
+                    .map_err(zenoh_err(action()))?;
+                Box::new((advanced, tokens))
             }
         };
         Ok(subscriber)
