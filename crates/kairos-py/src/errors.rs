@@ -4,8 +4,10 @@ use kairos::exec::ExecError;
 use kairos::graph::{CallError as RustCallError, GraphError};
 use kairos::time::WaitError;
 use pyo3::PyErr;
+use pyo3::Python;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTimeoutError, PyValueError};
+use pyo3::types::PyAnyMethods;
 
 create_exception!(
     kairos,
@@ -41,10 +43,23 @@ create_exception!(
 
 pub(crate) fn call_error(err: RustCallError) -> PyErr {
     match err {
-        RustCallError::WouldDeadlock(w) => WouldDeadlock::new_err(w.to_string()),
+        RustCallError::WouldDeadlock(w) => would_deadlock_call(&w),
         RustCallError::Timeout { .. } => PyTimeoutError::new_err(err.to_string()),
         other => CallError::new_err(other.to_string()),
     }
+}
+
+/// A call's `WouldDeadlock`, with `request_sent`: whether the server already has the
+/// request (True: it still runs it, its response counted in the client's late responses),
+/// as the message says.
+fn would_deadlock_call(w: &kairos::exec::WouldDeadlock) -> PyErr {
+    let err = WouldDeadlock::new_err(w.to_string());
+    Python::with_gil(|py| {
+        let sent = w.request_sent();
+        // An attribute on a fresh exception instance: setting it cannot fail but for memory.
+        let _ = err.value(py).setattr("request_sent", sent);
+    });
+    err
 }
 
 pub(crate) fn exec_error(err: ExecError) -> PyErr {

@@ -73,6 +73,7 @@ struct Details {
     callback: String,
     explanation: String,
     fix: String,
+    request_sent: Option<bool>,
 }
 
 impl WouldDeadlock {
@@ -89,6 +90,7 @@ impl WouldDeadlock {
             callback: callback.to_owned(),
             explanation,
             fix,
+            request_sent: None,
         };
         Self {
             reason,
@@ -106,6 +108,26 @@ impl WouldDeadlock {
     pub fn callback(&self) -> &str {
         &self.details.callback
     }
+
+    /// For a service call: whether its request had already been sent when the wait
+    /// failed. A sent request is still served (a service that acts, acts), and its
+    /// response is counted in `Client::late_responses`; one not sent never reaches the
+    /// server. `None` for other waits.
+    pub fn request_sent(&self) -> Option<bool> {
+        self.details.request_sent
+    }
+
+    /// Says whether the call's request was sent, in the message too.
+    pub(crate) fn with_request_sent(mut self, sent: bool) -> Self {
+        let details = &mut self.details;
+        details.request_sent = Some(sent);
+        details.explanation.push_str(if sent {
+            " The request was already sent: the server will still run it, and its response will be counted in the client's late_responses()."
+        } else {
+            " The request was not sent: the server never sees it."
+        });
+        self
+    }
 }
 
 /// A callback running on this thread: the executor and the entity, borrowed from the
@@ -118,6 +140,9 @@ struct Frame {
     entity: *const Arc<dyn Entity>,
     /// The frame below this one on this thread (null: none).
     below: *const Frame,
+    /// Whether it polls an async callback's task (which holds its group until it
+    /// completes), rather than running a callback to its end.
+    task: bool,
 }
 
 // The dispatch path's second exception to the crate's `deny(unsafe_code)`: cloning two
@@ -180,6 +205,24 @@ pub(crate) fn in_frame<R>(
     entity: &Arc<dyn Entity>,
     f: impl FnOnce() -> R,
 ) -> R {
+    in_frame_of(exec, entity, false, f)
+}
+
+/// [`in_frame`] for a poll of the task of `entity`'s async callback.
+pub(crate) fn in_task_frame<R>(
+    exec: &Arc<ExecShared>,
+    entity: &Arc<dyn Entity>,
+    f: impl FnOnce() -> R,
+) -> R {
+    in_frame_of(exec, entity, true, f)
+}
+
+fn in_frame_of<R>(
+    exec: &Arc<ExecShared>,
+    entity: &Arc<dyn Entity>,
+    task: bool,
+    f: impl FnOnce() -> R,
+) -> R {
     /// Unlinks the frame when `f` returns or unwinds, while both borrows still hold.
     struct Unlink(*const Frame);
     impl Drop for Unlink {
@@ -191,6 +234,7 @@ pub(crate) fn in_frame<R>(
         exec: std::ptr::from_ref(exec),
         entity: std::ptr::from_ref(entity),
         below: TOP.with(Cell::get),
+        task,
     };
     TOP.with(|top| top.set(&raw const frame));
     let _unlink = Unlink(frame.below);
@@ -202,6 +246,12 @@ pub(crate) fn in_frame<R>(
         logger: core.logger.as_ref(),
     };
     crate::current::callback::enter(&running, f)
+}
+
+/// Whether this thread polls an async callback's task now: what it awaits must complete
+/// while the callback's group stays held.
+pub(crate) fn in_task() -> bool {
+    top().is_some_and(|frame| frame.task)
 }
 
 /// Whether this thread is running a callback of executor `exec_id` now.

@@ -379,7 +379,13 @@ pub struct ResponseFuture<Resp> {
     detached: bool,
     /// Whether the first poll checked that the await can complete.
     checked: bool,
+    /// The request, not sent yet: it was made in an async callback that holds the
+    /// service's group, so awaiting it could never complete (see [`Client::call_async`]).
+    held: Mutex<Option<HeldRequest>>,
 }
+
+/// Sends a held request.
+type HeldRequest = Box<dyn FnOnce() + Send>;
 
 impl<Resp: Send + 'static> ResponseFuture<Resp> {
     /// The request's sequence number (per client, from 1).
@@ -410,7 +416,11 @@ impl<Resp: Send + 'static> ResponseFuture<Resp> {
             None => self.call_site.remote_server(),
             Some(_) => None,
         };
-        let blocked = check_blocking_wait(operation, &completers, remote)?;
+        let blocked = match check_blocking_wait(operation, &completers, remote) {
+            Ok(blocked) => blocked,
+            Err(error) => return Err(self.refused(error)),
+        };
+        self.send_held();
         blocked.on_abort(self.abort());
         self.wait_blocked(blocked, timeout)
     }
@@ -421,6 +431,7 @@ impl<Resp: Send + 'static> ResponseFuture<Resp> {
         let slot = Arc::downgrade(&self.slot);
         Box::new(move |error| {
             if let Some(slot) = slot.upgrade() {
+                let error = error.with_request_sent(true);
                 let _ = slot.fulfil(Err(CallError::WouldDeadlock(error)));
             }
         })
@@ -491,6 +502,7 @@ impl<Resp: Send + 'static> ResponseFuture<Resp> {
         callback: impl FnOnce(Result<Resp, CallError>) + Send + 'static,
         spun: bool,
     ) {
+        self.send_held();
         self.detached = true;
         let mut state = self.slot.state.lock();
         state.on_done = Some(Box::new(callback));
@@ -500,6 +512,23 @@ impl<Resp: Send + 'static> ResponseFuture<Resp> {
         };
         drop(state);
         self.call_site.deliver_done(self.slot.clone(), result);
+    }
+}
+
+impl<Resp> ResponseFuture<Resp> {
+    /// Sends the request if it was held (see [`Client::call_async`]).
+    fn send_held(&self) {
+        let held = self.held.lock().take();
+        if let Some(send) = held {
+            send();
+        }
+    }
+
+    /// The error for a wait that could never complete: a held request is dropped unsent,
+    /// and the error says whether the server has the request.
+    fn refused(&self, error: WouldDeadlock) -> CallError {
+        let sent = self.held.lock().take().is_none();
+        CallError::WouldDeadlock(error.with_request_sent(sent))
     }
 }
 
@@ -524,9 +553,10 @@ impl<Resp> Future for ResponseFuture<Resp> {
             );
             let server = this.call_site.server();
             let completers: Vec<&EntityCore> = server.iter().map(|s| s.core()).collect();
-            if let Err(err) = check_await(&operation, &completers) {
-                return Poll::Ready(Err(err.into()));
+            if let Err(error) = check_await(&operation, &completers) {
+                return Poll::Ready(Err(this.refused(error)));
             }
+            this.send_held();
             state = this.slot.state.lock();
             if let Some(result) = state.result.take() {
                 return Poll::Ready(result);
@@ -538,8 +568,13 @@ impl<Resp> Future for ResponseFuture<Resp> {
 }
 
 impl<Resp> Drop for ResponseFuture<Resp> {
+    /// A future dropped unpolled still sends a held request, as `call_async` promised (a
+    /// request made and never awaited is sent, its response counted late).
     fn drop(&mut self) {
         if !self.detached {
+            if let Some(send) = self.held.get_mut().take() {
+                send();
+            }
             self.call_site.give_up(&self.slot);
         }
     }
@@ -603,6 +638,17 @@ impl<S: ServiceCall> Clone for Client<S> {
 
 impl<S: ServiceCall> Client<S> {
     /// Sends `request`; the future resolves with the response (or why there is none).
+    ///
+    /// Awaited inside an async callback, the response must come while that callback holds
+    /// its group: if the service is in that mutually exclusive group on the same executor
+    /// it never could, and the await fails at once with [`CallError::WouldDeadlock`].
+    /// Where that is known when `call_async` is called (in an async callback that holds the
+    /// service's group), the request is held rather than sent: the failed await drops it
+    /// (the error's [`WouldDeadlock::request_sent`] says `Some(false)`), while a done
+    /// callback, a blocking wait that can complete, or a future dropped unawaited sends it
+    /// as usual. Otherwise the request leaves at once, and an await found impossible later
+    /// says `Some(true)`: the server still runs the request and its response is counted in
+    /// [`late_responses`](Self::late_responses).
     pub fn call_async(&self, request: S::Request) -> ResponseFuture<S::Response> {
         let inner = &self.inner;
         let seq = inner.next_seq.fetch_add(1, Ordering::Relaxed);
@@ -623,21 +669,39 @@ impl<S: ServiceCall> Client<S> {
                 call_site,
                 detached: false,
                 checked: false,
+                held: Mutex::new(None),
             };
         };
+        let held = crate::exec::deadlock::in_task() && {
+            let operation = format!("awaiting the response of service '{}'", inner.service);
+            check_await(&operation, &[server.core()]).is_err()
+        };
         let slot = Slot::new(seq, None);
-        inner.pending.lock().insert(seq, slot.clone());
-        server.enqueue(Request {
-            seq,
-            request,
-            client: Arc::downgrade(inner),
-        });
+        let send = {
+            let (inner, slot) = (inner.clone(), slot.clone());
+            move || {
+                inner.pending.lock().insert(seq, slot);
+                let client = Arc::downgrade(&inner);
+                server.enqueue(Request {
+                    seq,
+                    request,
+                    client,
+                });
+            }
+        };
+        let held = if held {
+            Some(Box::new(send) as HeldRequest)
+        } else {
+            send();
+            None
+        };
         ResponseFuture {
             slot,
             seq,
             call_site,
             detached: false,
             checked: false,
+            held: Mutex::new(held),
         }
     }
 
@@ -679,6 +743,7 @@ impl<S: ServiceCall> Client<S> {
             detached: false,
             // The await check finds no server in this process, so nothing to refuse.
             checked: false,
+            held: Mutex::new(None),
         }
     }
 
@@ -704,8 +769,10 @@ impl<S: ServiceCall> Client<S> {
         // that can never be served is not sent at all, and a callback it starts on another
         // worker (or in another process) sees this one blocked (checking after sending races
         // with that callback).
-        let blocked = check_blocking_wait(&operation, &completers, remote)?;
+        let blocked = check_blocking_wait(&operation, &completers, remote)
+            .map_err(|error| CallError::WouldDeadlock(error.with_request_sent(false)))?;
         let response = self.call_async(request);
+        response.send_held();
         blocked.on_abort(response.abort());
         response.wait_blocked(blocked, timeout)
     }

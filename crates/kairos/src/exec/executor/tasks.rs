@@ -42,7 +42,10 @@ impl ExecShared {
         let origin = &task.origin;
         let group = origin.core().group.clone();
         group.shared.set_held_by_suspended(false);
-        let Some(polled) = self.guarded(origin, slot, || task.poll()) else {
+        let polled = self.guarded_in_frame(origin.core(), slot, || {
+            deadlock::in_task_frame(self, origin, || task.poll())
+        });
+        let Some(polled) = polled else {
             // Shut down: `shutdown` abandons the task (or does it below, once polled).
             return;
         };
