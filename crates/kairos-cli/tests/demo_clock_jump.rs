@@ -27,22 +27,22 @@ fn steady_timer_ignores_wall_clock_steps_and_naive_contender_stalls() {
         "forward jump not reported: {jumps:?}"
     );
 
+    // Every period is a tick or a miss the timer counted (a loaded machine may wake it
+    // late and merge periods; a step must add or remove none), and no gap is a stall: the
+    // bug stalls for the 5 s step, a loaded machine never holds a thread for a second.
     let steady = &v["contenders"]["kairos_steady_timer"];
     let expected = steady["expected_ticks"].as_i64().unwrap();
-    let ticks = steady["ticks"].as_i64().unwrap();
+    let periods = steady["ticks"].as_i64().unwrap() + steady["missed"].as_i64().unwrap();
     assert!(
-        (ticks - expected).abs() <= 1,
-        "steady timer ticked {ticks} times, expected {expected}: {v}"
+        (periods - expected).abs() <= 1,
+        "steady timer ticked or missed {periods} periods, expected {expected}: {v}"
     );
     let gap = steady["max_gap_ms"].as_f64().unwrap();
-    assert!(
-        gap <= 150.0,
-        "steady timer had a {gap} ms gap (over 1.5 periods): {v}"
-    );
+    assert!(gap < 1000.0, "steady timer stalled for {gap} ms: {v}");
 
     let system = &v["contenders"]["kairos_system_timer"];
     assert!(
-        system["max_gap_ms"].as_f64().unwrap() < 250.0,
+        system["max_gap_ms"].as_f64().unwrap() < 1000.0,
         "system-clock timer stalled on a jump: {v}"
     );
 

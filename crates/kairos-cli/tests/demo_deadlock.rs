@@ -26,7 +26,8 @@ fn demo_deadlock_reports_each_case_and_fails_fast() {
     ] {
         let (result, ms) = outcome(name);
         assert_eq!(result, "would_deadlock", "{name}: {v}");
-        assert!(ms < 1000.0, "{name} took {ms} ms");
+        // Far under the demo's 30 s call timeout, which a blocked wait would reach.
+        assert!(ms < 5000.0, "{name} took {ms} ms");
     }
     for name in [
         "c_blocking_call_service_in_other_group_multi_threaded",

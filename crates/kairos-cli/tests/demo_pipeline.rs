@@ -50,8 +50,11 @@ fn the_analyzer_finds_where_the_pipeline_spends_its_time() {
         traced >= 100.0,
         "the 100 ms of work must be in the traced latency: {traced}"
     );
+    // The traced interval (publish to the printer's callback start) lies inside the
+    // in-process one (stamped before the publish and after the callback starts): a
+    // preemption can widen the second, never the first.
     assert!(
-        (traced - measured).abs() < 2.0,
+        traced <= measured * 1.05 + 2.0,
         "trace says {traced} ms, in-process {measured} ms"
     );
 
@@ -198,9 +201,10 @@ fn the_pipeline_across_four_processes_is_followed_across_the_boundaries() {
         .unwrap()["mean_ms"]
         .as_f64()
         .unwrap();
+    // 100 ms of sleep, never early; a loaded machine can only make it longer.
     assert!(
-        (80.0..=120.0).contains(&planner),
-        "the slow stage within 20 % of 100 ms: {planner} ms"
+        planner >= 100.0,
+        "the slow stage takes its 100 ms: {planner} ms"
     );
     for hop in [
         "/pipeline/readings",

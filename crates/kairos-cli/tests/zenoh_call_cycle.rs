@@ -34,12 +34,14 @@ fn parse(line: &str) -> Option<Call> {
 /// Starts both roles in `mode` and returns each one's call lines once its `done` lines came.
 fn run(mode: &str, dones: [usize; 2]) -> Vec<Call> {
     let router = Router::start(KAIROS);
-    // In `race`, both timers call at this wall-clock instant (well after both started).
+    // In `race`, both timers call at this wall-clock instant: after both started and met
+    // at the router, with room for a loaded machine (each start and discovery takes under
+    // a second here, and a run that met later would not race: checked below).
     let at = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis()
-        + 4000;
+        + 10_000;
     let mut children = Vec::new();
     for role in ["a", "b"] {
         let mut child = spawn(
@@ -53,6 +55,15 @@ fn run(mode: &str, dones: [usize; 2]) -> Vec<Call> {
         lines.wait_for("ready", LIMIT);
         children.push((child, lines));
     }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    assert!(
+        mode != "race" || now < at,
+        "both sides were ready {} ms after the meeting instant: the race could not happen",
+        now.saturating_sub(at)
+    );
     let mut calls = Vec::new();
     for ((_, lines), dones) in children.iter_mut().zip(dones) {
         lines.wait_for_count("done", dones, LIMIT);

@@ -15,13 +15,13 @@ type Add = fn((i64, i64)) -> i64;
 /// Generous: a correct wait fails in microseconds; a broken one would hit the call timeout.
 /// Under Miri (scripts/test runs this file there) everything is about a hundred times
 /// slower, and a service's panic, unwound and reported there, takes seconds of it.
-const CALL_TIMEOUT: Duration = Duration::from_secs(if cfg!(miri) { 120 } else { 5 });
+const CALL_TIMEOUT: Duration = Duration::from_secs(if cfg!(miri) { 120 } else { 60 });
 
 /// How soon an impossible wait must fail: well under [`CALL_TIMEOUT`], so a wait that
 /// blocked until the timeout fails the test. Under Miri the bound scales with it (Miri
 /// shares the machine with the fuzzers in scripts/test).
 const FAIL_FAST: std::time::Duration =
-    std::time::Duration::from_secs(if cfg!(miri) { 30 } else { 1 });
+    std::time::Duration::from_secs(if cfg!(miri) { 30 } else { 10 });
 
 struct Setup {
     caller: Node,

@@ -150,8 +150,9 @@ fn a_blocking_call_into_an_async_service_of_the_held_group_would_deadlock_at_onc
         }
         other => panic!("expected WouldDeadlock, got {other:?}"),
     }
+    // Far under the call's timeout, which a blocked wait would wait out.
     assert!(
-        took < std::time::Duration::from_secs(1),
+        took < CALL_TIMEOUT.to_std().unwrap() / 2,
         "WouldDeadlock took {took:?}"
     );
     stop(&exec, spinner);

@@ -1,12 +1,13 @@
-//! Never hang: an hour-long sleep on any clock wakes with `Cancelled` within 100 ms of its
-//! token being cancelled, and a cancelled timer stops its waiter.
+//! Never hang: an hour-long sleep on any clock wakes with `Cancelled` when its token is
+//! cancelled (asserted against a ceiling of seconds that only a missed wake-up reaches; the
+//! wake-up latency itself is a benchmark figure), and a cancelled timer stops its waiter.
 
 use kairos::time::{CancelToken, Clock, Duration, SimClock, Time, Timer, WaitError};
 use std::sync::mpsc;
 use std::thread;
 
 const HOUR: Duration = Duration::from_secs(3600);
-const BOUND: std::time::Duration = std::time::Duration::from_millis(100);
+const BOUND: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Runs `wait` on a thread, cancels once it is parked, and returns how long after the
 /// cancellation the waiter returned, with its result.

@@ -10,8 +10,9 @@ use kairos::time::{CancelToken, Clock, Duration};
 use std::future::Future;
 use std::sync::mpsc;
 
-/// Context switches so far of the thread named `kairos-jump-mon(itor)`, if it exists (a
-/// wake-up costs at least one).
+/// Voluntary context switches so far of the thread named `kairos-jump-mon(itor)`, if it
+/// exists: each sleep it wakes from costs one. (Involuntary ones are preemptions, which
+/// grow with the machine's load, not with the monitor's wake-ups.)
 fn monitor_switches() -> Option<u64> {
     let tasks = std::fs::read_dir("/proc/self/task").expect("procfs is mounted");
     for task in tasks.flatten() {
@@ -22,7 +23,7 @@ fn monitor_switches() -> Option<u64> {
         let status = std::fs::read_to_string(task.path().join("status")).ok()?;
         let switches = status
             .lines()
-            .filter(|line| line.contains("ctxt_switches"))
+            .filter(|line| line.starts_with("voluntary_ctxt_switches"))
             .filter_map(|line| line.split_whitespace().last()?.parse::<u64>().ok())
             .sum();
         return Some(switches);

@@ -74,10 +74,8 @@ fn zero_and_past_deadlines_return_at_once() {
             .sleep_until(clock.now() - Duration::from_secs(1), &token)
             .unwrap();
         let took = Clock::steady().now().since(before).unwrap();
-        assert!(
-            took < Duration::from_millis(100),
-            "past deadlines took {took}"
-        );
+        // A sleep that waited for its (hour-old) deadline would never return.
+        assert!(took < Duration::from_secs(10), "past deadlines took {took}");
     }
 }
 

@@ -20,11 +20,12 @@ from kairos.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from kairos.node import Node
 
 #: A blocking call may wait this long: far beyond what a working call needs.
-CALL_TIMEOUT = 5.0
+CALL_TIMEOUT = 30.0
 #: A case still running after this is reported as hung.
-WATCHDOG = 10.0
-#: A WouldDeadlock must come faster than this ("at once").
-FAST = 1.0
+WATCHDOG = 60.0
+#: A WouldDeadlock must come faster than this ("at once"): far under CALL_TIMEOUT, which a
+#: wait that blocked would reach, and far over what a loaded machine adds to an instant.
+FAST = 5.0
 
 
 def add_two_ints(request, response):

@@ -198,29 +198,60 @@ impl Pinged {
     }
 }
 
-/// With an idle spin window longer than the gap between pieces of work, a worker takes
-/// each one without having gone to sleep; without one, it sleeps in every gap.
+/// A pop with an idle spin window takes work that arrives within the window without going
+/// to sleep; without a window it sleeps until the work comes. Timed on the queue itself,
+/// with a window (60 s) that only a hang outlasts: how often a busy machine lets a spinning
+/// thread run is a property of its scheduler, measured by `kairos bench zenoh
+/// --idle-spin-us` (its `executor_sleeps`), not asserted here.
 #[test]
 fn an_idle_spin_takes_work_that_comes_within_it_without_sleeping() {
+    use crate::exec::ready::{Popped, ReadyQueue};
+    let queue = Arc::new(ReadyQueue::<u32>::new());
+    queue.set_idle_spin_ns(60_000_000_000);
+    let popper = {
+        let queue = queue.clone();
+        std::thread::spawn(move || queue.pop(&mut 0, None))
+    };
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    queue.push(1);
+    assert_eq!(popper.join().unwrap(), Popped::Item(1));
+    assert_eq!(
+        queue.sleeps(),
+        0,
+        "work within the window is taken spinning"
+    );
+
+    // The counter counts: without a window the pop sleeps (waited for), then takes the
+    // work that wakes it.
+    queue.set_idle_spin_ns(0);
+    let popper = {
+        let queue = queue.clone();
+        std::thread::spawn(move || queue.pop(&mut 0, None))
+    };
+    let limit = Instant::now() + std::time::Duration::from_secs(30);
+    while queue.sleeps() == 0 {
+        assert!(
+            Instant::now() < limit,
+            "no sleep within 30 s without a window"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    queue.push(2);
+    assert_eq!(popper.join().unwrap(), Popped::Item(2));
+}
+
+/// The executor's idle spin reaches its workers, and its sleep counter counts: without a
+/// window a worker sleeps after each ping (its backoff lasts microseconds, or longer on a
+/// loaded machine: waited for). The count is read before the ping: the worker may well
+/// sleep before the pong is read here.
+#[test]
+fn an_executor_passes_its_idle_spin_to_its_workers_and_counts_their_sleeps() {
     for workers in [1, 2] {
         let spun = Pinged::new(Executor::MAX_IDLE_SPIN, workers);
-        let before = spun.exec.stats().sleeps;
-        for _ in 0..20 {
-            std::thread::sleep(std::time::Duration::from_millis(2));
-            spun.ping();
-        }
-        let slept = spun.exec.stats().sleeps - before;
+        assert_eq!(spun.exec.shared.ready.idle_spin_ns(), 1_000_000_000);
+        spun.ping();
         spun.spin.stop().unwrap();
-        // Only a thread kept off its core for the whole window (1 s) sleeps.
-        assert!(
-            slept <= 2,
-            "{slept} sleeps in 20 gaps of 2 ms with a 1 s window ({workers} workers)"
-        );
 
-        // The counter counts: without a window, the worker sleeps after each ping (its
-        // backoff lasts microseconds, or longer on a loaded machine: waited for). The
-        // count is read before the ping: the worker may well sleep before the pong is
-        // read here.
         let plain = Pinged::new(Duration::ZERO, workers);
         for round in 0..20 {
             let before = plain.exec.stats().sleeps;
@@ -245,7 +276,9 @@ fn cancel_and_shutdown_end_an_idle_spin_at_once() {
     for shutdown in [false, true] {
         let node = Node::new_in(&Context::new(), "spinning", "/").unwrap();
         let exec = Executor::single_threaded();
-        exec.set_idle_spin(Executor::MAX_IDLE_SPIN).unwrap();
+        // A window of a minute (the public cap is 1 s): only a spin that cancel and
+        // shutdown did not end runs into it, however the machine schedules this test.
+        exec.shared.ready.set_idle_spin_ns(60_000_000_000);
         exec.add_node(&node).unwrap();
         let (guard, pongs) = pinged(&node);
         let spin = exec.spin_thread().unwrap();
@@ -253,7 +286,7 @@ fn cancel_and_shutdown_end_an_idle_spin_at_once() {
         pongs
             .recv_timeout(std::time::Duration::from_secs(30))
             .expect("answered");
-        // The worker now polls for up to 1 s.
+        // The worker now polls for up to a minute.
         let asked = Instant::now();
         if shutdown {
             assert!(exec.shutdown(Duration::from_secs(5)).is_clean());
@@ -263,8 +296,8 @@ fn cancel_and_shutdown_end_an_idle_spin_at_once() {
         }
         let took = asked.elapsed();
         assert!(
-            took < std::time::Duration::from_millis(500),
-            "the spin ended {took:?} after {} (a 1 s window)",
+            took < std::time::Duration::from_secs(30),
+            "the spin ended {took:?} after {} (a 60 s window)",
             if shutdown { "shutdown" } else { "cancel" }
         );
     }
