@@ -73,8 +73,15 @@ fn an_await_known_impossible_when_called_fails_with_its_request_never_sent() {
     s.exec.shutdown(Duration::from_secs(5));
     assert_eq!(err.reason, DeadlockReason::GroupHeld, "{err}");
     assert_eq!(err.request_sent(), Some(false), "{err}");
-    assert!(err.to_string().contains("The request was not sent"), "{err}");
-    assert_eq!(s.served.load(Ordering::SeqCst), 0, "the server never saw it");
+    assert!(
+        err.to_string().contains("The request was not sent"),
+        "{err}"
+    );
+    assert_eq!(
+        s.served.load(Ordering::SeqCst),
+        0,
+        "the server never saw it"
+    );
     assert_eq!(s.client.late_responses(), 0);
 }
 
@@ -113,7 +120,11 @@ fn a_held_request_is_sent_by_a_done_callback_and_by_a_future_dropped_unawaited()
     }
     drop(spin);
     s.exec.shutdown(Duration::from_secs(5));
-    assert_eq!(s.served.load(Ordering::SeqCst), 2, "both requests were served");
+    assert_eq!(
+        s.served.load(Ordering::SeqCst),
+        2,
+        "both requests were served"
+    );
 }
 
 #[test]
