@@ -26,6 +26,25 @@ pub fn loopback_config(mode: &str, connect: Option<u16>, listen: u16) -> zenoh::
     config
 }
 
+/// `config` as a peer of the router on `127.0.0.1:router_port`, listening on a loopback port
+/// of the OS's choice, multicast scouting off.
+pub fn peer_of_router(mut config: zenoh::Config, router_port: u16) -> zenoh::Config {
+    for (key, value) in [
+        ("mode", r#""peer""#.to_owned()),
+        (
+            "connect/endpoints",
+            format!(r#"["tcp/127.0.0.1:{router_port}"]"#),
+        ),
+        ("listen/endpoints", r#"["tcp/127.0.0.1:0"]"#.to_owned()),
+        ("scouting/multicast/enabled", "false".to_owned()),
+    ] {
+        config
+            .insert_json5(key, &value)
+            .expect("a loopback peer setting");
+    }
+    config
+}
+
 /// A zenoh router in this process, listening on `127.0.0.1:port`.
 pub fn router_session(port: u16) -> zenoh::Session {
     zenoh::open(loopback_config("router", None, port))

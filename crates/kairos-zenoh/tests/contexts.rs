@@ -22,15 +22,8 @@ fn carried(port: u16) -> (Context, Arc<ZenohTransport>) {
 }
 
 /// Like [`carried`], starting from `config`.
-fn carried_with(port: u16, mut config: zenoh::Config) -> (Context, Arc<ZenohTransport>) {
-    for (key, value) in [
-        ("mode", r#""peer""#.to_owned()),
-        ("connect/endpoints", format!(r#"["tcp/127.0.0.1:{port}"]"#)),
-        ("listen/endpoints", r#"["tcp/127.0.0.1:0"]"#.to_owned()),
-        ("scouting/multicast/enabled", "false".to_owned()),
-    ] {
-        config.insert_json5(key, &value).unwrap();
-    }
+fn carried_with(port: u16, config: zenoh::Config) -> (Context, Arc<ZenohTransport>) {
+    let config = kairos_testkit::zenoh_session::peer_of_router(config, port);
     let transport = ZenohTransport::open_with(config, 0).expect("open a session");
     let context = Context::new();
     transport.install(&context).expect("install the transport");

@@ -16,16 +16,11 @@ use std::time::{Duration, Instant};
 
 const WAIT: Duration = Duration::from_secs(30);
 
+/// A graph carried by a session as kairos configures one (timestamps on, which the
+/// publishers' caches use), a peer of the router on `port`.
 fn graph(port: u16) -> (Context, Arc<ZenohTransport>) {
-    let mut config = kairos_zenoh::config::session_config().unwrap();
-    for (key, value) in [
-        ("mode", r#""peer""#.to_owned()),
-        ("connect/endpoints", format!(r#"["tcp/127.0.0.1:{port}"]"#)),
-        ("listen/endpoints", r#"["tcp/127.0.0.1:0"]"#.to_owned()),
-        ("scouting/multicast/enabled", "false".to_owned()),
-    ] {
-        config.insert_json5(key, &value).unwrap();
-    }
+    let config = kairos_zenoh::config::session_config().unwrap();
+    let config = kairos_testkit::zenoh_session::peer_of_router(config, port);
     let transport = ZenohTransport::open_with(config, 0).expect("open a session");
     let context = Context::new();
     transport.install(&context).expect("install the transport");

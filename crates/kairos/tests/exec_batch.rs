@@ -2,9 +2,8 @@
 //! messages in one dispatch. These tests hold the promises a batch must keep: it yields as
 //! soon as another entity is ready (queued or parked behind its group), it stops at a
 //! cancel, nothing is lost or counted twice (`received = delivered + dropped + queued +
-//! in_flight`),
-//! `spin_once` / `spin_some` still run one callback per item, and a reentrant subscription
-//! on several workers still runs two of its messages at once.
+//! in_flight`), `spin_once` / `spin_some` still run one callback per item, and a reentrant
+//! subscription on several workers still runs two of its messages at once.
 
 mod exec_support;
 use exec_support::{node, spin_in_background, wait_until};
@@ -205,8 +204,8 @@ fn no_callback_of_a_batch_starts_after_a_shutdown() {
 }
 
 /// A publisher floods a small keep-last queue while the executor spins and a third thread
-/// reads the statistics: every snapshot adds up (`received = delivered + dropped + expired
-/// + queued + in_flight`, whatever the other two threads are doing), every message is
+/// reads the statistics: every snapshot adds up, whatever the other two threads are doing
+/// (`received = delivered + dropped + expired + queued + in_flight`), every message is
 /// delivered or counted as dropped, none is stuck in the queue (a lost wake-up at the end
 /// of a batch would leave it there) or between the queue and a count, and the callback got
 /// each delivered message once, in publish order.

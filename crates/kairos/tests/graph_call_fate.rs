@@ -11,12 +11,15 @@ use std::sync::{Arc, mpsc};
 
 const LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// A client of the counting service.
+type ActClient = Client<fn(i64) -> i64>;
+
 /// A node whose default group holds both a service that counts its calls and the async
 /// timer that calls it, on `exec`.
 struct SelfCaller {
     node: Node,
     served: Arc<AtomicU64>,
-    client: Arc<Client<fn(i64) -> i64>>,
+    client: Arc<ActClient>,
     exec: Executor,
 }
 
@@ -32,7 +35,7 @@ fn self_caller(name: &str) -> SelfCaller {
         })
         .unwrap();
     std::mem::forget(service);
-    let client = Arc::new(node.create_client::<fn(i64) -> i64>("act").unwrap());
+    let client: Arc<ActClient> = Arc::new(node.create_client("act").unwrap());
     let exec = Executor::multi_threaded(2).unwrap();
     exec.add_node(&node).unwrap();
     SelfCaller {
@@ -40,6 +43,14 @@ fn self_caller(name: &str) -> SelfCaller {
         served,
         client,
         exec,
+    }
+}
+
+/// Waits until `done` holds, at most [`LIMIT`].
+fn wait_until(done: impl Fn() -> bool) {
+    let end = std::time::Instant::now() + LIMIT;
+    while !done() && std::time::Instant::now() < end {
+        std::thread::park_timeout(std::time::Duration::from_millis(5));
     }
 }
 
@@ -114,10 +125,7 @@ fn a_held_request_is_sent_by_a_done_callback_and_by_a_future_dropped_unawaited()
     let spin = s.exec.spin_thread().unwrap();
     let answered = rx.recv_timeout(LIMIT).expect("the done callback ran");
     assert!(matches!(answered, Ok(1)), "{answered:?}");
-    let end = std::time::Instant::now() + LIMIT;
-    while s.served.load(Ordering::SeqCst) < 2 && std::time::Instant::now() < end {
-        std::thread::park_timeout(std::time::Duration::from_millis(5));
-    }
+    wait_until(|| s.served.load(Ordering::SeqCst) >= 2);
     drop(spin);
     s.exec.shutdown(Duration::from_secs(5));
     assert_eq!(
@@ -160,10 +168,7 @@ fn an_await_found_impossible_after_sending_says_the_request_was_sent() {
         "{message}"
     );
     // The server still runs it, as the error said, and its response is counted late.
-    let end = std::time::Instant::now() + LIMIT;
-    while s.client.late_responses() == 0 && std::time::Instant::now() < end {
-        std::thread::park_timeout(std::time::Duration::from_millis(5));
-    }
+    wait_until(|| s.client.late_responses() > 0);
     drop(spin);
     s.exec.shutdown(Duration::from_secs(5));
     assert_eq!(s.served.load(Ordering::SeqCst), 1);
