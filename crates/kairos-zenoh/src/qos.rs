@@ -28,11 +28,6 @@ pub const HEARTBEAT_PERIOD: Duration = Duration::from_millis(500);
 /// never holds a caller).
 pub const HISTORY_QUERY_TIMEOUT: Duration = Duration::from_millis(u64::MAX);
 
-/// The history depth a QoS asks for (a keep-all bound counts as its depth).
-pub fn depth(qos: &Qos) -> usize {
-    qos.depth()
-}
-
 /// What a publisher of `qos` is declared with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PublisherPlan {
@@ -82,7 +77,7 @@ pub fn publisher_plan(qos: &Qos) -> PublisherPlan {
         } else {
             CongestionControl::Drop
         },
-        cache: tl.then(|| depth(qos)),
+        cache: tl.then(|| qos.depth()),
         heartbeat: (tl && reliable(qos)).then_some(HEARTBEAT_PERIOD),
         detectable: tl,
     }
@@ -92,7 +87,7 @@ pub fn publisher_plan(qos: &Qos) -> PublisherPlan {
 pub fn subscriber_plan(qos: &Qos) -> SubscriberPlan {
     let tl = transient_local(qos);
     SubscriberPlan {
-        history: tl.then(|| depth(qos)),
+        history: tl.then(|| qos.depth()),
         recovery: tl && reliable(qos),
         detectable: tl,
     }
