@@ -39,7 +39,7 @@ pub(crate) struct TimerInner {
     /// Times its wait failed on a stalled simulated clock (see the module docs).
     stalls: AtomicU64,
     /// Its sleep waits on a simulated clock (set by `arm`): only then can a step hold it
-    /// back (see `waits_its_turn`), so other timers never look.
+    /// back (see `held_by_step`), so other timers never look.
     on_sim: AtomicBool,
 }
 
@@ -73,14 +73,14 @@ impl TimerInner {
     /// woken this one: woken for another reason (a stall recheck), it must not fire yet,
     /// or its callback would run outside the step's settling and the order would depend
     /// on timing.
-    fn waits_its_turn(&self) -> bool {
-        self.on_sim.load(Ordering::Acquire)
-            && self
-                .armed
-                .lock()
-                .sleep
-                .as_ref()
-                .is_some_and(Sleep::waits_its_turn)
+    /// Whether a simulated step holds this run back from firing a due tick (see
+    /// `SimClock::holds_for_step`); asked after the timer read its clock.
+    fn held_by_step(&self) -> bool {
+        let Some(sim) = self.timer.clock().as_sim() else {
+            return false;
+        };
+        let key = self.armed.lock().sleep.as_ref().and_then(Sleep::sim_key);
+        sim.holds_for_step(key, self.core.waker())
     }
 
     /// Makes sure a sleep until the next deadline is pending with this entity's waker.
@@ -163,10 +163,9 @@ impl Entity for TimerInner {
     }
 
     fn execute(&self) -> Execution {
-        if self.waits_its_turn() {
+        let Some((tick, next, sample)) = self.timer.fire_unless(|| self.held_by_step()) else {
             return Execution::Idle;
-        }
-        let (tick, next, sample) = self.timer.fire();
+        };
         self.arm(Some((next, sample)));
         let Some(tick) = tick else {
             return Execution::Idle;
@@ -175,7 +174,7 @@ impl Entity for TimerInner {
     }
 
     fn has_work(&self) -> bool {
-        self.timer.is_due() && !self.waits_its_turn()
+        self.timer.is_due() && !self.held_by_step()
     }
 
     fn attached(&self, exec: &Arc<ExecShared>) {

@@ -178,6 +178,11 @@ impl Mark {
     }
 }
 
+/// Whether this thread runs in a step's scope (its work is waited for by that step).
+pub(crate) fn in_scope() -> bool {
+    any_scope() && SCOPE.with(|s| s.borrow().is_some())
+}
+
 /// Whether any thread has a scope now (if none, [`note`] marks nothing).
 #[inline]
 pub(crate) fn any_scope() -> bool {

@@ -30,7 +30,11 @@
 //! with the callbacks they made ready in turn (a subscription it published to, a service
 //! it called): whatever thread spins that executor, and without waiting for unrelated
 //! work there. A timer re-arms before its callback runs, so its next deadline is in the
-//! queue before the step looks at it again. So node timers and threads that wait on this
+//! queue before the step looks at it again. A timer that runs for another reason while a
+//! step wakes waiters (a stall recheck, a spurious wake) does not fire a tick the step made
+//! due: it decides after reading the clock and leaves the tick to the run the step marked
+//! (`holds_for_step`), or, on an executor the step does not wait for, to a run once the
+//! step is over. So node timers and threads that wait on this
 //! clock run in the same order every run, with no real waiting beyond the work they do.
 //! (An async callback is waited for up to its first `.await`.) A `/clock` message is
 //! applied the same way ([`publish_settled`](SimClock::publish_settled)): the publisher
@@ -100,6 +104,9 @@ struct SimState {
     /// woken a waiter, that waiter is not released by a poll of its own (see
     /// `poll_wait_ranked`).
     ordered_wake: u32,
+    /// Runs held back by `holds_for_step` (they ran outside any step's scope while one
+    /// woke waiters in order), woken once the last ordered wake ends.
+    after_ordered: Vec<Waker>,
     /// Work made ready for this clock outside a step (timers re-arming on it after a node
     /// clock switched to it), waited for before time next moves.
     deferred: Vec<Arc<settle::Ticket>>,
@@ -146,6 +153,7 @@ impl SimClock {
                     sample_wakers: Vec::new(),
                     sample_due: Vec::new(),
                     ordered_wake: 0,
+                    after_ordered: Vec::new(),
                     deferred: Vec::new(),
                     settle_timeouts: 0,
                 }),
@@ -577,12 +585,31 @@ impl SimClock {
         WaitStep::Pending(state.clock.recheck_at(deadline, steady))
     }
 
-    /// Whether waiter `key` is due but not woken yet by the step or settled publish that
-    /// wakes the due waiters in order.
-    pub(crate) fn waits_its_turn(&self, key: u64) -> bool {
-        let state = self.inner.state.lock();
+    /// Whether a timer on this clock, due at the time it just read, must leave its tick to
+    /// the step that is waking due waiters in order (`key`: its registration, if any).
+    /// Asked after the timer read the clock, so a step that moved time since is seen:
+    /// - its registration is due and not woken yet: the step wakes it in its turn;
+    /// - it runs outside any step's scope (a stall recheck, a spurious wake): the step
+    ///   waits only for runs it marked, so a tick fired here would race the step's next
+    ///   waiter. The run that the step's wake marked fires it instead; `waker` is woken
+    ///   when the ordered wakes end, in case no such run comes (an executor the step does
+    ///   not wait for).
+    pub(crate) fn holds_for_step(&self, key: Option<u64>, waker: &Waker) -> bool {
+        let mut state = self.inner.state.lock();
+        if state.ordered_wake == 0 {
+            return false;
+        }
         let now = state.clock.read(mono_now());
-        state.ordered_wake > 0 && state.queue.waits_its_turn(key, now)
+        if key.is_some_and(|k| state.queue.waits_its_turn(k, now)) {
+            return true;
+        }
+        if settle::in_scope() {
+            return false;
+        }
+        if !state.after_ordered.iter().any(|w| w.will_wake(waker)) {
+            state.after_ordered.push(waker.clone());
+        }
+        true
     }
 
     pub(crate) fn unregister(&self, key: Option<u64>) {
@@ -660,7 +687,17 @@ impl<'a> OrderedWake<'a> {
 
 impl Drop for OrderedWake<'_> {
     fn drop(&mut self) {
-        self.0.state.lock().ordered_wake -= 1;
+        let held = {
+            let mut state = self.0.state.lock();
+            state.ordered_wake -= 1;
+            if state.ordered_wake == 0 {
+                std::mem::take(&mut state.after_ordered)
+            } else {
+                Vec::new()
+            }
+        };
+        // Not the step's work: nothing it wakes is marked for a step.
+        settle::scope(None, || held.into_iter().for_each(Waker::wake));
     }
 }
 

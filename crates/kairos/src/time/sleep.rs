@@ -85,12 +85,9 @@ impl Sleep {
         self.sim_key.is_some()
     }
 
-    /// Whether a simulated step holds it back: due, but not woken by the step yet (see
-    /// `SimClock::waits_its_turn`).
-    pub(crate) fn waits_its_turn(&self) -> bool {
-        self.sim_key
-            .as_ref()
-            .is_some_and(|(sim, key)| sim.waits_its_turn(*key))
+    /// Its key in its simulated clock's deadline queue, while it is registered there.
+    pub(crate) fn sim_key(&self) -> Option<u64> {
+        self.sim_key.as_ref().map(|(_, key)| *key)
     }
 
     /// The time the sleep completes at.

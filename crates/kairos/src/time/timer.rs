@@ -241,6 +241,22 @@ impl Timer {
         (tick, Time::new(observed.kind, s.next), observed.sample)
     }
 
+    /// [`fire`](Self::fire), unless `hold`, asked once the clock is read, says the tick
+    /// is not this caller's to fire (a simulated step wakes it in its turn): then `None`,
+    /// and nothing changes.
+    pub(crate) fn fire_unless(
+        &self,
+        hold: impl FnOnce() -> bool,
+    ) -> Option<(Option<Tick>, Time, Option<WallSample>)> {
+        let observed = self.observe();
+        if hold() {
+            return None;
+        }
+        let mut s = self.state.lock();
+        let tick = self.fire_locked(&mut s, observed);
+        Some((tick, Time::new(observed.kind, s.next), observed.sample))
+    }
+
     fn fire_locked(&self, s: &mut Schedule, observed: Observed) -> Option<Tick> {
         let now = observed.now;
         self.react_to_jumps(s, observed);
