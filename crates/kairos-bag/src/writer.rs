@@ -1,0 +1,618 @@
+//! Writing a bag: a folder of MCAP files and a `metadata.yaml`, as rosbag2 writes them.
+//!
+//! What this module promises: a [`BagWriter`] writes what rosbag2_cpp's `SequentialWriter`
+//! with the MCAP storage plugin (rosbag2_storage_mcap) writes:
+//!
+//! - files `<folder name>_0.mcap`, `_1.mcap`, ... (a new one when the current one reaches
+//!   [`WriterOptions::max_file_size`] or spans [`WriterOptions::max_file_duration`]; every
+//!   topic is registered again in each new file, as rosbag2 does);
+//! - in each: the MCAP header profile `ros2`, a schema per message type (name
+//!   `pkg/msg/Type`, encoding `ros2msg`, data the complete definition, see
+//!   [`ros2msg_definition`](crate::ros2msg_definition)), a channel per topic (message
+//!   encoding `cdr`, metadata `offered_qos_profiles` and `topic_type_hash`), messages with
+//!   log time = receive time and publish time = send time, a `rosbag2` metadata record
+//!   whose `serialized_metadata` is the bag's metadata when the file was closed, then chunk
+//!   indexes and statistics (the `mcap` crate's writer);
+//! - `metadata.yaml`, version 9, written when the writer finishes.
+//!
+//! Differences from rosbag2: the MCAP library string names kairos-bag; a message's MCAP
+//! `sequence` is the one given to [`BagWriter::write`] (rosbag2 writes 0); chunks are zstd
+//! compressed by default (rosbag2's plugin writes uncompressed chunks unless given a
+//! preset such as `zstd_fast`); each file holds one `rosbag2` metadata record, written when
+//! it is closed (rosbag2 also writes one when it opens the file).
+//!
+//! A writer never drops a message silently: every [`BagWriter::write`] either stores the
+//! message and counts it, or returns an error. Dropping a writer without calling
+//! [`BagWriter::finish`] finishes it all the same (errors are logged with the `log`
+//! crate), so the bag stays readable; call `finish` to see the errors.
+
+use crate::error::{Error, Result};
+use crate::metadata::{
+    BagMetadata, CURRENT_VERSION, FileInformation, METADATA_FILENAME, TopicInformation,
+};
+use crate::qos::{QosProfile, profiles_to_yaml};
+use crate::schema::encoding_of;
+use kairos_interface::Message;
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The MCAP header profile of ROS 2 bags.
+pub const MCAP_PROFILE: &str = "ros2";
+
+/// The name of the MCAP metadata record rosbag2 stores its metadata in.
+pub const MCAP_METADATA_NAME: &str = "rosbag2";
+
+/// The key of the bag metadata in the `rosbag2` MCAP metadata record.
+pub const SERIALIZED_METADATA_KEY: &str = "serialized_metadata";
+
+/// rosbag2's value for times not yet known (`std::chrono::nanoseconds::max()`), written
+/// as the start of a bag or file without messages.
+const NO_TIME: u64 = i64::MAX as u64;
+
+/// How chunks of the MCAP files are compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Compression {
+    /// zstd (the `mcap` library's default, rosbag2's `zstd_fast` preset).
+    #[default]
+    Zstd,
+    /// LZ4 frames.
+    Lz4,
+    /// Uncompressed chunks (rosbag2's plugin default).
+    None,
+}
+
+/// A storage plugin of rosbag2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StorageId {
+    /// MCAP files (`.mcap`), rosbag2's default since Iron.
+    #[default]
+    Mcap,
+    /// SQLite 3 databases (`.db3`); read only.
+    Sqlite3,
+}
+
+impl StorageId {
+    /// The `storage_identifier` of `metadata.yaml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Mcap => "mcap",
+            Self::Sqlite3 => "sqlite3",
+        }
+    }
+}
+
+/// How a [`BagWriter`] writes.
+#[derive(Debug, Clone)]
+pub struct WriterOptions {
+    /// The storage: only [`StorageId::Mcap`] can be written.
+    pub storage: StorageId,
+    /// Chunk compression: none by default, as rosbag2's MCAP storage writes without a
+    /// storage preset (its `zstd_fast` / `zstd_small` presets compress chunks with zstd).
+    pub compression: Compression,
+    /// Start a new file once the current one has this many bytes (`None`: never).
+    pub max_file_size: Option<u64>,
+    /// Start a new file once a message was received this long after the current file's
+    /// first (`None`: never).
+    pub max_file_duration: Option<Duration>,
+    /// Target uncompressed size of an MCAP chunk, in bytes (rosbag2: 768 KiB).
+    pub chunk_size: u64,
+    /// `custom_data` of the metadata.
+    pub custom_data: BTreeMap<String, String>,
+    /// `ros_distro` of the metadata; `None` takes the `ROS_DISTRO` environment variable,
+    /// as rosbag2 does.
+    pub ros_distro: Option<String>,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        Self {
+            storage: StorageId::Mcap,
+            compression: Compression::None,
+            max_file_size: None,
+            max_file_duration: None,
+            chunk_size: 768 * 1024,
+            custom_data: BTreeMap::new(),
+            ros_distro: None,
+        }
+    }
+}
+
+/// A topic to record: what rosbag2 stores about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicInfo {
+    /// The topic name, e.g. `/chatter`.
+    pub name: String,
+    /// The message type, `pkg/msg/Type`.
+    pub type_name: String,
+    /// `cdr` for ROS 2 messages.
+    pub serialization_format: String,
+    /// The QoS profiles the topic's publishers offer (empty: not known).
+    pub qos_profiles: Vec<QosProfile>,
+    /// The RIHS01 type hash (`RIHS01_` and 64 hex digits), empty when not known.
+    pub type_hash: String,
+    /// The complete message definition, `ros2msg` (see
+    /// [`ros2msg_definition`](crate::ros2msg_definition)); empty when not known, which
+    /// leaves readers that need it unable to decode the topic.
+    pub schema_text: String,
+}
+
+impl TopicInfo {
+    /// Topic `name` of type `type_name`, CDR, with no QoS profiles, hash or definition.
+    pub fn new(name: impl Into<String>, type_name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            type_name: type_name.into(),
+            serialization_format: "cdr".to_owned(),
+            qos_profiles: Vec::new(),
+            type_hash: String::new(),
+            schema_text: String::new(),
+        }
+    }
+
+    /// Topic `name` of the kairos message type `M`: its ROS name and type hash.
+    pub fn of<M: Message>(name: impl Into<String>) -> Self {
+        Self {
+            type_hash: M::type_hash().to_string(),
+            ..Self::new(name, M::TYPE_NAME)
+        }
+    }
+
+    /// With these offered QoS profiles.
+    pub fn with_qos(mut self, profiles: Vec<QosProfile>) -> Self {
+        self.qos_profiles = profiles;
+        self
+    }
+
+    /// With this complete message definition.
+    pub fn with_schema_text(mut self, text: impl Into<String>) -> Self {
+        self.schema_text = text.into();
+        self
+    }
+
+    /// With this type hash.
+    pub fn with_type_hash(mut self, hash: impl Into<String>) -> Self {
+        self.type_hash = hash.into();
+        self
+    }
+}
+
+/// Writes a rosbag2 bag (see the module docs).
+///
+/// ```no_run
+/// use kairos_bag::{BagWriter, TopicInfo, WriterOptions};
+/// let mut bag = BagWriter::create("my_bag", WriterOptions::default())?;
+/// bag.add_topic(
+///     TopicInfo::new("/chatter", "std_msgs/msg/String").with_schema_text("string data\n"),
+/// )?;
+/// let cdr = [0, 1, 0, 0, 3, 0, 0, 0, b'h', b'i', 0];
+/// bag.write("/chatter", 1_700_000_000_000_000_000, 1_700_000_000_000_000_000, 1, &cdr)?;
+/// bag.finish()?;
+/// # Ok::<(), kairos_bag::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct BagWriter {
+    dir: PathBuf,
+    base_name: String,
+    options: WriterOptions,
+    ros_distro: String,
+    topics: Vec<TopicState>,
+    topic_index: HashMap<String, usize>,
+    current: Option<OpenFile>,
+    /// Every file opened so far; the last one is `current`'s.
+    files: Vec<FileState>,
+    finished: bool,
+}
+
+#[derive(Debug)]
+struct TopicState {
+    info: TopicInfo,
+    message_count: u64,
+}
+
+#[derive(Debug, Default, Clone)]
+struct FileState {
+    name: String,
+    span: Option<(u64, u64)>,
+    message_count: u64,
+}
+
+struct OpenFile {
+    path: PathBuf,
+    writer: mcap::Writer<CountingWriter<BufWriter<File>>>,
+    /// MCAP channel id of each topic, by topic index.
+    channels: Vec<u16>,
+    size: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for OpenFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenFile")
+            .field("path", &self.path)
+            .field("channels", &self.channels)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BagWriter {
+    /// Creates the bag folder `dir` (which must not exist) and its first file.
+    pub fn create(dir: impl AsRef<Path>, options: WriterOptions) -> Result<Self> {
+        let dir = dir.as_ref().to_path_buf();
+        if options.storage != StorageId::Mcap {
+            return Err(Error::InvalidOption(format!(
+                "storage '{}': kairos writes mcap bags only",
+                options.storage.as_str()
+            )));
+        }
+        if options.chunk_size == 0 || options.max_file_size == Some(0) {
+            return Err(Error::InvalidOption(
+                "chunk_size and max_file_size must be above 0 (use None for no split)".into(),
+            ));
+        }
+        if options.max_file_duration == Some(Duration::ZERO) {
+            return Err(Error::InvalidOption(
+                "max_file_duration must be above 0 (use None for no split)".into(),
+            ));
+        }
+        let base_name = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| {
+                Error::InvalidOption(format!(
+                    "{} has no UTF-8 folder name to name the bag's files after",
+                    dir.display()
+                ))
+            })?
+            .to_owned();
+        if dir.exists() {
+            return Err(Error::BagExists { path: dir });
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let ros_distro = options
+            .ros_distro
+            .clone()
+            .unwrap_or_else(|| std::env::var("ROS_DISTRO").unwrap_or_default());
+        let mut writer = Self {
+            dir,
+            base_name,
+            options,
+            ros_distro,
+            topics: Vec::new(),
+            topic_index: HashMap::new(),
+            current: None,
+            files: Vec::new(),
+            finished: false,
+        };
+        writer.open_next_file()?;
+        Ok(writer)
+    }
+
+    /// The bag folder.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Adds a topic (its schema and channel go into the current file at once). Adding a
+    /// topic again with the same type and format does nothing.
+    pub fn add_topic(&mut self, topic: TopicInfo) -> Result<()> {
+        if let Some(&index) = self.topic_index.get(&topic.name) {
+            let existing = &self.topics[index].info;
+            if existing.type_name == topic.type_name
+                && existing.serialization_format == topic.serialization_format
+            {
+                return Ok(());
+            }
+            return Err(Error::TopicConflict {
+                topic: topic.name,
+                existing: format!("{} ({})", existing.type_name, existing.serialization_format),
+                requested: format!("{} ({})", topic.type_name, topic.serialization_format),
+            });
+        }
+        let index = self.topics.len();
+        if let Some(file) = self.current.as_mut() {
+            let channel = register(file, &topic)?;
+            file.channels.push(channel);
+        }
+        self.topic_index.insert(topic.name.clone(), index);
+        self.topics.push(TopicState {
+            info: topic,
+            message_count: 0,
+        });
+        Ok(())
+    }
+
+    /// Writes one message: `cdr` (the serialized message, with its 4-byte encapsulation
+    /// header) on `topic`, received at `receive_time_ns` (the MCAP log time) and sent at
+    /// `publish_time_ns`, nanoseconds since the epoch; `sequence` is the publisher's
+    /// sequence number. Starts a new file first when the current one is full.
+    pub fn write(
+        &mut self,
+        topic: &str,
+        receive_time_ns: u64,
+        publish_time_ns: u64,
+        sequence: u32,
+        cdr: &[u8],
+    ) -> Result<()> {
+        let index = *self
+            .topic_index
+            .get(topic)
+            .ok_or_else(|| Error::UnknownTopic {
+                topic: topic.to_owned(),
+            })?;
+        if self.should_split(receive_time_ns) {
+            self.close_current_file()?;
+            self.open_next_file()?;
+        }
+        let file = self.current.as_mut().ok_or_else(|| Error::WriterFailed {
+            path: self.dir.clone(),
+        })?;
+        let header = mcap::records::MessageHeader {
+            channel_id: file.channels[index],
+            sequence,
+            log_time: receive_time_ns,
+            publish_time: publish_time_ns,
+        };
+        file.writer
+            .write_to_known_channel(&header, cdr)
+            .map_err(|source| Error::McapWrite {
+                path: file.path.clone(),
+                source,
+            })?;
+        self.topics[index].message_count += 1;
+        if let Some(state) = self.files.last_mut() {
+            state.message_count += 1;
+            state.span = Some(extend(state.span, receive_time_ns));
+        }
+        Ok(())
+    }
+
+    /// Messages written to `topic` so far (0 for a topic not added).
+    pub fn message_count(&self, topic: &str) -> u64 {
+        self.topic_index
+            .get(topic)
+            .map_or(0, |&i| self.topics[i].message_count)
+    }
+
+    /// Messages written so far, all topics.
+    pub fn total_message_count(&self) -> u64 {
+        self.topics.iter().map(|t| t.message_count).sum()
+    }
+
+    /// The bag's metadata as it stands (what `metadata.yaml` will say if the writer
+    /// finishes now).
+    pub fn metadata(&self) -> BagMetadata {
+        let span = self
+            .files
+            .iter()
+            .filter_map(|f| f.span)
+            .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
+        BagMetadata {
+            version: CURRENT_VERSION,
+            storage_identifier: StorageId::Mcap.as_str().to_owned(),
+            relative_file_paths: self.files.iter().map(|f| f.name.clone()).collect(),
+            files: self
+                .files
+                .iter()
+                .map(|f| FileInformation {
+                    path: f.name.clone(),
+                    starting_time_ns: f.span.map_or(NO_TIME, |s| s.0),
+                    duration_ns: f.span.map_or(0, |s| s.1 - s.0),
+                    message_count: f.message_count,
+                })
+                .collect(),
+            duration_ns: span.map_or(0, |s| s.1 - s.0),
+            starting_time_ns: span.map_or(NO_TIME, |s| s.0),
+            message_count: self.total_message_count(),
+            topics: self
+                .topics
+                .iter()
+                .map(|t| TopicInformation {
+                    name: t.info.name.clone(),
+                    type_name: t.info.type_name.clone(),
+                    serialization_format: t.info.serialization_format.clone(),
+                    offered_qos_profiles: t.info.qos_profiles.clone(),
+                    type_description_hash: t.info.type_hash.clone(),
+                    message_count: t.message_count,
+                })
+                .collect(),
+            compression_format: String::new(),
+            compression_mode: String::new(),
+            custom_data: self.options.custom_data.clone(),
+            ros_distro: self.ros_distro.clone(),
+        }
+    }
+
+    /// Closes the last file and writes `metadata.yaml`; returns the bag's metadata.
+    pub fn finish(mut self) -> Result<BagMetadata> {
+        self.finish_inner()?;
+        Ok(self.metadata())
+    }
+
+    fn finish_inner(&mut self) -> Result<()> {
+        if self.finished {
+            return Ok(());
+        }
+        self.finished = true;
+        // Write metadata.yaml even when the last file failed to close: the other files
+        // are still readable through it.
+        let closed = self.close_current_file();
+        let yaml = self.write_metadata_yaml();
+        closed.and(yaml)
+    }
+
+    fn write_metadata_yaml(&self) -> Result<()> {
+        let path = self.dir.join(METADATA_FILENAME);
+        let temporary = self.dir.join(format!("{METADATA_FILENAME}.tmp"));
+        std::fs::write(&temporary, self.metadata().to_metadata_yaml())
+            .map_err(|e| Error::io(&temporary, e))?;
+        std::fs::rename(&temporary, &path).map_err(|e| Error::io(&path, e))
+    }
+
+    fn should_split(&self, receive_time_ns: u64) -> bool {
+        let (Some(file), Some(state)) = (&self.current, self.files.last()) else {
+            return false;
+        };
+        let Some((start, _)) = state.span else {
+            return false; // never leave a file empty
+        };
+        let too_big = self
+            .options
+            .max_file_size
+            .is_some_and(|max| file.size.load(Ordering::Relaxed) >= max);
+        let too_long = self
+            .options
+            .max_file_duration
+            .is_some_and(|max| u128::from(receive_time_ns.saturating_sub(start)) > max.as_nanos());
+        too_big || too_long
+    }
+
+    fn open_next_file(&mut self) -> Result<()> {
+        let name = format!("{}_{}.mcap", self.base_name, self.files.len());
+        let path = self.dir.join(&name);
+        let file = File::create_new(&path).map_err(|e| Error::io(&path, e))?;
+        let size = Arc::new(AtomicU64::new(0));
+        let sink = CountingWriter {
+            inner: BufWriter::new(file),
+            position: 0,
+            size: Arc::clone(&size),
+        };
+        let compression = match self.options.compression {
+            Compression::Zstd => Some(mcap::Compression::Zstd),
+            Compression::Lz4 => Some(mcap::Compression::Lz4),
+            Compression::None => None,
+        };
+        let writer = mcap::WriteOptions::new()
+            .profile(MCAP_PROFILE)
+            .library(format!(
+                "kairos-bag/{} ({})",
+                env!("CARGO_PKG_VERSION"),
+                mcap::LIBRARY_IDENTIFIER
+            ))
+            .compression(compression)
+            .chunk_size(Some(self.options.chunk_size))
+            // Compress in the writing thread: no worker threads per file.
+            .compression_threads(0)
+            .create(sink)
+            .map_err(|source| Error::McapWrite {
+                path: path.clone(),
+                source,
+            })?;
+        let mut open = OpenFile {
+            path,
+            writer,
+            channels: Vec::with_capacity(self.topics.len()),
+            size,
+        };
+        for topic in &self.topics {
+            let channel = register(&mut open, &topic.info)?;
+            open.channels.push(channel);
+        }
+        self.current = Some(open);
+        self.files.push(FileState {
+            name,
+            ..FileState::default()
+        });
+        Ok(())
+    }
+
+    fn close_current_file(&mut self) -> Result<()> {
+        let Some(mut file) = self.current.take() else {
+            return Ok(());
+        };
+        let record = mcap::records::Metadata {
+            name: MCAP_METADATA_NAME.to_owned(),
+            metadata: [(
+                SERIALIZED_METADATA_KEY.to_owned(),
+                self.metadata().to_yaml(),
+            )]
+            .into(),
+        };
+        let path = file.path.clone();
+        let mcap_error = |source| Error::McapWrite {
+            path: path.clone(),
+            source,
+        };
+        file.writer.write_metadata(&record).map_err(mcap_error)?;
+        file.writer.finish().map_err(mcap_error)?;
+        let sink = file.writer.into_inner();
+        sink.inner
+            .into_inner()
+            .map_err(|e| Error::io(&path, e.into_error()))?;
+        Ok(())
+    }
+}
+
+impl Drop for BagWriter {
+    fn drop(&mut self) {
+        if let Err(e) = self.finish_inner() {
+            log::error!(
+                "kairos-bag: finishing bag {} on drop failed: {e}",
+                self.dir.display()
+            );
+        }
+    }
+}
+
+/// Adds `topic`'s schema and channel to `file`; returns the channel id.
+fn register(file: &mut OpenFile, topic: &TopicInfo) -> Result<u16> {
+    let path = &file.path;
+    let mcap_error = |source| Error::McapWrite {
+        path: path.clone(),
+        source,
+    };
+    let schema = file
+        .writer
+        .add_schema(
+            &topic.type_name,
+            encoding_of(&topic.schema_text),
+            topic.schema_text.as_bytes(),
+        )
+        .map_err(mcap_error)?;
+    let metadata = BTreeMap::from([
+        (
+            "offered_qos_profiles".to_owned(),
+            profiles_to_yaml(&topic.qos_profiles),
+        ),
+        ("topic_type_hash".to_owned(), topic.type_hash.clone()),
+    ]);
+    file.writer
+        .add_channel(schema, &topic.name, &topic.serialization_format, &metadata)
+        .map_err(mcap_error)
+}
+
+fn extend(span: Option<(u64, u64)>, t: u64) -> (u64, u64) {
+    span.map_or((t, t), |(a, b)| (a.min(t), b.max(t)))
+}
+
+/// A writer that keeps count of the size of what was written (without the flush a
+/// `stream_position` on a `BufWriter` would cost).
+struct CountingWriter<W> {
+    inner: W,
+    position: u64,
+    size: Arc<AtomicU64>,
+}
+
+impl<W: Write> Write for CountingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.position += n as u64;
+        self.size.fetch_max(self.position, Ordering::Relaxed);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<W: Seek> Seek for CountingWriter<W> {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        self.position = self.inner.seek(to)?;
+        Ok(self.position)
+    }
+}
