@@ -53,11 +53,19 @@ pub use transport::{TransportError, ZenohTransport};
 
 use std::sync::Arc;
 
-// The README's Rust examples, compiled as doctests here, the one library crate that sees
-// both kairos and kairos-zenoh.
+// The Rust examples of the README and of the guide's pages on kairos and kairos-zenoh,
+// compiled as doctests here, the one library crate that sees both.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/nodes-topics-services.md")]
+struct GuideNodesDoctests;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/zenoh-and-ros2.md")]
+struct GuideZenohDoctests;
 
 /// Whether the environment asks for the Zenoh transport.
 pub fn enabled() -> bool {

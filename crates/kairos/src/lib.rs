@@ -11,7 +11,7 @@
 //! - [`signal`]: Ctrl-C (SIGINT, SIGTERM) shuts the executors down with a report, as in
 //!   rclcpp and rclpy.
 //!
-//! The invariants every module keeps are in `ARCHITECTURE.md`; each module's docs say
+//! The invariants every module keeps are in `docs/architecture.md`; each module's docs say
 //! which of them it is responsible for and how.
 
 #![warn(missing_docs)]

@@ -1,4 +1,4 @@
-//! `kairos demo`: the incidents of STORIES.md replayed, each beside a naive contender that
+//! `kairos demo`: the incidents of `docs/stories.md` replayed, each beside a naive contender that
 //! shows the bug is real on this machine, each ending in a one-line verdict.
 
 use clap::{Args, ValueEnum};
