@@ -3,6 +3,7 @@
 //! A thin binary over the library crates: each subcommand lives in its own module and
 //! prints a human summary, or JSON with `--json`.
 
+mod bag;
 mod bench;
 mod demo;
 mod internal;
@@ -55,6 +56,9 @@ enum Command {
     /// Node parameters across processes: list, get, set.
     #[command(subcommand)]
     Param(param::ParamCmd),
+    /// Bags in rosbag2's format (MCAP, sqlite3): info, echo.
+    #[command(subcommand)]
+    Bag(bag::BagCmd),
     /// Start a system of processes from a ROS 2 YAML launch file; Ctrl-C stops it on time.
     Launch(launch::LaunchArgs),
     /// Child processes of demos and tests.
@@ -85,6 +89,7 @@ fn main() -> std::process::ExitCode {
         Command::Lifecycle(cmd) => ros::lifecycle(cmd),
         Command::Param(cmd) => param::run(cmd),
         Command::Launch(args) => launch::run(args),
+        Command::Bag(cmd) => bag::run(cmd),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,165 @@
+//! `kairos bag info` and `kairos bag echo` on bags rosbag2 wrote (its own test bags, kept
+//! in kairos-bag's test data with their source), checked against the facts rosbag2's
+//! tests state about them; and a path that is no bag fails, naming it.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn rosbag2_bag(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../kairos-bag/tests/data/rosbag2")
+        .join(path)
+}
+
+fn kairos(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kairos"))
+        .args(args)
+        .output()
+        .expect("kairos runs")
+}
+
+fn stdout(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "kairos failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone()).expect("utf-8")
+}
+
+#[test]
+fn info_describes_rosbag2_talker_bags_in_both_storages() {
+    // rosbag2_py/test/resources/{mcap,sqlite3}/talker: 10 std_msgs/msg/String on /topic,
+    // 10 rcl_interfaces/msg/Log on /rosout, none on /parameter_events.
+    for storage in ["mcap", "sqlite3"] {
+        let bag = rosbag2_bag(&format!("{storage}/talker"));
+        let json: serde_json::Value = serde_json::from_str(&stdout(&kairos(&[
+            "bag",
+            "info",
+            "--json",
+            bag.to_str().unwrap(),
+        ])))
+        .expect("json");
+        assert_eq!(json["storage"], storage);
+        assert_eq!(json["messages"], 20);
+        let topics = json["topics"].as_array().expect("topics");
+        let topic = |name: &str| {
+            topics
+                .iter()
+                .find(|t| t["name"] == name)
+                .unwrap_or_else(|| panic!("{name} in {json}"))
+        };
+        assert_eq!(topic("/topic")["type"], "std_msgs/msg/String");
+        assert_eq!(topic("/topic")["count"], 10);
+        assert_eq!(topic("/rosout")["type"], "rcl_interfaces/msg/Log");
+        assert_eq!(topic("/rosout")["count"], 10);
+        assert_eq!(topic("/parameter_events")["count"], 0);
+        assert!(json["size_bytes"].as_u64().unwrap() > 0, "{json}");
+        let (start, duration) = (
+            json["start_ns"].as_u64().unwrap(),
+            json["duration_ns"].as_u64().unwrap(),
+        );
+        assert_eq!(json["end_ns"].as_u64().unwrap(), start + duration);
+    }
+    let text = stdout(&kairos(&[
+        "bag",
+        "info",
+        rosbag2_bag("mcap/talker").to_str().unwrap(),
+    ]));
+    for expected in [
+        "Storage id:        mcap",
+        "Messages:          20",
+        "Topic: /topic | Type: std_msgs/msg/String | Count: 10 | Serialization Format: cdr",
+    ] {
+        assert!(text.contains(expected), "{expected:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn info_gives_rosbag2s_own_figures_for_cdr_test() {
+    // rosbag2_tests/test/rosbag2_tests/test_rosbag2_info_end_to_end.cpp states these of
+    // cdr_test: 7 messages over 0.151137181 s from 1586406456.763032325.
+    let json: serde_json::Value = serde_json::from_str(&stdout(&kairos(&[
+        "bag",
+        "info",
+        "--json",
+        rosbag2_bag("mcap/cdr_test").to_str().unwrap(),
+    ])))
+    .expect("json");
+    assert_eq!(json["messages"], 7, "{json}");
+    assert_eq!(json["duration_ns"], 151_137_181u64, "{json}");
+    assert_eq!(json["start_ns"], 1_586_406_456_763_032_325u64, "{json}");
+}
+
+#[test]
+fn echo_decodes_the_talkers_strings_in_order() {
+    // rosbag2_py/test/test_sequential_reader.py: "Hello, world! 0" to "... 9" on /topic.
+    for storage in ["mcap", "sqlite3"] {
+        let bag = rosbag2_bag(&format!("{storage}/talker"));
+        let out = stdout(&kairos(&[
+            "bag",
+            "echo",
+            "--json",
+            "--topic",
+            "/topic",
+            bag.to_str().unwrap(),
+        ]));
+        let messages: Vec<serde_json::Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect();
+        let texts: Vec<&str> = messages
+            .iter()
+            .map(|m| m["data"]["data"].as_str().expect("a decoded String"))
+            .collect();
+        let expected: Vec<String> = (0..10).map(|i| format!("Hello, world! {i}")).collect();
+        assert_eq!(texts, expected, "{storage}");
+        let times: Vec<u64> = messages
+            .iter()
+            .map(|m| m["log_time_ns"].as_u64().unwrap())
+            .collect();
+        assert!(
+            times.windows(2).all(|w| w[0] <= w[1]),
+            "log-time order: {times:?}"
+        );
+    }
+    let two = stdout(&kairos(&[
+        "bag",
+        "echo",
+        "--json",
+        "--count",
+        "2",
+        rosbag2_bag("mcap/talker").to_str().unwrap(),
+    ]));
+    assert_eq!(two.lines().count(), 2, "{two}");
+}
+
+#[test]
+fn a_path_that_is_no_bag_fails_naming_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let garbage = dir.path().join("broken.mcap");
+    std::fs::write(&garbage, b"not an mcap file at all").expect("written");
+    for path in [dir.path().join("missing"), garbage] {
+        let output = kairos(&["bag", "info", path.to_str().unwrap()]);
+        assert!(!output.status.success(), "{path:?} is no bag");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(path.file_name().unwrap().to_str().unwrap()),
+            "the error names {path:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    let output = kairos(&[
+        "bag",
+        "echo",
+        "--topic",
+        "/nope",
+        rosbag2_bag("mcap/talker").to_str().unwrap(),
+    ]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("/nope") && stderr.contains("/topic"),
+        "{stderr}"
+    );
+}
