@@ -44,7 +44,11 @@
 //! the handshake): an executor spinning on another thread, or one that has never spun (a
 //! `spin()` on a thread just started), is waited for; one that was spun before and is not
 //! now, or that the stepping thread itself runs, is not: its caller spins it between steps
-//! (`while exec.spin_some()? > 0 {}`, once before the first step too). Timers that re-arm
+//! (`while exec.spin_some()? > 0 {}`, once before the first step too), and runs what the
+//! step queued in the executor's queue order: an entity that a wake of its own (a stall
+//! recheck, when the stall timeout is shorter than the real time between steps) queued
+//! before the step keeps that earlier place, so callbacks due within one step can then
+//! run in another order than the step's. Timers that re-arm
 //! because their node clock switched to this clock (`set_use_sim_time(true)`) are waited
 //! for at the start of the next step. Each wait is bounded by [`SETTLE_TIMEOUT`] (a
 //! callback that never returns delays the step, never hangs it); one that ends on the
