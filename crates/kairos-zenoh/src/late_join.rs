@@ -27,8 +27,14 @@
 //!
 //! A sample without a readable attachment is passed on at once: the subscription's own
 //! path counts it as malformed.
+//!
+//! Memory is bounded: the gate remembers the last sequence number of at most
+//! [`MAX_SENDERS`] publishers, as the subscription's sequence tracker does; past that it
+//! forgets the half heard from least recently (a history replay of a forgotten publisher
+//! could then be delivered again).
 
 use crate::attachment::{Attachment, Gid};
+use crate::sender_state::MAX_SENDERS;
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -58,8 +64,11 @@ struct State {
     outstanding: usize,
     /// Samples held while they do, by publisher and sequence number.
     held: BTreeMap<(Gid, i64), Sample>,
-    /// The last sequence number delivered from each publisher.
-    last: HashMap<Gid, i64>,
+    /// The last sequence number delivered from each publisher, with when it was heard
+    /// (the value of `heard` then).
+    last: HashMap<Gid, (i64, u64)>,
+    /// Deliveries so far: the clock that says which publisher was heard least recently.
+    heard: u64,
 }
 
 impl std::fmt::Debug for LateJoin {
@@ -190,14 +199,24 @@ impl LateJoin {
 impl State {
     /// Whether `(gid, seq)` comes after the last sample delivered from `gid`; records it.
     fn is_new(&mut self, (gid, seq): (Gid, i64)) -> bool {
+        self.heard += 1;
+        let heard = self.heard;
         match self.last.get_mut(&gid) {
-            Some(last) if *last >= seq => false,
-            Some(last) => {
-                *last = seq;
+            Some((last, _)) if *last >= seq => false,
+            Some(entry) => {
+                *entry = (seq, heard);
                 true
             }
             None => {
-                self.last.insert(gid, seq);
+                if self.last.len() >= MAX_SENDERS {
+                    // Forget the half heard least recently: O(n log n) once per n/2 new
+                    // publishers.
+                    let mut times: Vec<u64> = self.last.values().map(|&(_, h)| h).collect();
+                    let (_, median, _) = times.select_nth_unstable(MAX_SENDERS / 2);
+                    let median = *median;
+                    self.last.retain(|_, &mut (_, h)| h > median);
+                }
+                self.last.insert(gid, (seq, heard));
                 true
             }
         }
@@ -210,5 +229,50 @@ struct QueryDone(Arc<LateJoin>);
 impl Drop for QueryDone {
     fn drop(&mut self) {
         self.0.query_ended();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gid(n: usize) -> Gid {
+        let mut bytes = [0u8; 16];
+        bytes[..8].copy_from_slice(&(n as u64).to_le_bytes());
+        bytes
+    }
+
+    #[test]
+    fn publishers_are_remembered_up_to_the_bound_the_most_recent_kept() {
+        let mut state = State::default();
+        for n in 0..MAX_SENDERS * 3 {
+            assert!(state.is_new((gid(n), 1)), "publisher {n}'s first sample");
+            assert!(
+                state.last.len() <= MAX_SENDERS,
+                "{} remembered",
+                state.last.len()
+            );
+        }
+        // The most recent publisher is still known: a replay of its sample is a duplicate,
+        // its next sample is new.
+        let recent = gid(MAX_SENDERS * 3 - 1);
+        assert!(!state.is_new((recent, 1)));
+        assert!(state.is_new((recent, 2)));
+    }
+
+    #[test]
+    fn a_publisher_heard_often_survives_the_forgetting() {
+        let mut state = State::default();
+        let talker = gid(usize::MAX);
+        let mut seq = 0;
+        for n in 0..MAX_SENDERS * 2 {
+            seq += 1;
+            assert!(state.is_new((talker, seq)));
+            assert!(state.is_new((gid(n), 1)));
+        }
+        assert!(
+            !state.is_new((talker, seq)),
+            "still remembered: a duplicate"
+        );
     }
 }
