@@ -13,6 +13,8 @@
 //! - [`qos`]: [`QosProfile`], the offered QoS profiles rosbag2 records per topic.
 //! - [`schema`]: [`ros2msg_definition`], the message definition text of MCAP schemas.
 //! - [`error`]: [`Error`], what went wrong and what to do about it.
+//! - `record` (feature `zenoh`): `Recorder`, recording a running system's topics
+//!   through kairos's Zenoh transport, losses counted.
 //!
 //! ```no_run
 //! let bag = kairos_bag::Bag::open("my_bag")?;
@@ -34,6 +36,8 @@ mod mcap_file;
 pub mod metadata;
 pub mod qos;
 pub mod reader;
+#[cfg(feature = "zenoh")]
+pub mod record;
 pub mod schema;
 mod sqlite;
 pub mod writer;

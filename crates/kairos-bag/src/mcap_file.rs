@@ -8,7 +8,10 @@
 //! memory and sorted. [`McapFile::metadata`] describes the file as rosbag2's MCAP
 //! plugin does: topics from its channels (type from the schema name, QoS and type hash
 //! from the channel metadata), counts and times from its statistics, the rest from its
-//! last `rosbag2` metadata record. A damaged file is an [`Error::Corrupt`] naming it.
+//! last `rosbag2` metadata record. A damaged file is an [`Error::Corrupt`] naming it,
+//! except one cut short (a recorder killed, a full disk): a file that starts as MCAP and
+//! has no readable end is read up to its last complete record (for a chunked file, its
+//! last complete chunk), with a warning that says how much was recovered.
 
 use crate::error::{Error, Result};
 use crate::metadata::{BagMetadata, FileInformation, TopicInformation};
@@ -89,6 +92,9 @@ pub(crate) struct McapFile {
     path: PathBuf,
     source: Source,
     summary: Option<mcap::Summary>,
+    /// The file has no readable end (no footer or summary): read up to its last complete
+    /// record.
+    truncated: bool,
     /// The largest record (or decompressed chunk) believed: a damaged length field must
     /// not make the reader allocate exabytes.
     record_limit: usize,
@@ -118,12 +124,22 @@ impl McapFile {
             .seek(SeekFrom::End(0))
             .map_err(|e| Error::io(path, e))?;
         let record_limit = record_limit(size);
-        let summary =
-            read_summary(&mut source, size, record_limit).map_err(|e| Error::corrupt(path, e))?;
+        let (summary, truncated) = match read_summary(&mut source, size, record_limit) {
+            Ok(summary) => (summary, false),
+            Err(why) if !ends_with_magic(&mut source, size) => {
+                log::warn!(
+                    "kairos-bag: {} has no end ({why}): it was cut short (a recorder killed, a full disk?); reading it up to its last complete record",
+                    path.display()
+                );
+                (None, true)
+            }
+            Err(why) => return Err(Error::corrupt(path, why)),
+        };
         Ok(Self {
             path: path.to_owned(),
             source,
             summary,
+            truncated,
             record_limit,
         })
     }
@@ -270,7 +286,12 @@ impl McapFile {
         let flattener =
             mcap::read::ChunkFlattener::new(&bytes).map_err(|e| Error::corrupt(&self.path, e))?;
         for record in flattener {
-            match record.map_err(|e| Error::corrupt(&self.path, e))? {
+            let record = match record {
+                Ok(record) => record,
+                Err(_) if self.truncated => break,
+                Err(e) => return Err(Error::corrupt(&self.path, e)),
+            };
+            match record {
                 mcap::records::Record::Schema { header, .. } => {
                     schemas.insert(header.id, header.name);
                 }
@@ -390,7 +411,11 @@ impl McapFile {
         let mut names: HashMap<u16, (Arc<str>, Arc<str>)> = HashMap::new();
         let mut messages = Vec::new();
         for message in stream {
-            let message = message.map_err(|e| Error::corrupt(&self.path, e))?;
+            let message = match message {
+                Ok(message) => message,
+                Err(_) if self.truncated => break,
+                Err(e) => return Err(Error::corrupt(&self.path, e)),
+            };
             let channel = &message.channel;
             if !filter.accepts(&channel.topic, message.log_time) {
                 continue;
@@ -616,6 +641,15 @@ fn read_fully(source: &mut Source, buf: &mut [u8]) -> std::io::Result<usize> {
 }
 
 /// The summary section, if the file has one.
+/// Whether the file of `size` bytes ends with the MCAP magic (a complete file does).
+fn ends_with_magic(source: &mut Source, size: u64) -> bool {
+    let mut magic = [0u8; 8];
+    size >= 16
+        && source.seek(SeekFrom::Start(size - 8)).is_ok()
+        && read_fully(source, &mut magic).is_ok_and(|n| n == 8)
+        && magic == mcap::MAGIC
+}
+
 fn read_summary(
     source: &mut Source,
     size: u64,

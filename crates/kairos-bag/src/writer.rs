@@ -371,6 +371,12 @@ impl BagWriter {
         Ok(())
     }
 
+    /// Sets one entry of the metadata's `custom_data` (written into `metadata.yaml` at
+    /// [`finish`](Self::finish)); a recorder stores what it lost there.
+    pub fn set_custom_data(&mut self, key: impl Into<String>, value: impl Into<String>) {
+        self.options.custom_data.insert(key.into(), value.into());
+    }
+
     /// Messages written to `topic` so far (0 for a topic not added).
     pub fn message_count(&self, topic: &str) -> u64 {
         self.topic_index

@@ -56,7 +56,7 @@ enum Command {
     /// Node parameters across processes: list, get, set.
     #[command(subcommand)]
     Param(param::ParamCmd),
-    /// Bags in rosbag2's format (MCAP, sqlite3): info, echo.
+    /// Bags in rosbag2's format (MCAP, sqlite3): record, info, echo.
     #[command(subcommand)]
     Bag(bag::BagCmd),
     /// Start a system of processes from a ROS 2 YAML launch file; Ctrl-C stops it on time.

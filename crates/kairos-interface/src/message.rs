@@ -23,6 +23,11 @@ pub trait Message: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The ROS type name, e.g. `std_msgs/msg/String`.
     const TYPE_NAME: &'static str;
 
+    /// The type's `.msg` text as its package defines it, comments included (what rosbag2
+    /// stores as a bag's schema); empty when not known (a type written by hand, or the
+    /// request and response of a service).
+    const DEFINITION: &'static str = "";
+
     /// The type's fields, with the descriptions of the types they nest.
     fn description() -> TypeDescription;
 

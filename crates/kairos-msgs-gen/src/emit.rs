@@ -186,14 +186,13 @@ impl Emitter<'_> {
         if !package.messages.is_empty() {
             out.push_str("    /// Messages.\n    pub mod msg {\n");
             for m in &package.messages {
-                let copy = self.copy.contains(&format!("{name}/{}", m.name));
                 self.message(
                     out,
                     name,
                     &m.name,
                     &format!("{name}/msg/{}", m.name),
                     &m.spec,
-                    copy,
+                    Some(&m.text),
                 );
             }
             out.push_str("    }\n\n");
@@ -242,7 +241,7 @@ impl Emitter<'_> {
             &format!("{rust_name}Request"),
             &format!("{ros}_Request"),
             request,
-            false,
+            None,
         );
         self.message(
             out,
@@ -250,7 +249,7 @@ impl Emitter<'_> {
             &format!("{rust_name}Response"),
             &format!("{ros}_Response"),
             response,
-            false,
+            None,
         );
     }
 
@@ -298,7 +297,7 @@ impl Emitter<'_> {
                 &format!("{n}{suffix}"),
                 &format!("{ros}_{suffix}"),
                 spec,
-                false,
+                None,
             );
         }
         let local = |suffix: &str| (Some(package.to_owned()), format!("{n}_{suffix}"));
@@ -347,7 +346,7 @@ impl Emitter<'_> {
             &format!("{n}FeedbackMessage"),
             &format!("{ros}_FeedbackMessage"),
             &feedback_message,
-            false,
+            None,
         );
     }
 
@@ -378,8 +377,10 @@ impl Emitter<'_> {
         rust_name: &str,
         ros_name: &str,
         spec: &MessageSpec,
-        copy: bool,
+        definition: Option<&str>,
     ) {
+        // Only `.msg` types (those with a definition) are ever found Copy.
+        let copy = definition.is_some() && self.copy.contains(&format!("{package}/{rust_name}"));
         let rt = self.rt;
         let empty_field;
         let fields: &[Field] = if spec.fields.is_empty() {
@@ -458,9 +459,12 @@ impl Emitter<'_> {
             out.push_str("        }\n");
         }
 
+        let definition = definition
+            .map(|text| format!("\n            const DEFINITION: &'static str = {text:?};"))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "        impl {rt}::Message for {rust_name} {{\n            const TYPE_NAME: &'static str = \"{ros_name}\";\n            fn description() -> {rt}::type_hash::TypeDescription {{\n                {rt}::type_hash::TypeDescription::new(Self::TYPE_NAME, ::std::vec!["
+            "        impl {rt}::Message for {rust_name} {{\n            const TYPE_NAME: &'static str = \"{ros_name}\";{definition}\n            fn description() -> {rt}::type_hash::TypeDescription {{\n                {rt}::type_hash::TypeDescription::new(Self::TYPE_NAME, ::std::vec!["
         );
         for field in fields {
             let _ = writeln!(

@@ -111,6 +111,8 @@ pub struct MessageFile {
     pub name: String,
     pub file: PathBuf,
     pub spec: MessageSpec,
+    /// The file's text, as `Message::DEFINITION`.
+    pub text: String,
 }
 
 /// One `.srv` file, parsed.
@@ -157,6 +159,7 @@ impl Package {
                 name: stem(&path),
                 spec: parse::parse_message(&path, &text)?,
                 file: path,
+                text,
             });
         }
         for path in files(&dir.join("srv"), "srv")? {

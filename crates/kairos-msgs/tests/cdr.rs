@@ -278,3 +278,28 @@ fn service_types_name_their_request_and_response() {
         "example_interfaces/srv/AddTwoInts_Response"
     );
 }
+
+/// A generated message carries its `.msg` file's text, comments included (what rosbag2
+/// stores as a bag's schema); the request of a service has none of its own.
+#[test]
+fn a_generated_message_carries_its_definition_text() {
+    use kairos_msgs::Message;
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/interfaces");
+    for (definition, file) in [
+        (
+            kairos_msgs::std_msgs::msg::String::DEFINITION,
+            "std_msgs/msg/String.msg",
+        ),
+        (
+            kairos_msgs::geometry_msgs::msg::TransformStamped::DEFINITION,
+            "geometry_msgs/msg/TransformStamped.msg",
+        ),
+    ] {
+        let text = std::fs::read_to_string(format!("{root}/{file}")).expect(file);
+        assert_eq!(definition, text, "{file}");
+    }
+    assert_eq!(
+        kairos_msgs::example_interfaces::srv::AddTwoIntsRequest::DEFINITION,
+        ""
+    );
+}

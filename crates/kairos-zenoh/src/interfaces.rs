@@ -48,6 +48,7 @@ pub struct MessageTool {
     wire: Wire,
     dds_type: String,
     hash: String,
+    definition: &'static str,
     from_json: fn(serde_json::Value) -> Result<Box<dyn Any + Send + Sync>, String>,
     to_json: fn(&dyn Any) -> Option<serde_json::Value>,
 }
@@ -59,6 +60,7 @@ impl MessageTool {
             dds_type: crate::message::dds_type_name(M::TYPE_NAME)
                 .expect("a Message's TYPE_NAME is pkg/msg/Type"),
             hash: M::type_hash().to_string(),
+            definition: M::DEFINITION,
             from_json: from_json::<M>,
             to_json: to_json::<M>,
         }
@@ -67,6 +69,16 @@ impl MessageTool {
     /// The ROS type name.
     pub fn ros_type(&self) -> &'static str {
         self.wire.type_name()
+    }
+
+    /// The RIHS01 type hash, `RIHS01_` and 64 hex digits.
+    pub fn type_hash(&self) -> &str {
+        &self.hash
+    }
+
+    /// The type's `.msg` text (`Message::DEFINITION`; empty when not known).
+    pub fn definition(&self) -> &'static str {
+        self.definition
     }
 
     /// A publisher of this type on `node`, fed JSON values, sending to other processes.

@@ -15,6 +15,8 @@
 //! - [`transport`]: the zenoh session behind the graph's transport hook.
 //! - [`matching`]: waiting until zenoh matches a publisher with a remote subscriber.
 //! - [`qos`]: reliability, congestion control, history and transient-local on the wire.
+//! - [`raw`]: subscriptions of any announced type, handing messages over undecoded (for
+//!   recorders).
 //! - [`config`]: rmw_zenoh's defaults and environment variables.
 //! - [`parameter_services`]: ROS 2's parameter services for a node's parameters.
 //! - [`shared_waits`]: blocked waits shared between kairos processes (deadlock checks).
@@ -40,6 +42,7 @@ pub mod matching;
 pub mod msg;
 pub mod parameter_services;
 pub mod qos;
+pub mod raw;
 mod received;
 mod report;
 pub mod sender_state;

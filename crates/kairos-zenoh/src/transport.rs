@@ -107,13 +107,16 @@ fn failure(error: TransportError) -> TransportFailure {
     Arc::new(error)
 }
 
-/// Where a subscriber hands each message it decodes, with the publisher's trace handle,
-/// the sequence number and the lifespan left (if the publisher has one).
-enum Sink {
+/// Where a subscriber hands each message: decoded with the `Wire`, with the publisher's
+/// trace handle, the sequence number and the lifespan left (if the publisher has one), or
+/// undecoded.
+pub(crate) enum Sink {
     /// In a shared box of its own.
-    Shared(Box<SharedSink>),
+    Shared(Wire, Box<SharedSink>),
     /// Lent as `Option<M>` (see `Wire::decode_to`), for the taker to box as it likes.
-    Lent(Box<LentSink>),
+    Lent(Wire, Box<LentSink>),
+    /// The payload as it arrived, with its attachment (see [`crate::raw`]).
+    Raw(Box<crate::raw::RawSink>),
 }
 
 /// [`Sink::Shared`]'s handler.
@@ -122,7 +125,7 @@ type SharedSink = dyn Fn(AnyMessage, u64, u64, Option<kairos::time::Duration>) +
 type LentSink =
     dyn Fn(&mut dyn std::any::Any, u64, u64, Option<kairos::time::Duration>) + Send + Sync;
 
-struct NodeEntry {
+pub(crate) struct NodeEntry {
     key: NodeKey,
     _token: LivelinessToken,
 }
@@ -238,19 +241,24 @@ impl ZenohTransport {
         )?;
         let publisher =
             node.create_publisher::<ClockMsg>(CLOCK_TOPIC, kairos::graph::Qos::keep_last(1))?;
-        let deliver = Sink::Lent(Box::new(
-            move |value: &mut dyn std::any::Any, _publisher, _seq, _left| {
-                if let Some(clock) = value
-                    .downcast_mut::<Option<ClockMsg>>()
-                    .and_then(Option::take)
-                {
-                    publisher.publish(clock);
-                }
-            },
-        ));
+        let wire = kairos::graph::transport::Wire::of::<ClockMsg>();
+        let deliver = Sink::Lent(
+            wire,
+            Box::new(
+                move |value: &mut dyn std::any::Any, _publisher, _seq, _left| {
+                    if let Some(clock) = value
+                        .downcast_mut::<Option<ClockMsg>>()
+                        .and_then(Option::take)
+                    {
+                        publisher.publish(clock);
+                    }
+                },
+            ),
+        );
         let subscriber = self.subscriber(
             CLOCK_TOPIC,
-            kairos::graph::transport::Wire::of::<ClockMsg>(),
+            &wire.dds_type()?,
+            &wire.type_hash().to_string(),
             kairos::graph::Qos::keep_last(1),
             deliver,
             |_, _, _| {},
@@ -346,7 +354,7 @@ impl ZenohTransport {
     /// The node's key, declaring its token if the node has none here yet (at its creation,
     /// or at its first entity for a node made before the transport came); `None`
     /// for the transport's own nodes, which are never announced nor carried.
-    fn node_entry(&self, node: &Node) -> Result<Option<Arc<NodeEntry>>, TransportError> {
+    pub(crate) fn node_entry(&self, node: &Node) -> Result<Option<Arc<NodeEntry>>, TransportError> {
         if node.name().starts_with(INTERNAL_NODE) {
             return Ok(None);
         }
@@ -379,7 +387,7 @@ impl ZenohTransport {
     }
 
     /// Declares the token of an entity; returns it with the entity's gid.
-    fn announce(
+    pub(crate) fn announce(
         &self,
         node: &NodeEntry,
         kind: EntityKind,
@@ -425,7 +433,7 @@ fn service_type(wire: &ServiceWire) -> kairos_msgs::TypeDescription {
     )
 }
 
-fn wire_qos(qos: kairos::graph::Qos) -> WireQos {
+pub(crate) fn wire_qos(qos: kairos::graph::Qos) -> WireQos {
     WireQos {
         reliability: match qos.reliability {
             kairos::graph::Reliability::Reliable => Reliability::Reliable,
@@ -680,24 +688,26 @@ impl RemoteClient for ZenohClient {
 }
 
 impl ZenohTransport {
-    /// Declares a zenoh subscriber of `name` hearing remote publishers only: each sample's
-    /// attachment is checked, its sequence number accounted (`lost` gets each gap), its
-    /// payload decoded with `wire`, and `deliver` gets the message with its publisher's
+    /// Declares a zenoh subscriber of `name` (of the type `dds_type` with `hash`) hearing
+    /// remote publishers only: each sample's attachment is checked, its sequence number
+    /// accounted (`lost` gets each gap), its payload decoded with the sink's wire (or
+    /// handed over as it is, [`Sink::Raw`]), and `deliver` gets the message with its publisher's
     /// trace handle and sequence number; a sample that fails any step is counted in
     /// [`Self::malformed_samples`] and reported. Every subscription and the `/clock`
     /// bridge take this one path. `deliver`'s last argument is what remains of the
     /// message's life when its publisher announces a lifespan: the lifespan less the age
     /// the source timestamp gives (as DDS counts it, so clocks of two hosts should agree).
-    fn subscriber(
+    pub(crate) fn subscriber(
         &self,
         name: &str,
-        wire: Wire,
+        dds_type: &str,
+        hash: &str,
         qos: kairos::graph::Qos,
         deliver: Sink,
         lost: impl Fn(u64, u64, u64) + Send + Sync + 'static,
     ) -> Result<Declaration, TransportError> {
         use zenoh_ext::AdvancedSubscriberBuilderExt;
-        let key = self.key(name, &wire.dds_type()?, &wire.type_hash().to_string());
+        let key = self.key(name, dds_type, hash);
         let log = MalformedLog {
             count: self.malformed.clone(),
             report: Mutex::new(MalformedReport::new(name)),
@@ -741,12 +751,19 @@ impl ZenohTransport {
             // Not negative: a negative number is malformed.
             let seq = seq as u64;
             let decoded = match &deliver {
-                Sink::Shared(deliver) => crate::received::decode(&wire, sample.payload())
+                Sink::Shared(wire, deliver) => crate::received::decode(wire, sample.payload())
                     .map(|message| deliver(message, handle, seq, left)),
-                Sink::Lent(deliver) => {
-                    crate::received::decode_to(&wire, sample.payload(), &mut |value| {
+                Sink::Lent(wire, deliver) => {
+                    crate::received::decode_to(wire, sample.payload(), &mut |value| {
                         deliver(value, handle, seq, left)
                     })
+                }
+                Sink::Raw(deliver) => {
+                    deliver(crate::raw::RawSample {
+                        payload: sample.payload().to_bytes().into_owned(),
+                        attachment,
+                    });
+                    Ok(())
                 }
             };
             if let Err(e) = decoded {
@@ -876,12 +893,15 @@ impl ZenohTransport {
         let lost = inbox.clone();
         self.subscribe_announced(
             endpoint,
-            Sink::Lent(Box::new(move |value, publisher, seq, left| {
-                match left {
-                    Some(left) => inbox.deliver_lent_expiring(value, publisher, seq, left),
-                    None => inbox.deliver_lent(value, publisher, seq),
-                };
-            })),
+            Sink::Lent(
+                endpoint.wire,
+                Box::new(move |value, publisher, seq, left| {
+                    match left {
+                        Some(left) => inbox.deliver_lent_expiring(value, publisher, seq, left),
+                        None => inbox.deliver_lent(value, publisher, seq),
+                    };
+                }),
+            ),
             move |publisher, first, count| lost.lost(publisher, first, count),
         )
     }
@@ -927,8 +947,14 @@ impl ZenohTransport {
         let Some(node) = self.node_entry(endpoint.node)? else {
             return Ok(None);
         };
-        let subscriber =
-            self.subscriber(endpoint.name, endpoint.wire, endpoint.qos, deliver, lost)?;
+        let subscriber = self.subscriber(
+            endpoint.name,
+            &endpoint.wire.dds_type()?,
+            &endpoint.wire.type_hash().to_string(),
+            endpoint.qos,
+            deliver,
+            lost,
+        )?;
         // Announced once it can receive, so whoever sees the token reaches it.
         let token = self.announce_subscription(&node, endpoint)?;
         Ok(Some(Box::new((subscriber, token, node))))
@@ -1126,7 +1152,7 @@ impl ZenohTransport {
         };
         self.subscribe_announced(
             &endpoint,
-            Sink::Shared(Box::new(move |message, _, _, _| deliver(message))),
+            Sink::Shared(wire, Box::new(move |message, _, _, _| deliver(message))),
             |_, _, _| {},
         )?
         .ok_or_else(|| TransportError::Unannounced(node.name().to_owned()))

@@ -1,6 +1,7 @@
 //! `kairos bag`: rosbag2 bags (MCAP and sqlite3, every rosbag2 version) from the command
-//! line, read with `kairos-bag`.
+//! line, read and recorded with `kairos-bag`.
 //!
+//! - `record`: the topics of a running system into a new bag (see [`record`]);
 //! - `info`: what `ros2 bag info` says of a bag: files, size, storage, duration, start and
 //!   end, and each topic with its type, count and serialization format;
 //! - `echo`: the messages in log-time order, decoded to JSON for the types kairos ships
@@ -8,6 +9,8 @@
 //!
 //! A path that is not a bag, or a damaged file, is an error that names the file and says
 //! what kairos reads; nothing is printed as if the bag were whole.
+
+mod record;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
@@ -18,6 +21,8 @@ use std::time::{Duration, UNIX_EPOCH};
 
 #[derive(Debug, Subcommand)]
 pub enum BagCmd {
+    /// Record topics of the running system into a new bag (Ctrl-C stops).
+    Record(record::RecordArgs),
     /// What a bag holds: files, storage, duration, topics with types and counts.
     Info(InfoArgs),
     /// The messages of a bag in log-time order, as JSON where kairos knows the type.
@@ -50,6 +55,7 @@ pub struct EchoArgs {
 
 pub fn run(cmd: BagCmd) -> anyhow::Result<ExitCode> {
     match cmd {
+        BagCmd::Record(args) => record::record(args),
         BagCmd::Info(args) => info(&args),
         BagCmd::Echo(args) => echo(&args),
     }

@@ -1,0 +1,752 @@
+//! Recording a running system into a bag: every message of the selected topics, from every
+//! kairos process and ROS 2 (rmw_zenoh) process the Zenoh transport reaches, as rosbag2's
+//! recorder stores it. Needs the `zenoh` feature.
+//!
+//! What a [`Recorder`] promises:
+//! - **Topics as the graph announces them.** Topics are found in the graph (at start and
+//!   whenever it changes, or at least every [`RecordOptions::discovery_period`]) and
+//!   chosen by [`Selection`] as `ros2 bag record` chooses them (a list, all, a regex, an
+//!   exclude regex; hidden topics only when asked). Each is recorded with the type and
+//!   RIHS01 hash its first publisher announces, the QoS profiles its publishers offer, and
+//!   its message definition when kairos knows the type (else an empty schema, named in
+//!   [`RecordReport::without_definition`]). The subscription's QoS is chosen as rosbag2
+//!   chooses it: reliable only if every publisher is, transient local only if every
+//!   publisher is (then the publishers' history is recorded too).
+//! - **Bytes as they were sent.** Messages are written undecoded, log time = receive time
+//!   on the recorder's clock (simulation time when that clock is on it), publish time =
+//!   the publisher's source timestamp, sequence = the publisher's sequence number.
+//! - **Nothing lost silently.** Between the transport and the writer is a queue bounded in
+//!   bytes ([`RecordOptions::max_cache_bytes`]); a message that does not fit is dropped
+//!   and counted. Gaps in a publisher's sequence numbers are counted. A write that fails
+//!   (a full disk) stops writing: the error is kept ([`Recorder::failure`]), later
+//!   messages are counted as not written, and the files written so far stay readable.
+//!   Every count is in the [`RecordReport`] and in the bag's `custom_data`
+//!   (`kairos.recorder.*`). For each topic, `received = written + dropped_queue +
+//!   not_written` once the recorder has stopped.
+//! - **Stops whole.** [`Recorder::stop`] undeclares the subscriptions, writes every queued
+//!   message, closes the last file with its summary and writes `metadata.yaml`.
+
+use crate::schema::ros2msg_definition;
+use crate::{BagMetadata, BagWriter, Error, QosProfile, TopicInfo, WriterOptions};
+use kairos::graph::{Node, Qos};
+use kairos::time::Clock;
+use kairos_zenoh::ZenohTransport;
+use kairos_zenoh::graph_key::{self, EntityKind, History, Token, WireQos};
+use kairos_zenoh::raw::{RawSample, RawTopic};
+use regex::Regex;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Which topics to record, as `ros2 bag record` selects them.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// Every topic (`-a`).
+    pub all: bool,
+    /// These topics (absolute names).
+    pub topics: Vec<String>,
+    /// Topics whose name matches (`--regex`).
+    pub regex: Option<Regex>,
+    /// Not these, even if `all` or `regex` chose them (`--exclude-regex`).
+    pub exclude: Option<Regex>,
+    /// Topics with a name part starting with `_` (`--include-hidden-topics`), which
+    /// `all` and `regex` skip otherwise.
+    pub include_hidden: bool,
+}
+
+impl Selection {
+    /// Whether `topic` is to be recorded.
+    pub fn wants(&self, topic: &str) -> bool {
+        if self.topics.iter().any(|t| t == topic) {
+            return true;
+        }
+        let hidden = topic.split('/').any(|part| part.starts_with('_'));
+        if hidden && !self.include_hidden {
+            return false;
+        }
+        let chosen = self.all || self.regex.as_ref().is_some_and(|r| r.is_match(topic));
+        chosen && !self.exclude.as_ref().is_some_and(|r| r.is_match(topic))
+    }
+
+    /// Whether nothing can ever be chosen.
+    pub fn is_empty(&self) -> bool {
+        !self.all && self.topics.is_empty() && self.regex.is_none()
+    }
+}
+
+/// How a [`Recorder`] records.
+#[derive(Debug, Clone)]
+pub struct RecordOptions {
+    /// The topics.
+    pub selection: Selection,
+    /// The bag's files: compression, splitting, chunk size.
+    pub writer: WriterOptions,
+    /// The most bytes of messages waiting for the writer (rosbag2's `--max-cache-size`,
+    /// 100 MiB by default); a message that does not fit is dropped and counted.
+    pub max_cache_bytes: u64,
+    /// How often the graph is looked at for new topics, at the least (rosbag2's
+    /// `--topic-polling-interval`, 100 ms); a change in the graph is looked at at once.
+    pub discovery_period: Duration,
+}
+
+impl Default for RecordOptions {
+    fn default() -> Self {
+        Self {
+            selection: Selection::default(),
+            writer: WriterOptions::default(),
+            max_cache_bytes: 100 * 1024 * 1024,
+            discovery_period: Duration::from_millis(100),
+        }
+    }
+}
+
+/// What happened to one topic's messages.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TopicCounts {
+    /// Messages that reached the recorder.
+    pub received: u64,
+    /// Messages in the bag.
+    pub written: u64,
+    /// Messages dropped because the queue to the writer was full.
+    pub dropped_queue: u64,
+    /// Messages not written because writing had failed.
+    pub not_written: u64,
+    /// Messages the publishers sent that never reached the recorder (gaps in their
+    /// sequence numbers).
+    pub lost_in_transport: u64,
+}
+
+/// What a recording ended with.
+#[derive(Debug)]
+pub struct RecordReport {
+    /// The bag's metadata (`None` if the bag could not be closed: see `error`).
+    pub metadata: Option<BagMetadata>,
+    /// Each recorded topic's counts.
+    pub topics: BTreeMap<String, TopicCounts>,
+    /// Topics recorded without a message definition (types kairos does not ship).
+    pub without_definition: Vec<String>,
+    /// The first write error (a full disk), or the error closing the bag.
+    pub error: Option<Error>,
+}
+
+impl RecordReport {
+    /// The counts of every topic, summed.
+    pub fn total(&self) -> TopicCounts {
+        self.topics
+            .values()
+            .fold(TopicCounts::default(), |a, b| TopicCounts {
+                received: a.received + b.received,
+                written: a.written + b.written,
+                dropped_queue: a.dropped_queue + b.dropped_queue,
+                not_written: a.not_written + b.not_written,
+                lost_in_transport: a.lost_in_transport + b.lost_in_transport,
+            })
+    }
+}
+
+/// Records the selected topics into a bag until [`stop`](Self::stop) (see the module docs).
+#[derive(Debug)]
+pub struct Recorder {
+    shared: Arc<Shared>,
+    discovery: Option<JoinHandle<()>>,
+    writer: Option<JoinHandle<WriterEnd>>,
+}
+
+#[derive(Debug, Default)]
+struct TopicStats {
+    received: AtomicU64,
+    written: AtomicU64,
+    dropped_queue: AtomicU64,
+    not_written: AtomicU64,
+    lost: AtomicU64,
+}
+
+impl TopicStats {
+    fn counts(&self) -> TopicCounts {
+        TopicCounts {
+            received: self.received.load(Ordering::Acquire),
+            written: self.written.load(Ordering::Acquire),
+            dropped_queue: self.dropped_queue.load(Ordering::Acquire),
+            not_written: self.not_written.load(Ordering::Acquire),
+            lost_in_transport: self.lost.load(Ordering::Acquire),
+        }
+    }
+}
+
+enum Event {
+    Topic(TopicInfo),
+    Message {
+        topic: Arc<str>,
+        stats: Arc<TopicStats>,
+        log_time: u64,
+        publish_time: u64,
+        sequence: u32,
+        data: Vec<u8>,
+    },
+    Stop,
+}
+
+struct Shared {
+    /// `true` while messages may enter the queue; a sender holds the read lock from its
+    /// check to its send, so every message sent comes before [`Event::Stop`].
+    open: RwLock<bool>,
+    /// Set by `stop`, and by the graph watch (to look again at once).
+    wake: (Mutex<Wake>, Condvar),
+    topics: Mutex<BTreeMap<String, Arc<TopicStats>>>,
+    without_definition: Mutex<Vec<String>>,
+    queued_bytes: AtomicU64,
+    failed: Mutex<Option<String>>,
+}
+
+#[derive(Default)]
+struct Wake {
+    stop: bool,
+    graph_changed: bool,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared").finish_non_exhaustive()
+    }
+}
+
+struct WriterEnd {
+    metadata: Option<BagMetadata>,
+    error: Option<Error>,
+}
+
+impl Recorder {
+    /// Creates the bag `dir` (which must not exist) and starts recording what `options`
+    /// select from the graph of `transport`, through subscriptions announced under `node`,
+    /// stamping receive times on `clock`.
+    pub fn start(
+        transport: Arc<ZenohTransport>,
+        node: Node,
+        clock: Clock,
+        dir: impl AsRef<Path>,
+        options: RecordOptions,
+    ) -> crate::Result<Self> {
+        if options.selection.is_empty() {
+            return Err(Error::InvalidOption(
+                "no topic selected: name topics, or choose all (-a) or a regex (--regex)".into(),
+            ));
+        }
+        let mut writer = BagWriter::create(dir, options.writer.clone())?;
+        writer.set_custom_data("kairos.recorder", "kairos bag record");
+        let shared = Arc::new(Shared {
+            open: RwLock::new(true),
+            wake: (Mutex::new(Wake::default()), Condvar::new()),
+            topics: Mutex::new(BTreeMap::new()),
+            without_definition: Mutex::new(Vec::new()),
+            queued_bytes: AtomicU64::new(0),
+            failed: Mutex::new(None),
+        });
+        // The queue is bounded in bytes by `max_cache_bytes`; the count bound only keeps
+        // a flood of empty messages from growing it without end.
+        let (tx, rx) = sync_channel::<Event>(65_536);
+        let writer = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("kairos-bag-writer".into())
+                .spawn(move || write_loop(writer, rx, &shared))
+                .map_err(|e| Error::InvalidOption(format!("cannot start the writer: {e}")))?
+        };
+        {
+            let shared = Arc::downgrade(&shared);
+            transport.graph().watch(Box::new(move || {
+                if let Some(shared) = shared.upgrade() {
+                    shared.wake.0.lock().expect("not poisoned").graph_changed = true;
+                    shared.wake.1.notify_all();
+                }
+            }));
+        }
+        let discovery = {
+            let shared = shared.clone();
+            let discoverer = Discoverer {
+                transport,
+                node,
+                clock,
+                options,
+                tx,
+                subscriptions: Vec::new(),
+                recorded: BTreeMap::new(),
+            };
+            std::thread::Builder::new()
+                .name("kairos-bag-discovery".into())
+                .spawn(move || discoverer.run(&shared))
+                .map_err(|e| Error::InvalidOption(format!("cannot start discovery: {e}")))?
+        };
+        Ok(Self {
+            shared,
+            discovery: Some(discovery),
+            writer: Some(writer),
+        })
+    }
+
+    /// The counts so far, per recorded topic.
+    pub fn counts(&self) -> BTreeMap<String, TopicCounts> {
+        let topics = self.shared.topics.lock().expect("not poisoned");
+        topics
+            .iter()
+            .map(|(k, v)| (k.clone(), v.counts()))
+            .collect()
+    }
+
+    /// The topics recorded so far.
+    pub fn topics(&self) -> Vec<String> {
+        let topics = self.shared.topics.lock().expect("not poisoned");
+        topics.keys().cloned().collect()
+    }
+
+    /// Why writing stopped (a full disk), if it did: the recording should then be stopped.
+    pub fn failure(&self) -> Option<String> {
+        self.shared.failed.lock().expect("not poisoned").clone()
+    }
+
+    /// Stops recording: no message enters after this; every queued one is written; the
+    /// bag is closed. Returns what happened to every topic's messages.
+    pub fn stop(mut self) -> RecordReport {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> RecordReport {
+        {
+            let mut wake = self.shared.wake.0.lock().expect("not poisoned");
+            wake.stop = true;
+            self.shared.wake.1.notify_all();
+        }
+        if let Some(discovery) = self.discovery.take() {
+            let _ = discovery.join();
+        }
+        let end = self.writer.take().map(|w| w.join());
+        let (metadata, error) = match end {
+            Some(Ok(end)) => (end.metadata, end.error),
+            Some(Err(_)) => (
+                None,
+                Some(Error::InvalidOption("the bag writer panicked".into())),
+            ),
+            None => (None, None),
+        };
+        RecordReport {
+            metadata,
+            topics: self.counts(),
+            without_definition: self
+                .shared
+                .without_definition
+                .lock()
+                .expect("not poisoned")
+                .clone(),
+            error,
+        }
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        if self.writer.is_some() {
+            let _ = self.finish();
+        }
+    }
+}
+
+/// The discovery thread: subscribes each newly chosen topic; at stop, closes the queue.
+struct Discoverer {
+    transport: Arc<ZenohTransport>,
+    node: Node,
+    clock: Clock,
+    options: RecordOptions,
+    tx: SyncSender<Event>,
+    subscriptions: Vec<kairos::graph::transport::Declaration>,
+    /// The type each recorded topic was recorded with.
+    recorded: BTreeMap<String, String>,
+}
+
+impl Discoverer {
+    fn run(mut self, shared: &Arc<Shared>) {
+        loop {
+            self.discover(shared);
+            let (lock, condvar) = &shared.wake;
+            let mut wake = lock.lock().expect("not poisoned");
+            if !wake.stop && !wake.graph_changed {
+                wake = condvar
+                    .wait_timeout(wake, self.options.discovery_period)
+                    .expect("not poisoned")
+                    .0;
+            }
+            if wake.stop {
+                break;
+            }
+            wake.graph_changed = false;
+        }
+        // Close the gate first: once it is closed no callback sends, so `Stop` is last.
+        *shared.open.write().expect("not poisoned") = false;
+        self.subscriptions.clear();
+        let _ = self.tx.send(Event::Stop);
+    }
+
+    fn discover(&mut self, shared: &Arc<Shared>) {
+        let tokens = self.transport.graph().tokens();
+        let mut publishers: BTreeMap<&str, Vec<&Token>> = BTreeMap::new();
+        for token in &tokens {
+            if token.kind != EntityKind::Publisher {
+                continue;
+            }
+            if let Some(endpoint) = &token.endpoint {
+                publishers.entry(&endpoint.name).or_default().push(token);
+            }
+        }
+        for (topic, mut offered) in publishers {
+            if self.recorded.contains_key(topic) || !self.options.selection.wants(topic) {
+                continue;
+            }
+            // The type of the earliest announced publisher; others are not recorded.
+            offered.sort_by_key(|t| (t.node.zid.clone(), t.id));
+            let endpoint = offered[0].endpoint.as_ref().expect("publisher endpoint");
+            let Some(ros_type) = kairos_zenoh::message::ros_type_name(&endpoint.dds_type) else {
+                log::warn!(
+                    "kairos bag record: {topic} announces the type {}, which is not a ROS 2 message type; not recorded",
+                    endpoint.dds_type
+                );
+                self.recorded.insert(topic.to_owned(), String::new());
+                continue;
+            };
+            let same_type: Vec<&WireQos> = offered
+                .iter()
+                .filter_map(|t| t.endpoint.as_ref())
+                .filter(|e| e.dds_type == endpoint.dds_type && e.hash == endpoint.hash)
+                .map(|e| &e.qos)
+                .collect();
+            if let Err(e) = self.subscribe(shared, topic, &ros_type, &endpoint.hash, &same_type) {
+                log::warn!("kairos bag record: cannot record {topic}: {e}");
+            }
+            self.recorded.insert(topic.to_owned(), ros_type);
+        }
+    }
+
+    fn subscribe(
+        &mut self,
+        shared: &Arc<Shared>,
+        topic: &str,
+        ros_type: &str,
+        hash: &str,
+        offered: &[&WireQos],
+    ) -> Result<(), String> {
+        let definition = ros2msg_definition(ros_type, |name| {
+            kairos_zenoh::interfaces::message_by_name(name)
+                .map(|tool| tool.definition())
+                .filter(|text| !text.is_empty())
+                .map(str::to_owned)
+        });
+        let schema_text = definition.unwrap_or_else(|e| {
+            log::warn!(
+                "kairos bag record: {topic} is recorded without its definition ({e}); readers that need one cannot decode it"
+            );
+            shared
+                .without_definition
+                .lock()
+                .expect("not poisoned")
+                .push(topic.to_owned());
+            String::new()
+        });
+        let info = TopicInfo::new(topic, ros_type)
+            .with_type_hash(hash)
+            .with_qos(offered.iter().map(|q| profile_of(q)).collect())
+            .with_schema_text(schema_text);
+        // Before the subscription exists, so the writer knows the topic before any message.
+        self.tx
+            .send(Event::Topic(info))
+            .map_err(|_| "the writer has stopped".to_owned())?;
+        let stats = Arc::new(TopicStats::default());
+        shared
+            .topics
+            .lock()
+            .expect("not poisoned")
+            .insert(topic.to_owned(), stats.clone());
+        let deliver = {
+            let (shared, stats, tx, clock) = (
+                shared.clone(),
+                stats.clone(),
+                self.tx.clone(),
+                self.clock.clone(),
+            );
+            let name: Arc<str> = Arc::from(topic);
+            let limit = self.options.max_cache_bytes;
+            move |sample: RawSample| {
+                let open = shared.open.read().expect("not poisoned");
+                if !*open {
+                    return;
+                }
+                stats.received.fetch_add(1, Ordering::AcqRel);
+                let size = sample.payload.len() as u64;
+                let queued = shared.queued_bytes.fetch_add(size, Ordering::AcqRel);
+                if queued + size > limit && queued > 0 {
+                    shared.queued_bytes.fetch_sub(size, Ordering::AcqRel);
+                    stats.dropped_queue.fetch_add(1, Ordering::AcqRel);
+                    return;
+                }
+                let event = Event::Message {
+                    topic: name.clone(),
+                    stats: stats.clone(),
+                    log_time: u64::try_from(clock.now().nanos()).unwrap_or(0),
+                    publish_time: u64::try_from(sample.attachment.source_timestamp).unwrap_or(0),
+                    sequence: sample.attachment.sequence_number as u32,
+                    data: sample.payload,
+                };
+                if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) =
+                    tx.try_send(event)
+                {
+                    shared.queued_bytes.fetch_sub(size, Ordering::AcqRel);
+                    stats.dropped_queue.fetch_add(1, Ordering::AcqRel);
+                }
+            }
+        };
+        let lost = {
+            let stats = stats.clone();
+            move |count| {
+                stats.lost.fetch_add(count, Ordering::AcqRel);
+            }
+        };
+        let subscription = self
+            .transport
+            .raw_subscription(
+                &self.node,
+                RawTopic {
+                    name: topic,
+                    ros_type,
+                    type_hash: hash,
+                },
+                subscription_qos(offered),
+                deliver,
+                lost,
+            )
+            .map_err(|e| e.to_string())?;
+        self.subscriptions.push(subscription);
+        Ok(())
+    }
+}
+
+/// The writer thread: writes until [`Event::Stop`], then closes the bag.
+fn write_loop(mut writer: BagWriter, rx: Receiver<Event>, shared: &Shared) -> WriterEnd {
+    let mut first_error: Option<Error> = None;
+    while let Ok(event) = rx.recv() {
+        match event {
+            Event::Topic(info) => {
+                let name = info.name.clone();
+                if let Err(e) = writer.add_topic(info) {
+                    log::warn!("kairos bag record: cannot add {name} to the bag: {e}");
+                }
+            }
+            Event::Message {
+                topic,
+                stats,
+                log_time,
+                publish_time,
+                sequence,
+                data,
+            } => {
+                shared
+                    .queued_bytes
+                    .fetch_sub(data.len() as u64, Ordering::AcqRel);
+                if first_error.is_some() {
+                    stats.not_written.fetch_add(1, Ordering::AcqRel);
+                    continue;
+                }
+                match writer.write(&topic, log_time, publish_time, sequence, &data) {
+                    Ok(()) => {
+                        stats.written.fetch_add(1, Ordering::AcqRel);
+                    }
+                    Err(e) => {
+                        stats.not_written.fetch_add(1, Ordering::AcqRel);
+                        *shared.failed.lock().expect("not poisoned") = Some(e.to_string());
+                        first_error = Some(e);
+                    }
+                }
+            }
+            Event::Stop => break,
+        }
+    }
+    let counts: Vec<(String, TopicCounts)> = {
+        let topics = shared.topics.lock().expect("not poisoned");
+        topics
+            .iter()
+            .map(|(k, v)| (k.clone(), v.counts()))
+            .collect()
+    };
+    record_counts(&mut writer, &counts);
+    match writer.finish() {
+        Ok(metadata) => WriterEnd {
+            metadata: Some(metadata),
+            error: first_error,
+        },
+        Err(e) => WriterEnd {
+            metadata: None,
+            error: Some(first_error.unwrap_or(e)),
+        },
+    }
+}
+
+/// The recorder's counts, into the bag's `custom_data`: totals, and each topic that lost
+/// anything.
+fn record_counts(writer: &mut BagWriter, counts: &[(String, TopicCounts)]) {
+    let mut total = TopicCounts::default();
+    for (topic, c) in counts {
+        total.received += c.received;
+        total.written += c.written;
+        total.dropped_queue += c.dropped_queue;
+        total.not_written += c.not_written;
+        total.lost_in_transport += c.lost_in_transport;
+        if c.dropped_queue + c.not_written + c.lost_in_transport > 0 {
+            writer.set_custom_data(
+                format!("kairos.recorder.lost.{topic}"),
+                format!(
+                    "received {}, written {}, dropped by the full queue {}, not written {}, lost in transport {}",
+                    c.received, c.written, c.dropped_queue, c.not_written, c.lost_in_transport
+                ),
+            );
+        }
+    }
+    for (key, value) in [
+        ("received", total.received),
+        ("written", total.written),
+        ("dropped_queue", total.dropped_queue),
+        ("not_written", total.not_written),
+        ("lost_in_transport", total.lost_in_transport),
+    ] {
+        writer.set_custom_data(format!("kairos.recorder.{key}"), value.to_string());
+    }
+}
+
+/// rosbag2's choice: reliable only if every publisher is; transient local only if every
+/// publisher is, with the deepest history they keep.
+fn subscription_qos(offered: &[&WireQos]) -> Qos {
+    let depth = offered
+        .iter()
+        .map(|q| match q.history {
+            History::KeepLast(d) | History::KeepAll(d) => d,
+        })
+        .max()
+        .unwrap_or(10)
+        .clamp(1, 10_000);
+    let mut qos = Qos::keep_last(usize::try_from(depth).unwrap_or(10_000));
+    if !offered
+        .iter()
+        .all(|q| q.reliability == graph_key::Reliability::Reliable)
+    {
+        qos = qos.best_effort();
+    }
+    if !offered.is_empty()
+        && offered
+            .iter()
+            .all(|q| q.durability == graph_key::Durability::TransientLocal)
+    {
+        qos = qos.transient_local();
+    }
+    qos
+}
+
+/// A publisher's announced QoS as rosbag2 records it.
+fn profile_of(qos: &WireQos) -> QosProfile {
+    use crate::qos::{Durability, History as BagHistory, Liveliness, Reliability, RmwDuration};
+    let duration = |d: Option<kairos::time::Duration>| match d {
+        None => RmwDuration::INFINITE,
+        Some(d) => {
+            let nanos = u64::try_from(d.as_nanos()).unwrap_or(0);
+            RmwDuration {
+                sec: nanos / 1_000_000_000,
+                nsec: nanos % 1_000_000_000,
+            }
+        }
+    };
+    let (history, depth) = match qos.history {
+        History::KeepLast(d) => (BagHistory::KeepLast, d),
+        History::KeepAll(d) => (BagHistory::KeepAll, d),
+    };
+    QosProfile {
+        history,
+        depth,
+        reliability: match qos.reliability {
+            graph_key::Reliability::Reliable => Reliability::Reliable,
+            graph_key::Reliability::BestEffort => Reliability::BestEffort,
+        },
+        durability: match qos.durability {
+            graph_key::Durability::Volatile => Durability::Volatile,
+            graph_key::Durability::TransientLocal => Durability::TransientLocal,
+        },
+        deadline: duration(qos.deadline),
+        lifespan: duration(qos.lifespan),
+        liveliness: match qos.liveliness {
+            kairos::graph::Liveliness::Automatic => Liveliness::Automatic,
+            kairos::graph::Liveliness::ManualByTopic => Liveliness::ManualByTopic,
+        },
+        liveliness_lease_duration: duration(qos.liveliness_lease),
+        avoid_ros_namespace_conventions: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selection_follows_ros2_bag_record() {
+        let all = Selection {
+            all: true,
+            exclude: Some(Regex::new("^/camera").unwrap()),
+            ..Selection::default()
+        };
+        assert!(all.wants("/chatter"));
+        assert!(!all.wants("/camera/image"));
+        assert!(
+            !all.wants("/add/_service_event"),
+            "hidden topics need asking"
+        );
+        let listed = Selection {
+            topics: vec!["/add/_service_event".into()],
+            ..Selection::default()
+        };
+        assert!(
+            listed.wants("/add/_service_event"),
+            "a named topic is recorded"
+        );
+        assert!(!listed.wants("/chatter"));
+        let regex = Selection {
+            regex: Some(Regex::new("^/r").unwrap()),
+            ..Selection::default()
+        };
+        assert!(regex.wants("/rosout") && !regex.wants("/chatter"));
+        assert!(Selection::default().is_empty());
+    }
+
+    fn wire(reliable: bool, transient: bool, depth: u64) -> WireQos {
+        WireQos {
+            reliability: if reliable {
+                graph_key::Reliability::Reliable
+            } else {
+                graph_key::Reliability::BestEffort
+            },
+            durability: if transient {
+                graph_key::Durability::TransientLocal
+            } else {
+                graph_key::Durability::Volatile
+            },
+            history: History::KeepLast(depth),
+            ..WireQos::default()
+        }
+    }
+
+    #[test]
+    fn qos_is_chosen_as_rosbag2_chooses_it() {
+        let (a, b) = (wire(true, true, 5), wire(false, true, 20));
+        let qos = subscription_qos(&[&a, &b]);
+        assert_eq!(qos.reliability, kairos::graph::Reliability::BestEffort);
+        assert_eq!(qos.durability, kairos::graph::Durability::TransientLocal);
+        let c = wire(true, false, 1);
+        let qos = subscription_qos(&[&a, &c]);
+        assert_eq!(qos.reliability, kairos::graph::Reliability::Reliable);
+        assert_eq!(qos.durability, kairos::graph::Durability::Volatile);
+    }
+}

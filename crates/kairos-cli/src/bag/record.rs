@@ -1,0 +1,222 @@
+//! `kairos bag record`: the arguments of `ros2 bag record`, mapped onto
+//! [`kairos_bag::record::Recorder`]. Runs until Ctrl-C (or `--duration`), then closes the
+//! bag and prints what each topic received, wrote and lost.
+
+use anyhow::{Context, anyhow};
+use clap::Args;
+use kairos_bag::record::{RecordOptions, RecordReport, Recorder, Selection};
+use kairos_bag::{Compression, WriterOptions};
+use regex::Regex;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// Topics to record.
+    pub topics: Vec<String>,
+    /// Record every topic (hidden ones too with --include-hidden-topics).
+    #[arg(short = 'a', long)]
+    pub all: bool,
+    /// Record the topics whose name matches this regular expression.
+    #[arg(short = 'e', long)]
+    pub regex: Option<String>,
+    /// Leave out the topics whose name matches this regular expression.
+    #[arg(short = 'x', long)]
+    pub exclude_regex: Option<String>,
+    /// With --all or --regex, also topics with a name part starting with `_`.
+    #[arg(long)]
+    pub include_hidden_topics: bool,
+    /// The bag folder to create (default: rosbag2_YYYY_MM_DD-HH_MM_SS).
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+    /// Start a new file once the current one has this many bytes (0: never).
+    #[arg(short = 'b', long, default_value_t = 0)]
+    pub max_bag_size: u64,
+    /// Start a new file once the current one spans this many seconds (0: never).
+    #[arg(short = 'd', long, default_value_t = 0.0)]
+    pub max_bag_duration: f64,
+    /// MCAP chunk compression.
+    #[arg(long, value_enum, default_value_t = ChunkCompression::None)]
+    pub chunk_compression: ChunkCompression,
+    /// Stamp receive times on simulation time (/clock).
+    #[arg(long)]
+    pub use_sim_time: bool,
+    /// The most bytes waiting for the writer; messages beyond are dropped and counted.
+    #[arg(long, default_value_t = 100 * 1024 * 1024)]
+    pub max_cache_size: u64,
+    /// How often to look for new topics, in milliseconds.
+    #[arg(long, default_value_t = 100)]
+    pub polling_interval: u64,
+    /// Stop after this many seconds (default: at Ctrl-C).
+    #[arg(long)]
+    pub duration: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ChunkCompression {
+    None,
+    Zstd,
+    Lz4,
+}
+
+pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
+    let compile = |flag: &str, pattern: &Option<String>| {
+        pattern
+            .as_deref()
+            .map(Regex::new)
+            .transpose()
+            .with_context(|| format!("{flag} is not a regular expression"))
+    };
+    let selection = Selection {
+        all: args.all,
+        topics: args.topics.iter().map(|t| absolute(t)).collect(),
+        regex: compile("--regex", &args.regex)?,
+        exclude: compile("--exclude-regex", &args.exclude_regex)?,
+        include_hidden: args.include_hidden_topics,
+    };
+    if selection.is_empty() {
+        return Err(anyhow!(
+            "nothing to record: name topics, or pass --all or --regex"
+        ));
+    }
+    let seconds = |flag: &str, s: f64| {
+        Duration::try_from_secs_f64(s)
+            .map_err(|_| anyhow!("{flag} {s} is not a number of seconds ≥ 0"))
+    };
+    let max_duration = seconds("--max-bag-duration", args.max_bag_duration)?;
+    let stop_after = args
+        .duration
+        .map(|d| seconds("--duration", d))
+        .transpose()?;
+    let writer = WriterOptions {
+        compression: match args.chunk_compression {
+            ChunkCompression::None => Compression::None,
+            ChunkCompression::Zstd => Compression::Zstd,
+            ChunkCompression::Lz4 => Compression::Lz4,
+        },
+        max_file_size: (args.max_bag_size > 0).then_some(args.max_bag_size),
+        max_file_duration: (!max_duration.is_zero()).then_some(max_duration),
+        ..WriterOptions::default()
+    };
+    let options = RecordOptions {
+        selection,
+        writer,
+        max_cache_bytes: args.max_cache_size,
+        discovery_period: Duration::from_millis(args.polling_interval.max(1)),
+    };
+    let output = args.output.unwrap_or_else(default_output);
+
+    let transport = kairos_zenoh::ZenohTransport::open()?;
+    transport.install(&kairos::graph::Context::global())?;
+    let node = kairos::graph::Node::with_options(
+        &kairos::graph::Context::global(),
+        &format!("kairos_bag_recorder_{}", std::process::id()),
+        kairos::graph::NodeOptions::new().use_sim_time(args.use_sim_time),
+    )?;
+    let clock = node.clock();
+    let recorder = Recorder::start(transport.clone(), node, clock, &output, options)
+        .with_context(|| format!("cannot record into {}", output.display()))?;
+    eprintln!(
+        "kairos bag record: recording into {} (Ctrl-C stops)",
+        output.display()
+    );
+    // Bounded: ends at Ctrl-C, at --duration, or when writing fails.
+    let steady = kairos::time::Clock::steady();
+    let token = kairos::signal::shutdown_token();
+    let end = stop_after.map(|d| steady.now() + kairos::time::Duration::from(d));
+    let mut announced = 0;
+    let failure = loop {
+        let mut next = steady.now() + kairos::time::Duration::from_millis(100);
+        if let Some(end) = end {
+            if steady.now() >= end {
+                break None;
+            }
+            if end < next {
+                next = end;
+            }
+        }
+        if steady.sleep_until(next, &token).is_err() {
+            break None;
+        }
+        if let Some(failure) = recorder.failure() {
+            break Some(failure);
+        }
+        let topics = recorder.topics();
+        for topic in topics.iter().skip(announced) {
+            eprintln!("kairos bag record: subscribed to {topic}");
+        }
+        announced = topics.len();
+    };
+    let report = recorder.stop();
+    print_report(&output, &report);
+    drop(transport);
+    match (failure, &report.error) {
+        (Some(failure), _) => {
+            eprintln!(
+                "kairos bag record: stopped: {failure}; the bag holds what was written before"
+            );
+            Ok(ExitCode::from(1))
+        }
+        (None, Some(e)) => {
+            eprintln!("kairos bag record: {e}");
+            Ok(ExitCode::from(1))
+        }
+        (None, None) => Ok(ExitCode::SUCCESS),
+    }
+}
+
+fn absolute(topic: &str) -> String {
+    if topic.starts_with('/') {
+        topic.to_owned()
+    } else {
+        format!("/{topic}")
+    }
+}
+
+/// rosbag2's default bag name: `rosbag2_` and the local time of the start.
+fn default_output() -> PathBuf {
+    let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    // 2026-12-02T04:10:11Z -> 2026_12_02-04_10_11
+    let stamp = now
+        .trim_end_matches('Z')
+        .replace('-', "_")
+        .replace('T', "-")
+        .replace(':', "_");
+    PathBuf::from(format!("rosbag2_{stamp}"))
+}
+
+fn print_report(output: &std::path::Path, report: &RecordReport) {
+    for (topic, c) in &report.topics {
+        let mut line = format!(
+            "kairos bag record: {topic}: {} received, {} written",
+            c.received, c.written
+        );
+        if c.dropped_queue > 0 {
+            line += &format!(", {} dropped (writer queue full)", c.dropped_queue);
+        }
+        if c.not_written > 0 {
+            line += &format!(", {} not written (writing had failed)", c.not_written);
+        }
+        if c.lost_in_transport > 0 {
+            line += &format!(
+                ", {} lost in transport (sequence gaps)",
+                c.lost_in_transport
+            );
+        }
+        eprintln!("{line}");
+    }
+    for topic in &report.without_definition {
+        eprintln!(
+            "kairos bag record: {topic}: recorded without a message definition (a type kairos does not ship)"
+        );
+    }
+    let total = report.total();
+    eprintln!(
+        "kairos bag record: {} message(s) on {} topic(s) written to {}; lost: {}",
+        total.written,
+        report.topics.len(),
+        output.display(),
+        total.dropped_queue + total.not_written + total.lost_in_transport
+    );
+}
