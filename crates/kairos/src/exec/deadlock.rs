@@ -280,6 +280,41 @@ struct WaitRecord {
 /// Ends a blocked wait with an error.
 pub(crate) type Abort = Box<dyn FnOnce(WouldDeadlock) + Send>;
 
+/// What a [`WouldDeadlock`]'s "Fix:" offers for one kind of wait, besides moving the
+/// completers to another callback group and spinning a multi-threaded executor (which
+/// every fix says).
+#[derive(Debug, Clone, Copy)]
+pub struct WaitAdvice<'a> {
+    /// How to get the result without blocking, as a clause: "use a done callback
+    /// (ResponseFuture::on_done)". The fixes add "and return" where it fits.
+    pub non_blocking: &'a str,
+    /// How to wait without holding a worker, as a clause: "`.await` it in an async
+    /// callback".
+    pub await_instead: &'a str,
+    /// What to put in another callback group, as the fix names it, when that is not the
+    /// completing entity by name (`None`: "'subscription /tf'", quoted).
+    pub relocate: Option<&'a str>,
+}
+
+impl WaitAdvice<'static> {
+    /// The advice for a service call.
+    pub(crate) const CALL: WaitAdvice<'static> = WaitAdvice {
+        non_blocking: "use a done callback (ResponseFuture::on_done)",
+        await_instead: "`.await` it in an async callback",
+        relocate: None,
+    };
+}
+
+impl WaitAdvice<'_> {
+    /// What the fix says to put in another callback group.
+    fn relocate(&self, completer: &EntityCore) -> String {
+        match self.relocate {
+            Some(what) => what.to_owned(),
+            None => format!("'{}'", completer.name),
+        }
+    }
+}
+
 impl WaitRecord {
     fn shared(&self) -> SharedWait {
         let mut waits_for: Vec<WaitTarget> = self
@@ -421,6 +456,15 @@ pub(crate) fn check_await(
     operation: &str,
     completers: &[&EntityCore],
 ) -> Result<(), WouldDeadlock> {
+    check_await_advised(operation, completers, &WaitAdvice::CALL)
+}
+
+/// [`check_await`] with the fix `advice` gives.
+pub(crate) fn check_await_advised(
+    operation: &str,
+    completers: &[&EntityCore],
+    advice: &WaitAdvice<'_>,
+) -> Result<(), WouldDeadlock> {
     with_frames(|frames| {
         let Some(top) = frames.last() else {
             return Ok(());
@@ -444,8 +488,9 @@ pub(crate) fn check_await(
                         completer.group.name()
                     ),
                     format!(
-                        "put '{}' in another callback group (Node::create_callback_group, Node::with_group), or use a done callback (ResponseFuture::on_done) and return.",
-                        completer.name
+                        "put {} in another callback group (Node::create_callback_group, Node::with_group), or {} and return.",
+                        advice.relocate(completer),
+                        advice.non_blocking
                     ),
                 ));
             }
@@ -466,6 +511,16 @@ pub(crate) fn check_blocking_wait(
     operation: &str,
     completers: &[&EntityCore],
     remote: Option<RemoteServer<'_>>,
+) -> Result<BlockedWorker, WouldDeadlock> {
+    check_blocking_wait_advised(operation, completers, remote, &WaitAdvice::CALL)
+}
+
+/// [`check_blocking_wait`] with the fix `advice` gives.
+pub(crate) fn check_blocking_wait_advised(
+    operation: &str,
+    completers: &[&EntityCore],
+    remote: Option<RemoteServer<'_>>,
+    advice: &WaitAdvice<'_>,
 ) -> Result<BlockedWorker, WouldDeadlock> {
     // Heard before the lock on `WAITS` is taken: the transport's lock is never taken inside it.
     // Only a callback holds groups: a call from `main` needs no look at the others.
@@ -501,8 +556,9 @@ pub(crate) fn check_blocking_wait(
                         completer.group.name()
                     ),
                     format!(
-                        "use a done callback (ResponseFuture::on_done) and return, or put '{}' in another callback group and spin a multi-threaded executor (`.await` in an async callback does not help here: it holds its group until it completes).",
-                        completer.name
+                        "{} and return, or put {} in another callback group and spin a multi-threaded executor (`.await` in an async callback does not help here: it holds its group until it completes).",
+                        advice.non_blocking,
+                        advice.relocate(completer)
                     ),
                 ));
             }
@@ -531,8 +587,10 @@ pub(crate) fn check_blocking_wait(
                         completer.group.name()
                     ),
                     format!(
-                        "`.await` it in an async callback, or use a done callback (ResponseFuture::on_done), or spin a multi-threaded executor with '{}' in a callback group other than '{}'.",
-                        completer.name,
+                        "{}, or {}, or spin a multi-threaded executor with {} in a callback group other than '{}'.",
+                        advice.await_instead,
+                        advice.non_blocking,
+                        advice.relocate(completer),
                         top.group().name()
                     ),
                 ));

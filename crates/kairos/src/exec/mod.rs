@@ -20,6 +20,9 @@
 //!   [`Executor::spin_thread`] spins on a thread and returns once the spin has begun.
 //! - A blocking wait made on an executor worker that could never complete returns
 //!   [`WouldDeadlock`] at once, naming the group and the fix, instead of hanging.
+//!   Crates built on kairos make the same check for their own waits (a tf2 buffer's
+//!   lookup with a timeout): [`check_blocking_wait`] and [`check_await`] with the
+//!   [`WaitCompleter`]s of the subscriptions that complete them.
 //! - Nothing waits without a way out: spins end on cancel, shutdown or a timeout, and
 //!   [`Executor::shutdown`] returns by its deadline with a [`ShutdownReport`] naming any
 //!   callback that is still running or suspended at an `.await`, and counting the work it
@@ -31,6 +34,7 @@
 //!
 #![doc = include_str!("callback_groups.md")]
 
+mod blocking;
 pub(crate) mod callback;
 pub(crate) mod deadlock;
 pub(crate) mod entity;
@@ -47,7 +51,8 @@ pub(crate) mod task;
 mod timekeeper;
 mod timer;
 
-pub use deadlock::{DeadlockReason, WouldDeadlock};
+pub use blocking::{BlockingWait, WaitCompleter, check_await, check_blocking_wait};
+pub use deadlock::{DeadlockReason, WaitAdvice, WouldDeadlock};
 pub use error::ExecError;
 pub(crate) use executor::{ExecShared, deadline_after};
 pub use executor::{Executor, ExecutorStats, ReadyCallback, SpinThread};

@@ -312,6 +312,13 @@ impl<T: Send + Sync + 'static> Subscription<T> {
         self.inner.core().id()
     }
 
+    /// This subscription as the completer of a blocking wait that only its callback can
+    /// complete (see [`check_blocking_wait`](crate::exec::check_blocking_wait)).
+    pub fn completer(&self) -> crate::exec::WaitCompleter {
+        let entity: Arc<dyn Entity> = self.inner.clone();
+        crate::exec::WaitCompleter::new(Arc::downgrade(&entity))
+    }
+
     /// What reached the subscription so far, one consistent snapshot:
     /// `received = delivered + dropped + expired + queued + in_flight`.
     pub fn stats(&self) -> SubscriptionStats {

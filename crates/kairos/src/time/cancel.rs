@@ -73,9 +73,10 @@ impl CancelToken {
         self.inner.state.lock().wakers.len()
     }
 
-    /// Registers `waker` to be woken on cancellation, until the returned guard is dropped.
-    /// Check [`is_cancelled`](Self::is_cancelled) after registering, never before only.
-    pub(crate) fn register(&self, waker: &Waker) -> CancelRegistration {
+    /// Registers `waker` to be woken on cancellation, until the returned guard is dropped:
+    /// how a wait built outside this crate also ends on this token. Check
+    /// [`is_cancelled`](Self::is_cancelled) after registering, never before only.
+    pub fn register(&self, waker: &Waker) -> CancelRegistration {
         let key = self.inner.state.lock().wakers.add(waker);
         CancelRegistration {
             inner: Arc::clone(&self.inner),
@@ -102,14 +103,15 @@ impl Inner {
 
 /// Keeps a waker registered on a [`CancelToken`]; unregisters it when dropped.
 #[derive(Debug)]
-pub(crate) struct CancelRegistration {
+#[must_use = "the waker is unregistered when the registration is dropped"]
+pub struct CancelRegistration {
     inner: Arc<Inner>,
     key: u64,
 }
 
 impl CancelRegistration {
     /// Replaces the registered waker (an async task may be polled with a new one).
-    pub(crate) fn update(&self, waker: &Waker) {
+    pub fn update(&self, waker: &Waker) {
         self.inner.state.lock().wakers.update(self.key, waker);
     }
 }

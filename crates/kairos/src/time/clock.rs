@@ -162,6 +162,37 @@ impl Clock {
         self.sleep_until(self.now() + duration, cancel)
     }
 
+    /// Blocks until `ready` gives a value (`Ok(Some(..))`), this clock reads at least
+    /// `deadline` (`Ok(None)`), or `cancel` fires (or, inside an executor's callback, that
+    /// executor shuts down): [`WaitError::Cancelled`]. The wait of [`sleep_until`]
+    /// (monotonic parking, simulated deadlines, node-clock switches), for a condition set
+    /// by another thread: a crate built on kairos waits for its own event this way.
+    ///
+    /// `ready` is called first, then after every wake-up, with the waker that wakes this
+    /// wait. It must register that waker with whatever will make it ready *before* it
+    /// checks (as a [`CancelToken`] wait does), so that no wake-up is lost; `ready` is
+    /// checked once more when the deadline is reached, before `Ok(None)`.
+    ///
+    /// [`sleep_until`]: Self::sleep_until
+    pub fn wait_until_ready<R>(
+        &self,
+        deadline: Time,
+        cancel: &CancelToken,
+        ready: impl FnMut(&std::task::Waker) -> Option<R>,
+    ) -> Result<Option<R>, WaitError> {
+        let waker = thread_waker();
+        let ready = std::cell::RefCell::new(ready);
+        let found = std::cell::RefCell::new(None);
+        let interrupt = || {
+            if found.borrow().is_none() {
+                *found.borrow_mut() = (ready.borrow_mut())(&waker);
+            }
+            found.borrow().is_some().then_some(Ok(WaitEnd::Reached))
+        };
+        self.block_until(deadline, cancel, None, &interrupt)?;
+        Ok(found.into_inner())
+    }
+
     /// A future that completes once this clock reads at least `deadline`, or with
     /// [`WaitError::Cancelled`] when `cancel` fires.
     pub fn sleep_until_async(&self, deadline: Time, cancel: &CancelToken) -> Sleep {

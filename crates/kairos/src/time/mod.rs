@@ -38,7 +38,7 @@ mod virtual_clock;
 pub(crate) mod wait;
 mod wakers;
 
-pub use cancel::CancelToken;
+pub use cancel::{CancelRegistration, CancelToken};
 pub use clock::Clock;
 pub(crate) use deadline_host::{DeadlineHost, SPIN_WINDOW_NS};
 pub(crate) use deadline_queue::DeadlineQueue;
