@@ -103,8 +103,8 @@ pub enum Error {
         source: rusqlite::Error,
     },
 
-    /// The MCAP writer failed.
-    #[error("writing {path}: {source}")]
+    /// The MCAP writer failed (for a full disk, the cause says "No space left on device").
+    #[error("writing {path}: {}", mcap_cause(source))]
     McapWrite {
         /// The `.mcap` file being written.
         path: PathBuf,
@@ -228,5 +228,17 @@ impl Error {
             path: path.into(),
             reason: reason.to_string(),
         }
+    }
+}
+
+/// The MCAP library's error with the I/O error under it (its own text leaves it out), and
+/// what to do when the disk is full.
+fn mcap_cause(error: &mcap::McapError) -> String {
+    match error {
+        mcap::McapError::Io(io) if io.kind() == std::io::ErrorKind::StorageFull => format!(
+            "{io}: the disk is full; free space, or record to another disk (the bag holds what was written before)"
+        ),
+        mcap::McapError::Io(io) => io.to_string(),
+        other => other.to_string(),
     }
 }

@@ -154,6 +154,35 @@ impl Bag {
         Self::open_files(path, storage, vec![path.to_owned()])
     }
 
+    /// Rebuilds the `metadata.yaml` of the bag folder `dir` from its storage files, as
+    /// `ros2 bag reindex` does: for a bag whose recorder was killed (no `metadata.yaml`,
+    /// the last file without its summary) or whose `metadata.yaml` is lost. A file cut short
+    /// counts up to its last complete record. Returns the metadata written.
+    pub fn reindex(dir: impl AsRef<Path>) -> Result<BagMetadata> {
+        let dir = dir.as_ref();
+        if !dir.is_dir() {
+            return Err(Error::NotABag {
+                path: dir.to_owned(),
+            });
+        }
+        for storage in [StorageId::Mcap, StorageId::Sqlite3] {
+            let files = storage_files(dir, storage)?;
+            if files.is_empty() {
+                continue;
+            }
+            let metadata = Self::open_files(dir, storage, files)?.metadata;
+            let yaml = dir.join(METADATA_FILENAME);
+            let temporary = dir.join(format!("{METADATA_FILENAME}.tmp"));
+            std::fs::write(&temporary, metadata.to_metadata_yaml())
+                .map_err(|e| Error::io(&temporary, e))?;
+            std::fs::rename(&temporary, &yaml).map_err(|e| Error::io(&yaml, e))?;
+            return Ok(metadata);
+        }
+        Err(Error::NotABag {
+            path: dir.to_owned(),
+        })
+    }
+
     fn open_with_metadata(folder: &Path, yaml: &Path) -> Result<Self> {
         let metadata = BagMetadata::read(yaml)?;
         if metadata.version > CURRENT_VERSION {

@@ -35,7 +35,7 @@ use crate::schema::encoding_of;
 use kairos_interface::Message;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -223,7 +223,7 @@ struct FileState {
 
 struct OpenFile {
     path: PathBuf,
-    writer: mcap::Writer<CountingWriter<BufWriter<File>>>,
+    writer: mcap::Writer<CountingWriter<File>>,
     /// MCAP channel id of each topic, by topic index.
     channels: Vec<u16>,
     size: Arc<AtomicU64>,
@@ -482,8 +482,11 @@ impl BagWriter {
         let path = self.dir.join(&name);
         let file = File::create_new(&path).map_err(|e| Error::io(&path, e))?;
         let size = Arc::new(AtomicU64::new(0));
+        // Unbuffered: the mcap writer hands over whole chunks, and a chunk it handed over
+        // is in the file at once, so a recorder killed afterwards loses only the chunk it
+        // was filling (the reader recovers up to the last complete one).
         let sink = CountingWriter {
-            inner: BufWriter::new(file),
+            inner: file,
             position: 0,
             size: Arc::clone(&size),
         };
@@ -546,9 +549,7 @@ impl BagWriter {
         file.writer.write_metadata(&record).map_err(mcap_error)?;
         file.writer.finish().map_err(mcap_error)?;
         let sink = file.writer.into_inner();
-        sink.inner
-            .into_inner()
-            .map_err(|e| Error::io(&path, e.into_error()))?;
+        sink.inner.sync_data().map_err(|e| Error::io(&path, e))?;
         Ok(())
     }
 }
@@ -595,8 +596,7 @@ fn extend(span: Option<(u64, u64)>, t: u64) -> (u64, u64) {
     span.map_or((t, t), |(a, b)| (a.min(t), b.max(t)))
 }
 
-/// A writer that keeps count of the size of what was written (without the flush a
-/// `stream_position` on a `BufWriter` would cost).
+/// A writer that keeps count of the size of what was written (without asking the file).
 struct CountingWriter<W> {
     inner: W,
     position: u64,

@@ -2,6 +2,7 @@
 //! line, read and recorded with `kairos-bag`.
 //!
 //! - `record`: the topics of a running system into a new bag (see [`record`]);
+//! - `reindex`: a folder's `metadata.yaml` rebuilt from its files (a killed recorder's);
 //! - `info`: what `ros2 bag info` says of a bag: files, size, storage, duration, start and
 //!   end, and each topic with its type, count and serialization format;
 //! - `echo`: the messages in log-time order, decoded to JSON for the types kairos ships
@@ -27,6 +28,14 @@ pub enum BagCmd {
     Info(InfoArgs),
     /// The messages of a bag in log-time order, as JSON where kairos knows the type.
     Echo(EchoArgs),
+    /// Rebuild a bag folder's metadata.yaml from its files (after a recorder was killed).
+    Reindex(ReindexArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReindexArgs {
+    /// The bag folder.
+    pub bag: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -58,7 +67,20 @@ pub fn run(cmd: BagCmd) -> anyhow::Result<ExitCode> {
         BagCmd::Record(args) => record::record(args),
         BagCmd::Info(args) => info(&args),
         BagCmd::Echo(args) => echo(&args),
+        BagCmd::Reindex(args) => reindex(&args),
     }
+}
+
+fn reindex(args: &ReindexArgs) -> anyhow::Result<ExitCode> {
+    let meta = Bag::reindex(&args.bag)
+        .with_context(|| format!("cannot reindex the bag {}", args.bag.display()))?;
+    println!(
+        "kairos bag reindex: {} written: {} message(s) in {} file(s)",
+        args.bag.join("metadata.yaml").display(),
+        meta.message_count,
+        meta.relative_file_paths.len()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn open(path: &Path) -> anyhow::Result<Bag> {

@@ -39,6 +39,10 @@ pub struct RecordArgs {
     /// MCAP chunk compression.
     #[arg(long, value_enum, default_value_t = ChunkCompression::None)]
     pub chunk_compression: ChunkCompression,
+    /// Target size of an MCAP chunk in bytes (rosbag2: 768 KiB); a chunk is on disk once
+    /// full, so smaller chunks lose less when the recorder is killed.
+    #[arg(long, default_value_t = 768 * 1024)]
+    pub chunk_size: u64,
     /// Stamp receive times on simulation time (/clock).
     #[arg(long)]
     pub use_sim_time: bool,
@@ -97,6 +101,7 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
         },
         max_file_size: (args.max_bag_size > 0).then_some(args.max_bag_size),
         max_file_duration: (!max_duration.is_zero()).then_some(max_duration),
+        chunk_size: args.chunk_size,
         ..WriterOptions::default()
     };
     let options = RecordOptions {
@@ -115,6 +120,12 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
         kairos::graph::NodeOptions::new().use_sim_time(args.use_sim_time),
     )?;
     let clock = node.clock();
+    // Spun so that Ctrl-C shuts an executor down (the runtime's graceful path, see
+    // kairos::signal) and ends the loop below, which then closes the bag.
+    let exec = kairos::exec::Executor::single_threaded();
+    exec.add_node(&node)?;
+    let spinner = exec.clone();
+    std::thread::spawn(move || spinner.spin());
     let recorder = Recorder::start(transport.clone(), node, clock, &output, options)
         .with_context(|| format!("cannot record into {}", output.display()))?;
     eprintln!(
@@ -149,6 +160,7 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
         announced = topics.len();
     };
     let report = recorder.stop();
+    let _ = exec.shutdown(kairos::time::Duration::from_secs(2));
     print_report(&output, &report);
     drop(transport);
     match (failure, &report.error) {

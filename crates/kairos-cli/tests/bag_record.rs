@@ -1,0 +1,333 @@
+//! `kairos bag record` against live processes on Zenoh (loopback only): what kairos and an
+//! independent ROS 2 peer (zenoh-ros2-sdk) publish lands in a bag that two readers no one
+//! here wrote (rosbags, mcap_ros2) decode; a recorder killed with SIGKILL leaves a bag that
+//! reads up to its last complete chunk and that `kairos bag reindex` completes; a full disk
+//! stops the recording with an error that says so, and the bag written until then reads.
+
+mod zenoh_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+use zenoh_support::*;
+
+const LIMIT: Duration = Duration::from_secs(90);
+
+fn signal(child: &Running, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &child.0.id().to_string()])
+        .status()
+        .expect("kill(1)");
+    assert!(status.success(), "kill -{name} failed");
+}
+
+/// Starts `kairos bag record ARGS -o BAG` and waits until it records.
+fn record(router: &Router, bag: &Path, args: &[&str]) -> (Running, Lines) {
+    let mut recorder = spawn(
+        router
+            .kairos()
+            .args(["bag", "record", "-o", bag.to_str().unwrap()])
+            .args(args),
+    );
+    let mut lines = Lines::of(recorder.0.stderr.take().expect("stderr"));
+    lines.wait_for("recording into", LIMIT);
+    (recorder, lines)
+}
+
+/// `kairos topic pub TOPIC TYPE VALUES` TIMES times at 50 Hz, once the recorder matches.
+fn publish(router: &Router, topic: &str, ty: &str, values: &str, times: u32) -> String {
+    let out = router
+        .kairos()
+        .args(["topic", "pub", topic, ty, values])
+        .args(["--times", &times.to_string(), "--rate", "50"])
+        .args(["--wait-matching", "60"])
+        .output()
+        .expect("kairos topic pub");
+    assert_ok("kairos topic pub", &out)
+}
+
+/// One of kairos-bag's Python readers on `args`, its JSON output.
+fn python_reader(script: &str, args: &[&Path]) -> serde_json::Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../kairos-bag/tests/py")
+        .join(script);
+    let out = Command::new("python3")
+        .arg(&script)
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{} failed ({}): {}\n(these tests need `pip install rosbags mcap mcap-ros2-support`; scripts/test installs them)",
+        script.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("the reader prints JSON")
+}
+
+fn mcap_files(bag: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(bag)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "mcap"))
+        .collect();
+    files.sort();
+    files
+}
+
+const PY_TWIST: &str = r#"
+import os, sys, time, json
+from zenoh_ros2_sdk import ROS2Publisher, get_topic_info
+from zenoh_ros2_sdk.session import ZenohSession
+from zenoh_ros2_sdk.utils import get_type_hash
+PORT = int(os.environ["ROUTER_PORT"])
+DEFS = json.loads(os.environ["MSG_DEFS"])
+DEPS = dict(DEFS)
+session = ZenohSession.get_instance("127.0.0.1", PORT)
+for name, text in DEFS:
+    session.register_message_type(text, name)
+T = session.store.types
+HASH = get_type_hash('geometry_msgs/msg/Twist', DEPS['geometry_msgs/msg/Twist'], DEPS)
+def bounded_wait(pred, seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
+pub = ROS2Publisher('/py_twist', 'geometry_msgs/msg/Twist', msg_definition=DEPS['geometry_msgs/msg/Twist'], type_hash=HASH, node_name='py_twist', router_port=PORT)
+def recorder_subscribed():
+    info = get_topic_info('/py_twist', router_port=PORT)
+    return info is not None and info.subscriber_count > 0
+assert bounded_wait(recorder_subscribed, 60), 'the recorder never subscribed /py_twist'
+assert bounded_wait(lambda: pub.pub.matching_status.matching, 60), 'zenoh never matched the recorder'
+V3 = T['geometry_msgs/msg/Vector3']
+for i in range(5):
+    pub.publish(linear=V3(x=0.5 * i, y=0.0, z=0.0), angular=V3(x=0.0, y=0.0, z=-1.0))
+    time.sleep(0.02)
+time.sleep(1.0)
+pub.close()
+print('published 5', flush=True)
+"#;
+
+#[test]
+fn a_recording_of_kairos_and_ros2_publishers_is_decoded_by_independent_readers() {
+    require_zenoh_ros2_sdk("zenoh_ros2_sdk");
+    let router = Router::start(KAIROS);
+    let dir = tempfile::tempdir().unwrap();
+    let bag = dir.path().join("system");
+    let (recorder, mut lines) = record(
+        &router,
+        &bag,
+        &["-a", "--exclude-regex", "^/(rosout|parameter_events)$"],
+    );
+    publish(
+        &router,
+        "/chatter",
+        "std_msgs/msg/String",
+        "{data: hello from kairos}",
+        20,
+    );
+    publish(
+        &router,
+        "/pose",
+        "geometry_msgs/msg/PoseStamped",
+        "{header: {stamp: {sec: 12, nanosec: 34}, frame_id: map}, pose: {position: {x: 1.5}, orientation: {w: 1.0}}}",
+        5,
+    );
+    let mut python = router.python(PY_TWIST);
+    python.env(
+        "MSG_DEFS",
+        interface_definitions(&["geometry_msgs/msg/Vector3", "geometry_msgs/msg/Twist"]),
+    );
+    assert_ok("the Python publisher", &finish(spawn(&mut python), LIMIT));
+    // Ctrl-C: the recorder writes what it queued, closes the bag and says what it lost.
+    signal(&recorder, "INT");
+    let out = finish(recorder, LIMIT);
+    let stderr = lines.rest(Duration::from_secs(5)).join("\n");
+    assert!(out.status.success(), "recorder failed: {stderr}");
+    for line in [
+        "/chatter: 20 received, 20 written",
+        "/pose: 5 received, 5 written",
+        "/py_twist: 5 received, 5 written",
+        "30 message(s) on 3 topic(s)",
+        "lost: 0",
+    ] {
+        assert!(stderr.contains(line), "{line:?} not in:\n{stderr}");
+    }
+
+    // kairos's own reader and `kairos bag info`.
+    let info: serde_json::Value = serde_json::from_str(&assert_ok(
+        "kairos bag info",
+        &kairos()
+            .args(["bag", "info", "--json", bag.to_str().unwrap()])
+            .output()
+            .unwrap(),
+    ))
+    .unwrap();
+    assert_eq!(info["messages"], 30, "{info}");
+
+    // rosbags: every message deserialized from the definitions in the bag, its hashes
+    // checked against them.
+    let read = python_reader("read_rosbags.py", &[&bag]);
+    let messages = read["messages"].as_array().expect("messages");
+    assert_eq!(messages.len(), 30, "{read}");
+    let on = |topic: &str| -> Vec<&serde_json::Value> {
+        messages
+            .iter()
+            .filter(|m| m["topic"] == topic)
+            .map(|m| &m["data"])
+            .collect()
+    };
+    assert!(
+        on("/chatter")
+            .iter()
+            .all(|d| d["data"] == "hello from kairos")
+    );
+    let poses = on("/pose");
+    assert_eq!(poses.len(), 5);
+    assert_eq!(poses[0]["header"]["frame_id"], "map");
+    assert_eq!(poses[0]["header"]["stamp"]["sec"], 12);
+    assert_eq!(poses[0]["pose"]["position"]["x"], 1.5);
+    let twists = on("/py_twist");
+    let xs: Vec<f64> = twists
+        .iter()
+        .map(|d| d["linear"]["x"].as_f64().unwrap())
+        .collect();
+    assert_eq!(xs, [0.0, 0.5, 1.0, 1.5, 2.0], "in the order sent");
+    let twist_type = read["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["topic"] == "/py_twist")
+        .expect("the /py_twist connection")["msgtype"]
+        .clone();
+    assert_eq!(twist_type, "geometry_msgs/msg/Twist");
+
+    // mcap_ros2: decoders built from the schema text alone.
+    let files = mcap_files(&bag);
+    let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let read = python_reader("read_mcap_ros2.py", &paths);
+    let decoded: usize = read["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["messages"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(decoded, 30, "{read}");
+}
+
+#[test]
+fn a_killed_recorder_leaves_a_bag_that_reads_and_reindexes() {
+    let router = Router::start(KAIROS);
+    let dir = tempfile::tempdir().unwrap();
+    let bag = dir.path().join("killed");
+    // Small chunks, so most messages are in complete chunks when the recorder dies.
+    let (recorder, _lines) = record(&router, &bag, &["/chatter", "--chunk-size", "256"]);
+    publish(
+        &router,
+        "/chatter",
+        "std_msgs/msg/String",
+        "{data: before the kill}",
+        30,
+    );
+    // Killed once some chunks are on disk (bounded wait).
+    let file = bag.join("killed_0.mcap");
+    let deadline = std::time::Instant::now() + LIMIT;
+    while std::fs::metadata(&file).map_or(0, |m| m.len()) < 1024 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the recorder wrote no chunk within {LIMIT:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal(&recorder, "KILL");
+    drop(recorder);
+    assert!(
+        !bag.join("metadata.yaml").exists(),
+        "a killed recorder wrote metadata"
+    );
+    // The reader takes the folder as it is: whatever complete chunks hold, nothing made up.
+    let echo = |what: &str| {
+        let out = kairos()
+            .args(["bag", "echo", "--json", bag.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let text = assert_ok(what, &out);
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("JSON"))
+            .collect();
+        for m in &lines {
+            assert_eq!(m["data"]["data"], "before the kill", "{m}");
+        }
+        lines.len()
+    };
+    let before = echo("kairos bag echo (no metadata.yaml)");
+    assert!((1..=30).contains(&before), "{before} messages recovered");
+    let out = kairos()
+        .args(["bag", "reindex", bag.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let said = assert_ok("kairos bag reindex", &out);
+    assert!(said.contains(&format!("{before} message(s)")), "{said}");
+    assert!(bag.join("metadata.yaml").exists());
+    assert_eq!(echo("kairos bag echo (reindexed)"), before);
+}
+
+#[test]
+fn a_full_disk_stops_the_recording_with_an_error_and_the_bag_reads() {
+    let unshare = Command::new("unshare")
+        .args(["--map-root-user", "--mount", "true"])
+        .status();
+    assert!(
+        unshare.is_ok_and(|s| s.success()),
+        "this test needs unshare(1) with user and mount namespaces (util-linux; as root or with unprivileged user namespaces)"
+    );
+    let router = Router::start(KAIROS);
+    let dir = tempfile::tempdir().unwrap();
+    let (disk, copy) = (dir.path().join("disk"), dir.path().join("copy"));
+    std::fs::create_dir_all(&disk).unwrap();
+    // A 2 MiB disk of the recorder's own (a tmpfs in a mount namespace), 64 KiB messages
+    // into 256 KiB chunks: the disk fills within the 60 messages; after the recorder
+    // stops, the bag is copied out of the namespace as it is.
+    let script = format!(
+        "mount -t tmpfs -o size=2m tmpfs {disk} && \
+         {kairos} bag record /big -o {disk}/bag --duration 120 2>{disk}/../record.log; \
+         echo exit=$? >> {disk}/../record.log; cp -r {disk}/bag {copy}",
+        disk = disk.display(),
+        copy = copy.display(),
+        kairos = KAIROS,
+    );
+    let mut shell = Command::new("unshare");
+    shell
+        .args(["--map-root-user", "--mount", "sh", "-c", &script])
+        .env("ZENOH_CONFIG_OVERRIDE", router.override_env());
+    let recorder = spawn(&mut shell);
+    let big = "x".repeat(64 * 1024);
+    publish(
+        &router,
+        "/big",
+        "std_msgs/msg/String",
+        &format!("{{data: {big}}}"),
+        60,
+    );
+    let out = finish(recorder, LIMIT);
+    let log = std::fs::read_to_string(dir.path().join("record.log")).unwrap_or_default();
+    assert!(out.status.success(), "{log}\n{:?}", out);
+    assert!(log.contains("exit=1"), "the recorder did not fail:\n{log}");
+    assert!(
+        log.contains("No space left on device") || log.contains("os error 28"),
+        "the error does not say the disk is full:\n{log}"
+    );
+    assert!(log.contains("not written"), "{log}");
+    let bag = kairos_bag::Bag::open(&copy).expect("the bag up to the full disk opens");
+    let mut read = 0;
+    for message in bag.messages().expect("messages") {
+        let message = message.expect("a message");
+        assert_eq!(message.topic.as_ref(), "/big");
+        read += 1;
+    }
+    assert!(read >= 1 && read < 60, "{read} messages read:\n{log}");
+}
