@@ -11,6 +11,7 @@ mod launch;
 mod param;
 mod ros;
 mod stats;
+mod tf;
 mod trace_cmd;
 
 use clap::{Parser, Subcommand};
@@ -59,6 +60,9 @@ enum Command {
     /// Bags in rosbag2's format (MCAP, sqlite3): record, info, echo.
     #[command(subcommand)]
     Bag(bag::BagCmd),
+    /// Frames across processes: echo, frames, static.
+    #[command(subcommand)]
+    Tf(tf::TfCmd),
     /// Start a system of processes from a ROS 2 YAML launch file; Ctrl-C stops it on time.
     Launch(launch::LaunchArgs),
     /// Child processes of demos and tests.
@@ -90,6 +94,7 @@ fn main() -> std::process::ExitCode {
         Command::Param(cmd) => param::run(cmd),
         Command::Launch(args) => launch::run(args),
         Command::Bag(cmd) => bag::run(cmd),
+        Command::Tf(cmd) => tf::run(cmd),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,160 @@
+//! Frames across processes on Zenoh (loopback only), both ways with an independent rmw_zenoh
+//! peer (zenoh-ros2-sdk): its `/tf` is looked up by `kairos tf echo` (a kairos listener),
+//! and `kairos tf static` (a kairos static broadcaster) is heard by its transient-local
+//! subscriber as a `tf2_msgs/msg/TFMessage` of the right type hash. `kairos tf frames`
+//! names the tree.
+
+mod zenoh_support;
+
+use kairos_msgs::Message;
+use std::time::Duration;
+use zenoh_support::*;
+
+const LIMIT: Duration = Duration::from_secs(90);
+
+const TF_TYPES: &[&str] = &[
+    "builtin_interfaces/msg/Time",
+    "std_msgs/msg/Header",
+    "geometry_msgs/msg/Vector3",
+    "geometry_msgs/msg/Quaternion",
+    "geometry_msgs/msg/Transform",
+    "geometry_msgs/msg/TransformStamped",
+    "tf2_msgs/msg/TFMessage",
+];
+
+const PY_PRELUDE: &str = r#"
+import os, sys, time, json
+from zenoh_ros2_sdk import ROS2Publisher, ROS2Subscriber, get_topic_info
+from zenoh_ros2_sdk.session import ZenohSession
+from zenoh_ros2_sdk.utils import get_type_hash
+from zenoh_ros2_sdk.qos import QosProfile, QosDurability
+PORT = int(os.environ["ROUTER_PORT"])
+DEFS = json.loads(os.environ["MSG_DEFS"])
+DEPS = dict(DEFS)
+session = ZenohSession.get_instance("127.0.0.1", PORT)
+for name, text in DEFS:
+    session.register_message_type(text, name)
+T = session.store.types
+HASH = get_type_hash('tf2_msgs/msg/TFMessage', DEPS['tf2_msgs/msg/TFMessage'], DEPS)
+print('hash', HASH, flush=True)
+def bounded_wait(pred, seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
+"#;
+
+fn python(router: &Router, body: &str) -> std::process::Command {
+    let mut cmd = router.python(&format!("{PY_PRELUDE}\n{body}"));
+    cmd.env("MSG_DEFS", interface_definitions(TF_TYPES));
+    cmd
+}
+
+#[test]
+fn a_ros2_peers_tf_is_looked_up_by_kairos_tf_echo() {
+    require_zenoh_ros2_sdk("zenoh_ros2_sdk");
+    let router = Router::start(KAIROS);
+    let echo = spawn(router.kairos().args([
+        "tf",
+        "echo",
+        "odom",
+        "base_link",
+        "--count",
+        "1",
+        "--json",
+        "--timeout",
+        "60",
+    ]));
+    // The peer publishes odom -> base_link at 20 Hz until the kairos listener has left.
+    let body = r#"
+pub = ROS2Publisher('/tf', 'tf2_msgs/msg/TFMessage', msg_definition=DEPS['tf2_msgs/msg/TFMessage'], type_hash=HASH, node_name='py_tf', router_port=PORT)
+def listeners():
+    info = get_topic_info('/tf', router_port=PORT)
+    return 0 if info is None else info.subscriber_count
+assert bounded_wait(lambda: listeners() > 0, 60), 'the kairos listener never subscribed /tf'
+V3, Q, TS, H, Time, Tr = (T['geometry_msgs/msg/Vector3'], T['geometry_msgs/msg/Quaternion'],
+    T['geometry_msgs/msg/TransformStamped'], T['std_msgs/msg/Header'],
+    T['builtin_interfaces/msg/Time'], T['geometry_msgs/msg/Transform'])
+sent = 0
+end = time.monotonic() + 60
+while listeners() > 0 and time.monotonic() < end:
+    ts = TS(header=H(stamp=Time(sec=100 + sent, nanosec=0), frame_id='odom'), child_frame_id='base_link',
+            transform=Tr(translation=V3(x=1.5, y=-2.0, z=0.0), rotation=Q(x=0.0, y=0.0, z=0.0, w=1.0)))
+    pub.publish(transforms=[ts])
+    sent += 1
+    time.sleep(0.05)
+pub.close()
+print('sent', sent, flush=True)
+"#;
+    let peer = spawn(&mut python(&router, body));
+    let out = assert_ok("kairos tf echo", &finish(echo, LIMIT));
+    let found: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(found["frame_id"], "odom", "{found}");
+    assert_eq!(found["child_frame_id"], "base_link", "{found}");
+    assert_eq!(found["translation"][0], 1.5, "{found}");
+    assert_eq!(found["translation"][1], -2.0, "{found}");
+    assert!(found["stamp"].as_f64().unwrap() >= 100.0, "{found}");
+    assert_ok("the Python /tf publisher", &finish(peer, LIMIT));
+}
+
+#[test]
+fn kairos_tf_static_is_heard_by_a_ros2_peer_and_listed_by_kairos_tf_frames() {
+    require_zenoh_ros2_sdk("zenoh_ros2_sdk");
+    let router = Router::start(KAIROS);
+    let mut broadcaster = spawn(router.kairos().args([
+        "tf",
+        "static",
+        "--frame-id",
+        "base_link",
+        "--child-frame-id",
+        "lidar",
+        "--z",
+        "0.5",
+        "--duration",
+        "120",
+    ]));
+    stdout_lines(&mut broadcaster).wait_for("on /tf_static", LIMIT);
+    // A transient-local subscriber that joins later asks the broadcaster's cache.
+    let body = r#"
+def publishers():
+    info = get_topic_info('/tf_static', router_port=PORT)
+    return 0 if info is None else info.publisher_count
+assert bounded_wait(lambda: publishers() > 0, 60), 'no /tf_static publisher in the graph'
+got = []
+sub = ROS2Subscriber('/tf_static', 'tf2_msgs/msg/TFMessage', lambda m: got.append(m),
+    msg_definition=DEPS['tf2_msgs/msg/TFMessage'], type_hash=HASH, node_name='py_static', router_port=PORT,
+    qos=QosProfile(durability=QosDurability.TRANSIENT_LOCAL, history_depth=1))
+assert bounded_wait(lambda: len(got) > 0, 60), 'the static transform never came'
+t = got[0].transforms[0]
+print('heard', t.header.frame_id, t.child_frame_id, t.transform.translation.z, flush=True)
+sub.close()
+"#;
+    let peer = assert_ok(
+        "the Python /tf_static subscriber",
+        &finish(spawn(&mut python(&router, body)), LIMIT),
+    );
+    let hash = kairos_msgs::tf2_msgs::msg::TFMessage::type_hash().to_string();
+    assert!(
+        peer.contains(&format!("hash {hash}")),
+        "the peer's TFMessage hash differs from kairos's {hash}:\n{peer}"
+    );
+    assert!(peer.contains("heard base_link lidar 0.5"), "{peer}");
+
+    let frames = router
+        .kairos()
+        .args(["tf", "frames", "--wait", "3", "--json"])
+        .output()
+        .expect("kairos tf frames");
+    let frames: serde_json::Value =
+        serde_json::from_str(&assert_ok("kairos tf frames", &frames)).expect("JSON");
+    let lidar = frames
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["frame"] == "lidar")
+        .unwrap_or_else(|| panic!("no lidar frame in {frames}"));
+    assert_eq!(lidar["parent"], "base_link", "{lidar}");
+    assert_eq!(lidar["static"], true, "{lidar}");
+}
