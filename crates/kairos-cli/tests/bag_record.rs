@@ -331,3 +331,88 @@ fn a_full_disk_stops_the_recording_with_an_error_and_the_bag_reads() {
     }
     assert!((1..60).contains(&read), "{read} messages read:\n{log}");
 }
+
+/// A flood into a recorder whose queue holds almost nothing: every message the publisher
+/// sent is accounted for (received or lost in transport), every received one is written
+/// or counted as dropped, the bag holds exactly the written ones, and the counts printed
+/// are the counts stored in the bag's metadata.
+#[test]
+fn a_flood_into_a_tiny_queue_is_written_or_counted_never_lost() {
+    const SENT: u64 = 3000;
+    let router = Router::start(KAIROS);
+    let dir = tempfile::tempdir().unwrap();
+    let bag = dir.path().join("flood");
+    let (recorder, mut lines) = record(
+        &router,
+        &bag,
+        &["/flood", "--max-cache-size", "1", "--progress"],
+    );
+    let out = router
+        .kairos()
+        .args([
+            "topic",
+            "pub",
+            "/flood",
+            "std_msgs/msg/String",
+            "{data: flood}",
+        ])
+        .args([
+            "--times",
+            &SENT.to_string(),
+            "--rate",
+            "0",
+            "--wait-matching",
+            "60",
+        ])
+        .output()
+        .expect("kairos topic pub");
+    assert_ok("kairos topic pub", &out);
+    // Until the recorder has heard of every message: received, or counted in a gap.
+    let deadline = std::time::Instant::now() + LIMIT;
+    loop {
+        let line = lines
+            .next_within(deadline.saturating_duration_since(std::time::Instant::now()))
+            .unwrap_or_else(|| panic!("the recorder never heard of all {SENT} messages"));
+        let Some(rest) = line.strip_prefix("kairos bag record: so far ") else {
+            continue;
+        };
+        let numbers: Vec<u64> = rest
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|n| n.parse().ok())
+            .collect();
+        if numbers[0] + numbers[3] >= SENT {
+            break;
+        }
+    }
+    signal(&recorder, "INT");
+    let out = finish(recorder, LIMIT);
+    let stderr = lines.rest(Duration::from_secs(5)).join("\n");
+    assert!(out.status.success(), "recorder failed: {stderr}");
+    let bag = kairos_bag::Bag::open(&bag).expect("the bag opens");
+    let custom = &bag.info().custom_data;
+    let count = |key: &str| -> u64 {
+        custom
+            .get(&format!("kairos.recorder.{key}"))
+            .unwrap_or_else(|| panic!("no kairos.recorder.{key} in {custom:?}"))
+            .parse()
+            .unwrap()
+    };
+    let (received, written, dropped, not_written, lost) = (
+        count("received"),
+        count("written"),
+        count("dropped_queue"),
+        count("not_written"),
+        count("lost_in_transport"),
+    );
+    assert_eq!(received + lost, SENT, "{custom:?}\n{stderr}");
+    assert_eq!(written + dropped + not_written, received, "{custom:?}");
+    assert_eq!(not_written, 0);
+    assert_eq!(bag.messages().unwrap().count() as u64, written);
+    assert_eq!(bag.info().message_count, written);
+    let line = format!("/flood: {received} received, {written} written");
+    assert!(stderr.contains(&line), "{line:?} not in:\n{stderr}");
+    assert!(
+        stderr.contains(&format!("lost: {}", dropped + lost)),
+        "{stderr}"
+    );
+}

@@ -52,6 +52,9 @@ pub struct RecordArgs {
     /// How often to look for new topics, in milliseconds.
     #[arg(long, default_value_t = 100)]
     pub polling_interval: u64,
+    /// Print the counts so far each second (received, written, dropped, lost).
+    #[arg(long)]
+    pub progress: bool,
     /// Stop after this many seconds (default: at Ctrl-C).
     #[arg(long)]
     pub duration: Option<f64>,
@@ -137,6 +140,8 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     let token = kairos::signal::shutdown_token();
     let end = stop_after.map(|d| steady.now() + kairos::time::Duration::from(d));
     let mut announced = 0;
+    let mut last_progress = steady.now();
+    let mut last_counts = None;
     let failure = loop {
         let mut next = steady.now() + kairos::time::Duration::from_millis(100);
         if let Some(end) = end {
@@ -158,6 +163,20 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
             eprintln!("kairos bag record: subscribed to {topic}");
         }
         announced = topics.len();
+        if args.progress && steady.now() >= last_progress + kairos::time::Duration::from_secs(1) {
+            last_progress = steady.now();
+            let total = total(&recorder.counts());
+            if last_counts != Some(total) {
+                eprintln!(
+                    "kairos bag record: so far {} received, {} written, {} dropped, {} lost in transport",
+                    total.received,
+                    total.written,
+                    total.dropped_queue + total.not_written,
+                    total.lost_in_transport
+                );
+                last_counts = Some(total);
+            }
+        }
     };
     let report = recorder.stop();
     let _ = exec.shutdown(kairos::time::Duration::from_secs(2));
@@ -176,6 +195,20 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
         }
         (None, None) => Ok(ExitCode::SUCCESS),
     }
+}
+
+fn total(
+    counts: &std::collections::BTreeMap<String, kairos_bag::record::TopicCounts>,
+) -> kairos_bag::record::TopicCounts {
+    counts
+        .values()
+        .fold(Default::default(), |a, b| kairos_bag::record::TopicCounts {
+            received: a.received + b.received,
+            written: a.written + b.written,
+            dropped_queue: a.dropped_queue + b.dropped_queue,
+            not_written: a.not_written + b.not_written,
+            lost_in_transport: a.lost_in_transport + b.lost_in_transport,
+        })
 }
 
 fn absolute(topic: &str) -> String {
