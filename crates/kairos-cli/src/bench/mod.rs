@@ -9,6 +9,7 @@
 mod dispatch;
 mod pubsub;
 mod read;
+mod record;
 pub mod timer;
 pub mod trace;
 mod zenoh;
@@ -34,6 +35,8 @@ pub enum BenchCmd {
     Dispatch(dispatch::Args),
     /// Publish -> callback between two processes: kairos over Zenoh beside raw Zenoh.
     Zenoh(zenoh::Args),
+    /// Recording another process's messages into a bag, beside the mcap crate alone.
+    Record(record::Args),
 }
 
 /// A directory of its own for one measurement's files, removed when dropped.
@@ -70,5 +73,6 @@ pub fn run(cmd: BenchCmd) -> anyhow::Result<ExitCode> {
         BenchCmd::Pubsub(args) => pubsub::run(args),
         BenchCmd::Dispatch(args) => dispatch::run(args),
         BenchCmd::Zenoh(args) => zenoh::run(args),
+        BenchCmd::Record(args) => record::run(args),
     }
 }
