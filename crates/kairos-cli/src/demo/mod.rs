@@ -246,7 +246,6 @@ pub mod delay_race;
 pub mod pipeline;
 pub mod pipeline_processes;
 pub mod pipeline_sim;
-pub(crate) mod processes;
 pub mod sim_clock_stall;
 pub mod sim_clock_stall_launch;
 pub mod sim_clock_stall_processes;

@@ -12,11 +12,12 @@
 
 use super::Outcome;
 use super::pipeline::{PLANNER_WORK, analyze, prepare_output};
-use super::processes::{LocalRouter, Running, expect_line, lines_of, signal};
 use anyhow::{Context as _, bail};
 use kairos::exec::Executor;
 use kairos::graph::{Node, Qos};
 use kairos::time::{CancelToken, Clock, Duration};
+use kairos_launch::process::{Running, expect_line, lines_of, signal};
+use kairos_launch::router::LocalRouter;
 use kairos_zenoh::type_hash::{Field, TypeDescription, type_id};
 use serde::{Deserialize, Serialize};
 use std::path::Path;

@@ -162,7 +162,8 @@ pub fn run(_quick: bool) -> anyhow::Result<Outcome> {
     let dir = super::scratch_dir("sim-clock-stall-launch")?;
     let file = dir.join("sim_clock_stall.launch.yaml");
     std::fs::write(&file, LAUNCH_FILE).context("cannot write the launch file")?;
-    let router = super::processes::LocalRouter::start(&exe, std::time::Duration::from_secs(30))?;
+    let router =
+        kairos_launch::router::LocalRouter::start(&exe, std::time::Duration::from_secs(30))?;
     let started = std::time::Instant::now();
     let out = router
         .command(&exe)

@@ -16,7 +16,6 @@
 //! killed when the demo ends, however it ends.
 
 use super::Outcome;
-use super::processes::{LocalRouter, Running, expect_line, lines_of, signal};
 use super::sim_clock_stall::{Placement, PolicyRun, outcome};
 use anyhow::{Context as _, bail};
 use kairos::graph::{CLOCK_TOPIC, ClockMsg, Context, Node, NodeOptions, Qos, SimStall};
@@ -24,6 +23,8 @@ use kairos::thread::PeriodicTask;
 use kairos::time::{
     CancelToken, ClockChange, ClockKind, Duration, JumpThreshold, StallPolicy, Time,
 };
+use kairos_launch::process::{Running, expect_line, lines_of, signal};
+use kairos_launch::router::LocalRouter;
 use serde_json::json;
 use std::io::Write;
 use std::process::Stdio;

@@ -2,13 +2,13 @@
 //!
 //! Entities: `arg`, `let`, `set_env`, `node`, `executable`, `group` (scoped, with
 //! `push_ros_namespace` or a `namespace` key), `push_ros_namespace`, `include`; each may
-//! have `if:` or `unless:`. Values take substitutions (see [`super::substitute`]). Everything is read, resolved and
+//! have `if:` or `unless:`. Values take substitutions (see the `substitute` module). Everything is read, resolved and
 //! checked before the first process starts: a key kairos does not know, a missing
 //! executable, an undefined argument or a parameter file with a wrong value is an error
 //! naming the file and line, and nothing is started half-way.
 
-use super::substitute::{Scope, substitute};
-use super::yaml::{Node, Value};
+use crate::substitute::{Scope, substitute};
+use crate::yaml::{Node, Value};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -31,11 +31,17 @@ pub struct ProcessSpec {
     /// `talker-1`: the executable's name (an `executable`'s `name:` if given) and a
     /// number, as `ros2 launch` labels lines.
     pub label: String,
+    /// The executable, found before anything starts.
     pub program: PathBuf,
+    /// Its arguments (a node's with its `--ros-args` ...).
     pub args: Vec<String>,
+    /// Environment variables set for it (after the launcher's own).
     pub env: Vec<(String, String)>,
+    /// Where its output goes.
     pub output: Output,
+    /// Start it again when it exits (unless the launch is stopping).
     pub respawn: bool,
+    /// How long to wait before starting it again.
     pub respawn_delay: Duration,
     /// Its exit stops the whole launch (`on_exit: shutdown` or `required: true`).
     pub required: bool,
@@ -46,8 +52,11 @@ pub struct ProcessSpec {
 /// A launch file that cannot be started, with the file and line to fix.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LaunchError {
+    /// The launch file at fault (an included one, if the error is there).
     pub file: PathBuf,
+    /// The line of the entity at fault.
     pub line: usize,
+    /// What is wrong and what to do.
     pub what: String,
 }
 

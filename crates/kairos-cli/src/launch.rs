@@ -1,23 +1,10 @@
-//! `kairos launch FILE [name:=value ...]`: a system of processes started from one ROS 2
-//! YAML launch file, and stopped on time.
-//!
-//! The file is read whole first ([`description`]): arguments, substitutions, groups and
-//! includes are resolved, every executable is found and every node's ROS arguments
-//! (remaps, parameters, parameter files) are checked with the reader the node will use.
-//! Any error names the file and line, and nothing starts. Then a Zenoh router is started
-//! if none is reachable where the processes will look for one, the processes start in
-//! file order, and [`supervise`] runs and stops them: Ctrl-C, or the exit of a process
-//! marked `on_exit: shutdown`, stops all within `--sigterm-timeout + --sigkill-timeout`,
-//! with a stop report. The exit status is one of [`supervise::status`].
+//! `kairos launch FILE [name:=value ...]`: the command-line side of `kairos-launch` (the
+//! arguments, `--print`, the router and the log folder); reading, supervising and stopping
+//! are the library's.
 
-mod description;
-mod substitute;
-mod supervise;
-mod yaml;
-
-use crate::demo::processes::LocalRouter;
 use anyhow::{Context as _, anyhow, bail};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use kairos_launch::router::ensure_router;
+use kairos_launch::{description, supervise};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -110,50 +97,4 @@ fn default_log_dir() -> PathBuf {
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".ros").join("log")))
         .unwrap_or_else(std::env::temp_dir);
     base.join(format!("kairos-launch-{}", std::process::id()))
-}
-
-/// The router the processes will connect to: the first `tcp/HOST:PORT` of
-/// `connect/endpoints` in `ZENOH_CONFIG_OVERRIDE`, or rmw_zenoh's default
-/// `127.0.0.1:7447`.
-fn router_endpoint() -> String {
-    let from_override = std::env::var("ZENOH_CONFIG_OVERRIDE")
-        .ok()
-        .and_then(|text| {
-            let rest = &text[text.find("connect/endpoints")?..];
-            let start = rest.find("tcp/")? + 4;
-            let end = rest[start..].find(['"', '\'', ',', ']'])? + start;
-            Some(rest[start..end].to_owned())
-        });
-    from_override.unwrap_or_else(|| "127.0.0.1:7447".to_owned())
-}
-
-/// Starts a `kairos router` on the endpoint when nothing listens there and it is on this
-/// host; the router lives as long as the returned handle.
-fn ensure_router() -> anyhow::Result<Option<LocalRouter>> {
-    let endpoint = router_endpoint();
-    let addrs: Vec<SocketAddr> = endpoint
-        .to_socket_addrs()
-        .with_context(|| format!("the router endpoint {endpoint} is not an address"))?
-        .collect();
-    let reachable = addrs
-        .iter()
-        .any(|a| TcpStream::connect_timeout(a, Duration::from_millis(300)).is_ok());
-    if reachable {
-        println!("[INFO] [launch]: using the router at {endpoint}");
-        return Ok(None);
-    }
-    if !addrs
-        .iter()
-        .any(|a| a.ip().is_loopback() || a.ip().is_unspecified())
-    {
-        bail!(
-            "no router answers at {endpoint}, and it is not on this host: start one there \
-             (kairos router) or point ZENOH_CONFIG_OVERRIDE at one"
-        );
-    }
-    let exe = std::env::current_exe().context("cannot find the kairos binary")?;
-    let router =
-        LocalRouter::start_listening(&exe, &format!("tcp/{endpoint}"), Duration::from_secs(30))?;
-    println!("[INFO] [launch]: no router answered at {endpoint}; started kairos router there");
-    Ok(Some(router))
 }

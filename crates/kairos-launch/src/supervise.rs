@@ -18,7 +18,7 @@
 //! they report to the supervisor's channel and nothing else. Only the supervisor sends
 //! signals, and only to a process whose exit it has not yet been told of.
 
-use super::description::{Output, ProcessSpec};
+use crate::description::{Output, ProcessSpec};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
@@ -31,7 +31,9 @@ use std::time::{Duration, Instant};
 /// How a launch is stopped, and where its processes write.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// After SIGINT, how long a process may take to exit before it gets SIGTERM.
     pub sigterm_timeout: Duration,
+    /// After SIGTERM, how long before SIGKILL.
     pub sigkill_timeout: Duration,
     /// `KAIROS_TRACE` for every process.
     pub trace: Option<PathBuf>,
