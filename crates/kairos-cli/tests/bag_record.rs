@@ -416,3 +416,56 @@ fn a_flood_into_a_tiny_queue_is_written_or_counted_never_lost() {
         "{stderr}"
     );
 }
+
+/// `--use-sim-time`: receive times are stamped on simulation time, from the `/clock` that
+/// another process publishes (ROS 2's `use_sim_time`): never on the system clock.
+#[test]
+fn use_sim_time_stamps_receive_times_on_the_clock_topic() {
+    let router = Router::start(KAIROS);
+    let dir = tempfile::tempdir().unwrap();
+    let bag = dir.path().join("sim");
+    let (recorder, mut lines) = record(&router, &bag, &["/chatter", "--use-sim-time"]);
+    // Simulation time 1000 s, published at 20 Hz for as long as the test needs it.
+    let _clock = spawn(router.kairos().args([
+        "topic",
+        "pub",
+        "/clock",
+        "rosgraph_msgs/msg/Clock",
+        "{clock: {sec: 1000, nanosec: 0}}",
+        "--times",
+        "2400",
+        "--rate",
+        "20",
+        "--wait-matching",
+        "60",
+    ]));
+    std::thread::sleep(Duration::from_secs(1));
+    publish(
+        &router,
+        "/chatter",
+        "std_msgs/msg/String",
+        "{data: tick}",
+        20,
+    );
+    signal(&recorder, "INT");
+    let out = finish(recorder, LIMIT);
+    let stderr = lines.rest(Duration::from_secs(5)).join("\n");
+    assert!(out.status.success(), "recorder failed: {stderr}");
+    let bag = kairos_bag::Bag::open(&bag).expect("the bag opens");
+    let stamps: Vec<u64> = bag
+        .messages()
+        .unwrap()
+        .map(|m| m.unwrap().log_time)
+        .collect();
+    assert_eq!(stamps.len(), 20, "{stderr}");
+    const SIM: u64 = 1_000_000_000_000;
+    // 0 until the first /clock arrives (ROS time before any /clock), then 1000 s.
+    assert!(
+        stamps.iter().all(|&t| t == 0 || t == SIM),
+        "a receive time not on simulation time: {stamps:?}"
+    );
+    assert!(
+        stamps.contains(&SIM),
+        "no message stamped on /clock: {stamps:?}"
+    );
+}
