@@ -134,6 +134,11 @@ pub enum Error {
     #[error("invalid writer option: {0}")]
     InvalidOption(String),
 
+    /// A bag cannot be played as asked: a bad option, nothing selected, a publisher the
+    /// transport refused.
+    #[error("cannot play: {0}")]
+    Play(String),
+
     /// A message was written to a topic that was never added.
     #[error("topic '{topic}' was not added to the bag: call add_topic before writing to it")]
     UnknownTopic {

@@ -15,6 +15,8 @@
 //! - [`error`]: [`Error`], what went wrong and what to do about it.
 //! - `record` (feature `zenoh`): `Recorder`, recording a running system's topics
 //!   through kairos's Zenoh transport, losses counted.
+//! - `play` (feature `zenoh`): `Player`, playing a bag back to a running system through
+//!   kairos's Zenoh transport at its recorded pace, never early, lateness measured.
 //!
 //! ```no_run
 //! let bag = kairos_bag::Bag::open("my_bag")?;
@@ -34,6 +36,8 @@
 pub mod error;
 mod mcap_file;
 pub mod metadata;
+#[cfg(feature = "zenoh")]
+pub mod play;
 pub mod qos;
 pub mod reader;
 #[cfg(feature = "zenoh")]

@@ -188,6 +188,23 @@ pub fn profiles_from_yaml(text: &str) -> Result<Vec<QosProfile>, String> {
     Ok(list.into_iter().map(QosProfile::from).collect())
 }
 
+/// A YAML map from topic to one profile (`ros2 bag play --qos-profile-overrides-path`),
+/// policies by name or number; a policy left out is [`History::Unknown`] and the like,
+/// a depth left out 0.
+pub fn profile_map_from_yaml(
+    text: &str,
+) -> Result<std::collections::BTreeMap<String, QosProfile>, String> {
+    if text.trim().is_empty() {
+        return Ok(std::collections::BTreeMap::new());
+    }
+    let map: std::collections::BTreeMap<String, RawQos> =
+        serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+    Ok(map
+        .into_iter()
+        .map(|(topic, raw)| (topic, QosProfile::from(raw)))
+        .collect())
+}
+
 /// `offered_qos_profiles` as found in metadata: a YAML string (versions 4 to 8) or a
 /// sequence (version 9).
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -1,6 +1,7 @@
-//! Subscriptions that keep each message as it arrived: for tools that store or forward
-//! bytes without knowing the type (`kairos bag record` records any type the graph
-//! announces, shipped with kairos or not).
+//! Subscriptions that keep each message as it arrived, and publishers that send bytes as
+//! they are given: for tools that store or forward messages without knowing the type
+//! (`kairos bag record` records any type the graph announces, `kairos bag play` plays
+//! back any type a bag holds, shipped with kairos or not).
 //!
 //! What this module promises: a [`RawSample`] is what the publisher sent, byte for byte,
 //! with its rmw_zenoh attachment (sequence number, source timestamp, publisher gid). The
@@ -10,13 +11,26 @@
 //! [`ZenohTransport::sequence_gaps`] and handed to `lost`), the same late-joiner history
 //! for a transient-local QoS, and the same liveliness token, so the graph and other
 //! processes see a subscription of the announced type.
+//!
+//! A [`RawPublisher`] is a kairos publisher without the codec: announced under its node
+//! with the given type, hash and QoS (so `kairos topic info` and ROS 2 peers see a
+//! publisher of that type), declared with the same plan as every publisher (reliability,
+//! congestion control, the transient-local cache that late joiners query), and each
+//! [`RawPublisher::publish`] sends the bytes unchanged with an rmw_zenoh attachment of
+//! its own: its gid, a sequence number that starts at 1 and increases by one per message,
+//! and the wall-clock time of the send as source timestamp. Like every kairos publisher it
+//! sends only to other sessions.
 
 use crate::TransportError;
 use crate::attachment::Attachment;
+use crate::attachment::{Gid, now_ns};
 use crate::graph_key::EntityKind;
-use crate::transport::{Sink, ZenohTransport};
+use crate::transport::{NodeEntry, Sender, Sink, ZenohTransport};
 use kairos::graph::transport::Declaration;
 use kairos::graph::{Node, Qos};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use zenoh::liveliness::LivelinessToken;
 
 /// One message as it arrived.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,5 +92,89 @@ impl ZenohTransport {
             crate::transport::wire_qos(qos),
         )?;
         Ok(Box::new((subscriber, token, entry)))
+    }
+}
+
+/// A publisher of bytes that are already serialized (see the module docs); it leaves the
+/// graph when dropped.
+pub struct RawPublisher {
+    sender: Sender,
+    gid: Gid,
+    /// The sequence number of the last message sent (0: none yet).
+    sequence: AtomicI64,
+    topic: String,
+    _token: LivelinessToken,
+    _node: Arc<NodeEntry>,
+}
+
+impl std::fmt::Debug for RawPublisher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawPublisher")
+            .field("topic", &self.topic)
+            .field("sent", &self.sent())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RawPublisher {
+    /// Sends `payload` (a serialized message, CDR with its encapsulation header for ROS 2
+    /// types) unchanged, with the next sequence number and the source timestamp now.
+    pub fn publish(&self, payload: &[u8]) {
+        let sequence_number = self.sequence.fetch_add(1, Ordering::AcqRel) + 1;
+        let attachment = Attachment {
+            sequence_number,
+            source_timestamp: now_ns(),
+            gid: self.gid,
+        };
+        self.sender.put(payload.to_vec().into(), attachment);
+    }
+
+    /// The publisher's gid, as its attachments and its liveliness token carry it.
+    pub fn gid(&self) -> Gid {
+        self.gid
+    }
+
+    /// How many messages were sent.
+    pub fn sent(&self) -> u64 {
+        u64::try_from(self.sequence.load(Ordering::Acquire)).unwrap_or(0)
+    }
+
+    /// The topic it publishes on.
+    pub fn topic(&self) -> &str {
+        &self.topic
+    }
+}
+
+impl ZenohTransport {
+    /// A publisher of `topic` with the given type and hash, announced under `node` with
+    /// `qos` and declared as every kairos publisher of `qos` is (see the module docs).
+    pub fn raw_publisher(
+        &self,
+        node: &Node,
+        topic: RawTopic<'_>,
+        qos: Qos,
+    ) -> Result<RawPublisher, TransportError> {
+        let dds_type = crate::message::dds_type_name(topic.ros_type)?;
+        let entry = self
+            .node_entry(node)?
+            .ok_or_else(|| TransportError::Unannounced(node.name().to_owned()))?;
+        let key = self.key(topic.name, &dds_type, topic.type_hash);
+        let (token, gid) = self.announce(
+            &entry,
+            EntityKind::Publisher,
+            topic.name,
+            &dds_type,
+            topic.type_hash,
+            crate::transport::wire_qos(qos),
+        )?;
+        let sender = self.declare_sender(topic.name, key, &qos)?;
+        Ok(RawPublisher {
+            sender,
+            gid,
+            sequence: AtomicI64::new(0),
+            topic: topic.name.to_owned(),
+            _token: token,
+            _node: entry,
+        })
     }
 }

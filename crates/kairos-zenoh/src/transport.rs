@@ -418,7 +418,7 @@ impl ZenohTransport {
         Ok((declared, token.gid()))
     }
 
-    fn key(&self, name: &str, dds_type: &str, hash: &str) -> String {
+    pub(crate) fn key(&self, name: &str, dds_type: &str, hash: &str) -> String {
         data_key(self.domain, name, dds_type, hash)
     }
 }
@@ -518,13 +518,13 @@ impl RemotePublisher for ZenohPublisher {
 /// it, zenoh-ext's advanced publisher adds nothing to the samples (no cache, no sequence
 /// numbers, no token of its own; the session stamps every put with its clock either way,
 /// timestamping being on) but wraps every put in builders of its own.
-enum Sender {
+pub(crate) enum Sender {
     Plain(zenoh::pubsub::Publisher<'static>),
     Advanced(zenoh_ext::AdvancedPublisher<'static>),
 }
 
 impl Sender {
-    fn put(&self, payload: zenoh::bytes::ZBytes, attachment: Attachment) {
+    pub(crate) fn put(&self, payload: zenoh::bytes::ZBytes, attachment: Attachment) {
         // A put only fails once the session is closed; the message then has nowhere to go.
         let _ = match self {
             Sender::Plain(publisher) => publisher
@@ -821,7 +821,6 @@ impl ZenohTransport {
         &self,
         endpoint: &Endpoint<'_>,
     ) -> Result<Option<Box<dyn RemotePublisher>>, TransportError> {
-        use zenoh_ext::AdvancedPublisherBuilderExt;
         let Some(node) = self.node_entry(endpoint.node)? else {
             return Ok(None);
         };
@@ -839,31 +838,7 @@ impl ZenohTransport {
             &hash,
             wire_qos(endpoint.qos),
         )?;
-        let plan = crate::qos::publisher_plan(&endpoint.qos);
-        let plain = self
-            .session
-            .declare_publisher(key)
-            .allowed_destination(Locality::Remote)
-            .reliability(plan.reliability)
-            .congestion_control(plan.congestion_control);
-        let failed = zenoh_err(format!("declare the publisher of {}", endpoint.name));
-        let publisher = if plan.cache.is_none() && plan.heartbeat.is_none() && !plan.detectable {
-            Sender::Plain(plain.wait().map_err(failed)?)
-        } else {
-            let mut builder = plain.advanced();
-            if let Some(depth) = plan.cache {
-                builder = builder.cache(zenoh_ext::CacheConfig::default().max_samples(depth));
-            }
-            if let Some(period) = plan.heartbeat {
-                builder = builder.sample_miss_detection(
-                    zenoh_ext::MissDetectionConfig::default().sporadic_heartbeat(period),
-                );
-            }
-            if plan.detectable {
-                builder = builder.publisher_detection();
-            }
-            Sender::Advanced(builder.wait().map_err(failed)?)
-        };
+        let publisher = self.declare_sender(endpoint.name, key, &endpoint.qos)?;
         self.local.0.write().insert(gid);
         let manual = endpoint.qos.liveliness == kairos::graph::Liveliness::ManualByTopic
             && endpoint.qos.liveliness_lease.is_some();
@@ -879,6 +854,46 @@ impl ZenohTransport {
             _token: token,
             _node: node,
         })))
+    }
+
+    /// The zenoh publisher of topic `name` on `key`, declared with the plan of `qos` as
+    /// rmw_zenoh declares it (see [`crate::qos::publisher_plan`]): plain for a volatile
+    /// QoS, zenoh-ext's advanced publisher (cache, heartbeat, detection) otherwise. It
+    /// sends only to other sessions.
+    pub(crate) fn declare_sender(
+        &self,
+        name: &str,
+        key: String,
+        qos: &kairos::graph::Qos,
+    ) -> Result<Sender, TransportError> {
+        use zenoh_ext::AdvancedPublisherBuilderExt;
+        let plan = crate::qos::publisher_plan(qos);
+        let plain = self
+            .session
+            .declare_publisher(key)
+            .allowed_destination(Locality::Remote)
+            .reliability(plan.reliability)
+            .congestion_control(plan.congestion_control);
+        let failed = zenoh_err(format!("declare the publisher of {name}"));
+        Ok(
+            if plan.cache.is_none() && plan.heartbeat.is_none() && !plan.detectable {
+                Sender::Plain(plain.wait().map_err(failed)?)
+            } else {
+                let mut builder = plain.advanced();
+                if let Some(depth) = plan.cache {
+                    builder = builder.cache(zenoh_ext::CacheConfig::default().max_samples(depth));
+                }
+                if let Some(period) = plan.heartbeat {
+                    builder = builder.sample_miss_detection(
+                        zenoh_ext::MissDetectionConfig::default().sporadic_heartbeat(period),
+                    );
+                }
+                if plan.detectable {
+                    builder = builder.publisher_detection();
+                }
+                Sender::Advanced(builder.wait().map_err(failed)?)
+            },
+        )
     }
 
     fn carry_subscription(

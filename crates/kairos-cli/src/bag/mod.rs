@@ -2,6 +2,7 @@
 //! line, read and recorded with `kairos-bag`.
 //!
 //! - `record`: the topics of a running system into a new bag (see [`record`]);
+//! - `play`: a bag back to the running system at its recorded pace (see [`play`]);
 //! - `reindex`: a folder's `metadata.yaml` rebuilt from its files (a killed recorder's);
 //! - `info`: what `ros2 bag info` says of a bag: files, size, storage, duration, start and
 //!   end, and each topic with its type, count and serialization format;
@@ -11,6 +12,7 @@
 //! A path that is not a bag, or a damaged file, is an error that names the file and says
 //! what kairos reads; nothing is printed as if the bag were whole.
 
+mod play;
 mod record;
 
 use anyhow::Context;
@@ -24,6 +26,8 @@ use std::time::{Duration, UNIX_EPOCH};
 pub enum BagCmd {
     /// Record topics of the running system into a new bag (Ctrl-C stops).
     Record(record::RecordArgs),
+    /// Play a bag to the running system at its recorded pace (Ctrl-C stops).
+    Play(play::PlayArgs),
     /// What a bag holds: files, storage, duration, topics with types and counts.
     Info(InfoArgs),
     /// The messages of a bag in log-time order, as JSON where kairos knows the type.
@@ -65,6 +69,7 @@ pub struct EchoArgs {
 pub fn run(cmd: BagCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         BagCmd::Record(args) => record::record(args),
+        BagCmd::Play(args) => play::play(args),
         BagCmd::Info(args) => info(&args),
         BagCmd::Echo(args) => echo(&args),
         BagCmd::Reindex(args) => reindex(&args),

@@ -1,0 +1,170 @@
+//! `kairos bag play`: the arguments of `ros2 bag play`, mapped onto
+//! [`kairos_bag::play::Player`]. Plays until the bag ends (with `--loop`, until Ctrl-C),
+//! then prints what each topic sent and how late the sends were (p50/p99/max of send
+//! time - planned time). Ctrl-C stops it at once: the player's sleeps are cancelled
+//! through kairos's shutdown token.
+
+use anyhow::{Context, anyhow};
+use clap::Args;
+use kairos_bag::play::{DEFAULT_CLOCK_HZ, PlayOptions, PlayReport, Player, Remap, TopicSelection};
+use regex::Regex;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct PlayArgs {
+    /// A bag folder, its metadata.yaml, or a single .mcap or .db3 file.
+    pub bag: PathBuf,
+    /// Play this many times faster (0.5: half speed).
+    #[arg(short = 'r', long, default_value_t = 1.0)]
+    pub rate: f64,
+    /// Play again from the start once the end is reached, until Ctrl-C.
+    #[arg(short = 'l', long = "loop")]
+    pub loop_playback: bool,
+    /// Skip the first this-many seconds of the bag.
+    #[arg(long, default_value_t = 0.0)]
+    pub start_offset: f64,
+    /// Wait this many seconds before playing.
+    #[arg(short = 'd', long, default_value_t = 0.0)]
+    pub delay: f64,
+    /// Publish /clock with the bag's time at this rate in Hz (40 without a value).
+    #[arg(long, num_args = 0..=1, default_missing_value = "40")]
+    pub clock: Option<f64>,
+    /// Play only these topics.
+    #[arg(long, num_args = 1..)]
+    pub topics: Vec<String>,
+    /// Play only the topics whose name matches this regular expression.
+    #[arg(short = 'e', long)]
+    pub regex: Option<String>,
+    /// Leave out the topics whose name matches this regular expression.
+    #[arg(short = 'x', long)]
+    pub exclude_regex: Option<String>,
+    /// Publish a topic under another name: old:=new (repeatable).
+    #[arg(short = 'm', long = "remap", num_args = 1..)]
+    pub remaps: Vec<String>,
+    /// A YAML file of QoS profiles by topic, replacing those chosen from the recording.
+    #[arg(long)]
+    pub qos_profile_overrides_path: Option<PathBuf>,
+    /// Before playing, wait up to this many seconds until every played topic has a
+    /// subscription.
+    #[arg(long)]
+    pub wait_for_subscribers: Option<f64>,
+}
+
+pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
+    let compile = |flag: &str, pattern: &Option<String>| {
+        pattern
+            .as_deref()
+            .map(Regex::new)
+            .transpose()
+            .with_context(|| format!("{flag} is not a regular expression"))
+    };
+    let seconds = |flag: &str, s: f64| {
+        Duration::try_from_secs_f64(s)
+            .map_err(|_| anyhow!("{flag} {s} is not a number of seconds ≥ 0"))
+    };
+    let remaps = args
+        .remaps
+        .iter()
+        .map(|r| r.parse::<Remap>())
+        .collect::<Result<Vec<_>, _>>()?;
+    let qos_overrides = match &args.qos_profile_overrides_path {
+        None => Default::default(),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            kairos_bag::play::qos_overrides_from_yaml(&text)
+                .with_context(|| format!("in {}", path.display()))?
+        }
+    };
+    let options = PlayOptions {
+        rate: args.rate,
+        loop_playback: args.loop_playback,
+        start_offset: seconds("--start-offset", args.start_offset)?,
+        delay: seconds("--delay", args.delay)?,
+        selection: TopicSelection {
+            topics: args.topics.iter().map(|t| absolute(t)).collect(),
+            regex: compile("--regex", &args.regex)?,
+            exclude: compile("--exclude-regex", &args.exclude_regex)?,
+        },
+        remaps,
+        qos_overrides,
+        clock_hz: args
+            .clock
+            .map(|hz| if hz == 0.0 { DEFAULT_CLOCK_HZ } else { hz }),
+        start_paused: false,
+        wait_for_subscribers: args
+            .wait_for_subscribers
+            .map(|s| seconds("--wait-for-subscribers", s))
+            .transpose()?,
+        cancel: kairos::signal::shutdown_token(),
+        ..PlayOptions::default()
+    };
+    // The bag is read before anything is declared, so a bad path fails without a session.
+    kairos_bag::Bag::open(&args.bag)
+        .with_context(|| format!("cannot read the bag {}", args.bag.display()))?;
+
+    let transport = kairos_zenoh::ZenohTransport::open()?;
+    transport.install(&kairos::graph::Context::global())?;
+    let node = kairos::graph::Node::new(&format!("kairos_bag_player_{}", std::process::id()))?;
+    let player = Player::start(transport.clone(), node, &args.bag, options)
+        .with_context(|| format!("playing {}", args.bag.display()))?;
+    for topic in player.topics() {
+        let renamed = if topic.name == topic.bag_name {
+            String::new()
+        } else {
+            format!(" (recorded as {})", topic.bag_name)
+        };
+        eprintln!(
+            "kairos bag play: publishing {}{renamed}: {} ({}, {})",
+            topic.name,
+            topic.type_name,
+            if topic.reliable {
+                "reliable"
+            } else {
+                "best effort"
+            },
+            if topic.transient_local {
+                "transient local"
+            } else {
+                "volatile"
+            },
+        );
+    }
+    let report = player.wait();
+    print_report(&report);
+    drop(transport);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn absolute(topic: &str) -> String {
+    if topic.starts_with('/') {
+        topic.to_owned()
+    } else {
+        format!("/{topic}")
+    }
+}
+
+fn print_report(report: &PlayReport) {
+    for topic in &report.without_subscribers {
+        eprintln!("kairos bag play: {topic}: no subscription appeared; played all the same");
+    }
+    for (topic, sent) in &report.sent {
+        println!("kairos bag play: {topic}: {sent} sent");
+    }
+    if report.clock_published > 0 {
+        println!("kairos bag play: /clock: {} sent", report.clock_published);
+    }
+    let l = report.lateness();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "kairos bag play: {} message(s) sent{}; send time - planned time: p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms ({} later than 10 ms)",
+        report.total_sent(),
+        if report.stopped { " (stopped)" } else { "" },
+        ms(l.p50),
+        ms(l.p99),
+        ms(l.max),
+        report.late
+    );
+}
