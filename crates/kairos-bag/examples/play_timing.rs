@@ -36,7 +36,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     writer.finish()?;
 
-    let config = kairos_testkit::zenoh_session::loopback_config("peer", None, 0);
+    // Peer mode, 127.0.0.1 only, no scouting; timestamping on as in kairos's own
+    // configuration (transient-local caches need it).
+    let mut config = kairos_testkit::zenoh_session::loopback_config("peer", None, 0);
+    config
+        .insert_json5(
+            "timestamping/enabled",
+            "{router: true, peer: true, client: true}",
+        )
+        .map_err(|e| format!("timestamping: {e}"))?;
     let transport = ZenohTransport::open_with(config, 0)?;
     let context = Context::new();
     transport.install(&context)?;

@@ -21,12 +21,17 @@
 //!   returns before its deadline and is cancelled by [`PlayOptions::cancel`] (the CLI's
 //!   Ctrl-C) or [`Player::stop`]. A message whose time has passed is sent at once, never
 //!   skipped; its lateness (send time - planned time) is measured for every message and
-//!   reported as p50/p99/max in [`PlayReport::lateness`], with the count of messages
-//!   later than [`PlayOptions::late_threshold`].
+//!   reported as p50/p99/max in [`PlayReport::lateness`] (percentiles of the first
+//!   [`KEPT_LATENESS`] sends, max of all), with the count of messages later than
+//!   [`PlayOptions::late_threshold`].
 //! - **Order as recorded.** Messages go out in the bag's log-time order, one at a time
-//!   from one thread.
+//!   from one thread; a second thread reads up to 1000 messages ahead, so reading does
+//!   not delay a send that is due.
 //! - **Counted.** [`PlayReport::sent`] has, for each played topic (under its remapped
 //!   name), the messages sent.
+//! - **Ends whole.** A read error ends playing and is kept in [`PlayReport::error`].
+//!   Zenoh may still queue the last messages when playing ends: close the transport
+//!   ([`ZenohTransport::close`]) before the process exits, as `kairos bag play` does.
 //! - **Controllable.** Playback can start paused and be paused, resumed or toggled from
 //!   any thread; while paused the bag's time stands still (and so does `/clock`).
 //!   With [`PlayOptions::clock_hz`], `/clock` (rosgraph_msgs/msg/Clock) carries the bag's
@@ -35,15 +40,16 @@
 use crate::qos::{
     Durability as BagDurability, History as BagHistory, Reliability as BagReliability,
 };
-use crate::{Bag, Error, QosProfile, ReadFilter, TopicInformation};
+use crate::{Bag, BagMessage, Error, QosProfile, ReadFilter, TopicInformation};
 use kairos::graph::{Node, Qos};
 use kairos::time::{CancelToken, Clock, Duration as KDuration, Time};
 use kairos_zenoh::ZenohTransport;
-use kairos_zenoh::graph_key::EntityKind;
 use kairos_zenoh::raw::{RawPublisher, RawTopic};
 use regex::Regex;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -51,6 +57,12 @@ use std::time::Duration;
 /// The hash announced for a type kairos does not know in a bag that stored none (what
 /// rmw_zenoh announces when it has no hash).
 pub const UNKNOWN_TYPE_HASH: &str = "TypeHashNotSupported";
+
+/// How many sends' lateness a [`PlayReport`] keeps one by one (32 MiB of them).
+pub const KEPT_LATENESS: usize = 1 << 22;
+
+/// Messages read ahead of the one waiting to be sent (rosbag2's default read-ahead queue).
+const READ_AHEAD: usize = 1000;
 
 /// The `/clock` rate of `ros2 bag play --clock` without a value.
 pub const DEFAULT_CLOCK_HZ: f64 = 40.0;
@@ -147,8 +159,8 @@ pub struct PlayOptions {
     pub clock_hz: Option<f64>,
     /// Start paused (see [`Player::resume`]).
     pub start_paused: bool,
-    /// Before playing, wait up to this long until every played topic has a subscription
-    /// in the graph.
+    /// Before playing, wait up to this long until zenoh routes every played topic to at
+    /// least one subscriber (matching, not only the subscriber's announcement).
     pub wait_for_subscribers: Option<Duration>,
     /// Sends later than this are counted in [`PlayReport::late`] (they are sent all the
     /// same).
@@ -237,8 +249,11 @@ pub struct PlayReport {
     pub topics: Vec<PlayedTopic>,
     /// Messages sent per topic (published name), every played topic listed.
     pub sent: BTreeMap<String, u64>,
-    /// For each message sent, in order: send time - planned time, in nanoseconds.
+    /// For each message sent, in order: send time - planned time, in nanoseconds (the
+    /// first [`KEPT_LATENESS`] sends; a long `--loop` keeps only their max and count).
     pub lateness_ns: Vec<i64>,
+    /// The largest lateness of every send, in nanoseconds.
+    pub lateness_max_ns: i64,
     /// Messages sent later than [`PlayOptions::late_threshold`].
     pub late: u64,
     /// Times the bag was played to its end.
@@ -247,14 +262,23 @@ pub struct PlayReport {
     pub stopped: bool,
     /// `/clock` messages published.
     pub clock_published: u64,
-    /// Topics that had no subscription when the wait for subscribers gave up.
+    /// Topics that had no subscriber when the wait for subscribers gave up.
     pub without_subscribers: Vec<String>,
+    /// Why playing ended early other than by a stop: the bag could not be read on (a
+    /// damaged file); what was read before it was sent.
+    pub error: Option<String>,
 }
 
 impl PlayReport {
-    /// Statistics of [`lateness_ns`](Self::lateness_ns).
+    /// Statistics of [`lateness_ns`](Self::lateness_ns); the count and max are of every
+    /// send.
     pub fn lateness(&self) -> Lateness {
-        Lateness::of(&self.lateness_ns)
+        let mut l = Lateness::of(&self.lateness_ns);
+        l.count = usize::try_from(self.total_sent()).unwrap_or(usize::MAX);
+        l.max = l.max.max(Duration::from_nanos(
+            u64::try_from(self.lateness_max_ns).unwrap_or(0),
+        ));
+        l
     }
 
     /// Messages sent on every topic.
@@ -314,6 +338,8 @@ struct Shared {
     timeline: Mutex<Timeline>,
     stop: CancelToken,
     steady: Clock,
+    /// Messages sent so far, every topic and loop.
+    sent: AtomicU64,
 }
 
 impl Shared {
@@ -467,9 +493,10 @@ impl Player {
             }),
             stop,
             steady,
+            sent: AtomicU64::new(0),
         });
         let playback = Playback {
-            transport,
+            _transport: transport,
             bag,
             outputs,
             topics: topics.clone(),
@@ -524,6 +551,11 @@ impl Player {
             .bag_time_ns(now)
     }
 
+    /// Messages sent so far (every topic, every loop).
+    pub fn sent(&self) -> u64 {
+        self.shared.sent.load(Ordering::Acquire)
+    }
+
     /// Stops playing at once (a waiting sleep is cancelled).
     pub fn stop(&self) {
         self.shared.stop.cancel();
@@ -559,7 +591,8 @@ impl Drop for Player {
 
 /// The playing thread's state.
 struct Playback {
-    transport: Arc<ZenohTransport>,
+    /// Kept open while the publishers live.
+    _transport: Arc<ZenohTransport>,
     bag: Bag,
     outputs: HashMap<String, Output>,
     topics: Vec<PlayedTopic>,
@@ -590,11 +623,14 @@ impl Playback {
                 scope.spawn(move || publish_clock(publisher, *hz, shared, token))
             });
             while !stop.is_cancelled() {
+                let before = self.shared.sent.load(Ordering::Acquire);
                 if !self.play_once(&mut report, &mut per_topic) {
                     break;
                 }
                 report.loops += 1;
-                if !self.options.loop_playback {
+                // A loop over nothing (every message before the start offset) would spin.
+                if !self.options.loop_playback || self.shared.sent.load(Ordering::Acquire) == before
+                {
                     break;
                 }
             }
@@ -612,32 +648,68 @@ impl Playback {
 
     /// Plays the bag from the origin to the end; false if stopped or reading failed.
     fn play_once(&self, report: &mut PlayReport, per_topic: &mut [u64]) -> bool {
-        let origin_ns = {
-            let mut t = self.shared.timeline.lock().expect("not poisoned");
-            let now = self.shared.steady.now();
-            t.base = Some(now);
-            t.paused_total = KDuration::ZERO;
-            if t.paused {
-                t.paused_since = Some(now);
-            }
-            t.origin_ns
-        };
+        let origin_ns = self.shared.timeline.lock().expect("not poisoned").origin_ns;
         let filter = ReadFilter::all()
             .topics(self.outputs.keys().cloned())
             .start(origin_ns);
         let messages = match self.bag.read(&filter) {
             Ok(messages) => messages,
             Err(e) => {
-                log::error!("kairos bag play: cannot read the bag: {e}");
+                report.error = Some(format!("cannot read the bag: {e}"));
                 return false;
             }
         };
+        // Read ahead on a thread of its own, as rosbag2 does, so that reading (a chunk to
+        // load or decompress) does not hold up a send that is due.
+        let (tx, rx) = sync_channel::<crate::Result<BagMessage>>(READ_AHEAD);
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                for message in messages {
+                    if tx.send(message).is_err() {
+                        break;
+                    }
+                }
+            });
+            // Owned here, so that returning drops it and the reader stops.
+            let rx = rx;
+            // The clock starts once the first message is at hand: opening the files is
+            // not counted against the first sends.
+            let first = rx.recv().ok();
+            self.start_timeline();
+            self.send_all(
+                first.into_iter().chain(rx.iter()),
+                origin_ns,
+                report,
+                per_topic,
+            )
+        })
+    }
+
+    /// Maps the origin to now (paused time counted from now).
+    fn start_timeline(&self) {
+        let mut t = self.shared.timeline.lock().expect("not poisoned");
+        let now = self.shared.steady.now();
+        t.base = Some(now);
+        t.paused_total = KDuration::ZERO;
+        if t.paused {
+            t.paused_since = Some(now);
+        }
+    }
+
+    /// Sends what the reader hands over, each message when due.
+    fn send_all(
+        &self,
+        messages: impl Iterator<Item = crate::Result<BagMessage>>,
+        origin_ns: u64,
+        report: &mut PlayReport,
+        per_topic: &mut [u64],
+    ) -> bool {
         let late_ns = i64::try_from(self.options.late_threshold.as_nanos()).unwrap_or(i64::MAX);
         for message in messages {
             let message = match message {
                 Ok(message) => message,
                 Err(e) => {
-                    log::error!("kairos bag play: stopped reading the bag: {e}");
+                    report.error = Some(format!("stopped reading the bag: {e}"));
                     return false;
                 }
             };
@@ -654,8 +726,12 @@ impl Playback {
             if lateness > late_ns {
                 report.late += 1;
             }
-            report.lateness_ns.push(lateness);
+            if report.lateness_ns.len() < KEPT_LATENESS {
+                report.lateness_ns.push(lateness);
+            }
+            report.lateness_max_ns = report.lateness_max_ns.max(lateness);
             per_topic[output.index] += 1;
+            self.shared.sent.fetch_add(1, Ordering::AcqRel);
         }
         true
     }
@@ -684,23 +760,20 @@ impl Playback {
         }
     }
 
-    /// Waits until every played topic has a subscription in the graph, at most `limit`;
-    /// returns the topics that have none.
+    /// Waits until zenoh routes every played topic to at least one subscriber, at most
+    /// `limit`; returns the topics that have none.
     fn wait_for_subscribers(&self, limit: Duration) -> Vec<String> {
         let steady = &self.shared.steady;
         let end = steady.now() + KDuration::from(limit);
         let missing = || {
-            let tokens = self.transport.graph().tokens();
-            self.topics
-                .iter()
-                .filter(|topic| {
-                    !tokens.iter().any(|t| {
-                        t.kind == EntityKind::Subscription
-                            && t.endpoint.as_ref().is_some_and(|e| e.name == topic.name)
-                    })
-                })
-                .map(|topic| topic.name.clone())
-                .collect::<Vec<_>>()
+            let mut left: Vec<(usize, String)> = self
+                .outputs
+                .values()
+                .filter(|output| !output.publisher.matched())
+                .map(|output| (output.index, self.topics[output.index].name.clone()))
+                .collect();
+            left.sort();
+            left.into_iter().map(|(_, name)| name).collect::<Vec<_>>()
         };
         loop {
             let left = missing();
@@ -708,7 +781,7 @@ impl Playback {
             if left.is_empty() || now >= end || self.shared.stop.is_cancelled() {
                 return left;
             }
-            let next = now + KDuration::from_millis(50);
+            let next = now + KDuration::from_millis(20);
             let _ = steady.sleep_until(if next < end { next } else { end }, &self.shared.stop);
         }
     }

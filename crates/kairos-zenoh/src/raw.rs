@@ -129,6 +129,13 @@ impl RawPublisher {
         self.sender.put(payload.to_vec().into(), attachment);
     }
 
+    /// Whether zenoh routes its messages to at least one subscriber now (a subscription's
+    /// liveliness token can be seen before zenoh has matched it; a message sent then
+    /// reaches nobody).
+    pub fn matched(&self) -> bool {
+        self.sender.matched()
+    }
+
     /// The publisher's gid, as its attachments and its liveliness token carry it.
     pub fn gid(&self) -> Gid {
         self.gid

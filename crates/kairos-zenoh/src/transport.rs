@@ -524,6 +524,15 @@ pub(crate) enum Sender {
 }
 
 impl Sender {
+    /// Whether zenoh routes this publisher's samples to at least one subscriber now.
+    pub(crate) fn matched(&self) -> bool {
+        let status = match self {
+            Sender::Plain(publisher) => publisher.matching_status().wait(),
+            Sender::Advanced(publisher) => publisher.matching_status().wait(),
+        };
+        status.is_ok_and(|s| s.matching())
+    }
+
     pub(crate) fn put(&self, payload: zenoh::bytes::ZBytes, attachment: Attachment) {
         // A put only fails once the session is closed; the message then has nowhere to go.
         let _ = match self {

@@ -108,6 +108,13 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
     let transport = kairos_zenoh::ZenohTransport::open()?;
     transport.install(&kairos::graph::Context::global())?;
     let node = kairos::graph::Node::new(&format!("kairos_bag_player_{}", std::process::id()))?;
+    // The player publishes from its own thread; the node spins only so that Ctrl-C shuts
+    // an executor down (and cancels the shutdown token the player's sleeps wait on)
+    // instead of exiting the process at once: the report is still printed.
+    let exec = kairos::exec::Executor::single_threaded();
+    exec.add_node(&node)?;
+    let spinner = exec.clone();
+    std::thread::spawn(move || spinner.spin());
     let player = Player::start(transport.clone(), node, &args.bag, options)
         .with_context(|| format!("playing {}", args.bag.display()))?;
     for topic in player.topics() {
@@ -133,9 +140,20 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let report = player.wait();
+    let _ = exec.shutdown(kairos::time::Duration::from_secs(1));
     print_report(&report);
-    drop(transport);
-    Ok(ExitCode::SUCCESS)
+    // The publishers are gone with the player; closing flushes what zenoh still queues
+    // (exiting without it may lose the last messages).
+    if let Err(e) = transport.close(Duration::from_secs(5)) {
+        eprintln!("kairos bag play: {e}");
+    }
+    match &report.error {
+        Some(e) => {
+            eprintln!("kairos bag play: {e}");
+            Ok(ExitCode::from(1))
+        }
+        None => Ok(ExitCode::SUCCESS),
+    }
 }
 
 fn absolute(topic: &str) -> String {
