@@ -439,7 +439,14 @@ fn use_sim_time_stamps_receive_times_on_the_clock_topic() {
         "--wait-matching",
         "60",
     ]));
-    std::thread::sleep(Duration::from_secs(1));
+    // /clock flows through the router before the first message is published.
+    let heard = router
+        .kairos()
+        .args(["topic", "echo", "/clock", "rosgraph_msgs/msg/Clock"])
+        .args(["--count", "1", "--json", "--timeout", "60"])
+        .output()
+        .expect("kairos topic echo /clock");
+    assert_ok("kairos topic echo /clock", &heard);
     publish(
         &router,
         "/chatter",
