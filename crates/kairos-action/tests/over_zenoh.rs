@@ -12,8 +12,7 @@ use kairos_action::{
 use kairos_msgs::example_interfaces::action::{
     Fibonacci, FibonacciFeedback, FibonacciGoal, FibonacciResult,
 };
-use kairos_testkit::router::free_loopback_port;
-use kairos_testkit::zenoh_session::{loopback_config, router_session};
+use kairos_testkit::zenoh_session::{loopback_config, router_on_free_port};
 use kairos_zenoh::ZenohTransport;
 use std::sync::{Arc, mpsc};
 use std::time::{Duration as StdDuration, Instant};
@@ -42,8 +41,7 @@ fn spun(node: &Node) -> (Executor, std::thread::JoinHandle<()>) {
 
 #[test]
 fn goals_feedback_results_and_cancels_cross_between_graphs() {
-    let port = free_loopback_port();
-    let _router = router_session(port);
+    let (_router, port) = router_on_free_port();
     let (server_graph, _server_transport) = graph(port);
     let (client_graph, _client_transport) = graph(port);
     let server_node = Node::new_in(&server_graph, "fib_server", "/robot").unwrap();
@@ -130,8 +128,7 @@ fn goals_feedback_results_and_cancels_cross_between_graphs() {
 
 #[test]
 fn a_server_that_leaves_fails_a_pending_result_at_once() {
-    let port = free_loopback_port();
-    let _router = router_session(port);
+    let (_router, port) = router_on_free_port();
     let (server_graph, server_transport) = graph(port);
     let (client_graph, _client_transport) = graph(port);
     let server_node = Node::new_in(&server_graph, "fib_server", "/").unwrap();

@@ -45,7 +45,23 @@ pub fn peer_of_router(mut config: zenoh::Config, router_port: u16) -> zenoh::Con
     config
 }
 
-/// A zenoh router in this process, listening on `127.0.0.1:port`.
+/// A zenoh router in this process on a free loopback port, and that port. A port found
+/// free can be taken before the router binds it (another test's connection gets it as
+/// its ephemeral port): then another free port is tried, up to 50 times.
+pub fn router_on_free_port() -> (zenoh::Session, u16) {
+    let mut last = None;
+    for _ in 0..50 {
+        let port = crate::router::free_loopback_port();
+        match zenoh::open(loopback_config("router", None, port)).wait() {
+            Ok(session) => return (session, port),
+            Err(e) => last = Some(e),
+        }
+    }
+    panic!("no loopback port could be bound by a router in 50 tries: {last:?}");
+}
+
+/// A zenoh router in this process, listening on `127.0.0.1:port` (a test that restarts a
+/// router on the port it had; otherwise [`router_on_free_port`]).
 pub fn router_session(port: u16) -> zenoh::Session {
     zenoh::open(loopback_config("router", None, port))
         .wait()

@@ -14,8 +14,7 @@ use kairos::graph::{
     MessageLost, Node, Qos, QosPolicy,
 };
 use kairos::time::Duration as KDuration;
-use kairos_testkit::router::free_loopback_port as free_port;
-use kairos_testkit::zenoh_session::{loopback_config, router_session};
+use kairos_testkit::zenoh_session::{loopback_config, router_on_free_port};
 use kairos_zenoh::attachment::Attachment;
 use kairos_zenoh::graph_key::data_key;
 use kairos_zenoh::message::{dds_type_name, encode};
@@ -69,8 +68,7 @@ struct TwoProcesses {
 
 impl TwoProcesses {
     fn new() -> Self {
-        let port = free_port();
-        let router = router_session(port);
+        let (router, port) = router_on_free_port();
         let (a, ta) = carried(port);
         let (b, tb) = carried(port);
         TwoProcesses {
@@ -187,8 +185,7 @@ fn a_remote_publisher_is_alive_and_matched_while_its_token_lives() {
 
 #[test]
 fn a_gap_in_a_remote_publishers_sequence_numbers_is_a_message_lost_event() {
-    let port = free_port();
-    let _router = router_session(port);
+    let (_router, port) = router_on_free_port();
     let (b, tb) = carried(port);
     let listener = Node::new_in(&b, "listener", "/").unwrap();
     let eb = spun(&listener);

@@ -13,8 +13,7 @@ use kairos_msgs::type_description_interfaces::srv::{
 };
 use kairos_msgs::type_hash::{Field, TypeDescription, type_id};
 use kairos_msgs::{Message, ServiceType};
-use kairos_testkit::router::free_loopback_port as free_port;
-use kairos_testkit::zenoh_session::{loopback_config, router_session};
+use kairos_testkit::zenoh_session::{loopback_config, router_on_free_port};
 use kairos_zenoh::ZenohTransport;
 use kairos_zenoh::type_description::{from_message, serve};
 use serde::{Deserialize, Serialize};
@@ -60,8 +59,7 @@ fn carried(port: u16) -> (Context, Arc<ZenohTransport>) {
 
 #[test]
 fn a_node_describes_the_types_it_carries_to_another_process() {
-    let port = free_port();
-    let _router = router_session(port);
+    let (_router, port) = router_on_free_port();
     let (a, ta) = carried(port);
     let (b, _tb) = carried(port);
 
