@@ -76,26 +76,9 @@ fn mcap_files(bag: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// Five Twists from zenoh-ros2-sdk, once the recorder subscribes (after `PY_SDK_PRELUDE`).
 const PY_TWIST: &str = r#"
-import os, sys, time, json
-from zenoh_ros2_sdk import ROS2Publisher, get_topic_info
-from zenoh_ros2_sdk.session import ZenohSession
-from zenoh_ros2_sdk.utils import get_type_hash
-PORT = int(os.environ["ROUTER_PORT"])
-DEFS = json.loads(os.environ["MSG_DEFS"])
-DEPS = dict(DEFS)
-session = ZenohSession.get_instance("127.0.0.1", PORT)
-for name, text in DEFS:
-    session.register_message_type(text, name)
-T = session.store.types
 HASH = get_type_hash('geometry_msgs/msg/Twist', DEPS['geometry_msgs/msg/Twist'], DEPS)
-def bounded_wait(pred, seconds):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
 pub = ROS2Publisher('/py_twist', 'geometry_msgs/msg/Twist', msg_definition=DEPS['geometry_msgs/msg/Twist'], type_hash=HASH, node_name='py_twist', router_port=PORT)
 def recorder_subscribed():
     info = get_topic_info('/py_twist', router_port=PORT)
@@ -136,7 +119,7 @@ fn a_recording_of_kairos_and_ros2_publishers_is_decoded_by_independent_readers()
         "{header: {stamp: {sec: 12, nanosec: 34}, frame_id: map}, pose: {position: {x: 1.5}, orientation: {w: 1.0}}}",
         5,
     );
-    let mut python = router.python(PY_TWIST);
+    let mut python = router.python(&format!("{PY_SDK_PRELUDE}{PY_TWIST}"));
     python.env(
         "MSG_DEFS",
         interface_definitions(&["geometry_msgs/msg/Vector3", "geometry_msgs/msg/Twist"]),

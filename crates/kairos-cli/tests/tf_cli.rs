@@ -22,32 +22,14 @@ const TF_TYPES: &[&str] = &[
     "tf2_msgs/msg/TFMessage",
 ];
 
+/// The shared prelude, and the TFMessage hash as the peer computes it.
 const PY_PRELUDE: &str = r#"
-import os, sys, time, json
-from zenoh_ros2_sdk import ROS2Publisher, ROS2Subscriber, get_topic_info
-from zenoh_ros2_sdk.session import ZenohSession
-from zenoh_ros2_sdk.utils import get_type_hash
-from zenoh_ros2_sdk.qos import QosProfile, QosDurability
-PORT = int(os.environ["ROUTER_PORT"])
-DEFS = json.loads(os.environ["MSG_DEFS"])
-DEPS = dict(DEFS)
-session = ZenohSession.get_instance("127.0.0.1", PORT)
-for name, text in DEFS:
-    session.register_message_type(text, name)
-T = session.store.types
 HASH = get_type_hash('tf2_msgs/msg/TFMessage', DEPS['tf2_msgs/msg/TFMessage'], DEPS)
 print('hash', HASH, flush=True)
-def bounded_wait(pred, seconds):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
 "#;
 
 fn python(router: &Router, body: &str) -> std::process::Command {
-    let mut cmd = router.python(&format!("{PY_PRELUDE}\n{body}"));
+    let mut cmd = router.python(&format!("{PY_SDK_PRELUDE}{PY_PRELUDE}\n{body}"));
     cmd.env("MSG_DEFS", interface_definitions(TF_TYPES));
     cmd
 }

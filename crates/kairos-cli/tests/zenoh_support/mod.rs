@@ -57,3 +57,28 @@ pub fn interface_definitions(types: &[&str]) -> String {
         .collect();
     serde_json::to_string(&list).expect("JSON")
 }
+
+/// The start of a zenoh-ros2-sdk script: a session to the test's router (`ROUTER_PORT`),
+/// the definitions of `MSG_DEFS` (see [`interface_definitions`]) registered, their classes
+/// in `T`, `DEPS` by name, and `bounded_wait(pred, seconds)`.
+pub const PY_SDK_PRELUDE: &str = r#"
+import os, sys, time, json
+from zenoh_ros2_sdk import ROS2Publisher, ROS2Subscriber, get_topic_info
+from zenoh_ros2_sdk.session import ZenohSession
+from zenoh_ros2_sdk.utils import get_type_hash
+from zenoh_ros2_sdk.qos import QosProfile, QosDurability
+PORT = int(os.environ["ROUTER_PORT"])
+DEFS = json.loads(os.environ["MSG_DEFS"])
+DEPS = dict(DEFS)
+session = ZenohSession.get_instance("127.0.0.1", PORT)
+for name, text in DEFS:
+    session.register_message_type(text, name)
+T = session.store.types
+def bounded_wait(pred, seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
+"#;
