@@ -26,14 +26,29 @@ pub struct Router {
 
 impl Router {
     /// `exe router` on a free loopback port (`exe` is a kairos binary, in a test
-    /// `env!("CARGO_BIN_EXE_kairos")`).
+    /// `env!("CARGO_BIN_EXE_kairos")`). A port found free can be taken before the router
+    /// binds it (another test's connection gets it as its ephemeral port): a router that
+    /// exits before it runs is started again on another free port, up to 20 times.
     pub fn start(exe: impl AsRef<Path>) -> Self {
-        Self::start_on(exe, free_loopback_port())
+        let mut last = String::new();
+        for _ in 0..20 {
+            match Self::try_start_on(exe.as_ref(), free_loopback_port()) {
+                Ok(router) => return router,
+                Err(e) => last = e,
+            }
+        }
+        panic!("kairos router could not bind a loopback port in 20 tries: {last}");
     }
 
     /// A router on `port` (a restart on the port a killed router held).
     pub fn start_on(exe: impl AsRef<Path>, port: u16) -> Self {
-        let exe = exe.as_ref().to_path_buf();
+        Self::try_start_on(exe.as_ref(), port).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A router on `port`, or why it did not run: it exited first (the port was taken)
+    /// or printed nothing within 30 s.
+    fn try_start_on(exe: &Path, port: u16) -> Result<Self, String> {
+        let exe = exe.to_path_buf();
         let mut child = Command::new(&exe)
             .args(["router", "--listen", &format!("tcp/127.0.0.1:{port}")])
             .stdout(Stdio::piped())
@@ -41,17 +56,19 @@ impl Router {
             .spawn()
             .expect("start kairos router");
         let mut lines = Lines::of(child.stdout.take().expect("router stdout"));
-        let process = Running(child);
+        let mut process = Running(child);
         let line = lines.next_within(Duration::from_secs(30));
-        assert!(
-            line.as_ref().is_some_and(|l| l.contains("running")),
-            "kairos router did not start within 30 s: {line:?}"
-        );
-        Self {
-            _process: process,
-            port,
-            exe,
+        if line.as_ref().is_some_and(|l| l.contains("running")) {
+            return Ok(Self {
+                _process: process,
+                port,
+                exe,
+            });
         }
+        let status = process.0.try_wait().ok().flatten();
+        Err(format!(
+            "kairos router on port {port} did not start within 30 s: first line {line:?}, exit {status:?}"
+        ))
     }
 
     /// A kairos command connected to this router only.

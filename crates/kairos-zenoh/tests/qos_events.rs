@@ -444,20 +444,27 @@ fn a_remote_manual_publisher_whose_lease_lapses_counts_as_not_alive_until_it_ass
 
     // A publish asserts it again. The counts change as the sample arrives; the callback
     // that reports it runs on the listener's executor after that, so it is waited for.
+    // The publisher keeps publishing while the test waits: a lease of 1 s can lapse again
+    // before a descheduled test thread looks (the callback reports the state it finds, as
+    // rmw's does, so a revival and a second lapse between two looks cancel out).
     let before = changed.lock().len();
-    publisher.publish(StringMsg {
-        data: "beat".into(),
-    });
+    let beat = || {
+        publisher.publish(StringMsg {
+            data: "beat".into(),
+        })
+    };
     assert!(spin_until(&[&ea, &eb], || {
+        beat();
         let events = subscription.qos_events();
         (events.alive_count, events.not_alive_count) == (1, 0)
     }));
     let revived =
         |c: &&LivelinessChanged| (c.alive_count_change, c.not_alive_count_change) == (1, -1);
     assert!(
-        spin_until(&[&ea, &eb], || changed.lock()[before..]
-            .iter()
-            .any(|c| revived(&c))),
+        spin_until(&[&ea, &eb], || {
+            beat();
+            changed.lock()[before..].iter().any(|c| revived(&c))
+        }),
         "the callback never reported the publisher alive again: {:?}",
         &changed.lock()[before..]
     );
