@@ -1,19 +1,25 @@
-//! `kairos launch FILE [name:=value ...]`: the command-line side of `kairos-launch` (the
-//! arguments, `--print`, the router and the log folder); reading, supervising and stopping
-//! are the library's.
+//! `kairos launch FILE [name:=value ...]` and `kairos launch PKG FILE ...`: the command-line
+//! side of `kairos-launch` (the arguments, `--print`, the router and the log folder);
+//! reading, supervising and stopping are the library's.
 
 use anyhow::{Context as _, anyhow, bail};
+use kairos_launch::driver::{Driver, Request};
+use kairos_launch::package::PackageIndex;
 use kairos_launch::router::ensure_router;
 use kairos_launch::{description, supervise};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// How long a Python launch file's first evaluation may take before the launch fails.
+const EVALUATION_TIMEOUT: Duration = Duration::from_secs(60);
+
 #[derive(Debug, clap::Args)]
 pub struct LaunchArgs {
-    /// A ROS 2 YAML launch file (`launch:` with arg, let, node, executable, group, include).
+    /// A ROS 2 launch file (Python, XML or YAML), or a package whose share folder holds the
+    /// launch file named next (as `ros2 launch PKG FILE`).
     file: PathBuf,
-    /// Launch arguments, `name:=value`.
+    /// Launch arguments, `name:=value` (after the file's name in the package form).
     args: Vec<String>,
     /// Seconds after SIGINT before a process still alive gets SIGTERM.
     #[arg(long, default_value_t = 5.0)]
@@ -33,6 +39,10 @@ pub struct LaunchArgs {
     /// Print the processes the file starts, with their command lines, and exit.
     #[arg(long)]
     print: bool,
+    /// Print the processes as JSON lines (for a Python launch file's driver, which starts
+    /// the processes of an XML or YAML file it includes), and exit.
+    #[arg(long, hide = true)]
+    print_json: bool,
 }
 
 fn seconds(flag: &str, s: f64) -> anyhow::Result<Duration> {
@@ -42,22 +52,71 @@ fn seconds(flag: &str, s: f64) -> anyhow::Result<Duration> {
 pub fn run(args: LaunchArgs) -> anyhow::Result<ExitCode> {
     let sigterm_timeout = seconds("--sigterm-timeout", args.sigterm_timeout)?;
     let sigkill_timeout = seconds("--sigkill-timeout", args.sigkill_timeout)?;
+    let (file, rest) = launch_file(&args.file, &args.args)?;
     let mut launch_args = Vec::new();
-    for arg in &args.args {
+    for arg in rest {
         let Some((name, value)) = arg.split_once(":=") else {
             bail!("launch argument '{arg}': write name:=value");
         };
         launch_args.push((name.to_owned(), value.to_owned()));
     }
-    let processes = match description::load(&args.file, &launch_args) {
-        Ok(processes) => processes,
-        Err(err) => {
-            eprintln!("kairos launch: {err}\nkairos launch: nothing was started");
-            return Ok(ExitCode::from(supervise::status::BAD_LAUNCH));
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    let python = description::Format::of(&file, &text) == description::Format::Python;
+    let (processes, driven) = if python {
+        match Driver::start(
+            &file,
+            &launch_args,
+            Path::new("python3"),
+            None,
+            EVALUATION_TIMEOUT,
+        ) {
+            Ok((driver, first)) => (Vec::new(), Some((driver, first))),
+            Err(err) => {
+                eprintln!("kairos launch: {err}\nkairos launch: nothing was started");
+                return Ok(ExitCode::from(supervise::status::BAD_LAUNCH));
+            }
+        }
+    } else {
+        match description::load(&file, &launch_args) {
+            Ok(processes) => (processes, None),
+            Err(err) => {
+                eprintln!("kairos launch: {err}\nkairos launch: nothing was started");
+                return Ok(ExitCode::from(supervise::status::BAD_LAUNCH));
+            }
         }
     };
-    if args.print {
+    if args.print_json {
         for p in &processes {
+            let name = p
+                .label
+                .rsplit_once('-')
+                .map_or(p.label.as_str(), |(b, _)| b);
+            let output = match p.output {
+                description::Output::Screen => "screen",
+                description::Output::Log => "log",
+                description::Output::Both => "both",
+            };
+            println!(
+                "{}",
+                serde_json::json!({
+                    "name": name, "program": p.program, "args": p.args, "env": p.env,
+                    "cwd": p.cwd, "output": output, "respawn": p.respawn,
+                    "respawn_delay": p.respawn_delay.as_secs_f64(), "required": p.required,
+                    "origin": p.origin,
+                })
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.print {
+        let first = driven
+            .iter()
+            .flat_map(|(_, first)| first)
+            .filter_map(|r| match r {
+                Request::Start { spec, .. } => Some(spec),
+                _ => None,
+            });
+        for p in processes.iter().chain(first) {
             let words: Vec<String> = std::iter::once(p.program.display().to_string())
                 .chain(p.args.iter().cloned())
                 .collect();
@@ -87,7 +146,32 @@ pub fn run(args: LaunchArgs) -> anyhow::Result<ExitCode> {
         log_dir: args.log_dir.clone().unwrap_or_else(default_log_dir),
         env,
     };
-    Ok(ExitCode::from(supervise::run(processes, &options)))
+    let status = match driven {
+        Some((driver, first)) => supervise::run_driven(driver, first, &options),
+        None => supervise::run(processes, &options),
+    };
+    Ok(ExitCode::from(status))
+}
+
+/// The launch file and the launch arguments: `FILE args...`, or `PKG FILE args...` when
+/// `FILE` is not a file and a name follows it.
+fn launch_file<'a>(first: &Path, rest: &'a [String]) -> anyhow::Result<(PathBuf, &'a [String])> {
+    if first.exists() {
+        return Ok((first.to_path_buf(), rest));
+    }
+    let package = first.to_string_lossy();
+    match rest.split_first() {
+        Some((name, rest)) if !name.contains(":=") && !package.contains('/') => {
+            let file = PackageIndex::from_env()
+                .find_file(&package, name)
+                .with_context(|| format!("kairos launch {package} {name}"))?;
+            Ok((file, rest))
+        }
+        _ => bail!(
+            "{}: no such launch file (to launch a package's file, write `kairos launch PKG FILE`)",
+            first.display()
+        ),
+    }
 }
 
 fn default_log_dir() -> PathBuf {

@@ -9,6 +9,7 @@ mod demo;
 mod internal;
 mod launch;
 mod param;
+mod pkg;
 mod ros;
 mod stats;
 mod tf;
@@ -63,8 +64,13 @@ enum Command {
     /// Frames across processes: echo, frames, static.
     #[command(subcommand)]
     Tf(tf::TfCmd),
-    /// Start a system of processes from a ROS 2 YAML launch file; Ctrl-C stops it on time.
+    /// Start a system of processes from a ROS 2 launch file (YAML, XML); Ctrl-C stops it on time.
     Launch(launch::LaunchArgs),
+    /// Installed packages (ament's index under AMENT_PREFIX_PATH): list, prefix, executables, install.
+    #[command(subcommand)]
+    Pkg(pkg::PkgCmd),
+    /// Run an executable of an installed package, as `ros2 run PKG EXE`.
+    Run(pkg::RunArgs),
     /// Child processes of demos and tests.
     #[command(subcommand, hide = true)]
     Internal(internal::InternalCmd),
@@ -93,6 +99,8 @@ fn main() -> std::process::ExitCode {
         Command::Lifecycle(cmd) => ros::lifecycle(cmd),
         Command::Param(cmd) => param::run(cmd),
         Command::Launch(args) => launch::run(args),
+        Command::Pkg(cmd) => pkg::run(cmd),
+        Command::Run(args) => pkg::run_executable(args),
         Command::Bag(cmd) => bag::run(cmd),
         Command::Tf(cmd) => tf::run(cmd),
     };

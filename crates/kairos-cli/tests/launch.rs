@@ -141,7 +141,291 @@ fn a_system_starts_from_one_file_and_ctrl_c_stops_it_within_its_deadlines() {
             listener = examples.join("listener").display(),
         ),
     );
-    let trace = dir.path().join("trace");
+    let mut launch_cmd = |router: &Router| {
+        let mut cmd = router.kairos();
+        cmd.arg("launch").arg(&file);
+        cmd
+    };
+    the_robot_system_runs_and_stops_within_its_deadlines(dir.path(), &mut launch_cmd);
+}
+
+/// The same system as an XML launch file in an installed package (ament's layout, made
+/// by `kairos pkg install`), started as `kairos launch PKG FILE`: its nodes found as the
+/// package's executables, its parameter file with `$(find-pkg-share ...)`.
+#[test]
+fn the_same_system_as_an_xml_file_of_a_package_stops_the_same_way() {
+    zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk");
+    let examples = examples();
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("launch")).unwrap();
+    write(
+        &src,
+        "params.yaml",
+        "/**:\n  ros__parameters:\n    rate_hz: 20.0\n    prefix: from the file\n",
+    );
+    write(
+        &src.join("launch"),
+        "robot.launch.xml",
+        r#"<launch>
+  <arg name="ns" default="robot"/>
+  <arg name="kairos"/>
+  <group>
+    <push_ros_namespace namespace="$(var ns)"/>
+    <node pkg="kairos_demo" exec="talker" name="talker">
+      <param from="$(find-pkg-share kairos_demo)/params.yaml"/>
+      <remap from="chatter" to="news"/>
+    </node>
+    <node pkg="kairos_demo" exec="listener" name="listener">
+      <remap from="chatter" to="news"/>
+    </node>
+  </group>
+  <executable cmd="$(var kairos) topic echo /rosout rcl_interfaces/msg/Log --json --timeout 60" name="rosout_echo"/>
+  <executable cmd="sh -c &quot;trap '' INT; echo ignoring SIGINT; exec sleep 1000&quot;"/>
+  <executable cmd="sleep 1000"/>
+</launch>
+"#,
+    );
+    let prefix = dir.path().join("install");
+    let installed = finish(
+        spawn(
+            zenoh_support::kairos()
+                .args(["pkg", "install", "kairos_demo", "--prefix"])
+                .arg(&prefix)
+                .arg("--exe")
+                .arg(examples.join("talker"))
+                .arg("--exe")
+                .arg(examples.join("listener"))
+                .arg("--share")
+                .arg(src.join("launch"))
+                .arg("--share")
+                .arg(src.join("params.yaml")),
+        ),
+        LIMIT,
+    );
+    assert_ok("kairos pkg install", &installed);
+    let mut launch_cmd = |router: &Router| {
+        let mut cmd = router.kairos();
+        cmd.env("AMENT_PREFIX_PATH", &prefix)
+            .args(["launch", "kairos_demo", "robot.launch.xml"]);
+        cmd
+    };
+    the_robot_system_runs_and_stops_within_its_deadlines(dir.path(), &mut launch_cmd);
+}
+
+/// The same system as a Python launch file of an installed package (ROS 2's `launch` and
+/// `launch_ros` APIs, read by kairos's), started as `kairos launch PKG FILE`: the stop,
+/// its bound and its report are the launcher's, whatever the format.
+#[test]
+fn the_same_system_as_a_python_file_of_a_package_stops_the_same_way() {
+    zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk");
+    let examples = examples();
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("launch")).unwrap();
+    write(
+        &src,
+        "params.yaml",
+        "/**:\n  ros__parameters:\n    rate_hz: 20.0\n    prefix: from the file\n",
+    );
+    write(
+        &src.join("launch"),
+        "robot.launch.py",
+        r#"
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, ExecuteProcess, GroupAction
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node, PushRosNamespace
+from launch_ros.substitutions import FindPackageShare
+
+
+def generate_launch_description():
+    params = PathJoinSubstitution([FindPackageShare('kairos_demo'), 'params.yaml'])
+    return LaunchDescription([
+        DeclareLaunchArgument('ns', default_value='robot'),
+        DeclareLaunchArgument('kairos'),
+        GroupAction([
+            PushRosNamespace(LaunchConfiguration('ns')),
+            Node(package='kairos_demo', executable='talker', name='talker',
+                 parameters=[params], remappings=[('chatter', 'news')], output='screen'),
+            Node(package='kairos_demo', executable='listener', name='listener',
+                 remappings=[('chatter', 'news')], output='screen'),
+        ]),
+        ExecuteProcess(
+            cmd=[LaunchConfiguration('kairos'), 'topic', 'echo', '/rosout',
+                 'rcl_interfaces/msg/Log', '--json', '--timeout', '60'],
+            name='rosout_echo', output='screen'),
+        ExecuteProcess(cmd=['sh', '-c', "trap '' INT; echo ignoring SIGINT; exec sleep 1000"],
+                       output='screen'),
+        ExecuteProcess(cmd=['sleep', '1000'], output='screen'),
+    ])
+"#,
+    );
+    let prefix = dir.path().join("install");
+    let installed = finish(
+        spawn(
+            zenoh_support::kairos()
+                .args(["pkg", "install", "kairos_demo", "--prefix"])
+                .arg(&prefix)
+                .arg("--exe")
+                .arg(examples.join("talker"))
+                .arg("--exe")
+                .arg(examples.join("listener"))
+                .arg("--share")
+                .arg(src.join("launch"))
+                .arg("--share")
+                .arg(src.join("params.yaml")),
+        ),
+        LIMIT,
+    );
+    assert_ok("kairos pkg install", &installed);
+    let python = zenoh_support::kairos_python_path();
+    let mut launch_cmd = |router: &Router| {
+        let mut cmd = router.kairos();
+        cmd.env("AMENT_PREFIX_PATH", &prefix)
+            .env("PYTHONPATH", &python)
+            .args(["launch", "kairos_demo", "robot.launch.py"]);
+        cmd
+    };
+    the_robot_system_runs_and_stops_within_its_deadlines(dir.path(), &mut launch_cmd);
+}
+
+/// A Python launch file's event handlers run as the processes start, print and exit; a
+/// timer, an emitted shutdown and the OnShutdown handler; in order, each once.
+#[test]
+fn a_python_launch_file_s_event_handlers_drive_the_launch() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "events.launch.py",
+        r#"
+from launch import LaunchDescription
+from launch.actions import (EmitEvent, ExecuteProcess, LogInfo, OpaqueFunction,
+                            RegisterEventHandler, TimerAction)
+from launch.event_handlers import OnProcessExit, OnProcessIO, OnProcessStart, OnShutdown
+from launch.events import Shutdown
+from launch.substitutions import LaunchConfiguration, PythonExpression
+
+
+def generate_launch_description():
+    first = ExecuteProcess(cmd=['sh', '-c', 'echo token-1; exit 3'], name='first',
+                           output='screen')
+    second = ExecuteProcess(cmd=['sleep', '0.2'], output='screen')
+    heard = []
+
+    def on_stdout(event):
+        heard.append(event.text.decode().strip())
+        return [LogInfo(msg='heard ' + heard[-1])]
+
+    def after_first(event, context):
+        return [LogInfo(msg=f'first exited with {event.returncode}'), second]
+
+    return LaunchDescription([
+        LogInfo(msg=['twice 21 is ', PythonExpression(['2 * ', '21'])]),
+        RegisterEventHandler(OnProcessIO(target_action=first, on_stdout=on_stdout)),
+        RegisterEventHandler(OnProcessStart(target_action=first,
+                                            on_start=[LogInfo(msg='first started')])),
+        RegisterEventHandler(OnProcessExit(target_action=first, on_exit=after_first)),
+        RegisterEventHandler(OnProcessExit(target_action=second, on_exit=[
+            TimerAction(period=0.2, actions=[
+                OpaqueFunction(function=lambda context: [LogInfo(msg='timer fired')]),
+                EmitEvent(event=Shutdown(reason='all done'))])])),
+        RegisterEventHandler(OnShutdown(on_shutdown=[LogInfo(msg='on shutdown')])),
+        first,
+    ])
+"#,
+    );
+    let out = finish(
+        spawn(
+            launch(None, &file, &["--no-router"])
+                .env("PYTHONPATH", zenoh_support::kairos_python_path()),
+        ),
+        LIMIT,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let said: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("[INFO] [launch.user]: "))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "twice 21 is 42",
+            "first started",
+            "heard token-1",
+            "first exited with 3",
+            "timer fired",
+            "on shutdown",
+        ],
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("the launch file asked to shut down (all done)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("[first-1] token-1"), "{stdout}");
+    assert!(
+        stdout.contains("[INFO] [sleep-1]: process started"),
+        "{stdout}"
+    );
+    // first exited with 3 by itself: the launch reports the failure.
+    assert_eq!(out.status.code(), Some(3), "{stdout}\n{stderr}");
+}
+
+/// A Python launch file that cannot be launched names its line (the traceback's frame in
+/// the file, or where the failing action was made), exits 2 and starts nothing.
+#[test]
+fn a_bad_python_launch_file_names_its_line_and_starts_nothing() {
+    let cases = [
+        (
+            "from launch import LaunchDescription\nfrom launch.actions import ExecuteProcess, DeclareLaunchArgument\n\ndef generate_launch_description():\n    return LaunchDescription([\n        ExecuteProcess(cmd=['sleep', '100']),\n        DeclareLaunchArgument('needed'),\n    ])\n",
+            ":7: launch argument 'needed' has no default: pass needed:=VALUE",
+        ),
+        (
+            "from launch import LaunchDescription\nfrom launch.actions import ExecuteProcess\n\ndef generate_launch_description():\n    return LaunchDescription([\n        ExecuteProcess(cmd=['sleep', '100'], colour='red'),\n    ])\n",
+            ":6: TypeError: ExecuteProcess() got an unexpected keyword argument 'colour'",
+        ),
+        (
+            "from launch import LaunchDescription\nfrom launch_ros.actions import Node\n\ndef generate_launch_description():\n    return LaunchDescription([\n        Node(package='kairos_no_such_pkg', executable='x'),\n    ])\n",
+            ":6: package 'kairos_no_such_pkg' not found in AMENT_PREFIX_PATH",
+        ),
+        ("import launch\n", "has no generate_launch_description()"),
+    ];
+    let python = zenoh_support::kairos_python_path();
+    for (text, expected) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(dir.path(), "bad.launch.py", text);
+        let out = finish(
+            spawn(
+                launch(None, &file, &["--no-router"])
+                    .env("PYTHONPATH", &python)
+                    .env("AMENT_PREFIX_PATH", dir.path()),
+            ),
+            LIMIT,
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(2), "{text}\n{stderr}");
+        assert!(
+            stderr.contains(expected) && stderr.contains("bad.launch.py"),
+            "for\n{text}\nexpected '{expected}' in:\n{stderr}"
+        );
+        assert!(stderr.contains("nothing was started"), "{stderr}");
+        assert!(
+            !stdout.contains("process started"),
+            "started something: {stdout}"
+        );
+    }
+}
+
+/// Starts the robot system (`launch_cmd` on a router of its own, given `kairos:=` and the
+/// stop timeouts), checks that it runs, stops it with Ctrl-C and checks the stop report.
+fn the_robot_system_runs_and_stops_within_its_deadlines(
+    dir: &Path,
+    launch_cmd: &mut dyn FnMut(&Router) -> Command,
+) {
+    let trace = dir.join("trace");
     let router = Router::start(KAIROS);
     let mut peer = spawn(
         router
@@ -152,19 +436,15 @@ fn a_system_starts_from_one_file_and_ctrl_c_stops_it_within_its_deadlines() {
     let mut peer_lines = stdout_lines(&mut peer);
     peer_lines.wait_for("ready", LIMIT);
 
-    let mut launcher = spawn(&mut launch(
-        Some(&router),
-        &file,
-        &[
-            &format!("kairos:={KAIROS}"),
-            "--sigterm-timeout",
-            "1",
-            "--sigkill-timeout",
-            "1",
-            "--trace",
-            &trace.display().to_string(),
-        ],
-    ));
+    let mut launcher = spawn(launch_cmd(&router).args([
+        &format!("kairos:={KAIROS}"),
+        "--sigterm-timeout",
+        "1",
+        "--sigkill-timeout",
+        "1",
+        "--trace",
+        &trace.display().to_string(),
+    ]));
     let mut lines = stdout_lines(&mut launcher);
     lines.wait_for("using the router at", LIMIT);
     // The remap and the parameter file reached the nodes, across processes.
@@ -463,4 +743,176 @@ fn print_shows_each_process_with_its_ros_arguments() {
         lines[1].ends_with("sleep --ros-args -r '__node:=helper' -r '__ns:=/robot/inner'"),
         "{stdout}"
     );
+}
+
+#[test]
+fn an_xml_file_means_what_the_same_yaml_file_means() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "inner.launch.xml",
+        r#"<launch><arg name="who"/><node exec="sleep" name="$(var who)" namespace="inner"/></launch>"#,
+    );
+    let file = write(
+        dir.path(),
+        "outer.launch.xml",
+        r#"<launch>
+  <arg name="rate" default="5"/>
+  <arg name="quiet" default="true"><choice value="true"/><choice value="false"/></arg>
+  <group namespace="robot">
+    <node exec="sleep" name="driver" args="1000">
+      <param name="rate" value="$(var rate)"/>
+      <param name="frame" value="7"/>
+      <remap from="scan" to="/sensors/scan"/>
+    </node>
+    <include file="inner.launch.xml"><arg name="who" value="helper"/></include>
+    <node exec="sleep" name="skipped" if="false"/>
+    <node exec="sleep" name="also_skipped" unless="$(var quiet)"/>
+  </group>
+</launch>
+"#,
+    );
+    let out = finish(
+        spawn(&mut launch(None, &file, &["rate:=10", "--print"])),
+        LIMIT,
+    );
+    let stdout = assert_ok("kairos launch --print (XML)", &out);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    // As in the YAML file, except that XML has no quoted '7': the value is guessed, as
+    // ROS 2's XML frontend guesses it.
+    assert!(
+        lines[0].ends_with(
+            "sleep 1000 --ros-args -r '__node:=driver' -r '__ns:=/robot' -p 'rate:=10' -p 'frame:=7' -r 'scan:=/sensors/scan'"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        lines[1].ends_with("sleep --ros-args -r '__node:=helper' -r '__ns:=/robot/inner'"),
+        "{stdout}"
+    );
+    let out = finish(
+        spawn(&mut launch(None, &file, &["quiet:=maybe", "--print"])),
+        LIMIT,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "outer.launch.xml:3: launch argument 'quiet' is 'maybe', not one of true, false"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_bad_xml_launch_file_names_file_and_line_and_starts_nothing() {
+    let cases = [
+        (
+            "<launch>\n<executable cmd='sleep 1'>\n</launch>\n",
+            ":3: not an XML launch file",
+        ),
+        (
+            "<launch>\n  <executable cmd='sleep 1' colour='red'/>\n</launch>\n",
+            ":2: 'executable' has no key 'colour'",
+        ),
+        (
+            "<launch>\n\n  <node pkg='kairos_no_such_pkg' exec='x'/>\n</launch>\n",
+            ":3: package 'kairos_no_such_pkg' not found in AMENT_PREFIX_PATH",
+        ),
+        (
+            "<launch>\n  <executable cmd='sleep $(eval \"1 +\")'/>\n</launch>\n",
+            ":2: cmd: $(eval 1 +): SyntaxError",
+        ),
+        (
+            "<robot/>\n",
+            ":1: not an XML launch file: the root element is <robot>",
+        ),
+    ];
+    for (text, expected) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(dir.path(), "bad.launch.xml", text);
+        let out = finish(
+            spawn(launch(None, &file, &["--no-router"]).env("AMENT_PREFIX_PATH", dir.path())),
+            LIMIT,
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{text}\n{stderr}");
+        assert!(
+            stderr.contains(&format!("bad.launch.xml{expected}")),
+            "for\n{text}\nexpected 'bad.launch.xml{expected}' in:\n{stderr}"
+        );
+        assert!(stderr.contains("nothing was started"), "{stderr}");
+    }
+}
+
+/// `kairos run PKG EXE` runs the package's executable as the program itself: its
+/// arguments as given, its exit status; a misspelt name lists what the package has.
+#[test]
+fn run_starts_a_package_s_executable_as_ros2_run_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(
+        dir.path(),
+        "show_args",
+        "#!/bin/sh\necho \"args: $*\"\nexit 7\n",
+    );
+    assert!(
+        Command::new("chmod")
+            .arg("+x")
+            .arg(&script)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let prefix = dir.path().join("install");
+    assert_ok(
+        "kairos pkg install",
+        &finish(
+            spawn(
+                zenoh_support::kairos()
+                    .args(["pkg", "install", "tools", "--exe"])
+                    .arg(&script)
+                    .arg("--prefix")
+                    .arg(&prefix),
+            ),
+            LIMIT,
+        ),
+    );
+    let kairos = || {
+        let mut cmd = zenoh_support::kairos();
+        cmd.env("AMENT_PREFIX_PATH", &prefix);
+        cmd
+    };
+    let out = finish(
+        spawn(kairos().args([
+            "run",
+            "tools",
+            "show_args",
+            "a b",
+            "--ros-args",
+            "-r",
+            "__node:=x",
+        ])),
+        LIMIT,
+    );
+    assert_eq!(out.status.code(), Some(7));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "args: a b --ros-args -r __node:=x\n"
+    );
+    let listed = assert_ok(
+        "kairos pkg executables",
+        &finish(spawn(kairos().args(["pkg", "executables", "tools"])), LIMIT),
+    );
+    assert_eq!(listed, "tools show_args\n");
+    let out = finish(spawn(kairos().args(["run", "tools", "show"])), LIMIT);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("package 'tools' has no executable 'show' (it has: show_args)"),
+        "{stderr}"
+    );
+    let out = finish(spawn(kairos().args(["run", "tool", "show_args"])), LIMIT);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("did you mean tools?"), "{stderr}");
 }

@@ -1,17 +1,21 @@
-//! A YAML launch file (ROS 2's `launch:` format) read into the processes to start.
+//! A launch file (ROS 2's YAML or XML format) read into the processes to start.
 //!
-//! Entities: `arg`, `let`, `set_env`, `node`, `executable`, `group` (scoped, with
+//! The file's format is its extension's (`.yaml`/`.yml`, `.xml`), or what its text
+//! starts with; both frontends read into one entity tree (`tree`) and this reader
+//! resolves it, so YAML and XML files mean the same. Entities: `arg`, `let`, `set_env`, `node`, `executable`, `group` (scoped, with
 //! `push_ros_namespace` or a `namespace` key), `push_ros_namespace`, `include`; each may
 //! have `if:` or `unless:`. Values take substitutions (see the `substitute` module). Everything is read, resolved and
 //! checked before the first process starts: a key kairos does not know, a missing
 //! executable, an undefined argument or a parameter file with a wrong value is an error
 //! naming the file and line, and nothing is started half-way.
 
+use crate::package::{PackageIndex, is_executable};
 use crate::substitute::{Scope, substitute};
-use crate::yaml::{Node, Value};
+use crate::tree::{Node, Value};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Where the output of a process goes.
@@ -37,6 +41,8 @@ pub struct ProcessSpec {
     pub args: Vec<String>,
     /// Environment variables set for it (after the launcher's own).
     pub env: Vec<(String, String)>,
+    /// The folder it starts in (the launcher's when `None`).
+    pub cwd: Option<PathBuf>,
     /// Where its output goes.
     pub output: Output,
     /// Start it again when it exits (unless the launch is stopping).
@@ -74,8 +80,43 @@ const CONDITIONS: [&str; 2] = ["if", "unless"];
 /// How deep `include`s may nest (an include cycle ends here with an error).
 const MAX_INCLUDE_DEPTH: usize = 32;
 
-/// Reads `file` with the launch arguments `args` (`name:=value` from the command line).
+/// The formats a launch file may be written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// ROS 2's YAML frontend (`launch:` and a list of entities).
+    Yaml,
+    /// ROS 2's XML frontend (`<launch>` and its elements).
+    Xml,
+    /// A Python launch file (`generate_launch_description()`).
+    Python,
+}
+
+impl Format {
+    /// The format of `file` by its extension, else by what `text` starts with.
+    pub fn of(file: &Path, text: &str) -> Format {
+        match file.extension().and_then(|e| e.to_str()) {
+            Some("xml") => Format::Xml,
+            Some("py") => Format::Python,
+            Some("yaml" | "yml") => Format::Yaml,
+            _ if text.trim_start().starts_with('<') => Format::Xml,
+            _ if text.contains("def generate_launch_description") => Format::Python,
+            _ => Format::Yaml,
+        }
+    }
+}
+
+/// Reads `file` with the launch arguments `args` (`name:=value` from the command line),
+/// finding packages in `AMENT_PREFIX_PATH`.
 pub fn load(file: &Path, args: &[(String, String)]) -> Result<Vec<ProcessSpec>, LaunchError> {
+    load_with(file, args, PackageIndex::from_env())
+}
+
+/// [`load`], finding packages in `packages`.
+pub fn load_with(
+    file: &Path,
+    args: &[(String, String)],
+    packages: PackageIndex,
+) -> Result<Vec<ProcessSpec>, LaunchError> {
     let mut reader = Reader {
         processes: Vec::new(),
         counters: BTreeMap::new(),
@@ -86,6 +127,7 @@ pub fn load(file: &Path, args: &[(String, String)]) -> Result<Vec<ProcessSpec>, 
         scope: Scope {
             vars: BTreeMap::new(),
             file,
+            packages: Arc::new(packages),
         },
         given: args.iter().cloned().collect(),
         namespace: String::new(),
@@ -254,11 +296,22 @@ impl Reader {
             line: 0,
             what: format!("cannot read the launch file: {e}"),
         })?;
-        let root = super::yaml::parse(&text)
-            .map_err(|e| ctx.error(e.line, format!("not YAML: {}", e.what)))?
-            .ok_or_else(|| {
-                ctx.error(1, "the file is empty; a launch file starts with 'launch:'")
-            })?;
+        let root = match Format::of(&file, &text) {
+            Format::Yaml => crate::yaml::parse(&text)
+                .map_err(|e| ctx.error(e.line, format!("not YAML: {}", e.what)))?
+                .ok_or_else(|| {
+                    ctx.error(1, "the file is empty; a launch file starts with 'launch:'")
+                })?,
+            Format::Xml => crate::xml::parse(&text)
+                .map_err(|e| ctx.error(e.line, format!("not an XML launch file: {}", e.what)))?,
+            Format::Python => {
+                return Err(ctx.error(
+                    1,
+                    "a Python launch file is read by `kairos launch` itself, not included \
+                     from a YAML or XML one; include its XML or YAML form, or launch it",
+                ));
+            }
+        };
         let Value::Map(entries) = &root.value else {
             return Err(ctx.error(
                 root.line,
@@ -458,6 +511,7 @@ impl Reader {
             scope: Scope {
                 vars: ctx.scope.vars.clone(),
                 file: path,
+                packages: ctx.scope.packages.clone(),
             },
             given,
             namespace: ctx.namespace.clone(),
@@ -470,8 +524,17 @@ impl Reader {
     fn node(&mut self, ctx: &Context, body: &Node) -> Result<(), LaunchError> {
         let f = Fields::of(ctx, "node", body, NODE_KEYS)?;
         let exec = ctx.text(f.required(ctx, "exec")?, "exec")?;
-        let program =
-            find_executable(&exec, ctx.scope.dir()).map_err(|why| ctx.error(body.line, why))?;
+        let program = match f.text(ctx, "pkg")? {
+            // A node of a package is that package's executable, as ROS 2 finds it.
+            Some(pkg) if !exec.contains('/') => ctx
+                .scope
+                .packages
+                .executable(&pkg, &exec)
+                .map_err(|e| ctx.error(body.line, e.to_string()))?,
+            _ => {
+                find_executable(&exec, ctx.scope.dir()).map_err(|why| ctx.error(body.line, why))?
+            }
+        };
         let mut args = match f.text(ctx, "args")? {
             Some(text) => split_words(ctx, body.line, &text)?,
             None => Vec::new(),
@@ -630,6 +693,7 @@ impl Reader {
             program,
             args,
             env,
+            cwd: None,
             output,
             respawn,
             respawn_delay,
@@ -706,12 +770,6 @@ pub fn find_executable(name: &str, launch_dir: &Path) -> Result<PathBuf, String>
                  give its path"
             )
         })
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    path.metadata()
-        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Launching a kairos system (`kairos launch FILE`): a system of processes started from
-//! one ROS 2 YAML launch file, and stopped on time.
+//! one ROS 2 launch file (YAML or XML), and stopped on time.
 //!
 //! The file is read whole first ([`description`]): arguments, substitutions, groups and
 //! includes are resolved, every executable is found and every node's ROS arguments
@@ -14,17 +14,26 @@
 //! - [`description`]: the launch file read whole into [`description::ProcessSpec`]s, or a
 //!   [`description::LaunchError`] naming the file and line;
 //! - [`supervise`]: starting, watching and stopping the processes, with the stop report;
+//! - [`driver`]: a Python launch file's driver process, which asks the supervisor to start
+//!   processes and hears what they did (its event handlers), never able to delay a stop;
 //! - [`router`]: the Zenoh router the processes meet at, started when none answers;
 //! - [`process`]: children killed when dropped, signals, bounded waits for their lines
 //!   (the multi-process demos use them too);
-//! - `substitute`, `yaml`: substitutions (`$(var ...)`, `$(env ...)`, ...) and the YAML
-//!   reader with line numbers.
+//! - [`package`]: installed packages in ament's index (`AMENT_PREFIX_PATH`), for
+//!   `pkg:` of a node, `$(find-pkg-share ...)`, `kairos run` and `kairos launch PKG FILE`;
+//! - `substitute`: substitutions (`$(var ...)`, `$(env ...)`, `$(find-pkg-share ...)`, ...);
+//! - `tree`, `yaml`, `xml`: the entity tree every format reads into, with line numbers,
+//!   and the YAML and XML frontends.
 
 #![warn(missing_docs)]
 
 pub mod description;
+pub mod driver;
+pub mod package;
 pub mod process;
 pub mod router;
 mod substitute;
 pub mod supervise;
+mod tree;
+mod xml;
 mod yaml;

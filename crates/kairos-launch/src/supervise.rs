@@ -19,6 +19,7 @@
 //! signals, and only to a process whose exit it has not yet been told of.
 
 use crate::description::{Output, ProcessSpec};
+use crate::driver::{Driver, Notice, Request};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
@@ -62,6 +63,14 @@ enum Event {
         status: std::io::Result<ExitStatus>,
     },
     Signal(i32),
+    /// A line of a process whose driver asked for its output.
+    Io {
+        slot: usize,
+        stderr: bool,
+        text: String,
+    },
+    /// A request of the launch file's driver; `None` when the driver has ended.
+    Driver(Option<Request>),
 }
 
 /// Lines a process printed that its stop report may quote.
@@ -112,16 +121,15 @@ struct Slot {
     spawn_error: Option<String>,
     respawn_at: Option<Instant>,
     recent: Arc<Mutex<Recent>>,
+    /// The driver's name for it, when a driver asked for it.
+    driver_id: Option<u64>,
+    /// Whether its lines go to the driver too.
+    io: bool,
 }
 
-/// Runs `specs` until they have all ended or a stop has ended them; the exit status is
-/// one of [`status`].
-pub fn run(specs: Vec<ProcessSpec>, options: &Options) -> u8 {
-    let (tx, rx) = mpsc::channel();
-    watch_signals(tx.clone());
-    let mut slots: Vec<Slot> = specs
-        .into_iter()
-        .map(|spec| Slot {
+impl Slot {
+    fn new(spec: ProcessSpec, driver_id: Option<u64>, io: bool) -> Slot {
+        Slot {
             spec,
             pid: None,
             generation: 0,
@@ -132,8 +140,75 @@ pub fn run(specs: Vec<ProcessSpec>, options: &Options) -> u8 {
             spawn_error: None,
             respawn_at: None,
             recent: Arc::default(),
+            driver_id,
+            io,
+        }
+    }
+}
+
+/// `base-N` for the next process named `base`, as `ros2 launch` numbers them.
+fn label_for(slots: &[Slot], base: &str) -> String {
+    let taken = slots
+        .iter()
+        .filter(|s| {
+            s.spec
+                .label
+                .rsplit_once('-')
+                .is_some_and(|(b, n)| b == base && n.parse::<u64>().is_ok())
         })
+        .count();
+    format!("{base}-{}", taken + 1)
+}
+
+/// Runs `specs` until they have all ended or a stop has ended them; the exit status is
+/// one of [`status`].
+pub fn run(specs: Vec<ProcessSpec>, options: &Options) -> u8 {
+    let slots = specs
+        .into_iter()
+        .map(|s| Slot::new(s, None, false))
         .collect();
+    supervise(slots, options, None)
+}
+
+/// Runs a launch whose file has a driver (a Python launch file): `first` are the
+/// requests of its first evaluation; later ones come as the launch runs. The launch ends
+/// when no process runs and the driver has no work pending, or when a stop has ended it.
+pub fn run_driven(mut driver: Driver, first: Vec<Request>, options: &Options) -> u8 {
+    let (tx, rx) = mpsc::channel();
+    for request in first {
+        let _ = tx.send(Event::Driver(Some(request)));
+    }
+    driver.forward(tx.clone(), Event::Driver);
+    let status = supervise_events(Vec::new(), options, Some(&driver), tx, rx);
+    driver.finish();
+    status
+}
+
+fn supervise(slots: Vec<Slot>, options: &Options, driver: Option<&Driver>) -> u8 {
+    let (tx, rx) = mpsc::channel();
+    supervise_events(slots, options, driver, tx, rx)
+}
+
+fn supervise_events(
+    mut slots: Vec<Slot>,
+    options: &Options,
+    driver: Option<&Driver>,
+    tx: mpsc::Sender<Event>,
+    rx: mpsc::Receiver<Event>,
+) -> u8 {
+    watch_signals(tx.clone());
+    // Notices sent to the driver, and handled by it (as it last said).
+    let sent = std::cell::Cell::new(0u64);
+    let mut seen = 0u64;
+    let notify = |notice: Notice| {
+        if let Some(driver) = driver
+            && driver.notify(notice)
+        {
+            sent.set(sent.get() + 1);
+        }
+    };
+    // A driver's first requests are handled before the loop looks at whether anything runs.
+    let mut driver_busy = driver.is_some();
     let mut stop: Option<(String, Instant)> = None;
     for (index, slot) in slots.iter_mut().enumerate() {
         if let Err(err) = start(slot, index, options, &tx) {
@@ -152,7 +227,10 @@ pub fn run(specs: Vec<ProcessSpec>, options: &Options) -> u8 {
             .filter(|s| s.pid.is_some() && s.exit.is_none())
             .count();
         let respawning = stop.is_none() && slots.iter().any(|s| s.respawn_at.is_some());
-        if alive == 0 && !respawning {
+        // A driver with notices to handle (an exit, the stop) is waited for, on a stop
+        // too (its OnShutdown handlers), but never past the stop's bound below.
+        let driving = seen < sent.get() || (stop.is_none() && driver_busy);
+        if alive == 0 && !respawning && !driving {
             break;
         }
         let now = Instant::now();
@@ -169,8 +247,15 @@ pub fn run(specs: Vec<ProcessSpec>, options: &Options) -> u8 {
                 for (index, slot) in slots.iter_mut().enumerate() {
                     if slot.respawn_at.is_some_and(|t| t <= now) {
                         slot.respawn_at = None;
-                        if let Err(err) = start(slot, index, options, &tx) {
-                            announce(&slot.spec.label, &format!("could not restart: {err}"));
+                        match start(slot, index, options, &tx) {
+                            Err(err) => {
+                                announce(&slot.spec.label, &format!("could not restart: {err}"))
+                            }
+                            Ok(pid) => {
+                                if let Some(id) = slot.driver_id {
+                                    notify(Notice::Started { id, pid });
+                                }
+                            }
                         }
                     }
                 }
@@ -208,6 +293,9 @@ pub fn run(specs: Vec<ProcessSpec>, options: &Options) -> u8 {
                     );
                     stop = Some((name.into(), at));
                     begin_stop(&mut slots, at);
+                    notify(Notice::Shutdown {
+                        reason: name.into(),
+                    });
                 }
                 Some(_) => {
                     announce("launch", "signal again: SIGKILL to every process now");
@@ -237,6 +325,14 @@ pub fn run(specs: Vec<ProcessSpec>, options: &Options) -> u8 {
                 };
                 slot.exit = Some((status, Instant::now()));
                 report_exit(slot, status);
+                if let Some(id) = slot.driver_id {
+                    use std::os::unix::process::ExitStatusExt;
+                    notify(Notice::Exited {
+                        id,
+                        code: status.code(),
+                        signal: status.signal(),
+                    });
+                }
                 if stop.is_some() {
                     continue;
                 }
@@ -244,12 +340,99 @@ pub fn run(specs: Vec<ProcessSpec>, options: &Options) -> u8 {
                     let reason = format!("{} exited (on_exit: shutdown)", slot.spec.label);
                     announce("launch", &format!("{reason}: stopping every process"));
                     let at = Instant::now();
+                    notify(Notice::Shutdown {
+                        reason: reason.clone(),
+                    });
                     stop = Some((reason, at));
                     begin_stop(&mut slots, at);
                 } else if slot.spec.respawn {
                     slot.respawn_at = Some(Instant::now() + slot.spec.respawn_delay);
                 }
             }
+            Some(Event::Io {
+                slot: index,
+                stderr,
+                text,
+            }) => {
+                if let Some(id) = slots[index].driver_id {
+                    notify(Notice::Io { id, stderr, text });
+                }
+            }
+            Some(Event::Driver(None)) => {
+                driver_busy = false;
+                seen = sent.get();
+            }
+            Some(Event::Driver(Some(request))) => match request {
+                Request::Start { id, mut spec, io } => {
+                    if let Some((reason, _)) = &stop {
+                        announce(
+                            "launch",
+                            &format!(
+                                "not starting {} ({}): the launch is stopping ({reason})",
+                                spec.label, spec.origin
+                            ),
+                        );
+                        continue;
+                    }
+                    spec.label = label_for(&slots, &spec.label);
+                    let index = slots.len();
+                    slots.push(Slot::new(spec, Some(id), io));
+                    let slot = &mut slots[index];
+                    match start(slot, index, options, &tx) {
+                        Ok(pid) => notify(Notice::Started { id, pid }),
+                        Err(err) => {
+                            announce(&slot.spec.label, &format!("could not start: {err}"));
+                            slot.spawn_error = Some(err);
+                            let at = Instant::now();
+                            let reason = "a process could not be started".to_owned();
+                            notify(Notice::Shutdown {
+                                reason: reason.clone(),
+                            });
+                            stop = Some((reason, at));
+                            begin_stop(&mut slots, at);
+                        }
+                    }
+                }
+                Request::Shutdown { reason } => {
+                    if stop.is_none() {
+                        let reason = format!("the launch file asked to shut down ({reason})");
+                        announce("launch", &format!("{reason}: stopping every process"));
+                        let at = Instant::now();
+                        notify(Notice::Shutdown {
+                            reason: reason.clone(),
+                        });
+                        stop = Some((reason, at));
+                        begin_stop(&mut slots, at);
+                    }
+                }
+                Request::Signal { id, signal } => {
+                    if let Some(slot) = slots.iter_mut().find(|s| s.driver_id == Some(id)) {
+                        let stage = slot.stage;
+                        send(slot, signal, stage);
+                    }
+                }
+                Request::Log { text } => announce("launch.user", &text),
+                Request::Busy {
+                    busy,
+                    seen: handled,
+                } => {
+                    driver_busy = busy;
+                    seen = handled;
+                }
+                Request::Ready => {}
+                Request::Error(err) => {
+                    announce("launch", &format!("error: {err}"));
+                    if stop.is_none() {
+                        let reason = "the launch file failed".to_owned();
+                        let at = Instant::now();
+                        notify(Notice::Shutdown {
+                            reason: reason.clone(),
+                        });
+                        stop = Some((reason, at));
+                        begin_stop(&mut slots, at);
+                    }
+                }
+            },
             None => {}
         }
     }
@@ -343,7 +526,7 @@ fn start(
     index: usize,
     options: &Options,
     tx: &mpsc::Sender<Event>,
-) -> Result<(), String> {
+) -> Result<u32, String> {
     let spec = &slot.spec;
     let mut command = Command::new(&spec.program);
     // Each process in a group of its own: the terminal's Ctrl-C reaches the launcher
@@ -375,6 +558,9 @@ fn start(
     }
     for (name, value) in &spec.env {
         command.env(name, value);
+    }
+    if let Some(cwd) = &spec.cwd {
+        command.current_dir(cwd);
     }
     let mut child = command
         .spawn()
@@ -411,18 +597,28 @@ fn start(
         }
     };
     let screen = spec.output != Output::Log;
+    let io = slot.io.then(|| (tx.clone(), index));
     if let Some(out) = child.stdout.take() {
-        pipe(
-            out,
-            label.clone(),
-            false,
+        let sink = Sink {
+            label: label.clone(),
+            is_stderr: false,
             screen,
-            log.clone(),
-            slot.recent.clone(),
-        );
+            log: log.clone(),
+            recent: slot.recent.clone(),
+            io: io.clone(),
+        };
+        pipe(out, sink);
     }
     if let Some(err) = child.stderr.take() {
-        pipe(err, label, true, screen, log, slot.recent.clone());
+        let sink = Sink {
+            label,
+            is_stderr: true,
+            screen,
+            log,
+            recent: slot.recent.clone(),
+            io,
+        };
+        pipe(err, sink);
     }
     let tx = tx.clone();
     let generation = slot.generation;
@@ -434,18 +630,25 @@ fn start(
             status,
         });
     });
-    Ok(())
+    Ok(pid)
 }
 
-/// Copies `stream` line by line to the terminal (prefixed) and/or the log file.
-fn pipe(
-    stream: impl std::io::Read + Send + 'static,
+/// Where the lines of one output stream of a process go.
+struct Sink {
     label: String,
     is_stderr: bool,
+    /// The terminal, prefixed with the label.
     screen: bool,
+    /// The process's log file.
     log: Option<Arc<Mutex<std::fs::File>>>,
+    /// What its stop report may quote.
     recent: Arc<Mutex<Recent>>,
-) {
+    /// The supervisor, for the driver (`OnProcessIO`), with the process's slot.
+    io: Option<(mpsc::Sender<Event>, usize)>,
+}
+
+/// Copies `stream` line by line to where `sink` says.
+fn pipe(stream: impl std::io::Read + Send + 'static, sink: Sink) {
     std::thread::spawn(move || {
         let mut reader = BufReader::new(stream);
         let mut raw = Vec::new();
@@ -457,21 +660,28 @@ fn pipe(
             }
             let line = String::from_utf8_lossy(&raw);
             let line = line.trim_end_matches(['\n', '\r']);
-            recent
+            sink.recent
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .push(line);
-            if screen {
-                let text = format!("[{label}] {line}\n");
-                if is_stderr {
+            if sink.screen {
+                let text = format!("[{}] {line}\n", sink.label);
+                if sink.is_stderr {
                     let _ = std::io::stderr().lock().write_all(text.as_bytes());
                 } else {
                     let _ = std::io::stdout().lock().write_all(text.as_bytes());
                 }
             }
-            if let Some(file) = &log {
+            if let Some(file) = &sink.log {
                 let mut file = file.lock().unwrap_or_else(PoisonError::into_inner);
                 let _ = writeln!(file, "{line}");
+            }
+            if let Some((tx, slot)) = &sink.io {
+                let _ = tx.send(Event::Io {
+                    slot: *slot,
+                    stderr: sink.is_stderr,
+                    text: line.to_owned(),
+                });
             }
         }
     });

@@ -82,3 +82,49 @@ def bounded_wait(pred, seconds):
         time.sleep(0.05)
     return pred()
 "#;
+
+/// A folder for `PYTHONPATH` that holds kairos for Python as this checkout has it: its
+/// Python sources and the extension cargo built (`lib_kairos.so`, which the workspace
+/// build of scripts/test makes). Made once per test binary, in a temporary folder.
+pub fn kairos_python_path() -> std::path::PathBuf {
+    use std::path::{Path, PathBuf};
+    use std::sync::OnceLock;
+    static STAGE: OnceLock<PathBuf> = OnceLock::new();
+    STAGE
+        .get_or_init(|| {
+            let release = Path::new(KAIROS).parent().expect("target dir");
+            let extension = release.join("lib_kairos.so");
+            assert!(
+                extension.is_file(),
+                "{} is missing: build kairos for Python with `cargo build --release -p kairos-py` \
+                 (scripts/test builds it)",
+                extension.display()
+            );
+            let stage = tempfile::Builder::new()
+                .prefix("kairos-py-stage-")
+                .tempdir()
+                .expect("a staging folder")
+                .keep();
+            let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kairos-py/python/kairos");
+            copy_tree(&sources, &stage.join("kairos"));
+            std::os::unix::fs::symlink(&extension, stage.join("kairos/_kairos.abi3.so"))
+                .expect("link the extension");
+            stage
+        })
+        .clone()
+}
+
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("create a staging folder");
+    for entry in std::fs::read_dir(from).expect("read kairos-py's sources") {
+        let entry = entry.expect("a source entry");
+        let path = entry.path();
+        if path.is_dir() {
+            if entry.file_name() != "__pycache__" {
+                copy_tree(&path, &to.join(entry.file_name()));
+            }
+        } else {
+            std::fs::copy(&path, to.join(entry.file_name())).expect("copy a source file");
+        }
+    }
+}

@@ -19,8 +19,9 @@ import sys
 from kairos import _interfaces
 
 
-#: Python helper packages of ROS 2 that kairos has under the same name.
-_HELPERS = ("sensor_msgs_py",)
+#: Python packages of ROS 2 that kairos has under the same name: helpers, the launch API
+#: (``kairos launch FILE.launch.py``) and the package index.
+_HELPERS = ("sensor_msgs_py", "launch", "launch_ros", "ament_index_python")
 
 
 class _Alias(importlib.abc.Loader):

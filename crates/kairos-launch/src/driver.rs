@@ -1,0 +1,438 @@
+//! A launch file that runs code (a Python launch file): the process that runs it, and the
+//! protocol between that process and the supervisor.
+//!
+//! The driver (`python3 -m kairos.launch.driver FILE`) evaluates the file with kairos's
+//! implementation of ROS 2's `launch` and `launch_ros` Python APIs and asks the
+//! supervisor for what it needs, one JSON object per line on its standard output
+//! ([`Request`]); the supervisor tells it what happened, one JSON object per line on its
+//! standard input ([`Notice`]).
+//!
+//! What this promises:
+//! - The supervisor owns the processes, their signals and the stop; the driver only
+//!   asks. A launch file's event handler, however slow, stuck or failing, cannot delay a
+//!   stop beyond its bound: the driver is told of the stop, requests after it are
+//!   refused, and the driver is killed [`DRIVER_GRACE`] after the last process ended.
+//! - Nothing starts until the file's first evaluation is complete: an error in it (with
+//!   the file and line the traceback names) starts nothing, as with YAML and XML files.
+
+use crate::description::{LaunchError, Output, ProcessSpec};
+use serde::Deserialize;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+use wait_timeout::ChildExt;
+
+/// How long the driver may take to exit once the launch has ended, before it is killed.
+pub const DRIVER_GRACE: Duration = Duration::from_secs(2);
+
+/// What the driver asks of the supervisor.
+#[derive(Debug, Clone)]
+pub enum Request {
+    /// Start a process; `id` names it in the notices about it.
+    Start {
+        /// The driver's name for the process.
+        id: u64,
+        /// The process.
+        spec: ProcessSpec,
+        /// Whether the driver wants its output lines (an `OnProcessIO` handler).
+        io: bool,
+    },
+    /// Stop the launch (`EmitEvent(Shutdown())`).
+    Shutdown {
+        /// Why, for the stop report.
+        reason: String,
+    },
+    /// Signal one process (`EmitEvent(SignalProcess(...))`).
+    Signal {
+        /// The process.
+        id: u64,
+        /// The signal's number.
+        signal: i32,
+    },
+    /// Print a line of the launch's own (`LogInfo`).
+    Log {
+        /// The line.
+        text: String,
+    },
+    /// Whether the driver has work of its own pending (timers), and how many notices it
+    /// has handled: the launch does not end while it is busy or has notices to handle
+    /// (an exit's handler may start another process), even with no process running.
+    Busy {
+        /// Timers pending.
+        busy: bool,
+        /// Notices handled so far.
+        seen: u64,
+    },
+    /// The first evaluation is complete; the requests before this one are the launch.
+    Ready,
+    /// The file cannot be launched (before [`Request::Ready`]), or an event handler failed.
+    Error(LaunchError),
+}
+
+/// What the supervisor tells the driver.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// A process started.
+    Started {
+        /// The driver's name for it.
+        id: u64,
+        /// Its process id.
+        pid: u32,
+    },
+    /// A process ended: its exit code, or the signal that ended it.
+    Exited {
+        /// The driver's name for it.
+        id: u64,
+        /// Its exit code, if it exited.
+        code: Option<i32>,
+        /// The signal that ended it, if one did.
+        signal: Option<i32>,
+    },
+    /// A line a process printed (for a process started with `io`).
+    Io {
+        /// The driver's name for it.
+        id: u64,
+        /// Whether it was on standard error.
+        stderr: bool,
+        /// The line.
+        text: String,
+    },
+    /// The launch is stopping.
+    Shutdown {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl Notice {
+    fn to_json(&self) -> String {
+        let value = match self {
+            Notice::Started { id, pid } => {
+                serde_json::json!({"ev": "started", "id": id, "pid": pid})
+            }
+            Notice::Exited { id, code, signal } => {
+                serde_json::json!({"ev": "exited", "id": id, "code": code, "signal": signal})
+            }
+            Notice::Io { id, stderr, text } => serde_json::json!({
+                "ev": "io", "id": id, "stream": if *stderr { "stderr" } else { "stdout" }, "text": text
+            }),
+            Notice::Shutdown { reason } => serde_json::json!({"ev": "shutdown", "reason": reason}),
+        };
+        value.to_string()
+    }
+}
+
+/// One line of the driver, as it writes it.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+enum Line {
+    Start {
+        id: u64,
+        name: String,
+        cmd: Vec<String>,
+        #[serde(default)]
+        env: Vec<(String, String)>,
+        #[serde(default)]
+        cwd: Option<PathBuf>,
+        #[serde(default)]
+        output: Option<String>,
+        #[serde(default)]
+        respawn: bool,
+        #[serde(default)]
+        respawn_delay: f64,
+        #[serde(default)]
+        required: bool,
+        #[serde(default)]
+        origin: String,
+        #[serde(default)]
+        io: bool,
+    },
+    Shutdown {
+        reason: String,
+    },
+    Signal {
+        id: u64,
+        signal: i32,
+    },
+    Log {
+        text: String,
+    },
+    Busy {
+        busy: bool,
+        seen: u64,
+    },
+    Ready,
+    Error {
+        file: PathBuf,
+        line: usize,
+        what: String,
+    },
+}
+
+fn request(line: &str, file: &Path) -> Request {
+    let parsed: Line = match serde_json::from_str(line) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            return Request::Error(LaunchError {
+                file: file.to_path_buf(),
+                line: 0,
+                what: format!("the launch driver said something kairos cannot read ({e}): {line}"),
+            });
+        }
+    };
+    match parsed {
+        Line::Start {
+            id,
+            name,
+            cmd,
+            env,
+            cwd,
+            output,
+            respawn,
+            respawn_delay,
+            required,
+            origin,
+            io,
+        } => {
+            let Some((program, args)) = cmd.split_first() else {
+                return Request::Error(LaunchError {
+                    file: file.to_path_buf(),
+                    line: 0,
+                    what: format!("{origin}: a process with an empty command"),
+                });
+            };
+            let output = match output.as_deref() {
+                Some("log") => Output::Log,
+                Some("both") => Output::Both,
+                _ => Output::Screen,
+            };
+            Request::Start {
+                id,
+                spec: ProcessSpec {
+                    label: name,
+                    program: PathBuf::from(program),
+                    args: args.to_vec(),
+                    env,
+                    cwd,
+                    output,
+                    respawn,
+                    respawn_delay: Duration::try_from_secs_f64(respawn_delay)
+                        .unwrap_or(Duration::ZERO),
+                    required,
+                    origin,
+                },
+                io,
+            }
+        }
+        Line::Shutdown { reason } => Request::Shutdown { reason },
+        Line::Signal { id, signal } => Request::Signal { id, signal },
+        Line::Log { text } => Request::Log { text },
+        Line::Busy { busy, seen } => Request::Busy { busy, seen },
+        Line::Ready => Request::Ready,
+        Line::Error { file, line, what } => Request::Error(LaunchError { file, line, what }),
+    }
+}
+
+/// How many notices may wait for a driver that does not read them.
+pub const NOTICE_QUEUE: usize = 4096;
+
+/// The thread that writes notices to the driver's input, one JSON line each; it ends (and
+/// closes the input) when the sender is dropped or the driver stops reading for good.
+fn writer(mut stdin: ChildStdin) -> mpsc::SyncSender<Notice> {
+    let (tx, rx) = mpsc::sync_channel::<Notice>(NOTICE_QUEUE);
+    std::thread::spawn(move || {
+        for notice in rx {
+            if writeln!(stdin, "{}", notice.to_json()).is_err() {
+                return;
+            }
+        }
+    });
+    tx
+}
+
+/// The driver process of one launch file.
+#[derive(Debug)]
+pub struct Driver {
+    child: Child,
+    /// To the thread that writes notices to the driver's input; dropped to close it.
+    notices: Option<mpsc::SyncSender<Notice>>,
+    requests: mpsc::Receiver<Request>,
+    file: PathBuf,
+}
+
+/// The Python program that drives a launch file, run as `python3 -m MODULE FILE`.
+pub const DRIVER_MODULE: &str = "kairos.launch.driver";
+
+impl Driver {
+    /// Starts the driver of `file` with the launch arguments `args`, and reads its first
+    /// evaluation: the requests up to [`Request::Ready`], or the error that means
+    /// nothing starts. `python` is the interpreter (`python3`), with `python_path` added
+    /// to its module path if given.
+    pub fn start(
+        file: &Path,
+        args: &[(String, String)],
+        python: &Path,
+        python_path: Option<&Path>,
+        timeout: Duration,
+    ) -> Result<(Driver, Vec<Request>), LaunchError> {
+        let file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+        let error = |line: usize, what: String| LaunchError {
+            file: file.clone(),
+            line,
+            what,
+        };
+        let mut command = Command::new(python);
+        command
+            .args(["-m", DRIVER_MODULE])
+            .arg(&file)
+            .args(args.iter().map(|(k, v)| format!("{k}:={v}")))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            // A group of its own: the terminal's Ctrl-C is the launcher's to handle, and
+            // the driver hears of it as a notice.
+            .process_group(0);
+        // An XML or YAML file the Python file includes is read by this launcher's reader.
+        if let Ok(exe) = std::env::current_exe() {
+            command.env("KAIROS_BIN", exe);
+        }
+        if let Some(path) = python_path {
+            let mut paths = vec![path.to_path_buf()];
+            if let Some(old) = std::env::var_os("PYTHONPATH") {
+                paths.extend(std::env::split_paths(&old));
+            }
+            if let Ok(joined) = std::env::join_paths(paths) {
+                command.env("PYTHONPATH", joined);
+            }
+        }
+        let mut child = command.spawn().map_err(|e| {
+            error(
+                0,
+                format!(
+                    "cannot run {} for a Python launch file: {e} (install Python 3)",
+                    python.display()
+                ),
+            )
+        })?;
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stdin = child.stdin.take();
+        let (tx, rx) = mpsc::channel();
+        let reader_file = file.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if line.trim().is_empty() {
+                    continue;
+                }
+                if tx.send(request(&line, &reader_file)).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut driver = Driver {
+            child,
+            notices: stdin.map(writer),
+            requests: rx,
+            file: file.clone(),
+        };
+        let mut first = Vec::new();
+        loop {
+            match driver.requests.recv_timeout(timeout) {
+                Ok(Request::Ready) => return Ok((driver, first)),
+                Ok(Request::Error(e)) => {
+                    driver.finish();
+                    return Err(e);
+                }
+                Ok(request) => first.push(request),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    driver.finish();
+                    return Err(error(
+                        0,
+                        format!(
+                            "the launch file was not evaluated within {} s (is \
+                             generate_launch_description() waiting for something?)",
+                            timeout.as_secs()
+                        ),
+                    ));
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    let status = driver.child.wait().ok();
+                    let hint = match status.and_then(|s| s.code()) {
+                        Some(1) => {
+                            " (if it says \"No module named 'kairos'\": install kairos for \
+                             Python, `pip install ./crates/kairos-py`)"
+                        }
+                        _ => "",
+                    };
+                    return Err(error(
+                        0,
+                        format!(
+                            "the Python launch driver ended before the file was read \
+                             ({status:?}); its error is printed above{hint}",
+                            status = status.map(|s| s.to_string()).unwrap_or_default()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Moves the driver's further requests into `sink` (on a thread of its own), as
+    /// `wrap` turns them into the supervisor's events.
+    pub fn forward<E: Send + 'static>(
+        &mut self,
+        sink: mpsc::Sender<E>,
+        wrap: impl Fn(Option<Request>) -> E + Send + 'static,
+    ) {
+        let (_, dead) = mpsc::channel();
+        let requests = std::mem::replace(&mut self.requests, dead);
+        std::thread::spawn(move || {
+            for request in requests {
+                if sink.send(wrap(Some(request))).is_err() {
+                    return;
+                }
+            }
+            // The driver closed its output: it has ended.
+            let _ = sink.send(wrap(None));
+        });
+    }
+
+    /// Tells the driver `notice`, never waiting: a driver that does not read its input
+    /// (stuck in a handler) loses notices past [`NOTICE_QUEUE`], and one that has ended
+    /// is not told.
+    /// Whether it was sent.
+    pub fn notify(&self, notice: Notice) -> bool {
+        self.notices
+            .as_ref()
+            .is_some_and(|notices| notices.try_send(notice).is_ok())
+    }
+
+    /// The launch file.
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
+    /// Ends the driver: closes its input (its signal to exit), gives it [`DRIVER_GRACE`],
+    /// then kills it.
+    pub fn finish(&mut self) {
+        self.notices.take();
+        match self.child.wait_timeout(DRIVER_GRACE) {
+            Ok(Some(_)) => {}
+            _ => {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+            }
+        }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.finish();
+        }
+    }
+}

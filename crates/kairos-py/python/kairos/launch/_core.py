@@ -1,0 +1,242 @@
+"""The model under kairos's ``launch`` API: entities, actions, substitutions, conditions,
+the launch context and event handlers, as ROS 2's ``launch`` package defines them.
+
+What an entity does when it is visited is to *ask*: processes are started, signalled and
+stopped by the kairos launcher that runs the driver (``kairos.launch.driver``), which owns
+the processes and the bounded stop. An error names the launch file's line."""
+
+import inspect
+import os
+import sys
+
+_KAIROS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def origin():
+    """``file:line`` of the first frame outside kairos: where a launch file made this."""
+    for frame in inspect.stack()[1:]:
+        path = os.path.abspath(frame.filename)
+        if not path.startswith(_KAIROS_DIR + os.sep) and not frame.filename.startswith("<"):
+            return f"{path}:{frame.lineno}"
+    return "<unknown>"
+
+
+class InvalidLaunchFileError(Exception):
+    pass
+
+
+class SubstitutionFailure(Exception):
+    pass
+
+
+class LaunchDescriptionEntity:
+    """Something a launch description holds; visiting it may give more entities."""
+
+    def visit(self, context):
+        return None
+
+    def describe_sub_entities(self):
+        return []
+
+    def describe_conditional_sub_entities(self):
+        return []
+
+
+class Substitution:
+    """Text computed when the launch is performed."""
+
+    def perform(self, context):
+        raise NotImplementedError
+
+    def describe(self):
+        return repr(self)
+
+
+def normalize_to_list_of_substitutions(subs):
+    """A str, a Substitution, or a list of both, as a list of Substitutions."""
+    from kairos.launch.substitutions import TextSubstitution
+
+    def one(x):
+        if isinstance(x, str):
+            return TextSubstitution(text=x)
+        if isinstance(x, Substitution):
+            return x
+        if isinstance(x, (int, float, bool)):
+            return TextSubstitution(text=str(x))
+        if isinstance(x, os.PathLike):
+            return TextSubstitution(text=os.fspath(x))
+        raise TypeError(
+            f"expected a str or a Substitution, got {type(x).__name__} ({x!r})")
+
+    if isinstance(subs, (str, Substitution, os.PathLike)):
+        return [one(subs)]
+    return [one(x) for x in subs]
+
+
+def perform_substitutions(context, subs):
+    return "".join(s.perform(context) for s in subs)
+
+
+def perform_text(context, value):
+    """The text of a str, Substitution or list of them; None stays None."""
+    if value is None:
+        return None
+    return perform_substitutions(context, normalize_to_list_of_substitutions(value))
+
+
+class Condition:
+    """Whether an action runs, decided when it is visited."""
+
+    def __init__(self, *, predicate=None):
+        self._predicate = predicate
+
+    def evaluate(self, context):
+        return bool(self._predicate(context)) if self._predicate else True
+
+    def describe(self):
+        return self.__repr__()
+
+
+class Action(LaunchDescriptionEntity):
+    """An entity that does something when visited (if its condition holds)."""
+
+    def __init__(self, *, condition=None, **kwargs):
+        if kwargs:
+            name = next(iter(kwargs))
+            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument '{name}'")
+        self.__condition = condition
+        self.origin = origin()
+
+    @property
+    def condition(self):
+        return self.__condition
+
+    def visit(self, context):
+        if self.__condition is None or self.__condition.evaluate(context):
+            return self.execute(context)
+        return None
+
+    def execute(self, context):
+        return None
+
+    def get_sub_entities(self):
+        return []
+
+    def describe(self):
+        return f"{type(self).__name__}"
+
+
+class EventHandler:
+    """Actions, or a callable, run when a matching event happens."""
+
+    def __init__(self, *, matcher, entities=None, handle_once=False):
+        self.matcher = matcher
+        self.entities = entities
+        self.handle_once = handle_once
+
+    def matches(self, event):
+        return bool(self.matcher(event))
+
+    def handle(self, event, context):
+        context.extend_locals({"event": event})
+        return self.entities
+
+
+class LaunchContext:
+    """What entities see while the launch is performed: launch configurations, the
+    environment, the ROS namespace, global parameters and remappings, each scoped by
+    groups and includes; and the launcher to ask."""
+
+    def __init__(self, driver=None, argv=None):
+        self._driver = driver
+        self.argv = list(argv or [])
+        self._stack = []
+        self.launch_configurations = {}
+        self.environment = dict(os.environ)
+        self._extra_env = {}
+        self.locals_ = {}
+        self.is_shutdown = False
+        self.event_handlers = []
+        self.anon_names = {}
+        # launch_ros's scoped state
+        self.ros_namespace = ""
+        self.global_parameters = []
+        self.global_remaps = []
+
+    # -- scoping (GroupAction, IncludeLaunchDescription)
+    def _push(self):
+        self._stack.append((dict(self.launch_configurations), dict(self._extra_env),
+                            dict(self.environment), self.ros_namespace,
+                            list(self.global_parameters), list(self.global_remaps),
+                            dict(self.locals_)))
+
+    def _pop(self):
+        (self.launch_configurations, self._extra_env, self.environment, self.ros_namespace,
+         self.global_parameters, self.global_remaps, self.locals_) = self._stack.pop()
+
+    @property
+    def locals(self):
+        class _Locals:
+            pass
+        view = _Locals()
+        for k, v in self.locals_.items():
+            setattr(view, k, v)
+        return view
+
+    def extend_locals(self, values):
+        self.locals_.update(values)
+
+    def get_locals_as_dict(self):
+        return dict(self.locals_)
+
+    def perform_substitution(self, substitution):
+        return substitution.perform(self)
+
+    def set_env(self, name, value):
+        self.environment[name] = value
+        self._extra_env[name] = value
+
+    def unset_env(self, name):
+        self.environment.pop(name, None)
+        self._extra_env.pop(name, None)
+
+    def register_event_handler(self, handler, append=False):
+        if append:
+            self.event_handlers.append(handler)
+        else:
+            self.event_handlers.insert(0, handler)
+
+    def unregister_event_handler(self, handler):
+        self.event_handlers.remove(handler)
+
+    def emit_event_sync(self, event):
+        self._driver.emit(event)
+
+    async def emit_event(self, event):
+        self._driver.emit(event)
+
+    @property
+    def asyncio_loop(self):
+        return None
+
+
+def visit_all(entities, context):
+    """Visits each entity, then what its visit gave, depth first."""
+    for entity in list(entities or []):
+        if entity is None:
+            continue
+        if not isinstance(entity, LaunchDescriptionEntity):
+            raise InvalidLaunchFileError(
+                f"a launch description holds actions, not {type(entity).__name__} ({entity!r})")
+        try:
+            more = entity.visit(context)
+        except Exception as e:
+            if not hasattr(e, "kairos_origin"):
+                e.kairos_origin = getattr(entity, "origin", None)
+            raise
+        if more:
+            visit_all(more, context)
+
+
+def eprint(*args):
+    print(*args, file=sys.stderr, flush=True)

@@ -1,0 +1,260 @@
+"""The driver of a Python launch file, run by ``kairos launch FILE.launch.py`` as
+``python3 -m kairos.launch.driver FILE [name:=value ...]``.
+
+It evaluates the file with kairos's ``launch`` and ``launch_ros`` and asks the launcher
+for what the file wants, one JSON object per line on the standard output it was given
+(the file's own prints go to standard error); the launcher's notices (a process
+started, exited or printed; the launch is stopping) arrive one per line on standard
+input and run the file's event handlers. The launcher owns the processes and the stop:
+the driver asks, never acts, so nothing here can delay a stop. When its input closes,
+the driver exits.
+
+Nothing is asked of the launcher until the file's first evaluation is complete; an error
+in it is reported with the launch file's line and nothing starts."""
+
+import heapq
+import json
+import os
+import select
+import signal
+import sys
+import time
+import traceback
+
+from kairos.launch._core import (
+    InvalidLaunchFileError, LaunchContext, SubstitutionFailure, _KAIROS_DIR, visit_all)
+from kairos.launch.events import Shutdown
+from kairos.launch.events.process import (
+    ProcessExited, ProcessStarted, ProcessStderr, ProcessStdout, SignalProcess)
+
+
+class Driver:
+    def __init__(self, file, argv, out):
+        self.file = os.path.abspath(file)
+        self.out = out
+        self.buffer = []
+        self.ready = False
+        self.next_id = 1
+        self.processes = {}
+        self.timers = []
+        self.timer_seq = 0
+        self.seen = 0
+        self.context = LaunchContext(driver=self, argv=argv)
+        self.context.extend_locals({
+            "current_launch_file_path": self.file,
+            "current_launch_file_directory": os.path.dirname(self.file),
+        })
+
+    # -- requests to the launcher
+    def send(self, message):
+        if self.ready:
+            self.out.write(json.dumps(message) + "\n")
+            self.out.flush()
+        else:
+            self.buffer.append(message)
+
+    def start(self, action, *, name, cmd, env, cwd, output, respawn, respawn_delay,
+              required):
+        if self.context.is_shutdown:
+            return
+        pid = self.next_id
+        self.next_id += 1
+        self.processes[pid] = {"action": action, "name": name, "cmd": cmd, "cwd": cwd,
+                               "env": env, "pid": None}
+        self.send({"op": "start", "id": pid, "name": name, "cmd": [str(c) for c in cmd],
+                   "env": [[str(k), str(v)] for k, v in env.items()], "cwd": cwd,
+                   "output": output, "respawn": bool(respawn),
+                   "respawn_delay": float(respawn_delay), "required": bool(required),
+                   "origin": action.origin, "io": self.wants_io()})
+
+    def wants_io(self):
+        from kairos.launch.event_handlers import OnProcessIO
+        return any(isinstance(h, OnProcessIO) for h in self.context.event_handlers)
+
+    def log(self, text):
+        self.send({"op": "log", "text": text})
+
+    def emit(self, event):
+        if isinstance(event, Shutdown):
+            self.send({"op": "shutdown", "reason": event.reason})
+        elif isinstance(event, SignalProcess):
+            for pid, process in self.processes.items():
+                if event.process_matcher(process["action"]):
+                    self.send({"op": "signal", "id": pid, "signal": event.signal_number})
+        else:
+            self.dispatch(event)
+
+    def schedule(self, period, action, context):
+        snapshot = (dict(context.launch_configurations), dict(context._extra_env),
+                    dict(context.environment), context.ros_namespace,
+                    list(context.global_parameters), list(context.global_remaps),
+                    dict(context.locals_))
+        self.timer_seq += 1
+        heapq.heappush(self.timers, (time.monotonic() + period, self.timer_seq, action,
+                                     snapshot))
+
+    # -- events
+    def dispatch(self, event):
+        for handler in list(self.context.event_handlers):
+            if handler.matches(event):
+                if handler.handle_once:
+                    self.context.unregister_event_handler(handler)
+                self.context._push()
+                try:
+                    visit_all(handler.handle(event, self.context), self.context)
+                finally:
+                    self.context._pop()
+
+    def notice(self, notice):
+        kind = notice.get("ev")
+        if kind == "shutdown":
+            if not self.context.is_shutdown:
+                self.context.is_shutdown = True
+                self.timers = [t for t in self.timers if not t[2].cancel_on_shutdown]
+                heapq.heapify(self.timers)
+                self.dispatch(Shutdown(reason=notice.get("reason", "")))
+            return
+        process = self.processes.get(notice.get("id"))
+        if process is None:
+            return
+        common = {"action": process["action"], "name": process["name"],
+                  "cmd": process["cmd"], "cwd": process["cwd"], "env": process["env"]}
+        if kind == "started":
+            process["pid"] = notice["pid"]
+            self.dispatch(ProcessStarted(pid=notice["pid"], **common))
+        elif kind == "exited":
+            code = notice.get("code")
+            if code is None and notice.get("signal") is not None:
+                code = -notice["signal"]
+            self.dispatch(ProcessExited(pid=process["pid"], returncode=code, **common))
+        elif kind == "io":
+            text = (notice.get("text", "") + "\n").encode()
+            event = ProcessStderr if notice.get("stream") == "stderr" else ProcessStdout
+            self.dispatch(event(pid=process["pid"], text=text, **common))
+
+    def fire_due_timers(self):
+        now = time.monotonic()
+        while self.timers and self.timers[0][0] <= now:
+            _, _, action, snapshot = heapq.heappop(self.timers)
+            if action.cancelled:
+                continue
+            self.context._push()
+            (self.context.launch_configurations, self.context._extra_env,
+             self.context.environment, self.context.ros_namespace,
+             self.context.global_parameters, self.context.global_remaps,
+             self.context.locals_) = snapshot
+            try:
+                visit_all(action.actions, self.context)
+            finally:
+                self.context._pop()
+
+    def busy(self):
+        self.send({"op": "busy", "busy": bool(self.timers), "seen": self.seen})
+
+    # -- the run
+    def error(self, exc):
+        file, line = where(exc, self.file)
+        what = str(exc) if isinstance(exc, (InvalidLaunchFileError, SubstitutionFailure)) \
+            else f"{type(exc).__name__}: {exc}"
+        if not isinstance(exc, (InvalidLaunchFileError, SubstitutionFailure)):
+            traceback.print_exception(exc, file=sys.stderr)
+        message = {"op": "error", "file": file, "line": line, "what": what}
+        self.out.write(json.dumps(message) + "\n")
+        self.out.flush()
+
+    def evaluate(self):
+        from kairos.launch.launch_description_sources import launch_description_of
+        description = launch_description_of(self.file)
+        visit_all([description], self.context)
+
+    def run(self):
+        try:
+            self.evaluate()
+        except Exception as e:  # noqa: BLE001 - every error of the file is the user's to see
+            self.error(e)
+            return 2
+        self.ready = True
+        for message in self.buffer:
+            message_io = message.get("op") == "start"
+            if message_io:
+                message["io"] = self.wants_io()
+            self.send(message)
+        self.buffer = []
+        self.busy()
+        self.send({"op": "ready"})
+        pending = b""
+        while True:
+            timeout = None
+            if self.timers:
+                timeout = max(0.0, self.timers[0][0] - time.monotonic())
+            readable, _, _ = select.select([0], [], [], timeout)
+            if readable:
+                chunk = os.read(0, 65536)
+                if not chunk:
+                    return 0
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    if not line.strip():
+                        continue
+                    self.seen += 1
+                    try:
+                        self.notice(json.loads(line))
+                    except Exception as e:  # noqa: BLE001
+                        self.error(e)
+            try:
+                self.fire_due_timers()
+            except Exception as e:  # noqa: BLE001
+                self.error(e)
+            self.busy()
+
+
+def where(exc, launch_file):
+    """The launch file and line an error belongs to: the deepest frame of the traceback
+    outside kairos (a launch file's own code), else where the failing action was made."""
+    found = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith(_KAIROS_DIR + os.sep) and not path.startswith("<"):
+            found = (path, lineno)
+    if found is None:
+        origin = getattr(exc, "kairos_origin", None)
+        if origin and ":" in origin:
+            path, _, line = origin.rpartition(":")
+            if line.isdigit():
+                return path, int(line)
+        return launch_file, 0
+    return found
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        print("usage: python -m kairos.launch.driver FILE [name:=value ...]", file=sys.stderr)
+        return 2
+    # Ctrl-C is the launcher's: it tells this driver of the stop as a notice.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The protocol keeps the real standard output; the file's prints go to stderr.
+    out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    driver = Driver(argv[0], argv[1:], out)
+    try:
+        return _run(driver, argv)
+    except BrokenPipeError:
+        # The launcher has ended and closed the pipe: so does the driver, quietly.
+        os._exit(0)
+
+
+def _run(driver, argv):
+    for arg in argv[1:]:
+        name, sep, value = arg.partition(":=")
+        if not sep:
+            print(f"launch argument '{arg}': write name:=value", file=sys.stderr)
+            return 2
+        driver.context.launch_configurations[name] = value
+    return driver.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

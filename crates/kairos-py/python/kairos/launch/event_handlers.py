@@ -1,0 +1,89 @@
+"""ROS 2's ``launch.event_handlers`` on kairos: what to do when a process starts, exits
+or prints, or when the launch shuts down. Handlers run in the launch driver, one event
+at a time; what they ask for, the kairos launcher does, and a handler cannot delay the
+launcher's bounded stop."""
+
+from kairos.launch._core import EventHandler, LaunchDescriptionEntity
+from kairos.launch.events import Shutdown
+from kairos.launch.events.process import ProcessExited, ProcessIO, ProcessStarted
+
+
+def _as_entities(value):
+    if value is None:
+        return None
+    if isinstance(value, LaunchDescriptionEntity):
+        return [value]
+    return list(value)
+
+
+class _ProcessHandler(EventHandler):
+    kind = None
+
+    def __init__(self, *, target_action=None, callback, **kwargs):
+        self.target_action = target_action
+        self.callback = callback
+        super().__init__(matcher=self._match, **kwargs)
+
+    def _match(self, event):
+        if not isinstance(event, self.kind):
+            return False
+        if self.target_action is None:
+            return True
+        if callable(self.target_action) and not hasattr(self.target_action, "execute"):
+            return bool(self.target_action(event.action))
+        return event.action is self.target_action
+
+    def handle(self, event, context):
+        super().handle(event, context)
+        if callable(self.callback) and not isinstance(self.callback, LaunchDescriptionEntity):
+            return _as_entities(self.callback(event, context))
+        return _as_entities(self.callback)
+
+
+class OnProcessStart(_ProcessHandler):
+    kind = ProcessStarted
+
+    def __init__(self, *, target_action=None, on_start, **kwargs):
+        super().__init__(target_action=target_action, callback=on_start, **kwargs)
+
+
+class OnProcessExit(_ProcessHandler):
+    kind = ProcessExited
+
+    def __init__(self, *, target_action=None, on_exit, **kwargs):
+        super().__init__(target_action=target_action, callback=on_exit, **kwargs)
+
+
+class OnProcessIO(_ProcessHandler):
+    kind = ProcessIO
+
+    def __init__(self, *, target_action=None, on_stdin=None, on_stdout=None,
+                 on_stderr=None, **kwargs):
+        self.on_stdout = on_stdout
+        self.on_stderr = on_stderr
+        super().__init__(target_action=target_action, callback=None, **kwargs)
+
+    def handle(self, event, context):
+        EventHandler.handle(self, event, context)
+        callback = self.on_stdout if event.fd == 1 else self.on_stderr
+        return _as_entities(callback(event)) if callback else None
+
+
+class OnShutdown(EventHandler):
+    def __init__(self, *, on_shutdown, **kwargs):
+        self.on_shutdown = on_shutdown
+        super().__init__(matcher=lambda e: isinstance(e, Shutdown), **kwargs)
+
+    def handle(self, event, context):
+        super().handle(event, context)
+        if callable(self.on_shutdown) and not isinstance(self.on_shutdown,
+                                                         LaunchDescriptionEntity):
+            return _as_entities(self.on_shutdown(event, context))
+        return _as_entities(self.on_shutdown)
+
+
+class OnExecutionComplete(EventHandler):
+    def __init__(self, *, target_action=None, on_completion, **kwargs):
+        raise NotImplementedError(
+            "OnExecutionComplete is not supported by kairos launch yet; use OnProcessExit "
+            "for processes")

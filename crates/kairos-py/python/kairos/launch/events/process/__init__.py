@@ -1,0 +1,74 @@
+"""Events about processes: started, exited, their output; signals to send them."""
+
+import signal as _signal
+
+
+class ProcessEvent:
+    def __init__(self, *, action, name, cmd, cwd=None, env=None, pid):
+        self.action = action
+        self.name = name
+        self.cmd = cmd
+        self.cwd = cwd
+        self.env = env
+        self.pid = pid
+
+    @property
+    def execute_process_action(self):
+        return self.action
+
+
+class ProcessStarted(ProcessEvent):
+    name_ = "launch.events.process.ProcessStarted"
+
+
+class ProcessExited(ProcessEvent):
+    def __init__(self, *, returncode, **kwargs):
+        super().__init__(**kwargs)
+        self.returncode = returncode
+
+
+class ProcessIO(ProcessEvent):
+    def __init__(self, *, text, fd, **kwargs):
+        super().__init__(**kwargs)
+        self.text = text
+        self.fd = fd
+
+
+class ProcessStdout(ProcessIO):
+    def __init__(self, **kwargs):
+        super().__init__(fd=1, **kwargs)
+
+
+class ProcessStderr(ProcessIO):
+    def __init__(self, **kwargs):
+        super().__init__(fd=2, **kwargs)
+
+
+class SignalProcess:
+    """Send a signal to the processes `process_matcher` selects."""
+
+    def __init__(self, *, signal_number, process_matcher):
+        if isinstance(signal_number, str):
+            signal_number = getattr(_signal, signal_number)
+        self.signal_number = int(signal_number)
+        self.process_matcher = process_matcher
+
+
+class ShutdownProcess(SignalProcess):
+    """Stop the processes `process_matcher` selects (SIGINT; the launcher escalates on
+    its stop)."""
+
+    def __init__(self, *, process_matcher):
+        super().__init__(signal_number=_signal.SIGINT, process_matcher=process_matcher)
+
+
+def matches_action(target_action):
+    return lambda action: action is target_action
+
+
+def matches_name(name):
+    return lambda action: getattr(action, "process_name", None) == name
+
+
+def matches_executable(executable):
+    return lambda action: executable in str(getattr(action, "process_description", ""))

@@ -1,0 +1,114 @@
+"""Where an included launch description comes from: a Python, XML or YAML file."""
+
+import importlib.util
+import json
+import os
+import subprocess
+
+from kairos.launch._core import (
+    Action, InvalidLaunchFileError, normalize_to_list_of_substitutions,
+    perform_substitutions)
+from kairos.launch.launch_description import LaunchDescription
+
+
+def load_python_launch_file(path):
+    """The module of a Python launch file (``import launch`` there is kairos's)."""
+    from kairos import run
+    run.install()
+    if not os.path.isfile(path):
+        raise InvalidLaunchFileError(f"launch file {path} does not exist")
+    name = "launch_file_" + os.path.basename(path).replace(".", "_").replace("-", "_")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def launch_description_of(path):
+    module = load_python_launch_file(path)
+    generate = getattr(module, "generate_launch_description", None)
+    if generate is None:
+        raise InvalidLaunchFileError(
+            f"{path} has no generate_launch_description(): a Python launch file defines it "
+            "and returns a LaunchDescription")
+    description = generate()
+    if not isinstance(description, LaunchDescription):
+        raise InvalidLaunchFileError(
+            f"generate_launch_description() of {path} returned "
+            f"{type(description).__name__}, not a LaunchDescription")
+    return description
+
+
+class LaunchDescriptionSource:
+    def __init__(self, location, method="a launch file"):
+        self._location = normalize_to_list_of_substitutions(location)
+        self.method = method
+        self._performed = None
+
+    def location_in(self, context):
+        if self._performed is None:
+            self._performed = os.path.abspath(perform_substitutions(context, self._location))
+        return self._performed
+
+    @property
+    def location(self):
+        return self._performed
+
+    def get_launch_description(self, context):
+        path = self.location_in(context)
+        if path.endswith(".py"):
+            return launch_description_of(path)
+        return LaunchDescription([_FrontendFile(path)])
+
+
+class PythonLaunchDescriptionSource(LaunchDescriptionSource):
+    def __init__(self, launch_file_path):
+        super().__init__(launch_file_path, "a Python launch file")
+
+    def get_launch_description(self, context):
+        return launch_description_of(self.location_in(context))
+
+
+class FrontendLaunchDescriptionSource(LaunchDescriptionSource):
+    def __init__(self, launch_file_path, *, parser=None):
+        super().__init__(launch_file_path, "an XML or YAML launch file")
+
+    def get_launch_description(self, context):
+        return LaunchDescription([_FrontendFile(self.location_in(context))])
+
+
+AnyLaunchDescriptionSource = LaunchDescriptionSource
+XMLLaunchDescriptionSource = FrontendLaunchDescriptionSource
+YAMLLaunchDescriptionSource = FrontendLaunchDescriptionSource
+
+
+class _FrontendFile(Action):
+    """An XML or YAML launch file, read by the kairos launcher's own reader (the one
+    ``kairos launch FILE`` uses), its processes started as this launch's."""
+
+    def __init__(self, path):
+        super().__init__()
+        self.path = path
+
+    def execute(self, context):
+        kairos = os.environ.get("KAIROS_BIN", "kairos")
+        args = [f"{k}:={v}" for k, v in context.launch_configurations.items()]
+        try:
+            result = subprocess.run([kairos, "launch", self.path, *args, "--print-json"],
+                                    capture_output=True, text=True, timeout=60)
+        except (FileNotFoundError, subprocess.TimeoutExpired) as e:
+            raise InvalidLaunchFileError(f"reading {self.path}: {e}")
+        if result.returncode != 0:
+            raise InvalidLaunchFileError(
+                result.stderr.replace("kairos launch: nothing was started", "").strip())
+        from kairos.launch.actions import ExecuteProcess
+        for line in result.stdout.splitlines():
+            spec = json.loads(line)
+            action = ExecuteProcess(cmd=[spec["program"], *spec["args"]])
+            action.origin = spec["origin"]
+            env = dict(context._extra_env)
+            env.update(dict(spec["env"]))
+            context._driver.start(
+                action, name=spec["name"], cmd=[spec["program"], *spec["args"]], env=env,
+                cwd=spec.get("cwd"), output=spec["output"], respawn=spec["respawn"],
+                respawn_delay=spec["respawn_delay"], required=spec["required"])

@@ -1,0 +1,261 @@
+"""ROS 2's ``launch.substitutions`` on kairos."""
+
+import math
+import os
+import shlex
+import shutil
+import subprocess
+import uuid
+
+from kairos.launch._core import (
+    Substitution, SubstitutionFailure, normalize_to_list_of_substitutions,
+    perform_substitutions, perform_text)
+
+#: How long ``Command`` may run before the launch fails (kairos launch's bound).
+COMMAND_TIMEOUT = 30.0
+
+
+class TextSubstitution(Substitution):
+    def __init__(self, *, text):
+        if not isinstance(text, str):
+            raise TypeError(f"TextSubstitution takes a str, got {type(text).__name__}")
+        self.text = text
+
+    def perform(self, context):
+        return self.text
+
+    def __repr__(self):
+        return f"'{self.text}'"
+
+
+class LaunchConfiguration(Substitution):
+    def __init__(self, variable_name, *, default=None):
+        self.variable_name = normalize_to_list_of_substitutions(variable_name)
+        self.default = None if default is None else normalize_to_list_of_substitutions(
+            default if not isinstance(default, (list, tuple)) or not default
+            or not all(isinstance(d, str) for d in default) else "".join(default))
+
+    def perform(self, context):
+        name = perform_substitutions(context, self.variable_name)
+        if name in context.launch_configurations:
+            return context.launch_configurations[name]
+        if self.default is not None:
+            return perform_substitutions(context, self.default)
+        raise SubstitutionFailure(
+            f"launch configuration '{name}' does not exist: declare it with "
+            f"DeclareLaunchArgument('{name}', default_value=...) or pass {name}:=VALUE")
+
+    def __repr__(self):
+        return f"LaunchConfiguration({self.variable_name!r})"
+
+
+class EnvironmentVariable(Substitution):
+    def __init__(self, name, *, default_value=None):
+        self.name = normalize_to_list_of_substitutions(name)
+        self.default_value = None if default_value is None else \
+            normalize_to_list_of_substitutions(default_value)
+
+    def perform(self, context):
+        name = perform_substitutions(context, self.name)
+        value = context.environment.get(name)
+        if value is not None:
+            return value
+        if self.default_value is not None:
+            return perform_substitutions(context, self.default_value)
+        raise SubstitutionFailure(
+            f"environment variable '{name}' does not exist (give default_value=...)")
+
+
+class PathJoinSubstitution(Substitution):
+    def __init__(self, substitutions):
+        self.substitutions = [normalize_to_list_of_substitutions(s) for s in substitutions]
+
+    def perform(self, context):
+        return os.path.join(*[perform_substitutions(context, s) for s in self.substitutions])
+
+    def __truediv__(self, other):
+        return PathJoinSubstitution([*self.substitutions, other])
+
+
+class ThisLaunchFileDir(Substitution):
+    def perform(self, context):
+        path = context.locals_.get("current_launch_file_directory")
+        if path is None:
+            raise SubstitutionFailure("ThisLaunchFileDir used outside a launch file")
+        return path
+
+
+class ThisLaunchFile(Substitution):
+    def perform(self, context):
+        path = context.locals_.get("current_launch_file_path")
+        if path is None:
+            raise SubstitutionFailure("ThisLaunchFile used outside a launch file")
+        return path
+
+
+class FindExecutable(Substitution):
+    def __init__(self, *, name):
+        self.name = normalize_to_list_of_substitutions(name)
+
+    def perform(self, context):
+        name = perform_substitutions(context, self.name)
+        found = shutil.which(name, path=context.environment.get("PATH"))
+        if found is None:
+            raise SubstitutionFailure(f"executable '{name}' not found on PATH")
+        return found
+
+
+class AnonName(Substitution):
+    def __init__(self, name):
+        self.name = normalize_to_list_of_substitutions(name)
+
+    def perform(self, context):
+        name = perform_substitutions(context, self.name)
+        if name not in context.anon_names:
+            context.anon_names[name] = f"{name}_{uuid.uuid4().hex[:12]}"
+        return context.anon_names[name]
+
+
+class PythonExpression(Substitution):
+    def __init__(self, expression, python_modules=("math",)):
+        self.expression = normalize_to_list_of_substitutions(expression)
+        self.python_modules = [normalize_to_list_of_substitutions(m) for m in python_modules]
+
+    def perform(self, context):
+        expression = perform_substitutions(context, self.expression)
+        scope = {}
+        for m in self.python_modules:
+            name = perform_substitutions(context, m)
+            module = __import__(name)
+            scope[name] = module
+            if name == "math":
+                scope.update({k: getattr(math, k) for k in dir(math) if not k.startswith("_")})
+        try:
+            return str(eval(expression, scope))
+        except Exception as e:
+            raise SubstitutionFailure(f"PythonExpression '{expression}': {type(e).__name__}: {e}")
+
+
+class Command(Substitution):
+    """The standard output of a command (``xacro robot.urdf.xacro``), run while the
+    launch is performed, bounded by :data:`COMMAND_TIMEOUT`."""
+
+    def __init__(self, command, *, on_stderr="fail"):
+        self.command = normalize_to_list_of_substitutions(command) \
+            if isinstance(command, (str, Substitution)) else \
+            [normalize_to_list_of_substitutions(c) for c in command]
+        self.on_stderr = on_stderr
+
+    def perform(self, context):
+        if self.command and isinstance(self.command[0], list):
+            words = [perform_substitutions(context, c) for c in self.command]
+            line = " ".join(words)
+        else:
+            line = perform_substitutions(context, self.command)
+            words = shlex.split(line)
+        on_stderr = perform_text(context, self.on_stderr)
+        try:
+            result = subprocess.run(words, capture_output=True, text=True,
+                                    timeout=COMMAND_TIMEOUT, env=context.environment)
+        except FileNotFoundError as e:
+            raise SubstitutionFailure(f"Command '{line}': {e}")
+        except subprocess.TimeoutExpired:
+            raise SubstitutionFailure(
+                f"Command '{line}' did not finish within {COMMAND_TIMEOUT:.0f} s")
+        if result.returncode != 0:
+            raise SubstitutionFailure(
+                f"Command '{line}' exited with {result.returncode}: {result.stderr.strip()}")
+        if result.stderr.strip():
+            if on_stderr == "fail":
+                raise SubstitutionFailure(
+                    f"Command '{line}' wrote to stderr: {result.stderr.strip()}")
+            if on_stderr in ("warn", "capture"):
+                if on_stderr == "capture":
+                    return result.stdout + result.stderr
+                import sys
+                print(f"[WARNING] Command '{line}': {result.stderr.strip()}", file=sys.stderr)
+        return result.stdout
+
+
+class LocalSubstitution(Substitution):
+    def __init__(self, expression, description=None):
+        self.expression = expression
+
+    def perform(self, context):
+        value = context.locals_
+        parts = self.expression.split(".")
+        try:
+            current = value[parts[0]]
+            for p in parts[1:]:
+                current = getattr(current, p)
+        except (KeyError, AttributeError):
+            raise SubstitutionFailure(f"no local '{self.expression}'")
+        return str(current)
+
+
+def _bool(context, subs):
+    text = perform_substitutions(context, subs).strip().lower()
+    if text in ("true", "1"):
+        return True
+    if text in ("false", "0"):
+        return False
+    raise SubstitutionFailure(f"'{text}' is not a boolean (true, false, 1, 0)")
+
+
+class NotSubstitution(Substitution):
+    def __init__(self, value):
+        self.value = normalize_to_list_of_substitutions(value)
+
+    def perform(self, context):
+        return str(not _bool(context, self.value)).lower()
+
+
+class AndSubstitution(Substitution):
+    def __init__(self, left, right):
+        self.left = normalize_to_list_of_substitutions(left)
+        self.right = normalize_to_list_of_substitutions(right)
+
+    def perform(self, context):
+        return str(_bool(context, self.left) and _bool(context, self.right)).lower()
+
+
+class OrSubstitution(AndSubstitution):
+    def perform(self, context):
+        return str(_bool(context, self.left) or _bool(context, self.right)).lower()
+
+
+class EqualsSubstitution(Substitution):
+    def __init__(self, left, right):
+        self.left = normalize_to_list_of_substitutions(left)
+        self.right = normalize_to_list_of_substitutions(right)
+
+    def perform(self, context):
+        return str(perform_substitutions(context, self.left)
+                   == perform_substitutions(context, self.right)).lower()
+
+
+class NotEqualsSubstitution(EqualsSubstitution):
+    def perform(self, context):
+        return str(perform_substitutions(context, self.left)
+                   != perform_substitutions(context, self.right)).lower()
+
+
+def _expand_frontend(text, context):
+    """``$(var NAME)``, ``$(env NAME [DEFAULT])`` and ``$(find-pkg-share PKG)`` in a
+    parameter file read with ``allow_substs=True``."""
+    import re
+
+    def one(match):
+        words = match.group(1).split()
+        kind, args = words[0], words[1:]
+        if kind == "var" and len(args) == 1:
+            return LaunchConfiguration(args[0]).perform(context)
+        if kind in ("env", "optenv") and args:
+            default = " ".join(args[1:]) if len(args) > 1 or kind == "optenv" else None
+            return EnvironmentVariable(args[0], default_value=default).perform(context)
+        if kind == "find-pkg-share" and len(args) == 1:
+            from kairos.launch_ros.substitutions import FindPackageShare
+            return FindPackageShare(args[0]).perform(context)
+        raise SubstitutionFailure(f"$({match.group(1)}) is not supported in parameter files")
+
+    return re.sub(r"\$\(([^()]*)\)", one, text)

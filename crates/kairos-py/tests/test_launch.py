@@ -1,0 +1,84 @@
+"""ROS 2's ``launch``, ``launch_ros`` and ``ament_index_python`` names under
+``kairos.run``: what a Python launch file imports is kairos's, and behaves as ROS 2's.
+The launch files themselves run under ``kairos launch`` (crates/kairos-cli/tests/launch.rs)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from kairos import run
+
+
+def _install(prefix, package, executables=(), share=()):
+    index = prefix / "share/ament_index/resource_index/packages"
+    index.mkdir(parents=True, exist_ok=True)
+    (index / package).write_text("")
+    lib = prefix / "lib" / package
+    lib.mkdir(parents=True, exist_ok=True)
+    for name in executables:
+        (lib / name).write_text("#!/usr/bin/env python3\n")
+        (lib / name).chmod(0o755)
+    for name in share:
+        path = prefix / "share" / package / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+
+
+def test_launch_names_are_kairos_under_kairos_run(tmp_path, monkeypatch):
+    run.install()
+    import ament_index_python.packages as packages
+    import launch
+    import launch_ros.actions
+    assert launch.LaunchDescription.__module__ == "kairos.launch.launch_description"
+    assert launch_ros.actions.Node.__module__ == "kairos.launch_ros.actions"
+    overlay, underlay = tmp_path / "overlay", tmp_path / "underlay"
+    _install(overlay, "robot", ["driver.py"], ["launch/a.launch.py"])
+    _install(underlay, "robot")
+    _install(underlay, "base")
+    monkeypatch.setenv("AMENT_PREFIX_PATH", f"{overlay}{os.pathsep}{underlay}")
+    assert packages.get_package_prefix("robot") == str(overlay)
+    assert packages.get_package_share_directory("base", print_warning=False) == str(underlay / "share/base")
+    assert set(packages.get_packages_with_prefixes()) == {"robot", "base"}
+    with pytest.raises(packages.PackageNotFoundError, match="not found in AMENT_PREFIX_PATH"):
+        packages.get_package_prefix("nope")
+
+
+def test_substitutions_perform_as_ros_2_s(tmp_path, monkeypatch):
+    run.install()
+    from launch import LaunchContext
+    from launch.actions import DeclareLaunchArgument
+    from launch.substitutions import (
+        AnonName, EnvironmentVariable, LaunchConfiguration, PathJoinSubstitution,
+        PythonExpression)
+    from launch_ros.substitutions import FindPackageShare
+    _install(tmp_path, "robot")
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(tmp_path))
+    monkeypatch.setenv("KAIROS_TEST_VAR", "from env")
+    context = LaunchContext()
+    DeclareLaunchArgument("rate", default_value="5").visit(context)
+    assert LaunchConfiguration("rate").perform(context) == "5"
+    assert PythonExpression([LaunchConfiguration("rate"), " * 2"]).perform(context) == "10"
+    assert EnvironmentVariable("KAIROS_TEST_VAR").perform(context) == "from env"
+    assert PathJoinSubstitution([FindPackageShare("robot"), "launch"]).perform(context) \
+        == str(tmp_path / "share/robot/launch")
+    anon = AnonName("node").perform(context)
+    assert anon.startswith("node_") and anon == AnonName("node").perform(context)
+    # An unknown keyword argument is an error, as rclpy's and launch's are, never ignored.
+    with pytest.raises(TypeError, match="unexpected keyword argument 'defualt_value'"):
+        DeclareLaunchArgument("x", defualt_value="1")
+
+
+def test_the_driver_reports_an_error_with_the_file_s_line(tmp_path):
+    file = tmp_path / "bad.launch.py"
+    file.write_text("from launch import LaunchDescription\n"
+                    "def generate_launch_description():\n"
+                    "    raise RuntimeError('broken on purpose')\n")
+    result = subprocess.run([sys.executable, "-m", "kairos.launch.driver", str(file)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    import json
+    message = json.loads(result.stdout.strip().splitlines()[-1])
+    assert message == {"op": "error", "file": str(file), "line": 3,
+                       "what": "RuntimeError: broken on purpose"}
