@@ -127,3 +127,30 @@ def test_a_callback_exception_ends_spin_and_is_raised(session):
         assert "boom from a timer" in str(err)
     else:
         raise AssertionError("spin returned without raising the callback's exception")
+
+
+def test_a_raw_subscription_hands_the_callback_the_serialized_message(session):
+    from kairos.serialization import deserialize_message, serialize_message
+    node = Node("raw_listener")
+    heard = queue.Queue()
+    node.create_subscription(String, "/test/raw", heard.put, 10, raw=True)
+    publisher = node.create_publisher(String, "/test/raw", 10)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    spin_in_thread(executor)
+    publisher.publish(String(data="bytes please"))
+    data = heard.get(timeout=LIMIT)
+    assert isinstance(data, bytes)
+    assert data == serialize_message(String(data="bytes please"))
+    assert deserialize_message(data, String) == String(data="bytes please")
+    assert executor.shutdown(timeout_sec=1.0)
+
+
+def test_an_unknown_keyword_argument_is_a_type_error_as_in_rclpy(session):
+    node = Node("strict")
+    with pytest.raises(TypeError, match="rwa"):
+        node.create_subscription(String, "/test/strict", print, 10, rwa=True)
+    with pytest.raises(TypeError, match="qos"):
+        node.create_publisher(String, "/test/strict", 10, qos=5)
+    with pytest.raises(TypeError, match="callbackgroup"):
+        node.create_client(AddTwoInts, "/test/strict", callbackgroup=None)

@@ -188,7 +188,8 @@ class Node(GraphMixin, ParametersMixin):
     # -- entities -------------------------------------------------------------------
 
     def create_publisher(self, msg_type, topic, qos_profile, *, callback_group=None,
-                         event_callbacks=None, qos_overriding_options=None, **_):
+                         event_callbacks=None, qos_overriding_options=None,
+                         publisher_class=None):
         validate_topic_name(topic)
         qos_profile = _overridden("publisher", self, topic, qos_profile, qos_overriding_options)
         events = event_callbacks._events() if event_callbacks is not None else []
@@ -203,8 +204,24 @@ class Node(GraphMixin, ParametersMixin):
 
     def create_subscription(self, msg_type, topic, callback, qos_profile, *,
                             callback_group=None, event_callbacks=None,
-                            qos_overriding_options=None, **_):
+                            qos_overriding_options=None, raw=False,
+                            content_filter_options=None):
+        """As rclpy's; ``raw=True`` hands the callback the message's CDR bytes (as
+        ``serialize_message`` gives them) instead of the message."""
         validate_topic_name(topic)
+        if content_filter_options is not None:
+            raise NotImplementedError(
+                "content-filtered subscriptions are not supported by kairos yet: filter in "
+                "the callback")
+        if raw:
+            from kairos.serialization import serialize_message
+            user_callback = callback
+            if _is_async(user_callback):
+                async def callback(message):
+                    return await user_callback(serialize_message(message))
+            else:
+                def callback(message):
+                    return user_callback(serialize_message(message))
         qos_profile = _overridden("subscription", self, topic, qos_profile,
                                   qos_overriding_options)
         events = event_callbacks._events() if event_callbacks is not None else []
@@ -241,7 +258,8 @@ class Node(GraphMixin, ParametersMixin):
         self._in_group(timer, callback_group)
         return timer
 
-    def create_service(self, srv_type, srv_name, callback, *, callback_group=None, **_):
+    def create_service(self, srv_type, srv_name, callback, *, qos_profile=None,
+                       callback_group=None):
         """``callback(request, response)`` fills and returns ``response``; an ``async def``
         callback may await futures and sleeps first (its group stays held meanwhile)."""
         validate_topic_name(srv_name, is_service=True)
@@ -251,7 +269,7 @@ class Node(GraphMixin, ParametersMixin):
         self._in_group(service, callback_group)
         return service
 
-    def create_client(self, srv_type, srv_name, *, callback_group=None, **_):
+    def create_client(self, srv_type, srv_name, *, qos_profile=None, callback_group=None):
         """A client; its group matters only for ``add_done_callback`` callbacks: a
         response wakes its caller directly, so what decides whether a call from a callback
         can complete is the service's group (see ``kairos.demo``)."""
