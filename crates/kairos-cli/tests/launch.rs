@@ -290,6 +290,109 @@ def generate_launch_description():
     the_robot_system_runs_and_stops_within_its_deadlines(dir.path(), &mut launch_cmd);
 }
 
+/// An rclpy program installed as a package's executable (a `#!...python3` script, as
+/// colcon installs Python nodes) runs as it is under `kairos.run` when a Python launch
+/// file starts it as a `Node`, with its namespace and global parameter; Ctrl-C stops it.
+#[test]
+fn an_rclpy_node_of_a_package_runs_as_it_is_from_a_python_launch_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("launch")).unwrap();
+    let node = write(
+        &src,
+        "greeter.py",
+        r#"#!/usr/bin/env python3
+import rclpy
+from rclpy.node import Node
+from std_msgs.msg import String
+
+
+def main():
+    rclpy.init()
+    node = Node('greeter')
+    node.declare_parameter('greeting', 'hi')
+    publisher = node.create_publisher(String, 'chatter', 10)
+    count = [0]
+
+    def tick():
+        count[0] += 1
+        text = f"{node.get_parameter('greeting').value} {count[0]}"
+        publisher.publish(String(data=text))
+        print(f'{text} in {node.get_namespace()}', flush=True)
+
+    node.create_timer(0.05, tick)
+    try:
+        rclpy.spin(node)
+    except KeyboardInterrupt:
+        pass
+    rclpy.try_shutdown()
+
+
+if __name__ == '__main__':
+    main()
+"#,
+    );
+    assert!(
+        Command::new("chmod")
+            .arg("+x")
+            .arg(&node)
+            .status()
+            .unwrap()
+            .success()
+    );
+    write(
+        &src.join("launch"),
+        "greet.launch.py",
+        r#"
+from launch import LaunchDescription
+from launch.actions import GroupAction
+from launch_ros.actions import Node, PushRosNamespace, SetParameter
+
+
+def generate_launch_description():
+    return LaunchDescription([GroupAction([
+        PushRosNamespace('bot'),
+        SetParameter('greeting', 'hello'),
+        Node(package='greeters', executable='greeter.py', output='screen'),
+    ])])
+"#,
+    );
+    let prefix = dir.path().join("install");
+    assert_ok(
+        "kairos pkg install",
+        &finish(
+            spawn(
+                zenoh_support::kairos()
+                    .args(["pkg", "install", "greeters", "--prefix"])
+                    .arg(&prefix)
+                    .arg("--exe")
+                    .arg(&node)
+                    .arg("--share")
+                    .arg(src.join("launch")),
+            ),
+            LIMIT,
+        ),
+    );
+    let mut launcher = spawn(
+        zenoh_support::kairos()
+            .env("AMENT_PREFIX_PATH", &prefix)
+            .env("PYTHONPATH", zenoh_support::kairos_python_path())
+            .args(["launch", "greeters", "greet.launch.py", "--no-router"]),
+    );
+    let mut lines = stdout_lines(&mut launcher);
+    let said = lines.wait_for("hello 2 in /bot", LIMIT);
+    assert!(said.starts_with("[greeter.py-1] "), "{said}");
+    signal(launcher.0.id(), "INT");
+    let out = finish(launcher, LIMIT);
+    while lines.next_within(Duration::from_secs(5)).is_some() {}
+    let report = lines.seen.join("\n");
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert!(
+        report.contains("greeter.py-1") && report.contains("stopped on SIGINT"),
+        "{report}"
+    );
+}
+
 /// A Python launch file's event handlers run as the processes start, print and exit; a
 /// timer, an emitted shutdown and the OnShutdown handler; in order, each once.
 #[test]
