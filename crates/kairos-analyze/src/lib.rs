@@ -24,7 +24,9 @@
 //! - **Analyses and reports.** [`summary`], [`callbacks`], [`timers`], [`queues`],
 //!   [`chains`] (every path from a source to a sink, with each stage's latency),
 //!   [`flow`] (one message followed to the end of the graph), [`goals`] (action goals),
-//!   [`logs`]; rendered as text, JSON, a self-contained HTML page ([`html`]) and Chrome
+//!   [`logs`]; every thread, process, node and topic named the same way in each
+//!   ([`labels`]: threads by their process and nodes, the runtime's own nodes and topics
+//!   marked); rendered as text, JSON, a self-contained HTML page ([`html`]) and Chrome
 //!   trace JSON for Perfetto ([`perfetto`]).
 
 #![warn(missing_docs)]
@@ -36,6 +38,7 @@ pub mod digest;
 pub mod flow;
 pub mod goals;
 pub mod html;
+pub mod labels;
 pub mod logs;
 pub mod message_graph;
 pub mod model;

@@ -30,6 +30,17 @@ pub struct Process {
     pub host: Option<String>,
 }
 
+/// A traced thread.
+#[derive(Debug, Clone, Serialize)]
+pub struct Thread {
+    /// The process it belongs to.
+    pub pid: i64,
+    /// Its thread id.
+    pub tid: i64,
+    /// Its name when it first traced (`procname`: at most 15 bytes, as the kernel keeps it).
+    pub name: String,
+}
+
 /// A node.
 #[derive(Debug, Clone, Serialize)]
 pub struct Node {
@@ -494,6 +505,8 @@ pub struct Model {
     pub sources: Vec<Source>,
     /// Every process.
     pub processes: Vec<Process>,
+    /// Every thread that traced, with its name (when the trace records `procname`).
+    pub threads: Vec<Thread>,
     /// Every node.
     pub nodes: Vec<Node>,
     /// Every publisher.

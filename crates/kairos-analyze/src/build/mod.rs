@@ -206,6 +206,11 @@ pub struct Builder {
     /// The most messages followed at once.
     peak_live: usize,
     processes: HashMap<i64, usize>,
+    /// Threads already in `m.threads`, by (pid, tid): indexes into it.
+    named_threads: HashMap<(i64, i64), usize>,
+    /// The thread of the last event, already in `named_threads`: most events come in
+    /// runs from one thread, so its lookup is skipped.
+    last_thread: Option<(i64, i64)>,
     nodes: HashMap<Handle, NodeId>,
     publishers: HashMap<Handle, PublisherId>,
     subscriptions: HashMap<Handle, SubscriptionId>,
@@ -326,6 +331,8 @@ impl Builder {
             horizon_ns: HORIZON_NS,
             peak_live: 0,
             processes: HashMap::default(),
+            named_threads: HashMap::default(),
+            last_thread: None,
             nodes: HashMap::default(),
             publishers: HashMap::default(),
             subscriptions: HashMap::default(),
@@ -470,11 +477,14 @@ impl Builder {
             pid: ctx("vpid").or_else(|| ctx("pid")).unwrap_or(0),
             tid: ctx("vtid").or_else(|| ctx("tid")).unwrap_or(0),
         };
-        if has_context
-            && !self.processes.contains_key(&at.pid)
-            && let Some(procname) = ev.context_field("procname").and_then(|v| v.as_str())
-        {
-            self.process(at.pid, procname, ev.trace.hostname.as_deref());
+        if has_context && self.last_thread != Some((at.pid, at.tid)) {
+            if let Some(procname) = ev.context_field("procname").and_then(|v| v.as_str()) {
+                if !self.processes.contains_key(&at.pid) {
+                    self.process(at.pid, procname, ev.trace.hostname.as_deref());
+                }
+                self.thread_name(at, procname);
+            }
+            self.last_thread = Some((at.pid, at.tid));
         }
         if !mapped {
             return;
@@ -612,6 +622,20 @@ impl Builder {
             if let Some(h) = host {
                 self.hosts.insert(pid, Arc::from(h));
             }
+        }
+    }
+
+    /// Records a thread's name (`procname`: the name it had when it first traced).
+    fn thread_name(&mut self, at: At, name: &str) {
+        if let std::collections::hash_map::Entry::Vacant(e) =
+            self.named_threads.entry((at.pid, at.tid))
+        {
+            e.insert(self.m.threads.len());
+            self.m.threads.push(crate::model::Thread {
+                pid: at.pid,
+                tid: at.tid,
+                name: name.to_string(),
+            });
         }
     }
 
