@@ -17,12 +17,14 @@
 //! What is drawn is bounded (slices, points, bins, charts per section), so the page of a
 //! long trace stays light; where a section shows only part, it says so.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::callbacks::{Run, SLOWEST_KEPT};
 use crate::digest::Digest;
+use crate::labels::{Labels, ThreadLabel, is_internal_node, is_internal_topic};
 use crate::model::{CallbackId, ClockMark, ClockMarkKind, LogLine, Model};
-use crate::plot::{self, Frame, count_label, esc, ns_label};
+use crate::plot::{self, Frame, Ns, count_label, esc};
 use crate::stats::{Distribution, human_ns};
 use crate::summary::summary;
 
@@ -42,7 +44,8 @@ table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #ccc;paddin
 th{background:#eee}.num{text-align:right}svg{background:#fcfcfc;border:1px solid #ddd;margin:4px 0}\
 nav a{margin-right:1em}section{margin-top:2em}.chart-title{margin:1em 0 0;font-weight:bold}\
 .note{color:#666;font-size:90%}.legend span{display:inline-block;margin-right:1em}\
-.swatch{display:inline-block;width:10px;height:10px;margin-right:4px}";
+.swatch{display:inline-block;width:10px;height:10px;margin-right:4px}\
+.internal{color:#888}";
 
 /// The page for a whole model.
 pub fn report(m: &Model, title: &str) -> String {
@@ -87,24 +90,63 @@ fn summary_section(h: &mut String, m: &Model) {
         m.nodes.len(),
         m.callbacks.len(),
     );
-    h.push_str(
-        "<table><tr><th>topic</th><th>messages</th><th>publishers</th><th>subscribers</th></tr>",
-    );
-    for t in &s.topics {
+    h.push_str("<table class=\"processes\"><tr><th>process</th><th>pid</th><th>nodes</th><th>runtime nodes</th></tr>");
+    for p in &m.processes {
+        let (runtime, user): (Vec<&str>, Vec<&str>) = m
+            .nodes
+            .iter()
+            .filter(|n| n.pid == p.pid)
+            .map(|n| n.name.as_str())
+            .partition(|n| is_internal_node(n));
         let _ = write!(
             h,
-            "<tr><td>{}</td><td class=num>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}{}</td><td class=num>{}</td><td>{}</td><td class=internal>{}</td></tr>",
+            esc(&p.name),
+            p.host
+                .as_deref()
+                .map_or_else(String::new, |host| format!(" on {}", esc(host))),
+            p.pid,
+            esc(&user.join(", ")),
+            esc(&runtime.join(", "))
+        );
+    }
+    h.push_str("</table>");
+    h.push_str(
+        "<table class=\"topics\"><tr><th>topic</th><th>messages</th><th>publishers</th><th>subscribers</th></tr>",
+    );
+    // The user's topics first; the runtime's own (hidden names, `/rosout`, ...) after,
+    // greyed and tagged.
+    let mut topics: Vec<_> = s.topics.iter().collect();
+    topics.sort_by_key(|t| is_internal_topic(&t.name));
+    for t in topics {
+        let internal = is_internal_topic(&t.name);
+        let _ = write!(
+            h,
+            "<tr{}><td>{}{}</td><td class=num>{}</td><td>{}</td><td>{}</td></tr>",
+            if internal { " class=internal" } else { "" },
             esc(&t.name),
+            if internal { " <i>(runtime)</i>" } else { "" },
             t.messages,
             esc(&t.publishers.join(", ")),
             esc(&t.subscribers.join(", "))
         );
     }
-    h.push_str("</table></section>");
+    h.push_str(
+        "</table><p class=note>Names with a segment beginning with <code>_</code> (ROS 2's \
+         hidden names, such as the transport's <code>_kairos_zenoh_clock</code> node and action \
+         topics under <code>_action</code>) and the topics the runtime makes for every node \
+         (<code>/rosout</code>, <code>/parameter_events</code>) are the runtime's own: greyed \
+         and listed after the user's.</p></section>",
+    );
 }
 
 fn timeline_section(h: &mut String, m: &Model, d: &Digest) {
-    h.push_str("<section id=\"timeline\"><h2>Timeline: callbacks and log lines per thread</h2>");
+    h.push_str(
+        "<section id=\"timeline\"><h2>Timeline: callbacks and log lines per thread</h2>\
+         <p class=note>One row per thread, named by the nodes whose callbacks ran on it, with its \
+         process, thread name and thread id under them; the runtime's own threads (all their \
+         nodes internal) are greyed and last.</p>",
+    );
     let (Some(first), Some(last)) = (m.first_ns, m.last_ns) else {
         h.push_str("<p>the trace has no events</p></section>");
         return;
@@ -119,6 +161,17 @@ fn timeline_section(h: &mut String, m: &Model, d: &Digest) {
         .collect();
     lanes.sort_unstable();
     lanes.dedup();
+    // The user's threads first, by process and then by what runs on them; the runtime's
+    // own (its nodes all internal) after them.
+    let labels = Labels::of(m);
+    let lane_labels: BTreeMap<(i64, i64), ThreadLabel> = lanes
+        .iter()
+        .map(|&(pid, tid)| ((pid, tid), labels.thread(pid, tid)))
+        .collect();
+    lanes.sort_by_cached_key(|key| {
+        let l = &lane_labels[key];
+        (l.internal, l.pid, l.nodes.is_empty(), l.title(), l.tid)
+    });
     if lanes.is_empty() && m.clock_marks.is_empty() {
         h.push_str("<p>no callback ran in this trace</p></section>");
         return;
@@ -128,14 +181,16 @@ fn timeline_section(h: &mut String, m: &Model, d: &Digest) {
     runs.truncate(MAX_SLICES);
     let slowest = &runs[..runs.len().min(SLOWEST)];
 
-    let lane_h = 24.0;
-    let label_w = 230.0;
+    let lane_h = 30.0;
+    let label_w = 290.0;
+    // The plot is narrower than the other charts' 900 px by what the wider labels take.
+    let plot_w = 860.0;
     // With no callback, one empty lane still carries the clock's jumps and stalls.
     let lane_count = lanes.len().max(1);
     let frame = Frame::new(
         (0.0, (last - first) as f64),
         (0.0, lane_count as f64),
-        900.0,
+        plot_w,
         lane_count as f64 * lane_h,
     );
     // The frame's own y axis would number the lanes; the lanes are labelled in a column
@@ -143,24 +198,40 @@ fn timeline_section(h: &mut String, m: &Model, d: &Digest) {
     let _ = write!(
         h,
         "<svg width=\"{:.0}\" height=\"{:.0}\" font-size=\"11\"><g>",
-        label_w + 64.0 + 900.0 + 16.0,
+        label_w + 64.0 + plot_w + 16.0,
         lane_count as f64 * lane_h + 10.0 + 38.0
     );
-    for (i, (pid, tid)) in lanes.iter().enumerate() {
+    for (i, key) in lanes.iter().enumerate() {
+        let label = &lane_labels[key];
+        let y = frame.py(lane_count as f64 - i as f64);
         let _ = write!(
             h,
-            "<text x=\"2\" y=\"{:.1}\">{} tid {tid}</text>",
-            frame.py(lane_count as f64 - i as f64) + 16.0,
-            esc(&m.process_name(*pid))
+            "<g class=\"{}\"><title>{}</title><text x=\"2\" y=\"{:.1}\"{}>{}</text>\
+             <text x=\"2\" y=\"{:.1}\" font-size=\"9\" fill=\"#777\">{}</text></g>",
+            if label.internal {
+                "lane internal"
+            } else {
+                "lane"
+            },
+            esc(&label.full()),
+            y + 13.0,
+            if label.internal {
+                " fill=\"#888\" font-style=\"italic\""
+            } else {
+                ""
+            },
+            esc(&clip(&label.title(), 46)),
+            y + 25.0,
+            esc(&clip(&label.detail(), 60)),
         );
     }
     let _ = write!(h, "</g><g transform=\"translate({label_w} 0)\">");
-    frame.axes(h, "time since the trace began", "", ns_label, |_| {
-        String::new()
-    });
+    frame.axes(h, "time since the trace began", "", Ns, |_| String::new());
     clock_overlay(h, m, &frame, first);
+    let lane_index: BTreeMap<(i64, i64), usize> =
+        lanes.iter().enumerate().map(|(i, &key)| (key, i)).collect();
     let lane_y = |pid: i64, tid: i64| {
-        let lane = lanes.binary_search(&(pid, tid)).unwrap_or(0);
+        let lane = lane_index.get(&(pid, tid)).copied().unwrap_or(0);
         frame.py(lane_count as f64 - lane as f64) + 2.0
     };
     for run in runs.iter().rev() {
@@ -218,16 +289,25 @@ fn timeline_section(h: &mut String, m: &Model, d: &Digest) {
         let c = &m.callbacks[run.callback];
         let _ = write!(
             h,
-            "<tr><td>{}</td><td>{}</td><td>{} tid {}</td><td class=num>{}</td><td class=num>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=num>{}</td><td class=num>{}</td></tr>",
             rank + 1,
             esc(&m.callback_label(run.callback)),
-            esc(&m.process_name(c.pid)),
-            c.tid,
+            esc(&labels.thread(c.pid, c.tid).detail()),
             human_ns((run.start - first) as f64),
             human_ns(run.duration as f64)
         );
     }
     h.push_str("</table></section>");
+}
+
+/// `s` cut to at most `chars` characters, with `…` where it was cut.
+fn clip(s: &str, chars: usize) -> String {
+    if s.chars().count() <= chars {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(chars.saturating_sub(1)).collect();
+    out.push('…');
+    out
 }
 
 /// Which color stands for which callback, for the callbacks that ran.
@@ -409,13 +489,7 @@ fn queues_section(h: &mut String, m: &Model, d: &Digest) {
         );
         let top = q.capacity.unwrap_or(0).max(q.max_depth).max(1) as f64;
         let frame = Frame::new((0.0, span), (0.0, top * 1.1), 900.0, 100.0);
-        frame.open(
-            h,
-            "time since the trace began",
-            "depth",
-            ns_label,
-            count_label,
-        );
+        frame.open(h, "time since the trace began", "depth", Ns, count_label);
         let points: Vec<(f64, f64)> = q
             .depth
             .iter()
@@ -520,13 +594,7 @@ fn timers_section(h: &mut String, m: &Model, d: &Digest) {
         let frame = if by_time {
             let span = (m.last_ns.unwrap_or(first) - first) as f64;
             let frame = Frame::new((0.0, span), (lo, (hi * 1.1).max(1e3)), 900.0, 100.0);
-            frame.open(
-                h,
-                "time since the trace began",
-                "late by",
-                ns_label,
-                ns_label,
-            );
+            frame.open(h, "time since the trace began", "late by", Ns, Ns);
             frame
         } else {
             let frame = Frame::new(
@@ -535,7 +603,7 @@ fn timers_section(h: &mut String, m: &Model, d: &Digest) {
                 900.0,
                 100.0,
             );
-            frame.open(h, "run", "late by", count_label, ns_label);
+            frame.open(h, "run", "late by", count_label, Ns);
             frame
         };
         plot::dots(h, &frame, &plot::thin(&points), "#9b59b6");
@@ -696,9 +764,7 @@ fn goals_section(h: &mut String, m: &Model) {
         );
     }
     let _ = write!(h, "</g><g transform=\"translate({label_w} 0)\">");
-    frame.axes(h, "time since the trace began", "", ns_label, |_| {
-        String::new()
-    });
+    frame.axes(h, "time since the trace began", "", Ns, |_| String::new());
     for (i, (_, g)) in shown.iter().enumerate() {
         let y = lane_y(i);
         let color = outcome_color(&g.outcome);
@@ -802,12 +868,13 @@ fn log_section(h: &mut String, m: &Model) {
         return;
     }
     let first = m.first_ns.unwrap_or(0);
+    let labels = Labels::of(m);
     h.push_str(
         "<table><tr><th>at</th><th>level</th><th>logger</th><th>message</th><th>written in</th></tr>",
     );
     for line in m.log_lines.iter().take(MAX_LOG_ROWS) {
         let within = line.callback.map_or_else(
-            || format!("{} tid {}", m.process_name(line.pid), line.tid),
+            || labels.thread(line.pid, line.tid).full(),
             |c| m.callback_label(c),
         );
         let _ = write!(

@@ -26,6 +26,9 @@ pub struct LogRow {
     pub process: String,
     /// The thread that wrote it.
     pub tid: i64,
+    /// The thread, as a person reads it: its nodes, process and thread id
+    /// (`/robot/talker (kairos pid 7 · kairos-exec1-w0 tid 9)`, see [`crate::labels`]).
+    pub thread: String,
     /// The callback it was written from (`/robot/talker timer 100 ms`), if any.
     pub callback: Option<String>,
 }
@@ -44,6 +47,7 @@ pub struct LogReport {
 /// The lines of `m` at or above `min_severity` (10 debug ... 50 fatal).
 pub fn report(m: &Model, min_severity: i32) -> LogReport {
     let first = m.first_ns.unwrap_or(0);
+    let labels = crate::labels::Labels::of(m);
     let (shown, below): (Vec<_>, Vec<_>) =
         m.log_lines.iter().partition(|l| l.severity >= min_severity);
     LogReport {
@@ -59,6 +63,7 @@ pub fn report(m: &Model, min_severity: i32) -> LogReport {
                 message: l.message.clone(),
                 process: m.process_name(l.pid),
                 tid: l.tid,
+                thread: labels.thread(l.pid, l.tid).full(),
                 callback: l.callback.map(|c| m.callback_label(c)),
             })
             .collect(),
@@ -80,8 +85,8 @@ impl fmt::Display for LogReport {
                 l.message
             )?;
             match &l.callback {
-                Some(cb) => writeln!(f, "    (in {cb}; {} tid {})", l.process, l.tid)?,
-                None => writeln!(f, "    (outside callbacks; {} tid {})", l.process, l.tid)?,
+                Some(cb) => writeln!(f, "    (in {cb}; on {})", l.thread)?,
+                None => writeln!(f, "    (outside callbacks; on {})", l.thread)?,
             }
         }
         if self.below > 0 {

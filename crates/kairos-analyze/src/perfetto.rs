@@ -4,9 +4,18 @@
 //! processed the message; log lines as instant marks on the thread that wrote them; each
 //! action goal as an async span on its client's and its server's process (request to
 //! result, accepted to end) with its steps (feedback, canceling, ...) as marks inside.
+//!
+//! Tracks carry the names of [`crate::labels`]: each process track its executable and its
+//! nodes (`kairos: /pipeline/filter`), each thread track the nodes that ran on it and its
+//! own name (`/pipeline/planner · kairos-exec1-w0`), the runtime's own threads prefixed
+//! `runtime: ` and sorted after the user's (`process_name`, `thread_name` and
+//! `thread_sort_index` metadata events, the JSON form of Perfetto's track descriptors).
+
+use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
+use crate::labels::Labels;
 use crate::model::{ActionRole, Model};
 
 fn us(ns: i64, origin: i64) -> f64 {
@@ -17,8 +26,14 @@ fn us(ns: i64, origin: i64) -> f64 {
 pub fn export(m: &Model) -> Value {
     let origin = m.first_ns.unwrap_or(0);
     let mut events = Vec::new();
+    let labels = Labels::of(m);
     for p in &m.processes {
-        events.push(json!({"ph": "M", "name": "process_name", "pid": p.pid, "tid": p.pid, "args": {"name": p.name}}));
+        events.push(json!({"ph": "M", "name": "process_name", "pid": p.pid, "tid": p.pid, "args": {"name": labels.process(p.pid)}}));
+    }
+    for (pid, tid) in threads(m) {
+        let label = labels.thread(pid, tid);
+        events.push(json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": label.track()}}));
+        events.push(json!({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid, "args": {"sort_index": i32::from(label.internal)}}));
     }
     for (i, c) in m.callbacks.iter().enumerate() {
         let label = m.callback_label(crate::model::CallbackId(i));
@@ -64,6 +79,24 @@ pub fn export(m: &Model) -> Value {
     }
     goal_spans(m, origin, &mut events);
     json!({"traceEvents": events, "displayTimeUnit": "ns"})
+}
+
+/// Every thread an event of the export is on: the threads that traced, those callbacks
+/// ran on, published from or logged on.
+fn threads(m: &Model) -> BTreeSet<(i64, i64)> {
+    let mut all: BTreeSet<(i64, i64)> = m.threads.iter().map(|t| (t.pid, t.tid)).collect();
+    all.extend(
+        m.callbacks
+            .iter()
+            .filter(|c| !c.runs.is_empty())
+            .map(|c| (c.pid, c.tid)),
+    );
+    all.extend(m.log_lines.iter().map(|l| (l.pid, l.tid)));
+    all.extend(m.messages.iter().filter_map(|msg| {
+        let tid = msg.publish_tid?;
+        Some((msg.publisher.map_or(0, |p| m.publishers[p].pid), tid))
+    }));
+    all
 }
 
 /// Each goal's life at each of its ends: a nestable async span from the end's first step

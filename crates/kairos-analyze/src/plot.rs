@@ -86,8 +86,8 @@ impl Frame {
         h: &mut String,
         x_title: &str,
         y_title: &str,
-        x_label: impl Fn(f64) -> String,
-        y_label: impl Fn(f64) -> String,
+        x_label: impl AxisLabels,
+        y_label: impl AxisLabels,
     ) {
         let (w, ht) = (LEFT + self.width + RIGHT, TOP + self.height + BOTTOM);
         let _ = write!(
@@ -103,8 +103,8 @@ impl Frame {
         h: &mut String,
         x_title: &str,
         y_title: &str,
-        x_label: impl Fn(f64) -> String,
-        y_label: impl Fn(f64) -> String,
+        x_label: impl AxisLabels,
+        y_label: impl AxisLabels,
     ) {
         let _ = write!(
             h,
@@ -113,26 +113,28 @@ impl Frame {
             y0 = TOP + self.height,
             x1 = LEFT + self.width,
         );
-        for t in ticks(self.x.0, self.x.1, 6) {
+        let x_ticks = ticks(self.x.0, self.x.1, 6);
+        for (&t, label) in x_ticks.iter().zip(x_label.labels(&x_ticks)) {
             let x = self.px(t);
             let _ = write!(
                 h,
                 "<line x1=\"{x:.1}\" y1=\"{y0:.1}\" x2=\"{x:.1}\" y2=\"{y1:.1}\" stroke=\"#333\"/>\
                  <text x=\"{x:.1}\" y=\"{yt:.1}\" text-anchor=\"middle\">{}</text>",
-                esc(&x_label(t)),
+                esc(&label),
                 y0 = TOP + self.height,
                 y1 = TOP + self.height + 4.0,
                 yt = TOP + self.height + 15.0,
             );
         }
-        for t in ticks(self.y.0, self.y.1, 4) {
+        let y_ticks = ticks(self.y.0, self.y.1, 4);
+        for (&t, label) in y_ticks.iter().zip(y_label.labels(&y_ticks)) {
             let y = self.py(t);
             let _ = write!(
                 h,
                 "<line x1=\"{x0:.1}\" y1=\"{y:.1}\" x2=\"{LEFT}\" y2=\"{y:.1}\" stroke=\"#333\"/>\
                  <line x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{x1:.1}\" y2=\"{y:.1}\" stroke=\"#eee\"/>\
                  <text x=\"{xt:.1}\" y=\"{yt:.1}\" text-anchor=\"end\">{}</text>",
-                esc(&y_label(t)),
+                esc(&label),
                 x0 = LEFT - 4.0,
                 x1 = LEFT + self.width,
                 xt = LEFT - 6.0,
@@ -153,9 +155,57 @@ impl Frame {
     }
 }
 
-/// Nanoseconds on an axis: `human_ns` without trailing noise.
+/// Nanoseconds as a tooltip or bar label reads them (`human_ns`).
 pub fn ns_label(v: f64) -> String {
     crate::stats::human_ns(v)
+}
+
+/// How an axis labels its ticks, given all of them: a closure labels each tick on its
+/// own, [`Ns`] the whole axis in one unit.
+pub trait AxisLabels {
+    /// One label per tick.
+    fn labels(&self, ticks: &[f64]) -> Vec<String>;
+}
+
+impl<F: Fn(f64) -> String> AxisLabels for F {
+    fn labels(&self, ticks: &[f64]) -> Vec<String> {
+        ticks.iter().map(|&t| self(t)).collect()
+    }
+}
+
+/// Nanoseconds on an axis, every tick in the one unit (ns, us, ms or s) its largest tick
+/// reads best in, with as many decimals as the step between ticks needs and no more:
+/// `0`, `0.5 s`, `1 s`, `1.5 s`; `0`, `20 ms`, `40 ms`. Never raw nanoseconds.
+#[derive(Debug, Clone, Copy)]
+pub struct Ns;
+
+impl AxisLabels for Ns {
+    fn labels(&self, ticks: &[f64]) -> Vec<String> {
+        let largest = ticks.iter().fold(0.0f64, |m, t| m.max(t.abs()));
+        let (scale, unit) = [(1e9, "s"), (1e6, "ms"), (1e3, "us")]
+            .into_iter()
+            .find(|&(scale, _)| largest >= scale)
+            .unwrap_or((1.0, "ns"));
+        let step = ticks
+            .windows(2)
+            .map(|w| (w[1] - w[0]) / scale)
+            .fold(f64::INFINITY, f64::min);
+        let decimals = if step.is_finite() && step > 0.0 && step < 1.0 {
+            ((-step.log10()).ceil() as usize).min(6)
+        } else {
+            0
+        };
+        ticks
+            .iter()
+            .map(|&t| {
+                if t == 0.0 {
+                    "0".to_string()
+                } else {
+                    format!("{:.*} {unit}", decimals, t / scale)
+                }
+            })
+            .collect()
+    }
 }
 
 /// A count on an axis: whole numbers only.
@@ -184,7 +234,7 @@ pub fn histogram(h: &mut String, values: &[(i64, u64)], x_title: &str) {
     let peak = counts.iter().copied().max().unwrap_or(1) as f64;
     let x_hi = lo as f64 + width * bins as f64;
     let frame = Frame::new((lo as f64, x_hi), (0.0, peak * 1.15), 520.0, 120.0);
-    frame.open(h, x_title, "runs", ns_label, count_label);
+    frame.open(h, x_title, "runs", Ns, count_label);
     for (i, &c) in counts.iter().enumerate() {
         if c == 0 {
             continue;
@@ -326,6 +376,33 @@ mod tests {
         let t = ticks(3.0, 97.0, 4);
         assert!(t.iter().all(|v| (3.0..=97.0).contains(v)), "{t:?}");
         assert_eq!(ticks(5.0, 5.0, 4), vec![5.0]);
+    }
+
+    #[test]
+    fn time_axes_read_in_one_unit_with_the_decimals_the_step_needs() {
+        let labels = |lo: f64, hi: f64| Ns.labels(&ticks(lo, hi, 6));
+        assert_eq!(
+            labels(0.0, 1.2e9),
+            ["0", "0.2 s", "0.4 s", "0.6 s", "0.8 s", "1.0 s", "1.2 s"]
+        );
+        assert_eq!(
+            labels(0.0, 100e6),
+            ["0", "20 ms", "40 ms", "60 ms", "80 ms", "100 ms"]
+        );
+        assert_eq!(
+            labels(0.0, 3e3),
+            [
+                "0", "0.5 us", "1.0 us", "1.5 us", "2.0 us", "2.5 us", "3.0 us"
+            ]
+        );
+        assert_eq!(
+            labels(0.0, 500.0),
+            ["0", "100 ns", "200 ns", "300 ns", "400 ns", "500 ns"]
+        );
+        assert_eq!(
+            labels(-2e6, 4e6),
+            ["-2 ms", "-1 ms", "0", "1 ms", "2 ms", "3 ms", "4 ms"]
+        );
     }
 
     #[test]

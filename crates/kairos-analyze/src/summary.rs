@@ -20,6 +20,8 @@ pub struct TopicSummary {
     pub subscribers: Vec<String>,
     /// Messages published.
     pub messages: usize,
+    /// True for a topic the runtime made for itself ([`crate::labels::is_internal_topic`]).
+    pub internal: bool,
 }
 
 /// What one subscription took, and how its messages were linked to their publications.
@@ -42,6 +44,8 @@ pub struct NodeSummary {
     pub pid: i64,
     /// Its process's name.
     pub process: String,
+    /// True for a node the runtime made for itself ([`crate::labels::is_internal_node`]).
+    pub internal: bool,
 }
 
 /// What is in a trace.
@@ -114,6 +118,7 @@ pub fn summary(m: &Model) -> Summary {
                     publishers: Vec::new(),
                     subscribers: Vec::new(),
                     messages: 0,
+                    internal: crate::labels::is_internal_topic(&e.topic),
                 });
             let side = if publisher {
                 &mut t.publishers
@@ -150,6 +155,7 @@ pub fn summary(m: &Model) -> Summary {
                 name: n.name.clone(),
                 pid: n.pid,
                 process: m.process_name(n.pid),
+                internal: crate::labels::is_internal_node(&n.name),
             })
             .collect(),
         topics: sum_topics.into_values().collect(),
@@ -271,17 +277,25 @@ impl fmt::Display for Summary {
         }
         writeln!(f, "\nnodes:")?;
         for n in &self.nodes {
-            writeln!(f, "  {}  (pid {}, {})", n.name, n.pid, n.process)?;
+            writeln!(
+                f,
+                "  {}  (pid {}, {}){}",
+                n.name,
+                n.pid,
+                n.process,
+                if n.internal { "  [runtime]" } else { "" }
+            )?;
         }
         writeln!(f, "\ntopics:")?;
         for t in &self.topics {
             writeln!(
                 f,
-                "  {}  [{} msgs]  publishers: {}  subscribers: {}",
+                "  {}  [{} msgs]  publishers: {}  subscribers: {}{}",
                 t.name,
                 t.messages,
                 list(&t.publishers),
-                list(&t.subscribers)
+                list(&t.subscribers),
+                if t.internal { "  [runtime]" } else { "" }
             )?;
         }
         if !self.subscriptions.is_empty() {
