@@ -22,7 +22,7 @@ use std::fmt::Write;
 
 use crate::callbacks::{Run, SLOWEST_KEPT};
 use crate::digest::Digest;
-use crate::labels::{Labels, ThreadLabel, is_internal_node, is_internal_topic};
+use crate::labels::{Labels, ThreadLabel, is_internal_node};
 use crate::model::{CallbackId, ClockMark, ClockMarkKind, LogLine, Model};
 use crate::plot::{self, Frame, Ns, count_label, esc};
 use crate::stats::{Distribution, human_ns};
@@ -117,9 +117,9 @@ fn summary_section(h: &mut String, m: &Model) {
     // The user's topics first; the runtime's own (hidden names, `/rosout`, ...) after,
     // greyed and tagged.
     let mut topics: Vec<_> = s.topics.iter().collect();
-    topics.sort_by_key(|t| is_internal_topic(&t.name));
+    topics.sort_by_key(|t| t.internal);
     for t in topics {
-        let internal = is_internal_topic(&t.name);
+        let internal = t.internal;
         let _ = write!(
             h,
             "<tr{}><td>{}{}</td><td class=num>{}</td><td>{}</td><td>{}</td></tr>",
@@ -135,8 +135,8 @@ fn summary_section(h: &mut String, m: &Model) {
         "</table><p class=note>Names with a segment beginning with <code>_</code> (ROS 2's \
          hidden names, such as the transport's <code>_kairos_zenoh_clock</code> node and action \
          topics under <code>_action</code>) and the topics the runtime makes for every node \
-         (<code>/rosout</code>, <code>/parameter_events</code>) are the runtime's own: greyed \
-         and listed after the user's.</p></section>",
+         (<code>/rosout</code>, <code>/parameter_events</code>) are the runtime's own, and so is a \
+         topic only the runtime's nodes use: greyed and listed after the user's.</p></section>",
     );
 }
 

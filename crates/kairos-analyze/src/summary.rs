@@ -20,7 +20,9 @@ pub struct TopicSummary {
     pub subscribers: Vec<String>,
     /// Messages published.
     pub messages: usize,
-    /// True for a topic the runtime made for itself ([`crate::labels::is_internal_topic`]).
+    /// True for a topic the runtime made for itself: its name says so
+    /// ([`crate::labels::is_internal_topic`]), or only the runtime's own nodes publish and
+    /// subscribe it (the transport's `/clock` bridge in a program that does not use `/clock`).
     pub internal: bool,
 }
 
@@ -118,7 +120,7 @@ pub fn summary(m: &Model) -> Summary {
                     publishers: Vec::new(),
                     subscribers: Vec::new(),
                     messages: 0,
-                    internal: crate::labels::is_internal_topic(&e.topic),
+                    internal: false,
                 });
             let side = if publisher {
                 &mut t.publishers
@@ -134,6 +136,13 @@ pub fn summary(m: &Model) -> Summary {
         if let Some(t) = sum_topics.get_mut(&*p.topic) {
             t.messages += p.published as usize;
         }
+    }
+    for t in sum_topics.values_mut() {
+        t.internal = crate::labels::is_internal_topic(&t.name)
+            || t.publishers
+                .iter()
+                .chain(&t.subscribers)
+                .all(|n| crate::labels::is_internal_node(n));
     }
     Summary {
         sources: m.sources.clone(),

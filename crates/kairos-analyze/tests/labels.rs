@@ -12,7 +12,7 @@ use serde_json::Value;
 
 /// A talker (timer) and a listener (subscription) on threads of their own, and the
 /// transport's `_kairos_zenoh_clock` node with a timer on a third, which also publishes
-/// the runtime's `/rosout`. Returns (talker's, listener's, clock's) thread ids.
+/// the runtime's `/rosout`, and `/clock`, which no user node uses. Returns (talker's, listener's, clock's) thread ids.
 fn record(dir: &Path) -> [i64; 3] {
     let session = Session::start(dir).unwrap();
     tp::rcl_node_init(0x10, 0x11, "talker", "/");
@@ -20,6 +20,7 @@ fn record(dir: &Path) -> [i64; 3] {
     tp::rcl_node_init(0x14, 0x15, "_kairos_zenoh_clock", "/");
     tp::rcl_publisher_init(0x20, 0x10, 0x21, "/chatter", 10);
     tp::rcl_publisher_init(0x22, 0x14, 0x23, "/rosout", 10);
+    tp::rcl_publisher_init(0x24, 0x14, 0x25, "/clock", 10);
     tp::rcl_subscription_init(0x30, 0x12, 0x31, "/chatter", 10);
     tp::rclcpp_subscription_init(0x30, 0x32);
     tp::rclcpp_subscription_callback_added(0x32, 0x33);
@@ -201,6 +202,10 @@ fn the_runtimes_nodes_and_topics_are_marked_and_listed_after_the_users() {
         .find("<tr class=internal><td>/rosout <i>(runtime)</i></td>")
         .expect("/rosout marked as the runtime's");
     assert!(chatter < rosout, "the user's topics come first");
+    assert!(
+        page.contains("<tr class=internal><td>/clock <i>(runtime)</i></td>"),
+        "a topic only the runtime's nodes use is the runtime's"
+    );
     assert!(
         page.contains("<td class=internal>/_kairos_zenoh_clock</td>"),
         "the internal node in its own column"
