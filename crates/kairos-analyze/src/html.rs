@@ -2,9 +2,11 @@
 //! that answers "where did the time go?" for a kairos, ROS 2 or ROS 1 trace.
 //!
 //! Sections, each an element with a stable id (tests and links rely on them):
-//! - `summary`: events, duration, losses, topics;
-//! - `timeline`: callbacks per thread on a time axis, the slowest runs outlined and
-//!   listed, clock jumps and stalls marked;
+//! - `summary`: events, duration, losses, processes with their nodes, topics; the
+//!   runtime's own nodes and topics greyed and after the user's ([`crate::labels`]);
+//! - `timeline`: callbacks per thread on a time axis, each row named by its nodes over its
+//!   process, thread name and id (the runtime's own rows greyed and last), the slowest runs
+//!   outlined and listed, clock jumps and stalls marked;
 //! - `callbacks`: per callback, a duration histogram with axes and counts;
 //! - `queues`: per queue, its depth over time with drops marked;
 //! - `timers`: per timer, how late each run started;
@@ -13,6 +15,8 @@
 //! - `goals`: each action goal's life on a time axis (client and server spans, feedback
 //!   ticks, its outcome), and the goals table of [`crate::goals`];
 //! - `clock`: the clock events, listed.
+//!
+//! Time axes read in one unit each (`0.2 s`, `20 ms`), never raw nanoseconds.
 //!
 //! What is drawn is bounded (slices, points, bins, charts per section), so the page of a
 //! long trace stays light; where a section shows only part, it says so.

@@ -1,6 +1,7 @@
 //! The HTML report as a user sees it: rendered by headless Chromium, it must not be a
 //! blank page, must log no script error to the console, and must have every section with
-//! something drawn in it; for the pipeline demo, and for real ROS 2 and ROS 1 traces.
+//! something drawn in it; for the pipeline demo, and for real ROS 2 and ROS 1 traces. The
+//! multi-process pipeline's timeline rows, as laid out, are named by node and process.
 
 mod cli_support;
 use cli_support::{kairos, run_ok};
@@ -145,6 +146,119 @@ fn the_pipeline_report_renders_with_every_section() {
     assert!(
         dom.contains("class=\"stages\""),
         "the dominant chain is drawn"
+    );
+}
+
+/// One timeline row's label as Chromium laid it out.
+#[derive(Debug)]
+struct RenderedRow {
+    title: String,
+    detail: String,
+    /// Both lines drawn, each whole inside the label column (not under the plot).
+    whole: bool,
+    /// Greyed as the runtime's own.
+    internal: bool,
+}
+
+/// Lays `html` out in Chromium and reads each timeline row's label back from the
+/// layout: a copy of the page with a script that, once the page is laid out, writes
+/// every row's label lines, and whether each is drawn whole left of the plot, into the
+/// DOM, which `--dump-dom` prints.
+fn rendered_rows(html: &Path) -> Vec<RenderedRow> {
+    require_tool("chromium", "chromium");
+    const PROBE: &str = r#"<script>
+const svg = document.querySelector('#timeline svg');
+const box = svg.getBoundingClientRect();
+const plot = svg.querySelector('g[transform]');
+const column = box.left + parseFloat(plot.getAttribute('transform').match(/translate\(([0-9.]+)/)[1]);
+const rows = [...svg.querySelectorAll('g.lane')].map(g => {
+  const lines = [...g.querySelectorAll('text')];
+  const whole = lines.every(t => {
+    const r = t.getBoundingClientRect();
+    return r.width > 0 && r.left >= box.left && r.right <= column && r.bottom <= box.bottom;
+  });
+  return {title: lines[0].textContent, detail: lines[1].textContent, whole,
+          internal: g.classList.contains('internal')};
+});
+const out = document.createElement('pre');
+out.id = 'rendered-rows';
+out.textContent = JSON.stringify(rows);
+document.body.appendChild(out);
+</script>"#;
+    let scratch = tempfile::tempdir().unwrap();
+    let page = std::fs::read_to_string(html).unwrap();
+    let probed = scratch.path().join("probed.html");
+    std::fs::write(&probed, page.replace("</body>", &format!("{PROBE}</body>"))).unwrap();
+    let dom = run_chromium(
+        chromium(&scratch.path().join("profile"))
+            .arg("--window-size=1300,1600")
+            .arg("--dump-dom")
+            .arg(format!("file://{}", probed.display())),
+    );
+    let errors = console_errors(&dom.stderr);
+    assert!(errors.is_empty(), "console errors: {errors:#?}");
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let start = dom
+        .find("<pre id=\"rendered-rows\">")
+        .expect("the probe wrote no rows")
+        + "<pre id=\"rendered-rows\">".len();
+    let json = &dom[start..start + dom[start..].find("</pre>").unwrap()];
+    let json = json
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap();
+    rows.iter()
+        .map(|r| RenderedRow {
+            title: r["title"].as_str().unwrap().to_owned(),
+            detail: r["detail"].as_str().unwrap().to_owned(),
+            whole: r["whole"].as_bool().unwrap(),
+            internal: r["internal"].as_bool().unwrap(),
+        })
+        .collect()
+}
+
+#[test]
+fn the_multi_process_pipeline_report_names_rows_by_process_and_node() {
+    let dir = tempfile::tempdir().unwrap();
+    run_ok(
+        kairos()
+            .args(["demo", "pipeline", "--processes", "--quick", "--out"])
+            .arg(dir.path()),
+    );
+    let html = dir.path().join("pipeline-processes/report.html");
+    render(&html);
+    let rows = rendered_rows(&html);
+    let mut pids = std::collections::BTreeSet::new();
+    for node in [
+        "/pipeline/source",
+        "/pipeline/filter",
+        "/pipeline/planner",
+        "/pipeline/printer",
+    ] {
+        let row = rows
+            .iter()
+            .find(|r| r.title == node)
+            .unwrap_or_else(|| panic!("no row named {node}: {rows:#?}"));
+        assert!(row.whole, "{node}'s label is cut or hidden: {row:?}");
+        assert!(!row.internal, "{row:?}");
+        let pid = row
+            .detail
+            .strip_prefix("kairos pid ")
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("{node}: no process in {:?}", row.detail));
+        assert!(row.detail.contains(" tid "), "{row:?}");
+        pids.insert(pid.to_owned());
+    }
+    assert_eq!(pids.len(), 4, "four processes: {rows:#?}");
+    // The runtime's own rows, if any ran, are marked and come after every user row.
+    let first_internal = rows.iter().position(|r| r.internal).unwrap_or(rows.len());
+    assert!(
+        rows[first_internal..]
+            .iter()
+            .all(|r| r.internal && r.title.starts_with("runtime: ")),
+        "{rows:#?}"
     );
 }
 
