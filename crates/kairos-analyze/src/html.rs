@@ -224,7 +224,7 @@ fn timeline_section(h: &mut String, m: &Model, d: &Digest) {
             } else {
                 ""
             },
-            esc(&clip(&label.title(), 46)),
+            esc(&clip(&label.title_within(46), 46)),
             y + 25.0,
             esc(&clip(&label.detail(), 60)),
         );

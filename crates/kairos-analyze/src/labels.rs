@@ -93,6 +93,31 @@ impl ThreadLabel {
         }
     }
 
+    /// [`Self::title`] in at most about `chars` characters: as many whole node names as
+    /// fit, then `+N more` (`/pipeline/filter, /pipeline/planner +2 more`), never a name
+    /// cut in the middle unless even the first does not fit.
+    pub fn title_within(&self, chars: usize) -> String {
+        let full = self.title();
+        if full.chars().count() <= chars || self.nodes.len() < 2 {
+            return full;
+        }
+        let prefix = if self.internal { "runtime: " } else { "" };
+        let mut shown = 1;
+        let fits = |n: usize| {
+            let names = self.nodes[..n].join(", ");
+            let more = format!(" +{} more", self.nodes.len() - n);
+            prefix.len() + names.chars().count() + more.len() <= chars
+        };
+        while shown + 1 < self.nodes.len() && fits(shown + 1) {
+            shown += 1;
+        }
+        format!(
+            "{prefix}{} +{} more",
+            self.nodes[..shown].join(", "),
+            self.nodes.len() - shown
+        )
+    }
+
     /// The detail: process and thread, `kairos pid 4242 · kairos-exec1-w0 tid 4250` (the
     /// thread's name left out when it is the process's, or already the title).
     pub fn detail(&self) -> String {
@@ -326,6 +351,17 @@ mod tests {
         assert_eq!(runtime.title(), "runtime: _kairos_zenoh_clock");
         assert!(runtime.internal);
         assert_eq!(labels.thread(7, 72).title(), "thread 72");
+        let busy = ThreadLabel {
+            nodes: ["/pipeline/filter", "/pipeline/planner", "/pipeline/printer"]
+                .map(String::from)
+                .to_vec(),
+            ..user
+        };
+        assert_eq!(
+            busy.title_within(46),
+            "/pipeline/filter, /pipeline/planner +1 more"
+        );
+        assert_eq!(busy.title_within(100), busy.title());
         assert_eq!(labels.process(7), "kairos: /pipeline/planner");
         assert_eq!(labels.process(8), "pid 8");
     }
