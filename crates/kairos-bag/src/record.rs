@@ -621,8 +621,9 @@ fn record_counts(writer: &mut BagWriter, counts: &[(String, TopicCounts)]) {
 }
 
 /// rosbag2's choice: reliable only if every publisher is; transient local only if every
-/// publisher is, with the deepest history they keep.
-fn subscription_qos(offered: &[&WireQos]) -> Qos {
+/// publisher is, with the deepest history they keep. Public for the other tools that
+/// subscribe to whatever the graph offers (the Foxglove bridge).
+pub fn subscription_qos(offered: &[&WireQos]) -> Qos {
     let depth = offered
         .iter()
         .map(|q| match q.history {
