@@ -1,0 +1,229 @@
+//! The graph follower: one thread that keeps the advertised channels equal to the topics
+//! the graph offers, and holds a kairos subscription for exactly the channels some client
+//! subscribes to.
+//!
+//! What it promises:
+//! - **Topics as the graph announces them.** Every topic with a publisher (in any process
+//!   the Zenoh transport reaches, this one included) that the selection wants becomes a
+//!   channel, with the type and hash of its earliest announced publisher and the QoS
+//!   `kairos bag record` would choose; a topic whose last publisher left is unadvertised.
+//!   The graph is looked at on every change it reports and at least every
+//!   `discovery_period`.
+//! - **Subscribed only while wanted.** A channel gets a raw subscription (bytes as sent,
+//!   never decoded) when its first client subscribes, and loses it when its last client
+//!   unsubscribes or leaves; the transport then stops sending this process the topic.
+//! - **All declarations on this thread.** Zenoh declarations can take a while; the async
+//!   runtime that serves clients never waits for one.
+
+use crate::channel::Channel;
+use crate::hub::Hub;
+use crate::outbox::Sample;
+use kairos::graph::Node;
+use kairos::graph::transport::Declaration;
+use kairos_bag::record::subscription_qos;
+use kairos_zenoh::ZenohTransport;
+use kairos_zenoh::graph_key::{EntityKind, Token, WireQos};
+use kairos_zenoh::raw::{RawSample, RawTopic};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// The follower's own state (see the module docs).
+pub(crate) struct Follower {
+    pub hub: Arc<Hub>,
+    pub transport: Arc<ZenohTransport>,
+    pub node: Node,
+    /// Advertised topics: name -> channel id.
+    topics: BTreeMap<String, u64>,
+    /// Topics not advertised because their type is not a ROS 2 message type (said once).
+    refused: BTreeSet<String>,
+    /// The kairos subscription of each wanted channel.
+    subscriptions: HashMap<u64, Declaration>,
+    counts: Arc<FollowCounts>,
+}
+
+/// What the follower counts, for [`BridgeStats`](crate::BridgeStats).
+#[derive(Debug, Default)]
+pub(crate) struct FollowCounts {
+    /// Messages the publishers sent that never arrived (sequence gaps), all topics.
+    pub lost: AtomicU64,
+    /// Channels holding a kairos subscription now.
+    pub subscribed: AtomicUsize,
+}
+
+impl Follower {
+    pub(crate) fn new(
+        hub: Arc<Hub>,
+        transport: Arc<ZenohTransport>,
+        node: Node,
+        counts: Arc<FollowCounts>,
+    ) -> Self {
+        Self {
+            hub,
+            transport,
+            node,
+            topics: BTreeMap::new(),
+            refused: BTreeSet::new(),
+            subscriptions: HashMap::new(),
+            counts,
+        }
+    }
+
+    /// Follows the graph until the bridge stops, then drops every subscription.
+    pub(crate) fn run(mut self) {
+        loop {
+            self.discover();
+            self.reconcile();
+            self.counts
+                .subscribed
+                .store(self.subscriptions.len(), Ordering::Relaxed);
+            if !self.hub.wait_follower(self.hub.options.discovery_period) {
+                break;
+            }
+        }
+        self.subscriptions.clear();
+        self.counts.subscribed.store(0, Ordering::Relaxed);
+    }
+
+    /// Advertises new topics and unadvertises vanished ones.
+    fn discover(&mut self) {
+        let tokens = self.transport.graph().tokens();
+        let mut publishers: BTreeMap<&str, Vec<&Token>> = BTreeMap::new();
+        for token in &tokens {
+            if token.kind != EntityKind::Publisher {
+                continue;
+            }
+            if let Some(endpoint) = &token.endpoint {
+                publishers.entry(&endpoint.name).or_default().push(token);
+            }
+        }
+        let vanished: Vec<(String, u64)> = self
+            .topics
+            .iter()
+            .filter(|(topic, _)| !publishers.contains_key(topic.as_str()))
+            .map(|(t, id)| (t.clone(), *id))
+            .collect();
+        for (topic, id) in vanished {
+            self.topics.remove(&topic);
+            self.subscriptions.remove(&id);
+            self.hub.remove_channel(id);
+            log::info!("kairos bridge foxglove: {topic} has no publisher left; unadvertised");
+        }
+        for (topic, mut offered) in publishers {
+            if self.topics.contains_key(topic)
+                || self.refused.contains(topic)
+                || !self.hub.options.selection.wants(topic)
+            {
+                continue;
+            }
+            offered.sort_by_key(|t| (t.node.zid.clone(), t.id));
+            let Some(endpoint) = offered[0].endpoint.as_ref() else {
+                continue;
+            };
+            let Some(ros_type) = kairos_zenoh::message::ros_type_name(&endpoint.dds_type) else {
+                log::warn!(
+                    "kairos bridge foxglove: {topic} announces the type {}, which is not a ROS 2 message type; not advertised",
+                    endpoint.dds_type
+                );
+                self.refused.insert(topic.to_owned());
+                continue;
+            };
+            let same_type: Vec<&WireQos> = offered
+                .iter()
+                .filter_map(|t| t.endpoint.as_ref())
+                .filter(|e| e.dds_type == endpoint.dds_type && e.hash == endpoint.hash)
+                .map(|e| &e.qos)
+                .collect();
+            let channel = Arc::new(Channel::new(
+                self.hub.next_id(),
+                topic,
+                &ros_type,
+                &endpoint.hash,
+                schema_text(topic, &ros_type),
+                subscription_qos(&same_type),
+            ));
+            log::info!("kairos bridge foxglove: advertising {topic} ({ros_type})");
+            self.topics.insert(topic.to_owned(), channel.id);
+            self.hub.add_channel(channel);
+        }
+    }
+
+    /// Subscribes the channels some client wants; drops the subscriptions of the others.
+    fn reconcile(&mut self) {
+        let channels: Vec<Arc<Channel>> = self.hub.tables().channels.values().cloned().collect();
+        for channel in channels {
+            let wanted = channel.wanted();
+            let have = self.subscriptions.contains_key(&channel.id);
+            if wanted && !have {
+                match self.subscribe(&channel) {
+                    Ok(declaration) => {
+                        log::info!("kairos bridge foxglove: subscribed to {}", channel.topic);
+                        self.subscriptions.insert(channel.id, declaration);
+                    }
+                    Err(e) => {
+                        log::warn!(
+                            "kairos bridge foxglove: cannot subscribe to {}: {e}",
+                            channel.topic
+                        );
+                    }
+                }
+            } else if !wanted && have {
+                self.subscriptions.remove(&channel.id);
+                log::info!(
+                    "kairos bridge foxglove: no client wants {} now; unsubscribed",
+                    channel.topic
+                );
+            }
+        }
+    }
+
+    fn subscribe(
+        &self,
+        channel: &Arc<Channel>,
+    ) -> Result<Declaration, kairos_zenoh::TransportError> {
+        let deliver = {
+            let channel = channel.clone();
+            let clock = self.hub.clock.clone();
+            move |sample: RawSample| {
+                channel.deliver(Sample {
+                    log_time: u64::try_from(clock.now().nanos()).unwrap_or(0),
+                    payload: sample.payload,
+                });
+            }
+        };
+        let lost = {
+            let counts = self.counts.clone();
+            move |count| {
+                counts.lost.fetch_add(count, Ordering::Relaxed);
+            }
+        };
+        self.transport.raw_subscription(
+            &self.node,
+            RawTopic {
+                name: &channel.topic,
+                ros_type: &channel.ros_type,
+                type_hash: &channel.type_hash,
+            },
+            channel.qos,
+            deliver,
+            lost,
+        )
+    }
+}
+
+/// The `ros2msg` text of `ros_type`, as `kairos bag record` writes it; empty (with a
+/// warning) when kairos does not ship the type or one it refers to.
+pub(crate) fn schema_text(topic: &str, ros_type: &str) -> String {
+    kairos_bag::ros2msg_definition(ros_type, |name| {
+        kairos_zenoh::interfaces::message_by_name(name)
+            .map(|tool| tool.definition())
+            .filter(|text| !text.is_empty())
+            .map(str::to_owned)
+    })
+    .unwrap_or_else(|e| {
+        log::warn!(
+            "kairos bridge foxglove: {topic} is advertised without its definition ({e}); clients cannot decode it"
+        );
+        String::new()
+    })
+}
