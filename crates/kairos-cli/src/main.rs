@@ -5,6 +5,7 @@
 
 mod bag;
 mod bench;
+mod bridge;
 mod demo;
 mod internal;
 mod launch;
@@ -61,6 +62,9 @@ enum Command {
     /// Bags in rosbag2's format (MCAP, sqlite3): record, info, echo.
     #[command(subcommand)]
     Bag(bag::BagCmd),
+    /// Serve the running system to visualization tools: foxglove (WebSocket).
+    #[command(subcommand)]
+    Bridge(bridge::BridgeCmd),
     /// Frames across processes: echo, frames, static.
     #[command(subcommand)]
     Tf(tf::TfCmd),
@@ -103,6 +107,7 @@ fn main() -> std::process::ExitCode {
         Command::Run(args) => pkg::run_executable(args),
         Command::Bag(cmd) => bag::run(cmd),
         Command::Tf(cmd) => tf::run(cmd),
+        Command::Bridge(cmd) => bridge::run(cmd),
     };
     match result {
         Ok(code) => code,

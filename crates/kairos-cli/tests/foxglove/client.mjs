@@ -1,0 +1,160 @@
+// An independent Foxglove WebSocket client for kairos's bridge tests: @foxglove/ws-protocol's
+// FoxgloveClient on the `ws` package, decoding CDR payloads with @foxglove/rosmsg2-serialization
+// from the ros2msg schema text the bridge advertises (parsed by @foxglove/rosmsg). Nothing here
+// comes from kairos.
+//
+// node client.mjs URL [options]; one JSON object per line on stdout for each event:
+//   {"event":"serverInfo",...} {"event":"advertise",...} {"event":"message","topic":..,"data":..}
+//   {"event":"status",...} {"event":"unadvertise",...} {"event":"published",...} {"event":"done",...}
+// Options:
+//   --subscribe TOPIC:N    subscribe when TOPIC is advertised; done once N messages decoded
+//                          (N = 0: subscribe, and count without waiting for any)
+//   --publish TOPIC:TYPE:JSON:TIMES  advertise TOPIC (clientPublish) with TYPE, send JSON
+//                          (serialized with the schema of TYPE, read from the interfaces
+//                          directory in $KAIROS_INTERFACES) TIMES times, 20 per second
+//   --stall SECONDS        once subscribed, stop reading the socket for SECONDS, then read again
+//   --linger SECONDS       after the rest is done, keep reading SECONDS more
+//   --quiet                do not print each message (counts only in "done")
+//   --timeout SECONDS      give up (exit 1) after SECONDS; 60 by default
+// The @foxglove packages are CommonJS: their exports come through the default import.
+import wsProtocol from "@foxglove/ws-protocol";
+import rosmsg from "@foxglove/rosmsg";
+import serialization from "@foxglove/rosmsg2-serialization";
+import WebSocket from "ws";
+import fs from "node:fs";
+import path from "node:path";
+
+const { FoxgloveClient } = wsProtocol;
+const { parse } = rosmsg;
+const { MessageReader, MessageWriter } = serialization;
+
+const argv = process.argv.slice(2);
+const url = argv.shift();
+const subscribe = new Map(); // topic -> wanted count
+const publishes = [];
+let stall = 0, linger = 0, quiet = false, timeout = 60;
+while (argv.length) {
+  const flag = argv.shift();
+  if (flag === "--quiet") { quiet = true; continue; }
+  const value = argv.shift();
+  if (flag === "--subscribe") {
+    const i = value.lastIndexOf(":");
+    subscribe.set(value.slice(0, i), Number(value.slice(i + 1)));
+  } else if (flag === "--publish") {
+    const [topic, type, ...rest] = value.split(":");
+    const times = Number(rest.pop());
+    publishes.push({ topic, type, value: JSON.parse(rest.join(":")), times });
+  } else if (flag === "--stall") stall = Number(value);
+  else if (flag === "--linger") linger = Number(value);
+  else if (flag === "--timeout") timeout = Number(value);
+  else { console.error(`unknown option ${flag}`); process.exit(2); }
+}
+
+const say = (o) => process.stdout.write(JSON.stringify(o, (_, v) =>
+  typeof v === "bigint" ? v.toString() : ArrayBuffer.isView(v) ? Array.from(v) : v) + "\n");
+
+// The definition of a type and those it refers to, in the ros2msg layout, from .msg files.
+function definitionText(type, seen = new Set()) {
+  const root = process.env.KAIROS_INTERFACES;
+  const text = fs.readFileSync(path.join(root, `${type}.msg`), "utf8");
+  let out = text;
+  const pkg = type.split("/")[0];
+  for (const line of text.split("\n")) {
+    const field = line.replace(/#.*/, "").trim().split(/\s+/)[0];
+    if (!field || line.includes("=")) continue;
+    const base = field.replace(/\[.*\]$/, "").replace(/<=\d+$/, "");
+    if (/^(bool|byte|char|float32|float64|u?int(8|16|32|64)|w?string)$/.test(base)) continue;
+    const full = base.includes("/") ? base.replace("/", "/msg/") : `${pkg}/msg/${base}`;
+    if (seen.has(full)) continue;
+    seen.add(full);
+    out += `\n${"=".repeat(80)}\nMSG: ${full.replace("/msg/", "/")}\n` + definitionText(full, seen);
+  }
+  return out;
+}
+
+const ws = new WebSocket(url, [FoxgloveClient.SUPPORTED_SUBPROTOCOL]);
+const client = new FoxgloveClient({ ws });
+const channels = new Map(); // channel id -> {topic, reader}
+const subscriptions = new Map(); // subscription id -> channel id
+const received = new Map(); // topic -> count
+const statuses = [];
+const subscribedTopics = new Set();
+let stalled = false, finished = false, lingering = false;
+
+function finish(ok, why) {
+  if (finished) return;
+  finished = true;
+  say({ event: "done", ok, why, received: Object.fromEntries(received), statuses });
+  client.close();
+  setTimeout(() => process.exit(ok ? 0 : 1), 100);
+}
+setTimeout(() => finish(false, `timeout after ${timeout} s`), timeout * 1000);
+
+function check() {
+  if (stalled || finished || lingering) return;
+  for (const [topic, want] of subscribe) {
+    if (!subscribedTopics.has(topic) || (received.get(topic) ?? 0) < want) return;
+  }
+  if (publishes.some((p) => !p.done)) return;
+  if (linger > 0) {
+    lingering = true;
+    setTimeout(() => finish(true, "all seen"), linger * 1000);
+  } else finish(true, "all seen");
+}
+
+client.on("error", (e) => say({ event: "error", message: String(e) }));
+client.on("close", () => finish(false, "the server closed the connection"));
+client.on("serverInfo", (info) => {
+  say({ event: "serverInfo", name: info.name, capabilities: info.capabilities, supportedEncodings: info.supportedEncodings });
+  for (const p of publishes) {
+    const id = client.advertise({ topic: p.topic, encoding: "cdr", schemaName: p.type });
+    const writer = new MessageWriter(parse(definitionText(p.type), { ros2: true }));
+    let sent = 0;
+    const timer = setInterval(() => {
+      client.sendMessage(id, writer.writeMessage(p.value));
+      sent += 1;
+      if (sent >= p.times) {
+        clearInterval(timer);
+        p.done = true;
+        say({ event: "published", topic: p.topic, count: sent });
+        check();
+      }
+    }, 50);
+  }
+  check();
+});
+client.on("status", (s) => { statuses.push(s); say({ event: "status", level: s.level, message: s.message, id: s.id }); });
+client.on("time", (t) => say({ event: "time", timestamp: t.timestamp }));
+client.on("unadvertise", (ids) => {
+  for (const id of ids) { say({ event: "unadvertise", topic: channels.get(id)?.topic }); channels.delete(id); }
+});
+client.on("advertise", (list) => {
+  for (const c of list) {
+    say({ event: "advertise", id: c.id, topic: c.topic, encoding: c.encoding, schemaName: c.schemaName, schemaEncoding: c.schemaEncoding, schema: c.schema });
+    let reader = null;
+    if (c.schemaEncoding === "ros2msg" && c.schema.length > 0) reader = new MessageReader(parse(c.schema, { ros2: true }));
+    channels.set(c.id, { topic: c.topic, reader });
+    if (subscribe.has(c.topic)) {
+      subscriptions.set(client.subscribe(c.id), c.id);
+      subscribedTopics.add(c.topic);
+      say({ event: "subscribed", topic: c.topic });
+      if (stall > 0 && !stalled) {
+        stalled = true;
+        ws._socket.pause();
+        say({ event: "stalled", seconds: stall });
+        setTimeout(() => { stalled = false; ws._socket.resume(); say({ event: "resumed" }); check(); }, stall * 1000);
+      }
+    }
+  }
+});
+client.on("message", (m) => {
+  const channel = channels.get(subscriptions.get(m.subscriptionId));
+  if (!channel) return;
+  received.set(channel.topic, (received.get(channel.topic) ?? 0) + 1);
+  if (!quiet) {
+    const bytes = new Uint8Array(m.data.buffer, m.data.byteOffset, m.data.byteLength);
+    const data = channel.reader ? channel.reader.readMessage(bytes) : null;
+    say({ event: "message", topic: channel.topic, timestamp: m.timestamp, data });
+  }
+  check();
+});

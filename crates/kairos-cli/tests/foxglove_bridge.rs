@@ -1,0 +1,340 @@
+//! `kairos bridge foxglove` against a client no one here wrote: `@foxglove/ws-protocol`'s
+//! `FoxgloveClient` under Node, decoding CDR with `@foxglove/rosmsg2-serialization` from the
+//! `ros2msg` schema the bridge advertises. Processes meet on a private Zenoh router on
+//! loopback; the bridge listens on a free loopback port.
+//!
+//! The client (tests/foxglove/client.mjs) needs Node and its packages: `npm ci` in
+//! crates/kairos-cli/tests/foxglove (scripts/test does this).
+
+mod zenoh_support;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+use zenoh_support::*;
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+fn client_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/foxglove")
+}
+
+/// Fails the test, saying what to install, unless Node and the client's packages are there.
+fn require_node_client() {
+    let node = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        node,
+        "Node.js is required for the Foxglove client: install node (v18 or later) and npm"
+    );
+    for package in [
+        "@foxglove/ws-protocol",
+        "@foxglove/rosmsg",
+        "@foxglove/rosmsg2-serialization",
+        "ws",
+    ] {
+        assert!(
+            client_dir().join("node_modules").join(package).exists(),
+            "the npm package {package} is missing: run `npm ci` in {} (scripts/test does this)",
+            client_dir().display()
+        );
+    }
+}
+
+fn signal(child: &Running, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &child.0.id().to_string()])
+        .status()
+        .expect("kill(1)");
+    assert!(status.success(), "kill -{name} failed");
+}
+
+/// Starts `kairos bridge foxglove --port 0 ARGS`; returns it, its stderr, and its URL.
+fn bridge(router: &Router, args: &[&str]) -> (Running, Lines, String) {
+    let mut bridge = spawn(
+        router
+            .kairos()
+            .args(["bridge", "foxglove", "--port", "0"])
+            .args(args),
+    );
+    let mut lines = Lines::of(bridge.0.stderr.take().expect("stderr"));
+    let line = lines.wait_for("serving ws://", LIMIT);
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("ws://"))
+        .expect("a ws:// URL")
+        .to_owned();
+    assert!(
+        url.starts_with("ws://127.0.0.1:"),
+        "loopback by default: {line}"
+    );
+    (bridge, lines, url)
+}
+
+/// The Node client on `url` with `args` (see client.mjs).
+fn node_client(url: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new("node");
+    cmd.current_dir(client_dir())
+        .arg("client.mjs")
+        .arg(url)
+        .args(args)
+        .env(
+            "KAIROS_INTERFACES",
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../kairos-msgs/interfaces"),
+        );
+    cmd
+}
+
+/// The client's JSON lines.
+fn events(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn of<'a>(events: &'a [Value], kind: &str, topic: &str) -> Vec<&'a Value> {
+    events
+        .iter()
+        .filter(|e| e["event"] == kind && e["topic"] == topic)
+        .collect()
+}
+
+#[test]
+fn a_foxglove_client_decodes_kairos_topics_by_their_schema_and_publishes_into_kairos() {
+    require_node_client();
+    let router = Router::start(KAIROS);
+    // Two publishers in two other processes; they run until the test drops them.
+    let talk = |topic: &str, ty: &str, values: &str| {
+        spawn(
+            router
+                .kairos()
+                .args(["topic", "pub", topic, ty, values])
+                .args(["--times", "100000", "--rate", "20", "--wait-matching", "0"]),
+        )
+    };
+    let _chatter = talk("/chatter", "std_msgs/msg/String", "{data: hello foxglove}");
+    let _pose = talk(
+        "/pose",
+        "geometry_msgs/msg/PoseStamped",
+        "{header: {stamp: {sec: 12, nanosec: 34}, frame_id: map}, pose: {position: {x: 1.5}, orientation: {w: 1.0}}}",
+    );
+    let (bridge_process, mut bridge_log, url) = bridge(&router, &[]);
+    // A kairos subscriber for what the client publishes.
+    let echo = spawn(
+        router
+            .kairos()
+            .args(["topic", "echo", "/from_foxglove", "std_msgs/msg/String"])
+            .args(["--json", "--count", "3", "--timeout", "110"]),
+    );
+    let out = finish(
+        spawn(&mut node_client(
+            &url,
+            &[
+                "--subscribe",
+                "/chatter:3",
+                "--subscribe",
+                "/pose:2",
+                "--publish",
+                r#"/from_foxglove:std_msgs/msg/String:{"data":"hello from foxglove"}:300"#,
+                "--timeout",
+                "110",
+            ],
+        )),
+        LIMIT,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "the Node client failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = events(&stdout);
+
+    let info = events.iter().find(|e| e["event"] == "serverInfo").unwrap();
+    assert_eq!(info["supportedEncodings"], serde_json::json!(["cdr"]));
+    assert!(
+        info["capabilities"]
+            .as_array()
+            .unwrap()
+            .contains(&"clientPublish".into()),
+        "{info}"
+    );
+
+    let chatter = of(&events, "advertise", "/chatter");
+    let chatter = chatter.first().expect("/chatter advertised");
+    assert_eq!(chatter["encoding"], "cdr");
+    assert_eq!(chatter["schemaName"], "std_msgs/msg/String");
+    assert_eq!(chatter["schemaEncoding"], "ros2msg");
+    assert!(
+        chatter["schema"].as_str().unwrap().contains("string data"),
+        "{chatter}"
+    );
+    let pose = of(&events, "advertise", "/pose");
+    let schema = pose.first().expect("/pose advertised")["schema"]
+        .as_str()
+        .unwrap();
+    for part in [
+        "std_msgs/Header header",
+        "MSG: geometry_msgs/Pose",
+        "MSG: std_msgs/Header",
+    ] {
+        assert!(
+            schema.contains(part),
+            "{part:?} not in the schema:\n{schema}"
+        );
+    }
+
+    let said: Vec<&Value> = of(&events, "message", "/chatter")
+        .iter()
+        .map(|m| &m["data"]["data"])
+        .collect();
+    assert!(said.len() >= 3, "{stdout}");
+    assert!(said.iter().all(|d| *d == "hello foxglove"), "{said:?}");
+    let poses = of(&events, "message", "/pose");
+    assert!(poses.len() >= 2, "{stdout}");
+    for p in &poses {
+        assert_eq!(p["data"]["header"]["frame_id"], "map");
+        assert_eq!(p["data"]["header"]["stamp"]["sec"], 12);
+        // Foxglove's decoder reads builtin_interfaces/Time as its own {sec, nsec}.
+        assert_eq!(p["data"]["header"]["stamp"]["nsec"], 34, "{p}");
+        assert_eq!(p["data"]["pose"]["position"]["x"], 1.5);
+        assert_eq!(p["data"]["pose"]["orientation"]["w"], 1.0);
+    }
+
+    // What the client published reached a kairos subscription in another process.
+    let echoed = assert_ok("kairos topic echo /from_foxglove", &finish(echo, LIMIT));
+    let echoed: Vec<&str> = echoed.lines().collect();
+    assert_eq!(echoed.len(), 3, "{echoed:?}");
+    assert!(
+        echoed.iter().all(|l| l.contains("hello from foxglove")),
+        "{echoed:?}"
+    );
+
+    // The client left: the bridge stops subscribing; Ctrl-C ends it with its counts.
+    signal(&bridge_process, "INT");
+    let out = finish(bridge_process, LIMIT);
+    let log = bridge_log.rest(Duration::from_secs(5)).join("\n");
+    assert!(out.status.success(), "bridge failed: {log}");
+    for line in [
+        "advertising /chatter (std_msgs/msg/String)",
+        "subscribed to /chatter",
+        "publishes on /from_foxglove",
+        "no client wants /chatter now; unsubscribed",
+        "stopped; 0 client(s)",
+    ] {
+        assert!(log.contains(line), "{line:?} not in:\n{log}");
+    }
+}
+
+#[test]
+fn a_stalled_client_costs_bounded_memory_is_told_what_it_lost_and_holds_up_no_one() {
+    require_node_client();
+    let router = Router::start(KAIROS);
+    const QUEUE_BYTES: u64 = 1_000_000;
+    let (bridge_process, mut bridge_log, url) = bridge(
+        &router,
+        &["--queue-bytes", &QUEUE_BYTES.to_string(), "--progress"],
+    );
+    // One client subscribes and then stops reading its socket for 10 s; another reads.
+    let stalled = spawn(&mut node_client(
+        &url,
+        &[
+            "--subscribe",
+            "/big:0",
+            "--stall",
+            "10",
+            "--linger",
+            "3",
+            "--quiet",
+            "--timeout",
+            "110",
+        ],
+    ));
+    let healthy = spawn(&mut node_client(
+        &url,
+        &["--subscribe", "/big:50", "--quiet", "--timeout", "110"],
+    ));
+    // 800 messages of 60 kB at 100 Hz (48 MB): more than the socket buffers and the
+    // stalled client's queue hold.
+    let payload = "x".repeat(60_000);
+    let published = finish(
+        spawn(
+            router
+                .kairos()
+                .args([
+                    "topic",
+                    "pub",
+                    "/big",
+                    "std_msgs/msg/String",
+                    &format!("{{data: {payload}}}"),
+                ])
+                .args(["--times", "800", "--rate", "100", "--wait-matching", "60"]),
+        ),
+        LIMIT,
+    );
+    assert_ok(
+        "the publisher (not held up by the stalled client)",
+        &published,
+    );
+
+    let healthy = finish(healthy, LIMIT);
+    let healthy_out = String::from_utf8_lossy(&healthy.stdout).to_string();
+    assert!(healthy.status.success(), "healthy client: {healthy_out}");
+
+    let stalled = finish(stalled, LIMIT);
+    let stalled_out = String::from_utf8_lossy(&stalled.stdout).to_string();
+    assert!(stalled.status.success(), "stalled client: {stalled_out}");
+    let done = events(&stalled_out)
+        .into_iter()
+        .find(|e| e["event"] == "done")
+        .expect("the stalled client's summary");
+    let received = done["received"]["/big"].as_u64().unwrap_or(0);
+    assert!(received < 800, "the stalled client lost messages: {done}");
+    let told = done["statuses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["message"].as_str().unwrap_or("").contains("dropped"))
+        .unwrap_or_else(|| panic!("no drop status reached the stalled client: {done}"));
+    assert_eq!(told["level"], 1, "a warning: {told}");
+    assert!(
+        told["message"].as_str().unwrap().contains("on /big"),
+        "{told}"
+    );
+
+    signal(&bridge_process, "INT");
+    let out = finish(bridge_process, LIMIT);
+    let log = bridge_log.rest(Duration::from_secs(5)).join("\n");
+    assert!(out.status.success(), "bridge failed: {log}");
+    assert!(
+        log.contains("reads slower than the messages arrive"),
+        "the drops are in the kairos log:\n{log}"
+    );
+    let summary = log
+        .lines()
+        .find(|l| l.contains("stopped;"))
+        .expect("the bridge's final counts");
+    let dropped: u64 = summary
+        .split(", ")
+        .find_map(|part| part.strip_suffix(" dropped for slow clients"))
+        .and_then(|n| n.split_whitespace().last())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no drop count in {summary:?}"));
+    assert!(dropped > 0, "{summary}");
+    // Every progress line: the bytes waiting for clients stayed within the budget of the
+    // clients connected (two at most).
+    for line in log.lines().filter(|l| l.contains("bytes queued")) {
+        let queued: u64 = line
+            .split(", ")
+            .find_map(|p| p.strip_suffix(" bytes queued"))
+            .and_then(|n| n.split_whitespace().last())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no queued bytes in {line:?}"));
+        assert!(queued <= 2 * QUEUE_BYTES, "over the budget: {line}");
+    }
+}
