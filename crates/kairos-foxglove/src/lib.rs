@@ -7,7 +7,7 @@
 //! use kairos::graph::{Context, Node};
 //! let transport = kairos_zenoh::ZenohTransport::open()?;
 //! transport.install(&Context::global())?;
-//! let node = Node::new(&Context::global(), "foxglove_bridge")?;
+//! let node = Node::new("foxglove_bridge")?;
 //! let bridge = kairos_foxglove::Bridge::start(transport, node, Default::default())?;
 //! println!("serving ws://{}", bridge.local_addr());
 //! # Ok(()) }
