@@ -338,3 +338,48 @@ fn a_stalled_client_costs_bounded_memory_is_told_what_it_lost_and_holds_up_no_on
         assert!(queued <= 2 * QUEUE_BYTES, "over the budget: {line}");
     }
 }
+
+#[test]
+fn on_simulation_time_the_bridge_serves_clock_as_server_time() {
+    require_node_client();
+    let router = Router::start(KAIROS);
+    let _clock = spawn(
+        router
+            .kairos()
+            .args([
+                "topic",
+                "pub",
+                "/clock",
+                "rosgraph_msgs/msg/Clock",
+                "{clock: {sec: 5, nanosec: 250}}",
+            ])
+            .args(["--times", "100000", "--rate", "20", "--wait-matching", "0"]),
+    );
+    let (_bridge, _log, url) = bridge(&router, &["--use-sim-time"]);
+    let out = finish(
+        spawn(&mut node_client(
+            &url,
+            &["--subscribe", "/clock:2", "--want-time", "--timeout", "110"],
+        )),
+        LIMIT,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "the Node client failed: {stdout}");
+    let events = events(&stdout);
+    let info = events.iter().find(|e| e["event"] == "serverInfo").unwrap();
+    assert!(
+        info["capabilities"]
+            .as_array()
+            .unwrap()
+            .contains(&"time".into()),
+        "{info}"
+    );
+    let time = events.iter().find(|e| e["event"] == "time").unwrap();
+    assert_eq!(time["timestamp"], "5000000250", "{time}");
+    // Messages are stamped on the same clock (simulation time, not the wall clock's
+    // 1.7e18 ns).
+    for m in of(&events, "message", "/clock") {
+        let stamp: u64 = m["timestamp"].as_str().unwrap().parse().unwrap();
+        assert!(stamp <= 5_000_000_250, "{m}");
+    }
+}

@@ -6,8 +6,9 @@
 //!   the kairos log. The status waits in a single slot of the outbox: a stalled client
 //!   reads the newest count when it reads again, and holds no growing backlog of reports.
 //! - **Time**, when the bridge's clock runs on simulation time (`/clock`): each new
-//!   reading is offered to every client as the server time (the `time` capability),
-//!   checked every [`TIME_PERIOD`]; again a single slot, the latest wins.
+//!   reading is offered to every client as the server time (the `time` capability), and
+//!   the current one to each client that connects, checked every [`TIME_PERIOD`]; again a
+//!   single slot, the latest wins.
 
 use crate::hub::Hub;
 use foxglove::ws_protocol::server::{Status, Time};
@@ -57,16 +58,24 @@ pub(crate) async fn sim_time(hub: Arc<Hub>) {
     let mut tick = tokio::time::interval(TIME_PERIOD);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last = None;
+    let mut told = std::collections::BTreeSet::new();
     while !hub.is_stopping() {
         tick.tick().await;
         let now = hub.clock.now();
-        if now.kind() != ClockKind::Sim || last == Some(now.nanos()) {
+        if now.kind() != ClockKind::Sim {
             continue;
         }
+        let changed = last != Some(now.nanos());
         last = Some(now.nanos());
         let message = Message::from(&Time::new(u64::try_from(now.nanos()).unwrap_or(0)));
-        for client in hub.tables().clients.values() {
-            client.outbox.set_time(message.clone());
+        let tables = hub.tables();
+        // A client that connected since the last change gets the time too.
+        told.retain(|id| tables.clients.contains_key(id));
+        for (id, client) in &tables.clients {
+            if changed || told.insert(*id) {
+                told.insert(*id);
+                client.outbox.set_time(message.clone());
+            }
         }
     }
 }

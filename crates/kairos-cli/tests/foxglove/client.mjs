@@ -14,6 +14,7 @@
 //                          directory in $KAIROS_INTERFACES) TIMES times, 20 per second
 //   --stall SECONDS        once subscribed, stop reading the socket for SECONDS, then read again
 //   --linger SECONDS       after the rest is done, keep reading SECONDS more
+//   --want-time            done only once a server time message arrived
 //   --quiet                do not print each message (counts only in "done")
 //   --timeout SECONDS      give up (exit 1) after SECONDS; 60 by default
 // The @foxglove packages are CommonJS: their exports come through the default import.
@@ -32,10 +33,11 @@ const argv = process.argv.slice(2);
 const url = argv.shift();
 const subscribe = new Map(); // topic -> wanted count
 const publishes = [];
-let stall = 0, linger = 0, quiet = false, timeout = 60;
+let stall = 0, linger = 0, quiet = false, wantTime = false, timeout = 60;
 while (argv.length) {
   const flag = argv.shift();
   if (flag === "--quiet") { quiet = true; continue; }
+  if (flag === "--want-time") { wantTime = true; continue; }
   const value = argv.shift();
   if (flag === "--subscribe") {
     const i = value.lastIndexOf(":");
@@ -79,7 +81,7 @@ const subscriptions = new Map(); // subscription id -> channel id
 const received = new Map(); // topic -> count
 const statuses = [];
 const subscribedTopics = new Set();
-let stalled = false, finished = false, lingering = false;
+let stalled = false, finished = false, lingering = false, timeSeen = false;
 
 function finish(ok, why) {
   if (finished) return;
@@ -96,6 +98,7 @@ function check() {
     if (!subscribedTopics.has(topic) || (received.get(topic) ?? 0) < want) return;
   }
   if (publishes.some((p) => !p.done)) return;
+  if (wantTime && !timeSeen) return;
   if (linger > 0) {
     lingering = true;
     setTimeout(() => finish(true, "all seen"), linger * 1000);
@@ -124,7 +127,7 @@ client.on("serverInfo", (info) => {
   check();
 });
 client.on("status", (s) => { statuses.push(s); say({ event: "status", level: s.level, message: s.message, id: s.id }); });
-client.on("time", (t) => say({ event: "time", timestamp: t.timestamp }));
+client.on("time", (t) => { timeSeen = true; say({ event: "time", timestamp: t.timestamp }); check(); });
 client.on("unadvertise", (ids) => {
   for (const id of ids) { say({ event: "unadvertise", topic: channels.get(id)?.topic }); channels.delete(id); }
 });
