@@ -3,7 +3,7 @@
 //! it a message.
 //!
 //! What it promises:
-//! - **Never blocks the sender.** [`Outbox::push_message`] takes a short lock, queues or
+//! - **Never blocks the sender.** `Outbox::push_message` takes a short lock, queues or
 //!   drops, and returns; it is called on the transport's receive thread, which a client
 //!   must never hold up.
 //! - **Bounded.** Per subscription at most `queue_messages` messages; over all
@@ -12,8 +12,8 @@
 //!   and small; more than [`CONTROL_LIMIT`] waiting means the client does not read at all,
 //!   and it is disconnected, as the Foxglove SDK does.
 //! - **Nothing lost silently.** Every dropped message is counted per subscription
-//!   ([`Outbox::take_drops`] hands out the counts not yet reported, for status messages
-//!   and the log; [`Outbox::dropped`] is the running total).
+//!   (`Outbox::take_drops` hands out the counts not yet reported, for status messages
+//!   and the log; `Outbox::dropped` is the running total).
 //! - **Fair and in order.** Control messages go first (a client learns of a channel
 //!   before its data). Data is taken round-robin over subscriptions, each in arrival order.
 //! - **Latest wins for state.** The pending drop status and the server time are single
@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use tokio_tungstenite::tungstenite::Message;
 
 /// The most control messages waiting before the client counts as gone.
-pub(crate) const CONTROL_LIMIT: usize = 1024;
+pub const CONTROL_LIMIT: usize = 1024;
 
 /// One message of a topic, shared by every client it is queued for.
 #[derive(Debug)]

@@ -21,7 +21,7 @@ use tokio_tungstenite::tungstenite::Message;
 pub const DROPS_STATUS_ID: &str = "kairos.bridge.drops";
 
 /// How often the simulated time is looked at.
-pub(crate) const TIME_PERIOD: Duration = Duration::from_millis(20);
+pub const TIME_PERIOD: Duration = Duration::from_millis(20);
 
 /// Reports each client's new drops (see the module docs), until the bridge stops.
 pub(crate) async fn drops(hub: Arc<Hub>) {

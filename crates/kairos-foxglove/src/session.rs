@@ -38,7 +38,7 @@ use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
 pub const SUBPROTOCOL: &str = "foxglove.websocket.v1";
 
 /// How long a client may take to finish the WebSocket handshake.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Accepts the handshake only when the client offers [`SUBPROTOCOL`].
 #[allow(clippy::result_large_err)] // tungstenite's callback signature
