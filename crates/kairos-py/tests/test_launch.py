@@ -82,3 +82,4 @@ def test_the_driver_reports_an_error_with_the_file_s_line(tmp_path):
     message = json.loads(result.stdout.strip().splitlines()[-1])
     assert message == {"op": "error", "file": str(file), "line": 3,
                        "what": "RuntimeError: broken on purpose"}
+
