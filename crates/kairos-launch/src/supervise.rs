@@ -598,6 +598,9 @@ fn start(
     };
     let screen = spec.output != Output::Log;
     let io = slot.io.then(|| (tx.clone(), index));
+    // Each reader holds a clone of `drained` until its stream ends: the exit is reported
+    // after the process's last lines (an exit handler sees all it printed).
+    let (drained, all_read) = mpsc::channel::<()>();
     if let Some(out) = child.stdout.take() {
         let sink = Sink {
             label: label.clone(),
@@ -606,6 +609,7 @@ fn start(
             log: log.clone(),
             recent: slot.recent.clone(),
             io: io.clone(),
+            drained: drained.clone(),
         };
         pipe(out, sink);
     }
@@ -617,6 +621,7 @@ fn start(
             log,
             recent: slot.recent.clone(),
             io,
+            drained,
         };
         pipe(err, sink);
     }
@@ -624,6 +629,9 @@ fn start(
     let generation = slot.generation;
     std::thread::spawn(move || {
         let status = child.wait();
+        // Its output ends with it, unless a process it left behind holds the pipes: then
+        // the exit is reported after OUTPUT_GRACE without the rest.
+        let _ = all_read.recv_timeout(OUTPUT_GRACE);
         let _ = tx.send(Event::Exited {
             slot: index,
             generation,
@@ -645,7 +653,12 @@ struct Sink {
     recent: Arc<Mutex<Recent>>,
     /// The supervisor, for the driver (`OnProcessIO`), with the process's slot.
     io: Option<(mpsc::Sender<Event>, usize)>,
+    /// Dropped when the stream ends.
+    drained: mpsc::Sender<()>,
 }
+
+/// How long after a process exits its exit waits for the rest of its output.
+const OUTPUT_GRACE: Duration = Duration::from_millis(500);
 
 /// Copies `stream` line by line to where `sink` says.
 fn pipe(stream: impl std::io::Read + Send + 'static, sink: Sink) {
