@@ -609,7 +609,7 @@ fn start(
             log: log.clone(),
             recent: slot.recent.clone(),
             io: io.clone(),
-            drained: drained.clone(),
+            _drained: drained.clone(),
         };
         pipe(out, sink);
     }
@@ -621,7 +621,7 @@ fn start(
             log,
             recent: slot.recent.clone(),
             io,
-            drained,
+            _drained: drained,
         };
         pipe(err, sink);
     }
@@ -654,7 +654,7 @@ struct Sink {
     /// The supervisor, for the driver (`OnProcessIO`), with the process's slot.
     io: Option<(mpsc::Sender<Event>, usize)>,
     /// Dropped when the stream ends.
-    drained: mpsc::Sender<()>,
+    _drained: mpsc::Sender<()>,
 }
 
 /// How long after a process exits its exit waits for the rest of its output.
@@ -663,6 +663,9 @@ const OUTPUT_GRACE: Duration = Duration::from_millis(500);
 /// Copies `stream` line by line to where `sink` says.
 fn pipe(stream: impl std::io::Read + Send + 'static, sink: Sink) {
     std::thread::spawn(move || {
+        // The whole sink, not only the fields used below (a closure captures fields
+        // apart): `_drained` must live until the stream ends.
+        let sink = sink;
         let mut reader = BufReader::new(stream);
         let mut raw = Vec::new();
         loop {
