@@ -52,6 +52,20 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// `kairos pkg install PACKAGE --prefix PREFIX --exe ... --share ...`, checked.
+fn install_package(prefix: &Path, package: &str, executables: &[PathBuf], shared: &[PathBuf]) {
+    let mut cmd = zenoh_support::kairos();
+    cmd.args(["pkg", "install", package, "--prefix"])
+        .arg(prefix);
+    for exe in executables {
+        cmd.arg("--exe").arg(exe);
+    }
+    for item in shared {
+        cmd.arg("--share").arg(item);
+    }
+    assert_ok("kairos pkg install", &finish(spawn(&mut cmd), LIMIT));
+}
+
 fn launch(router: Option<&Router>, file: &Path, extra: &[&str]) -> Command {
     let mut cmd = match router {
         Some(router) => router.kairos(),
@@ -187,23 +201,12 @@ fn the_same_system_as_an_xml_file_of_a_package_stops_the_same_way() {
 "#,
     );
     let prefix = dir.path().join("install");
-    let installed = finish(
-        spawn(
-            zenoh_support::kairos()
-                .args(["pkg", "install", "kairos_demo", "--prefix"])
-                .arg(&prefix)
-                .arg("--exe")
-                .arg(examples.join("talker"))
-                .arg("--exe")
-                .arg(examples.join("listener"))
-                .arg("--share")
-                .arg(src.join("launch"))
-                .arg("--share")
-                .arg(src.join("params.yaml")),
-        ),
-        LIMIT,
+    install_package(
+        &prefix,
+        "kairos_demo",
+        &[examples.join("talker"), examples.join("listener")],
+        &[src.join("launch"), src.join("params.yaml")],
     );
-    assert_ok("kairos pkg install", &installed);
     let mut launch_cmd = |router: &Router| {
         let mut cmd = router.kairos();
         cmd.env("AMENT_PREFIX_PATH", &prefix)
@@ -262,23 +265,12 @@ def generate_launch_description():
 "#,
     );
     let prefix = dir.path().join("install");
-    let installed = finish(
-        spawn(
-            zenoh_support::kairos()
-                .args(["pkg", "install", "kairos_demo", "--prefix"])
-                .arg(&prefix)
-                .arg("--exe")
-                .arg(examples.join("talker"))
-                .arg("--exe")
-                .arg(examples.join("listener"))
-                .arg("--share")
-                .arg(src.join("launch"))
-                .arg("--share")
-                .arg(src.join("params.yaml")),
-        ),
-        LIMIT,
+    install_package(
+        &prefix,
+        "kairos_demo",
+        &[examples.join("talker"), examples.join("listener")],
+        &[src.join("launch"), src.join("params.yaml")],
     );
-    assert_ok("kairos pkg install", &installed);
     let python = zenoh_support::kairos_python_path();
     let mut launch_cmd = |router: &Router| {
         let mut cmd = router.kairos();
@@ -358,21 +350,7 @@ def generate_launch_description():
 "#,
     );
     let prefix = dir.path().join("install");
-    assert_ok(
-        "kairos pkg install",
-        &finish(
-            spawn(
-                zenoh_support::kairos()
-                    .args(["pkg", "install", "greeters", "--prefix"])
-                    .arg(&prefix)
-                    .arg("--exe")
-                    .arg(&node)
-                    .arg("--share")
-                    .arg(src.join("launch")),
-            ),
-            LIMIT,
-        ),
-    );
+    install_package(&prefix, "greeters", &[node.clone()], &[src.join("launch")]);
     let mut launcher = spawn(
         zenoh_support::kairos()
             .env("AMENT_PREFIX_PATH", &prefix)
@@ -968,19 +946,7 @@ fn run_starts_a_package_s_executable_as_ros2_run_does() {
             .success()
     );
     let prefix = dir.path().join("install");
-    assert_ok(
-        "kairos pkg install",
-        &finish(
-            spawn(
-                zenoh_support::kairos()
-                    .args(["pkg", "install", "tools", "--exe"])
-                    .arg(&script)
-                    .arg("--prefix")
-                    .arg(&prefix),
-            ),
-            LIMIT,
-        ),
-    );
+    install_package(&prefix, "tools", &[script.clone()], &[]);
     let kairos = || {
         let mut cmd = zenoh_support::kairos();
         cmd.env("AMENT_PREFIX_PATH", &prefix);
