@@ -350,7 +350,12 @@ def generate_launch_description():
 "#,
     );
     let prefix = dir.path().join("install");
-    install_package(&prefix, "greeters", &[node.clone()], &[src.join("launch")]);
+    install_package(
+        &prefix,
+        "greeters",
+        std::slice::from_ref(&node),
+        &[src.join("launch")],
+    );
     let mut launcher = spawn(
         zenoh_support::kairos()
             .env("AMENT_PREFIX_PATH", &prefix)
@@ -946,7 +951,7 @@ fn run_starts_a_package_s_executable_as_ros2_run_does() {
             .success()
     );
     let prefix = dir.path().join("install");
-    install_package(&prefix, "tools", &[script.clone()], &[]);
+    install_package(&prefix, "tools", std::slice::from_ref(&script), &[]);
     let kairos = || {
         let mut cmd = zenoh_support::kairos();
         cmd.env("AMENT_PREFIX_PATH", &prefix);
