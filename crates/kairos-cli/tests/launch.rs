@@ -8,7 +8,7 @@ mod zenoh_support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-use zenoh_support::{KAIROS, Router, assert_ok, finish, spawn, stdout_lines};
+use zenoh_support::{KAIROS, Lines, Router, assert_ok, finish, spawn, stdout_lines};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -82,6 +82,34 @@ fn signal(pid: u32, signal: &str) {
         .status()
         .expect("run kill");
     assert!(status.success(), "kill -{signal} {pid} failed");
+}
+
+/// The first line read so far that contains `text`, or the next one to come.
+fn seen_or_wait(lines: &mut Lines, text: &str) -> String {
+    match lines.seen.iter().find(|l| l.contains(text)) {
+        Some(line) => line.clone(),
+        None => lines.wait_for(text, LIMIT),
+    }
+}
+
+/// Waits until the kernel has stopped `pid` (state `T` in `/proc/PID/stat`): `kill
+/// -STOP` only queues the signal, which the process takes when it next runs.
+fn wait_until_stopped(pid: u32) {
+    let deadline = Instant::now() + LIMIT;
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next());
+        if state == Some("T") {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{pid} not stopped within {LIMIT:?} of SIGSTOP (state {state:?})"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// The pid the launcher announced for `label`: `[INFO] [label]: process started with pid [N]`.
@@ -538,13 +566,18 @@ fn the_robot_system_runs_and_stops_within_its_deadlines(
     // Log lines reached /rosout: kairos's own echo and a ROS 2 peer both read them.
     lines.wait_for("robot.talker", LIMIT);
     peer_lines.wait_for("rosout robot.talker publishing 'from the file", LIMIT);
-    let frozen = lines
-        .seen
-        .iter()
-        .find(|l| l.starts_with("[INFO] [sleep-1]: process started with pid"))
-        .map(|l| pid_of(l))
-        .expect("the launcher announced sleep-1's pid");
+    // What the stop report says of sh-1 and sleep-1 holds only once each is in the state
+    // the test gave it, whatever the load: sh-1 has set its trap (it says so after), and
+    // sleep-1 has been stopped by the kernel, not just sent SIGSTOP. A stop signal still
+    // pending when the launcher's SIGINT arrives is taken after it (lower numbers first),
+    // and sleep-1 would die of SIGINT.
+    seen_or_wait(&mut lines, "[sh-1] ignoring SIGINT");
+    let frozen = pid_of(&seen_or_wait(
+        &mut lines,
+        "[INFO] [sleep-1]: process started with pid",
+    ));
     signal(frozen, "STOP");
+    wait_until_stopped(frozen);
 
     let stop = Instant::now();
     signal(launcher.0.id(), "INT");
