@@ -14,8 +14,18 @@
 //!   default files; `transport/shared_memory/enabled=true` turns it on. rmw_zenoh's
 //!   `ZENOH_SHM_ALLOC_SIZE` (the pool, bytes; default 48 MiB, rmw_zenoh's) and
 //!   `ZENOH_SHM_MESSAGE_SIZE_THRESHOLD` (the smallest payload sent through it, bytes;
-//!   default zenoh's 3072) override the file's values.
+//!   default zenoh's 3072) override the file's values;
+//! - ROS 2's security variables (see [`kairos_security::environment`]): with
+//!   `ROS_SECURITY_ENABLE=true`, a session without `ZENOH_SESSION_CONFIG_URI` uses the
+//!   configuration `kairos security generate-configs` wrote for its enclave
+//!   (`--ros-args --enclave`, `ROS_SECURITY_ENCLAVE_OVERRIDE`; the router's is `/zenohd`),
+//!   else mutual TLS with the enclave's identity and no access rules (a warning says so);
+//!   with `ROS_SECURITY_STRATEGY=Enforce` a process whose enclave's files are missing, or
+//!   whose configuration has an endpoint that is not `tls/`, refuses to start and says
+//!   which file or endpoint.
 
+use kairos_security::environment::{Security, SecurityError};
+use kairos_security::keystore::Enclave;
 use zenoh::Config;
 
 /// A configuration that cannot be used, with what to fix.
@@ -47,6 +57,17 @@ pub enum ConfigError {
         /// Its value.
         value: String,
     },
+    /// ROS 2's security variables ask for what cannot be had.
+    #[error(transparent)]
+    Security(#[from] SecurityError),
+    /// Security is enforced and the configuration would talk in the clear.
+    #[error(
+        "ROS_SECURITY_STRATEGY=Enforce, but the zenoh configuration has the endpoint {endpoint}, which is not TLS: write it tls/..., or use the configuration `kairos security generate-configs` writes"
+    )]
+    Unsecured {
+        /// The endpoint in the clear.
+        endpoint: String,
+    },
     /// `ROS_DOMAIN_ID` is not a domain.
     #[error("ROS_DOMAIN_ID='{0}' is not a number from 0 to 232")]
     Domain(String),
@@ -58,24 +79,126 @@ fn set(config: &mut Config, key: &str, value: &str) {
         .unwrap_or_else(|e| panic!("built-in zenoh setting {key}={value} is valid: {e}"));
 }
 
-fn load(var: &'static str, defaults: impl FnOnce(&mut Config)) -> Result<Config, ConfigError> {
+fn from_file(var: &'static str, path: &std::path::Path) -> Result<Config, ConfigError> {
+    Config::from_file(path).map_err(|e| ConfigError::File {
+        var,
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })
+}
+
+/// Whether the environment enforces security (rcl's `Enforce` strategy).
+fn enforced() -> bool {
+    std::env::var("ROS_SECURITY_ENABLE").as_deref() == Ok("true")
+        && std::env::var("ROS_SECURITY_STRATEGY").as_deref() == Ok("Enforce")
+}
+
+fn load(
+    var: &'static str,
+    enclave: Option<&str>,
+    defaults: impl FnOnce(&mut Config),
+) -> Result<Config, ConfigError> {
+    let security = kairos_security::environment::resolve(|v| std::env::var(v).ok(), enclave)?;
     let mut config = match std::env::var(var) {
-        Ok(path) if !path.is_empty() => {
-            Config::from_file(&path).map_err(|e| ConfigError::File {
-                var,
-                path,
-                reason: e.to_string(),
-            })?
-        }
-        _ => {
-            let mut config = Config::default();
-            defaults(&mut config);
-            config
-        }
+        Ok(path) if !path.is_empty() => from_file(var, path.as_ref())?,
+        _ => match &security {
+            Security::Enclave {
+                generated: Some(path),
+                ..
+            } => from_file("ROS_SECURITY_KEYSTORE", path)?,
+            _ => {
+                let mut config = Config::default();
+                defaults(&mut config);
+                config
+            }
+        },
     };
+    match &security {
+        Security::Enclave {
+            enclave,
+            generated: None,
+        } if std::env::var(var).is_err() => {
+            secure(&mut config, enclave);
+            crate::report::warn(format_args!(
+                "security: enclave {} talks over mutual TLS with no access rules: no configuration was generated for it; run `kairos security generate-configs` with a policy",
+                enclave.name
+            ));
+        }
+        Security::Skipped { reason } => crate::report::warn(format_args!(
+            "security: ROS_SECURITY_ENABLE=true but this process runs without security ({reason}); set ROS_SECURITY_STRATEGY=Enforce to refuse instead"
+        )),
+        _ => {}
+    }
     apply_shm_sizes(&mut config, |var| std::env::var(var).ok())?;
     apply_overrides(&mut config)?;
+    if enforced() {
+        check_secured(&config)?;
+    }
     Ok(config)
+}
+
+/// Mutual TLS with `enclave`'s identity, on the same hosts and ports.
+fn secure(config: &mut Config, enclave: &Enclave) {
+    let path =
+        |p: std::path::PathBuf| serde_json::to_string(&p.to_string_lossy()).expect("a string");
+    for (key, value) in [
+        ("root_ca_certificate", path(enclave.ca())),
+        ("listen_private_key", path(enclave.key())),
+        ("listen_certificate", path(enclave.cert())),
+        ("connect_private_key", path(enclave.key())),
+        ("connect_certificate", path(enclave.cert())),
+        ("enable_mtls", "true".into()),
+        ("verify_name_on_connect", "false".into()),
+    ] {
+        set(config, &format!("transport/link/tls/{key}"), &value);
+    }
+    for list in ["connect/endpoints", "listen/endpoints"] {
+        let endpoints: Vec<String> = endpoints(config, list)
+            .into_iter()
+            .map(|e| match e.split_once('/') {
+                Some((_, rest)) => format!("tls/{rest}"),
+                None => e,
+            })
+            .collect();
+        set(
+            config,
+            list,
+            &serde_json::to_string(&endpoints).expect("strings"),
+        );
+    }
+}
+
+/// The endpoints of `list` (`connect/endpoints`), whatever the mode they are given for.
+fn endpoints(config: &Config, list: &str) -> Vec<String> {
+    fn collect(value: &serde_json::Value, out: &mut Vec<String>) {
+        match value {
+            serde_json::Value::String(s) => out.push(s.clone()),
+            serde_json::Value::Array(a) => a.iter().for_each(|v| collect(v, out)),
+            serde_json::Value::Object(o) => o.values().for_each(|v| collect(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(value) = config
+        .get_json(list)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+    {
+        collect(&value, &mut out);
+    }
+    out
+}
+
+fn check_secured(config: &Config) -> Result<(), ConfigError> {
+    for list in ["connect/endpoints", "listen/endpoints"] {
+        if let Some(endpoint) = endpoints(config, list)
+            .into_iter()
+            .find(|e| !(e.starts_with("tls/") || e.starts_with("quic/")))
+        {
+            return Err(ConfigError::Unsecured { endpoint });
+        }
+    }
+    Ok(())
 }
 
 /// The shared-memory pool size of kairos's defaults: rmw_zenoh's (room for two 16 MiB
@@ -130,7 +253,16 @@ fn apply_overrides(config: &mut Config) -> Result<(), ConfigError> {
 
 /// The configuration of a kairos process's session.
 pub fn session_config() -> Result<Config, ConfigError> {
-    load("ZENOH_SESSION_CONFIG_URI", |c| {
+    let enclave = kairos::graph::Context::global()
+        .ros_args()
+        .ok()
+        .and_then(|args| args.enclave().map(str::to_owned));
+    session_config_for(enclave.as_deref())
+}
+
+/// The configuration of a session of `enclave` (`None`: the environment's, else `/`).
+pub fn session_config_for(enclave: Option<&str>) -> Result<Config, ConfigError> {
+    load("ZENOH_SESSION_CONFIG_URI", enclave, |c| {
         set(c, "mode", r#""peer""#);
         set(c, "connect/endpoints", r#"["tcp/localhost:7447"]"#);
         set(c, "listen/endpoints", r#"["tcp/localhost:0"]"#);
@@ -145,14 +277,23 @@ pub fn session_config() -> Result<Config, ConfigError> {
     })
 }
 
+/// The router's enclave unless `ROS_SECURITY_ENCLAVE_OVERRIDE` names another: the name
+/// rmw_zenoh's generator gives the router's folder.
+pub const ROUTER_ENCLAVE: &str = "/zenohd";
+
 /// The configuration of `kairos router`.
 pub fn router_config() -> Result<Config, ConfigError> {
-    load("ZENOH_ROUTER_CONFIG_URI", |c| {
-        set(c, "mode", r#""router""#);
-        set(c, "listen/endpoints", r#"["tcp/[::]:7447"]"#);
-        set(c, "scouting/multicast/enabled", "false");
-        set(c, "transport/shared_memory/enabled", "false");
-    })
+    let enclave = std::env::var("ROS_SECURITY_ENCLAVE_OVERRIDE").ok();
+    load(
+        "ZENOH_ROUTER_CONFIG_URI",
+        Some(enclave.as_deref().unwrap_or(ROUTER_ENCLAVE)),
+        |c| {
+            set(c, "mode", r#""router""#);
+            set(c, "listen/endpoints", r#"["tcp/[::]:7447"]"#);
+            set(c, "scouting/multicast/enabled", "false");
+            set(c, "transport/shared_memory/enabled", "false");
+        },
+    )
 }
 
 /// `ROS_DOMAIN_ID`, default 0.

@@ -17,7 +17,9 @@
 //! - [`qos`]: reliability, congestion control, history and transient-local on the wire.
 //! - [`raw`]: subscriptions of any announced type, handing messages over undecoded (for
 //!   recorders).
-//! - [`config`]: rmw_zenoh's defaults and environment variables.
+//! - [`config`]: rmw_zenoh's defaults and environment variables, ROS 2's security ones.
+//! - [`access`]: a declaration the security configuration forbids is an error that says
+//!   what to allow, not a silent nothing.
 //! - [`parameter_services`]: ROS 2's parameter services for a node's parameters.
 //! - [`shared_waits`]: blocked waits shared between kairos processes (deadlock checks).
 //! - `liveliness`: manual-liveliness publishers whose lease lapsed, told to other
@@ -31,6 +33,7 @@
 
 #![warn(missing_docs)]
 
+pub mod access;
 pub mod attachment;
 pub mod config;
 pub mod graph_cache;

@@ -23,6 +23,7 @@
 //! while declaring an entity; every zenoh callback runs on zenoh's threads and only touches
 //! atomics, the graph cache, or kairos's thread-safe entry points (`Inbox`, `Reply`).
 
+use crate::access::AccessRules;
 use crate::attachment::{Attachment, Gid, now_ns};
 use crate::graph_cache::GraphCache;
 use crate::graph_key::{
@@ -85,6 +86,9 @@ pub enum TransportError {
     /// An entity asked for directly on a node the transport keeps to itself.
     #[error("node {0} is the transport's own and announces nothing; use a node of your own")]
     Unannounced(String),
+    /// The security configuration forbids the entity.
+    #[error(transparent)]
+    Denied(#[from] Box<crate::access::Denied>),
     /// [`ZenohTransport::install`] on a context that has a transport already.
     #[error("this context already has a transport; install one transport per context")]
     AlreadyInstalled,
@@ -151,6 +155,8 @@ pub struct ZenohTransport {
     types: Arc<TypeRegistry>,
     /// The queryable of each service key, while a server of this process serves it.
     queryables: Mutex<HashMap<String, Weak<ServiceQueryable>>>,
+    /// The security configuration's rules for this process's own declarations.
+    access: AccessRules,
     _graph_subscriber: zenoh::pubsub::Subscriber<()>,
     _lapsed_subscriber: zenoh::pubsub::Subscriber<()>,
 }
@@ -175,6 +181,7 @@ impl ZenohTransport {
     /// Opens a session with `config`, in ROS domain `domain`.
     pub fn open_with(config: zenoh::Config, domain: u32) -> Result<Arc<Self>, TransportError> {
         let shm_threshold = SharedMemory::threshold(&config);
+        let access = AccessRules::of(&config);
         let session = zenoh::open(config)
             .wait()
             .map_err(zenoh_err("open a session"))?;
@@ -210,6 +217,7 @@ impl ZenohTransport {
             shm: SharedMemory::new(&session, shm_threshold),
             types: Arc::default(),
             queryables: Mutex::default(),
+            access,
             session,
             _graph_subscriber: graph_subscriber,
             _lapsed_subscriber: lapsed_subscriber,
@@ -293,6 +301,13 @@ impl ZenohTransport {
         self.malformed.load(Ordering::Relaxed)
     }
 
+    /// The access rules this process's declarations are checked against (see
+    /// [`crate::access`]): whether there are any, and how many of the runtime's own
+    /// entities they denied.
+    pub fn access_rules(&self) -> &AccessRules {
+        &self.access
+    }
+
     /// Messages lost on the way, over all subscriptions: the gaps in each remote
     /// publisher's sequence numbers (a publisher that restarts from 1 starts a new run).
     pub fn sequence_gaps(&self) -> u64 {
@@ -368,7 +383,13 @@ impl ZenohTransport {
             domain: self.domain,
             zid: self.zid.clone(),
             nid,
-            enclave: String::new(),
+            // The enclave whose identity the session presents (see crate::config).
+            enclave: node
+                .ros_args()
+                .enclave()
+                .map(str::to_owned)
+                .or_else(|| std::env::var("ROS_SECURITY_ENCLAVE_OVERRIDE").ok())
+                .unwrap_or_default(),
             namespace: node.namespace().to_owned(),
             name: node.name().to_owned(),
         };
@@ -396,6 +417,8 @@ impl ZenohTransport {
         hash: &str,
         qos: WireQos,
     ) -> Result<(LivelinessToken, Gid), TransportError> {
+        self.access
+            .check(kind, name, &self.key(name, dds_type, hash))?;
         let token = Token {
             node: node.key.clone(),
             id: self.next_id(),

@@ -6,7 +6,7 @@
 //!   services, `__node`, `__ns`), `-p`/`--param [NODE:]NAME:=VALUE` (the value read as
 //!   YAML: `true`, `3`, `2.5`, `text`, `[1, 2]`), `--params-file FILE` (ROS 2's parameter
 //!   YAML: node-name sections and `/**` wildcards), `--log-level [LOGGER:=]LEVEL`,
-//!   `-e`/`--enclave` (accepted; not applicable, see [`RosArgs::enclave`]) and rcl's
+//!   `-e`/`--enclave` (the SROS2 enclave, see [`RosArgs::enclave`]) and rcl's
 //!   logging switches (accepted and kept, see [`RosArgs::logging_flags`]).
 //! - Bad input is a typed [`RosArgsError`] that names the argument and says what to write
 //!   instead: an unknown flag, a flag without its value, a rule without `:=`, a parameter
@@ -231,9 +231,9 @@ impl RosArgs {
         &self.log_levels
     }
 
-    /// The `--enclave` given. Enclaves select SROS 2 security keys, which kairos does not
-    /// use (Zenoh's own TLS and access control secure its transport): it is kept for the
-    /// program to report, never applied.
+    /// The `--enclave` given: which SROS2 identity of `ROS_SECURITY_KEYSTORE` the process's
+    /// Zenoh session presents when `ROS_SECURITY_ENABLE=true` (see kairos-zenoh's `config`
+    /// and kairos-security), and the enclave its nodes announce in the graph.
     pub fn enclave(&self) -> Option<&str> {
         self.enclave.as_deref()
     }
