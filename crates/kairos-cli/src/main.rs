@@ -12,6 +12,7 @@ mod launch;
 mod param;
 mod pkg;
 mod ros;
+mod security;
 mod stats;
 mod tf;
 mod trace_cmd;
@@ -75,6 +76,9 @@ enum Command {
     Pkg(pkg::PkgCmd),
     /// Run an executable of an installed package, as `ros2 run PKG EXE`.
     Run(pkg::RunArgs),
+    /// SROS2 security on Zenoh: keystores, enclaves, policies, configurations.
+    #[command(subcommand)]
+    Security(security::SecurityCmd),
     /// Child processes of demos and tests.
     #[command(subcommand, hide = true)]
     Internal(internal::InternalCmd),
@@ -108,6 +112,7 @@ fn main() -> std::process::ExitCode {
         Command::Bag(cmd) => bag::run(cmd),
         Command::Tf(cmd) => tf::run(cmd),
         Command::Bridge(cmd) => bridge::run(cmd),
+        Command::Security(cmd) => security::run(cmd),
     };
     match result {
         Ok(code) => code,

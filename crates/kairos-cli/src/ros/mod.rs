@@ -103,6 +103,10 @@ fn secs(s: f64) -> anyhow::Result<Duration> {
 }
 
 /// The transport every command runs on, whatever the environment says.
+pub(crate) fn open_transport() -> anyhow::Result<Arc<ZenohTransport>> {
+    open()
+}
+
 fn open() -> anyhow::Result<Arc<ZenohTransport>> {
     let transport = ZenohTransport::open()?;
     transport.install(&kairos::graph::Context::global())?;
