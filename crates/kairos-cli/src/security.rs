@@ -54,6 +54,9 @@ pub struct GeneratePolicyArgs {
     /// Seconds to gather the graph.
     #[arg(long, default_value_t = 2.0)]
     spin_time: f64,
+    /// Return as soon as this node, topic or service is in the graph.
+    #[arg(long)]
+    wait_for: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -153,9 +156,17 @@ fn generate_policy(args: GeneratePolicyArgs) -> anyhow::Result<()> {
     let transport = crate::ros::open_transport()?;
     let spin = std::time::Duration::try_from_secs_f64(args.spin_time)
         .map_err(|_| anyhow::anyhow!("--spin-time {}: give seconds ≥ 0", args.spin_time))?;
+    let wait_for = args.wait_for.clone();
     transport
         .graph()
-        .wait_until(std::time::Instant::now() + spin, |_| false);
+        .wait_until(std::time::Instant::now() + spin, |tokens| {
+            wait_for.as_deref().is_some_and(|name| {
+                tokens.iter().any(|t| {
+                    t.node.name == name.trim_start_matches('/')
+                        || t.endpoint.as_ref().is_some_and(|e| e.name == name)
+                })
+            })
+        });
     let own_zid = transport.session().zid().to_string();
     let mut enclaves: Vec<EnclavePolicy> = Vec::new();
     for token in transport.graph().tokens() {

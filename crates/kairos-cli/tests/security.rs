@@ -84,6 +84,11 @@ impl Secured {
 
     /// `kairos router` with the generated router configuration.
     fn router(&self) -> Running {
+        self.router_logged().0
+    }
+
+    /// The router, and its log (standard error).
+    fn router_logged(&self) -> (Running, Lines) {
         let mut child = kairos()
             .args(["router"])
             .env(
@@ -92,16 +97,18 @@ impl Secured {
             )
             .env_remove("ZENOH_CONFIG_OVERRIDE")
             .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
         let mut lines = Lines::of(child.stdout.take().unwrap());
+        let log = Lines::of(child.stderr.take().unwrap());
         let running = Running(child);
         let line = lines.next_within(Duration::from_secs(30));
         assert!(
             line.as_deref().is_some_and(|l| l.contains("running")),
             "the secured router did not start: {line:?}"
         );
-        running
+        (running, log)
     }
 
     /// A kairos command of `enclave`, security enforced, from the keystore's variables.
@@ -269,7 +276,7 @@ fn what_the_policy_allows_flows_over_mutual_tls_and_the_rest_is_refused_and_drop
 #[test]
 fn a_certificate_from_another_ca_an_expired_one_or_none_is_refused_and_sees_no_graph() {
     let secured = Secured::new();
-    let _router = secured.router();
+    let (_router, mut router_log) = secured.router_logged();
     let _talker = Running(
         publish(
             &mut secured.kairos_as("/tl/talker"),
@@ -308,11 +315,26 @@ fn a_certificate_from_another_ca_an_expired_one_or_none_is_refused_and_sees_no_g
     };
     let expired = store.create_enclave("/tl/expired", past, false).unwrap();
     let (ca, _, _) = secured.enclave_files("/tl/listener");
+    // Each refused process is told why (it checks its own identity against the CA its
+    // configuration trusts, as no TLS peer says why it refuses), and the router logs
+    // each refused handshake with the TLS alert.
     let cases = [
-        ("another CA", foreign.ca(), foreign.cert(), foreign.key()),
-        ("expired", ca.clone(), expired.cert(), expired.key()),
+        (
+            "another CA",
+            ca.clone(),
+            foreign.cert(),
+            foreign.key(),
+            "unknown CA",
+        ),
+        (
+            "expired",
+            ca.clone(),
+            expired.cert(),
+            expired.key(),
+            "expired",
+        ),
     ];
-    for (what, ca, cert, key) in cases {
+    for (what, ca, cert, key, reason) in cases {
         let out = secured
             .kairos_with_identity(what, &ca, &cert, &key)
             .args(["node", "list", "--spin-time", "4"])
@@ -323,6 +345,8 @@ fn a_certificate_from_another_ca_an_expired_one_or_none_is_refused_and_sees_no_g
             "{what}: a refused process saw the graph: {}",
             stdout(&out)
         );
+        assert!(stderr(&out).contains(reason), "{what}: {}", stderr(&out));
+        router_log.wait_for("zenoh_link_tls", Duration::from_secs(30));
     }
     // No certificate at all: plain TCP to the TLS port.
     let out = kairos()
@@ -402,7 +426,7 @@ sub = ROS2Subscriber('/chatter', 'std_msgs/msg/String', lambda m: got.append(m.d
 end = time.monotonic() + 60
 while len(got) < 3 and time.monotonic() < end:
     time.sleep(0.05)
-print('got', len(got), got[:3], flush=True)
+print('enough', len(got) >= 3, got[:3], flush=True)
 sub.close()
 "#;
     let out = Command::new("python3")
@@ -420,7 +444,7 @@ sub.close()
         .unwrap();
     assert_ok("the zenoh-ros2-sdk listener", &out);
     assert!(
-        stdout(&out).contains("got 3") && stdout(&out).contains("from kairos"),
+        stdout(&out).contains("enough True") && stdout(&out).contains("from kairos"),
         "{}{}",
         stdout(&out),
         stderr(&out)
@@ -567,4 +591,52 @@ fn hostile_traffic_on_the_routers_tls_port_leaves_authorised_traffic_flowing_and
         rss_after < rss_before + 64 * 1024,
         "the router grew from {rss_before} KiB to {rss_after} KiB under {sent} hostile connections"
     );
+}
+
+#[test]
+fn generate_policy_writes_what_the_running_graph_does_and_configs_follow_from_it() {
+    let router = zenoh_support::Router::start(zenoh_support::KAIROS);
+    let mut talker = router.kairos();
+    talker.env("ROS_SECURITY_ENCLAVE_OVERRIDE", "/tl/talker");
+    let _talker = Running(publish(&mut talker, "/chatter", "x", 2000).spawn().unwrap());
+    let out = router
+        .kairos()
+        .args([
+            "security",
+            "generate-policy",
+            "--wait-for",
+            "/chatter",
+            "--spin-time",
+            "60",
+        ])
+        .output()
+        .unwrap();
+    let xml = assert_ok("generate-policy", &out);
+    for expected in [
+        "<enclave path=\"/tl/talker\">",
+        "<profile ns=\"/\" node=\"kairos_pub_",
+        "<topics publish=\"ALLOW\">",
+        "<topic>/chatter</topic>",
+    ] {
+        assert!(xml.contains(expected), "no {expected} in\n{xml}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.xml");
+    std::fs::write(&policy, &xml).unwrap();
+    let ks = dir.path().join("ks");
+    let store = Keystore::create(&ks, Validity::default()).unwrap();
+    for enclave in ["/zenohd", "/tl/talker"] {
+        store
+            .create_enclave(enclave, Validity::default(), false)
+            .unwrap();
+    }
+    let out = kairos()
+        .args(["security", "generate-configs", "--policy"])
+        .arg(&policy)
+        .arg("--keystore")
+        .arg(&ks)
+        .output()
+        .unwrap();
+    let written = assert_ok("generate-configs", &out);
+    assert!(written.contains("enclaves/tl/talker.json5"), "{written}");
 }

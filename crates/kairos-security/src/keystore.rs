@@ -438,9 +438,79 @@ impl CertificateFacts {
     }
 }
 
+fn parse_der<'a>(
+    der: &'a [u8],
+    path: &Path,
+) -> Result<x509_parser::certificate::X509Certificate<'a>, String> {
+    x509_parser::parse_x509_certificate(der)
+        .map(|(_, c)| c)
+        .map_err(|e| format!("{} is not an X.509 certificate: {e}", path.display()))
+}
+
+/// Why peers that trust the CA of `ca` will refuse the certificate `cert` at the TLS
+/// handshake: not valid at `now` (Unix seconds), or not signed by that CA. `Ok` when
+/// neither holds. A process checks its own identity with it, so it can say why it is
+/// refused, which a TLS peer never tells.
+pub fn check_identity(cert: &Path, ca: &Path, now: i64) -> Result<(), String> {
+    let read_pem = |path: &Path| -> Result<Vec<u8>, String> {
+        let text =
+            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let (_, pem) = x509_parser::pem::parse_x509_pem(&text)
+            .map_err(|e| format!("{} is not a PEM certificate: {e}", path.display()))?;
+        Ok(pem.contents)
+    };
+    let (cert_der, ca_der) = (read_pem(cert)?, read_pem(ca)?);
+    let (leaf, authority) = (parse_der(&cert_der, cert)?, parse_der(&ca_der, ca)?);
+    let validity = leaf.validity();
+    if !(validity.not_before.timestamp()..=validity.not_after.timestamp()).contains(&now) {
+        return Err(format!(
+            "the certificate {} is valid from {} to {}, not now: peers refuse it as expired; issue a new one (`kairos security create-enclave KEYSTORE ENCLAVE --replace`)",
+            cert.display(),
+            validity.not_before,
+            validity.not_after
+        ));
+    }
+    if leaf.verify_signature(Some(authority.public_key())).is_err() {
+        return Err(format!(
+            "the certificate {} is not signed by the CA {} this process trusts (issued by '{}', the CA is '{}'): peers trusting that CA refuse it as from an unknown CA; use an identity of the same keystore",
+            cert.display(),
+            ca.display(),
+            leaf.issuer(),
+            authority.subject()
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_identity_of_another_ca_or_expired_is_told_apart_from_a_good_one() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (ours, theirs) = (
+            Keystore::create(a.path(), Validity::default()).unwrap(),
+            Keystore::create(b.path(), Validity::default()).unwrap(),
+        );
+        let good = ours
+            .create_enclave("/good", Validity::default(), false)
+            .unwrap();
+        let foreign = theirs
+            .create_enclave("/good", Validity::default(), false)
+            .unwrap();
+        let past = Validity {
+            not_before: OffsetDateTime::now_utc() - Duration::days(9),
+            not_after: OffsetDateTime::now_utc() - Duration::days(1),
+        };
+        let old = ours.create_enclave("/old", past, false).unwrap();
+        let now = OffsetDateTime::now_utc().unix_timestamp();
+        check_identity(&good.cert(), &good.ca(), now).unwrap();
+        let err = check_identity(&foreign.cert(), &good.ca(), now).unwrap_err();
+        assert!(err.contains("unknown CA"), "{err}");
+        let err = check_identity(&old.cert(), &old.ca(), now).unwrap_err();
+        assert!(err.contains("expired"), "{err}");
+    }
 
     #[test]
     fn a_keystore_and_its_enclaves_are_laid_out_as_sros2s() {

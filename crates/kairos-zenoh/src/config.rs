@@ -60,6 +60,9 @@ pub enum ConfigError {
     /// ROS 2's security variables ask for what cannot be had.
     #[error(transparent)]
     Security(#[from] SecurityError),
+    /// Security is enforced and this process's certificate would be refused.
+    #[error("ROS_SECURITY_STRATEGY=Enforce: {0}")]
+    Identity(String),
     /// Security is enforced and the configuration would talk in the clear.
     #[error(
         "ROS_SECURITY_STRATEGY=Enforce, but the zenoh configuration has the endpoint {endpoint}, which is not TLS: write it tls/..., or use the configuration `kairos security generate-configs` writes"
@@ -131,6 +134,12 @@ fn load(
     }
     apply_shm_sizes(&mut config, |var| std::env::var(var).ok())?;
     apply_overrides(&mut config)?;
+    if let Err(reason) = check_identity(&config) {
+        if enforced() {
+            return Err(ConfigError::Identity(reason));
+        }
+        crate::report::warn(format_args!("security: {reason}"));
+    }
     if enforced() {
         check_secured(&config)?;
     }
@@ -187,6 +196,21 @@ fn endpoints(config: &Config, list: &str) -> Vec<String> {
         collect(&value, &mut out);
     }
     out
+}
+
+/// Why peers will refuse this process's TLS identity, if they will (see
+/// [`kairos_security::keystore::check_identity`]); `Ok` without one.
+fn check_identity(config: &Config) -> Result<(), String> {
+    let path = |key: &str| -> Option<String> {
+        serde_json::from_str(&config.get_json(&format!("transport/link/tls/{key}")).ok()?).ok()
+    };
+    let (Some(cert), Some(ca)) = (path("connect_certificate"), path("root_ca_certificate")) else {
+        return Ok(());
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    kairos_security::keystore::check_identity(cert.as_ref(), ca.as_ref(), now)
 }
 
 fn check_secured(config: &Config) -> Result<(), ConfigError> {

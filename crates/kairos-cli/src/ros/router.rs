@@ -12,6 +12,9 @@ pub struct RouterArgs {
 }
 
 pub fn router(args: RouterArgs) -> anyhow::Result<ExitCode> {
+    // Zenoh's own warnings (a peer refused at the TLS handshake, and why) as kairos lines:
+    // a router makes no context, which would install the bridge.
+    kairos::logging::install_log_bridge();
     let mut config = kairos_zenoh::config::router_config()?;
     if !args.listen.is_empty() {
         let endpoints = serde_json::to_string(&args.listen)?;
