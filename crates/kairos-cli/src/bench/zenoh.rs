@@ -91,6 +91,17 @@ pub struct Args {
     /// ratios against it are printed too.
     #[arg(long)]
     pub hop_baseline: bool,
+    /// Add a side: kairos over mutual TLS, with SROS2 identities from a keystore made for
+    /// the run and the TLS settings `kairos security generate-configs` writes; the ratio
+    /// printed against it is kairos over TCP / kairos over TLS (below 1: TLS costs).
+    #[arg(long)]
+    pub tls: bool,
+    /// Internal: the keystore of the TLS side.
+    #[arg(long, hide = true)]
+    pub tls_dir: Option<std::path::PathBuf>,
+    /// Internal: the router's TLS port.
+    #[arg(long, hide = true, default_value_t = 0)]
+    pub tls_port: u16,
     /// Internal: run as the subscribing child of this side.
     #[arg(long, hide = true, value_enum)]
     child: Option<Side>,
@@ -240,6 +251,55 @@ fn clock_ns(clock: libc::clockid_t) -> i64 {
     ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
 
+/// The session configuration of `side`: TCP to the router's `port`, or for the TLS side
+/// mutual TLS to its `tls_port` with the keystore's `/bench` identity.
+fn side_config(side: Side, args: &Args) -> anyhow::Result<zenoh::Config> {
+    if side != Side::KairosTls {
+        return peer_config(args.port, args.shm);
+    }
+    let mut config = peer_config(args.tls_port, args.shm)?;
+    let dir = args
+        .tls_dir
+        .as_deref()
+        .context("the TLS side needs --tls-dir")?;
+    let enclave = kairos_security::Keystore::open(dir)?.enclave("/bench")?;
+    tls_settings(&mut config, &enclave)?;
+    for (key, value) in [
+        (
+            "connect/endpoints",
+            format!(r#"["tls/127.0.0.1:{}"]"#, args.tls_port),
+        ),
+        ("listen/endpoints", r#"["tls/127.0.0.1:0"]"#.to_owned()),
+    ] {
+        config
+            .insert_json5(key, &value)
+            .map_err(|e| anyhow!("{key}: {e}"))?;
+    }
+    Ok(config)
+}
+
+/// Mutual TLS with `enclave`'s identity, as `kairos security generate-configs` writes it.
+fn tls_settings(
+    config: &mut zenoh::Config,
+    enclave: &kairos_security::Enclave,
+) -> anyhow::Result<()> {
+    let path = |p: std::path::PathBuf| serde_json::to_string(&p).expect("a path");
+    for (key, value) in [
+        ("root_ca_certificate", path(enclave.ca())),
+        ("listen_certificate", path(enclave.cert())),
+        ("listen_private_key", path(enclave.key())),
+        ("connect_certificate", path(enclave.cert())),
+        ("connect_private_key", path(enclave.key())),
+        ("enable_mtls", "true".to_owned()),
+        ("verify_name_on_connect", "false".to_owned()),
+    ] {
+        config
+            .insert_json5(&format!("transport/link/tls/{key}"), &value)
+            .map_err(|e| anyhow!("tls {key}: {e}"))?;
+    }
+    Ok(())
+}
+
 fn peer_config(port: u16, shm: bool) -> anyhow::Result<zenoh::Config> {
     let mut config = zenoh::Config::default();
     for (key, value) in [
@@ -281,9 +341,17 @@ enum Side {
     RawRmw,
     /// As [`Side::RawRmw`], each sample handed to a thread of its own for its callback.
     RawRmwHop,
+    /// kairos nodes over the Zenoh transport on mutual TLS links.
+    KairosTls,
 }
 
-const SIDES: [Side; 4] = [Side::Kairos, Side::Raw, Side::RawRmw, Side::RawRmwHop];
+const SIDES: [Side; 5] = [
+    Side::Kairos,
+    Side::Raw,
+    Side::RawRmw,
+    Side::RawRmwHop,
+    Side::KairosTls,
+];
 
 impl Side {
     /// The name the results give it.
@@ -293,7 +361,13 @@ impl Side {
             Side::Raw => "zenoh_raw",
             Side::RawRmw => "zenoh_raw_rmw",
             Side::RawRmwHop => "zenoh_raw_rmw_hop",
+            Side::KairosTls => "kairos_zenoh_tls",
         }
+    }
+
+    /// Whether kairos nodes publish and subscribe on this side.
+    fn is_kairos(self) -> bool {
+        matches!(self, Side::Kairos | Side::KairosTls)
     }
 
     /// Whether its samples carry rmw_zenoh's attachment.
@@ -311,6 +385,7 @@ impl Side {
                 "vs_rmw_hop",
                 "raw zenoh with rmw_zenoh's attachment and a callback thread",
             )),
+            Side::KairosTls => Some(("vs_tls", "kairos over mutual TLS")),
         }
     }
 }
@@ -323,6 +398,7 @@ fn sides(args: &Args) -> Vec<Side> {
             Side::Kairos | Side::Raw => true,
             Side::RawRmw => args.rmw_baseline,
             Side::RawRmwHop => args.hop_baseline,
+            Side::KairosTls => args.tls,
         })
         .collect()
 }
@@ -347,9 +423,21 @@ struct Case {
     executor_idle_spin_us: Option<i64>,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     if let Some(side) = args.child {
         return child(side, &args);
+    }
+    // The TLS side's identities, for the run only.
+    let keystore = tempfile::tempdir()?;
+    if args.tls {
+        let store = kairos_security::Keystore::create(keystore.path(), Default::default())?;
+        for enclave in ["/zenohd", "/bench"] {
+            store.create_enclave(enclave, Default::default(), false)?;
+        }
+        args.tls_dir = Some(store.dir().to_owned());
+        args.tls_port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
     }
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
@@ -367,6 +455,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     router
         .insert_json5("transport/shared_memory/enabled", &args.shm.to_string())
         .map_err(|e| anyhow!("{e}"))?;
+    if let Some(dir) = &args.tls_dir {
+        let enclave = kairos_security::Keystore::open(dir)?.enclave("/zenohd")?;
+        tls_settings(&mut router, &enclave)?;
+        router
+            .insert_json5(
+                "listen/endpoints",
+                &format!(
+                    r#"["tcp/127.0.0.1:{port}", "tls/127.0.0.1:{}"]"#,
+                    args.tls_port
+                ),
+            )
+            .map_err(|e| anyhow!("{e}"))?;
+    }
     let _router = zenoh::open(router).wait().map_err(|e| anyhow!("{e}"))?;
 
     let mut cases = Vec::new();
@@ -410,7 +511,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 ratio
             })
             .collect();
-        let out = json!({"samples": args.samples, "burst": args.burst, "rounds": args.rounds, "keep_all": args.keep_all, "shm": args.shm, "loaned": args.loaned, "idle_spin_us": args.idle_spin_us, "rmw_baseline": args.rmw_baseline, "hop_baseline": args.hop_baseline, "results": rows, "memcpy": floors, "kairos_per_raw_median": ratios});
+        let out = json!({"samples": args.samples, "burst": args.burst, "rounds": args.rounds, "keep_all": args.keep_all, "shm": args.shm, "loaned": args.loaned, "idle_spin_us": args.idle_spin_us, "rmw_baseline": args.rmw_baseline, "hop_baseline": args.hop_baseline, "tls": args.tls, "results": rows, "memcpy": floors, "kairos_per_raw_median": ratios});
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -588,6 +689,12 @@ fn run_case(side: Side, size: usize, round: u32, port: u16, args: &Args) -> anyh
         .args(["--burst", &plan.burst.to_string()])
         .args(["--idle-spin-us", &args.idle_spin_us.to_string()])
         .args(args.shm.then_some("--shm"))
+        .args(["--tls-port", &args.tls_port.to_string()])
+        .args(
+            args.tls_dir
+                .iter()
+                .flat_map(|d| [std::ffi::OsStr::new("--tls-dir"), d.as_os_str()]),
+        )
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -644,7 +751,12 @@ fn run_case(side: Side, size: usize, round: u32, port: u16, args: &Args) -> anyh
 /// Sends the paced samples, then the burst, from this process; returns the publishing
 /// thread's CPU time per burst message, in ns.
 fn publish(side: Side, size: usize, port: u16, plan: Plan, args: &Args) -> anyhow::Result<f64> {
-    let transport = ZenohTransport::open_with(peer_config(port, args.shm)?, 0)?;
+    let config = if side == Side::KairosTls {
+        side_config(side, args)?
+    } else {
+        peer_config(port, args.shm)?
+    };
+    let transport = ZenohTransport::open_with(config, 0)?;
     let payload = vec![0xa5u8; size.saturating_sub(16)];
     let clock = kairos::time::Clock::steady();
     let cancel = kairos::time::CancelToken::new();
@@ -682,7 +794,7 @@ fn publish(side: Side, size: usize, port: u16, plan: Plan, args: &Args) -> anyho
         }
         std::thread::yield_now();
     }
-    let cpu_per_msg = if side == Side::Kairos {
+    let cpu_per_msg = if side.is_kairos() {
         // As the raw side gets its pool before its clock starts: kairos sends large
         // payloads as bytes while the pool is still starting, never waiting for it.
         if args.shm && !transport.wait_shared_memory(Duration::from_secs(30)) {
@@ -785,7 +897,7 @@ fn child(side: Side, args: &Args) -> anyhow::Result<ExitCode> {
     let total = args.samples + args.burst;
     let record = Arc::new(Recorder::new(samples));
     let (done_tx, done_rx) = mpsc::channel::<()>();
-    let transport = ZenohTransport::open_with(peer_config(args.port, args.shm)?, 0)?;
+    let transport = ZenohTransport::open_with(side_config(side, args)?, 0)?;
     let in_shm = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let on_message = {
         let record = record.clone();
@@ -796,7 +908,7 @@ fn child(side: Side, args: &Args) -> anyhow::Result<ExitCode> {
         }
     };
     let mut kairos_exec = None;
-    let _keep: Box<dyn std::any::Any> = if side == Side::Kairos {
+    let _keep: Box<dyn std::any::Any> = if side.is_kairos() {
         let context = Context::new();
         transport.install(&context)?;
         let node = Node::new_in(&context, "bench_listener", "/")?;
@@ -889,7 +1001,7 @@ fn child(side: Side, args: &Args) -> anyhow::Result<ExitCode> {
     report["executor_sleeps"] = json!(kairos_exec.as_ref().map(|exec| exec.stats().sleeps));
     report["executor_idle_spin_us"] =
         json!(kairos_exec.map(|exec| exec.idle_spin().as_nanos() / 1000));
-    report["in_shm"] = json!(if side == Side::Kairos {
+    report["in_shm"] = json!(if side.is_kairos() {
         transport.shared_memory().received
     } else {
         in_shm.load(std::sync::atomic::Ordering::Relaxed)
