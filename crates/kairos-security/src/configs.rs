@@ -605,4 +605,50 @@ mod tests {
             assert_eq!(config.get_json("access_control/enabled").unwrap(), "true");
         }
     }
+
+    /// rmw_zenoh's generator (zenoh_security_tools 0.12.0) writes, for
+    /// `<profile ns="/" node="talker"><topics publish="ALLOW"><topic>chatter</topic>`,
+    /// these rules (its README and config_generator.cpp); kairos writes the same rules, in
+    /// the process's own words, for the link to the router. The TLS keys are the same too.
+    #[test]
+    fn a_sessions_own_rules_are_rmw_zenohs_key_by_key() {
+        let (_dir, store, policy) = setup();
+        let generated = generate(&policy, &store, &Options::default()).unwrap();
+        let talker = &generated[0].config;
+        let rmw_zenoh = json!([
+            {"id": "outgoing_publications", "messages": ["put", "reply"], "flows": ["egress"], "key_exprs": ["0/chatter/*/*"]},
+            {"id": "incoming_subscriptions", "messages": ["declare_subscriber"], "flows": ["ingress"], "key_exprs": ["0/chatter/*/*"]},
+            {"id": "outgoing_publications_transient_local_queryable", "messages": ["declare_queryable", "liveliness_token"], "flows": ["egress"], "key_exprs": ["0/chatter/*/*/@adv/pub/*/*/_"]},
+            {"id": "incoming_subscriptions_transient_local_query", "messages": ["query"], "flows": ["ingress"], "key_exprs": ["0/chatter/*/*/@adv/**"]},
+        ]);
+        for expected in rmw_zenoh.as_array().unwrap() {
+            let id = format!("/zenohd {}", expected["id"].as_str().unwrap());
+            let ours = rule(talker, &id);
+            for key in ["messages", "flows"] {
+                assert_eq!(ours[key], expected[key], "{id} {key}");
+            }
+            // The talker also serves the action fib: its topics follow chatter's.
+            let keys = ours["key_exprs"].as_array().unwrap();
+            assert_eq!(keys[0], expected["key_exprs"][0], "{id}");
+        }
+        let tls = &talker["transport"]["link"]["tls"];
+        for key in [
+            "root_ca_certificate",
+            "listen_private_key",
+            "listen_certificate",
+            "connect_private_key",
+            "connect_certificate",
+        ] {
+            assert!(tls[key].is_string(), "{key}");
+        }
+        assert_eq!(tls["enable_mtls"], true);
+        assert_eq!(tls["verify_name_on_connect"], false);
+        assert!(
+            tls["root_ca_certificate"]
+                .as_str()
+                .unwrap()
+                .ends_with("identity_ca.cert.pem")
+        );
+        assert_eq!(talker["access_control"]["default_permission"], "deny");
+    }
 }
