@@ -146,8 +146,9 @@ fn load(
     Ok(config)
 }
 
-/// Mutual TLS with `enclave`'s identity, on the same hosts and ports.
-fn secure(config: &mut Config, enclave: &Enclave) {
+/// Mutual TLS with `enclave`'s identity, as `kairos security generate-configs` writes it,
+/// on the same hosts and ports (every endpoint's protocol becomes `tls`).
+pub fn secure(config: &mut Config, enclave: &Enclave) {
     let path =
         |p: std::path::PathBuf| serde_json::to_string(&p.to_string_lossy()).expect("a string");
     for (key, value) in [

@@ -263,7 +263,7 @@ fn side_config(side: Side, args: &Args) -> anyhow::Result<zenoh::Config> {
         .as_deref()
         .context("the TLS side needs --tls-dir")?;
     let enclave = kairos_security::Keystore::open(dir)?.enclave("/bench")?;
-    tls_settings(&mut config, &enclave)?;
+    kairos_zenoh::config::secure(&mut config, &enclave);
     for (key, value) in [
         (
             "connect/endpoints",
@@ -276,28 +276,6 @@ fn side_config(side: Side, args: &Args) -> anyhow::Result<zenoh::Config> {
             .map_err(|e| anyhow!("{key}: {e}"))?;
     }
     Ok(config)
-}
-
-/// Mutual TLS with `enclave`'s identity, as `kairos security generate-configs` writes it.
-fn tls_settings(
-    config: &mut zenoh::Config,
-    enclave: &kairos_security::Enclave,
-) -> anyhow::Result<()> {
-    let path = |p: std::path::PathBuf| serde_json::to_string(&p).expect("a path");
-    for (key, value) in [
-        ("root_ca_certificate", path(enclave.ca())),
-        ("listen_certificate", path(enclave.cert())),
-        ("listen_private_key", path(enclave.key())),
-        ("connect_certificate", path(enclave.cert())),
-        ("connect_private_key", path(enclave.key())),
-        ("enable_mtls", "true".to_owned()),
-        ("verify_name_on_connect", "false".to_owned()),
-    ] {
-        config
-            .insert_json5(&format!("transport/link/tls/{key}"), &value)
-            .map_err(|e| anyhow!("tls {key}: {e}"))?;
-    }
-    Ok(())
 }
 
 fn peer_config(port: u16, shm: bool) -> anyhow::Result<zenoh::Config> {
@@ -457,7 +435,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         .map_err(|e| anyhow!("{e}"))?;
     if let Some(dir) = &args.tls_dir {
         let enclave = kairos_security::Keystore::open(dir)?.enclave("/zenohd")?;
-        tls_settings(&mut router, &enclave)?;
+        kairos_zenoh::config::secure(&mut router, &enclave);
         router
             .insert_json5(
                 "listen/endpoints",
