@@ -24,12 +24,16 @@ const POLICY: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
         <profile ns="/" node="talker">
           <topics publish="ALLOW"><topic>chatter</topic></topics>
         </profile>
+        <profile ns="/" node="sensor">
+          <services reply="ALLOW"><service>~/get_parameters</service></services>
+        </profile>
       </profiles>
     </enclave>
     <enclave path="/tl/listener">
       <profiles>
         <profile ns="/" node="listener">
           <topics subscribe="ALLOW"><topic>chatter</topic><topic>secret</topic></topics>
+          <services request="ALLOW"><service>/sensor/get_parameters</service></services>
         </profile>
       </profiles>
     </enclave>
@@ -639,4 +643,83 @@ fn generate_policy_writes_what_the_running_graph_does_and_configs_follow_from_it
         .unwrap();
     let written = assert_ok("generate-configs", &out);
     assert!(written.contains("enclaves/tl/talker.json5"), "{written}");
+}
+
+/// The talker example (a program of the user's kind: `kairos_zenoh::init`, a node with
+/// parameters), built by the workspace build of scripts/test.
+fn talker_example() -> PathBuf {
+    let path = Path::new(zenoh_support::KAIROS)
+        .parent()
+        .expect("target dir")
+        .join("examples/talker");
+    if !path.is_file() {
+        let built = Command::new(env!("CARGO"))
+            .args(["build", "-p", "kairos-cli", "--example", "talker"])
+            .args((!cfg!(debug_assertions)).then_some("--release"))
+            .status()
+            .unwrap();
+        assert!(built.success(), "cargo build --example talker failed");
+    }
+    path
+}
+
+#[test]
+fn a_program_takes_its_enclave_from_ros_args_and_an_allowed_call_works_while_others_are_refused() {
+    let secured = Secured::new();
+    let _router = secured.router();
+    // A user's program, its enclave given as ROS 2 gives it: --ros-args --enclave.
+    let mut talker = Command::new(talker_example());
+    talker
+        .args(["--ros-args", "--enclave", "/tl/talker"])
+        .env("KAIROS_TRANSPORT", "zenoh")
+        .env("ROS_SECURITY_ENABLE", "true")
+        .env("ROS_SECURITY_STRATEGY", "Enforce")
+        .env("ROS_SECURITY_KEYSTORE", secured.keystore())
+        .env_remove("ROS_SECURITY_ENCLAVE_OVERRIDE")
+        .env_remove("ZENOH_SESSION_CONFIG_URI")
+        .env_remove("ZENOH_CONFIG_OVERRIDE")
+        .env_remove("ROS_DOMAIN_ID")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let _talker = Running(talker.spawn().unwrap());
+    let heard = finish(
+        spawn(echo(
+            &mut secured.kairos_as("/tl/listener"),
+            "/chatter",
+            2,
+            60,
+        )),
+        Duration::from_secs(90),
+    );
+    let heard = assert_ok("the listener of the talker example", &heard);
+    assert_eq!(heard.matches("hello").count(), 2, "{heard}");
+
+    // A service the policy lets the listener call, served in the talker's enclave.
+    let _sensor = Running(
+        secured
+            .kairos_as("/tl/talker")
+            .args(["param", "serve", "/sensor", "--timeout", "120"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let got = secured
+        .kairos_as("/tl/listener")
+        .args(["param", "get", "/sensor", "use_sim_time", "--timeout", "60"])
+        .output()
+        .unwrap();
+    let text = assert_ok("param get over TLS", &got);
+    assert!(text.contains("false"), "{text}");
+    // One it does not: refused when the client is made, with the policy line.
+    let refused = secured
+        .kairos_as("/tl/listener")
+        .args(["param", "list", "/sensor", "--timeout", "10"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("does not let enclave /tl/listener call /sensor/list_parameters"),
+        "{}",
+        stderr(&refused)
+    );
 }

@@ -233,7 +233,7 @@ impl AccessRules {
             attribute,
             item,
         };
-        if runtime_own(name) {
+        if runtime_own(kind, name) {
             self.denied.fetch_add(1, Ordering::Relaxed);
             if self.logged.lock().insert(name.to_owned()) {
                 crate::report::warn(&denied);
@@ -245,8 +245,10 @@ impl AccessRules {
 }
 
 /// The runtime's own entities, which a policy may leave out (as `ros2 security
-/// generate_policy` lists them, SROS2's hand-written policies often do not).
-fn runtime_own(name: &str) -> bool {
+/// generate_policy` lists them, SROS2's hand-written policies often do not): every node's
+/// parameter and type-description servers, `/rosout` and `/parameter_events` publishers,
+/// the `/clock` and `/parameter_events` subscriptions. A client is always the program's.
+fn runtime_own(kind: EntityKind, name: &str) -> bool {
     const SERVICES: [&str; 7] = [
         "/list_parameters",
         "/get_parameters",
@@ -256,8 +258,12 @@ fn runtime_own(name: &str) -> bool {
         "/get_parameter_types",
         "/get_type_description",
     ];
-    matches!(name, "/rosout" | "/parameter_events" | "/clock")
-        || SERVICES.iter().any(|s| name.ends_with(s))
+    match kind {
+        EntityKind::Service => SERVICES.iter().any(|s| name.ends_with(s)),
+        EntityKind::Publisher => matches!(name, "/rosout" | "/parameter_events"),
+        EntityKind::Subscription => matches!(name, "/clock" | "/parameter_events"),
+        EntityKind::Client | EntityKind::Node => false,
+    }
 }
 
 #[cfg(test)]
