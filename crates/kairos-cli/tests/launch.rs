@@ -93,7 +93,10 @@ fn seen_or_wait(lines: &mut Lines, text: &str) -> String {
 }
 
 /// Waits until the kernel has stopped `pid` (state `T` in `/proc/PID/stat`): `kill
-/// -STOP` only queues the signal, which the process takes when it next runs.
+/// -STOP` only queues the signal, which the process takes when it next runs. The kernel
+/// tells only a parent of a child's stop (`waitid(WSTOPPED)`), and `sleep-1` is the
+/// launcher's child, so this polls its state; the poll decides nothing about time (it
+/// ends when the state is reached; `LIMIT` only bounds a broken run).
 fn wait_until_stopped(pid: u32) {
     let deadline = Instant::now() + LIMIT;
     loop {

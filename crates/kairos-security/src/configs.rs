@@ -379,7 +379,9 @@ fn access_control(policy: &Policy, options: &Options, own: Option<&EnclavePolicy
     acl.into_json()
 }
 
-fn tls(enclave: &Enclave) -> Value {
+/// The `transport/link/tls` settings of a process of `enclave`: mutual TLS with its
+/// identity, checked against its CA, host names not checked.
+pub fn tls(enclave: &Enclave) -> Value {
     let path = |p: std::path::PathBuf| p.to_string_lossy().into_owned();
     json!({
         "root_ca_certificate": path(enclave.ca()),

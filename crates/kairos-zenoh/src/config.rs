@@ -149,18 +149,13 @@ fn load(
 /// Mutual TLS with `enclave`'s identity, as `kairos security generate-configs` writes it,
 /// on the same hosts and ports (every endpoint's protocol becomes `tls`).
 pub fn secure(config: &mut Config, enclave: &Enclave) {
-    let path =
-        |p: std::path::PathBuf| serde_json::to_string(&p.to_string_lossy()).expect("a string");
-    for (key, value) in [
-        ("root_ca_certificate", path(enclave.ca())),
-        ("listen_private_key", path(enclave.key())),
-        ("listen_certificate", path(enclave.cert())),
-        ("connect_private_key", path(enclave.key())),
-        ("connect_certificate", path(enclave.cert())),
-        ("enable_mtls", "true".into()),
-        ("verify_name_on_connect", "false".into()),
-    ] {
-        set(config, &format!("transport/link/tls/{key}"), &value);
+    let tls = kairos_security::configs::tls(enclave);
+    for (key, value) in tls.as_object().expect("the TLS settings are an object") {
+        set(
+            config,
+            &format!("transport/link/tls/{key}"),
+            &value.to_string(),
+        );
     }
     for list in ["connect/endpoints", "listen/endpoints"] {
         let endpoints: Vec<String> = endpoints(config, list)
