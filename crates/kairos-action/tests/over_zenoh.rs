@@ -166,7 +166,7 @@ fn a_server_that_leaves_fails_a_pending_result_at_once() {
     drop(server);
     drop(server_node);
     server_transport
-        .close(StdDuration::from_secs(5))
+        .close(LIMIT)
         .expect("close the server's session");
     let (result, waited) = waiter.join().unwrap();
     let err = result.unwrap_err();
