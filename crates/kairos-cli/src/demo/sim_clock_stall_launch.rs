@@ -1,13 +1,20 @@
 //! `kairos demo sim-clock-stall --launch`: story 1 at system scale, under `kairos launch`.
 //!
 //! Three processes from one launch file (`examples/launch/sim_clock_stall.launch.yaml`,
-//! embedded): a simulator publishing `/clock` that dies three seconds after it sees the
-//! other two in the graph, marked `on_exit: shutdown`; a kairos sensor whose timer runs on the simulator's clock; and a
+//! embedded): a simulator publishing `/clock` that freezes three seconds after it sees the
+//! other two in the graph and dies once the planner waits past the frozen time, marked
+//! `on_exit: shutdown`; a kairos sensor whose timer runs on the simulator's clock; and a
 //! planner written the naive way (its worker waits for `/clock` to reach a target with no
-//! timeout, and its Ctrl-C handler joins that worker). When the simulator dies the
-//! launcher stops the system: the kairos sensor stops on SIGINT at once (its waits end
-//! with the executor), the planner hangs in its join exactly as in story 1, and the
-//! launcher SIGKILLs it at its deadline and names it, quoting what it said it waits for.
+//! timeout, publishing that target on [`WAITING_FOR`], and its Ctrl-C handler joins that
+//! worker). When the simulator dies the launcher stops the system: the kairos sensor stops
+//! on SIGINT at once (its waits end with the executor), the planner hangs in its join
+//! exactly as in story 1, and the launcher SIGKILLs it at its deadline and names it,
+//! quoting what it said it waits for.
+//!
+//! The simulator dies on an event, not a count of seconds: `/clock` messages still on
+//! their way when it stopped would otherwise let a lagging planner (a loaded machine
+//! delivers them late) reach its target after the stop and end cleanly, which is a
+//! different story.
 
 use super::Outcome;
 use anyhow::Context as _;
@@ -25,34 +32,51 @@ pub const LAUNCH_FILE: &str = include_str!("../../examples/launch/sim_clock_stal
 const SIM_STEP: Duration = Duration::from_millis(1);
 
 /// How long the simulator waits for the nodes it should see before its countdown starts
-/// anyway.
+/// anyway, and for the planner to wait past the frozen clock before it dies anyway.
 const WAIT_FOR_NODES: Duration = Duration::from_secs(30);
 
+/// Where the planner says which `/clock` time its worker waits for, each time it starts a
+/// wait (a planner's status topic).
+pub const WAITING_FOR: &str = "/planner/waiting_for";
+
 /// The simulator (`kairos internal sim-clock-simulator --die-after S --after-nodes N,..`):
-/// publishes `/clock` (1 ms of simulated time per ms) and exits with status 1 `die_after`
-/// seconds after the nodes `after` are in the graph (or [`WAIT_FOR_NODES`] passed without
-/// them), as a crashing simulator does: the others are up when it dies, however slowly a
-/// busy machine started them.
+/// publishes `/clock` (1 ms of simulated time per ms); `die_after` seconds after the nodes
+/// `after` are in the graph (or [`WAIT_FOR_NODES`] passed without them) its clock freezes,
+/// and it exits with status 1 once the planner says it waits for a time past the frozen
+/// clock (or [`WAIT_FOR_NODES`] passed without that), as a crashing simulator does: the
+/// others are up, and the planner stuck, when it dies, however slowly a busy machine ran
+/// them.
 pub fn simulator_main(die_after: f64, after: &[String]) -> anyhow::Result<()> {
     kairos_zenoh::init()?.context("KAIROS_TRANSPORT=zenoh must be set for the simulator")?;
     let node = Node::new_in(&Context::global(), "simulator", "/")?;
     let clock = node.create_publisher::<ClockMsg>(CLOCK_TOPIC, Qos::keep_last(1))?;
+    // The latest time the planner said it waits for (ns); i64::MIN before it says any.
+    let planner_waits = Arc::new(std::sync::atomic::AtomicI64::new(i64::MIN));
+    let heard = Arc::clone(&planner_waits);
+    let _waiting_for =
+        node.create_subscription(WAITING_FOR, Qos::keep_last(10), move |m: &ClockMsg| {
+            heard.store(m.clock.nanos(), std::sync::atomic::Ordering::SeqCst);
+        })?;
+    let executor = Executor::single_threaded();
+    executor.add_node(&node)?;
+    let spinner = executor.clone();
+    std::thread::spawn(move || spinner.spin());
     let steady = kairos::time::Clock::steady();
     let token = kairos::signal::shutdown_token();
     let mut t = Time::new(ClockKind::Sim, 0);
     let mut next = steady.now();
     let give_up = steady.now() + WAIT_FOR_NODES;
-    let mut die_at = None;
+    let mut freeze_at = None;
     println!("simulator: publishing /clock; crashing {die_after} s after {after:?} are up");
     loop {
         let now = steady.now();
-        if die_at.is_none() {
+        if freeze_at.is_none() {
             let graph = node.graph();
             if now >= give_up || after.iter().all(|n| graph.has_node(n)) {
-                die_at = Some(now + Duration::from_secs_f64(die_after));
+                freeze_at = Some(now + Duration::from_secs_f64(die_after));
             }
         }
-        if die_at.is_some_and(|at| now >= at) {
+        if freeze_at.is_some_and(|at| now >= at) {
             break;
         }
         t = t + SIM_STEP;
@@ -60,6 +84,18 @@ pub fn simulator_main(die_after: f64, after: &[String]) -> anyhow::Result<()> {
         next = next + SIM_STEP;
         if steady.sleep_until(next, &token).is_err() {
             return Ok(()); // Ctrl-C before the crash
+        }
+    }
+    // Frozen: no /clock from here on. Dies once the planner's worker waits for a time that
+    // can no longer come (every /clock still on its way is older than `t`).
+    let frozen = steady.now();
+    let mut poll = frozen;
+    while planner_waits.load(std::sync::atomic::Ordering::SeqCst) <= t.nanos()
+        && steady.now() < frozen + WAIT_FOR_NODES
+    {
+        poll = poll + Duration::from_millis(5);
+        if steady.sleep_until(poll, &token).is_err() {
+            return Ok(());
         }
     }
     println!("simulator: crashed at sim time {t}");
@@ -111,6 +147,7 @@ pub fn planner_main() -> anyhow::Result<()> {
             lock.lock().unwrap_or_else(PoisonError::into_inner).0 = m.clock.nanos();
             cv.notify_all();
         })?;
+    let waiting_for = node.create_publisher::<ClockMsg>(WAITING_FOR, Qos::keep_last(10))?;
     let executor = Executor::single_threaded();
     executor.add_node(&node)?;
     let spinner = executor.clone();
@@ -126,6 +163,9 @@ pub fn planner_main() -> anyhow::Result<()> {
                 return; // a stop is seen only between waits
             }
             let target = state.0 + 10_000_000;
+            waiting_for.publish(ClockMsg {
+                clock: Time::new(ClockKind::Sim, target),
+            });
             while state.0 < target {
                 state = cv.wait(state).unwrap_or_else(PoisonError::into_inner);
             }
