@@ -7,8 +7,10 @@
 //! Every wait is bounded: children are killed when a test ends, however it ends.
 
 mod cli_support;
+mod hosts_support;
 mod zenoh_support;
 
+use hosts_support::TwoHosts;
 use std::process::Command;
 use std::time::Duration;
 use zenoh_support::{
@@ -312,79 +314,6 @@ fn a_subscriber_outlives_a_killed_publisher_and_a_restarted_router() {
         echo.0.try_wait().expect("poll echo").is_none(),
         "the subscriber process exited"
     );
-}
-
-/// Two network namespaces joined by a veth pair: two hosts on one machine. Deleted on drop.
-struct TwoHosts {
-    a: String,
-    b: String,
-    subnet: u8,
-}
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("`ip` (iproute2) is required: apt-get install iproute2 ({e})"));
-    assert!(
-        out.status.success(),
-        "ip {} failed: {} (this test needs root, as CI runs it)",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-impl TwoHosts {
-    fn new() -> Self {
-        let id = std::process::id();
-        let hosts = Self {
-            a: format!("kz{id}a"),
-            b: format!("kz{id}b"),
-            subnet: (id % 200) as u8 + 20,
-        };
-        let (va, vb) = (format!("kz{id}va"), format!("kz{id}vb"));
-        ip(&["netns", "add", &hosts.a]);
-        ip(&["netns", "add", &hosts.b]);
-        ip(&["link", "add", &va, "type", "veth", "peer", "name", &vb]);
-        ip(&["link", "set", &va, "netns", &hosts.a]);
-        ip(&["link", "set", &vb, "netns", &hosts.b]);
-        for (ns, dev, host) in [(&hosts.a, &va, 1), (&hosts.b, &vb, 2)] {
-            let addr = format!("{}/24", hosts.addr(host));
-            ip(&["-n", ns, "addr", "add", &addr, "dev", dev]);
-            ip(&["-n", ns, "link", "set", dev, "up"]);
-            ip(&["-n", ns, "link", "set", "lo", "up"]);
-        }
-        hosts
-    }
-
-    fn addr(&self, host: u8) -> String {
-        format!("10.231.{}.{host}", self.subnet)
-    }
-
-    /// `kairos args` on host `ns`, connecting to the router on host A.
-    fn kairos(&self, ns: &str, host: u8, args: &[&str]) -> Command {
-        let mut cmd = Command::new("ip");
-        cmd.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_kairos")])
-            .args(args)
-            .env(
-                "ZENOH_CONFIG_OVERRIDE",
-                format!(
-                    "connect/endpoints=[\"tcp/{}:7447\"];listen/endpoints=[\"tcp/{}:0\"]",
-                    self.addr(1),
-                    self.addr(host)
-                ),
-            )
-            .env_remove("ROS_DOMAIN_ID");
-        cmd
-    }
-}
-
-impl Drop for TwoHosts {
-    fn drop(&mut self) {
-        for ns in [&self.a, &self.b] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).status();
-        }
-    }
 }
 
 #[test]
