@@ -6,6 +6,7 @@
 //! expired, or none are refused and see no graph; an independent rmw_zenoh peer
 //! (zenoh-ros2-sdk) uses the same generated configuration.
 
+mod hosts_support;
 mod zenoh_support;
 
 use std::path::{Path, PathBuf};
@@ -50,8 +51,12 @@ struct Secured {
 
 impl Secured {
     fn new() -> Self {
+        Self::with_router("127.0.0.1", free_loopback_port())
+    }
+
+    /// The configurations of a router listening on `host:port`.
+    fn with_router(host: &str, port: u16) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let port = free_loopback_port();
         let ks = dir.path().join("ks");
         let run =
             |args: &[&str]| assert_ok(&args.join(" "), &kairos().args(args).output().unwrap());
@@ -69,11 +74,11 @@ impl Secured {
             "--keystore",
             ks.to_str().unwrap(),
             "--router-listen",
-            &format!("tls/127.0.0.1:{port}"),
+            &format!("tls/{host}:{port}"),
             "--router-connect",
-            &format!("tls/127.0.0.1:{port}"),
+            &format!("tls/{host}:{port}"),
             "--session-listen",
-            "tls/127.0.0.1:0",
+            &format!("tls/{host}:0"),
         ]);
         Self { dir, port }
     }
@@ -730,4 +735,58 @@ fn a_program_takes_its_enclave_from_ros_args_and_an_allowed_call_works_while_oth
         "{}",
         stderr(&refused)
     );
+}
+
+/// Two hosts (network namespaces on a veth pair): the router and the listener on host A,
+/// the talker on host B; the generated configurations, unchanged but for where each
+/// process listens, carry the allowed topic across hosts over mutual TLS.
+#[test]
+fn the_allowed_topic_crosses_hosts_over_mutual_tls() {
+    let hosts = hosts_support::TwoHosts::new();
+    let secured = Secured::with_router(&hosts.addr(1), 7447);
+    let mut router = hosts.exec(&hosts.a);
+    router
+        .arg("router")
+        .env(
+            "ZENOH_ROUTER_CONFIG_URI",
+            secured.configs().join("zenohd.json5"),
+        )
+        .stdout(std::process::Stdio::piped());
+    let mut router = spawn(&mut router);
+    let started = zenoh_support::stdout_lines(&mut router).next_within(Duration::from_secs(30));
+    assert!(
+        started.as_deref().is_some_and(|l| l.contains("running")),
+        "the router on host A said {started:?}"
+    );
+    let on = |ns: &str, host: u8, enclave: &str| {
+        let mut cmd = hosts.exec(ns);
+        cmd.env("ROS_SECURITY_ENABLE", "true")
+            .env("ROS_SECURITY_STRATEGY", "Enforce")
+            .env("ROS_SECURITY_KEYSTORE", secured.keystore())
+            .env("ROS_SECURITY_ENCLAVE_OVERRIDE", enclave)
+            .env(
+                "ZENOH_CONFIG_OVERRIDE",
+                format!("listen/endpoints=[\"tls/{}:0\"]", hosts.addr(host)),
+            );
+        cmd
+    };
+    let listener = spawn(echo(
+        &mut on(&hosts.a, 1, "/tl/listener"),
+        "/chatter",
+        3,
+        60,
+    ));
+    let _talker = Running(
+        publish(
+            &mut on(&hosts.b, 2, "/tl/talker"),
+            "/chatter",
+            "across",
+            200,
+        )
+        .spawn()
+        .unwrap(),
+    );
+    let got = finish(listener, Duration::from_secs(90));
+    let text = assert_ok("the listener on host A", &got);
+    assert_eq!(text.matches("across").count(), 3, "{text}");
 }
