@@ -62,29 +62,29 @@ pub enum InternalCmd {
 
 pub fn run(cmd: InternalCmd) -> anyhow::Result<ExitCode> {
     match cmd {
-        InternalCmd::ClockJumpChild => crate::demo::clock_jump::child_main()?,
+        InternalCmd::ClockJumpChild => kairos_demo::clock_jump::child_main()?,
         InternalCmd::WaitOnClocks => wait_on_clocks()?,
         InternalCmd::CallCycle {
             role,
             mode,
             at_unix_ms,
-        } => crate::demo::call_cycle::child_main(&role, &mode, at_unix_ms)?,
-        InternalCmd::PipelineNode { role } => crate::demo::pipeline_processes::node_main(&role)?,
+        } => kairos_demo::call_cycle::child_main(&role, &mode, at_unix_ms)?,
+        InternalCmd::PipelineNode { role } => kairos_demo::pipeline_processes::node_main(&role)?,
         InternalCmd::SimClockSimulator {
             die_after: None, ..
-        } => crate::demo::sim_clock_stall_processes::simulator_main()?,
+        } => kairos_demo::sim_clock_stall_processes::simulator_main()?,
         InternalCmd::SimClockSimulator {
             die_after: Some(secs),
             after_nodes,
-        } => crate::demo::sim_clock_stall_launch::simulator_main(secs, &after_nodes)?,
-        InternalCmd::SimClockLaunchSensor => crate::demo::sim_clock_stall_launch::sensor_main()?,
-        InternalCmd::SimClockPlanner => crate::demo::sim_clock_stall_launch::planner_main()?,
+        } => kairos_demo::sim_clock_stall_launch::simulator_main(secs, &after_nodes)?,
+        InternalCmd::SimClockLaunchSensor => kairos_demo::sim_clock_stall_launch::sensor_main()?,
+        InternalCmd::SimClockPlanner => kairos_demo::sim_clock_stall_launch::planner_main()?,
         InternalCmd::SimClockSensor { policy } => {
-            crate::demo::sim_clock_stall_processes::sensor_main(&policy)?
+            kairos_demo::sim_clock_stall_processes::sensor_main(&policy)?
         }
-        InternalCmd::SimClockNaive => crate::demo::sim_clock_stall_processes::naive_main()?,
+        InternalCmd::SimClockNaive => kairos_demo::sim_clock_stall_processes::naive_main()?,
         InternalCmd::SimClockFollower { ticks } => {
-            crate::demo::sim_clock_stall_processes::follower_main(ticks)?
+            kairos_demo::sim_clock_stall_processes::follower_main(ticks)?
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -4,16 +4,13 @@
 //! prints a human summary, or JSON with `--json`.
 
 mod bag;
-mod bench;
 mod bridge;
-mod demo;
 mod internal;
 mod launch;
 mod param;
 mod pkg;
 mod ros;
 mod security;
-mod stats;
 mod tf;
 mod trace_cmd;
 
@@ -33,10 +30,10 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Replay the incidents kairos exists to prevent; with no scenario, run them all.
-    Demo(demo::DemoArgs),
+    Demo(kairos_demo::DemoArgs),
     /// Timing benchmarks, each measured side by side with a baseline.
     #[command(subcommand)]
-    Bench(bench::BenchCmd),
+    Bench(kairos_bench::BenchCmd),
     /// Read and analyze CTF traces (kairos, ROS 2, ROS 1).
     #[command(subcommand)]
     Trace(trace_cmd::TraceCmd),
@@ -95,8 +92,8 @@ fn main() -> std::process::ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Demo(args) => demo::run(args),
-        Command::Bench(cmd) => bench::run(cmd),
+        Command::Demo(args) => kairos_demo::run(args),
+        Command::Bench(cmd) => kairos_bench::run(cmd),
         Command::Trace(cmd) => trace_cmd::run(cmd),
         Command::Internal(cmd) => internal::run(cmd),
         Command::Router(args) => ros::router(args),

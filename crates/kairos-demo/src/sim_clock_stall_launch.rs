@@ -27,13 +27,14 @@ use std::process::Stdio;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 /// The launch file, as users find it under `examples/launch/`.
-pub const LAUNCH_FILE: &str = include_str!("../../examples/launch/sim_clock_stall.launch.yaml");
+pub const LAUNCH_FILE: &str =
+    include_str!("../../kairos-cli/examples/launch/sim_clock_stall.launch.yaml");
 
 const SIM_STEP: Duration = Duration::from_millis(1);
 
 /// How long the simulator waits for the nodes it should see before its countdown starts
 /// anyway, and for the planner to wait past the frozen clock before it dies anyway.
-const WAIT_FOR_NODES: Duration = Duration::from_secs(30);
+pub const WAIT_FOR_NODES: Duration = Duration::from_secs(30);
 
 /// Where the planner says which `/clock` time its worker waits for, each time it starts a
 /// wait (a planner's status topic).

@@ -2,14 +2,20 @@
 //! run, because on a shared machine the ratio is what holds, not the absolute figure.
 //!
 //! The third-party contenders (tokio's interval in `timer`, the `tracing` crate in
-//! `trace`) are built only with `--features baselines`, so that the installed binary
-//! carries no dependency that only a benchmark needs. The std, crossbeam, raw-Zenoh,
-//! babeltrace2 and cyclictest baselines are always there.
+//! `trace`) are built only with the `baselines` feature (`kairos-cli`'s `baselines`
+//! forwards to it), so that the installed binary carries no dependency that only a
+//! benchmark needs. The std, crossbeam, raw-Zenoh, babeltrace2 and cyclictest baselines
+//! are always there.
+//!
+//! The `kairos` binary parses [`BenchCmd`] and calls [`run`]; each benchmark prints a
+//! table, or JSON with `--json`, and the figures in BENCHMARKS.md come from these
+//! programs with the commands written there.
 
 mod dispatch;
 mod pubsub;
 mod read;
 mod record;
+pub mod stats;
 pub mod timer;
 pub mod trace;
 mod zenoh;
@@ -40,6 +46,7 @@ pub enum BenchCmd {
 }
 
 /// A directory of its own for one measurement's files, removed when dropped.
+#[derive(Debug)]
 pub struct ScratchDir(std::path::PathBuf);
 
 impl ScratchDir {

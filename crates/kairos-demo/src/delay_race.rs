@@ -8,8 +8,8 @@
 //! after every wake-up) and a faithful copy of the millisecond-counter loop.
 
 use super::Outcome;
-use crate::stats::Summary;
 use kairos::time::{CancelToken, Clock, Duration};
+use kairos_bench::stats::Summary;
 use serde_json::json;
 
 /// `millis()` as ArduPilot's Linux HAL computed it: whole milliseconds of a monotonic clock.

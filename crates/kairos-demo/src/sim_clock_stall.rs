@@ -20,10 +20,10 @@ use std::sync::{Arc, Condvar, Mutex, mpsc};
 const STALL_TIMEOUT: Duration = Duration::from_millis(200);
 const SIM_STEP: Duration = Duration::from_millis(1);
 /// How long the simulator publishes before it falls silent.
-const SIM_RUN: Duration = Duration::from_millis(300);
+pub const SIM_RUN: Duration = Duration::from_millis(300);
 /// The same under `--quick`: the sensor server still loops 20 times, and the trace of
 /// the run (`kairos trace dump` is tested on it) still holds over a thousand events.
-const SIM_RUN_QUICK: Duration = Duration::from_millis(200);
+pub const SIM_RUN_QUICK: Duration = Duration::from_millis(200);
 
 fn steady_ms_since(start: Time) -> f64 {
     kairos::time::Clock::steady()
