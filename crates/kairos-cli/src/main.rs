@@ -1,17 +1,16 @@
-//! `kairos`: demo scenarios, benchmarks and trace analysis.
-//!
-//! A thin binary over the library crates: each subcommand lives in its own module and
-//! prints a human summary, or JSON with `--json`.
+//! `kairos`: a thin binary over the library crates. It parses the command line and
+//! dispatches: the demos to `kairos-demo`, the benchmarks to `kairos-bench`, the graph
+//! tools (`router`, `node`, `topic`, `service`, `action`, `lifecycle`, `param`, `tf`) to
+//! `kairos-tools`; the modules here are the commands that front a library of their own
+//! (`bag`, `bridge`, `launch`, `pkg`, `security`, `trace`). Each prints a human summary,
+//! or JSON with `--json`.
 
 mod bag;
 mod bridge;
 mod internal;
 mod launch;
-mod param;
 mod pkg;
-mod ros;
 mod security;
-mod tf;
 mod trace_cmd;
 
 use clap::{Parser, Subcommand};
@@ -38,25 +37,25 @@ enum Command {
     #[command(subcommand)]
     Trace(trace_cmd::TraceCmd),
     /// Run a Zenoh router (rmw_zenoh's default: tcp/[::]:7447) for processes to meet at.
-    Router(ros::RouterArgs),
+    Router(kairos_tools::RouterArgs),
     /// Nodes across processes (Zenoh, rmw_zenoh wire format).
     #[command(subcommand)]
-    Node(ros::NodeCmd),
+    Node(kairos_tools::NodeCmd),
     /// Topics across processes: list, info, echo, hz, pub.
     #[command(subcommand)]
-    Topic(ros::TopicCmd),
+    Topic(kairos_tools::TopicCmd),
     /// Services across processes: list, call.
     #[command(subcommand)]
-    Service(ros::ServiceCmd),
+    Service(kairos_tools::ServiceCmd),
     /// Actions across processes: list, info, send_goal.
     #[command(subcommand)]
-    Action(ros::ActionCmd),
+    Action(kairos_tools::ActionCmd),
     /// Managed (lifecycle) nodes across processes: nodes, get, set, list.
     #[command(subcommand)]
-    Lifecycle(ros::LifecycleCmd),
+    Lifecycle(kairos_tools::LifecycleCmd),
     /// Node parameters across processes: list, get, set.
     #[command(subcommand)]
-    Param(param::ParamCmd),
+    Param(kairos_tools::param::ParamCmd),
     /// Bags in rosbag2's format (MCAP, sqlite3): record, info, echo.
     #[command(subcommand)]
     Bag(bag::BagCmd),
@@ -65,7 +64,7 @@ enum Command {
     Bridge(bridge::BridgeCmd),
     /// Frames across processes: echo, frames, static.
     #[command(subcommand)]
-    Tf(tf::TfCmd),
+    Tf(kairos_tools::tf::TfCmd),
     /// Start a system of processes from a ROS 2 launch file (YAML, XML); Ctrl-C stops it on time.
     Launch(launch::LaunchArgs),
     /// Installed packages (ament's index under AMENT_PREFIX_PATH): list, prefix, executables, install.
@@ -96,18 +95,18 @@ fn main() -> std::process::ExitCode {
         Command::Bench(cmd) => kairos_bench::run(cmd),
         Command::Trace(cmd) => trace_cmd::run(cmd),
         Command::Internal(cmd) => internal::run(cmd),
-        Command::Router(args) => ros::router(args),
-        Command::Node(cmd) => ros::node(cmd),
-        Command::Topic(cmd) => ros::topic(cmd),
-        Command::Service(cmd) => ros::service(cmd),
-        Command::Action(cmd) => ros::action(cmd),
-        Command::Lifecycle(cmd) => ros::lifecycle(cmd),
-        Command::Param(cmd) => param::run(cmd),
+        Command::Router(args) => kairos_tools::router(args),
+        Command::Node(cmd) => kairos_tools::node(cmd),
+        Command::Topic(cmd) => kairos_tools::topic(cmd),
+        Command::Service(cmd) => kairos_tools::service(cmd),
+        Command::Action(cmd) => kairos_tools::action(cmd),
+        Command::Lifecycle(cmd) => kairos_tools::lifecycle(cmd),
+        Command::Param(cmd) => kairos_tools::param::run(cmd),
         Command::Launch(args) => launch::run(args),
         Command::Pkg(cmd) => pkg::run(cmd),
         Command::Run(args) => pkg::run_executable(args),
         Command::Bag(cmd) => bag::run(cmd),
-        Command::Tf(cmd) => tf::run(cmd),
+        Command::Tf(cmd) => kairos_tools::tf::run(cmd),
         Command::Bridge(cmd) => bridge::run(cmd),
         Command::Security(cmd) => security::run(cmd),
     };

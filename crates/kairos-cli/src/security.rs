@@ -153,7 +153,7 @@ fn generate_configs(args: GenerateConfigsArgs) -> anyhow::Result<()> {
 /// profile listing what it publishes, subscribes, serves and calls, as `ros2 security
 /// generate_policy` writes it. Hidden nodes (`_` first) and this command's own are left out.
 fn generate_policy(args: GeneratePolicyArgs) -> anyhow::Result<()> {
-    let transport = crate::ros::open_transport()?;
+    let transport = kairos_tools::open_transport()?;
     let spin = std::time::Duration::try_from_secs_f64(args.spin_time)
         .map_err(|_| anyhow::anyhow!("--spin-time {}: give seconds ≥ 0", args.spin_time))?;
     let wait_for = args.wait_for.clone();

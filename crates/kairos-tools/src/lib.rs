@@ -1,15 +1,18 @@
-//! `kairos router`, `kairos node|topic|service|action|lifecycle ...`: the graph across processes, shaped
-//! like the ros2 CLI and taking the same arguments. Each command is a kairos process on
-//! the Zenoh transport (rmw_zenoh's wire format), so it sees and talks to ROS 2 nodes on
-//! rmw_zenoh as well as kairos nodes.
+//! The graph of a running system from the command line, shaped like the ros2 CLI and
+//! taking the same arguments: `kairos router`, `node`, `topic`, `service`, `action`,
+//! `lifecycle`, [`param`] and [`tf`]. Each command is a kairos process on the Zenoh
+//! transport (rmw_zenoh's wire format), so it sees and talks to ROS 2 nodes on rmw_zenoh
+//! as well as kairos nodes. The `kairos` binary parses these commands and calls them.
 //!
-//! Every command that waits has a bound (`--timeout`, `--count`, `--times`).
+//! Every command that waits has a bound (`--timeout`, `--count`, `--times`, `--duration`).
 
 mod action;
 mod lifecycle;
 mod node;
+pub mod param;
 mod router;
 mod service;
+pub mod tf;
 mod topic;
 mod values;
 
@@ -103,7 +106,7 @@ fn secs(s: f64) -> anyhow::Result<Duration> {
 }
 
 /// The transport every command runs on, whatever the environment says.
-pub(crate) fn open_transport() -> anyhow::Result<Arc<ZenohTransport>> {
+pub fn open_transport() -> anyhow::Result<Arc<ZenohTransport>> {
     open()
 }
 
@@ -229,7 +232,7 @@ fn render(value: &serde_json::Value, json: bool) -> String {
 }
 
 /// What a command's wait for its next item ended with.
-pub(super) enum Next<T> {
+pub(crate) enum Next<T> {
     Item(T),
     TimedOut,
     /// Ctrl-C (or SIGTERM): the runtime's shutdown token was cancelled.
@@ -242,7 +245,7 @@ const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 
 /// The next item of `rx` before `deadline`; a Ctrl-C ends the wait within
 /// [`INTERRUPT_POLL`] (a channel cannot wait on the token itself).
-pub(super) fn next_before<T>(rx: &mpsc::Receiver<T>, deadline: Instant) -> Next<T> {
+pub(crate) fn next_before<T>(rx: &mpsc::Receiver<T>, deadline: Instant) -> Next<T> {
     let shutdown = kairos::signal::shutdown_token();
     loop {
         if shutdown.is_cancelled() {
