@@ -41,5 +41,4 @@ mod trace;
 pub use client::{ActionClient, ClientGoalHandle, GoalOutcome};
 pub use error::{ActionError, GoalError};
 pub use goal::{CancelResponse, GoalId, GoalResponse, GoalStatus};
-pub use kairos::graph::ActionType;
 pub use server::{ActionServer, ActionServerOptions, ServerGoalHandle};

@@ -12,7 +12,7 @@
 
 mod zenoh_support;
 
-use kairos_msgs::Message;
+use kairos::graph::Message;
 use std::io::{BufRead, BufReader};
 use std::process::Command;
 use std::sync::mpsc;

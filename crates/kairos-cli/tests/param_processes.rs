@@ -158,7 +158,7 @@ client.close()
 
 #[test]
 fn a_ros2_client_sets_use_sim_time_on_a_kairos_node() {
-    use kairos_msgs::ServiceType;
+    use kairos::graph::ServiceType;
     let router = Router::start(KAIROS);
     let (_node, mut node_lines) = parameter_node(&router);
     let mut python = Command::new("python3");

@@ -6,7 +6,7 @@
 
 mod zenoh_support;
 
-use kairos_msgs::Message;
+use kairos::graph::Message;
 use std::time::Duration;
 use zenoh_support::*;
 

@@ -10,7 +10,7 @@
 
 mod zenoh_support;
 
-use kairos_zenoh::Message;
+use kairos::graph::Message;
 use kairos_zenoh::attachment::Attachment;
 use kairos_zenoh::graph_key::data_key;
 use kairos_zenoh::message::{dds_type_name, encode};

@@ -82,7 +82,7 @@ fn sequence_gaps_are_counted_and_traced_as_losses() {
         .unwrap();
     let key = format!(
         "0/chatter/std_msgs::msg::dds_::String_/{}",
-        <StringMsg as kairos_zenoh::Message>::type_hash()
+        <StringMsg as kairos::graph::Message>::type_hash()
     );
     let raw = other.declare_publisher(key).wait().unwrap();
     assert!(

@@ -30,7 +30,7 @@ pub struct WireReading {
     pub born_ns: i64,
 }
 
-impl kairos_zenoh::Message for WireReading {
+impl kairos::graph::Message for WireReading {
     const TYPE_NAME: &'static str = "kairos_demo/msg/Reading";
     fn description() -> TypeDescription {
         TypeDescription::new(

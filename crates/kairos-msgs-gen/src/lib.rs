@@ -4,9 +4,10 @@
 //! What this crate promises: for every message and service of the packages it is given, a
 //! Rust type whose serde form is the CDR of the ROS type (fields in file order, the ROS
 //! primitive widths, fixed arrays without a length, sequences and strings with one), and an
-//! implementation of `kairos_msgs::Message` / `ServiceType` whose type description is the
-//! one rosidl builds, so the RIHS01 hash (computed by `kairos_msgs::type_hash`, the one
-//! implementation of rosidl's algorithm in kairos) is the one ROS 2 computes. An action
+//! implementation of `Message` / `ServiceType` (named through `kairos_msgs`) whose type
+//! description is the one rosidl builds, so the RIHS01 hash (computed by
+//! `kairos_msgs::type_hash`, the one implementation of rosidl's algorithm in kairos) is the
+//! one ROS 2 computes. An action
 //! `pkg/action/A` is expanded as rosidl expands it: `AGoal`, `AResult`, `AFeedback`, the
 //! services `ASendGoal` and `AGetResult` and the message `AFeedbackMessage` (goal ids and
 //! stamps added), named together by `A`'s `ActionType`. A definition

@@ -987,7 +987,7 @@ impl<'de> de::SeqAccess<'de> for Items<'_, '_> {
 }
 
 /// The layout of a message class for the Rust message `T`.
-pub(crate) fn layout_of<T: kairos_zenoh::Message>(
+pub(crate) fn layout_of<T: kairos::graph::Message>(
     class: &Bound<'_, PyAny>,
 ) -> PyResult<Arc<Layout>> {
     Layout::of(class, &T::description())

@@ -13,8 +13,9 @@
 //!   is a `TypeError` saying so.
 
 use crate::convert::to_plain;
+use kairos::graph::{Message, ServiceType};
+use kairos_msgs::InterfaceVisitor;
 use kairos_msgs::type_hash::TypeDescription;
-use kairos_msgs::{InterfaceVisitor, Message, ServiceType};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};

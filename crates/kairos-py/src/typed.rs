@@ -7,9 +7,8 @@ use crate::env::CallbackEnv;
 use crate::errors::{call_error, graph_error};
 use crate::future::{CoroutineTask, PyFuture, ResponseSource, ResultSlot};
 use kairos::graph::{
-    Client, Node, Publisher, PublisherEvents, Qos, QosEventHandler, SubscriptionEvents,
+    Client, Message, Node, Publisher, PublisherEvents, Qos, QosEventHandler, SubscriptionEvents,
 };
-use kairos_zenoh::Message;
 use parking_lot::Mutex;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -449,11 +448,7 @@ pub(crate) type MakeRelay = fn(&Node, &str, &str) -> PyResult<Relayed>;
 
 /// A Rust subscription of `T` on `input` that republishes each message on `output` as the
 /// same `Arc<T>` (no copy), keeping the last one as JSON for the tests to read.
-pub(crate) fn make_relay<T: kairos_msgs::Message>(
-    node: &Node,
-    input: &str,
-    output: &str,
-) -> PyResult<Relayed> {
+pub(crate) fn make_relay<T: Message>(node: &Node, input: &str, output: &str) -> PyResult<Relayed> {
     let publisher = node
         .create_publisher::<T>(output, Qos::keep_last(100))
         .map_err(graph_error)?;

@@ -12,9 +12,9 @@
 //! generated packages, and only read afterwards; values are handed over as JSON.
 
 use crate::ZenohTransport;
-use crate::message::{DecodeError, Message, ServiceType};
+use crate::message::DecodeError;
 use kairos::graph::transport::{AnyValue, ServiceWire, Wire};
-use kairos::graph::{Node, Qos};
+use kairos::graph::{Message, Node, Qos, ServiceType};
 use kairos::time::Duration;
 use std::any::Any;
 use std::collections::HashMap;

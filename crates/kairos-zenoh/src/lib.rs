@@ -54,7 +54,7 @@ pub mod shared_waits;
 pub mod transport;
 pub mod type_description;
 
-pub use kairos_msgs::{Message, ServiceType, message, type_hash};
+pub use kairos_msgs::{message, type_hash};
 pub use transport::{TransportError, ZenohTransport};
 
 use std::sync::Arc;

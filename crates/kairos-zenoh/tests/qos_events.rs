@@ -11,16 +11,16 @@
 use kairos::exec::Executor;
 use kairos::graph::{
     Context, EntityKind, IncompatibleQos, IncompatibleType, Liveliness, LivelinessChanged, Matched,
-    MessageLost, Node, Qos, QosPolicy,
+    Message, MessageLost, Node, Qos, QosPolicy,
 };
 use kairos::time::Duration as KDuration;
 use kairos_testkit::zenoh_session::{loopback_config, router_on_free_port};
+use kairos_zenoh::ZenohTransport;
 use kairos_zenoh::attachment::Attachment;
 use kairos_zenoh::graph_key::data_key;
 use kairos_zenoh::message::{dds_type_name, encode};
 use kairos_zenoh::msg::StringMsg;
 use kairos_zenoh::type_hash::{Field, TypeDescription, type_id};
-use kairos_zenoh::{Message, ZenohTransport};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

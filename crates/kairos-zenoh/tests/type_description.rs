@@ -5,14 +5,13 @@
 //! message; a wrong hash or an unknown type is a refusal with a reason.
 
 use kairos::exec::Executor;
-use kairos::graph::{Context, Node, Qos};
+use kairos::graph::{Context, Message, Node, Qos, ServiceType};
 use kairos_msgs::example_interfaces::srv::{AddTwoInts, AddTwoIntsRequest, AddTwoIntsResponse};
 use kairos_msgs::sensor_msgs::msg::Image;
 use kairos_msgs::type_description_interfaces::srv::{
     GetTypeDescription, GetTypeDescriptionRequest, GetTypeDescriptionResponse,
 };
 use kairos_msgs::type_hash::{Field, TypeDescription, type_id};
-use kairos_msgs::{Message, ServiceType};
 use kairos_testkit::zenoh_session::{loopback_config, router_on_free_port};
 use kairos_zenoh::ZenohTransport;
 use kairos_zenoh::type_description::{from_message, serve};

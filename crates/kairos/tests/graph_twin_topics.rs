@@ -7,9 +7,8 @@
 //! (fields in `.msg` order, serde derives, `Message` with the ROS name and description).
 
 use kairos::exec::Executor;
-use kairos::graph::{ClockMsg, Context, GraphError, Node, Qos};
+use kairos::graph::{ClockMsg, Context, GraphError, Message, Node, Qos};
 use kairos::time::{ClockKind, Time};
-use kairos_interface::Message;
 use kairos_interface::type_hash::{Field, TypeDescription, type_id};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
