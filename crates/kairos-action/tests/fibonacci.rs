@@ -10,51 +10,16 @@ use kairos_action::{
     ActionClient, ActionError, ActionServer, ActionServerOptions, CancelResponse, GoalResponse,
     GoalStatus, ServerGoalHandle,
 };
-use kairos_msgs::example_interfaces::action::{
-    Fibonacci, FibonacciFeedback, FibonacciGoal, FibonacciResult,
-};
+use kairos_msgs::example_interfaces::action::{Fibonacci, FibonacciGoal, FibonacciResult};
 use std::sync::mpsc;
 use std::time::Duration as StdDuration;
 
 const LIMIT: StdDuration = StdDuration::from_secs(30);
 
-fn fibonacci(order: i32) -> Vec<i32> {
-    let mut sequence = vec![0, 1];
-    while sequence.len() < order.max(0) as usize + 1 {
-        let n = sequence.len();
-        sequence.push(sequence[n - 1] + sequence[n - 2]);
-    }
-    sequence.truncate(order.max(0) as usize + 1);
-    sequence
-}
-
-/// A server that computes each goal on a thread of its own, publishing every partial
-/// sequence as feedback; negative orders are rejected.
+/// The tests' Fibonacci server (`kairos_testkit::fibonacci`): negative orders rejected,
+/// every partial sequence published as feedback.
 fn serve(node: &Node) -> ActionServer<Fibonacci> {
-    ActionServer::<Fibonacci>::new(
-        node,
-        "fibonacci",
-        |_, goal| {
-            if goal.order < 0 {
-                GoalResponse::Reject
-            } else {
-                GoalResponse::AcceptAndExecute
-            }
-        },
-        |_, _| CancelResponse::Accept,
-        |handle: ServerGoalHandle<Fibonacci>| {
-            std::thread::spawn(move || {
-                let sequence = fibonacci(handle.goal().order);
-                for end in 2..=sequence.len() {
-                    handle.publish_feedback(FibonacciFeedback {
-                        sequence: sequence[..end].to_vec(),
-                    });
-                }
-                handle.succeed(FibonacciResult { sequence }).unwrap();
-            });
-        },
-    )
-    .unwrap()
+    kairos_testkit::fibonacci::server(node, "fibonacci", LIMIT)
 }
 
 /// A context with a server node and a client node, spun by a two-thread executor.
@@ -91,7 +56,7 @@ impl System {
 
 impl Drop for System {
     fn drop(&mut self) {
-        let report = self.executor.shutdown(Duration::from_secs(5));
+        let report = self.executor.shutdown(LIMIT);
         assert!(report.is_clean(), "{report}");
         if let Some(spinner) = self.spinner.take() {
             spinner.join().unwrap().unwrap();

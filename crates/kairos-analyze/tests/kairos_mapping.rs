@@ -11,107 +11,66 @@ use kairos_analyze::{Options, analyze, chains, queues, timers};
 mod ctf_writer;
 use ctf_writer::{Class, T, V, Writer};
 
-const EVENTS: &[Class] = &[
-    (
-        "ros2:rcl_node_init",
-        &[
-            ("node_handle", T::H),
-            ("rmw_handle", T::H),
-            ("node_name", T::S),
-            ("namespace", T::S),
-        ],
-    ),
-    (
-        "ros2:rcl_publisher_init",
-        &[
-            ("publisher_handle", T::H),
-            ("node_handle", T::H),
-            ("rmw_publisher_handle", T::H),
-            ("topic_name", T::S),
-            ("queue_depth", T::U),
-        ],
-    ),
-    (
-        "ros2:rcl_subscription_init",
-        &[
-            ("subscription_handle", T::H),
-            ("node_handle", T::H),
-            ("rmw_subscription_handle", T::H),
-            ("topic_name", T::S),
-            ("queue_depth", T::U),
-        ],
-    ),
-    (
-        "ros2:rclcpp_subscription_init",
-        &[("subscription_handle", T::H), ("subscription", T::H)],
-    ),
-    (
-        "ros2:rclcpp_subscription_callback_added",
-        &[("subscription", T::H), ("callback", T::H)],
-    ),
-    (
-        "ros2:rcl_timer_init",
-        &[("timer_handle", T::H), ("period", T::I)],
-    ),
-    (
-        "ros2:rclcpp_timer_callback_added",
-        &[("timer_handle", T::H), ("callback", T::H)],
-    ),
-    (
-        "ros2:rclcpp_timer_link_node",
-        &[("timer_handle", T::H), ("node_handle", T::H)],
-    ),
-    (
-        "ros2:callback_start",
-        &[("callback", T::H), ("is_intra_process", T::N)],
-    ),
-    ("ros2:callback_end", &[("callback", T::H)]),
-    (
-        "ros2:rcl_publish",
-        &[("publisher_handle", T::H), ("message", T::H), ("seq", T::U)],
-    ),
-    (
-        "ros2:rmw_publish",
-        &[("message", T::H), ("publisher_handle", T::H), ("seq", T::U)],
-    ),
-    (
-        "kairos:message_enqueue",
-        &[
-            ("subscription_handle", T::H),
-            ("publisher_handle", T::H),
-            ("seq", T::U),
-            ("queue_depth", T::U),
-        ],
-    ),
-    (
-        "kairos:message_drop",
-        &[
-            ("subscription_handle", T::H),
-            ("publisher_handle", T::H),
-            ("seq", T::U),
-            ("queue_depth", T::U),
-        ],
-    ),
-    (
-        "ros2:rmw_take",
-        &[
-            ("rmw_subscription_handle", T::H),
-            ("message", T::H),
-            ("source_timestamp", T::I),
-            ("taken", T::N),
-            ("publisher_handle", T::H),
-            ("seq", T::U),
-        ],
-    ),
-    (
-        "kairos:timer_fire",
-        &[
-            ("timer_handle", T::H),
-            ("clock", T::U),
-            ("scheduled", T::I),
-            ("actual", T::I),
-        ],
-    ),
+/// The events of this layout beyond the entities both layouts declare alike.
+const EVENTS: &[&[Class]] = &[
+    ctf_writer::ROS2_ENTITIES,
+    &[
+        (
+            "ros2:rcl_timer_init",
+            &[("timer_handle", T::H), ("period", T::I)],
+        ),
+        (
+            "ros2:callback_start",
+            &[("callback", T::H), ("is_intra_process", T::N)],
+        ),
+        ("ros2:callback_end", &[("callback", T::H)]),
+        (
+            "ros2:rcl_publish",
+            &[("publisher_handle", T::H), ("message", T::H), ("seq", T::U)],
+        ),
+        (
+            "ros2:rmw_publish",
+            &[("message", T::H), ("publisher_handle", T::H), ("seq", T::U)],
+        ),
+        (
+            "kairos:message_enqueue",
+            &[
+                ("subscription_handle", T::H),
+                ("publisher_handle", T::H),
+                ("seq", T::U),
+                ("queue_depth", T::U),
+            ],
+        ),
+        (
+            "kairos:message_drop",
+            &[
+                ("subscription_handle", T::H),
+                ("publisher_handle", T::H),
+                ("seq", T::U),
+                ("queue_depth", T::U),
+            ],
+        ),
+        (
+            "ros2:rmw_take",
+            &[
+                ("rmw_subscription_handle", T::H),
+                ("message", T::H),
+                ("source_timestamp", T::I),
+                ("taken", T::N),
+                ("publisher_handle", T::H),
+                ("seq", T::U),
+            ],
+        ),
+        (
+            "kairos:timer_fire",
+            &[
+                ("timer_handle", T::H),
+                ("clock", T::U),
+                ("scheduled", T::I),
+                ("actual", T::I),
+            ],
+        ),
+    ],
 ];
 
 const MS: u64 = 1_000_000;

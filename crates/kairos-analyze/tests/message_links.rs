@@ -12,86 +12,45 @@ use kairos_analyze::{Options, analyze, chains};
 mod ctf_writer;
 use ctf_writer::{Class, T, V, Writer};
 
-const EVENTS: &[Class] = &[
-    (
-        "ros2:rcl_node_init",
-        &[
-            ("node_handle", T::H),
-            ("rmw_handle", T::H),
-            ("node_name", T::S),
-            ("namespace", T::S),
-        ],
-    ),
-    (
-        "ros2:rcl_publisher_init",
-        &[
-            ("publisher_handle", T::H),
-            ("node_handle", T::H),
-            ("rmw_publisher_handle", T::H),
-            ("topic_name", T::S),
-            ("queue_depth", T::U),
-        ],
-    ),
-    (
-        "ros2:rcl_subscription_init",
-        &[
-            ("subscription_handle", T::H),
-            ("node_handle", T::H),
-            ("rmw_subscription_handle", T::H),
-            ("topic_name", T::S),
-            ("queue_depth", T::U),
-        ],
-    ),
-    (
-        "ros2:rclcpp_subscription_init",
-        &[("subscription_handle", T::H), ("subscription", T::H)],
-    ),
-    (
-        "ros2:rclcpp_subscription_callback_added",
-        &[("subscription", T::H), ("callback", T::H)],
-    ),
-    (
-        "ros2:rcl_timer_init",
-        &[("timer_handle", T::H), ("period", T::U)],
-    ),
-    (
-        "ros2:rclcpp_timer_callback_added",
-        &[("timer_handle", T::H), ("callback", T::H)],
-    ),
-    (
-        "ros2:rclcpp_timer_link_node",
-        &[("timer_handle", T::H), ("node_handle", T::H)],
-    ),
-    (
-        "ros2:rcl_publish",
-        &[("publisher_handle", T::H), ("message", T::H)],
-    ),
-    (
-        "ros2:rmw_publish",
-        &[
-            ("rmw_publisher_handle", T::H),
-            ("message", T::H),
-            ("timestamp", T::U),
-        ],
-    ),
-    (
-        "ros2:rmw_take",
-        &[
-            ("rmw_subscription_handle", T::H),
-            ("message", T::H),
-            ("source_timestamp", T::U),
-            ("taken", T::U),
-        ],
-    ),
-    (
-        "ros2:callback_start",
-        &[("callback", T::H), ("is_intra_process", T::U)],
-    ),
-    ("ros2:callback_end", &[("callback", T::H)]),
-    (
-        "ros2:message_link_periodic_async",
-        &[("subs", T::Seq), ("pubs", T::Seq)],
-    ),
+/// The events of this layout beyond the entities both layouts declare alike.
+const EVENTS: &[&[Class]] = &[
+    ctf_writer::ROS2_ENTITIES,
+    &[
+        (
+            "ros2:rcl_timer_init",
+            &[("timer_handle", T::H), ("period", T::U)],
+        ),
+        (
+            "ros2:rcl_publish",
+            &[("publisher_handle", T::H), ("message", T::H)],
+        ),
+        (
+            "ros2:rmw_publish",
+            &[
+                ("rmw_publisher_handle", T::H),
+                ("message", T::H),
+                ("timestamp", T::U),
+            ],
+        ),
+        (
+            "ros2:rmw_take",
+            &[
+                ("rmw_subscription_handle", T::H),
+                ("message", T::H),
+                ("source_timestamp", T::U),
+                ("taken", T::U),
+            ],
+        ),
+        (
+            "ros2:callback_start",
+            &[("callback", T::H), ("is_intra_process", T::U)],
+        ),
+        ("ros2:callback_end", &[("callback", T::H)]),
+        (
+            "ros2:message_link_periodic_async",
+            &[("subs", T::Seq), ("pubs", T::Seq)],
+        ),
+    ],
 ];
 
 const MS: u64 = 1_000_000;

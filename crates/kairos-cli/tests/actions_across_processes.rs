@@ -16,15 +16,10 @@
 mod zenoh_support;
 
 use kairos::exec::Executor;
-use kairos::graph::{Context, Node, ServiceType};
-use kairos::time::Duration;
-use kairos_action::{
-    ActionClient, ActionServer, CancelResponse, GoalResponse, GoalStatus, ServerGoalHandle,
-};
-use kairos_msgs::Message;
+use kairos::graph::{Context, Message, Node, ServiceType};
+use kairos_action::{ActionClient, ActionServer, GoalStatus};
 use kairos_msgs::example_interfaces::action::{
-    Fibonacci, FibonacciFeedback, FibonacciFeedbackMessage, FibonacciGetResult, FibonacciGoal,
-    FibonacciResult, FibonacciSendGoal,
+    Fibonacci, FibonacciFeedbackMessage, FibonacciGetResult, FibonacciGoal, FibonacciSendGoal,
 };
 use kairos_testkit::zenoh_session::loopback_config;
 use kairos_zenoh::ZenohTransport;
@@ -130,45 +125,10 @@ fn spin(node: &Node) -> (Executor, std::thread::JoinHandle<()>) {
     )
 }
 
-/// The Fibonacci server of the tests: negative orders rejected; a long goal (order > 20)
-/// runs until canceled.
+/// The Fibonacci server of the tests (`kairos_testkit::fibonacci`): negative orders
+/// rejected; a long goal (order > 20) runs until canceled.
 fn fibonacci_server(node: &Node) -> ActionServer<Fibonacci> {
-    ActionServer::<Fibonacci>::new(
-        node,
-        "fibonacci",
-        |_, goal| {
-            if goal.order < 0 {
-                GoalResponse::Reject
-            } else {
-                GoalResponse::AcceptAndExecute
-            }
-        },
-        |_, _| CancelResponse::Accept,
-        |handle: ServerGoalHandle<Fibonacci>| {
-            std::thread::spawn(move || {
-                let order = handle.goal().order as usize;
-                let mut sequence = vec![0, 1];
-                if order > 20 {
-                    // The long goal runs until it is canceled (bounded by the test's limit).
-                    let give_up = Instant::now() + LIMIT;
-                    while !handle.is_canceling() && Instant::now() < give_up {
-                        std::thread::yield_now();
-                    }
-                    handle.canceled(FibonacciResult { sequence }).unwrap();
-                    return;
-                }
-                while sequence.len() <= order {
-                    let n = sequence.len();
-                    sequence.push(sequence[n - 1] + sequence[n - 2]);
-                    handle.publish_feedback(FibonacciFeedback {
-                        sequence: sequence.clone(),
-                    });
-                }
-                handle.succeed(FibonacciResult { sequence }).unwrap();
-            });
-        },
-    )
-    .unwrap()
+    kairos_testkit::fibonacci::server(node, "fibonacci", LIMIT)
 }
 
 #[test]
@@ -230,7 +190,7 @@ fn kairos_action_lists_shows_and_drives_an_action() {
         "{order: -1}",
     ]);
     assert_eq!(code, Some(2), "a rejected goal is an error: {rejected}");
-    assert!(executor.shutdown(Duration::from_secs(5)).is_clean());
+    assert!(executor.shutdown(LIMIT).is_clean());
     spinner.join().unwrap();
 }
 
@@ -273,7 +233,7 @@ fn ctrl_c_during_kairos_action_send_goal_cancels_the_goal() {
         took < StdDuration::from_secs(10),
         "Ctrl-C took {took:?} to cancel the goal"
     );
-    assert!(executor.shutdown(Duration::from_secs(5)).is_clean());
+    assert!(executor.shutdown(LIMIT).is_clean());
     spinner.join().unwrap();
 }
 
@@ -364,7 +324,7 @@ for e in (sub, send, result, cancel):
         has("canceled 5 True"),
         "canceled (5) with a partial result: {seen:?}"
     );
-    assert!(executor.shutdown(Duration::from_secs(5)).is_clean());
+    assert!(executor.shutdown(LIMIT).is_clean());
     spinner.join().unwrap();
 }
 
@@ -465,7 +425,7 @@ sys.stdin.read()
         err.to_string().contains("rejected the cancel request"),
         "{err}"
     );
-    assert!(executor.shutdown(Duration::from_secs(5)).is_clean());
+    assert!(executor.shutdown(LIMIT).is_clean());
     spinner.join().unwrap();
     drop(python);
 }
@@ -506,7 +466,7 @@ fn a_goal_is_traced_at_both_ends_and_joined_across_processes() {
     assert_eq!(code, Some(0), "{sent}");
     let (code, rejected) = send("{order: -1}");
     assert_eq!(code, Some(2), "{rejected}");
-    assert!(executor.shutdown(Duration::from_secs(5)).is_clean());
+    assert!(executor.shutdown(LIMIT).is_clean());
     spinner.join().unwrap();
     session.stop().unwrap();
 
@@ -550,9 +510,9 @@ fn a_goal_is_traced_at_both_ends_and_joined_across_processes() {
         "{done:#}"
     );
     assert!(done["client"].is_string(), "{done:#}");
-    // Order 5: the server publishes [0,1,1], [0,1,1,2], ... [0,1,1,2,3,5]; all reach the client.
-    assert_eq!(done["feedback_published"], 4, "{done:#}");
-    assert_eq!(done["feedback_received"], 4, "{done:#}");
+    // Order 5: the server publishes [0,1], [0,1,1], ... [0,1,1,2,3,5]; all reach the client.
+    assert_eq!(done["feedback_published"], 5, "{done:#}");
+    assert_eq!(done["feedback_received"], 5, "{done:#}");
     for figure in ["accept_ns", "run_ns", "result_after_end_ns", "total_ns"] {
         assert!(done[figure].as_i64().unwrap() >= 0, "{figure}: {done:#}");
     }

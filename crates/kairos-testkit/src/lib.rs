@@ -3,8 +3,9 @@
 //! binary re-run as a child process (optionally under shell limits or libfaketime), CPU
 //! load beside a timing test, child processes with bounded waits ([`process`]), a `kairos
 //! router` on a free loopback port ([`router`]), a seeded generator for randomized tests
-//! that prints its seed ([`random`]) and, with the `zenoh` feature, zenoh sessions on
-//! loopback only (`zenoh_session`).
+//! that prints its seed ([`random`]), with the `zenoh` feature, zenoh sessions on
+//! loopback only (`zenoh_session`) and, with the `action` feature, the Fibonacci action
+//! server the action tests drive (`fibonacci`).
 //!
 //! A dev-dependency only: nothing here is part of kairos's API.
 //!
@@ -17,6 +18,8 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "action")]
+pub mod fibonacci;
 pub mod process;
 pub mod random;
 pub mod router;

@@ -31,9 +31,60 @@ pub enum V {
 /// An event class: its name and its fields.
 pub type Class = (&'static str, &'static [(&'static str, T)]);
 
+/// The entity events ros2_tracing's `tp_call.h` and kairos's writer declare alike (nodes,
+/// publishers, subscriptions, timers and their callbacks), for a test to put before the
+/// events whose layout it is about.
+pub const ROS2_ENTITIES: &[Class] = &[
+    (
+        "ros2:rcl_node_init",
+        &[
+            ("node_handle", T::H),
+            ("rmw_handle", T::H),
+            ("node_name", T::S),
+            ("namespace", T::S),
+        ],
+    ),
+    (
+        "ros2:rcl_publisher_init",
+        &[
+            ("publisher_handle", T::H),
+            ("node_handle", T::H),
+            ("rmw_publisher_handle", T::H),
+            ("topic_name", T::S),
+            ("queue_depth", T::U),
+        ],
+    ),
+    (
+        "ros2:rcl_subscription_init",
+        &[
+            ("subscription_handle", T::H),
+            ("node_handle", T::H),
+            ("rmw_subscription_handle", T::H),
+            ("topic_name", T::S),
+            ("queue_depth", T::U),
+        ],
+    ),
+    (
+        "ros2:rclcpp_subscription_init",
+        &[("subscription_handle", T::H), ("subscription", T::H)],
+    ),
+    (
+        "ros2:rclcpp_subscription_callback_added",
+        &[("subscription", T::H), ("callback", T::H)],
+    ),
+    (
+        "ros2:rclcpp_timer_callback_added",
+        &[("timer_handle", T::H), ("callback", T::H)],
+    ),
+    (
+        "ros2:rclcpp_timer_link_node",
+        &[("timer_handle", T::H), ("node_handle", T::H)],
+    ),
+];
+
 /// The events of one process, in the order given (timestamps must not go back).
 pub struct Writer {
-    classes: &'static [Class],
+    classes: Vec<Class>,
     env: &'static str,
     pid: i32,
     procname: &'static str,
@@ -41,16 +92,16 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// A trace of `classes` with the `env` block's entries (`key = value;` ...), whose
-    /// events come from process `pid` named `procname`.
+    /// A trace of `classes` (groups, numbered in order) with the `env` block's entries
+    /// (`key = value;` ...), whose events come from process `pid` named `procname`.
     pub fn new(
-        classes: &'static [Class],
+        classes: &[&'static [Class]],
         env: &'static str,
         pid: i32,
         procname: &'static str,
     ) -> Self {
         Self {
-            classes,
+            classes: classes.concat(),
             env,
             pid,
             procname,
