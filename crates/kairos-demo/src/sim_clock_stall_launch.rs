@@ -68,7 +68,9 @@ pub fn simulator_main(die_after: f64, after: &[String]) -> anyhow::Result<()> {
     let mut next = steady.now();
     let give_up = steady.now() + WAIT_FOR_NODES;
     let mut freeze_at = None;
-    println!("simulator: publishing /clock; crashing {die_after} s after {after:?} are up");
+    println!(
+        "simulator: publishing /clock; freezing it {die_after} s after {after:?} are up, crashing once the planner waits past it"
+    );
     loop {
         let now = steady.now();
         if freeze_at.is_none() {

@@ -3,6 +3,9 @@
 //! commented-out tf1 tests: exceptions, latest common time, canTransform and the advanced
 //! API), with the expected numbers as tf2 states them. Each test names what it promises;
 //! its doc line names the tf2 case.
+//!
+//! One file, as long as tf2's two: a case here is found by the name of the case it ports,
+//! in the order tf2 has them.
 
 use kairos_tf2::{
     BufferCore, Extrapolation, FrameRole, Invalid, MAX_GRAPH_DEPTH, Quaternion, Stamp, Tf2Error,
