@@ -481,14 +481,15 @@ fn rss_kib(pid: u32) -> u64 {
 }
 
 /// One hostile connection of kind `kind` to `port`: garbage, a truncated TLS handshake,
-/// an oversized record, or connect-and-close. Bounded in bytes and time.
-fn hostile(port: u16, kind: u64, rng: &mut u64) {
+/// an oversized record, or connect-and-close. Bounded in bytes and time. True if the
+/// connection was made (the router then has it to refuse).
+fn hostile(port: u16, kind: u64, rng: &mut u64) -> bool {
     use std::io::Write as _;
     let Ok(mut stream) = std::net::TcpStream::connect_timeout(
         &std::net::SocketAddr::from(([127, 0, 0, 1], port)),
         Duration::from_secs(2),
     ) else {
-        return;
+        return false;
     };
     let _ = stream.set_write_timeout(Some(Duration::from_millis(500)));
     let mut next = || {
@@ -514,13 +515,14 @@ fn hostile(port: u16, kind: u64, rng: &mut u64) {
         _ => Vec::new(),
     };
     let _ = stream.write_all(&bytes);
+    true
 }
 
 /// Zenoh 1.10's TLS listener sleeps 100 ms after every failed handshake before it accepts
 /// again, so while bad connections keep coming (10 a second suffice) no new peer can join;
 /// links already up are not touched. So this asserts that an authorised link up before the
 /// attack keeps delivering through it, that a new authorised process joins once it ends,
-/// and that the router's memory stays bounded.
+/// that the router counts every connection it refused, and that its memory stays bounded.
 #[test]
 fn hostile_traffic_on_the_routers_tls_port_leaves_authorised_traffic_flowing_and_memory_bounded() {
     let seed: u64 = std::env::var("KAIROS_SEED")
@@ -535,7 +537,7 @@ fn hostile_traffic_on_the_routers_tls_port_leaves_authorised_traffic_flowing_and
         });
     println!("KAIROS_SEED={seed}");
     let secured = Secured::new();
-    let router = secured.router();
+    let (router, mut router_log) = secured.router_logged();
     let router_pid = router.0.id();
     let _talker = Running(
         publish(
@@ -565,15 +567,15 @@ fn hostile_traffic_on_the_routers_tls_port_leaves_authorised_traffic_flowing_and
         .map(|t| {
             std::thread::spawn(move || {
                 let mut rng = seed.wrapping_add(t).max(1);
-                let mut sent = 0u64;
+                let (mut sent, mut connected) = (0u64, 0u64);
                 for i in 0..200u64 {
                     if std::time::Instant::now() > deadline {
                         break;
                     }
-                    hostile(port, (i + t) % 4, &mut rng);
+                    connected += u64::from(hostile(port, (i + t) % 4, &mut rng));
                     sent += 1;
                 }
-                sent
+                (sent, connected)
             })
         })
         .collect();
@@ -589,7 +591,12 @@ fn hostile_traffic_on_the_routers_tls_port_leaves_authorised_traffic_flowing_and
             None => break,
         }
     }
-    let sent: u64 = attackers.into_iter().map(|a| a.join().unwrap()).sum();
+    let (sent, connected) = attackers
+        .into_iter()
+        .map(|a| a.join().unwrap())
+        .fold((0, 0), |(s, c), (sent, connected)| {
+            (s + sent, c + connected)
+        });
     assert!(
         during >= 20,
         "{during} lines reached the listener during the attack"
@@ -606,8 +613,32 @@ fn hostile_traffic_on_the_routers_tls_port_leaves_authorised_traffic_flowing_and
     );
     assert_ok("a new listener after the attack", &after);
     let rss_after = rss_kib(router_pid);
+    // Every connection made was refused at the handshake, and the router counted it
+    // (zenoh's listener takes them one by one, 100 ms apart: a liveness bound).
+    let counted = |line: &str| -> Option<u64> {
+        let (_, rest) = line.split_once("refused ")?;
+        let (n, _reasons) = rest.split_once(" connections at the TLS handshake: ")?;
+        n.parse().ok()
+    };
+    let give_up = std::time::Instant::now() + Duration::from_secs(180);
+    let (mut refused, mut said) = (0, String::new());
+    while refused < connected {
+        let left = give_up.saturating_duration_since(std::time::Instant::now());
+        match router_log.next_within(left) {
+            Some(line) => {
+                if let Some(n) = counted(&line) {
+                    (refused, said) = (n, line);
+                }
+            }
+            None => panic!(
+                "the router counted {refused} of {connected} refused connections; it said:\n{}",
+                router_log.seen_now().join("\n")
+            ),
+        }
+    }
     println!(
-        "{sent} hostile connections; router RSS {rss_before} KiB before, {rss_after} KiB after"
+        "{sent} hostile connections ({connected} made); router RSS {rss_before} KiB before, \
+         {rss_after} KiB after; the router said:\n{said}"
     );
     assert_eq!(sent, 400, "the attack was cut short by its deadline");
     assert!(

@@ -36,15 +36,16 @@ pub struct Lines {
 }
 
 impl Lines {
-    /// Reads `stream` (a child's stdout or stderr) on a thread of its own.
+    /// Reads `stream` (a child's stdout or stderr) on a thread of its own, to its end:
+    /// once the `Lines` are dropped, the thread still reads and discards, so a child whose
+    /// output nobody looks at any more never blocks on a full pipe.
     pub fn of(stream: impl std::io::Read + Send + 'static) -> Self {
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
-            for line in BufReader::new(stream).lines() {
+            for line in BufReader::new(stream).split(b'\n') {
                 let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
+                let line = String::from_utf8_lossy(&line);
+                let _ = tx.send(line.trim_end_matches('\r').to_owned());
             }
         });
         Self {

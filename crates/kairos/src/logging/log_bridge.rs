@@ -1,5 +1,6 @@
 //! The `log` facade's records, logged by kairos loggers: inside a callback by its node's
-//! logger, elsewhere by a logger named after the record's target.
+//! logger, elsewhere by a logger named after the record's target; and shown first to the
+//! program's tap, if it set one ([`set_log_tap`]).
 
 use super::{Logger, Severity};
 use parking_lot::RwLock;
@@ -12,6 +13,22 @@ struct Bridge;
 static BRIDGE: Bridge = Bridge;
 /// Whether the bridge is the facade's logger (the program did not install its own first).
 static INSTALLED: AtomicBool = AtomicBool::new(false);
+/// What the program wants to see of every bridged record.
+static TAP: OnceLock<LogTap> = OnceLock::new();
+
+/// A function shown every record that reaches the bridge: its target (a module path, such
+/// as `zenoh_link_tls::unicast`), its severity and its message.
+pub type LogTap = fn(target: &str, severity: Severity, message: &std::fmt::Arguments<'_>);
+
+/// Shows `tap` every record the facade hands the bridge, before the bridge logs it: a
+/// program counts what a library only reports in its log (`kairos router` counts the
+/// connections zenoh refused at the TLS handshake). Records below their logger's level
+/// (at default levels, below `Info`) never reach the bridge, nor the tap. One tap per
+/// process: false (and nothing changes) if one was set. The tap runs on the thread that
+/// logs, so it must not block.
+pub fn set_log_tap(tap: LogTap) -> bool {
+    TAP.set(tap).is_ok()
+}
 
 /// Makes kairos the `log` facade's logger, so `log::info!` and friends reach the console,
 /// `/rosout` and the trace as kairos lines. Done when the first context is made; returns
@@ -74,6 +91,9 @@ impl log::Log for Bridge {
     }
 
     fn log(&self, record: &log::Record<'_>) {
+        if let Some(tap) = TAP.get() {
+            tap(record.target(), severity(record.level()), record.args());
+        }
         let logger =
             crate::current::callback::logger().unwrap_or_else(|| target_logger(record.target()));
         let severity = severity(record.level());

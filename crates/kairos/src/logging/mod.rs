@@ -10,7 +10,8 @@
 //! - The Rust ecosystem's `log` facade is bridged ([`install_log_bridge`], done when the
 //!   first context is made): a `log::info!` inside a callback is logged by the logger of
 //!   the callback's node; outside any callback, by a logger named after the record's
-//!   target.
+//!   target. A program may see every bridged record first ([`set_log_tap`]), to count
+//!   what a library only reports in its log.
 //! - A line at or above its logger's level is written to the console in rcutils' default
 //!   format, `[INFO] [1700000000.123456789] [talker]: message`
 //!   (`RCUTILS_CONSOLE_OUTPUT_FORMAT` replaces it, see [`mod@format`]), on stderr
@@ -36,7 +37,7 @@ mod log_bridge;
 
 pub use call_site::CallSite;
 pub use levels::{effective_level, set_logger_level};
-pub use log_bridge::install_log_bridge;
+pub use log_bridge::{LogTap, install_log_bridge, set_log_tap};
 
 use crate::time::Clock;
 use std::fmt;
