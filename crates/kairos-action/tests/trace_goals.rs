@@ -4,7 +4,6 @@
 
 use kairos::exec::Executor;
 use kairos::graph::{Context, Node};
-use kairos::time::Duration;
 use kairos_action::{
     ActionClient, ActionServer, CancelResponse, GoalResponse, GoalStatus, ServerGoalHandle,
 };
@@ -49,7 +48,7 @@ fn a_canceled_goal_is_traced_step_by_step_at_both_ends() {
     goal.cancel(LIMIT).unwrap();
     let outcome = goal.get_result(LIMIT).unwrap();
     assert_eq!(outcome.status, GoalStatus::Canceled);
-    assert!(executor.shutdown(Duration::from_secs(5)).is_clean());
+    assert!(executor.shutdown(LIMIT).is_clean());
     spinner.join().unwrap().unwrap();
     session.stop().unwrap();
 

@@ -2,6 +2,9 @@
 //! `kairos topic echo /rosout`, a zenoh-ros2-sdk peer, shell processes that misbehave)
 //! started from one ROS 2 YAML launch file on a router of the test's own, and stopped
 //! within its deadlines however its processes behave.
+//!
+//! One file for one subject, however many tests it holds: each file under `tests/` is a
+//! binary of its own, and each binary links zenoh again into every CI build.
 
 mod zenoh_support;
 
@@ -555,8 +558,11 @@ fn the_robot_system_runs_and_stops_within_its_deadlines(
 
     let mut launcher = spawn(launch_cmd(&router).args([
         &format!("kairos:={KAIROS}"),
+        // 10 s for the nodes to end on SIGINT (each closes a Zenoh session and writes
+        // its trace, which a loaded machine may take seconds over); sh-1 ignores SIGINT
+        // and sleep-1 is frozen, so the stop still runs through SIGTERM and SIGKILL.
         "--sigterm-timeout",
-        "1",
+        "10",
         "--sigkill-timeout",
         "1",
         "--trace",
@@ -589,10 +595,10 @@ fn the_robot_system_runs_and_stops_within_its_deadlines(
     // The rest of what it printed (the reader thread ends with the stream).
     while lines.next_within(Duration::from_secs(5)).is_some() {}
     let report = lines.seen.join("\n");
-    // 1 s to SIGTERM, 1 s more to SIGKILL: the stop ends soon after, whatever the
+    // 10 s to SIGTERM, 1 s more to SIGKILL: the stop ends soon after, whatever the
     // processes do; a hang would run to the test's own limit.
     assert!(
-        took < Duration::from_secs(8),
+        took < Duration::from_secs(17),
         "the stop took {took:?}:\n{report}"
     );
     assert_eq!(
@@ -601,7 +607,7 @@ fn the_robot_system_runs_and_stops_within_its_deadlines(
         "SIGTERM and SIGKILL were needed:\n{report}"
     );
     for expected in [
-        "stop report (Ctrl-C; SIGINT at 0 s, SIGTERM at 1.0 s, SIGKILL at 2.0 s)",
+        "stop report (Ctrl-C; SIGINT at 0 s, SIGTERM at 10.0 s, SIGKILL at 11.0 s)",
         "talker-1                 pid",
     ] {
         assert!(report.contains(expected), "no '{expected}' in:\n{report}");
@@ -691,7 +697,6 @@ fn a_required_process_that_exits_stops_the_system() {
     cmd: sleep 1000
 "#,
     );
-    let started = Instant::now();
     let out = finish(
         spawn(&mut launch(
             None,
@@ -702,9 +707,13 @@ fn a_required_process_that_exits_stops_the_system() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(3), "a process failed:\n{stdout}");
+    let sleep_row = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("sleep-1") && l.contains(" pid "))
+        .unwrap_or_else(|| panic!("no stop report row for sleep-1:\n{stdout}"));
     assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "sleep stops on SIGINT at once"
+        sleep_row.contains("stopped on SIGINT"),
+        "sleep stops on the first signal, not on the SIGTERM 5 s later:\n{stdout}"
     );
     assert!(
         stdout.contains("sh-1 exited (on_exit: shutdown)"),

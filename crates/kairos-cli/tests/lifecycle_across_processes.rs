@@ -6,7 +6,6 @@ mod zenoh_support;
 
 use kairos::exec::Executor;
 use kairos::graph::{Context, Node, Qos};
-use kairos::time::Duration;
 use kairos_lifecycle::{LifecycleNode, NoCallbacks, State};
 use kairos_msgs::std_msgs::msg::String as StringMsg;
 use kairos_testkit::zenoh_session::loopback_config;
@@ -88,6 +87,6 @@ fn kairos_lifecycle_finds_reads_and_drives_a_managed_node() {
     assert_eq!(code, Some(0));
     assert_eq!(all.matches("\tStart: ").count(), 25, "{all}");
     assert_eq!(images.dropped_while_inactive(), 1);
-    assert!(executor.shutdown(Duration::from_secs(5)).is_clean());
+    assert!(executor.shutdown(LIMIT).is_clean());
     spinner.join().unwrap();
 }

@@ -51,7 +51,15 @@ fn clock_from_another_process_drives_a_nodes_timers() {
     );
     let info = router
         .kairos()
-        .args(["topic", "list", "-t", "--spin-time", "1"])
+        .args([
+            "topic",
+            "list",
+            "-t",
+            "--wait-for",
+            "/clock",
+            "--spin-time",
+            "60",
+        ])
         .output()
         .expect("kairos topic list");
     let list = assert_ok("kairos topic list", &info);

@@ -85,7 +85,9 @@ fn a_call_to_a_killed_server_fails_at_once() {
     let router = Router::start(KAIROS);
     let (server, caller) = hung_call(&router);
     signal(&server, "KILL");
-    let (_, stderr) = caller_ends(caller, Duration::from_secs(10));
+    // At once: well before the call's own timeout (CALL_TIMEOUT), within the liveness
+    // limit whatever the machine's load.
+    let (_, stderr) = caller_ends(caller, Duration::from_secs(30));
     assert!(stderr.contains("left the graph"), "{stderr}");
 }
 
@@ -106,7 +108,7 @@ fn ctrl_c_ends_a_remote_call_made_from_main_at_once() {
     let router = Router::start(KAIROS);
     let (_server, caller) = hung_call(&router);
     signal(&caller, "INT");
-    let (_, stderr, success) = caller_exits(caller, Duration::from_secs(5));
+    let (_, stderr, success) = caller_exits(caller, Duration::from_secs(30));
     assert!(!success, "an interrupted call is no success: {stderr}");
     assert!(stderr.contains("SIGINT"), "{stderr}");
 }
@@ -162,18 +164,19 @@ fn a_router_restart_in_client_mode_loses_exactly_what_the_subscriber_counts() {
     while echoed.next_within(Duration::from_secs(1)).is_some() {
         assert!(quiet_from.elapsed() < WAIT, "the echo never went quiet");
     }
+
+    // Then the network is gone again, and Ctrl-C ends the subscriber (bounded by the
+    // liveness limit), with the count of what it missed; what it received is counted
+    // from all it printed, up to its end.
+    drop(router);
+    signal(&echo, "INT");
+    let (took, stderr, success) = caller_exits(echo, Duration::from_secs(30));
+    assert!(success, "Ctrl-C ends an echo normally: {stderr}");
     let received = echoed
-        .seen_now()
+        .rest(WAIT)
         .iter()
         .filter(|l| *l == r#"{"data":"x"}"#)
         .count();
-
-    // Then the network is gone again, and Ctrl-C ends the subscriber at once, with the
-    // count of what it missed.
-    drop(router);
-    signal(&echo, "INT");
-    let (took, stderr, success) = caller_exits(echo, Duration::from_secs(5));
-    assert!(success, "Ctrl-C ends an echo normally: {stderr}");
     eprintln!("received {received} of {SENT}, Ctrl-C took {took:?}; stderr:\n{stderr}");
     let lost = SENT - received;
     assert!(

@@ -159,6 +159,7 @@ pub fn run(_quick: bool) -> anyhow::Result<Outcome> {
             clock_at_silence_ms,
             clock_at_stop_ms: result["clock_ms"].as_f64().unwrap_or(f64::NAN),
             ended_with: result["ended_with"].as_str().map(str::to_owned),
+            stalls_before_silence: 0,
         });
     }
     let naive_hung =

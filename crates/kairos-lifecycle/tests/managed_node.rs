@@ -5,7 +5,6 @@
 
 use kairos::exec::{ExecError, Executor};
 use kairos::graph::{Client, Context, EntityKind, Node, Qos};
-use kairos::time::Duration;
 use kairos_lifecycle::{
     CallbackReturn, Lifecycle, LifecycleError, LifecycleNode, NoCallbacks, State, Transition,
 };
@@ -53,7 +52,7 @@ impl System {
 
 impl Drop for System {
     fn drop(&mut self) {
-        let report = self.executor.shutdown(Duration::from_secs(5));
+        let report = self.executor.shutdown(LIMIT);
         assert!(report.is_clean(), "{report}");
         if let Some(spinner) = self.spinner.take() {
             // A test that never needed the executor may shut it down before it spun.

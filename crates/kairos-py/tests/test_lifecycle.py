@@ -72,7 +72,7 @@ def test_transitions_drive_a_lifecycle_publisher(session):
     assert camera.calls == [("on_configure", "unconfigured"), ("on_activate", "inactive")]
     with pytest.raises(RuntimeError, match="is inactive: deactivate is not a transition"):
         camera.trigger_deactivate()
-    assert executor.shutdown(timeout_sec=1.0)
+    assert executor.shutdown(timeout_sec=30.0)
     assert heard.empty()
 
 

@@ -46,7 +46,7 @@ def talk_and_listen(executor, topic):
     spin_in_thread(executor)
     heard = [listener.heard.get(timeout=LIMIT) for _ in range(5)]
     assert heard == [String(data=f"hello {i}") for i in range(5)]
-    assert executor.shutdown(timeout_sec=1.0)
+    assert executor.shutdown(timeout_sec=30.0)
 
 
 def test_talker_and_listener_in_one_process(session):
@@ -143,7 +143,7 @@ def test_a_raw_subscription_hands_the_callback_the_serialized_message(session):
     assert isinstance(data, bytes)
     assert data == serialize_message(String(data="bytes please"))
     assert deserialize_message(data, String) == String(data="bytes please")
-    assert executor.shutdown(timeout_sec=1.0)
+    assert executor.shutdown(timeout_sec=30.0)
 
 
 def test_an_unknown_keyword_argument_is_a_type_error_as_in_rclpy(session):

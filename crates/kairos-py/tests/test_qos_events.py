@@ -39,7 +39,7 @@ def test_a_deadline_missed_reaches_both_sides_with_rclpy_info_objects(session):
     assert isinstance(sub_info, QoSRequestedDeadlineMissedInfo)
     assert isinstance(pub_info, QoSOfferedDeadlineMissedInfo)
     assert sub_info.total_count >= 1 and sub_info.total_count_change >= 1
-    assert executor.shutdown(timeout_sec=1.0)
+    assert executor.shutdown(timeout_sec=30.0)
 
 
 def test_a_quiet_manual_publisher_loses_its_liveliness_and_asserting_brings_it_back(session):
@@ -75,7 +75,7 @@ def test_a_quiet_manual_publisher_loses_its_liveliness_and_asserting_brings_it_b
     back = next_change(lambda i: i.alive_count == 1)
     assert (back.not_alive_count, back.alive_count_change, back.not_alive_count_change) \
         == (0, 1, -1)
-    assert executor.shutdown(timeout_sec=1.0)
+    assert executor.shutdown(timeout_sec=30.0)
 
 
 def test_incompatible_qos_names_the_policy_and_messages_still_flow(session):
@@ -95,7 +95,7 @@ def test_incompatible_qos_names_the_policy_and_messages_still_flow(session):
     assert (info.total_count, info.total_count_change) == (1, 1)
     publisher.publish(String(data="still delivered"))
     assert heard.get(timeout=LIMIT).data == "still delivered"
-    assert executor.shutdown(timeout_sec=1.0)
+    assert executor.shutdown(timeout_sec=30.0)
 
 
 def test_a_message_past_its_lifespan_is_not_delivered(session):
@@ -111,7 +111,7 @@ def test_a_message_past_its_lifespan_is_not_delivered(session):
     executor.add_node(node)
     spin_in_thread(executor)
     assert heard.get(timeout=LIMIT).data == "fresh"
-    assert executor.shutdown(timeout_sec=1.0)
+    assert executor.shutdown(timeout_sec=30.0)
     assert heard.empty()
 
 
@@ -137,7 +137,7 @@ def test_matched_events_count_the_compatible_peers_as_they_come_and_go(session):
     info = sub_matched.get(timeout=LIMIT)
     assert (info.total_count, info.total_count_change) == (1, 0)
     assert (info.current_count, info.current_count_change) == (0, -1)
-    assert executor.shutdown(timeout_sec=1.0)
+    assert executor.shutdown(timeout_sec=30.0)
 
 
 def test_event_handles_polled_through_a_wait_set_see_what_the_callbacks_see(session):

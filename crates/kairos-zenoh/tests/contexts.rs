@@ -1,5 +1,8 @@
 //! Two kairos graphs (contexts), each with its own zenoh session, meeting at a router on a
 //! loopback port of this test's own: what crosses, what stays, and what is counted.
+//!
+//! One file for one subject, however many tests it holds: each file under `tests/` is a
+//! binary of its own, and each binary links zenoh again into every CI build.
 
 use kairos::exec::Executor;
 use kairos::graph::{CallError, Context, GraphError, Node, Payload, Qos};
@@ -443,7 +446,7 @@ fn a_sample_that_does_not_decode_is_counted_and_the_subscription_goes_on() {
     // A raw zenoh publisher in the other session: no attachment, then bad CDR, then good.
     let key = format!(
         "0/chatter/std_msgs::msg::dds_::String_/{}",
-        <StringMsg as kairos_zenoh::Message>::type_hash()
+        <StringMsg as kairos::graph::Message>::type_hash()
     );
     // Only the other session counts: this one has its own /clock bridge.
     let raw = raw_publisher(&tb, key);
@@ -532,7 +535,7 @@ fn a_remote_clock_drives_simulated_time() {
     // A simulator in the other session publishes rosgraph_msgs/Clock on /clock.
     let key = format!(
         "0/clock/rosgraph_msgs::msg::dds_::Clock_/{}",
-        <kairos_zenoh::msg::Clock as kairos_zenoh::Message>::type_hash()
+        <kairos_zenoh::msg::Clock as kairos::graph::Message>::type_hash()
     );
     // Only the other session counts: this one has its own /clock bridge.
     let raw = raw_publisher(&tb, key);
@@ -610,7 +613,7 @@ fn a_declaration_zenoh_refuses_fails_the_creation() {
     let (context, transport) = carried(port);
     let node = Node::new_in(&context, "late", "/").unwrap();
     // A closed session refuses every declaration.
-    transport.close(StdDuration::from_secs(10)).unwrap();
+    transport.close(WAIT).unwrap();
     let err = node
         .create_publisher::<StringMsg>("/chatter", Qos::default())
         .expect_err("a publisher the transport cannot carry is no local publisher");

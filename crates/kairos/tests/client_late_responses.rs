@@ -191,7 +191,7 @@ fn run(seed: u64) {
     // a late response. The shutdown waits for every server callback to return, so after
     // it every response has been delivered or counted.
     drop(service);
-    let report = server_exec.shutdown(Duration::from_secs(5));
+    let report = server_exec.shutdown(Duration::from_secs(30));
     assert!(report.is_clean(), "seed {seed}: {report}");
     assert_eq!(
         client.pending_requests(),

@@ -55,7 +55,7 @@ fn a_batch_yields_to_an_entity_queued_behind_it() {
     guard.trigger();
     let spinner = spin_in_background(&exec);
     wait_until("every callback ran", || log.lock().len() == 51);
-    assert!(exec.shutdown(Duration::from_secs(5)).is_clean());
+    assert!(exec.shutdown(LONG).is_clean());
     spinner.join().unwrap().unwrap();
     // One message, then the guard condition that was queued behind the subscription: a
     // batch that ignored the ready queue would run 32 messages first.
@@ -112,7 +112,7 @@ fn a_batch_yields_to_work_parked_behind_its_group() {
     });
     go_tx.send(()).unwrap();
     wait_until("every callback ran", || log.lock().len() == 51);
-    assert!(exec.shutdown(Duration::from_secs(5)).is_clean());
+    assert!(exec.shutdown(LONG).is_clean());
     spinner.join().unwrap().unwrap();
     // Handed the gate when the batch yields; the subscription, queued again, may race it
     // to the gate once and then yields again. Without the check it would be 32.
@@ -159,7 +159,7 @@ fn a_cancel_stops_a_batch_after_the_running_callback() {
     // The rest runs on the next spin: nothing was lost by stopping mid-batch.
     let spinner = spin_in_background(&exec);
     wait_until("the rest ran", || heard.load(Ordering::Acquire) == 100);
-    assert!(exec.shutdown(Duration::from_secs(5)).is_clean());
+    assert!(exec.shutdown(LONG).is_clean());
     spinner.join().unwrap().unwrap();
     let stats = sub.stats();
     assert_eq!(
@@ -260,7 +260,7 @@ fn a_flood_is_delivered_or_counted_never_lost() {
     let stats = sub.stats();
     flooding.store(false, Ordering::Release);
     let snapshots = reader.join().expect("every snapshot adds up");
-    assert!(exec.shutdown(Duration::from_secs(5)).is_clean());
+    assert!(exec.shutdown(LONG).is_clean());
     spinner.join().unwrap().unwrap();
     assert!(snapshots > 0);
     assert_eq!(stats.received, MESSAGES);
@@ -353,7 +353,7 @@ fn a_reentrant_subscription_still_overlaps_itself_on_two_workers() {
     wait_until("both callbacks returned", || {
         done.load(Ordering::Acquire) == 2
     });
-    assert!(exec.shutdown(Duration::from_secs(5)).is_clean());
+    assert!(exec.shutdown(LONG).is_clean());
     spinner.join().unwrap().unwrap();
     assert!(
         overlapped.load(Ordering::Acquire),

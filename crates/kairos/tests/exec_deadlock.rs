@@ -161,7 +161,7 @@ fn c_two_groups_on_a_multi_threaded_executor_complete() {
         .unwrap();
     let (result, _) = first_tick(&exec, &s.caller, move || client.call((2, 3), CALL_TIMEOUT));
     assert_eq!(result.unwrap(), 5);
-    assert!(exec.shutdown(Duration::from_secs(5)).is_clean());
+    assert!(exec.shutdown(CALL_TIMEOUT).is_clean());
 }
 
 #[test]
@@ -286,7 +286,7 @@ fn a_panicking_service_returns_an_error_and_the_executor_goes_on() {
         other => panic!("expected ServicePanicked, got {other:?}"),
     }
     assert_eq!(second.wait(CALL_TIMEOUT).unwrap(), 42);
-    assert!(exec.shutdown(Duration::from_secs(5)).is_clean());
+    assert!(exec.shutdown(CALL_TIMEOUT).is_clean());
     spinner.join().unwrap().unwrap();
 }
 
@@ -348,7 +348,7 @@ fn call_chain(workers: usize) -> Result<i64, String> {
     }
     let (result, took) = first_tick(&exec, &caller, move || outer_client.call(4, CALL_TIMEOUT));
     assert!(took < FAIL_FAST, "took {took:?}");
-    assert!(exec.shutdown(Duration::from_secs(5)).is_clean());
+    assert!(exec.shutdown(CALL_TIMEOUT).is_clean());
     result.expect("the outer service answered")
 }
 

@@ -24,7 +24,7 @@ fn spin_in_thread(exec: &Executor) -> JoinHandle<()> {
 }
 
 fn stop(exec: &Executor, spinner: JoinHandle<()>) {
-    let report = exec.shutdown(Duration::from_secs(5));
+    let report = exec.shutdown(CALL_TIMEOUT);
     assert!(report.is_clean(), "{report:?}");
     spinner.join().unwrap();
 }
@@ -229,7 +229,7 @@ fn a_shutdown_while_the_async_service_is_suspended_fails_the_call() {
     started
         .recv_timeout(std::time::Duration::from_secs(30))
         .expect("the service started");
-    let report = exec.shutdown(Duration::from_secs(5));
+    let report = exec.shutdown(CALL_TIMEOUT);
     assert_eq!(report.live_tasks, 1, "{report:?}");
     spinner.join().unwrap();
 

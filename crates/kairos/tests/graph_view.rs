@@ -130,12 +130,16 @@ fn a_name_no_node_can_have_fails_at_once() {
     let node = Node::new_in(&Context::new(), "watcher", "/").unwrap();
     for bad in ["/robot/9lives", "/ro bot/x", "/robot/", "//x"] {
         let started = Instant::now();
-        let result = node.wait_for_node(bad, LONG);
+        let result = node.wait_for_node(bad, LONG * 2);
         assert!(
             matches!(result, Err(GraphError::InvalidName(_))),
             "{bad}: {result:?}"
         );
-        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(
+            started.elapsed() < LONG,
+            "{bad}: waited {:?}",
+            started.elapsed()
+        );
     }
 }
 

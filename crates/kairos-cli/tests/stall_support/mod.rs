@@ -8,7 +8,8 @@ use serde_json::Value;
 /// proves nothing); each policy stopped (within the stop's deadline: a sleep it did not wake
 /// would have held it there, the clock frozen; how fast is a figure) and detected the stall no earlier
 /// than the stall timeout (less `lag_ms`, the arrival stamp's handler lag where the last
-/// sample crossed processes) and not 2 s past it; `wait` held the clock, `fallback`
+/// sample crossed processes) and within the liveness limit after it (30 s: how soon is
+/// a figure, which a loaded machine stretches); `wait` held the clock, `fallback`
 /// advanced it and `fail` ended the waiting loop with the stall.
 pub fn assert_story1_verdicts(v: &Value, lag_ms: f64) -> &[Value] {
     assert_eq!(
@@ -33,8 +34,8 @@ pub fn assert_story1_verdicts(v: &Value, lag_ms: f64) -> &[Value] {
             "stall reported {detected} ms after the last /clock, before the {timeout} ms timeout: {p}"
         );
         assert!(
-            detected < timeout + 2000.0,
-            "stall noticed far too late: {p}"
+            detected < timeout + 30_000.0,
+            "stall noticed past the liveness limit: {p}"
         );
     }
     let at = |i: usize, k: &str| policies[i][k].as_f64().unwrap();
