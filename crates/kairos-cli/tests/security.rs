@@ -4,7 +4,11 @@
 //! is refused at creation (the program is told) and dropped on the wire (a process whose
 //! own configuration lets it try gets nothing through); certificates from another CA,
 //! expired, or none are refused and see no graph; an independent rmw_zenoh peer
-//! (zenoh-ros2-sdk) uses the same generated configuration.
+//! (zenoh-ros2-sdk) uses the same generated configuration; hostile traffic on the router's
+//! port is refused, counted, and leaves authorised traffic flowing.
+//!
+//! One file for one subject, however many tests it holds: each file under `tests/` is a
+//! binary of its own, and each binary links zenoh again into every CI build.
 
 mod hosts_support;
 mod zenoh_support;

@@ -140,7 +140,7 @@ mod tests {
         }
         assert_eq!(refusals.total, 2 + MAX_REASONS as u64 + 3);
         assert_eq!(refusals.by_reason.len(), MAX_REASONS + 1);
-        assert_eq!(refusals.by_reason["other"], 3);
+        assert_eq!(refusals.by_reason["other"], 4);
         assert!(
             refusals
                 .summary()
