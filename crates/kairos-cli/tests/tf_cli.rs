@@ -99,7 +99,21 @@ fn kairos_tf_static_is_heard_by_a_ros2_peer_and_listed_by_kairos_tf_frames() {
     ]));
     stdout_lines(&mut broadcaster).wait_for("on /tf_static", LIMIT);
     // A transient-local subscriber that joins later asks the broadcaster's cache.
+    // zenoh-ros2-sdk asks once, at the subscriber's creation: a liveliness query for the
+    // publishers, then one query per publisher's cache, each with a 2 s timeout, which a
+    // loaded machine can run past (a hunt beside two CPU hogs did). Its own queries are
+    // kept, with the test's liveness limit as their timeout.
     let body = r#"
+class Patient:
+    def __init__(self, inner):
+        self._inner = inner
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+    def get(self, *args, **kwargs):
+        kwargs['timeout'] = 60.0
+        return self._inner.get(*args, **kwargs)
+session.session = Patient(session.session)
+session.liveliness = Patient(session.liveliness)
 def publishers():
     info = get_topic_info('/tf_static', router_port=PORT)
     return 0 if info is None else info.publisher_count
