@@ -316,9 +316,14 @@ fn a_full_disk_stops_the_recording_with_an_error_and_the_bag_reads() {
 }
 
 /// A flood into a recorder whose queue holds almost nothing: every message the publisher
-/// sent is accounted for (received or lost in transport), every received one is written
-/// or counted as dropped, the bag holds exactly the written ones, and the counts printed
-/// are the counts stored in the bag's metadata.
+/// sent is received, every received one is written or counted as dropped, the bag holds
+/// exactly the written ones, and the counts printed are the counts stored in the bag's
+/// metadata.
+///
+/// The publisher is reliable and keep-all, which zenoh delivers without loss (it blocks
+/// rather than drops), so the only losses are the recorder's. A keep-last publisher may
+/// lose the last messages of a burst in transport, and no later message would reveal
+/// that gap: gap counting is proven where gaps are made on purpose (`zenoh_losses.rs`).
 #[test]
 fn a_flood_into_a_tiny_queue_is_written_or_counted_never_lost() {
     const SENT: u64 = 3000;
@@ -344,18 +349,24 @@ fn a_flood_into_a_tiny_queue_is_written_or_counted_never_lost() {
             &SENT.to_string(),
             "--rate",
             "0",
+            "--qos-history",
+            "keep_all",
             "--wait-matching",
             "60",
         ])
         .output()
         .expect("kairos topic pub");
     assert_ok("kairos topic pub", &out);
-    // Until the recorder has heard of every message: received, or counted in a gap.
+    // Until the recorder has heard of every message: received, or counted in a gap (which
+    // the assertions below refuse).
     let deadline = std::time::Instant::now() + LIMIT;
+    let mut progress = String::new();
     loop {
         let line = lines
             .next_within(deadline.saturating_duration_since(std::time::Instant::now()))
-            .unwrap_or_else(|| panic!("the recorder never heard of all {SENT} messages"));
+            .unwrap_or_else(|| {
+                panic!("the recorder never heard of all {SENT} messages; last: {progress}")
+            });
         let Some(rest) = line.strip_prefix("kairos bag record: so far ") else {
             continue;
         };
@@ -366,6 +377,7 @@ fn a_flood_into_a_tiny_queue_is_written_or_counted_never_lost() {
         if numbers[0] + numbers[3] >= SENT {
             break;
         }
+        progress = line;
     }
     signal(&recorder, "INT");
     let out = finish(recorder, LIMIT);
@@ -387,7 +399,7 @@ fn a_flood_into_a_tiny_queue_is_written_or_counted_never_lost() {
         count("not_written"),
         count("lost_in_transport"),
     );
-    assert_eq!(received + lost, SENT, "{custom:?}\n{stderr}");
+    assert_eq!((received, lost), (SENT, 0), "{custom:?}\n{stderr}");
     assert_eq!(written + dropped + not_written, received, "{custom:?}");
     assert_eq!(not_written, 0);
     assert_eq!(bag.messages().unwrap().count() as u64, written);

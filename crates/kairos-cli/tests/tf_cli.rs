@@ -49,7 +49,12 @@ fn a_ros2_peers_tf_is_looked_up_by_kairos_tf_echo() {
         "--timeout",
         "60",
     ]));
-    // The peer publishes odom -> base_link at 20 Hz until the kairos listener has left.
+    // The peer publishes odom -> base_link at 20 Hz until the test says the kairos listener
+    // is done (a file appears). Asking the graph whether the listener is still there would
+    // not do: the peer's graph query gives up after 0.5 s and then reports no subscriber,
+    // which a loaded machine made it do before the first transform went out.
+    let dir = tempfile::tempdir().unwrap();
+    let done = dir.path().join("done");
     let body = r#"
 pub = ROS2Publisher('/tf', 'tf2_msgs/msg/TFMessage', msg_definition=DEPS['tf2_msgs/msg/TFMessage'], type_hash=HASH, node_name='py_tf', router_port=PORT)
 def listeners():
@@ -59,9 +64,10 @@ assert bounded_wait(lambda: listeners() > 0, 60), 'the kairos listener never sub
 V3, Q, TS, H, Time, Tr = (T['geometry_msgs/msg/Vector3'], T['geometry_msgs/msg/Quaternion'],
     T['geometry_msgs/msg/TransformStamped'], T['std_msgs/msg/Header'],
     T['builtin_interfaces/msg/Time'], T['geometry_msgs/msg/Transform'])
+import os
 sent = 0
-end = time.monotonic() + 60
-while listeners() > 0 and time.monotonic() < end:
+end = time.monotonic() + 80
+while not os.path.exists(os.environ['DONE']) and time.monotonic() < end:
     ts = TS(header=H(stamp=Time(sec=100 + sent, nanosec=0), frame_id='odom'), child_frame_id='base_link',
             transform=Tr(translation=V3(x=1.5, y=-2.0, z=0.0), rotation=Q(x=0.0, y=0.0, z=0.0, w=1.0)))
     pub.publish(transforms=[ts])
@@ -70,8 +76,9 @@ while listeners() > 0 and time.monotonic() < end:
 pub.close()
 print('sent', sent, flush=True)
 "#;
-    let peer = spawn(&mut python(&router, body));
+    let peer = spawn(python(&router, body).env("DONE", &done));
     let out = assert_ok("kairos tf echo", &finish(echo, LIMIT));
+    std::fs::write(&done, "").unwrap();
     let found: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
     assert_eq!(found["frame_id"], "odom", "{found}");
     assert_eq!(found["child_frame_id"], "base_link", "{found}");

@@ -472,7 +472,8 @@ fn bench_zenoh_baselines_add_rmw_zenohs_attachment_and_a_callback_thread() {
     for r in results {
         // The baselines' subscribers take only samples that carry the attachment; the
         // last one's callbacks run on a thread of their own.
-        assert!(r["received"].as_u64().unwrap() > 0, "{r}");
+        let arrived = r["samples_received"].as_u64().unwrap() + r["received"].as_u64().unwrap();
+        assert!(arrived > 0, "{r}");
         assert!(
             r["publisher_cpu_ns_per_msg"].as_f64().unwrap() > 0.0,
             "the publishing thread's CPU time per message: {r}"
@@ -509,15 +510,23 @@ fn bench_zenoh_loaned_sends_every_large_payload_through_shared_memory() {
     let results = json["results"].as_array().expect("results");
     assert_eq!(results.len(), 4, "{results:?}");
     for r in results {
-        let (size, received) = (r["payload_bytes"].as_u64(), r["received"].as_u64());
-        // Keep-last may drop in the burst; what arrived of 1 MiB came in shared memory,
-        // the paced samples (one in flight) all of it.
-        let in_shm = r["received_in_shm"].as_u64().unwrap();
-        if size == Some(1 << 20) {
-            assert!(in_shm >= 10 + received.unwrap(), "{r}");
+        let number = |key: &str| r[key].as_u64().unwrap_or_else(|| panic!("no {key}: {r}"));
+        let arrived = number("samples_received") + number("received");
+        let in_shm = number("received_in_shm");
+        // Keep-last may drop, in the burst and (on a loaded machine) a paced sample too:
+        // what kairos's loans sent of 1 MiB arrived in shared memory, every one of them
+        // (its pool holds 48 of them). Raw zenoh, the baseline, falls back to bytes when
+        // its provider's allocation fails: that it used shared memory at all is asserted.
+        if number("payload_bytes") == 1 << 20 {
+            if r["name"] == "kairos_zenoh" {
+                assert!(in_shm >= arrived, "{r}");
+            } else {
+                assert!(in_shm > 0, "{r}");
+            }
         } else {
             assert_eq!(in_shm, 0, "{r}");
         }
+        assert!(number("samples_received") > 0, "{r}");
         assert!(r["p50_us"].as_f64().unwrap() > 0.0, "{r}");
     }
 }

@@ -334,7 +334,10 @@ struct Case {
     size: usize,
     round: u32,
     latency: Summary,
+    /// Paced samples that arrived (of the plan's samples).
+    samples_received: u32,
     msgs_per_s: f64,
+    /// Burst messages that arrived (of `burst`).
     received: u32,
     burst: u32,
     /// Samples that arrived in shared memory, at the receiver.
@@ -419,7 +422,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         let rows: Vec<_> = cases
             .iter()
-            .map(|c| json!({"name": c.name, "round": c.round, "payload_bytes": c.size, "p50_us": c.latency.p50_us, "p99_us": c.latency.p99_us, "msgs_per_s": c.msgs_per_s, "received": c.received, "burst": c.burst, "received_in_shm": c.in_shm, "subscriber_cpu_ms": c.sub_cpu_ms, "publisher_cpu_ns_per_msg": c.pub_cpu_ns, "executor_sleeps": c.executor_sleeps, "executor_idle_spin_us": c.executor_idle_spin_us}))
+            .map(|c| json!({"name": c.name, "round": c.round, "payload_bytes": c.size, "p50_us": c.latency.p50_us, "p99_us": c.latency.p99_us, "msgs_per_s": c.msgs_per_s, "samples_received": c.samples_received, "received": c.received, "burst": c.burst, "received_in_shm": c.in_shm, "subscriber_cpu_ms": c.sub_cpu_ms, "publisher_cpu_ns_per_msg": c.pub_cpu_ns, "executor_sleeps": c.executor_sleeps, "executor_idle_spin_us": c.executor_idle_spin_us}))
             .collect();
         let floors: Vec<_> = args
             .sizes

@@ -63,6 +63,7 @@ pub(super) fn run_case(
             name: side.name(),
             size,
             latency: Summary::of_nanos(&lat),
+            samples_received: lat.len() as u32,
             msgs_per_s: if secs > 0.0 {
                 received as f64 / secs
             } else {
