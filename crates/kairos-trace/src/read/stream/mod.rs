@@ -4,23 +4,26 @@
 //! length. A packet cut short by the end of the file still yields the events it holds
 //! before the error.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 
 use super::bits::{Bits, DecodeError};
 use super::decode::{DecodeState, Roots, decode};
 use super::error::ReadError;
 use super::event::{Event, EventRef, Trace};
 use super::metadata::cycles_to_ns;
-use super::metadata::types::{FieldPath, FieldType, Scope};
+use super::metadata::types::FieldType;
 use super::notice::Notice;
-use super::plan::Plan;
 use super::select::Selection;
 use super::value::Value;
+
+mod packet;
+mod plans;
+
+use plans::{DENSE_IDS, PayloadMode, StreamPlans, class_plan, header_plan};
 
 const PACKET_MAGIC: u64 = 0xC1FC_1FC1;
 /// The first read of a packet, enough for any real header and context.
@@ -132,45 +135,6 @@ impl Decoded {
         }
     }
 }
-
-/// How one event class's payload is read.
-#[derive(Debug)]
-enum PayloadMode {
-    Decode,
-    /// Not selected: walked by a plan.
-    Skip(Plan),
-    /// Not selected, and one run of fixed-size fields (see [`Plan::fixed_run`]):
-    /// aligned, then `bits` skipped, without running the plan.
-    SkipFixed {
-        align: u32,
-        bits: u64,
-    },
-    /// Not selected, but no plan expresses it: decoded and dropped.
-    Drop,
-}
-
-#[derive(Debug)]
-struct ClassPlan {
-    /// Index into the trace's class table.
-    index: u32,
-    payload: PayloadMode,
-    /// No context of its own and no payload to decode: with a stream class without an
-    /// event context, the event yields no value and takes the short way.
-    plain: bool,
-}
-
-/// Per stream class: the header plan (when the header can be walked without values)
-/// and each event class's plan, compiled the first time the class is met.
-#[derive(Debug, Default)]
-struct StreamPlans {
-    header: Option<Plan>,
-    /// By event id, for small ids; larger ones in `sparse`.
-    dense: Vec<Option<ClassPlan>>,
-    sparse: HashMap<u64, ClassPlan>,
-}
-
-/// Event ids below this are looked up in a vector.
-const DENSE_IDS: u64 = 4096;
 
 #[derive(Debug)]
 pub(crate) struct StreamReader {
@@ -549,292 +513,6 @@ impl StreamReader {
             },
             values,
         })
-    }
-
-    fn open_packet(&mut self) -> Result<(), ReadError> {
-        let offset = self.next_packet;
-        let remaining = self.file_len - offset;
-        let mut want = remaining.min(FIRST_READ);
-        let (stream_class, header, context, body_bits) = loop {
-            // The buffer only grows: refilling a megabyte packet with zeros first would
-            // cost as much as reading it. Reads are bounded by the packet, never by it.
-            if self.buf.len() < want as usize {
-                self.buf.resize(want as usize, 0);
-            }
-            if let Err(cause) = self
-                .file
-                .read_exact_at(&mut self.buf[..want as usize], offset)
-            {
-                self.failed = true;
-                return Err(ReadError::Io {
-                    path: self.path.clone(),
-                    cause,
-                });
-            }
-            match self.decode_packet_start(want) {
-                Ok(start) => break start,
-                Err(_) if want < remaining && want < MAX_PACKET_BYTES => {
-                    want = remaining.min(want * 16)
-                }
-                Err(e) => return Err(self.damaged(offset + e.bit_offset / 8, e.expected)),
-            }
-        };
-        let md = &self.trace.metadata;
-        let sc = &md.streams[stream_class];
-        let context = context.map(Arc::new);
-        let ctx = sc.packet_context.as_ref().zip(context.as_deref());
-        let ctx_uint = |name: &str| ctx.and_then(|(t, v)| last_uint(t, v, name));
-        let packet_bits = ctx_uint("packet_size").unwrap_or(remaining.saturating_mul(8));
-        let content_bits = ctx_uint("content_size").unwrap_or(packet_bits);
-        if packet_bits % 8 != 0 || content_bits > packet_bits || content_bits < body_bits {
-            return Err(self.damaged(
-                offset,
-                format!(
-                    "a packet context with content_size ({content_bits} bits) <= packet_size ({packet_bits} bits), a whole number of bytes, holding the header and context ({body_bits} bits)"
-                ),
-            ));
-        }
-        let packet_bytes = packet_bits / 8;
-        if packet_bytes > MAX_PACKET_BYTES {
-            return Err(self.damaged(
-                offset,
-                format!("a packet size up to {MAX_PACKET_BYTES} bytes, found {packet_bytes}"),
-            ));
-        }
-        let (avail, truncated) = if packet_bytes > remaining {
-            let t =
-                format!("the packet's {packet_bytes} bytes, but the file ends after {remaining}");
-            (remaining, Some(t))
-        } else {
-            (packet_bytes, None)
-        };
-        // The padding after the content is never decoded: it is not read either (half a
-        // trace's bytes when each CPU's last packet is mostly empty).
-        let wanted = avail.min(content_bits.div_ceil(8));
-        let begin = ctx_uint("timestamp_begin");
-        let discarded = ctx_uint("events_discarded");
-        let cpu_id = ctx_uint("cpu_id");
-        let clock = self.clock_of[stream_class];
-        let at = clock.zip(begin).map(|(c, b)| md.clocks[c].to_ns(b));
-        if let Some(c) = clock
-            && !self.overflow_reported
-            && let Some(Err(clamped)) = begin.map(|b| md.clocks[c].to_ns_checked(b))
-        {
-            self.overflow_reported = true;
-            self.notices.push(Notice::ClockOverflow {
-                path: self.path.clone(),
-                clock: md.clocks[c].name.clone(),
-                clamped,
-            });
-        }
-        let end = clock
-            .zip(ctx_uint("timestamp_end"))
-            .map(|(c, e)| md.clocks[c].to_ns(e));
-        if let Some(seq) = ctx_uint("packet_seq_num") {
-            // Once per packet: a gap in the sequence numbers is packets the tracer lost.
-            if let Some(prev) = self.last_seq
-                && seq > prev.saturating_add(1)
-            {
-                self.notices.push(Notice::DiscardedPackets {
-                    path: self.path.clone(),
-                    packet_offset: offset,
-                    count: seq - prev - 1,
-                    after: self.last_end,
-                    before: at,
-                });
-            }
-            self.last_seq = Some(seq);
-        }
-        if let (Some(begin), Some(previous_end)) = (at, self.last_end)
-            && begin < previous_end
-        {
-            self.notices.push(Notice::PacketOverlap {
-                path: self.path.clone(),
-                packet_offset: offset,
-                begin,
-                previous_end,
-            });
-        }
-        self.last_end = end.or(self.last_end);
-        if let (Some(c), Some(b)) = (clock, begin) {
-            self.state.clocks[c] = b;
-        }
-        if let Some(now) = discarded {
-            let before = self.last_discarded.unwrap_or(0);
-            if now > before {
-                self.notices.push(Notice::Discarded {
-                    path: self.path.clone(),
-                    packet_offset: offset,
-                    count: now - before,
-                    at,
-                });
-            }
-            self.last_discarded = Some(now);
-        }
-        self.next_packet = offset + packet_bytes.max(1).min(remaining);
-        self.progress
-            .fetch_add(self.next_packet - offset, Ordering::Relaxed);
-        self.packet = Some(Packet {
-            offset,
-            stream_class,
-            header,
-            context,
-            cpu_id,
-            pos_bits: body_bits,
-            content_bits: content_bits.min(avail * 8),
-            first: 0,
-            loaded: want.min(wanted),
-            wanted,
-            truncated,
-        });
-        Ok(())
-    }
-
-    /// Decodes the packet header and context from the first `len` bytes of `buf`:
-    /// the stream class index, both values, and where the first event starts.
-    #[allow(clippy::type_complexity)]
-    fn decode_packet_start(
-        &mut self,
-        len: u64,
-    ) -> Result<(usize, Option<Value>, Option<Value>, u64), DecodeError> {
-        let md = &self.trace.metadata;
-        let mut bits = Bits::new(&self.buf, 0, len * 8);
-        self.state.updating = false;
-        self.state.budget = super::decode::MAX_VALUES_PER_EVENT;
-        let mut roots = Roots::default();
-        let header = md
-            .packet_header
-            .as_ref()
-            .map(|t| decode(t, &mut bits, &roots, &mut self.state))
-            .transpose()?;
-        roots.packet_header = md.packet_header.as_ref().zip(header.as_ref());
-        let stream_id = match roots.packet_header {
-            Some((t, v)) => {
-                if let Some(magic) = last_uint(t, v, "magic")
-                    && magic != PACKET_MAGIC
-                {
-                    return Err(DecodeError {
-                        bit_offset: 0,
-                        expected: format!(
-                            "the CTF packet magic 0x{PACKET_MAGIC:X}, found 0x{magic:X}"
-                        ),
-                    });
-                }
-                last_uint(t, v, "stream_id")
-            }
-            None => None,
-        };
-        let stream_class = match stream_id {
-            Some(id) => md.streams.iter().position(|s| s.id == id),
-            None if md.streams.len() == 1 => Some(0),
-            None => None,
-        };
-        let Some(stream_class) = stream_class else {
-            return Err(DecodeError {
-                bit_offset: 0,
-                expected: format!("a stream id the metadata declares, found {stream_id:?}"),
-            });
-        };
-        let sc = &md.streams[stream_class];
-        let context = sc
-            .packet_context
-            .as_ref()
-            .map(|t| decode(t, &mut bits, &roots, &mut self.state))
-            .transpose()?;
-        self.state.updating = true;
-        Ok((stream_class, header, context, bits.pos()))
-    }
-}
-
-/// The plan for an event class met for the first time.
-fn class_plan(
-    trace: &Trace,
-    class: &Arc<super::metadata::EventClass>,
-    select: &Selection,
-) -> ClassPlan {
-    let index = trace
-        .classes
-        .iter()
-        .position(|c| Arc::ptr_eq(c, class))
-        .expect("the trace's class table holds every class") as u32;
-    let payload = if select.wants_payload(class) {
-        PayloadMode::Decode
-    } else {
-        match class.payload.as_ref().and_then(Plan::compile) {
-            Some(plan) => match plan.fixed_run() {
-                Some((align, bits)) => PayloadMode::SkipFixed { align, bits },
-                None => PayloadMode::Skip(plan),
-            },
-            None => PayloadMode::Drop,
-        }
-    };
-    let plain = class.context.is_none()
-        && (class.payload.is_none()
-            || matches!(
-                payload,
-                PayloadMode::Skip(_) | PayloadMode::SkipFixed { .. }
-            ));
-    ClassPlan {
-        index,
-        payload,
-        plain,
-    }
-}
-
-/// A plan for a stream class's event header, unless a later scope of the stream class
-/// may look a field up in the header (then the header's values are needed).
-fn header_plan(sc: &super::metadata::StreamClass) -> Option<Plan> {
-    let header = sc.event_header.as_ref()?;
-    let mut names = Vec::new();
-    field_names(header, &mut names);
-    let mut paths = Vec::new();
-    let mut later: Vec<&FieldType> = sc.event_context.iter().collect();
-    for class in sc.events.values() {
-        later.extend(class.context.iter());
-        later.extend(class.payload.iter());
-    }
-    for ty in later {
-        field_paths(ty, &mut paths);
-    }
-    let needs_header = paths.iter().any(|p| match p.scope {
-        Scope::EventHeader => true,
-        Scope::Relative => p.names.first().is_some_and(|n| names.contains(&n)),
-        _ => false,
-    });
-    if needs_header {
-        return None;
-    }
-    Plan::compile(header)
-}
-
-fn field_names<'a>(ty: &'a FieldType, out: &mut Vec<&'a Arc<str>>) {
-    match ty {
-        FieldType::Struct(st) => st.fields.iter().for_each(|f| {
-            out.push(&f.name);
-            field_names(&f.ty, out);
-        }),
-        FieldType::Variant(v) => v.options.iter().for_each(|f| {
-            out.push(&f.name);
-            field_names(&f.ty, out);
-        }),
-        FieldType::Array { elem, .. } | FieldType::Sequence { elem, .. } => field_names(elem, out),
-        _ => {}
-    }
-}
-
-fn field_paths<'a>(ty: &'a FieldType, out: &mut Vec<&'a FieldPath>) {
-    match ty {
-        FieldType::Struct(st) => st.fields.iter().for_each(|f| field_paths(&f.ty, out)),
-        FieldType::Variant(v) => {
-            out.push(&v.tag);
-            v.options.iter().for_each(|f| field_paths(&f.ty, out));
-        }
-        FieldType::Array { elem, .. } => field_paths(elem, out),
-        FieldType::Sequence { elem, len } => {
-            out.push(len);
-            field_paths(elem, out);
-        }
-        _ => {}
     }
 }
 
