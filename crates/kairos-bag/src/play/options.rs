@@ -1,0 +1,224 @@
+//! What to play and how (topics, remaps, rate, clock, QoS overrides), and what a play
+//! reports: each topic's sends and how late they were.
+
+use super::*;
+
+/// Which of a bag's topics to play, as `ros2 bag play` selects them: every topic unless
+/// topics or a regex are given; `exclude` leaves out what it matches in any case.
+#[derive(Debug, Clone, Default)]
+pub struct TopicSelection {
+    /// These topics (`--topics`).
+    pub topics: Vec<String>,
+    /// Topics whose name matches (`--regex`).
+    pub regex: Option<Regex>,
+    /// Not these (`--exclude-regex`).
+    pub exclude: Option<Regex>,
+}
+
+impl TopicSelection {
+    /// Whether `topic` (the bag's name for it) is played.
+    pub fn wants(&self, topic: &str) -> bool {
+        let chosen = (self.topics.is_empty() && self.regex.is_none())
+            || self.topics.iter().any(|t| t == topic)
+            || self.regex.as_ref().is_some_and(|r| r.is_match(topic));
+        chosen && !self.exclude.as_ref().is_some_and(|r| r.is_match(topic))
+    }
+}
+
+/// A topic renamed on playback: `from:=to` (both made absolute).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Remap {
+    /// The topic's name in the bag.
+    pub from: String,
+    /// The name it is published under.
+    pub to: String,
+}
+
+impl std::str::FromStr for Remap {
+    type Err = Error;
+
+    /// `old:=new`, as `ros2 bag play --remap` takes it.
+    fn from_str(text: &str) -> Result<Self, Error> {
+        let bad = |why: &str| {
+            Error::Play(format!(
+                "bad remap '{text}': {why} (write old:=new, e.g. /chatter:=/chatter_replay)"
+            ))
+        };
+        let (from, to) = text.split_once(":=").ok_or_else(|| bad("no ':='"))?;
+        let (from, to) = (from.trim(), to.trim());
+        for name in [from, to] {
+            if name.is_empty() || name == "/" {
+                return Err(bad("a side is empty"));
+            }
+            let valid = name.trim_start_matches('/').split('/').all(|part| {
+                !part.is_empty()
+                    && !part.starts_with(|c: char| c.is_ascii_digit())
+                    && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            });
+            if !valid {
+                return Err(bad(&format!("'{name}' is not a topic name")));
+            }
+        }
+        let absolute = |n: &str| {
+            if n.starts_with('/') {
+                n.to_owned()
+            } else {
+                format!("/{n}")
+            }
+        };
+        Ok(Self {
+            from: absolute(from),
+            to: absolute(to),
+        })
+    }
+}
+
+/// How a [`Player`] plays.
+#[derive(Debug, Clone)]
+pub struct PlayOptions {
+    /// Bag time per monotonic time: 2.0 plays twice as fast (must be > 0).
+    pub rate: f64,
+    /// Start again from the start (offset) once the bag has been played, until stopped.
+    pub loop_playback: bool,
+    /// Skip the messages of the first this-long of the bag.
+    pub start_offset: Duration,
+    /// Wait this long before playing.
+    pub delay: Duration,
+    /// The topics played.
+    pub selection: TopicSelection,
+    /// Topics published under another name.
+    pub remaps: Vec<Remap>,
+    /// A QoS profile per topic (the bag's name, or the remapped one) replacing the one
+    /// chosen from the recorded offers.
+    pub qos_overrides: BTreeMap<String, QosProfile>,
+    /// Publish `/clock` with the bag's time at this rate (Hz) while playing.
+    pub clock_hz: Option<f64>,
+    /// Start paused (see [`Player::resume`]).
+    pub start_paused: bool,
+    /// Before playing, wait up to this long until zenoh routes every played topic to at
+    /// least one subscriber (matching, not only the subscriber's announcement).
+    pub wait_for_subscribers: Option<Duration>,
+    /// Sends later than this are counted in [`PlayReport::late`] (they are sent all the
+    /// same).
+    pub late_threshold: Duration,
+    /// Playing stops when this is cancelled (the CLI passes kairos's shutdown token).
+    pub cancel: CancelToken,
+}
+
+impl Default for PlayOptions {
+    fn default() -> Self {
+        Self {
+            rate: 1.0,
+            loop_playback: false,
+            start_offset: Duration::ZERO,
+            delay: Duration::ZERO,
+            selection: TopicSelection::default(),
+            remaps: Vec::new(),
+            qos_overrides: BTreeMap::new(),
+            clock_hz: None,
+            start_paused: false,
+            wait_for_subscribers: None,
+            late_threshold: Duration::from_millis(10),
+            cancel: CancelToken::new(),
+        }
+    }
+}
+
+/// Send-time error statistics: how long after its planned time each message was sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Lateness {
+    /// Messages measured.
+    pub count: usize,
+    /// The smallest lateness (never negative: a message is never sent early).
+    pub min: Duration,
+    /// The median.
+    pub p50: Duration,
+    /// The 99th percentile (nearest rank).
+    pub p99: Duration,
+    /// The largest.
+    pub max: Duration,
+}
+
+impl Lateness {
+    /// The statistics of `lateness_ns` (nanoseconds each; negative values count as 0).
+    pub fn of(lateness_ns: &[i64]) -> Self {
+        if lateness_ns.is_empty() {
+            return Self::default();
+        }
+        let mut sorted = lateness_ns.to_vec();
+        sorted.sort_unstable();
+        let at = |p: f64| {
+            let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+            Duration::from_nanos(u64::try_from(sorted[rank - 1]).unwrap_or(0))
+        };
+        Self {
+            count: sorted.len(),
+            min: at(0.0),
+            p50: at(0.50),
+            p99: at(0.99),
+            max: at(1.0),
+        }
+    }
+}
+
+/// One played topic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlayedTopic {
+    /// Its name in the bag.
+    pub bag_name: String,
+    /// The name it is published under (after remapping).
+    pub name: String,
+    /// Its type.
+    pub type_name: String,
+    /// The type hash announced.
+    pub type_hash: String,
+    /// Whether its publisher is reliable.
+    pub reliable: bool,
+    /// Whether its publisher keeps history for late joiners.
+    pub transient_local: bool,
+}
+
+/// What a playback ended with.
+#[derive(Debug, Clone, Default)]
+pub struct PlayReport {
+    /// The played topics.
+    pub topics: Vec<PlayedTopic>,
+    /// Messages sent per topic (published name), every played topic listed.
+    pub sent: BTreeMap<String, u64>,
+    /// For each message sent, in order: send time - planned time, in nanoseconds (the
+    /// first [`KEPT_LATENESS`] sends; a long `--loop` keeps only their max and count).
+    pub lateness_ns: Vec<i64>,
+    /// The largest lateness of every send, in nanoseconds.
+    pub lateness_max_ns: i64,
+    /// Messages sent later than [`PlayOptions::late_threshold`].
+    pub late: u64,
+    /// Times the bag was played to its end.
+    pub loops: u64,
+    /// Whether playing was stopped (cancelled) before the end.
+    pub stopped: bool,
+    /// `/clock` messages published.
+    pub clock_published: u64,
+    /// Topics that had no subscriber when the wait for subscribers gave up.
+    pub without_subscribers: Vec<String>,
+    /// Why playing ended early other than by a stop: the bag could not be read on (a
+    /// damaged file); what was read before it was sent.
+    pub error: Option<String>,
+}
+
+impl PlayReport {
+    /// Statistics of [`lateness_ns`](Self::lateness_ns); the count and max are of every
+    /// send.
+    pub fn lateness(&self) -> Lateness {
+        let mut l = Lateness::of(&self.lateness_ns);
+        l.count = usize::try_from(self.total_sent()).unwrap_or(usize::MAX);
+        l.max = l.max.max(Duration::from_nanos(
+            u64::try_from(self.lateness_max_ns).unwrap_or(0),
+        ));
+        l
+    }
+
+    /// Messages sent on every topic.
+    pub fn total_sent(&self) -> u64 {
+        self.sent.values().sum()
+    }
+}

@@ -1,0 +1,261 @@
+//! The playback thread: each message sent at its planned time on the monotonic clock,
+//! pauses and rate changes honoured, lateness kept; and `/clock` published from the bag's
+//! time.
+
+use super::*;
+
+/// The playing thread's state.
+pub(super) struct Playback {
+    /// Kept open while the publishers live.
+    pub(super) _transport: Arc<ZenohTransport>,
+    pub(super) bag: Bag,
+    pub(super) outputs: HashMap<String, Output>,
+    pub(super) topics: Vec<PlayedTopic>,
+    pub(super) options: PlayOptions,
+    pub(super) shared: Arc<Shared>,
+    pub(super) clock: Option<(f64, RawPublisher)>,
+}
+
+impl Playback {
+    pub(super) fn run(self) -> PlayReport {
+        let mut report = PlayReport {
+            topics: self.topics.clone(),
+            sent: self.topics.iter().map(|t| (t.name.clone(), 0)).collect(),
+            ..PlayReport::default()
+        };
+        let (steady, stop) = (&self.shared.steady, &self.shared.stop);
+        if let Some(limit) = self.options.wait_for_subscribers {
+            report.without_subscribers = self.wait_for_subscribers(limit);
+        }
+        if !self.options.delay.is_zero() {
+            let _ = steady.sleep_for(KDuration::from(self.options.delay), stop);
+        }
+        let clock_stop = stop.child();
+        let mut per_topic = vec![0u64; self.topics.len()];
+        std::thread::scope(|scope| {
+            let clock = self.clock.as_ref().map(|(hz, publisher)| {
+                let (shared, token) = (&self.shared, &clock_stop);
+                scope.spawn(move || publish_clock(publisher, *hz, shared, token))
+            });
+            while !stop.is_cancelled() {
+                let before = self.shared.sent.load(Ordering::Acquire);
+                if !self.play_once(&mut report, &mut per_topic) {
+                    break;
+                }
+                report.loops += 1;
+                // A loop over nothing (every message before the start offset) would spin.
+                if !self.options.loop_playback || self.shared.sent.load(Ordering::Acquire) == before
+                {
+                    break;
+                }
+            }
+            clock_stop.cancel();
+            if let Some(clock) = clock {
+                report.clock_published = clock.join().unwrap_or(0);
+            }
+        });
+        report.stopped = stop.is_cancelled();
+        for (topic, count) in self.topics.iter().zip(per_topic) {
+            *report.sent.entry(topic.name.clone()).or_default() += count;
+        }
+        report
+    }
+
+    /// Plays the bag from the origin to the end; false if stopped or reading failed.
+    pub(super) fn play_once(&self, report: &mut PlayReport, per_topic: &mut [u64]) -> bool {
+        let origin_ns = self.shared.timeline.lock().expect("not poisoned").origin_ns;
+        let filter = ReadFilter::all()
+            .topics(self.outputs.keys().cloned())
+            .start(origin_ns);
+        let messages = match self.bag.read(&filter) {
+            Ok(messages) => messages,
+            Err(e) => {
+                report.error = Some(format!("cannot read the bag: {e}"));
+                return false;
+            }
+        };
+        // Read ahead on a thread of its own, as rosbag2 does, so that reading (a chunk to
+        // load or decompress) does not hold up a send that is due.
+        let (tx, rx) = sync_channel::<crate::Result<BagMessage>>(READ_AHEAD);
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                for message in messages {
+                    if tx.send(message).is_err() {
+                        break;
+                    }
+                }
+            });
+            // Owned here, so that returning drops it and the reader stops.
+            let rx = rx;
+            // The clock starts once the first message is at hand: opening the files is
+            // not counted against the first sends.
+            let first = rx.recv().ok();
+            self.start_timeline();
+            self.send_all(
+                first.into_iter().chain(rx.iter()),
+                origin_ns,
+                report,
+                per_topic,
+            )
+        })
+    }
+
+    /// Maps the origin to now (paused time counted from now).
+    pub(super) fn start_timeline(&self) {
+        let mut t = self.shared.timeline.lock().expect("not poisoned");
+        let now = self.shared.steady.now();
+        t.base = Some(now);
+        t.paused_total = KDuration::ZERO;
+        if t.paused {
+            t.paused_since = Some(now);
+        }
+    }
+
+    /// Sends what the reader hands over, each message when due.
+    pub(super) fn send_all(
+        &self,
+        messages: impl Iterator<Item = crate::Result<BagMessage>>,
+        origin_ns: u64,
+        report: &mut PlayReport,
+        per_topic: &mut [u64],
+    ) -> bool {
+        let late_ns = i64::try_from(self.options.late_threshold.as_nanos()).unwrap_or(i64::MAX);
+        for message in messages {
+            let message = match message {
+                Ok(message) => message,
+                Err(e) => {
+                    report.error = Some(format!("stopped reading the bag: {e}"));
+                    return false;
+                }
+            };
+            let Some(output) = self.outputs.get(&*message.topic) else {
+                continue;
+            };
+            let Some(planned) = self.wait_until_due(message.log_time.saturating_sub(origin_ns))
+            else {
+                return false;
+            };
+            let sent_at = self.shared.steady.now();
+            output.publisher.publish(&message.data);
+            let lateness = sent_at.since(planned).unwrap_or(KDuration::ZERO).as_nanos();
+            if lateness > late_ns {
+                report.late += 1;
+            }
+            if report.lateness_ns.len() < KEPT_LATENESS {
+                report.lateness_ns.push(lateness);
+            }
+            report.lateness_max_ns = report.lateness_max_ns.max(lateness);
+            per_topic[output.index] += 1;
+            self.shared.sent.fetch_add(1, Ordering::AcqRel);
+        }
+        true
+    }
+
+    /// Sleeps until the message `offset_ns` after the origin is due (paused time not
+    /// counted); returns its planned time, or `None` if stopped.
+    pub(super) fn wait_until_due(&self, offset_ns: u64) -> Option<Time> {
+        let steady = &self.shared.steady;
+        loop {
+            if self.shared.stop.is_cancelled() {
+                return None;
+            }
+            let (paused, wake, planned) = {
+                let t = self.shared.timeline.lock().expect("not poisoned");
+                (t.paused, t.wake.clone(), t.planned(offset_ns))
+            };
+            let planned = planned.expect("the timeline has started");
+            if paused {
+                // Until resumed (the wake token is cancelled) or stopped.
+                let _ = steady.sleep_for(KDuration::from_secs(3600), &wake);
+                continue;
+            }
+            if steady.sleep_until(planned, &wake).is_ok() {
+                return Some(planned);
+            }
+        }
+    }
+
+    /// Waits until zenoh routes every played topic to at least one subscriber, at most
+    /// `limit`; returns the topics that have none.
+    pub(super) fn wait_for_subscribers(&self, limit: Duration) -> Vec<String> {
+        let steady = &self.shared.steady;
+        let end = steady.now() + KDuration::from(limit);
+        let missing = || {
+            let mut left: Vec<(usize, String)> = self
+                .outputs
+                .values()
+                .filter(|output| !output.publisher.matched())
+                .map(|output| (output.index, self.topics[output.index].name.clone()))
+                .collect();
+            left.sort();
+            left.into_iter().map(|(_, name)| name).collect::<Vec<_>>()
+        };
+        loop {
+            let left = missing();
+            let now = steady.now();
+            if left.is_empty() || now >= end || self.shared.stop.is_cancelled() {
+                return left;
+            }
+            let next = now + KDuration::from_millis(20);
+            let _ = steady.sleep_until(if next < end { next } else { end }, &self.shared.stop);
+        }
+    }
+}
+
+/// Publishes the bag's time on `/clock` at `hz` until `stop`; returns how many were sent.
+pub(super) fn publish_clock(
+    publisher: &RawPublisher,
+    hz: f64,
+    shared: &Shared,
+    stop: &CancelToken,
+) -> u64 {
+    let steady = &shared.steady;
+    let period = KDuration::from_secs_f64(1.0 / hz);
+    let start = steady.now();
+    let mut sent = 0u64;
+    loop {
+        let ns = {
+            let t = shared.timeline.lock().expect("not poisoned");
+            t.bag_time_ns(steady.now())
+        };
+        publisher.publish(&clock_cdr(ns));
+        sent += 1;
+        let next = start + KDuration::from_nanos(period.as_nanos().saturating_mul(sent as i64));
+        if steady.sleep_until(next, stop).is_err() {
+            return sent;
+        }
+    }
+}
+
+/// rosgraph_msgs/msg/Clock in CDR (little endian): `builtin_interfaces/Time clock`.
+pub(super) fn clock_cdr(ns: u64) -> [u8; 12] {
+    let sec = i32::try_from(ns / 1_000_000_000).unwrap_or(i32::MAX);
+    let nanosec = (ns % 1_000_000_000) as u32;
+    let mut out = [0u8; 12];
+    out[..4].copy_from_slice(&[0, 1, 0, 0]);
+    out[4..8].copy_from_slice(&sec.to_le_bytes());
+    out[8..].copy_from_slice(&nanosec.to_le_bytes());
+    out
+}
+
+/// The `/clock` publisher: best effort, keep last 1 (rclcpp's `ClockQoS`).
+pub(super) fn clock_publisher(
+    transport: &ZenohTransport,
+    node: &Node,
+) -> crate::Result<RawPublisher> {
+    const CLOCK_TYPE: &str = "rosgraph_msgs/msg/Clock";
+    let hash = kairos_zenoh::interfaces::message_by_name(CLOCK_TYPE)
+        .map(|tool| tool.type_hash().to_owned())
+        .ok_or_else(|| Error::Play(format!("kairos does not know {CLOCK_TYPE}")))?;
+    transport
+        .raw_publisher(
+            node,
+            RawTopic {
+                name: kairos::graph::CLOCK_TOPIC,
+                ros_type: CLOCK_TYPE,
+                type_hash: &hash,
+            },
+            Qos::keep_last(1).best_effort(),
+        )
+        .map_err(|e| Error::Play(format!("cannot publish /clock: {e}")))
+}
