@@ -504,9 +504,11 @@ fn closing_without_a_network_returns_by_its_deadline() {
     let deadline = StdDuration::from_secs(3);
     let _ = transport.close(deadline);
     let took = started.elapsed();
+    // A hang is what this catches; how soon after its deadline a loaded machine runs the
+    // waiting thread again is the scheduler's business (ARCHITECTURE, "Testing").
     assert!(
-        took < deadline + StdDuration::from_secs(2),
-        "close took {took:?}, past its {deadline:?} deadline"
+        took < deadline + WAIT,
+        "close took {took:?}, hung past its {deadline:?} deadline"
     );
 }
 

@@ -259,6 +259,63 @@ fn stepping_is_deterministic_and_fast() {
     );
 }
 
+/// `set_settle_timeout`: a step waits as long as it is told for the thread it woke. The
+/// woken thread works 3 s of real time, past the default bound (2 s): with a 60 s bound
+/// the step returns only after that work, and no settle wait gave up.
+#[test]
+fn a_longer_settle_timeout_waits_for_work_past_the_default() {
+    let clock = SimClock::new();
+    assert_eq!(clock.settle_timeout(), kairos::time::SETTLE_TIMEOUT);
+    clock.set_settle_timeout(Duration::from_secs(60));
+    assert_eq!(clock.settle_timeout(), Duration::from_secs(60));
+    clock.publish(sim(0)).unwrap();
+    let worked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (c, w) = (clock.clock(), worked.clone());
+    let worker = std::thread::spawn(move || {
+        c.sleep_until(sim(10 * MS), &CancelToken::new()).unwrap();
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        w.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Back to waiting on the clock: the step that woke it may move on.
+        let _ = c.sleep_until(sim(1_000 * MS), &CancelToken::new());
+    });
+    wait_for(|| clock.pending_waits() == 1);
+    on_thread({
+        let clock = clock.clone();
+        move || clock.step(Duration::from_millis(10))
+    });
+    assert!(
+        worked.load(std::sync::atomic::Ordering::SeqCst),
+        "the step moved on before the work it woke was done"
+    );
+    assert_eq!(clock.settle_timeouts(), 0);
+    clock.step(Duration::from_secs(1));
+    worker.join().unwrap();
+}
+
+/// A settle bound of zero (or below) never waits: the step moves on and counts it.
+#[test]
+fn a_zero_settle_timeout_moves_on_and_counts_it() {
+    let clock = SimClock::new();
+    clock.set_settle_timeout(Duration::from_millis(-5));
+    assert_eq!(clock.settle_timeout(), Duration::ZERO);
+    clock.publish(sim(0)).unwrap();
+    let (release, released) = mpsc::channel::<()>();
+    let c = clock.clock();
+    let worker = std::thread::spawn(move || {
+        c.sleep_until(sim(10 * MS), &CancelToken::new()).unwrap();
+        // Busy until the test says so: only a bound of zero lets the step return first.
+        let _ = released.recv();
+    });
+    wait_for(|| clock.pending_waits() == 1);
+    on_thread({
+        let clock = clock.clone();
+        move || clock.step(Duration::from_millis(10))
+    });
+    assert_eq!(clock.settle_timeouts(), 1);
+    release.send(()).unwrap();
+    worker.join().unwrap();
+}
+
 #[test]
 fn node_clock_switches_source_and_tells_jump_handlers() {
     use kairos::time::RosClock;

@@ -50,9 +50,11 @@
 //! before the step keeps that earlier place, so callbacks due within one step can then
 //! run in another order than the step's. Timers that re-arm
 //! because their node clock switched to this clock (`set_use_sim_time(true)`) are waited
-//! for at the start of the next step. Each wait is bounded by [`SETTLE_TIMEOUT`] (a
-//! callback that never returns delays the step, never hangs it); one that ends on the
-//! bound is counted ([`settle_timeouts`](SimClock::settle_timeouts)) and traced.
+//! for at the start of the next step. Each wait is bounded by the settle timeout
+//! ([`SETTLE_TIMEOUT`] unless [`set_settle_timeout`](SimClock::set_settle_timeout) says
+//! otherwise): a callback that never returns delays the step, never hangs it; a wait that
+//! ends on the bound is counted ([`settle_timeouts`](SimClock::settle_timeouts)) and
+//! traced.
 //!
 //! # Ground rules
 //! Everything mutable is in `state`, under its lock; `settled` is signalled under it.
@@ -73,7 +75,8 @@ use std::task::Waker;
 
 /// The stall timeout of [`SimClock::new`].
 pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(1);
-/// How long [`SimClock::step`] waits for a woken thread to come back before moving on.
+/// How long [`SimClock::step`] waits for a woken thread to come back before moving on,
+/// unless [`SimClock::set_settle_timeout`] says otherwise.
 pub const SETTLE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A simulated clock; cheap to clone (all clones are the same clock).
@@ -114,8 +117,10 @@ struct SimState {
     /// Work made ready for this clock outside a step (timers re-arming on it after a node
     /// clock switched to it), waited for before time next moves.
     deferred: Vec<Arc<settle::Ticket>>,
-    /// Settle waits that ended on [`SETTLE_TIMEOUT`] rather than on the work they waited for.
+    /// Settle waits that ended on their bound rather than on the work they waited for.
     settle_timeouts: u64,
+    /// The bound of each settle wait ([`SETTLE_TIMEOUT`] unless set).
+    settle_timeout: Duration,
 }
 
 /// What a waiter learns from one look at a clock (any clock: see `Clock::wait_step`).
@@ -160,6 +165,7 @@ impl SimClock {
                     after_ordered: Vec::new(),
                     deferred: Vec::new(),
                     settle_timeouts: 0,
+                    settle_timeout: SETTLE_TIMEOUT,
                 }),
                 settled: Condvar::new(),
                 handlers: Arc::new(HandlerSet::default()),
@@ -207,7 +213,24 @@ impl SimClock {
         self.inner.state.lock().stalls
     }
 
-    /// How many times a lock-step wait gave up after [`SETTLE_TIMEOUT`] instead of seeing
+    /// How long a lock-step wait (a [`step`](Self::step) or a
+    /// [`publish_settled`](Self::publish_settled) waiting for the callbacks it made due) waits
+    /// before it moves on: [`SETTLE_TIMEOUT`] unless set.
+    pub fn settle_timeout(&self) -> Duration {
+        self.inner.state.lock().settle_timeout
+    }
+
+    /// Sets how long a lock-step wait waits for the work it made due before it moves on
+    /// (and counts a [`settle_timeouts`](Self::settle_timeouts)). A simulation whose
+    /// callbacks run longer than [`SETTLE_TIMEOUT`] in real time, or that runs on a machine
+    /// busy enough to keep a woken thread off a CPU that long, stays deterministic with a
+    /// longer bound; a callback that never returns then delays each step by this much. A
+    /// negative duration counts as zero.
+    pub fn set_settle_timeout(&self, timeout: impl Into<Duration>) {
+        self.inner.state.lock().settle_timeout = timeout.into().max(Duration::ZERO);
+    }
+
+    /// How many times a lock-step wait gave up after its [`settle_timeout`](Self::settle_timeout) instead of seeing
     /// the work it waited for run: a callback that ran longer, a thread woken by a step that
     /// did something other than wait on this clock again, or an executor that was never
     /// spun (see "Deterministic stepping" above). Each is also traced
@@ -240,7 +263,7 @@ impl SimClock {
 
     /// Publishes `t` as [`publish`](Self::publish) does, but wakes the waiters it made due
     /// one at a time in (deadline, rank) order, each time waiting (bounded by
-    /// [`SETTLE_TIMEOUT`]) until the callbacks the wake made due have run, on whatever
+    /// the settle timeout) until the callbacks the wake made due have run, on whatever
     /// executor runs them, and the threads it woke wait on this clock again: the lock-step
     /// form a `/clock` message takes (see "Deterministic stepping" above). Time jumps to
     /// `t` at once: a timer whose periods the jump passed fires once, its missed periods
@@ -393,10 +416,16 @@ impl SimClock {
         }
     }
 
-    /// Waits (bounded by [`SETTLE_TIMEOUT`]) until every thread woken by `step` is waiting
+    /// When a settle wait starting now gives up.
+    fn settle_deadline(&self) -> std::time::Instant {
+        let bound = self.settle_timeout().to_std().unwrap_or_default();
+        std::time::Instant::now() + bound
+    }
+
+    /// Waits (bounded by the settle timeout) until every thread woken by `step` is waiting
     /// on this clock again or has exited, and every callback `ticket` marked has run.
     fn settle(&self, ticket: &settle::Ticket) {
-        let deadline = std::time::Instant::now() + SETTLE_TIMEOUT.to_std().unwrap_or_default();
+        let deadline = self.settle_deadline();
         let threads_back = {
             let mut state = self.inner.state.lock();
             loop {
@@ -431,13 +460,13 @@ impl SimClock {
         }
     }
 
-    /// Waits (bounded by [`SETTLE_TIMEOUT`]) for the work handed over by [`defer`](Self::defer).
+    /// Waits (bounded by the settle timeout) for the work handed over by [`defer`](Self::defer).
     fn settle_deferred(&self) {
         let deferred = std::mem::take(&mut self.inner.state.lock().deferred);
         if deferred.is_empty() {
             return;
         }
-        let deadline = std::time::Instant::now() + SETTLE_TIMEOUT.to_std().unwrap_or_default();
+        let deadline = self.settle_deadline();
         let pending: usize = deferred
             .iter()
             .filter(|ticket| !ticket.wait(deadline))
