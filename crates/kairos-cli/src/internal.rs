@@ -47,10 +47,10 @@ pub enum InternalCmd {
         /// once) or hang (B's service never answers).
         #[arg(long, default_value = "chain")]
         mode: String,
-        /// In race mode, call at this wall-clock instant (milliseconds since 1970), so
-        /// both processes call before either hears of the other.
+        /// In race mode, print `holding` once the timer holds its group and call when a
+        /// line comes on standard input, so whoever starts both can make them call at once.
         #[arg(long)]
-        at_unix_ms: Option<u64>,
+        go_on_stdin: bool,
     },
     /// A use_sim_time node whose timer follows /clock from another process.
     SimClockFollower {
@@ -67,8 +67,8 @@ pub fn run(cmd: InternalCmd) -> anyhow::Result<ExitCode> {
         InternalCmd::CallCycle {
             role,
             mode,
-            at_unix_ms,
-        } => kairos_demo::call_cycle::child_main(&role, &mode, at_unix_ms)?,
+            go_on_stdin,
+        } => kairos_demo::call_cycle::child_main(&role, &mode, go_on_stdin)?,
         InternalCmd::PipelineNode { role } => kairos_demo::pipeline_processes::node_main(&role)?,
         InternalCmd::SimClockSimulator {
             die_after: None, ..

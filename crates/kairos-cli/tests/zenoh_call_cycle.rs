@@ -6,6 +6,7 @@
 
 mod zenoh_support;
 
+use std::io::Write;
 use std::time::Duration;
 use zenoh_support::*;
 
@@ -32,38 +33,34 @@ fn parse(line: &str) -> Option<Call> {
 }
 
 /// Starts both roles in `mode` and returns each one's call lines once its `done` lines came.
+/// In `race`, both timers hold their groups (each says `holding`) before the test tells
+/// both to call, one right after the other: the cycle is certain on any machine.
 fn run(mode: &str, dones: [usize; 2]) -> Vec<Call> {
     let router = Router::start(KAIROS);
-    // In `race`, both timers call at this wall-clock instant: after both started and met
-    // at the router, with room for a loaded machine (each start and discovery takes under
-    // a second here, and a run that met later would not race: checked below).
-    let at = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis()
-        + 10_000;
     let mut children = Vec::new();
     for role in ["a", "b"] {
         let mut child = spawn(
             router
                 .kairos()
                 .args(["internal", "call-cycle", role, "--mode", mode])
-                .args(["--at-unix-ms", &at.to_string()])
-                .env("KAIROS_TRANSPORT", "zenoh"),
+                .arg("--go-on-stdin")
+                .env("KAIROS_TRANSPORT", "zenoh")
+                .stdin(std::process::Stdio::piped()),
         );
         let mut lines = stdout_lines(&mut child);
         lines.wait_for("ready", LIMIT);
         children.push((child, lines));
     }
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis();
-    assert!(
-        mode != "race" || now < at,
-        "both sides were ready {} ms after the meeting instant: the race could not happen",
-        now.saturating_sub(at)
-    );
+    if mode == "race" {
+        for (_, lines) in children.iter_mut() {
+            lines.wait_for("holding", LIMIT);
+        }
+        for (child, _) in children.iter_mut() {
+            let stdin = child.0.stdin.as_mut().expect("the child's stdin");
+            stdin.write_all(b"go\n").expect("tell the child to call");
+            stdin.flush().unwrap();
+        }
+    }
     let mut calls = Vec::new();
     for ((_, lines), dones) in children.iter_mut().zip(dones) {
         lines.wait_for_count("done", dones, LIMIT);

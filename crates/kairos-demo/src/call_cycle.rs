@@ -31,16 +31,6 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// processes' start-up skew.
 const HOLD_BEFORE_CALL: Duration = Duration::from_secs(2);
 
-/// The time left until `at` (milliseconds since 1970), read once from the wall clock
-/// and slept on the steady clock.
-fn until_unix_ms(at: u64) -> Duration {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    let at = std::time::Duration::from_millis(at);
-    Duration::from(at.saturating_sub(now))
-}
-
 /// One call's line.
 fn report(who: &str, started: Instant, result: &Result<AddTwoIntsResponse, CallError>) {
     let ms = started.elapsed().as_secs_f64() * 1e3;
@@ -52,9 +42,11 @@ fn report(who: &str, started: Instant, result: &Result<AddTwoIntsResponse, CallE
     println!("call {who} {outcome} {ms:.1} {detail}");
 }
 
-/// `role` is `a` or `b`; `mode` is `chain` or `race`; in `race`, both call at
-/// `at_unix_ms` when given.
-pub fn child_main(role: &str, mode: &str, at_unix_ms: Option<u64>) -> anyhow::Result<()> {
+/// `role` is `a` or `b`; `mode` is `chain`, `race` or `hang`. In `race` with `go_on_stdin`,
+/// each timer prints `holding` once it holds its group and calls when a line (or the end)
+/// comes on standard input: whoever starts the two can make both hold before either
+/// calls, however slow the machine; without it, each holds for `HOLD_BEFORE_CALL` (2 s).
+pub fn child_main(role: &str, mode: &str, go_on_stdin: bool) -> anyhow::Result<()> {
     let (me, peer) = match role {
         "a" => ("a", "b"),
         "b" => ("b", "a"),
@@ -108,10 +100,14 @@ pub fn child_main(role: &str, mode: &str, at_unix_ms: Option<u64>) -> anyhow::Re
         }
         if race {
             // Both timers hold their groups before either calls: the cycle is certain,
-            // which side hears of the other first is not. At a common instant, both call
-            // within a millisecond, before either's wait reaches the other.
-            let hold = at_unix_ms.map_or(HOLD_BEFORE_CALL, until_unix_ms);
-            let _ = Clock::steady().sleep_for(hold, &CancelToken::new());
+            // which side hears of the other first is not. Told to go at once, both call
+            // within a millisecond or so, before either's wait reaches the other.
+            if go_on_stdin {
+                println!("holding");
+                let _ = std::io::stdin().read_line(&mut String::new());
+            } else {
+                let _ = Clock::steady().sleep_for(HOLD_BEFORE_CALL, &CancelToken::new());
+            }
         }
         let started = Instant::now();
         let result = client.call(AddTwoIntsRequest { a: 20, b: 22 }, CALL_TIMEOUT);
