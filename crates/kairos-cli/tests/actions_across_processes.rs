@@ -159,7 +159,16 @@ fn kairos_action_lists_shows_and_drives_an_action() {
         list,
         "/robot/fibonacci [example_interfaces/action/Fibonacci]\n"
     );
-    let (code, info) = run(&["action", "info", "/robot/fibonacci", "--spin-time", "2"]);
+    // Each command is a new process that meets the graph anew: it waits for the server.
+    let (code, info) = run(&[
+        "action",
+        "info",
+        "/robot/fibonacci",
+        "--spin-time",
+        "30",
+        "--wait-for",
+        "/robot/fibonacci/_action/send_goal",
+    ]);
     assert_eq!(code, Some(0), "{info}");
     assert!(
         info.contains("Action servers: 1\n    /robot/fibonacci_server"),
