@@ -238,10 +238,9 @@ fn ctrl_c_during_kairos_action_send_goal_cancels_the_goal() {
         "the server canceled the goal and the command says so:\n{stdout}\n{stderr}"
     );
     assert_eq!(out.status.code(), Some(1), "a canceled goal is no success");
-    assert!(
-        took < StdDuration::from_secs(10),
-        "Ctrl-C took {took:?} to cancel the goal"
-    );
+    // A goal the Ctrl-C did not cancel runs on until the command's own 60 s timeout and
+    // ends with another status; how soon the cancel lands is a benchmark's business.
+    assert!(took < LIMIT, "Ctrl-C took {took:?} to cancel the goal");
     assert!(executor.shutdown(LIMIT).is_clean());
     spinner.join().unwrap();
 }
