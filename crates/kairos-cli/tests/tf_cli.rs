@@ -129,7 +129,16 @@ got = []
 sub = ROS2Subscriber('/tf_static', 'tf2_msgs/msg/TFMessage', lambda m: got.append(m),
     msg_definition=DEPS['tf2_msgs/msg/TFMessage'], type_hash=HASH, node_name='py_static', router_port=PORT,
     qos=QosProfile(durability=QosDurability.TRANSIENT_LOCAL, history_depth=1))
-assert bounded_wait(lambda: len(got) > 0, 60), 'the static transform never came'
+if not bounded_wait(lambda: len(got) > 0, 60):
+    # What the subscriber's one query would have found now: the publishers, and what each
+    # one's cache answers.
+    found = sub._discover_publishers()
+    answers = []
+    for zid in found:
+        selector = f"{sub.keyexpr}/@adv/pub/{zid}/**?_anyke;_max=1"
+        for reply in session.session.get(selector):
+            answers.append(str(reply.ok.key_expr) if reply.ok is not None else f'error {reply.err}')
+    raise AssertionError(f'the static transform never came; publishers now {found}, their caches answer {answers}')
 t = got[0].transforms[0]
 print('heard', t.header.frame_id, t.child_frame_id, t.transform.translation.z, flush=True)
 sub.close()
