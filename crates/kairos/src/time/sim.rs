@@ -418,8 +418,11 @@ impl SimClock {
 
     /// When a settle wait starting now gives up.
     fn settle_deadline(&self) -> std::time::Instant {
+        let now = std::time::Instant::now();
         let bound = self.settle_timeout().to_std().unwrap_or_default();
-        std::time::Instant::now() + bound
+        // A bound too far to add (a `Duration::MAX`) waits as good as forever: a year.
+        now.checked_add(bound)
+            .unwrap_or_else(|| now + std::time::Duration::from_secs(365 * 24 * 3600))
     }
 
     /// Waits (bounded by the settle timeout) until every thread woken by `step` is waiting
