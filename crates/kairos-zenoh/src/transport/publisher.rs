@@ -122,6 +122,9 @@ impl ZenohTransport {
         );
         self.types.remember(endpoint.wire.description());
         let key = self.key(endpoint.name, &dds_type, &hash);
+        // Announced once it can send and its cache answers, as rmw_zenoh orders it: a late
+        // joiner that sees the token and asks for the history at once finds the cache.
+        let publisher = self.declare_sender(endpoint.name, key, &endpoint.qos)?;
         let (token, gid) = self.announce(
             &node,
             EntityKind::Publisher,
@@ -130,7 +133,6 @@ impl ZenohTransport {
             &hash,
             wire_qos(endpoint.qos),
         )?;
-        let publisher = self.declare_sender(endpoint.name, key, &endpoint.qos)?;
         self.local.0.write().insert(gid);
         let manual = endpoint.qos.liveliness == kairos::graph::Liveliness::ManualByTopic
             && endpoint.qos.liveliness_lease.is_some();
