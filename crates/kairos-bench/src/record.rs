@@ -270,16 +270,14 @@ fn publish(size: usize, count: usize, port: usize) -> anyhow::Result<ExitCode> {
     let publisher = node.create_publisher::<UInt8MultiArray>(&topic(size), Qos::keep_all(1000))?;
     let tool = kairos_zenoh::interfaces::message_by_name("std_msgs/msg/UInt8MultiArray")
         .ok_or_else(|| anyhow!("UInt8MultiArray is shipped"))?;
-    let probe = transport
-        .session()
-        .declare_publisher(tool.data_key(0, &topic(size)))
-        .allowed_destination(zenoh::sample::Locality::Remote)
-        .wait()
-        .map_err(|e| anyhow!("{e}"))?;
-    if !kairos_zenoh::matching::wait_matched(&probe, Duration::from_secs(60))? {
+    let key = tool.data_key(0, &topic(size));
+    if !kairos_zenoh::matching::wait_remote_subscriber(
+        transport.session(),
+        &key,
+        Duration::from_secs(60),
+    )? {
         bail!("the recorder never subscribed {}", topic(size));
     }
-    drop(probe);
     let message = message(size);
     let mut out = std::io::stdout();
     writeln!(out, "publishing")?;

@@ -391,13 +391,6 @@ fn publish(args: PubArgs) -> anyhow::Result<ExitCode> {
 /// Waits up to `timeout` until a subscriber in another process matches `key` (zenoh's own
 /// matching, which a liveliness token may precede).
 fn wait_matching(transport: &ZenohTransport, key: &str, timeout: Duration) -> anyhow::Result<()> {
-    use zenoh::Wait;
-    let probe = transport
-        .session()
-        .declare_publisher(key.to_owned())
-        .allowed_destination(zenoh::sample::Locality::Remote)
-        .wait()
-        .map_err(|e| anyhow!("cannot declare a publisher on {key}: {e}"))?;
-    kairos_zenoh::matching::wait_matched(&probe, timeout)?;
+    kairos_zenoh::matching::wait_remote_subscriber(transport.session(), key, timeout)?;
     Ok(())
 }

@@ -73,16 +73,10 @@ fn raw_publisher(transport: &ZenohTransport, key: String) -> zenoh::pubsub::Publ
 
 /// Waits until `topic` has a subscriber in another process, as seen from `transport`.
 fn wait_remote_subscription(transport: &ZenohTransport, topic: &str) {
-    let seen = transport
-        .graph()
-        .wait_until(Instant::now() + WAIT, |tokens| {
-            tokens.iter().any(|t| {
-                t.kind == kairos_zenoh::graph_key::EntityKind::Subscription
-                    && t.node.zid != transport.session().zid().to_string()
-                    && t.endpoint.as_ref().is_some_and(|e| e.name == topic)
-            })
-        });
-    assert!(seen, "no remote subscription of {topic} within {WAIT:?}");
+    assert!(
+        transport.wait_remote_subscription(topic, WAIT).unwrap(),
+        "no remote subscription of {topic} reachable within {WAIT:?}"
+    );
 }
 
 /// Two graphs at one router: a talker and a listener in `a`, a listener in `b`.
@@ -146,8 +140,6 @@ fn local_delivery_stays_one_arc_and_remote_delivery_goes_through_zenoh() {
         .create_publisher::<StringMsg>("/chatter", Qos::keep_last(100))
         .unwrap();
     wait_remote_subscription(&ta, "/chatter");
-    // The subscriber is declared before its token, and both reach this session through the
-    // router in order: once the token is seen, the subscriber is reachable.
     let mut sent = Vec::new();
     for i in 0..10 {
         let message = Arc::new(StringMsg {
