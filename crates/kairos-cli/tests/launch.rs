@@ -23,7 +23,7 @@ fn examples() -> PathBuf {
         .join("examples");
     let built = ["talker", "listener"].iter().all(|e| dir.join(e).is_file());
     if !built {
-        let mut build = Command::new(env!("CARGO"));
+        let mut build = kairos_testkit::process::cargo();
         build.args([
             "build",
             "-p",

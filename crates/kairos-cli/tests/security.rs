@@ -707,7 +707,7 @@ fn talker_example() -> PathBuf {
         .expect("target dir")
         .join("examples/talker");
     if !path.is_file() {
-        let built = Command::new(env!("CARGO"))
+        let built = kairos_testkit::process::cargo()
             .args(["build", "-p", "kairos-cli", "--example", "talker"])
             .args((!cfg!(debug_assertions)).then_some("--release"))
             .status()

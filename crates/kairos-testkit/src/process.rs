@@ -166,3 +166,28 @@ pub fn assert_ok(what: &str, out: &Output) -> String {
     );
     stdout
 }
+
+/// `cargo`, as the running test's build used it, for a test that builds something (an
+/// example) before running it. Without the variables `cargo test` gives a test binary
+/// (`CARGO_MANIFEST_DIR`, `CARGO_PKG_*`, ...): a build script that reads one (ring's does)
+/// would see it changed and rebuild itself and all that depends on it, zenoh included.
+pub fn cargo() -> Command {
+    let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let given_by_cargo_test = [
+            "CARGO_MANIFEST_",
+            "CARGO_PKG_",
+            "CARGO_CRATE_",
+            "CARGO_BIN_",
+        ]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+            || name == "CARGO_PRIMARY_PACKAGE"
+            || name == "CARGO_TARGET_TMPDIR";
+        if given_by_cargo_test {
+            cargo.env_remove(&*name);
+        }
+    }
+    cargo
+}

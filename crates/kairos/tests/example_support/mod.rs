@@ -19,7 +19,7 @@ pub fn example(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let profile_dir = exe.parent().and_then(Path::parent).unwrap(); // <target>/<profile>
     let target_dir = profile_dir.parent().unwrap();
-    let mut build = Command::new(env!("CARGO"));
+    let mut build = kairos_testkit::process::cargo();
     build
         // `--workspace`, as scripts/test's `cargo test --workspace`: the same features,
         // hence the artifacts that run already built, and nothing to rebuild.
