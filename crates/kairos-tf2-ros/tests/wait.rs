@@ -79,6 +79,81 @@ fn graph() -> Graph {
     }
 }
 
+/// A robot node whose listener fills `buffer`, in the node's default group or in a group
+/// of its own, on `exec`.
+struct Robot {
+    context: Context,
+    node: Node,
+    buffer: Buffer,
+    listener: TransformListener,
+    exec: Executor,
+}
+
+/// Where a [`Robot`]'s listener takes its callbacks.
+#[derive(PartialEq)]
+enum Listening {
+    /// The node's default group, where its other callbacks are.
+    InTheDefaultGroup,
+    /// A mutually exclusive group of its own.
+    InItsOwnGroup,
+}
+
+fn robot(listening: Listening, exec: Executor) -> Robot {
+    let context = Context::new();
+    let node = Node::new_in(&context, "robot", "/").unwrap();
+    let buffer = Buffer::new(node.clock());
+    let listener = if listening == Listening::InItsOwnGroup {
+        let tf_group = node.create_callback_group("tf", GroupKind::MutuallyExclusive);
+        TransformListener::new(&node.with_group(&tf_group).unwrap(), buffer.clone()).unwrap()
+    } else {
+        TransformListener::new(&node, buffer.clone()).unwrap()
+    };
+    exec.add_node(&node).unwrap();
+    Robot {
+        context,
+        node,
+        buffer,
+        listener,
+        exec,
+    }
+}
+
+impl Robot {
+    /// A broadcaster on a talker node beside the robot.
+    fn talker(&self) -> (TransformBroadcaster, Node) {
+        let talker = Node::new_in(&self.context, "talker", "/").unwrap();
+        (TransformBroadcaster::new(&talker).unwrap(), talker)
+    }
+
+    /// A timer of the robot's default group whose first run looks up odom -> base_link at
+    /// `stamp` and sends the result; later runs do nothing.
+    fn lookup_in_a_timer(
+        &self,
+        stamp: Stamp,
+    ) -> (
+        kairos::exec::CallbackTimer,
+        mpsc::Receiver<Result<TransformStamped, TransformError>>,
+    ) {
+        let (tx, rx) = mpsc::channel();
+        let tx = parking_lot::Mutex::new(Some(tx));
+        let buffer = self.buffer.clone();
+        let timer = self
+            .node
+            .create_timer(Duration::from_millis(1), move |_| {
+                if let Some(tx) = tx.lock().take() {
+                    let _ = tx.send(buffer.lookup_transform_timeout(
+                        "odom",
+                        "base_link",
+                        stamp,
+                        FOREVER,
+                    ));
+                }
+            })
+            .unwrap();
+        (timer, rx)
+    }
+}
+
 #[test]
 fn a_blocked_lookup_returns_once_the_transform_for_its_stamp_arrives() {
     let g = graph();
@@ -265,29 +340,14 @@ fn a_cancel_token_ends_the_wait() {
 
 #[test]
 fn the_executor_shutting_down_ends_a_wait_made_in_its_callback() {
-    let context = Context::new();
-    let robot = Node::new_in(&context, "robot", "/").unwrap();
-    let tf_group = robot.create_callback_group("tf", GroupKind::MutuallyExclusive);
-    let buffer = Buffer::new(robot.clock());
-    let _listener =
-        TransformListener::new(&robot.with_group(&tf_group).unwrap(), buffer.clone()).unwrap();
-    let exec = Executor::multi_threaded(2).unwrap();
-    exec.add_node(&robot).unwrap();
-    let (tx, rx) = mpsc::channel();
-    let tx = parking_lot::Mutex::new(Some(tx));
-    let in_timer = buffer.clone();
-    let _timer = robot
-        .create_timer(Duration::from_millis(1), move |_| {
-            if let Some(tx) = tx.lock().take() {
-                let result =
-                    in_timer.lookup_transform_timeout("odom", "base_link", Stamp::LATEST, FOREVER);
-                let _ = tx.send(result);
-            }
-        })
-        .unwrap();
-    let spin = exec.spin_thread().unwrap();
-    wait_for("the lookup waits", || buffer.waiters() == 1);
-    let report = exec.shutdown(Duration::from_secs(30));
+    let r = robot(
+        Listening::InItsOwnGroup,
+        Executor::multi_threaded(2).unwrap(),
+    );
+    let (_timer, rx) = r.lookup_in_a_timer(Stamp::LATEST);
+    let spin = r.exec.spin_thread().unwrap();
+    wait_for("the lookup waits", || r.buffer.waiters() == 1);
+    let report = r.exec.shutdown(Duration::from_secs(30));
     let result = rx
         .recv_timeout(HUNG)
         .expect("shutdown did not end the wait");
@@ -359,15 +419,10 @@ fn assert_would_deadlock(outcome: Outcome, reason: DeadlockReason, group: &str) 
 
 #[test]
 fn a_lookup_in_a_timer_of_the_listeners_group_would_deadlock() {
-    let context = Context::new();
-    let robot = Node::new_in(&context, "robot", "/").unwrap();
-    let buffer = Buffer::new(robot.clock());
-    let _listener = TransformListener::new(&robot, buffer.clone()).unwrap();
-    let exec = Executor::single_threaded();
-    exec.add_node(&robot).unwrap();
-    let outcome = first_lookup_in_callback(&exec, &buffer, |body| {
+    let r = robot(Listening::InTheDefaultGroup, Executor::single_threaded());
+    let outcome = first_lookup_in_callback(&r.exec, &r.buffer, |body| {
         Box::new(
-            robot
+            r.node
                 .create_timer(Duration::from_millis(1), move |_| body())
                 .unwrap(),
         )
@@ -375,24 +430,21 @@ fn a_lookup_in_a_timer_of_the_listeners_group_would_deadlock() {
     assert_would_deadlock(
         outcome,
         DeadlockReason::GroupHeld,
-        robot.default_callback_group().name(),
+        r.node.default_callback_group().name(),
     );
-    assert_eq!(buffer.waiters(), 0, "an impossible wait never waits");
+    assert_eq!(r.buffer.waiters(), 0, "an impossible wait never waits");
 }
 
 #[test]
 fn a_lookup_in_a_subscription_callback_of_the_listeners_group_would_deadlock() {
-    let context = Context::new();
-    let robot = Node::new_in(&context, "robot", "/").unwrap();
-    let buffer = Buffer::new(robot.clock());
-    let _listener = TransformListener::new(&robot, buffer.clone()).unwrap();
-    let exec = Executor::single_threaded();
-    exec.add_node(&robot).unwrap();
-    let publisher = robot
+    let r = robot(Listening::InTheDefaultGroup, Executor::single_threaded());
+    let publisher = r
+        .node
         .create_publisher::<i64>("scan", kairos::graph::Qos::keep_last(1))
         .unwrap();
-    let outcome = first_lookup_in_callback(&exec, &buffer, |body| {
-        let sub = robot
+    let outcome = first_lookup_in_callback(&r.exec, &r.buffer, |body| {
+        let sub = r
+            .node
             .create_subscription("scan", kairos::graph::Qos::keep_last(1), move |_: &i64| {
                 body()
             })
@@ -403,23 +455,16 @@ fn a_lookup_in_a_subscription_callback_of_the_listeners_group_would_deadlock() {
     assert_would_deadlock(
         outcome,
         DeadlockReason::GroupHeld,
-        robot.default_callback_group().name(),
+        r.node.default_callback_group().name(),
     );
 }
 
 #[test]
 fn a_listener_in_its_own_group_still_needs_a_second_worker() {
-    let context = Context::new();
-    let robot = Node::new_in(&context, "robot", "/").unwrap();
-    let tf_group = robot.create_callback_group("tf", GroupKind::MutuallyExclusive);
-    let buffer = Buffer::new(robot.clock());
-    let _listener =
-        TransformListener::new(&robot.with_group(&tf_group).unwrap(), buffer.clone()).unwrap();
-    let exec = Executor::single_threaded();
-    exec.add_node(&robot).unwrap();
-    let outcome = first_lookup_in_callback(&exec, &buffer, |body| {
+    let r = robot(Listening::InItsOwnGroup, Executor::single_threaded());
+    let outcome = first_lookup_in_callback(&r.exec, &r.buffer, |body| {
         Box::new(
-            robot
+            r.node
                 .create_timer(Duration::from_millis(1), move |_| body())
                 .unwrap(),
         )
@@ -435,63 +480,37 @@ fn a_listener_in_its_own_group_still_needs_a_second_worker() {
     assert_would_deadlock(
         outcome,
         DeadlockReason::NoFreeWorker,
-        robot.default_callback_group().name(),
+        r.node.default_callback_group().name(),
     );
 }
 
 #[test]
 fn a_listener_in_its_own_group_on_a_multi_threaded_executor_answers_a_callback() {
-    let context = Context::new();
-    let talker = Node::new_in(&context, "talker", "/").unwrap();
-    let broadcaster = TransformBroadcaster::new(&talker).unwrap();
-    let robot = Node::new_in(&context, "robot", "/").unwrap();
-    let tf_group = robot.create_callback_group("tf", GroupKind::MutuallyExclusive);
-    let buffer = Buffer::new(robot.clock());
-    let listener =
-        TransformListener::new(&robot.with_group(&tf_group).unwrap(), buffer.clone()).unwrap();
-    let exec = Executor::multi_threaded(2).unwrap();
-    exec.add_node(&robot).unwrap();
-    let (tx, rx) = mpsc::channel();
-    let tx = parking_lot::Mutex::new(Some(tx));
-    let in_timer = buffer.clone();
-    let _timer = robot
-        .create_timer(Duration::from_millis(1), move |_| {
-            if let Some(tx) = tx.lock().take() {
-                let _ = tx.send(in_timer.lookup_transform_timeout(
-                    "odom",
-                    "base_link",
-                    Stamp::from_secs(1),
-                    FOREVER,
-                ));
-            }
-        })
-        .unwrap();
-    let spin = exec.spin_thread().unwrap();
-    wait_for("the lookup waits", || buffer.waiters() == 1);
+    let r = robot(
+        Listening::InItsOwnGroup,
+        Executor::multi_threaded(2).unwrap(),
+    );
+    let (broadcaster, _talker) = r.talker();
+    let (_timer, rx) = r.lookup_in_a_timer(Stamp::from_secs(1));
+    let spin = r.exec.spin_thread().unwrap();
+    wait_for("the lookup waits", || r.buffer.waiters() == 1);
     broadcaster.send_transform(&odom_base(1, 1.0));
     let found = rx.recv_timeout(HUNG).expect("the lookup hung").unwrap();
     assert_eq!(found.transform.translation.x, 1.0);
-    wait_for("the transform counted", || listener.stored() == 1);
+    wait_for("the transform counted", || r.listener.stored() == 1);
     spin.stop().unwrap();
 }
 
 #[test]
 fn an_async_callback_awaits_a_transform_the_same_executor_delivers() {
-    let context = Context::new();
-    let talker = Node::new_in(&context, "talker", "/").unwrap();
-    let broadcaster = TransformBroadcaster::new(&talker).unwrap();
-    let robot = Node::new_in(&context, "robot", "/").unwrap();
-    let tf_group = robot.create_callback_group("tf", GroupKind::MutuallyExclusive);
-    let buffer = Buffer::new(robot.clock());
-    let _listener =
-        TransformListener::new(&robot.with_group(&tf_group).unwrap(), buffer.clone()).unwrap();
     // One worker: the listener runs while the async callback is suspended.
-    let exec = Executor::single_threaded();
-    exec.add_node(&robot).unwrap();
+    let r = robot(Listening::InItsOwnGroup, Executor::single_threaded());
+    let (broadcaster, _talker) = r.talker();
     let (tx, rx) = mpsc::channel();
     let tx = std::sync::Arc::new(parking_lot::Mutex::new(Some(tx)));
-    let in_timer = buffer.clone();
-    let _timer = robot
+    let in_timer = r.buffer.clone();
+    let _timer = r
+        .node
         .create_timer_async(Duration::from_millis(1), async move |_| {
             let Some(tx) = tx.lock().take() else {
                 return;
@@ -506,27 +525,26 @@ fn an_async_callback_awaits_a_transform_the_same_executor_delivers() {
             let _ = tx.send(wait.await);
         })
         .unwrap();
-    let spin = exec.spin_thread().unwrap();
-    wait_for("the future waits", || buffer.waiters() == 1);
+    let spin = r.exec.spin_thread().unwrap();
+    wait_for("the future waits", || r.buffer.waiters() == 1);
     broadcaster.send_transform(&odom_base(1, 1.0));
     let found = rx.recv_timeout(HUNG).expect("the await hung").unwrap();
     assert_eq!(found.transform.translation.x, 1.0);
-    assert_eq!(buffer.waiters(), 0);
+    assert_eq!(r.buffer.waiters(), 0);
     spin.stop().unwrap();
 }
 
 #[test]
 fn awaiting_in_the_listeners_own_group_would_deadlock() {
-    let context = Context::new();
-    let robot = Node::new_in(&context, "robot", "/").unwrap();
-    let buffer = Buffer::new(robot.clock());
-    let _listener = TransformListener::new(&robot, buffer.clone()).unwrap();
-    let exec = Executor::multi_threaded(2).unwrap();
-    exec.add_node(&robot).unwrap();
+    let r = robot(
+        Listening::InTheDefaultGroup,
+        Executor::multi_threaded(2).unwrap(),
+    );
     let (tx, rx) = mpsc::channel();
     let tx = std::sync::Arc::new(parking_lot::Mutex::new(Some(tx)));
-    let (in_timer, stopper) = (buffer.clone(), exec.clone());
-    let _timer = robot
+    let (in_timer, stopper) = (r.buffer.clone(), r.exec.clone());
+    let _timer = r
+        .node
         .create_timer_async(Duration::from_millis(1), async move |_| {
             let Some(tx) = tx.lock().take() else {
                 return;
@@ -542,12 +560,12 @@ fn awaiting_in_the_listeners_own_group_would_deadlock() {
             stopper.cancel();
         })
         .unwrap();
-    exec.spin().unwrap();
+    r.exec.spin().unwrap();
     let result = rx.recv_timeout(HUNG).expect("the await hung");
     match result {
         Err(TransformError::WouldDeadlock(err)) => {
             assert_eq!(err.reason, DeadlockReason::GroupHeld);
-            assert_eq!(err.group, robot.default_callback_group().name());
+            assert_eq!(err.group, r.node.default_callback_group().name());
         }
         other => panic!("expected WouldDeadlock, got {other:?}"),
     }
