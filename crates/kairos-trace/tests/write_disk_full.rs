@@ -44,18 +44,11 @@ fn a_failed_write_leaves_the_trace_readable_up_to_it() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let output = kairos_testkit::rerun_self_under(
+    let child_out = write_support::run_child_under(
         &format!("trap '' XFSZ; ulimit -f {FILE_BLOCKS}"),
         "a_failed_write_leaves_the_trace_readable_up_to_it",
-    )
-    .env(CHILD_DIR, dir.path())
-    .output()
-    .unwrap();
-    let child_out = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "child failed:\n{child_out}\n{}",
-        String::from_utf8_lossy(&output.stderr)
+        CHILD_DIR,
+        dir.path(),
     );
     assert!(
         child_out.contains("stop: Err(") && child_out.contains("cannot write packets"),

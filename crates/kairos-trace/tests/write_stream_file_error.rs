@@ -73,18 +73,11 @@ fn one_stream_file_that_cannot_be_created_does_not_stop_the_others() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let output = kairos_testkit::rerun_self_under(
+    let child_out = write_support::run_child_under(
         &format!("ulimit -n {OPEN_FILES}"),
         "one_stream_file_that_cannot_be_created_does_not_stop_the_others",
-    )
-    .env(CHILD_DIR, dir.path())
-    .output()
-    .unwrap();
-    let child_out = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "child failed:\n{child_out}\n{}",
-        String::from_utf8_lossy(&output.stderr)
+        CHILD_DIR,
+        dir.path(),
     );
     assert!(
         child_out.contains("crowd flush: Err(")

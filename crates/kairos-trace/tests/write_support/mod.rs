@@ -181,3 +181,20 @@ pub fn exclusive() -> parking_lot::MutexGuard<'static, ()> {
     static LOCK: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
     LOCK.lock()
 }
+
+/// Runs test `test` of this binary again as a child under the shell `limits` (e.g.
+/// `ulimit -n 40`), told by the variable `child_dir_var` to write its trace in `dir`;
+/// asserts it exited 0 and returns what it printed.
+pub fn run_child_under(limits: &str, test: &str, child_dir_var: &str, dir: &Path) -> String {
+    let output = kairos_testkit::rerun_self_under(limits, test)
+        .env(child_dir_var, dir)
+        .output()
+        .unwrap();
+    let child_out = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "child failed:\n{child_out}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    child_out
+}
