@@ -124,16 +124,21 @@ fn a_batch_yields_to_work_parked_behind_its_group() {
     );
 }
 
-#[test]
-fn a_cancel_stops_a_batch_after_the_running_callback() {
-    let node = node("batch_cancel");
+/// A burst of 100 messages queued for one subscription on a single-threaded executor,
+/// spun until the third callback calls `stop` on the executor: the executor, how many
+/// callbacks ran, and the subscription.
+fn a_burst_stopped_at_the_third_callback(
+    name: &str,
+    stop: fn(&Executor),
+) -> (Executor, Arc<AtomicU64>, kairos::graph::Subscription<u32>) {
+    let node = node(name);
     let exec = Executor::single_threaded();
     let heard = Arc::new(AtomicU64::new(0));
     let sub = {
         let (heard, exec) = (heard.clone(), exec.clone());
         node.create_subscription("burst", Qos::keep_all(100), move |_: &u32| {
             if heard.fetch_add(1, Ordering::AcqRel) + 1 == 3 {
-                exec.cancel();
+                stop(&exec);
             }
         })
         .unwrap()
@@ -146,6 +151,13 @@ fn a_cancel_stops_a_batch_after_the_running_callback() {
         publisher.publish(seq);
     }
     exec.spin().unwrap();
+    (exec, heard, sub)
+}
+
+#[test]
+fn a_cancel_stops_a_batch_after_the_running_callback() {
+    let (exec, heard, sub) =
+        a_burst_stopped_at_the_third_callback("batch_cancel", |exec| exec.cancel());
     assert_eq!(
         heard.load(Ordering::Acquire),
         3,
@@ -170,27 +182,10 @@ fn a_cancel_stops_a_batch_after_the_running_callback() {
 
 #[test]
 fn no_callback_of_a_batch_starts_after_a_shutdown() {
-    let node = node("batch_shutdown");
-    let exec = Executor::single_threaded();
-    let heard = Arc::new(AtomicU64::new(0));
-    let sub = {
-        let (heard, exec) = (heard.clone(), exec.clone());
-        node.create_subscription("burst", Qos::keep_all(100), move |_: &u32| {
-            if heard.fetch_add(1, Ordering::AcqRel) + 1 == 3 {
-                // From inside the callback: it cannot wait for itself, so it returns.
-                let _ = exec.shutdown(Duration::ZERO);
-            }
-        })
-        .unwrap()
-    };
-    let publisher = node
-        .create_publisher::<u32>("burst", Qos::keep_all(100))
-        .unwrap();
-    exec.add_node(&node).unwrap();
-    for seq in 0..100 {
-        publisher.publish(seq);
-    }
-    exec.spin().unwrap();
+    // From inside the callback: it cannot wait for itself, so it returns.
+    let (_exec, heard, sub) = a_burst_stopped_at_the_third_callback("batch_shutdown", |exec| {
+        let _ = exec.shutdown(Duration::ZERO);
+    });
     assert_eq!(
         heard.load(Ordering::Acquire),
         3,
