@@ -197,12 +197,10 @@ fn a_system_starts_from_one_file_and_ctrl_c_stops_it_within_its_deadlines() {
     the_robot_system_runs_and_stops_within_its_deadlines(dir.path(), &mut launch_cmd);
 }
 
-/// The same system as an XML launch file in an installed package (ament's layout, made
-/// by `kairos pkg install`), started as `kairos launch PKG FILE`: its nodes found as the
-/// package's executables, its parameter file with `$(find-pkg-share ...)`.
-#[test]
-fn the_same_system_as_an_xml_file_of_a_package_stops_the_same_way() {
-    zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk");
+/// A package `kairos_demo` installed in ament's layout (under the returned folder's
+/// `install`): the talker and listener examples as its executables, a parameter file and
+/// the launch file `name` with `text` in its share folder.
+fn demo_package(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
     let examples = examples();
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
@@ -212,8 +210,24 @@ fn the_same_system_as_an_xml_file_of_a_package_stops_the_same_way() {
         "params.yaml",
         "/**:\n  ros__parameters:\n    rate_hz: 20.0\n    prefix: from the file\n",
     );
-    write(
-        &src.join("launch"),
+    write(&src.join("launch"), name, text);
+    let prefix = dir.path().join("install");
+    install_package(
+        &prefix,
+        "kairos_demo",
+        &[examples.join("talker"), examples.join("listener")],
+        &[src.join("launch"), src.join("params.yaml")],
+    );
+    (dir, prefix)
+}
+
+/// The same system as an XML launch file in an installed package (ament's layout, made
+/// by `kairos pkg install`), started as `kairos launch PKG FILE`: its nodes found as the
+/// package's executables, its parameter file with `$(find-pkg-share ...)`.
+#[test]
+fn the_same_system_as_an_xml_file_of_a_package_stops_the_same_way() {
+    zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk");
+    let (dir, prefix) = demo_package(
         "robot.launch.xml",
         r#"<launch>
   <arg name="ns" default="robot"/>
@@ -234,13 +248,6 @@ fn the_same_system_as_an_xml_file_of_a_package_stops_the_same_way() {
 </launch>
 "#,
     );
-    let prefix = dir.path().join("install");
-    install_package(
-        &prefix,
-        "kairos_demo",
-        &[examples.join("talker"), examples.join("listener")],
-        &[src.join("launch"), src.join("params.yaml")],
-    );
     let mut launch_cmd = |router: &Router| {
         let mut cmd = router.kairos();
         cmd.env("AMENT_PREFIX_PATH", &prefix)
@@ -256,17 +263,7 @@ fn the_same_system_as_an_xml_file_of_a_package_stops_the_same_way() {
 #[test]
 fn the_same_system_as_a_python_file_of_a_package_stops_the_same_way() {
     zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk");
-    let examples = examples();
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("src");
-    std::fs::create_dir_all(src.join("launch")).unwrap();
-    write(
-        &src,
-        "params.yaml",
-        "/**:\n  ros__parameters:\n    rate_hz: 20.0\n    prefix: from the file\n",
-    );
-    write(
-        &src.join("launch"),
+    let (dir, prefix) = demo_package(
         "robot.launch.py",
         r#"
 from launch import LaunchDescription
@@ -297,13 +294,6 @@ def generate_launch_description():
         ExecuteProcess(cmd=['sleep', '1000'], output='screen'),
     ])
 "#,
-    );
-    let prefix = dir.path().join("install");
-    install_package(
-        &prefix,
-        "kairos_demo",
-        &[examples.join("talker"), examples.join("listener")],
-        &[src.join("launch"), src.join("params.yaml")],
     );
     let python = zenoh_support::kairos_python_path();
     let mut launch_cmd = |router: &Router| {
