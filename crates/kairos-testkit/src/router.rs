@@ -7,6 +7,20 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+/// Put before every script of [`Router::python`]: an uncaught exception (not Ctrl-C, whose
+/// default exit stays) prints its traceback and exits with status 1 at once.
+const EXIT_ON_EXCEPTION: &str = "\
+import os as _os, sys as _sys, traceback as _traceback
+def _exit_at_once(kind, value, trace):
+    if issubclass(kind, KeyboardInterrupt):
+        return _sys.__excepthook__(kind, value, trace)
+    _traceback.print_exception(kind, value, trace)
+    _sys.stdout.flush()
+    _sys.stderr.flush()
+    _os._exit(1)
+_sys.excepthook = _exit_at_once
+";
+
 /// A loopback port no one listens on now (the OS's pick); bind it soon.
 pub fn free_loopback_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -80,10 +94,13 @@ impl Router {
         cmd
     }
 
-    /// `python3 -c script`, told this router's port in `ROUTER_PORT`.
+    /// `python3 -c script`, told this router's port in `ROUTER_PORT`. An exception the
+    /// script does not catch ends the process at once, its traceback printed: at a normal
+    /// exit a failed script would wait for its zenoh session's threads until the test's
+    /// bound killed it (90 s of a failing test spent waiting).
     pub fn python(&self, script: &str) -> Command {
         let mut cmd = Command::new("python3");
-        cmd.args(["-c", script])
+        cmd.args(["-c", &format!("{EXIT_ON_EXCEPTION}{script}")])
             .env("ROUTER_PORT", self.port.to_string())
             .env_remove("ROS_DOMAIN_ID");
         cmd
