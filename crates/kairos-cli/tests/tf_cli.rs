@@ -111,6 +111,7 @@ fn kairos_tf_static_is_heard_by_a_ros2_peer_and_listed_by_kairos_tf_frames() {
     // loaded machine can run past (a hunt beside two CPU hogs did). Its own queries are
     // kept, with the test's liveness limit as their timeout.
     let body = r#"
+asked = []
 class Patient:
     def __init__(self, inner):
         self._inner = inner
@@ -118,7 +119,9 @@ class Patient:
         return getattr(self._inner, name)
     def get(self, *args, **kwargs):
         kwargs['timeout'] = 60.0
-        return self._inner.get(*args, **kwargs)
+        replies = list(self._inner.get(*args, **kwargs))
+        asked.append((str(args[0]), [str(r.ok.key_expr) if r.ok is not None else f'error {r.err}' for r in replies]))
+        return replies
 session.session = Patient(session.session)
 session.liveliness = Patient(session.liveliness)
 def publishers():
@@ -132,9 +135,12 @@ def cache_answers():
     return any(r.ok is not None for r in session.session.get('*/tf_static/*/*/@adv/pub/**?_anyke;_max=1'))
 assert bounded_wait(cache_answers, 60), "the broadcaster's /tf_static cache never answered"
 got = []
+asked.clear()
 sub = ROS2Subscriber('/tf_static', 'tf2_msgs/msg/TFMessage', lambda m: got.append(m),
     msg_definition=DEPS['tf2_msgs/msg/TFMessage'], type_hash=HASH, node_name='py_static', router_port=PORT,
     qos=QosProfile(durability=QosDurability.TRANSIENT_LOCAL, history_depth=1))
+# What the subscriber asked at its creation, and what each answer was.
+created = list(asked)
 if not bounded_wait(lambda: len(got) > 0, 60):
     # What the subscriber's one query would have found now: the publishers, and what each
     # one's cache answers.
@@ -144,7 +150,7 @@ if not bounded_wait(lambda: len(got) > 0, 60):
         selector = f"{sub.keyexpr}/@adv/pub/{zid}/**?_anyke;_max=1"
         for reply in session.session.get(selector):
             answers.append(str(reply.ok.key_expr) if reply.ok is not None else f'error {reply.err}')
-    raise AssertionError(f'the static transform never came; publishers now {found}, their caches answer {answers}')
+    raise AssertionError(f'the static transform never came; the subscriber asked {created}; publishers now {found}, their caches answer {answers}')
 t = got[0].transforms[0]
 print('heard', t.header.frame_id, t.child_frame_id, t.transform.translation.z, flush=True)
 sub.close()
