@@ -192,6 +192,49 @@ fn local_delivery_stays_one_arc_and_remote_delivery_goes_through_zenoh() {
     spinner.join().unwrap().unwrap();
 }
 
+/// `wait_remote_subscription` counts only a subscription of that topic in another session:
+/// one here, or one of another topic there, leaves it waiting, and it returns `false`
+/// no earlier than its timeout; a subscription there makes it return `true`.
+#[test]
+fn waiting_for_a_remote_subscription_ignores_local_ones_and_other_topics() {
+    let g = two_graphs();
+    let _here = g
+        .local_listener
+        .create_subscription("/wanted", Qos::default(), |_: Arc<StringMsg>| {})
+        .unwrap();
+    let _elsewhere_other_topic = g
+        .remote_listener
+        .create_subscription("/other", Qos::default(), |_: Arc<StringMsg>| {})
+        .unwrap();
+    // The other topic is known here before the wait starts, so the `false` below is not
+    // the graph lagging behind.
+    assert!(
+        g.ta.graph()
+            .wait_until(Instant::now() + WAIT, |tokens| tokens.iter().any(|t| {
+                t.kind == EntityKind::Subscription
+                    && t.endpoint.as_ref().is_some_and(|e| e.name == "/other")
+            })),
+        "the remote /other subscription never reached the graph"
+    );
+    let timeout = StdDuration::from_millis(300);
+    let started = Instant::now();
+    assert!(
+        !g.ta.wait_remote_subscription("/wanted", timeout).unwrap(),
+        "a local subscription or another topic's counted as a remote subscription of /wanted"
+    );
+    assert!(
+        started.elapsed() >= timeout,
+        "gave up after {:?}, before its timeout {timeout:?}",
+        started.elapsed()
+    );
+
+    let _elsewhere = g
+        .remote_listener
+        .create_subscription("/wanted", Qos::default(), |_: Arc<StringMsg>| {})
+        .unwrap();
+    wait_remote_subscription(&g.ta, "/wanted");
+}
+
 /// A publish that only leaves the process skips the in-process machinery; it must notice
 /// at once a subscription made here later (and lose it again), keep its sequence numbers
 /// whole across both ways, and never skip the latch of a transient-local publisher.
