@@ -206,3 +206,55 @@ fn a_late_joiner_in_another_process_gets_each_caches_last_depth_in_order_exactly
     }
     spinning.stop().unwrap();
 }
+
+/// A transient-local publisher's token is announced only once its cache answers (as
+/// rmw_zenoh orders it): a late joiner that asks the cache the moment it sees the token
+/// finds it. The observer here is a liveliness subscriber of the publisher's own session,
+/// which zenoh calls while the token is being declared, so it sees the order itself, not a
+/// race: in its callback it asks zenoh whether a queryable of the cache exists yet.
+#[test]
+fn a_publishers_token_comes_after_its_cache_exists() {
+    let port = free_port();
+    let _router = router(port);
+    let (a, ta) = graph(port);
+    let talker = Node::new_in(&a, "talker", "/").unwrap();
+    let session = ta.session().clone();
+    // (token key, whether a queryable answered for the cache when the token was seen)
+    let seen: Arc<Mutex<Vec<(String, bool)>>> = Arc::default();
+    let _observer = {
+        let seen = seen.clone();
+        let session = session.clone();
+        use zenoh::Wait;
+        ta.session()
+            .liveliness()
+            .declare_subscriber("@ros2_lv/**")
+            .callback(move |sample| {
+                let token = sample.key_expr().to_string();
+                if sample.kind() != zenoh::sample::SampleKind::Put || !token.contains("/MP/") {
+                    return;
+                }
+                let querier = session
+                    .declare_querier("*/cached/**/@adv/pub/**")
+                    .wait()
+                    .expect("declare a querier");
+                let cache = querier.matching_status().wait().unwrap().matching();
+                seen.lock().unwrap().push((token, cache));
+            })
+            .wait()
+            .unwrap()
+    };
+    let _publisher = talker
+        .create_publisher::<StringMsg>("/cached", Qos::keep_last(5).transient_local())
+        .unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen.len(),
+        1,
+        "the publisher's token, seen once, at its declaration: {seen:?}"
+    );
+    assert!(
+        seen[0].1,
+        "the token {} was announced before its cache's queryable",
+        seen[0].0
+    );
+}
