@@ -136,11 +136,15 @@ def cache_answers():
 assert bounded_wait(cache_answers, 60), "the broadcaster's /tf_static cache never answered"
 got = []
 asked.clear()
+def peers():
+    return sorted(str(z) for z in session.session.info.peers_zid())
+peers_before = peers()
 sub = ROS2Subscriber('/tf_static', 'tf2_msgs/msg/TFMessage', lambda m: got.append(m),
     msg_definition=DEPS['tf2_msgs/msg/TFMessage'], type_hash=HASH, node_name='py_static', router_port=PORT,
     qos=QosProfile(durability=QosDurability.TRANSIENT_LOCAL, history_depth=1))
 # What the subscriber asked at its creation, and what each answer was.
 created = list(asked)
+peers_after = peers()
 if not bounded_wait(lambda: len(got) > 0, 60):
     # What the subscriber's one query would have found now: the publishers, and what each
     # one's cache answers.
@@ -150,7 +154,8 @@ if not bounded_wait(lambda: len(got) > 0, 60):
         selector = f"{sub.keyexpr}/@adv/pub/{zid}/**?_anyke;_max=1"
         for reply in session.session.get(selector):
             answers.append(str(reply.ok.key_expr) if reply.ok is not None else f'error {reply.err}')
-    raise AssertionError(f'the static transform never came; the subscriber asked {created}; publishers now {found}, their caches answer {answers}')
+    raise AssertionError(f'the static transform never came; the subscriber asked {created}; publishers now {found}, their caches answer {answers}; '
+        f'direct peer links of this session before the subscriber {peers_before}, after it {peers_after}, now {peers()}')
 t = got[0].transforms[0]
 print('heard', t.header.frame_id, t.child_frame_id, t.transform.translation.z, flush=True)
 sub.close()
