@@ -6,14 +6,12 @@
 //!   kairos topics, simulation time as server time with `--use-sim-time`. Runs until Ctrl-C
 //!   (or `--duration`), then prints what it received and dropped.
 
-use anyhow::{Context, anyhow};
+use crate::shared_args::{TopicPatterns, seconds};
 use clap::{Args, Subcommand};
 use kairos_bag::record::Selection;
 use kairos_foxglove::{Bridge, BridgeOptions, BridgeStats};
-use regex::Regex;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
-use std::time::Duration;
 
 #[derive(Debug, Subcommand)]
 pub enum BridgeCmd {
@@ -30,12 +28,8 @@ pub struct FoxgloveArgs {
     /// so listen on another interface (0.0.0.0) only on a network you trust.
     #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
     pub address: IpAddr,
-    /// Advertise only the topics whose name matches this regular expression.
-    #[arg(short = 'e', long)]
-    pub regex: Option<String>,
-    /// Leave out the topics whose name matches this regular expression.
-    #[arg(short = 'x', long)]
-    pub exclude_regex: Option<String>,
+    #[command(flatten)]
+    pub patterns: TopicPatterns,
     /// Also topics with a name part starting with `_`.
     #[arg(long)]
     pub include_hidden_topics: bool,
@@ -66,27 +60,17 @@ pub fn run(cmd: BridgeCmd) -> anyhow::Result<ExitCode> {
 }
 
 fn foxglove(args: FoxgloveArgs) -> anyhow::Result<ExitCode> {
-    let compile = |flag: &str, pattern: &Option<String>| {
-        pattern
-            .as_deref()
-            .map(Regex::new)
-            .transpose()
-            .with_context(|| format!("{flag} is not a regular expression"))
-    };
-    let regex = compile("--regex", &args.regex)?;
+    let (regex, exclude) = args.patterns.compile()?;
     let selection = Selection {
         all: regex.is_none(),
         regex,
-        exclude: compile("--exclude-regex", &args.exclude_regex)?,
+        exclude,
         include_hidden: args.include_hidden_topics,
         topics: Vec::new(),
     };
     let stop_after = args
         .duration
-        .map(|d| {
-            Duration::try_from_secs_f64(d)
-                .map_err(|_| anyhow!("--duration {d} is not a number of seconds ≥ 0"))
-        })
+        .map(|d| seconds("--duration", d))
         .transpose()?;
     let options = BridgeOptions {
         address: SocketAddr::new(args.address, args.port),

@@ -11,6 +11,7 @@ mod internal;
 mod launch;
 mod pkg;
 mod security;
+mod shared_args;
 mod trace_cmd;
 
 use clap::{Parser, Subcommand};

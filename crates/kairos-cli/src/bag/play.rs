@@ -4,10 +4,10 @@
 //! time - planned time). Ctrl-C stops it at once: the player's sleeps are cancelled
 //! through kairos's shutdown token.
 
-use anyhow::{Context, anyhow};
+use crate::shared_args::{TopicPatterns, seconds};
+use anyhow::Context;
 use clap::Args;
 use kairos_bag::play::{DEFAULT_CLOCK_HZ, PlayOptions, PlayReport, Player, Remap, TopicSelection};
-use regex::Regex;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -34,12 +34,8 @@ pub struct PlayArgs {
     /// Play only these topics.
     #[arg(long, num_args = 1..)]
     pub topics: Vec<String>,
-    /// Play only the topics whose name matches this regular expression.
-    #[arg(short = 'e', long)]
-    pub regex: Option<String>,
-    /// Leave out the topics whose name matches this regular expression.
-    #[arg(short = 'x', long)]
-    pub exclude_regex: Option<String>,
+    #[command(flatten)]
+    pub patterns: TopicPatterns,
     /// Publish a topic under another name: old:=new (repeatable).
     #[arg(short = 'm', long = "remap", num_args = 1..)]
     pub remaps: Vec<String>,
@@ -53,17 +49,7 @@ pub struct PlayArgs {
 }
 
 pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
-    let compile = |flag: &str, pattern: &Option<String>| {
-        pattern
-            .as_deref()
-            .map(Regex::new)
-            .transpose()
-            .with_context(|| format!("{flag} is not a regular expression"))
-    };
-    let seconds = |flag: &str, s: f64| {
-        Duration::try_from_secs_f64(s)
-            .map_err(|_| anyhow!("{flag} {s} is not a number of seconds ≥ 0"))
-    };
+    let (regex, exclude) = args.patterns.compile()?;
     let remaps = args
         .remaps
         .iter()
@@ -85,8 +71,8 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
         delay: seconds("--delay", args.delay)?,
         selection: TopicSelection {
             topics: args.topics.iter().map(|t| absolute(t)).collect(),
-            regex: compile("--regex", &args.regex)?,
-            exclude: compile("--exclude-regex", &args.exclude_regex)?,
+            regex,
+            exclude,
         },
         remaps,
         qos_overrides,

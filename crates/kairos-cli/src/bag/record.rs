@@ -2,11 +2,11 @@
 //! [`kairos_bag::record::Recorder`]. Runs until Ctrl-C (or `--duration`), then closes the
 //! bag and prints what each topic received, wrote and lost.
 
+use crate::shared_args::{TopicPatterns, seconds};
 use anyhow::{Context, anyhow};
 use clap::Args;
 use kairos_bag::record::{RecordOptions, RecordReport, Recorder, Selection};
 use kairos_bag::{Compression, WriterOptions};
-use regex::Regex;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -18,12 +18,8 @@ pub struct RecordArgs {
     /// Record every topic (hidden ones too with --include-hidden-topics).
     #[arg(short = 'a', long)]
     pub all: bool,
-    /// Record the topics whose name matches this regular expression.
-    #[arg(short = 'e', long)]
-    pub regex: Option<String>,
-    /// Leave out the topics whose name matches this regular expression.
-    #[arg(short = 'x', long)]
-    pub exclude_regex: Option<String>,
+    #[command(flatten)]
+    pub patterns: TopicPatterns,
     /// With --all or --regex, also topics with a name part starting with `_`.
     #[arg(long)]
     pub include_hidden_topics: bool,
@@ -68,18 +64,12 @@ pub enum ChunkCompression {
 }
 
 pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
-    let compile = |flag: &str, pattern: &Option<String>| {
-        pattern
-            .as_deref()
-            .map(Regex::new)
-            .transpose()
-            .with_context(|| format!("{flag} is not a regular expression"))
-    };
+    let (regex, exclude) = args.patterns.compile()?;
     let selection = Selection {
         all: args.all,
         topics: args.topics.iter().map(|t| absolute(t)).collect(),
-        regex: compile("--regex", &args.regex)?,
-        exclude: compile("--exclude-regex", &args.exclude_regex)?,
+        regex,
+        exclude,
         include_hidden: args.include_hidden_topics,
     };
     if selection.is_empty() {
@@ -87,10 +77,6 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
             "nothing to record: name topics, or pass --all or --regex"
         ));
     }
-    let seconds = |flag: &str, s: f64| {
-        Duration::try_from_secs_f64(s)
-            .map_err(|_| anyhow!("{flag} {s} is not a number of seconds ≥ 0"))
-    };
     let max_duration = seconds("--max-bag-duration", args.max_bag_duration)?;
     let stop_after = args
         .duration
