@@ -148,6 +148,27 @@ pub struct Endpoint {
     pub publishing_callbacks: Vec<CallbackId>,
 }
 
+impl Endpoint {
+    /// A publisher or subscription as first seen: nothing published, taken or linked yet.
+    pub(crate) fn new(
+        pid: i64,
+        node: Option<NodeId>,
+        topic: Topic,
+        queue_depth: Option<u64>,
+    ) -> Self {
+        Endpoint {
+            pid,
+            node,
+            topic,
+            queue_depth,
+            callback: None,
+            published: 0,
+            takes: TakeCounts::default(),
+            publishing_callbacks: Vec::new(),
+        }
+    }
+}
+
 /// How a delivery was matched to the publication it carries: the evidence the trace
 /// gave. Exact links rest on an identifier recorded on both sides; inferred ones on a
 /// rule, named here, that can be wrong.

@@ -115,16 +115,9 @@ impl Builder {
         depth: Option<u64>,
     ) -> PublisherId {
         let i = PublisherId(self.m.publishers.len());
-        self.m.publishers.push(Endpoint {
-            pid,
-            node,
-            topic,
-            queue_depth: depth,
-            callback: None,
-            published: 0,
-            takes: TakeCounts::default(),
-            publishing_callbacks: Vec::new(),
-        });
+        self.m
+            .publishers
+            .push(Endpoint::new(pid, node, topic, depth));
         self.publishers.insert(Handle::new(pid, handle), i);
         i
     }
@@ -138,16 +131,9 @@ impl Builder {
         depth: Option<u64>,
     ) -> SubscriptionId {
         let i = SubscriptionId(self.m.subscriptions.len());
-        self.m.subscriptions.push(Endpoint {
-            pid,
-            node,
-            topic,
-            queue_depth: depth,
-            callback: None,
-            published: 0,
-            takes: TakeCounts::default(),
-            publishing_callbacks: Vec::new(),
-        });
+        self.m
+            .subscriptions
+            .push(Endpoint::new(pid, node, topic, depth));
         self.subscriptions.insert(Handle::new(pid, handle), i);
         i
     }

@@ -43,7 +43,7 @@ use crate::digest::Digest;
 use crate::model::{
     ActionEndpoint, ActionRole, Callback, CallbackId, Delivery, DeliveryRef, Endpoint, Goal,
     GoalStep, Link, Message, MessageId, Model, Node, NodeId, Owner, Process, PublisherId, Queue,
-    QueueDrop, QueueKind, Source, SubscriptionId, TakeCounts, Timer, TimerId, Topic,
+    QueueDrop, QueueKind, Source, SubscriptionId, Timer, TimerId, Topic,
 };
 
 use live::{Live, Tree};

@@ -11,7 +11,9 @@
 use kairos_trace::read::EventRef;
 
 use super::{At, Builder, Handle, Key, MsgKey};
-use crate::model::{Delivery, Link, NodeId, Owner, PublisherId, QueueKind, SubscriptionId, Topic};
+use crate::model::{
+    Delivery, Endpoint, Link, NodeId, Owner, PublisherId, QueueKind, SubscriptionId, Topic,
+};
 
 pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
     let pid = at.pid;
@@ -153,16 +155,8 @@ fn ros1_publisher(b: &mut Builder, pid: i64, topic: &str) -> PublisherId {
     }
     let node = node_of(b, pid);
     let i = PublisherId(b.m.publishers.len());
-    b.m.publishers.push(crate::model::Endpoint {
-        pid,
-        node,
-        topic: Topic::from(topic),
-        queue_depth: None,
-        callback: None,
-        published: 0,
-        takes: crate::model::TakeCounts::default(),
-        publishing_callbacks: Vec::new(),
-    });
+    b.m.publishers
+        .push(Endpoint::new(pid, node, Topic::from(topic), None));
     b.ros1_publishers.insert((pid, topic.to_string()), i);
     i
 }
@@ -201,16 +195,8 @@ fn ros1_subscription_for_topic(b: &mut Builder, pid: i64, topic: &str) {
         return;
     }
     let node = node_of(b, pid);
-    b.m.subscriptions.push(crate::model::Endpoint {
-        pid,
-        node,
-        topic: Topic::from(topic),
-        queue_depth: None,
-        callback: None,
-        published: 0,
-        takes: crate::model::TakeCounts::default(),
-        publishing_callbacks: Vec::new(),
-    });
+    b.m.subscriptions
+        .push(Endpoint::new(pid, node, Topic::from(topic), None));
 }
 
 /// `/path/lib(_ZSymbol+0x12) [0x...]` -> `_ZSymbol`.
