@@ -10,16 +10,22 @@ use cli_support::{json_of, kairos, run_ok};
 /// second demo running beside it on a 2-core machine would disturb.
 static ONE_DEMO_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-#[test]
-fn stop_under_a_stalled_clock_is_prompt_for_every_policy() {
+/// `kairos demo sim-clock-stall FLAGS --json`, alone, and its JSON.
+fn demo(flags: &[&str]) -> serde_json::Value {
     let _one = ONE_DEMO_AT_A_TIME
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let v = json_of(&run_ok(kairos().args([
-        "demo",
-        "sim-clock-stall",
-        "--json",
-    ])));
+    json_of(&run_ok(
+        kairos()
+            .args(["demo", "sim-clock-stall"])
+            .args(flags)
+            .arg("--json"),
+    ))
+}
+
+#[test]
+fn stop_under_a_stalled_clock_is_prompt_for_every_policy() {
+    let v = demo(&[]);
     let policies = stall_support::assert_story1_verdicts(&v, 0.0);
     assert_eq!(
         policies[0]["clock_at_silence_ms"].as_f64(),
@@ -32,15 +38,7 @@ fn stop_under_a_stalled_clock_is_prompt_for_every_policy() {
 /// not 300 ms) and keeps every promise: each policy stops promptly.
 #[test]
 fn quick_runs_a_shorter_simulation_and_stops_as_promptly() {
-    let _one = ONE_DEMO_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let v = json_of(&run_ok(kairos().args([
-        "demo",
-        "sim-clock-stall",
-        "--quick",
-        "--json",
-    ])));
+    let v = demo(&["--quick"]);
     let policies = v["policies"].as_array().unwrap();
     // Under `wait` the clock holds the last value published, whatever the machine's load.
     assert_eq!(policies[0]["policy"], "wait");
@@ -59,15 +57,7 @@ fn quick_runs_a_shorter_simulation_and_stops_as_promptly() {
 /// named, killed at its deadline, with what it was waiting for.
 #[test]
 fn under_kairos_launch_the_stuck_planner_is_named_and_the_system_stops_on_time() {
-    let _one = ONE_DEMO_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let v = json_of(&run_ok(kairos().args([
-        "demo",
-        "sim-clock-stall",
-        "--launch",
-        "--json",
-    ])));
+    let v = demo(&["--launch"]);
     assert_eq!(v["sensor_stopped_on_sigint"], true, "{v}");
     assert_eq!(v["planner_named"], true, "{v}");
     assert_eq!(v["simulator_died"], true, "{v}");
