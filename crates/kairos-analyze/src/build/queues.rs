@@ -90,3 +90,126 @@ impl Builder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(sent: i64, deliveries: Vec<Delivery>) -> Message {
+        Message {
+            topic: Topic::from("/t"),
+            publisher: None,
+            published: Some(sent),
+            sent: Some(sent),
+            source_timestamp: None,
+            publish_tid: None,
+            dropped_by_publisher: None,
+            cause: None,
+            cause_link: None,
+            deliveries,
+        }
+    }
+
+    fn taken(subscription: usize, at: i64) -> Delivery {
+        Delivery {
+            subscription: Some(SubscriptionId(subscription)),
+            taken: Some(at),
+            ..Delivery::default()
+        }
+    }
+
+    #[test]
+    fn a_queue_is_made_once_per_side_and_endpoint() {
+        let mut b = Builder::new(Options::default());
+        let q = b.queue(QueueKind::Subscription, 3);
+        assert_eq!(b.queue(QueueKind::Subscription, 3), q);
+        let other = b.queue(QueueKind::Publisher, 3);
+        assert_ne!(
+            other, q,
+            "a publisher's queue is not its namesake subscription's"
+        );
+        assert_eq!(b.m.queues.len(), 2);
+        assert_eq!(b.m.queues[other].kind, QueueKind::Publisher);
+    }
+
+    #[test]
+    fn depth_follows_the_deltas_unless_the_trace_says_it_and_drops_are_not_takes() {
+        let mut b = Builder::new(Options::default());
+        let q = b.queue(QueueKind::Subscription, 0);
+        b.queue_change(q, 10, 1, None);
+        b.queue_change(q, 20, 1, None);
+        // The trace's own depth wins over the running count.
+        b.queue_change(q, 30, 1, Some(5));
+        b.queue_drop(q, 40, Some(MessageId(7)), None);
+        b.queue_change(q, 50, -1, None);
+        let queue = &b.m.queues[q];
+        assert_eq!(
+            queue.depth,
+            vec![(10, 1), (20, 2), (30, 5), (40, 4), (50, 3)]
+        );
+        assert_eq!(queue.current, 3);
+        assert_eq!(
+            (queue.enqueued, queue.dequeued),
+            (3, 1),
+            "a drop is no take"
+        );
+        assert_eq!(queue.drops.len(), 1);
+        assert_eq!(
+            (queue.drops[0].at, queue.drops[0].message),
+            (40, Some(MessageId(7)))
+        );
+        assert_eq!(queue.max_depth(), 5);
+    }
+
+    #[test]
+    fn an_empty_queue_never_goes_below_zero() {
+        let mut b = Builder::new(Options::default());
+        let q = b.queue(QueueKind::Publisher, 0);
+        b.queue_change(q, 1, -1, None);
+        assert_eq!(b.m.queues[q].depth, vec![(1, 0)]);
+    }
+
+    #[test]
+    fn without_message_records_the_counts_stay_and_the_depth_series_goes() {
+        let mut b = Builder::new(Options { messages: false });
+        let q = b.queue(QueueKind::Subscription, 0);
+        b.queue_change(q, 1, 1, None);
+        b.queue_change(q, 2, -1, None);
+        let queue = &b.m.queues[q];
+        assert!(queue.depth.is_empty());
+        assert_eq!((queue.enqueued, queue.dequeued, queue.current), (1, 1, 0));
+    }
+
+    #[test]
+    fn a_ros2_subscriptions_depth_is_inferred_from_sends_and_takes() {
+        let mut b = Builder::new(Options::default());
+        // Two messages sent before either is taken: the queue held two at once.
+        b.m.messages.push(message(100, vec![taken(0, 300)]));
+        b.m.messages
+            .push(message(200, vec![taken(0, 400), taken(1, 250)]));
+        b.infer_ros2_queues();
+        let q0 = b.queues[&(QueueKind::Subscription, 0)];
+        let q1 = b.queues[&(QueueKind::Subscription, 1)];
+        assert!(b.m.queues[q0].inferred && b.m.queues[q1].inferred);
+        assert_eq!(
+            b.m.queues[q0].depth,
+            vec![(100, 1), (200, 2), (300, 1), (400, 0)]
+        );
+        assert_eq!(b.m.queues[q1].depth, vec![(200, 1), (250, 0)]);
+    }
+
+    #[test]
+    fn a_traced_queue_is_not_inferred_again() {
+        let mut b = Builder::new(Options::default());
+        let q = b.queue(QueueKind::Subscription, 0);
+        b.queue_change(q, 50, 1, None);
+        let mut delivery = taken(0, 300);
+        delivery.enqueued = Some(50);
+        b.m.messages
+            .push(message(100, vec![delivery, taken(0, 400)]));
+        b.infer_ros2_queues();
+        assert_eq!(b.m.queues.len(), 1);
+        assert!(!b.m.queues[q].inferred);
+        assert_eq!(b.m.queues[q].depth, vec![(50, 1)]);
+    }
+}
