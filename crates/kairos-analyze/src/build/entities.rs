@@ -249,3 +249,88 @@ impl Builder {
         self.threads.entry((at.pid, at.tid)).or_default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_name_of_a_process_and_of_a_thread_is_kept() {
+        let mut b = Builder::new(Options::default());
+        b.process(1, "talker", Some("robot"));
+        b.process(1, "renamed_after_its_node", None);
+        b.thread_name(
+            At {
+                ts: 0,
+                pid: 1,
+                tid: 2,
+            },
+            "worker",
+        );
+        b.thread_name(
+            At {
+                ts: 5,
+                pid: 1,
+                tid: 2,
+            },
+            "later",
+        );
+        assert_eq!(b.m.processes.len(), 1);
+        assert_eq!(b.m.processes[0].name, "talker");
+        assert_eq!(b.m.processes[0].host.as_deref(), Some("robot"));
+        assert_eq!(b.m.threads.len(), 1);
+        assert_eq!(b.m.threads[0].name, "worker");
+    }
+
+    #[test]
+    fn a_handle_names_one_object_per_process() {
+        let mut b = Builder::new(Options::default());
+        let (t, cb) = (b.timer(1, 9), b.callback(1, 9));
+        assert_eq!(b.timer(1, 9), t);
+        assert_eq!(b.callback(1, 9), cb);
+        assert_ne!(
+            b.timer(2, 9),
+            t,
+            "the same handle in another process is another timer"
+        );
+        assert_ne!(b.callback(2, 9), cb);
+        assert_eq!((b.m.timers.len(), b.m.callbacks.len()), (2, 2));
+    }
+
+    #[test]
+    fn an_endpoint_declared_before_its_node_joins_it_once_the_node_comes() {
+        let mut b = Builder::new(Options::default());
+        let rosout = b.publisher(1, 100, None, Topic::from("/rosout"), Some(1000));
+        b.await_node(1, 50, true, rosout.0);
+        let sub = b.subscription(1, 101, None, Topic::from("/chatter"), Some(10));
+        b.await_node(1, 50, false, sub.0);
+        // Another process's node with the same handle is not this one.
+        let elsewhere = b.node(2, 50, "other".into());
+        b.node_declared(2, 50, elsewhere);
+        assert_eq!(b.m.publishers[rosout.0].node, None);
+        let node = b.node(1, 50, "talker".into());
+        b.node_declared(1, 50, node);
+        assert_eq!(b.m.publishers[rosout.0].node, Some(node));
+        assert_eq!(b.m.subscriptions[sub.0].node, Some(node));
+        assert_eq!(b.m.subscriptions[sub.0].queue_depth, Some(10));
+    }
+
+    #[test]
+    fn an_undeclared_handle_is_counted_per_event_and_once_per_handle() {
+        let mut b = Builder::new(Options::default());
+        b.undeclared_handle(Handle::new(1, 7), "rcl_publish");
+        b.undeclared_handle(Handle::new(1, 7), "rcl_publish");
+        b.undeclared_handle(Handle::new(1, 8), "rcl_publish");
+        assert_eq!(b.m.undeclared["rcl_publish"], (3, 2));
+    }
+
+    #[test]
+    fn a_callbacks_owner_knows_its_callback() {
+        let mut b = Builder::new(Options::default());
+        let sub = b.subscription(1, 101, None, Topic::from("/chatter"), None);
+        let cb = b.callback(1, 200);
+        b.set_owner(cb, Owner::Subscription(sub));
+        assert_eq!(b.m.subscriptions[sub.0].callback, Some(cb));
+        assert!(matches!(b.m.callbacks[cb].owner, Owner::Subscription(s) if s == sub));
+    }
+}
