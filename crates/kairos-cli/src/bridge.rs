@@ -6,10 +6,11 @@
 //!   kairos topics, simulation time as server time with `--use-sim-time`. Runs until Ctrl-C
 //!   (or `--duration`), then prints what it received and dropped.
 
-use crate::shared_args::{TopicPatterns, seconds};
+use crate::shared_args::{HiddenTopics, TopicPatterns};
 use clap::{Args, Subcommand};
 use kairos_bag::record::Selection;
 use kairos_foxglove::{Bridge, BridgeOptions, BridgeStats};
+use kairos_tools::seconds;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
 
@@ -30,9 +31,8 @@ pub struct FoxgloveArgs {
     pub address: IpAddr,
     #[command(flatten)]
     pub patterns: TopicPatterns,
-    /// Also topics with a name part starting with `_`.
-    #[arg(long)]
-    pub include_hidden_topics: bool,
+    #[command(flatten)]
+    pub hidden: HiddenTopics,
     /// Per client and topic, the most messages waiting to be sent (the oldest is dropped).
     #[arg(long, default_value_t = BridgeOptions::default().queue_messages)]
     pub queue_messages: usize,
@@ -65,7 +65,7 @@ fn foxglove(args: FoxgloveArgs) -> anyhow::Result<ExitCode> {
         all: regex.is_none(),
         regex,
         exclude,
-        include_hidden: args.include_hidden_topics,
+        include_hidden: args.hidden.include_hidden_topics,
         topics: Vec::new(),
     };
     let stop_after = args

@@ -2,7 +2,7 @@
 //! side of `kairos-launch` (the arguments, `--print`, the router and the log folder);
 //! reading, supervising and stopping are the library's.
 
-use anyhow::{Context as _, anyhow, bail};
+use anyhow::{Context as _, bail};
 use kairos_launch::driver::{Driver, Request};
 use kairos_launch::package::PackageIndex;
 use kairos_launch::router::ensure_router;
@@ -45,13 +45,9 @@ pub struct LaunchArgs {
     print_json: bool,
 }
 
-fn seconds(flag: &str, s: f64) -> anyhow::Result<Duration> {
-    Duration::try_from_secs_f64(s).map_err(|_| anyhow!("{flag} {s}: give a number of seconds ≥ 0"))
-}
-
 pub fn run(args: LaunchArgs) -> anyhow::Result<ExitCode> {
-    let sigterm_timeout = seconds("--sigterm-timeout", args.sigterm_timeout)?;
-    let sigkill_timeout = seconds("--sigkill-timeout", args.sigkill_timeout)?;
+    let sigterm_timeout = kairos_tools::seconds("--sigterm-timeout", args.sigterm_timeout)?;
+    let sigkill_timeout = kairos_tools::seconds("--sigkill-timeout", args.sigkill_timeout)?;
     let (file, rest) = launch_file(&args.file, &args.args)?;
     let mut launch_args = Vec::new();
     for arg in rest {

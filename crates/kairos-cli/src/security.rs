@@ -154,8 +154,7 @@ fn generate_configs(args: GenerateConfigsArgs) -> anyhow::Result<()> {
 /// generate_policy` writes it. Hidden nodes (`_` first) and this command's own are left out.
 fn generate_policy(args: GeneratePolicyArgs) -> anyhow::Result<()> {
     let transport = kairos_tools::open_transport()?;
-    let spin = std::time::Duration::try_from_secs_f64(args.spin_time)
-        .map_err(|_| anyhow::anyhow!("--spin-time {}: give seconds ≥ 0", args.spin_time))?;
+    let spin = kairos_tools::seconds("--spin-time", args.spin_time)?;
     let wait_for = args.wait_for.clone();
     transport
         .graph()

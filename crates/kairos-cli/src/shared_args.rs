@@ -1,11 +1,11 @@
 //! Arguments several commands take, spelled once so they read and fail the same way
 //! everywhere: topics picked by name pattern (`ros2 bag`'s `--regex` and
-//! `--exclude-regex`), and durations given in seconds.
+//! `--exclude-regex`) and whether hidden topics count. Durations in seconds are read by
+//! `kairos_tools::seconds`, as every other command reads them.
 
-use anyhow::{Context, anyhow};
+use anyhow::Context;
 use clap::Args;
 use regex::Regex;
-use std::time::Duration;
 
 /// `-e/--regex` and `-x/--exclude-regex`, as `ros2 bag record` and `ros2 bag play` take
 /// them.
@@ -37,8 +37,12 @@ impl TopicPatterns {
     }
 }
 
-/// `s` seconds as a duration; an error names `flag` when `s` is negative, not a number or
-/// too large.
-pub fn seconds(flag: &str, s: f64) -> anyhow::Result<Duration> {
-    Duration::try_from_secs_f64(s).map_err(|_| anyhow!("{flag} {s} is not a number of seconds ≥ 0"))
+/// `--include-hidden-topics`: ROS 2 hides a topic with a name part starting with `_`
+/// (`/_internal/x`); commands that pick topics from the graph leave them out unless asked.
+#[derive(Debug, Args)]
+pub struct HiddenTopics {
+    /// Also topics with a name part starting with `_` (with --all or --regex where the
+    /// command takes them).
+    #[arg(long)]
+    pub include_hidden_topics: bool,
 }

@@ -157,3 +157,83 @@ fn topic_echo_of_an_unknown_type_prints_size_and_hex() {
     }
     assert_eq!(seqs[1], seqs[0] + 1, "two readings in a row: {seqs:?}");
 }
+
+/// Every command that takes seconds or a rate refuses a negative, NaN or astronomically
+/// large one with an error naming the flag: never a panic (std's `Duration` panics on
+/// them, and `Instant + 1e30 s` overflows), never a silent negative wait.
+#[test]
+fn bad_seconds_and_rates_are_refused_naming_the_flag() {
+    let router = Router::start(KAIROS);
+    let string = ["std_msgs/msg/String", "{data: x}"];
+    let cases: &[(&str, Vec<&str>)] = &[
+        (
+            "--timeout",
+            vec!["topic", "echo", "/x", string[0], "--timeout=1e30"],
+        ),
+        ("--timeout", vec!["topic", "hz", "/x", "--timeout=nan"]),
+        (
+            "--keep-alive",
+            [&["topic", "pub", "/x"][..], &string, &["--keep-alive=-1"]].concat(),
+        ),
+        (
+            "--rate",
+            [&["topic", "pub", "/x"][..], &string, &["--rate=nan"]].concat(),
+        ),
+        (
+            "--wait-matching",
+            [
+                &["topic", "pub", "/x"][..],
+                &string,
+                &["--wait-matching=inf"],
+            ]
+            .concat(),
+        ),
+        (
+            "--timeout",
+            vec!["param", "get", "/n", "p", "--timeout=1e30"],
+        ),
+        ("--timeout", vec!["param", "serve", "/n", "--timeout=-1"]),
+        (
+            "--timeout",
+            vec![
+                "service",
+                "call",
+                "/s",
+                "example_interfaces/srv/AddTwoInts",
+                "{a: 1, b: 2}",
+                "--timeout=-1",
+            ],
+        ),
+        ("--rate", vec!["tf", "echo", "a", "b", "--rate=0"]),
+        ("--timeout", vec!["tf", "echo", "a", "b", "--timeout=1e300"]),
+        ("--spin-time", vec!["node", "list", "--spin-time=-0.5"]),
+        (
+            "--sigterm-timeout",
+            vec!["launch", "x.yaml", "--sigterm-timeout=-1"],
+        ),
+        (
+            "--max-bag-duration",
+            vec!["bag", "record", "-a", "--max-bag-duration=nan"],
+        ),
+        ("--delay", vec!["bag", "play", "nowhere", "--delay=-2"]),
+        (
+            "--duration",
+            vec!["bridge", "foxglove", "--port=0", "--duration=1e30"],
+        ),
+    ];
+    for (flag, args) in cases {
+        let out = finish(spawn(router.kairos().args(args)), LIMIT);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "kairos {}: wanted kairos's error exit (2); stderr: {stderr}",
+            args.join(" ")
+        );
+        assert!(
+            stderr.contains(flag) && !stderr.contains("panicked"),
+            "kairos {}: the error should name {flag}, not panic: {stderr}",
+            args.join(" ")
+        );
+    }
+}

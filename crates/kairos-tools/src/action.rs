@@ -4,7 +4,7 @@
 //! on its server, as `ros2 action send_goal` does.
 
 use super::values::parse_values;
-use super::{GraphArgs, cli_node, gather, node_name, open, render, resolve_topic, secs};
+use super::{GraphArgs, cli_node, gather, node_name, open, render, resolve_topic, seconds};
 use anyhow::{Context as _, anyhow};
 use clap::Subcommand;
 use kairos::graph::{ActionType, Message, Node};
@@ -82,7 +82,7 @@ pub fn action(cmd: ActionCmd) -> anyhow::Result<ExitCode> {
             let transport = open()?;
             let node = cli_node(&transport, "send_goal")?;
             let goal = parse_values(&goal)?;
-            let timeout = kairos::time::Duration::from(secs(timeout)?);
+            let timeout = kairos::time::Duration::from(seconds("--timeout", timeout)?);
             let request = SendGoal {
                 action: resolve_topic(&action),
                 goal,

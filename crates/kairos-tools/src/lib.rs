@@ -23,7 +23,7 @@ pub use router::{RouterArgs, router};
 pub use service::{ServiceCmd, service};
 pub use topic::{TopicCmd, topic};
 
-use anyhow::anyhow;
+use anyhow::{anyhow, bail};
 use clap::Args;
 use kairos::graph::{Node, Qos};
 use kairos_zenoh::ZenohTransport;
@@ -101,8 +101,28 @@ impl QosArgs {
     }
 }
 
-fn secs(s: f64) -> anyhow::Result<Duration> {
-    Duration::try_from_secs_f64(s).map_err(|_| anyhow!("{s} is not a number of seconds ≥ 0"))
+/// The longest span a command takes, 100 years: "wait forever" in practice, and far from
+/// where adding it to the clock overflows.
+pub const MAX_SECONDS: f64 = 100.0 * 365.25 * 24.0 * 3600.0;
+
+/// `s` seconds, given on the command line as `flag`, as a duration; the error names the
+/// flag and its value when `s` is negative, not a number or above [`MAX_SECONDS`]. Every
+/// command that takes seconds reads them with this, so they all refuse bad input the same
+/// way, and a deadline computed from the result cannot overflow.
+pub fn seconds(flag: &str, s: f64) -> anyhow::Result<Duration> {
+    if !(0.0..=MAX_SECONDS).contains(&s) {
+        bail!("{flag} {s} is not a number of seconds from 0 to {MAX_SECONDS} (100 years)");
+    }
+    Ok(Duration::from_secs_f64(s))
+}
+
+/// The period of `hz` events per second, given as `flag`; the error names the flag when
+/// `hz` is not above 0 or so low that its period exceeds [`MAX_SECONDS`].
+pub fn period(flag: &str, hz: f64) -> anyhow::Result<Duration> {
+    if !(hz > 0.0 && 1.0 / hz <= MAX_SECONDS) {
+        bail!("{flag} {hz} is not a rate above 0 per second (at least one per 100 years)");
+    }
+    Ok(Duration::from_secs_f64(1.0 / hz))
 }
 
 /// The transport every command runs on, whatever the environment says.
@@ -124,7 +144,7 @@ fn cli_node(transport: &ZenohTransport, role: &str) -> anyhow::Result<Node> {
 
 /// Gathers the graph for `spin_time`, or until `wait_for` is in it.
 fn gather(transport: &ZenohTransport, args: &GraphArgs) -> anyhow::Result<Vec<Token>> {
-    let deadline = Instant::now() + secs(args.spin_time)?;
+    let deadline = Instant::now() + seconds("--spin-time", args.spin_time)?;
     let wait_for = args.wait_for.clone();
     transport.graph().wait_until(deadline, |tokens| {
         wait_for.as_deref().is_some_and(|name| {
@@ -260,5 +280,35 @@ pub(crate) fn next_before<T>(rx: &mpsc::Receiver<T>, deadline: Instant) -> Next<
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => return Next::Closed,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_are_a_duration_from_zero_to_a_hundred_years() {
+        assert_eq!(seconds("--t", 0.0).unwrap(), Duration::ZERO);
+        assert_eq!(seconds("--t", 0.25).unwrap(), Duration::from_millis(250));
+        assert!(seconds("--t", MAX_SECONDS).is_ok());
+        // A deadline that far away still fits the clock.
+        assert!(Instant::now().checked_add(seconds("--t", MAX_SECONDS).unwrap()).is_some());
+        for bad in [-1.0, -0.0001, f64::NAN, f64::INFINITY, MAX_SECONDS * 1.01, 1e30] {
+            let error = seconds("--timeout", bad).unwrap_err().to_string();
+            assert!(error.starts_with(&format!("--timeout {bad} ")), "{error}");
+        }
+    }
+
+    #[test]
+    fn a_rate_is_a_period_of_at_most_a_hundred_years() {
+        assert_eq!(period("--rate", 4.0).unwrap(), Duration::from_millis(250));
+        assert_eq!(period("--rate", 1.0 / MAX_SECONDS).unwrap().as_secs_f64(), MAX_SECONDS);
+        for bad in [0.0, -1.0, f64::NAN, f64::NEG_INFINITY, 1e-12] {
+            let error = period("--rate", bad).unwrap_err().to_string();
+            assert!(error.starts_with(&format!("--rate {bad} ")), "{error}");
+        }
+        // Infinitely many per second is a period of zero, as fast as can be.
+        assert_eq!(period("--rate", f64::INFINITY).unwrap(), Duration::ZERO);
     }
 }

@@ -2,7 +2,7 @@
 //! lifecycle` shows and drives them. A managed node is one that serves `<node>/get_state`
 //! (`lifecycle_msgs/srv/GetState`); each command is a call to one of its services.
 
-use super::{GraphArgs, cli_node, gather, open, resolve_topic, secs};
+use super::{GraphArgs, cli_node, gather, open, resolve_topic, seconds};
 use clap::Subcommand;
 use kairos::graph::{Client, Node, ServiceType};
 use kairos_msgs::lifecycle_msgs::msg::Transition as TransitionMsg;
@@ -68,7 +68,7 @@ pub fn lifecycle(cmd: LifecycleCmd) -> anyhow::Result<ExitCode> {
         }
         LifecycleCmd::Get { node, timeout } => {
             let cli = cli_node(&transport, "lifecycle")?;
-            let timeout = kairos::time::Duration::from(secs(timeout)?);
+            let timeout = kairos::time::Duration::from(seconds("--timeout", timeout)?);
             let Some(client) = ready::<GetState>(&cli, &node, "get_state", timeout)? else {
                 return Ok(ExitCode::from(1));
             };
@@ -80,7 +80,7 @@ pub fn lifecycle(cmd: LifecycleCmd) -> anyhow::Result<ExitCode> {
         }
         LifecycleCmd::List { node, all, timeout } => {
             let cli = cli_node(&transport, "lifecycle")?;
-            let timeout = kairos::time::Duration::from(secs(timeout)?);
+            let timeout = kairos::time::Duration::from(seconds("--timeout", timeout)?);
             let service = if all {
                 "get_transition_graph"
             } else {
@@ -106,7 +106,7 @@ pub fn lifecycle(cmd: LifecycleCmd) -> anyhow::Result<ExitCode> {
             timeout,
         } => {
             let cli = cli_node(&transport, "lifecycle")?;
-            let timeout = kairos::time::Duration::from(secs(timeout)?);
+            let timeout = kairos::time::Duration::from(seconds("--timeout", timeout)?);
             let Some(available) = ready::<GetAvailableTransitions>(
                 &cli,
                 &node,

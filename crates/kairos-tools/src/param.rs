@@ -4,6 +4,7 @@
 //! Every call waits for the node's service at most `--timeout` seconds, then for the answer
 //! at most as long again; a node that is not there is an error saying so.
 
+use super::seconds;
 use anyhow::{Context as _, anyhow, bail};
 use clap::{Args, Subcommand};
 use kairos::graph::{Node, ParameterValue, Parameters, RosArgs, ServiceType};
@@ -98,10 +99,7 @@ fn call<S: ServiceType>(
     request: S::Request,
 ) -> anyhow::Result<S::Response> {
     let name = format!("{}/{service}", absolute(&node.node));
-    if !(node.timeout.is_finite() && node.timeout >= 0.0) {
-        bail!("--timeout {} is not a number of seconds", node.timeout);
-    }
-    let timeout = Duration::from_secs_f64(node.timeout);
+    let timeout = Duration::from(seconds("--timeout", node.timeout)?);
     let me = Node::new(&format!("kairos_param_{}", std::process::id()))?;
     let client = me.create_client::<S>(&name)?;
     if !client.wait_for_service(timeout) {
@@ -318,6 +316,7 @@ fn parse_value(text: &str) -> anyhow::Result<ParameterValue> {
 /// whenever its clock switches between system and simulation time, and the simulated
 /// second while it follows `/clock`.
 fn serve(name: &str, timeout: f64) -> anyhow::Result<ExitCode> {
+    let timeout = seconds("--timeout", timeout)?;
     let node = Node::new(name.trim_start_matches('/'))?;
     let parameters = Parameters::for_node(&node)?;
     parameters.declare("rate_hz", ParameterValue::Double(10.0), Default::default())?;
@@ -332,7 +331,7 @@ fn serve(name: &str, timeout: f64) -> anyhow::Result<ExitCode> {
     let spinner = exec.clone();
     let spin = std::thread::spawn(move || spinner.spin());
     println!("ready");
-    let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(timeout);
+    let end = std::time::Instant::now() + timeout;
     let mut last = None;
     while std::time::Instant::now() < end {
         let clock = node.clock();

@@ -3,7 +3,7 @@
 use super::values::parse_values;
 use super::{
     ExecGuard, GraphArgs, Next, cli_node, gather, names_and_types, next_before, open, print_names,
-    render, resolve_topic, secs,
+    render, resolve_topic, seconds,
 };
 use anyhow::anyhow;
 use clap::Subcommand;
@@ -73,7 +73,7 @@ pub fn service(cmd: ServiceCmd) -> anyhow::Result<ExitCode> {
                 .ok_or_else(|| anyhow!("kairos does not know the service type {service_type}"))?;
             let node = cli_node(&transport, "call")?;
             let request = parse_values(&values)?;
-            let timeout = kairos::time::Duration::from_secs_f64(timeout);
+            let timeout = kairos::time::Duration::from(seconds("--timeout", timeout)?);
             let response = codec
                 .call_json(
                     &transport,
@@ -109,7 +109,7 @@ fn serve_add_two_ints(service: &str, count: u64, timeout: f64) -> anyhow::Result
     std::thread::spawn(move || spinner.spin());
     let guard = ExecGuard(exec);
     println!("serving {service}");
-    let deadline = Instant::now() + secs(timeout)?;
+    let deadline = Instant::now() + seconds("--timeout", timeout)?;
     for served in 0..count {
         match next_before(&rx, deadline) {
             Next::Item(()) => {}

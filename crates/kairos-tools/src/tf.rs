@@ -4,7 +4,7 @@
 //! Every command is bounded: `echo` by `--count` / `--timeout`, `frames` by `--wait`,
 //! `static` by `--duration` or Ctrl-C.
 
-use anyhow::anyhow;
+use super::{period, seconds};
 use clap::{Args, Subcommand};
 use kairos::graph::{Context, Node};
 use kairos_tf2::{Quaternion, Stamp, Transform, TransformStamped, Vector3};
@@ -124,18 +124,9 @@ fn listen(role: &str) -> anyhow::Result<Listening> {
     })
 }
 
-fn seconds(flag: &str, s: f64) -> anyhow::Result<kairos::time::Duration> {
-    std::time::Duration::try_from_secs_f64(s)
-        .map(kairos::time::Duration::from)
-        .map_err(|_| anyhow!("{flag} {s} is not a number of seconds ≥ 0"))
-}
-
 fn echo(args: EchoArgs) -> anyhow::Result<ExitCode> {
-    if !(args.rate > 0.0 && args.rate.is_finite()) {
-        return Err(anyhow!("--rate {} must be above 0", args.rate));
-    }
-    let period = seconds("--rate", 1.0 / args.rate)?;
-    let timeout = seconds("--timeout", args.timeout)?;
+    let period = kairos::time::Duration::from(period("--rate", args.rate)?);
+    let timeout = kairos::time::Duration::from(seconds("--timeout", args.timeout)?);
     let listening = listen("echo")?;
     let steady = kairos::time::Clock::steady();
     let token = kairos::signal::shutdown_token();
@@ -232,7 +223,7 @@ fn rpy(q: Quaternion) -> (f64, f64, f64) {
 }
 
 fn frames(args: FramesArgs) -> anyhow::Result<ExitCode> {
-    let wait = seconds("--wait", args.wait)?;
+    let wait = kairos::time::Duration::from(seconds("--wait", args.wait)?);
     let listening = listen("frames")?;
     let steady = kairos::time::Clock::steady();
     let _ = steady.sleep_until(steady.now() + wait, &kairos::signal::shutdown_token());
@@ -317,7 +308,7 @@ fn publish_static(args: StaticArgs) -> anyhow::Result<ExitCode> {
     let steady = kairos::time::Clock::steady();
     let token = kairos::signal::shutdown_token();
     let until = match args.duration {
-        Some(d) => steady.now() + seconds("--duration", d)?,
+        Some(d) => steady.now() + kairos::time::Duration::from(seconds("--duration", d)?),
         None => steady.now() + kairos::time::Duration::from_secs(365 * 24 * 3600),
     };
     let _ = steady.sleep_until(until, &token);

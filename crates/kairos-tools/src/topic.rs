@@ -3,7 +3,7 @@
 use super::values::parse_values;
 use super::{
     ExecGuard, GraphArgs, Next, QosArgs, cli_node, endpoint_type, gather, names_and_types,
-    next_before, node_name, open, print_names, render, resolve_topic, secs,
+    next_before, node_name, open, period, print_names, render, resolve_topic, seconds,
 };
 use anyhow::{anyhow, bail};
 use clap::{Args, Subcommand};
@@ -77,7 +77,7 @@ pub struct PubArgs {
     /// Publish this many messages, then exit.
     #[arg(short = 't', long, default_value_t = 1)]
     times: u64,
-    /// Messages per second.
+    /// Messages per second (0: as fast as they can be sent).
     #[arg(short = 'r', long, default_value_t = 1.0)]
     rate: f64,
     /// Wait up to this many seconds for a subscription before the first message.
@@ -186,7 +186,7 @@ fn announced_type(transport: &ZenohTransport, topic: &str, deadline: Instant) ->
 fn echo(args: EchoArgs) -> anyhow::Result<ExitCode> {
     let transport = open()?;
     let topic = resolve_topic(&args.topic);
-    let deadline = Instant::now() + secs(args.timeout)?;
+    let deadline = Instant::now() + seconds("--timeout", args.timeout)?;
     let ty = match args.message_type {
         Some(ty) => ty,
         None => announced_type(&transport, &topic, deadline)
@@ -285,7 +285,7 @@ fn hz(args: HzArgs) -> anyhow::Result<ExitCode> {
     use zenoh::Wait;
     let transport = open()?;
     let topic = resolve_topic(&args.topic);
-    let deadline = Instant::now() + secs(args.timeout)?;
+    let deadline = Instant::now() + seconds("--timeout", args.timeout)?;
     let (tx, rx) = mpsc::channel::<Instant>();
     let key = format!(
         "{}/{}/**",
@@ -338,6 +338,13 @@ fn hz(args: HzArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn publish(args: PubArgs) -> anyhow::Result<ExitCode> {
+    let wait_matching_for = seconds("--wait-matching", args.wait_matching)?;
+    let period = if args.rate == 0.0 {
+        Duration::ZERO
+    } else {
+        period("--rate", args.rate)?
+    };
+    let stay = kairos::time::Duration::from(seconds("--keep-alive", args.keep_alive)?);
     let transport = open()?;
     let topic = resolve_topic(&args.topic);
     let codec = interfaces::message_by_name(&args.message_type).ok_or_else(|| {
@@ -356,13 +363,8 @@ fn publish(args: PubArgs) -> anyhow::Result<ExitCode> {
     wait_matching(
         &transport,
         &codec.data_key(transport.domain(), &topic),
-        secs(args.wait_matching)?,
+        wait_matching_for,
     )?;
-    let period = if args.rate > 0.0 {
-        secs(1.0 / args.rate)?
-    } else {
-        Duration::ZERO
-    };
     let clock = kairos::time::Clock::steady();
     // Ctrl-C cancels it: the sleeps between messages end, and so does the command.
     let token = kairos::signal::shutdown_token();
@@ -377,9 +379,8 @@ fn publish(args: PubArgs) -> anyhow::Result<ExitCode> {
         publisher(value.clone()).map_err(|e| anyhow!("{e}"))?;
         println!("publishing #{}: {}", i + 1, args.values);
     }
-    if args.keep_alive > 0.0 {
+    if stay.is_positive() {
         // Bounded: the sleep ends at its deadline, or at Ctrl-C.
-        let stay = kairos::time::Duration::from_secs_f64(args.keep_alive);
         let _ = clock.sleep_until(clock.now() + stay, &token);
     }
     // Closing flushes what zenoh still queues; exiting without it may lose the last messages.

@@ -4,10 +4,11 @@
 //! time - planned time). Ctrl-C stops it at once: the player's sleeps are cancelled
 //! through kairos's shutdown token.
 
-use crate::shared_args::{TopicPatterns, seconds};
+use crate::shared_args::TopicPatterns;
 use anyhow::Context;
 use clap::Args;
 use kairos_bag::play::{DEFAULT_CLOCK_HZ, PlayOptions, PlayReport, Player, Remap, TopicSelection};
+use kairos_tools::seconds;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;

@@ -2,11 +2,12 @@
 //! [`kairos_bag::record::Recorder`]. Runs until Ctrl-C (or `--duration`), then closes the
 //! bag and prints what each topic received, wrote and lost.
 
-use crate::shared_args::{TopicPatterns, seconds};
+use crate::shared_args::{HiddenTopics, TopicPatterns};
 use anyhow::{Context, anyhow};
 use clap::Args;
 use kairos_bag::record::{RecordOptions, RecordReport, Recorder, Selection};
 use kairos_bag::{Compression, WriterOptions};
+use kairos_tools::seconds;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -20,9 +21,8 @@ pub struct RecordArgs {
     pub all: bool,
     #[command(flatten)]
     pub patterns: TopicPatterns,
-    /// With --all or --regex, also topics with a name part starting with `_`.
-    #[arg(long)]
-    pub include_hidden_topics: bool,
+    #[command(flatten)]
+    pub hidden: HiddenTopics,
     /// The bag folder to create (default: rosbag2_YYYY_MM_DD-HH_MM_SS).
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,
@@ -70,7 +70,7 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
         topics: args.topics.iter().map(|t| absolute(t)).collect(),
         regex,
         exclude,
-        include_hidden: args.include_hidden_topics,
+        include_hidden: args.hidden.include_hidden_topics,
     };
     if selection.is_empty() {
         return Err(anyhow!(
