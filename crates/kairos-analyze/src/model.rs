@@ -441,6 +441,26 @@ pub struct ClockMark {
     pub kind: ClockMarkKind,
 }
 
+/// An entity the access rules of its process's enclave refused (`kairos:access_denied`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AccessDenial {
+    /// When (trace time).
+    pub at: i64,
+    /// The process whose rules refused it.
+    pub pid: i64,
+    /// `publisher`, `subscription`, `service` or `client`.
+    pub kind: String,
+    /// The topic or service.
+    pub name: String,
+    /// The process's enclave (empty when it has none).
+    pub enclave: String,
+    /// The deny rule that covers it; empty when no allow rule does (default deny).
+    pub rule: String,
+    /// Whether the program got an error (false: one of the runtime's own entities,
+    /// declared anyway, its traffic dropped by the network).
+    pub refused: bool,
+}
+
 /// A line a node logged (`kairos:log`): on the timeline next to the callback that wrote it.
 #[derive(Debug, Clone, Serialize)]
 pub struct LogLine {
@@ -580,6 +600,8 @@ pub struct Model {
     /// Messages of publishers in other processes that never reached a subscription
     /// (the gaps in their sequence numbers, `kairos:message_loss`).
     pub remote_losses: u64,
+    /// Entities the access rules refused, in trace order.
+    pub access_denials: Vec<AccessDenial>,
     /// Damaged streams and other read errors, as text.
     pub read_errors: Vec<String>,
     /// With traces from several hosts: each host's clock offset against the first

@@ -73,6 +73,8 @@ pub struct Summary {
     pub empty_takes: u64,
     /// Messages from other processes lost on the way (sequence gaps).
     pub remote_losses: u64,
+    /// Entities the access rules refused.
+    pub access_denials: Vec<crate::model::AccessDenial>,
     /// Damaged streams and other read errors.
     pub read_errors: Vec<String>,
     /// Every process.
@@ -155,6 +157,7 @@ pub fn summary(m: &Model) -> Summary {
         backwards_timestamps: m.backwards_timestamps,
         empty_takes: m.empty_takes,
         remote_losses: m.remote_losses,
+        access_denials: m.access_denials.clone(),
         read_errors: m.read_errors.clone(),
         processes: m.processes.clone(),
         nodes: m
@@ -254,6 +257,28 @@ impl fmt::Display for Summary {
                 f,
                 "messages from other processes lost on the way (sequence gaps): {}",
                 self.remote_losses
+            )?;
+        }
+        for d in &self.access_denials {
+            let who = if d.enclave.is_empty() {
+                format!("pid {}", d.pid)
+            } else {
+                format!("enclave {} (pid {})", d.enclave, d.pid)
+            };
+            let why = if d.rule.is_empty() {
+                "no allow rule covers it".to_owned()
+            } else {
+                format!("rule '{}' denies it", d.rule)
+            };
+            let outcome = if d.refused {
+                "the program got an error"
+            } else {
+                "declared anyway, its traffic dropped"
+            };
+            writeln!(
+                f,
+                "access denied: {who} {} {}: {why}; {outcome}",
+                d.kind, d.name
             )?;
         }
         for e in &self.read_errors {

@@ -758,10 +758,13 @@ fn a_program_takes_its_enclave_from_ros_args_and_an_allowed_call_works_while_oth
         .unwrap();
     let text = assert_ok("param get over TLS", &got);
     assert!(text.contains("false"), "{text}");
-    // One it does not: refused when the client is made, with the policy line.
+    // One it does not: refused when the client is made, with the policy line, and
+    // traced (`kairos:access_denied`) for babeltrace2 and the analyzer.
+    let trace = tempfile::tempdir().unwrap();
     let refused = secured
         .kairos_as("/tl/listener")
         .args(["param", "list", "/sensor", "--timeout", "10"])
+        .env("KAIROS_TRACE", trace.path())
         .output()
         .unwrap();
     assert!(!refused.status.success());
@@ -769,6 +772,30 @@ fn a_program_takes_its_enclave_from_ros_args_and_an_allowed_call_works_while_oth
         stderr(&refused).contains("does not let enclave /tl/listener call /sensor/list_parameters"),
         "{}",
         stderr(&refused)
+    );
+    let events = kairos_testkit::babeltrace2_clean(&[], trace.path());
+    let denial = events
+        .lines()
+        .find(|l| l.contains("kairos:access_denied") && l.contains("/sensor/list_parameters"))
+        .unwrap_or_else(|| panic!("no access_denied event of the refused client:\n{events}"));
+    for field in [
+        "kind = \"client\"",
+        "enclave = \"/tl/listener\"",
+        "rule = \"\"",
+        "refused = 1",
+    ] {
+        assert!(denial.contains(field), "{field} missing: {denial}");
+    }
+    let summary = kairos()
+        .args(["trace", "summary"])
+        .arg(trace.path())
+        .output()
+        .unwrap();
+    let summary = assert_ok("kairos trace summary", &summary);
+    assert!(
+        summary.lines().any(|l| l.starts_with("access denied: enclave /tl/listener")
+            && l.contains("client /sensor/list_parameters: no allow rule covers it; the program got an error")),
+        "{summary}"
     );
 }
 

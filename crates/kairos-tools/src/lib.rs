@@ -293,8 +293,19 @@ mod tests {
         assert_eq!(seconds("--t", 0.25).unwrap(), Duration::from_millis(250));
         assert!(seconds("--t", MAX_SECONDS).is_ok());
         // A deadline that far away still fits the clock.
-        assert!(Instant::now().checked_add(seconds("--t", MAX_SECONDS).unwrap()).is_some());
-        for bad in [-1.0, -0.0001, f64::NAN, f64::INFINITY, MAX_SECONDS * 1.01, 1e30] {
+        assert!(
+            Instant::now()
+                .checked_add(seconds("--t", MAX_SECONDS).unwrap())
+                .is_some()
+        );
+        for bad in [
+            -1.0,
+            -0.0001,
+            f64::NAN,
+            f64::INFINITY,
+            MAX_SECONDS * 1.01,
+            1e30,
+        ] {
             let error = seconds("--timeout", bad).unwrap_err().to_string();
             assert!(error.starts_with(&format!("--timeout {bad} ")), "{error}");
         }
@@ -303,7 +314,10 @@ mod tests {
     #[test]
     fn a_rate_is_a_period_of_at_most_a_hundred_years() {
         assert_eq!(period("--rate", 4.0).unwrap(), Duration::from_millis(250));
-        assert_eq!(period("--rate", 1.0 / MAX_SECONDS).unwrap().as_secs_f64(), MAX_SECONDS);
+        assert_eq!(
+            period("--rate", 1.0 / MAX_SECONDS).unwrap().as_secs_f64(),
+            MAX_SECONDS
+        );
         for bad in [0.0, -1.0, f64::NAN, f64::NEG_INFINITY, 1e-12] {
             let error = period("--rate", bad).unwrap_err().to_string();
             assert!(error.starts_with(&format!("--rate {bad} ")), "{error}");

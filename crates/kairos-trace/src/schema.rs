@@ -335,6 +335,17 @@ macro_rules! for_each_event {
             /// `canceling`, `succeeded`, `canceled`, `aborted`, `expired`. `status` is the
             /// goal's `action_msgs/GoalStatus` code after the step (0 when unknown).
             kairos::goal => Goal { handle: Hex64, goal_id: Str, event: Str, status: I32 },
+            // ---- kairos: security ----
+            /// The access rules of this process's enclave refused an entity: `kind` is
+            /// `publisher`, `subscription`, `service` or `client`, `name` the topic or
+            /// service, `key` the Zenoh key expression it would use, `enclave` the
+            /// process's enclave, and `rule` the id of the deny rule that covers it (empty
+            /// when no allow rule does: default deny). `refused` is 1 when the program got
+            /// an error, 0 for the runtime's own entities, which are declared anyway and
+            /// whose traffic the network drops.
+            kairos::access_denied => AccessDenied {
+                kind: Str, name: Str, key: Str, enclave: Str, rule: Str, refused: I32,
+            },
             // ---- kairos: executor ----
             /// An executor's wait ended with `ready` entities ready to run.
             kairos::executor_wake => ExecutorWake { executor: Hex64, ready: U64 },

@@ -51,6 +51,14 @@ fn emit_every_event() {
     tp::sim_settle_timeout(79, 2);
     tp::log(0x33, "robot.talker", 30, "battery low");
     tp::shutdown_report(0x30, "/chatter", "dropped", 1);
+    tp::access_denied(
+        "publisher",
+        "/cmd_vel",
+        "0/cmd_vel/geometry_msgs::msg::dds_::Twist_/*",
+        "/robot/talker",
+        "deny_cmd_vel",
+        1,
+    );
 }
 
 #[test]

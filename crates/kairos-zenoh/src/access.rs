@@ -221,6 +221,14 @@ impl AccessRules {
         if deny.is_none() && (covering(true).is_some() || self.default_allow) {
             return Ok(());
         }
+        kairos::trace::tp::access_denied(
+            kind_name(kind),
+            name,
+            key,
+            self.identity.strip_prefix("enclave ").unwrap_or_default(),
+            deny.map_or("", |r| &r.id),
+            i32::from(!runtime_own(kind, name)),
+        );
         let denied = Denied {
             identity: self.identity.clone(),
             what,
@@ -241,6 +249,17 @@ impl AccessRules {
             return Ok(());
         }
         Err(Box::new(denied))
+    }
+}
+
+/// `kind` as the `access_denied` trace event names it.
+fn kind_name(kind: EntityKind) -> &'static str {
+    match kind {
+        EntityKind::Publisher => "publisher",
+        EntityKind::Subscription => "subscription",
+        EntityKind::Service => "service",
+        EntityKind::Client => "client",
+        EntityKind::Node => "node",
     }
 }
 

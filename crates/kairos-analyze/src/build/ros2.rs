@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use super::{At, Builder, Handle, MsgKey};
 use crate::model::{
-    ActionRole, CallbackId, ClockMark, ClockMarkKind, Delivery, DeliveryRef, Link, LogLine,
-    MessageId, MessageLink, Owner, PublisherId, QueueKind, SubscriptionId, Topic,
+    AccessDenial, ActionRole, CallbackId, ClockMark, ClockMarkKind, Delivery, DeliveryRef, Link,
+    LogLine, MessageId, MessageLink, Owner, PublisherId, QueueKind, SubscriptionId, Topic,
 };
 
 pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
@@ -446,6 +446,18 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_
             });
         }
         "message_loss" => b.m.remote_losses += ev.u64("count").unwrap_or(0),
+        "access_denied" => {
+            let text = |field| ev.str(field).unwrap_or("").to_owned();
+            b.m.access_denials.push(AccessDenial {
+                at: at.ts,
+                pid,
+                kind: text("kind"),
+                name: text("name"),
+                enclave: text("enclave"),
+                rule: text("rule"),
+                refused: ev.i64("refused").unwrap_or(1) != 0,
+            });
+        }
         "action_server_init" | "action_client_init" => {
             let (handle, role) = match name {
                 "action_server_init" => (h("server_handle"), ActionRole::Server),
