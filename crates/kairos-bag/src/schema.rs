@@ -45,10 +45,12 @@ pub fn encoding_of(text: &str) -> &'static str {
     }
 }
 
-/// The complete `ros2msg` definition of `type_name` (`pkg/msg/Type`): its text with the
-/// text of every type it refers to appended, as rosbag2 writes it.
+/// The complete `ros2msg` definition of `type_name` (`pkg/msg/Type`, or a service's
+/// `pkg/srv/Type_Request` or `_Response`): its text with the text of every type it refers
+/// to appended, as rosbag2 writes it.
 ///
-/// `lookup` returns the `.msg` text of a type named `pkg/msg/Type`, or `None`.
+/// `lookup` returns the text of a type by its full name (`pkg/msg/Type`,
+/// `pkg/srv/Type_Request`), or `None`.
 ///
 /// ```
 /// let text = kairos_bag::ros2msg_definition("geometry_msgs/msg/Point32", |name| match name {
@@ -62,7 +64,7 @@ pub fn ros2msg_definition<F>(type_name: &str, lookup: F) -> Result<String>
 where
     F: Fn(&str) -> Option<String>,
 {
-    let (package, _) = split_type_name(type_name)?;
+    let (package, _, _) = split_type_name(type_name)?;
     let root = lookup(&full_name(type_name)?).ok_or_else(|| Error::MissingDefinition {
         type_name: type_name.to_owned(),
         needed_by: type_name.to_owned(),
@@ -109,7 +111,7 @@ where
         out.push_str("\nMSG: ");
         out.push_str(&dependency);
         out.push('\n');
-        let (dep_package, _) = split_type_name(&dependency)?;
+        let (dep_package, _, _) = split_type_name(&dependency)?;
         append(
             out,
             dep_text,
@@ -159,22 +161,27 @@ fn dependencies(text: &str, package: &str) -> BTreeSet<String> {
 }
 
 /// `pkg` and `Type` of `pkg/Type` or `pkg/msg/Type`.
-fn split_type_name(name: &str) -> Result<(&str, &str)> {
+fn split_type_name(name: &str) -> Result<(&str, &str, &str)> {
     let bad = || Error::BadTypeName(name.to_owned());
     let (package, rest) = name.split_once('/').ok_or_else(bad)?;
-    let type_ = rest.strip_prefix("msg/").unwrap_or(rest);
+    let (kind, type_) = match rest.split_once('/') {
+        Some((kind @ ("msg" | "srv"), type_)) => (kind, type_),
+        Some(_) => return Err(bad()),
+        None => ("msg", rest),
+    };
     let valid = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if valid(package) && valid(type_) {
-        Ok((package, type_))
+        Ok((package, kind, type_))
     } else {
         Err(bad())
     }
 }
 
-/// `pkg/msg/Type` for `pkg/Type` or `pkg/msg/Type`.
+/// `pkg/msg/Type` for `pkg/Type` or `pkg/msg/Type`; `pkg/srv/Type_Request` as it is (a
+/// service's request or response, as a Foxglove service schema's root).
 fn full_name(name: &str) -> Result<String> {
-    let (package, type_) = split_type_name(name)?;
-    Ok(format!("{package}/msg/{type_}"))
+    let (package, kind, type_) = split_type_name(name)?;
+    Ok(format!("{package}/{kind}/{type_}"))
 }
 
 #[cfg(test)]
@@ -244,6 +251,26 @@ mod tests {
         );
         assert!(matches!(
             ros2msg_definition("nopackage", lookup),
+            Err(Error::BadTypeName(_))
+        ));
+    }
+
+    #[test]
+    fn a_services_request_is_a_root_its_dependencies_are_messages() {
+        let text = ros2msg_definition("demo/srv/Locate_Request", |n| match n {
+            "demo/srv/Locate_Request" => Some("string frame\nbuiltin_interfaces/Time at\n".into()),
+            _ => lookup(n),
+        })
+        .unwrap();
+        assert_eq!(
+            text,
+            format!(
+                "string frame\nbuiltin_interfaces/Time at\n\n{DELIMITER}\nMSG: builtin_interfaces/Time\n{}",
+                lookup("builtin_interfaces/msg/Time").unwrap()
+            )
+        );
+        assert!(matches!(
+            ros2msg_definition("demo/action/Locate_Goal", lookup),
             Err(Error::BadTypeName(_))
         ));
     }

@@ -231,6 +231,126 @@ fn a_foxglove_client_decodes_kairos_topics_by_their_schema_and_publishes_into_ka
     }
 }
 
+/// The graph's services are advertised with request and response schemas; a client
+/// encodes its requests with them, and decodes the answers: it reads a kairos node's
+/// parameters and sets one through its ROS 2 parameter services, which kairos's own
+/// `param get` then sees.
+#[test]
+fn a_foxglove_client_calls_kairos_services_and_sets_a_parameter() {
+    require_node_client();
+    let router = Router::start(KAIROS);
+    let mut sensor = spawn(
+        router
+            .kairos()
+            .args(["param", "serve", "/sensor", "--timeout", "110"]),
+    );
+    stdout_lines(&mut sensor).wait_for("ready", LIMIT);
+    let (bridge_process, mut bridge_log, url) = bridge(&router, &[]);
+    let get = r#"/sensor/get_parameters:{"names":["rate_hz","frame_id"]}"#;
+    let set = r#"/sensor/set_parameters:{"parameters":[{"name":"rate_hz","value":{"type":3,"double_value":20.5}}]}"#;
+    let out = finish(
+        spawn(&mut node_client(
+            &url,
+            &[
+                "--call",
+                get,
+                "--call",
+                set,
+                "--call",
+                get,
+                "--timeout",
+                "110",
+            ],
+        )),
+        LIMIT,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "the Node client failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = events(&stdout);
+    let info = events.iter().find(|e| e["event"] == "serverInfo").unwrap();
+    assert!(
+        info["capabilities"]
+            .as_array()
+            .unwrap()
+            .contains(&"services".into()),
+        "{info}"
+    );
+    let advertised = events
+        .iter()
+        .find(|e| e["event"] == "advertiseService" && e["name"] == "/sensor/get_parameters")
+        .expect("/sensor/get_parameters advertised");
+    assert_eq!(advertised["type"], "rcl_interfaces/srv/GetParameters");
+    let (request, response) = (&advertised["request"], &advertised["response"]);
+    assert_eq!(request["encoding"], "cdr");
+    assert_eq!(
+        request["schemaName"],
+        "rcl_interfaces/srv/GetParameters_Request"
+    );
+    assert!(
+        request["schema"]
+            .as_str()
+            .unwrap()
+            .contains("string[] names"),
+        "{request}"
+    );
+    assert_eq!(
+        response["schemaName"],
+        "rcl_interfaces/srv/GetParameters_Response"
+    );
+    assert!(
+        response["schema"]
+            .as_str()
+            .unwrap()
+            .contains("MSG: rcl_interfaces/ParameterValue"),
+        "{response}"
+    );
+
+    let answers: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "serviceResponse" || e["event"] == "serviceFailure")
+        .collect();
+    assert_eq!(answers.len(), 3, "{stdout}");
+    assert!(
+        answers.iter().all(|a| a["event"] == "serviceResponse"),
+        "{stdout}"
+    );
+    let values = &answers[0]["data"]["values"];
+    assert_eq!(values[0]["double_value"], 10.0, "{values}");
+    assert_eq!(values[1]["string_value"], "base_link", "{values}");
+    assert_eq!(
+        answers[1]["data"]["results"][0]["successful"], true,
+        "{}",
+        answers[1]
+    );
+    assert_eq!(
+        answers[2]["data"]["values"][0]["double_value"], 20.5,
+        "{}",
+        answers[2]
+    );
+
+    // The parameter was set in the node itself: kairos's own tool reads it back.
+    let got = router
+        .kairos()
+        .args(["param", "get", "/sensor", "rate_hz", "--timeout", "30"])
+        .output()
+        .unwrap();
+    assert!(assert_ok("kairos param get", &got).contains("20.5"));
+
+    signal(&bridge_process, "INT");
+    let out = finish(bridge_process, LIMIT);
+    let log = bridge_log.rest(Duration::from_secs(5)).join("\n");
+    assert!(out.status.success(), "bridge failed: {log}");
+    assert!(
+        log.contains("advertising service /sensor/get_parameters"),
+        "{log}"
+    );
+}
+
 #[test]
 fn a_stalled_client_costs_bounded_memory_is_told_what_it_lost_and_holds_up_no_one() {
     require_node_client();

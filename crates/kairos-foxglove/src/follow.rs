@@ -37,6 +37,10 @@ pub(crate) struct Follower {
     topics: BTreeMap<String, u64>,
     /// Topics not advertised because their type is not a ROS 2 message type (said once).
     refused: BTreeSet<String>,
+    /// Advertised services: name -> service id.
+    services: BTreeMap<String, u32>,
+    /// Services not advertised because kairos does not ship their type (said once).
+    refused_services: BTreeSet<String>,
     /// The kairos subscription of each wanted channel.
     subscriptions: HashMap<u64, Declaration>,
     counts: Arc<FollowCounts>,
@@ -64,6 +68,8 @@ impl Follower {
             node,
             topics: BTreeMap::new(),
             refused: BTreeSet::new(),
+            services: BTreeMap::new(),
+            refused_services: BTreeSet::new(),
             subscriptions: HashMap::new(),
             counts,
         }
@@ -85,9 +91,10 @@ impl Follower {
         self.counts.subscribed.store(0, Ordering::Relaxed);
     }
 
-    /// Advertises new topics and unadvertises vanished ones.
+    /// Advertises new topics and services and unadvertises vanished ones.
     fn discover(&mut self) {
         let tokens = self.transport.graph().tokens();
+        self.discover_services(&tokens);
         let mut publishers: BTreeMap<&str, Vec<&Token>> = BTreeMap::new();
         for token in &tokens {
             if token.kind != EntityKind::Publisher {
@@ -145,6 +152,54 @@ impl Follower {
             log::info!("kairos bridge foxglove: advertising {topic} ({ros_type})");
             self.topics.insert(topic.to_owned(), channel.id);
             self.hub.add_channel(channel);
+        }
+    }
+
+    /// Advertises the services of the graph (see [`crate::service`]); unadvertises those
+    /// whose last server left.
+    fn discover_services(&mut self, tokens: &[Token]) {
+        let mut servers: BTreeMap<&str, &Token> = BTreeMap::new();
+        for token in tokens {
+            if let (EntityKind::Service, Some(endpoint)) = (token.kind, &token.endpoint) {
+                servers.entry(&endpoint.name).or_insert(token);
+            }
+        }
+        let vanished: Vec<(String, u32)> = self
+            .services
+            .iter()
+            .filter(|(name, _)| !servers.contains_key(name.as_str()))
+            .map(|(n, id)| (n.clone(), *id))
+            .collect();
+        for (name, id) in vanished {
+            self.services.remove(&name);
+            self.hub.remove_service(id);
+            log::info!("kairos bridge foxglove: service {name} has no server left; unadvertised");
+        }
+        for (name, token) in servers {
+            if self.services.contains_key(name) || self.refused_services.contains(name) {
+                continue;
+            }
+            let Some(endpoint) = &token.endpoint else {
+                continue;
+            };
+            let tool = kairos_zenoh::message::ros_type_name(&endpoint.dds_type)
+                .and_then(|ros_type| kairos_zenoh::interfaces::service_by_name(&ros_type));
+            let Some(tool) = tool else {
+                log::warn!(
+                    "kairos bridge foxglove: service {name} has the type {}, which kairos does not ship; not advertised",
+                    endpoint.dds_type
+                );
+                self.refused_services.insert(name.to_owned());
+                continue;
+            };
+            let id = u32::try_from(self.hub.next_id()).unwrap_or(u32::MAX);
+            let Some(service) = crate::service::Service::new(id, name, tool) else {
+                self.refused_services.insert(name.to_owned());
+                continue;
+            };
+            log::info!("kairos bridge foxglove: advertising service {name}");
+            self.services.insert(name.to_owned(), id);
+            self.hub.add_service(Arc::new(service));
         }
     }
 

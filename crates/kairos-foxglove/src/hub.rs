@@ -8,7 +8,10 @@
 use crate::channel::{Channel, Subscriber};
 use crate::options::BridgeOptions;
 use crate::outbox::Outbox;
-use foxglove::ws_protocol::server::{Advertise, Unadvertise};
+use crate::service::Service;
+use foxglove::ws_protocol::server::{
+    Advertise, AdvertiseServices, Unadvertise, UnadvertiseServices,
+};
 use kairos::time::Clock;
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -29,6 +32,7 @@ pub(crate) struct Client {
 #[derive(Debug, Default)]
 pub(crate) struct Tables {
     pub channels: BTreeMap<u64, Arc<Channel>>,
+    pub services: BTreeMap<u32, Arc<Service>>,
     pub clients: BTreeMap<u64, Arc<Client>>,
 }
 
@@ -101,8 +105,35 @@ impl Hub {
         Some(channel)
     }
 
+    /// Adds `service` and advertises it to every client.
+    pub(crate) fn add_service(&self, service: Arc<Service>) {
+        let mut tables = self.tables();
+        let message = Message::from(&AdvertiseServices::new([service.advertisement()]));
+        for client in tables.clients.values() {
+            client.outbox.push_control(message.clone());
+        }
+        tables.services.insert(service.id, service);
+    }
+
+    /// Removes the service `id`, unadvertised to every client (a call already made is
+    /// still answered).
+    pub(crate) fn remove_service(&self, id: u32) {
+        let mut tables = self.tables();
+        if tables.services.remove(&id).is_some() {
+            let message = Message::from(&UnadvertiseServices::new([id]));
+            for client in tables.clients.values() {
+                client.outbox.push_control(message.clone());
+            }
+        }
+    }
+
+    /// The service advertised as `id`.
+    pub(crate) fn service(&self, id: u32) -> Option<Arc<Service>> {
+        self.tables().services.get(&id).cloned()
+    }
+
     /// Registers a client, queueing `first` (its serverInfo) and then the advertisement of
-    /// every channel, under the table lock (see the module docs).
+    /// every channel and service, under the table lock (see the module docs).
     pub(crate) fn add_client(&self, client: Arc<Client>, first: Message) -> Result<(), usize> {
         let mut tables = self.tables();
         if tables.clients.len() >= self.options.max_clients {
@@ -111,6 +142,11 @@ impl Hub {
         client.outbox.push_control(first);
         if !tables.channels.is_empty() {
             let advertise = Advertise::new(tables.channels.values().map(|c| c.advertisement()));
+            client.outbox.push_control(Message::from(&advertise));
+        }
+        if !tables.services.is_empty() {
+            let advertise =
+                AdvertiseServices::new(tables.services.values().map(|s| s.advertisement()));
             client.outbox.push_control(Message::from(&advertise));
         }
         tables.clients.insert(client.id, client);

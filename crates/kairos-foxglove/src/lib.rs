@@ -38,8 +38,13 @@
 //! - **Simulation time as server time.** When the node's clock runs on `/clock`, clients
 //!   get it as the server time (the protocol's `time` capability).
 //!
-//! Not yet served: service calls, parameters, the connection graph, assets. The bridge
-//! does not advertise those capabilities, so clients do not ask.
+//! - **Services called, never waited on by the bridge.** The graph's services are
+//!   advertised with request and response schemas; a client's call runs on a blocking
+//!   thread and is always answered, with the response or a failure that says why
+//!   ([`service`]).
+//!
+//! Not yet served: parameters, the connection graph, assets. The bridge does not
+//! advertise those capabilities, so clients do not ask.
 
 #![deny(unsafe_code)]
 
@@ -52,6 +57,7 @@ pub mod outbox;
 pub mod publish;
 pub mod report;
 pub mod server;
+pub mod service;
 pub mod session;
 
 pub use error::{BridgeError, PublishError};

@@ -11,7 +11,8 @@
 //!    dropping, see [`crate::outbox`]); the *reader* handles the client's messages:
 //!    `subscribe`/`unsubscribe` through the hub (the follower then subscribes or not),
 //!    `advertise`/`unadvertise` as kairos publishers ([`crate::publish`], declared off the
-//!    async threads), `messageData` published as sent.
+//!    async threads), `messageData` published as sent, `serviceCallRequest` called off
+//!    the async threads and answered when done ([`crate::service`]).
 //! 4. **Goodbye**: when either half ends (the client closed, the socket failed, the outbox
 //!    was closed because the client stopped reading control messages or the bridge
 //!    stops), the hub forgets the client and its subscriptions; its publishers leave the
@@ -20,6 +21,7 @@
 use crate::hub::Client;
 use crate::outbox::{Outbox, Outgoing};
 use crate::server::Shared;
+use crate::service::Calls;
 use foxglove::ws_protocol::client::ClientMessage;
 use foxglove::ws_protocol::server::server_info::Capability;
 use foxglove::ws_protocol::server::{MessageData, ServerInfo, Status};
@@ -69,7 +71,7 @@ fn choose_subprotocol(
 
 /// The `serverInfo` every client gets first.
 fn server_info(shared: &Shared) -> ServerInfo {
-    let mut capabilities = vec![Capability::ClientPublish];
+    let mut capabilities = vec![Capability::ClientPublish, Capability::Services];
     if shared.sim_time {
         capabilities.push(Capability::Time);
     }
@@ -145,10 +147,13 @@ pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAd
     };
     let reader = async {
         let mut publishers: HashMap<u32, Arc<RawPublisher>> = HashMap::new();
+        let calls = Arc::new(Calls::default());
         while let Some(message) = rx.next().await {
             match message {
                 Ok(Message::Close(_)) | Err(_) => break,
-                Ok(message) => handle(&shared, &client, &mut publishers, &message).await,
+                Ok(message) => {
+                    handle(&shared, &client, (&mut publishers, &calls), &message).await;
+                }
             }
         }
         publishers
@@ -172,7 +177,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAd
 async fn handle(
     shared: &Arc<Shared>,
     client: &Client,
-    publishers: &mut HashMap<u32, Arc<RawPublisher>>,
+    (publishers, calls): (&mut HashMap<u32, Arc<RawPublisher>>, &Arc<Calls>),
     message: &Message,
 ) {
     let refuse = |text: String| {
@@ -248,8 +253,21 @@ async fn handle(
                 data.channel_id
             )),
         },
+        ClientMessage::ServiceCallRequest(request) => {
+            let outbox = client.outbox.clone();
+            crate::service::call(
+                shared,
+                calls,
+                (request.service_id, request.call_id),
+                &request.encoding,
+                &request.payload,
+                move |answer| {
+                    outbox.push_control(answer);
+                },
+            );
+        }
         _ => refuse(
-            "the kairos bridge does not serve this request yet (parameters, services, assets and the connection graph are not advertised)".to_owned(),
+            "the kairos bridge does not serve this request yet (parameters, assets and the connection graph are not advertised)".to_owned(),
         ),
     }
 }

@@ -201,7 +201,8 @@ impl Emitter<'_> {
             out.push_str("    /// Services.\n    pub mod srv {\n");
             for s in &package.services {
                 let ros = format!("{name}/srv/{}", s.name);
-                self.service(out, name, &s.name, &ros, &s.request, &s.response);
+                let texts = Some((s.request_text.as_str(), s.response_text.as_str()));
+                self.service(out, name, &s.name, &ros, (&s.request, &s.response), texts);
             }
             out.push_str("    }\n\n");
         }
@@ -222,8 +223,8 @@ impl Emitter<'_> {
         package: &str,
         rust_name: &str,
         ros: &str,
-        request: &MessageSpec,
-        response: &MessageSpec,
+        (request, response): (&MessageSpec, &MessageSpec),
+        texts: Option<(&str, &str)>,
     ) {
         let rt = self.rt;
         let _ = writeln!(out, "        /// `{ros}`.");
@@ -241,7 +242,7 @@ impl Emitter<'_> {
             &format!("{rust_name}Request"),
             &format!("{ros}_Request"),
             request,
-            None,
+            texts.map(|t| t.0),
         );
         self.message(
             out,
@@ -249,7 +250,7 @@ impl Emitter<'_> {
             &format!("{rust_name}Response"),
             &format!("{ros}_Response"),
             response,
-            None,
+            texts.map(|t| t.1),
         );
     }
 
@@ -318,8 +319,8 @@ impl Emitter<'_> {
             package,
             &format!("{n}SendGoal"),
             &format!("{ros}_SendGoal"),
-            &send_goal.0,
-            &send_goal.1,
+            (&send_goal.0, &send_goal.1),
+            None,
         );
         let get_result = (
             spec_of(vec![synthetic("goal_id", Some(uuid.clone()))]),
@@ -333,8 +334,8 @@ impl Emitter<'_> {
             package,
             &format!("{n}GetResult"),
             &format!("{ros}_GetResult"),
-            &get_result.0,
-            &get_result.1,
+            (&get_result.0, &get_result.1),
+            None,
         );
         let feedback_message = spec_of(vec![
             synthetic("goal_id", Some(uuid)),

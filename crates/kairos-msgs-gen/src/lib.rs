@@ -123,6 +123,28 @@ pub struct ServiceFile {
     pub file: PathBuf,
     pub request: MessageSpec,
     pub response: MessageSpec,
+    /// The file's text before its `---` line, as the request's `Message::DEFINITION`
+    /// (what a Foxglove client decodes a request with).
+    pub request_text: String,
+    /// The text after it, as the response's.
+    pub response_text: String,
+}
+
+/// The text of a `.srv` file before and after its `---` line (already parsed, so there is
+/// one).
+fn service_texts(text: &str) -> (String, String) {
+    let mut parts = [String::new(), String::new()];
+    let mut part = 0;
+    for line in text.lines() {
+        if part == 0 && line.trim() == "---" {
+            part = 1;
+            continue;
+        }
+        parts[part].push_str(line);
+        parts[part].push('\n');
+    }
+    let [request, response] = parts;
+    (request, response)
 }
 
 /// One `.action` file, parsed.
@@ -166,11 +188,14 @@ impl Package {
         for path in files(&dir.join("srv"), "srv")? {
             let text = read(&path)?;
             let (request, response) = parse::parse_service(&path, &text)?;
+            let (request_text, response_text) = service_texts(&text);
             package.services.push(ServiceFile {
                 name: stem(&path),
                 request,
                 response,
                 file: path,
+                request_text,
+                response_text,
             });
         }
         for path in files(&dir.join("action"), "action")? {

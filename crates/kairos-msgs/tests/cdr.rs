@@ -280,7 +280,7 @@ fn service_types_name_their_request_and_response() {
 }
 
 /// A generated message carries its `.msg` file's text, comments included (what rosbag2
-/// stores as a bag's schema); the request of a service has none of its own.
+/// stores as a bag's schema), and so do a service's request and response.
 #[test]
 fn a_generated_message_carries_its_definition_text() {
     use kairos_msgs::Message;
@@ -298,8 +298,17 @@ fn a_generated_message_carries_its_definition_text() {
         let text = std::fs::read_to_string(format!("{root}/{file}")).expect(file);
         assert_eq!(definition, text, "{file}");
     }
+    // A service's request and response carry the text before and after its `---`.
+    let srv = std::fs::read_to_string(format!("{root}/example_interfaces/srv/AddTwoInts.srv"))
+        .expect("AddTwoInts.srv");
+    let (request, response) = srv.split_once("---\n").expect("a --- line");
     assert_eq!(
         kairos_msgs::example_interfaces::srv::AddTwoIntsRequest::DEFINITION,
-        ""
+        request
     );
+    assert_eq!(
+        kairos_msgs::example_interfaces::srv::AddTwoIntsResponse::DEFINITION,
+        response
+    );
+    assert!(request.contains("int64 a") && response.contains("int64 sum"));
 }

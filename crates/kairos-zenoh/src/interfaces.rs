@@ -130,6 +130,7 @@ impl MessageTool {
 /// One service type, for a tool.
 pub struct ServiceTool {
     wire: ServiceWire,
+    definitions: (&'static str, &'static str),
     request_from_json: fn(serde_json::Value) -> Result<Box<dyn Any + Send + Sync>, String>,
     response_to_json: fn(&dyn Any) -> Option<serde_json::Value>,
 }
@@ -138,6 +139,7 @@ impl ServiceTool {
     fn of<S: ServiceType>() -> Self {
         ServiceTool {
             wire: ServiceWire::of::<S>(),
+            definitions: (S::Request::DEFINITION, S::Response::DEFINITION),
             request_from_json: from_json::<S::Request>,
             response_to_json: to_json::<S::Response>,
         }
@@ -146,6 +148,38 @@ impl ServiceTool {
     /// The ROS type name.
     pub fn ros_type(&self) -> &str {
         self.wire.type_name()
+    }
+
+    /// The `.srv` text of the request (before its `---`) and of the response (after it).
+    pub fn definitions(&self) -> (&'static str, &'static str) {
+        self.definitions
+    }
+
+    /// Calls service `name` in another process from `node` with a request given as CDR
+    /// bytes (encapsulation header included); the response as CDR bytes. A request that
+    /// does not decode as this type is refused before anything is sent. `timeout` bounds
+    /// the wait for a server and for its answer.
+    pub fn call_cdr(
+        &self,
+        transport: &ZenohTransport,
+        node: &Node,
+        name: &str,
+        request: &[u8],
+        timeout: Duration,
+    ) -> Result<Vec<u8>, String> {
+        let request = self.wire.request.decode_value(request).map_err(|e| {
+            format!(
+                "the request is not a {}: {e}",
+                self.wire.request.type_name()
+            )
+        })?;
+        let response = self.call(transport, node, name, request, timeout)?;
+        self.wire.response.encode(&*response).ok_or_else(|| {
+            format!(
+                "the response of '{name}' is not a {}",
+                self.wire.response.type_name()
+            )
+        })
     }
 
     /// Calls service `name` in another process from `node` with a request given as JSON;
@@ -158,7 +192,19 @@ impl ServiceTool {
         request: serde_json::Value,
         timeout: Duration,
     ) -> Result<serde_json::Value, String> {
-        let request = (self.request_from_json)(request)?;
+        let request = (self.request_from_json)(request)? as AnyValue;
+        let response = self.call(transport, node, name, request, timeout)?;
+        Ok((self.response_to_json)(&*response).unwrap_or_default())
+    }
+
+    fn call(
+        &self,
+        transport: &ZenohTransport,
+        node: &Node,
+        name: &str,
+        request: AnyValue,
+        timeout: Duration,
+    ) -> Result<AnyValue, String> {
         let client = transport
             .direct_client(node, name, &self.wire)
             .map_err(|e| e.to_string())?;
@@ -168,7 +214,7 @@ impl ServiceTool {
         }
         let (tx, rx) = mpsc::sync_channel(1);
         client.call(
-            request as AnyValue,
+            request,
             1,
             Box::new(move |result| {
                 let _ = tx.send(result);
@@ -180,10 +226,9 @@ impl ServiceTool {
                 .recv_timeout(deadline.saturating_duration_since(Instant::now()))
                 .map_err(|_| ()),
         };
-        let response = result
+        result
             .map_err(|()| format!("service '{name}' did not answer within {timeout}"))?
-            .map_err(|e| e.to_string())?;
-        Ok((self.response_to_json)(&*response).unwrap_or_default())
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -12,6 +12,11 @@
 //   --publish TOPIC:TYPE:JSON:TIMES  advertise TOPIC (clientPublish) with TYPE, send JSON
 //                          (serialized with the schema of TYPE, read from the interfaces
 //                          directory in $KAIROS_INTERFACES) TIMES times, 20 per second
+//   --call SERVICE:JSON    once SERVICE is advertised, call it with JSON (serialized with the
+//                          request schema the bridge advertises); the response is decoded with
+//                          its response schema: {"event":"serviceResponse",...} or
+//                          {"event":"serviceFailure",...}. Repeatable: calls go in order, each
+//                          after the answer to the one before
 //   --stall SECONDS        once subscribed, stop reading the socket for SECONDS, then read again
 //   --linger SECONDS       after the rest is done, keep reading SECONDS more
 //   --want-time            done only once a server time message arrived
@@ -33,6 +38,7 @@ const argv = process.argv.slice(2);
 const url = argv.shift();
 const subscribe = new Map(); // topic -> wanted count
 const publishes = [];
+const calls = []; // {service, value, answered}
 let stall = 0, linger = 0, quiet = false, wantTime = false, timeout = 60;
 while (argv.length) {
   const flag = argv.shift();
@@ -46,6 +52,9 @@ while (argv.length) {
     const [topic, type, ...rest] = value.split(":");
     const times = Number(rest.pop());
     publishes.push({ topic, type, value: JSON.parse(rest.join(":")), times });
+  } else if (flag === "--call") {
+    const i = value.indexOf(":");
+    calls.push({ service: value.slice(0, i), value: JSON.parse(value.slice(i + 1)), answered: false });
   } else if (flag === "--stall") stall = Number(value);
   else if (flag === "--linger") linger = Number(value);
   else if (flag === "--timeout") timeout = Number(value);
@@ -98,6 +107,7 @@ function check() {
     if (!subscribedTopics.has(topic) || (received.get(topic) ?? 0) < want) return;
   }
   if (publishes.some((p) => !p.done)) return;
+  if (calls.some((c) => !c.answered)) return;
   if (wantTime && !timeSeen) return;
   if (linger > 0) {
     lingering = true;
@@ -160,4 +170,54 @@ client.on("message", (m) => {
     say({ event: "message", topic: channel.topic, timestamp: m.timestamp, data });
   }
   check();
+});
+
+// Services: advertised ones by name; the calls go out one at a time, in order.
+const services = new Map(); // name -> {id, writer, reader}
+let calling = null; // {callId, call}
+let nextCallId = 1;
+function callNext() {
+  if (calling || finished) return;
+  const call = calls.find((c) => !c.answered);
+  const service = call && services.get(call.service);
+  if (!service) return;
+  const bytes = service.writer.writeMessage(call.value);
+  calling = { callId: nextCallId++, call, service };
+  client.sendServiceCallRequest({
+    serviceId: service.id,
+    callId: calling.callId,
+    encoding: "cdr",
+    data: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+  });
+  say({ event: "serviceCall", service: call.service, callId: calling.callId });
+}
+client.on("advertiseServices", (list) => {
+  for (const s of list) {
+    say({ event: "advertiseService", id: s.id, name: s.name, type: s.type, request: s.request, response: s.response });
+    if (s.request?.schemaEncoding !== "ros2msg" || s.response?.schemaEncoding !== "ros2msg") continue;
+    services.set(s.name, {
+      id: s.id,
+      writer: new MessageWriter(parse(s.request.schema, { ros2: true })),
+      reader: new MessageReader(parse(s.response.schema, { ros2: true })),
+    });
+  }
+  callNext();
+});
+client.on("unadvertiseServices", (ids) => say({ event: "unadvertiseServices", ids }));
+function answered(event) {
+  const { call } = calling;
+  call.answered = true;
+  calling = null;
+  say({ service: call.service, ...event });
+  callNext();
+  check();
+}
+client.on("serviceCallResponse", (r) => {
+  if (!calling || r.callId !== calling.callId) return;
+  const bytes = new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.byteLength);
+  answered({ event: "serviceResponse", encoding: r.encoding, data: calling.service.reader.readMessage(bytes) });
+});
+client.on("serviceCallFailure", (f) => {
+  if (!calling || f.callId !== calling.callId) return;
+  answered({ event: "serviceFailure", message: f.message });
 });
