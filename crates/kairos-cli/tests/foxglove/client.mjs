@@ -6,6 +6,8 @@
 // node client.mjs URL [options]; one JSON object per line on stdout for each event:
 //   {"event":"serverInfo",...} {"event":"advertise",...} {"event":"message","topic":..,"data":..}
 //   {"event":"status",...} {"event":"unadvertise",...} {"event":"published",...} {"event":"done",...}
+//   ("done" has, per topic, the messages received and the first and last arrival in ms and
+//   the payload bytes: what scripts/bench-foxglove reads)
 // Options:
 //   --subscribe TOPIC:N    subscribe when TOPIC is advertised; done once N messages decoded
 //                          (N = 0: subscribe, and count without waiting for any)
@@ -88,6 +90,8 @@ const client = new FoxgloveClient({ ws });
 const channels = new Map(); // channel id -> {topic, reader}
 const subscriptions = new Map(); // subscription id -> channel id
 const received = new Map(); // topic -> count
+const spans = new Map(); // topic -> [first, last] arrival (ms, performance.now()), and bytes
+
 const statuses = [];
 const subscribedTopics = new Set();
 let stalled = false, finished = false, lingering = false, timeSeen = false;
@@ -95,7 +99,7 @@ let stalled = false, finished = false, lingering = false, timeSeen = false;
 function finish(ok, why) {
   if (finished) return;
   finished = true;
-  say({ event: "done", ok, why, received: Object.fromEntries(received), statuses });
+  say({ event: "done", ok, why, received: Object.fromEntries(received), spans: Object.fromEntries(spans), statuses });
   client.close();
   setTimeout(() => process.exit(ok ? 0 : 1), 100);
 }
@@ -164,6 +168,11 @@ client.on("message", (m) => {
   const channel = channels.get(subscriptions.get(m.subscriptionId));
   if (!channel) return;
   received.set(channel.topic, (received.get(channel.topic) ?? 0) + 1);
+  const now = performance.now();
+  const span = spans.get(channel.topic) ?? { first: now, last: now, bytes: 0 };
+  span.last = now;
+  span.bytes += m.data.byteLength;
+  spans.set(channel.topic, span);
   if (!quiet) {
     const bytes = new Uint8Array(m.data.buffer, m.data.byteOffset, m.data.byteLength);
     const data = channel.reader ? channel.reader.readMessage(bytes) : null;
