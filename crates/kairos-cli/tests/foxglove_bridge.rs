@@ -351,6 +351,111 @@ fn a_foxglove_client_calls_kairos_services_and_sets_a_parameter() {
     );
 }
 
+/// The protocol's parameters: a client lists every node's parameters by `<node>.<name>`,
+/// sets one (the node's own `param get` sees it), and is told, not ignored, when the node
+/// refuses a value of another type.
+#[test]
+fn a_foxglove_client_reads_and_sets_parameters_by_node_and_name() {
+    require_node_client();
+    let router = Router::start(KAIROS);
+    let mut sensor = spawn(
+        router
+            .kairos()
+            .args(["param", "serve", "/sensor", "--timeout", "110"]),
+    );
+    stdout_lines(&mut sensor).wait_for("ready", LIMIT);
+    let (bridge_process, _bridge_log, url) = bridge(&router, &[]);
+    let out = finish(
+        spawn(&mut node_client(
+            &url,
+            &[
+                "--param-get",
+                "",
+                "--param-set",
+                "/sensor.rate_hz=30.25",
+                "--param-set",
+                "/sensor.frame_id=42",
+                "--param-get",
+                "/sensor.rate_hz,/sensor.frame_id",
+                "--timeout",
+                "110",
+            ],
+        )),
+        LIMIT,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "the Node client failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = events(&stdout);
+    let info = events.iter().find(|e| e["event"] == "serverInfo").unwrap();
+    assert!(
+        info["capabilities"]
+            .as_array()
+            .unwrap()
+            .contains(&"parameters".into()),
+        "{info}"
+    );
+    let answers: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "parameterValues")
+        .collect();
+    assert_eq!(answers.len(), 4, "{stdout}");
+    let value = |answer: &Value, name: &str| -> Value {
+        answer["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("{name} not in {answer}"))
+            .clone()
+    };
+    // Every node's parameters, by <node>.<name>; the bridge's own node is not asked.
+    let all = answers[0];
+    let rate = value(all, "/sensor.rate_hz");
+    // JSON writes 10.0 as 10; the type says it is a double.
+    assert_eq!(rate["value"].as_f64(), Some(10.0), "{rate}");
+    assert_eq!(rate["type"], "float64", "{rate}");
+    assert_eq!(value(all, "/sensor.frame_id")["value"], "base_link");
+    assert!(
+        all["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["name"].as_str().unwrap().starts_with("/sensor.")),
+        "{all}"
+    );
+    assert_eq!(value(answers[1], "/sensor.rate_hz")["value"], 30.25);
+    // A string parameter given an integer: the node refuses, the client is told why.
+    assert_eq!(value(answers[2], "/sensor.frame_id")["value"], "base_link");
+    let refused = events
+        .iter()
+        .find(|e| {
+            e["event"] == "status"
+                && e["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("/sensor.frame_id was not set")
+        })
+        .unwrap_or_else(|| panic!("no status for the refused set:\n{stdout}"));
+    assert_eq!(refused["level"], 1, "a warning: {refused}");
+    let last = answers[3];
+    assert_eq!(value(last, "/sensor.rate_hz")["value"], 30.25);
+    assert_eq!(value(last, "/sensor.frame_id")["value"], "base_link");
+
+    let got = router
+        .kairos()
+        .args(["param", "get", "/sensor", "rate_hz", "--timeout", "30"])
+        .output()
+        .unwrap();
+    assert!(assert_ok("kairos param get", &got).contains("30.25"));
+    signal(&bridge_process, "INT");
+    assert!(finish(bridge_process, LIMIT).status.success());
+}
+
 #[test]
 fn a_stalled_client_costs_bounded_memory_is_told_what_it_lost_and_holds_up_no_one() {
     require_node_client();

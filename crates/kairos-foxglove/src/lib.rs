@@ -43,8 +43,12 @@
 //!   thread and is always answered, with the response or a failure that says why
 //!   ([`service`]).
 //!
-//! Not yet served: parameters, the connection graph, assets. The bridge does not
-//! advertise those capabilities, so clients do not ask.
+//! - **Parameters through the nodes' own services.** `getParameters` and `setParameters`
+//!   reach the nodes' ROS 2 parameter services, named `<node>.<parameter>`
+//!   ([`parameters`]).
+//!
+//! Not yet served: parameter updates (`parametersSubscribe`), the connection graph,
+//! assets. The bridge does not advertise those capabilities, so clients do not ask.
 
 #![deny(unsafe_code)]
 
@@ -54,6 +58,7 @@ pub mod follow;
 mod hub;
 pub mod options;
 pub mod outbox;
+pub mod parameters;
 pub mod publish;
 pub mod report;
 pub mod server;

@@ -10,8 +10,9 @@
 //!   request against it.
 //! - **A call never blocks the bridge.** A `serviceCallRequest` is decoded, sent and
 //!   waited for on a blocking thread, not on the async threads that serve clients; the
-//!   client's other messages keep flowing meanwhile. At most [`CALLS_IN_FLIGHT`] calls of
-//!   one client wait at once; one more is refused at once.
+//!   client's other messages keep flowing meanwhile. At most [`CALLS_IN_FLIGHT`] requests
+//!   of one client (calls and parameter requests) wait at once; one more is refused at
+//!   once.
 //! - **Every call is answered, within [`CALL_TIMEOUT`].** The answer is a
 //!   `serviceCallResponse` with the response as CDR, or a `serviceCallFailure` saying why
 //!   (no such service, an encoding other than `cdr`, a request that is not of the type,
@@ -102,9 +103,30 @@ impl Service {
     }
 }
 
-/// Calls in flight, per client.
+/// Requests in flight (service calls, parameter requests), per client.
 #[derive(Debug, Default)]
 pub(crate) struct Calls(AtomicUsize);
+
+impl Calls {
+    /// A place among the [`CALLS_IN_FLIGHT`], held until the guard is dropped; `None`
+    /// when all are taken.
+    pub(crate) fn enter(self: &Arc<Self>) -> Option<Entered> {
+        if self.0.fetch_add(1, Ordering::AcqRel) >= CALLS_IN_FLIGHT {
+            self.0.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(Entered(self.clone()))
+    }
+}
+
+/// One request in flight (see [`Calls::enter`]).
+pub(crate) struct Entered(Arc<Calls>);
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        self.0.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
 
 /// Answers one `serviceCallRequest` (see the module docs): `answer` gets the frame to
 /// send, at once for a refusal, later (from a blocking thread) for a call.
@@ -129,13 +151,12 @@ pub(crate) fn call(
             service.name
         )));
     }
-    if calls.0.fetch_add(1, Ordering::AcqRel) >= CALLS_IN_FLIGHT {
-        calls.0.fetch_sub(1, Ordering::AcqRel);
+    let Some(entered) = calls.enter() else {
         return answer(fail(format!(
-            "{CALLS_IN_FLIGHT} calls of this client are already waiting; call again when one is answered"
+            "{CALLS_IN_FLIGHT} requests of this client are already waiting; call again when one is answered"
         )));
-    }
-    let (shared, calls, payload) = (shared.clone(), calls.clone(), payload.to_vec());
+    };
+    let (shared, payload) = (shared.clone(), payload.to_vec());
     tokio::task::spawn_blocking(move || {
         let timeout = kairos::time::Duration::from(CALL_TIMEOUT);
         let result = service.tool.call_cdr(
@@ -145,7 +166,7 @@ pub(crate) fn call(
             &payload,
             timeout,
         );
-        calls.0.fetch_sub(1, Ordering::AcqRel);
+        drop(entered);
         answer(match result {
             Ok(response) => Message::from(&ServiceCallResponse {
                 service_id,

@@ -12,7 +12,8 @@
 //!    `subscribe`/`unsubscribe` through the hub (the follower then subscribes or not),
 //!    `advertise`/`unadvertise` as kairos publishers ([`crate::publish`], declared off the
 //!    async threads), `messageData` published as sent, `serviceCallRequest` called off
-//!    the async threads and answered when done ([`crate::service`]).
+//!    the async threads and answered when done ([`crate::service`]), `getParameters` and
+//!    `setParameters` likewise ([`crate::parameters`]).
 //! 4. **Goodbye**: when either half ends (the client closed, the socket failed, the outbox
 //!    was closed because the client stopped reading control messages or the bridge
 //!    stops), the hub forgets the client and its subscriptions; its publishers leave the
@@ -71,7 +72,11 @@ fn choose_subprotocol(
 
 /// The `serverInfo` every client gets first.
 fn server_info(shared: &Shared) -> ServerInfo {
-    let mut capabilities = vec![Capability::ClientPublish, Capability::Services];
+    let mut capabilities = vec![
+        Capability::ClientPublish,
+        Capability::Services,
+        Capability::Parameters,
+    ];
     if shared.sim_time {
         capabilities.push(Capability::Time);
     }
@@ -266,8 +271,32 @@ async fn handle(
                 },
             );
         }
+        ClientMessage::GetParameters(request) => {
+            let outbox = client.outbox.clone();
+            crate::parameters::get(
+                shared,
+                calls,
+                request.parameter_names,
+                request.id,
+                Box::new(move |answer| {
+                    outbox.push_control(answer);
+                }),
+            );
+        }
+        ClientMessage::SetParameters(request) => {
+            let outbox = client.outbox.clone();
+            crate::parameters::set(
+                shared,
+                calls,
+                request.parameters,
+                request.id,
+                Box::new(move |answer| {
+                    outbox.push_control(answer);
+                }),
+            );
+        }
         _ => refuse(
-            "the kairos bridge does not serve this request yet (parameters, assets and the connection graph are not advertised)".to_owned(),
+            "the kairos bridge does not serve this request yet (parameter updates, assets and the connection graph are not advertised)".to_owned(),
         ),
     }
 }

@@ -19,6 +19,10 @@
 //                          its response schema: {"event":"serviceResponse",...} or
 //                          {"event":"serviceFailure",...}. Repeatable: calls go in order, each
 //                          after the answer to the one before
+//   --param-get NAMES      ask for the parameters NAMES (comma-separated; empty: all)
+//   --param-set NAME=JSON  set parameter NAME to JSON. Parameter requests go in the order
+//                          given, each after the answer to the one before (all carry an id):
+//                          {"event":"parameterValues","request":...,"parameters":[...]}
 //   --stall SECONDS        once subscribed, stop reading the socket for SECONDS, then read again
 //   --linger SECONDS       after the rest is done, keep reading SECONDS more
 //   --want-time            done only once a server time message arrived
@@ -41,6 +45,7 @@ const url = argv.shift();
 const subscribe = new Map(); // topic -> wanted count
 const publishes = [];
 const calls = []; // {service, value, answered}
+const paramOps = []; // {kind: "get", names} | {kind: "set", name, value}; answered
 let stall = 0, linger = 0, quiet = false, wantTime = false, timeout = 60;
 while (argv.length) {
   const flag = argv.shift();
@@ -57,6 +62,11 @@ while (argv.length) {
   } else if (flag === "--call") {
     const i = value.indexOf(":");
     calls.push({ service: value.slice(0, i), value: JSON.parse(value.slice(i + 1)), answered: false });
+  } else if (flag === "--param-get") {
+    paramOps.push({ kind: "get", names: value ? value.split(",") : [], answered: false });
+  } else if (flag === "--param-set") {
+    const i = value.indexOf("=");
+    paramOps.push({ kind: "set", name: value.slice(0, i), value: JSON.parse(value.slice(i + 1)), answered: false });
   } else if (flag === "--stall") stall = Number(value);
   else if (flag === "--linger") linger = Number(value);
   else if (flag === "--timeout") timeout = Number(value);
@@ -112,6 +122,7 @@ function check() {
   }
   if (publishes.some((p) => !p.done)) return;
   if (calls.some((c) => !c.answered)) return;
+  if (paramOps.some((o) => !o.answered)) return;
   if (wantTime && !timeSeen) return;
   if (linger > 0) {
     lingering = true;
@@ -138,6 +149,7 @@ client.on("serverInfo", (info) => {
       }
     }, 50);
   }
+  nextParamOp();
   check();
 });
 client.on("status", (s) => { statuses.push(s); say({ event: "status", level: s.level, message: s.message, id: s.id }); });
@@ -229,4 +241,24 @@ client.on("serviceCallResponse", (r) => {
 client.on("serviceCallFailure", (f) => {
   if (!calling || f.callId !== calling.callId) return;
   answered({ event: "serviceFailure", message: f.message });
+});
+
+// Parameter requests, one at a time, in order.
+let paramOp = null;
+function nextParamOp() {
+  if (paramOp || finished) return;
+  paramOp = paramOps.find((o) => !o.answered);
+  if (!paramOp) return;
+  const id = `p${paramOps.indexOf(paramOp)}`;
+  if (paramOp.kind === "get") client.getParameters(paramOp.names, id);
+  else client.setParameters([{ name: paramOp.name, value: paramOp.value }], id);
+}
+client.on("parameterValues", (event) => {
+  if (!paramOp || event.id !== `p${paramOps.indexOf(paramOp)}`) return;
+  const op = paramOp;
+  op.answered = true;
+  paramOp = null;
+  say({ event: "parameterValues", request: op, parameters: event.parameters });
+  nextParamOp();
+  check();
 });
