@@ -88,6 +88,29 @@ fn node_client(url: &str, args: &[&str]) -> Command {
     cmd
 }
 
+/// Runs the Node client on `url` with `args` to its end; its events and stdout. Fails
+/// the test if it fails, or if the server does not list `capability`.
+fn client_run(url: &str, args: &[&str], capability: &str) -> (Vec<Value>, String) {
+    let out = finish(spawn(&mut node_client(url, args)), LIMIT);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "the Node client failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = events(&stdout);
+    let info = events.iter().find(|e| e["event"] == "serverInfo").unwrap();
+    assert!(
+        info["capabilities"]
+            .as_array()
+            .unwrap()
+            .contains(&capability.into()),
+        "{info}"
+    );
+    (events, stdout)
+}
+
 /// The client's JSON lines.
 fn events(stdout: &str) -> Vec<Value> {
     stdout
@@ -130,40 +153,22 @@ fn a_foxglove_client_decodes_kairos_topics_by_their_schema_and_publishes_into_ka
             .args(["topic", "echo", "/from_foxglove", "std_msgs/msg/String"])
             .args(["--json", "--count", "3", "--timeout", "110"]),
     );
-    let out = finish(
-        spawn(&mut node_client(
-            &url,
-            &[
-                "--subscribe",
-                "/chatter:3",
-                "--subscribe",
-                "/pose:2",
-                "--publish",
-                r#"/from_foxglove:std_msgs/msg/String:{"data":"hello from foxglove"}:300"#,
-                "--timeout",
-                "110",
-            ],
-        )),
-        LIMIT,
+    let (events, stdout) = client_run(
+        &url,
+        &[
+            "--subscribe",
+            "/chatter:3",
+            "--subscribe",
+            "/pose:2",
+            "--publish",
+            r#"/from_foxglove:std_msgs/msg/String:{"data":"hello from foxglove"}:300"#,
+            "--timeout",
+            "110",
+        ],
+        "clientPublish",
     );
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "the Node client failed ({}):\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let events = events(&stdout);
-
     let info = events.iter().find(|e| e["event"] == "serverInfo").unwrap();
     assert_eq!(info["supportedEncodings"], serde_json::json!(["cdr"]));
-    assert!(
-        info["capabilities"]
-            .as_array()
-            .unwrap()
-            .contains(&"clientPublish".into()),
-        "{info}"
-    );
 
     let chatter = of(&events, "advertise", "/chatter");
     let chatter = chatter.first().expect("/chatter advertised");
@@ -231,12 +236,10 @@ fn a_foxglove_client_decodes_kairos_topics_by_their_schema_and_publishes_into_ka
     }
 }
 
-/// The graph's services are advertised with request and response schemas; a client
-/// encodes its requests with them, and decodes the answers: it reads a kairos node's
-/// parameters and sets one through its ROS 2 parameter services, which kairos's own
-/// `param get` then sees.
-#[test]
-fn a_foxglove_client_calls_kairos_services_and_sets_a_parameter() {
+/// A `kairos param serve /sensor` (parameters `rate_hz` 10.0 and `frame_id` "base_link"),
+/// the bridge, and the Node client run with `args` to its end. Fails the test if the
+/// client fails, or if the server does not list `capability`.
+fn against_a_sensor(args: &[&str], capability: &str) -> SensorRun {
     require_node_client();
     let router = Router::start(KAIROS);
     let mut sensor = spawn(
@@ -245,41 +248,49 @@ fn a_foxglove_client_calls_kairos_services_and_sets_a_parameter() {
             .args(["param", "serve", "/sensor", "--timeout", "110"]),
     );
     stdout_lines(&mut sensor).wait_for("ready", LIMIT);
-    let (bridge_process, mut bridge_log, url) = bridge(&router, &[]);
+    let (bridge_process, bridge_log, url) = bridge(&router, &[]);
+    let (events, stdout) = client_run(&url, &[args, &["--timeout", "110"]].concat(), capability);
+    SensorRun {
+        router,
+        _sensor: sensor,
+        bridge: bridge_process,
+        _bridge_log: bridge_log,
+        events,
+        stdout,
+    }
+}
+
+/// What [`against_a_sensor`] ran: the processes still run.
+struct SensorRun {
+    router: Router,
+    _sensor: Running,
+    bridge: Running,
+    _bridge_log: Lines,
+    events: Vec<Value>,
+    stdout: String,
+}
+
+/// `kairos param get /sensor rate_hz`'s output.
+fn rate_hz_by_kairos(router: &Router) -> String {
+    let got = router
+        .kairos()
+        .args(["param", "get", "/sensor", "rate_hz", "--timeout", "30"])
+        .output()
+        .unwrap();
+    assert_ok("kairos param get", &got)
+}
+
+/// The graph's services are advertised with request and response schemas; a client
+/// encodes its requests with them, and decodes the answers: it reads a kairos node's
+/// parameters and sets one through its ROS 2 parameter services, which kairos's own
+/// `param get` then sees.
+#[test]
+fn a_foxglove_client_calls_kairos_services_and_sets_a_parameter() {
     let get = r#"/sensor/get_parameters:{"names":["rate_hz","frame_id"]}"#;
     let set = r#"/sensor/set_parameters:{"parameters":[{"name":"rate_hz","value":{"type":3,"double_value":20.5}}]}"#;
-    let out = finish(
-        spawn(&mut node_client(
-            &url,
-            &[
-                "--call",
-                get,
-                "--call",
-                set,
-                "--call",
-                get,
-                "--timeout",
-                "110",
-            ],
-        )),
-        LIMIT,
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "the Node client failed ({}):\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let events = events(&stdout);
-    let info = events.iter().find(|e| e["event"] == "serverInfo").unwrap();
-    assert!(
-        info["capabilities"]
-            .as_array()
-            .unwrap()
-            .contains(&"services".into()),
-        "{info}"
-    );
+    // Bound whole: the sensor and the bridge run until the end of the test.
+    let run = against_a_sensor(&["--call", get, "--call", set, "--call", get], "services");
+    let (events, stdout) = (&run.events, &run.stdout);
     let advertised = events
         .iter()
         .find(|e| e["event"] == "advertiseService" && e["name"] == "/sensor/get_parameters")
@@ -334,21 +345,10 @@ fn a_foxglove_client_calls_kairos_services_and_sets_a_parameter() {
     );
 
     // The parameter was set in the node itself: kairos's own tool reads it back.
-    let got = router
-        .kairos()
-        .args(["param", "get", "/sensor", "rate_hz", "--timeout", "30"])
-        .output()
-        .unwrap();
-    assert!(assert_ok("kairos param get", &got).contains("20.5"));
+    assert!(rate_hz_by_kairos(&run.router).contains("20.5"));
 
-    signal(&bridge_process, "INT");
-    let out = finish(bridge_process, LIMIT);
-    let log = bridge_log.rest(Duration::from_secs(5)).join("\n");
-    assert!(out.status.success(), "bridge failed: {log}");
-    assert!(
-        log.contains("advertising service /sensor/get_parameters"),
-        "{log}"
-    );
+    signal(&run.bridge, "INT");
+    assert!(finish(run.bridge, LIMIT).status.success());
 }
 
 /// The protocol's parameters: a client lists every node's parameters by `<node>.<name>`,
@@ -356,49 +356,21 @@ fn a_foxglove_client_calls_kairos_services_and_sets_a_parameter() {
 /// refuses a value of another type.
 #[test]
 fn a_foxglove_client_reads_and_sets_parameters_by_node_and_name() {
-    require_node_client();
-    let router = Router::start(KAIROS);
-    let mut sensor = spawn(
-        router
-            .kairos()
-            .args(["param", "serve", "/sensor", "--timeout", "110"]),
+    // Bound whole: the sensor and the bridge run until the end of the test.
+    let run = against_a_sensor(
+        &[
+            "--param-get",
+            "",
+            "--param-set",
+            "/sensor.rate_hz=30.25",
+            "--param-set",
+            "/sensor.frame_id=42",
+            "--param-get",
+            "/sensor.rate_hz,/sensor.frame_id",
+        ],
+        "parameters",
     );
-    stdout_lines(&mut sensor).wait_for("ready", LIMIT);
-    let (bridge_process, _bridge_log, url) = bridge(&router, &[]);
-    let out = finish(
-        spawn(&mut node_client(
-            &url,
-            &[
-                "--param-get",
-                "",
-                "--param-set",
-                "/sensor.rate_hz=30.25",
-                "--param-set",
-                "/sensor.frame_id=42",
-                "--param-get",
-                "/sensor.rate_hz,/sensor.frame_id",
-                "--timeout",
-                "110",
-            ],
-        )),
-        LIMIT,
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "the Node client failed ({}):\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let events = events(&stdout);
-    let info = events.iter().find(|e| e["event"] == "serverInfo").unwrap();
-    assert!(
-        info["capabilities"]
-            .as_array()
-            .unwrap()
-            .contains(&"parameters".into()),
-        "{info}"
-    );
+    let (events, stdout) = (&run.events, &run.stdout);
     let answers: Vec<&Value> = events
         .iter()
         .filter(|e| e["event"] == "parameterValues")
@@ -446,14 +418,9 @@ fn a_foxglove_client_reads_and_sets_parameters_by_node_and_name() {
     assert_eq!(value(last, "/sensor.rate_hz")["value"], 30.25);
     assert_eq!(value(last, "/sensor.frame_id")["value"], "base_link");
 
-    let got = router
-        .kairos()
-        .args(["param", "get", "/sensor", "rate_hz", "--timeout", "30"])
-        .output()
-        .unwrap();
-    assert!(assert_ok("kairos param get", &got).contains("30.25"));
-    signal(&bridge_process, "INT");
-    assert!(finish(bridge_process, LIMIT).status.success());
+    assert!(rate_hz_by_kairos(&run.router).contains("30.25"));
+    signal(&run.bridge, "INT");
+    assert!(finish(run.bridge, LIMIT).status.success());
 }
 
 #[test]

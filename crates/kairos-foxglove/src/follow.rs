@@ -269,16 +269,19 @@ impl Follower {
 /// The `ros2msg` text of `ros_type`, as `kairos bag record` writes it; empty (with a
 /// warning) when kairos does not ship the type or one it refers to.
 pub(crate) fn schema_text(topic: &str, ros_type: &str) -> String {
-    kairos_bag::ros2msg_definition(ros_type, |name| {
-        kairos_zenoh::interfaces::message_by_name(name)
-            .map(|tool| tool.definition())
-            .filter(|text| !text.is_empty())
-            .map(str::to_owned)
-    })
+    kairos_bag::ros2msg_definition(ros_type, shipped_definition)
     .unwrap_or_else(|e| {
         log::warn!(
             "kairos bridge foxglove: {topic} is advertised without its definition ({e}); clients cannot decode it"
         );
         String::new()
     })
+}
+
+/// The `.msg` text of the message type `name` (`pkg/msg/Type`) if kairos ships it.
+pub(crate) fn shipped_definition(name: &str) -> Option<String> {
+    kairos_zenoh::interfaces::message_by_name(name)
+        .map(|tool| tool.definition())
+        .filter(|text| !text.is_empty())
+        .map(str::to_owned)
 }

@@ -41,34 +41,20 @@ pub(crate) fn get(
     id: Option<String>,
     answer: Answer,
 ) {
-    let Some(entered) = calls.enter() else {
-        return answer(busy());
-    };
-    let shared = shared.clone();
-    tokio::task::spawn_blocking(move || {
-        let _entered = entered;
-        let mut warnings = Vec::new();
+    off_the_async_threads(shared, calls, answer, move |shared, warnings| {
         let wanted = if names.is_empty() {
-            nodes(&shared)
-                .into_iter()
-                .map(|n| (n, Vec::new()))
-                .collect()
+            nodes(shared).into_iter().map(|n| (n, Vec::new())).collect()
         } else {
-            by_node(names.iter().map(String::as_str), &mut warnings)
+            by_node(names.iter().map(String::as_str), warnings)
         };
         let mut parameters = Vec::new();
         for (node, names) in wanted {
-            match node_values(&shared, &node, names) {
+            match node_values(shared, &node, names) {
                 Ok(values) => parameters.extend(values),
                 Err(e) => warnings.push(format!("{node}: {e}")),
             }
         }
-        for warning in warnings {
-            answer(Message::from(&Status::warning(warning)));
-        }
-        if let Some(id) = id {
-            answer(Message::from(&ParameterValues::new(parameters).with_id(id)));
-        }
+        id.map(|id| ParameterValues::new(parameters).with_id(id))
     });
 }
 
@@ -80,13 +66,7 @@ pub(crate) fn set(
     id: Option<String>,
     answer: Answer,
 ) {
-    let Some(entered) = calls.enter() else {
-        return answer(busy());
-    };
-    let shared = shared.clone();
-    tokio::task::spawn_blocking(move || {
-        let _entered = entered;
-        let mut warnings = Vec::new();
+    off_the_async_threads(shared, calls, answer, move |shared, warnings| {
         let mut per_node: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
         for p in &parameters {
             let Some((node, name)) = split(&p.name) else {
@@ -108,7 +88,7 @@ pub(crate) fn set(
                 .filter_map(|p| p["name"].as_str().map(str::to_owned))
                 .collect();
             match call(
-                &shared,
+                shared,
                 node,
                 "set_parameters",
                 json!({ "parameters": request }),
@@ -128,17 +108,38 @@ pub(crate) fn set(
                 }
             }
             if id.is_some() {
-                match node_values(&shared, node, names) {
+                match node_values(shared, node, names) {
                     Ok(values) => after.extend(values),
                     Err(e) => warnings.push(format!("{node}: {e}")),
                 }
             }
         }
+        id.map(|id| ParameterValues::new(after).with_id(id))
+    });
+}
+
+/// Runs `work` on a blocking thread, holding one of the client's places in flight (or
+/// refusing at once when none is free); then answers each warning it gathered as a
+/// warning status, and its `parameterValues`, if any.
+fn off_the_async_threads(
+    shared: &Arc<Shared>,
+    calls: &Arc<Calls>,
+    answer: Answer,
+    work: impl FnOnce(&Shared, &mut Vec<String>) -> Option<ParameterValues> + Send + 'static,
+) {
+    let Some(entered) = calls.enter() else {
+        return answer(busy());
+    };
+    let shared = shared.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut warnings = Vec::new();
+        let values = work(&shared, &mut warnings);
+        drop(entered);
         for warning in warnings {
             answer(Message::from(&Status::warning(warning)));
         }
-        if let Some(id) = id {
-            answer(Message::from(&ParameterValues::new(after).with_id(id)));
+        if let Some(values) = values {
+            answer(Message::from(&values));
         }
     });
 }

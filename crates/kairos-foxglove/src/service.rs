@@ -65,10 +65,7 @@ impl Service {
                 if wanted == root {
                     return Some(text.to_owned());
                 }
-                kairos_zenoh::interfaces::message_by_name(wanted)
-                    .map(|tool| tool.definition())
-                    .filter(|text| !text.is_empty())
-                    .map(str::to_owned)
+                crate::follow::shipped_definition(wanted)
             })
             .map_err(|e| {
                 log::warn!(

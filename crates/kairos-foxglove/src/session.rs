@@ -178,6 +178,14 @@ pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAd
     );
 }
 
+/// Where the answers to a client's request go: its outbox, as control messages.
+fn to_client(client: &Client) -> crate::parameters::Answer {
+    let outbox = client.outbox.clone();
+    Box::new(move |answer| {
+        outbox.push_control(answer);
+    })
+}
+
 /// Handles one message from the client.
 async fn handle(
     shared: &Arc<Shared>,
@@ -258,43 +266,28 @@ async fn handle(
                 data.channel_id
             )),
         },
-        ClientMessage::ServiceCallRequest(request) => {
-            let outbox = client.outbox.clone();
-            crate::service::call(
-                shared,
-                calls,
-                (request.service_id, request.call_id),
-                &request.encoding,
-                &request.payload,
-                move |answer| {
-                    outbox.push_control(answer);
-                },
-            );
-        }
-        ClientMessage::GetParameters(request) => {
-            let outbox = client.outbox.clone();
-            crate::parameters::get(
-                shared,
-                calls,
-                request.parameter_names,
-                request.id,
-                Box::new(move |answer| {
-                    outbox.push_control(answer);
-                }),
-            );
-        }
-        ClientMessage::SetParameters(request) => {
-            let outbox = client.outbox.clone();
-            crate::parameters::set(
-                shared,
-                calls,
-                request.parameters,
-                request.id,
-                Box::new(move |answer| {
-                    outbox.push_control(answer);
-                }),
-            );
-        }
+        ClientMessage::ServiceCallRequest(request) => crate::service::call(
+            shared,
+            calls,
+            (request.service_id, request.call_id),
+            &request.encoding,
+            &request.payload,
+            to_client(client),
+        ),
+        ClientMessage::GetParameters(request) => crate::parameters::get(
+            shared,
+            calls,
+            request.parameter_names,
+            request.id,
+            to_client(client),
+        ),
+        ClientMessage::SetParameters(request) => crate::parameters::set(
+            shared,
+            calls,
+            request.parameters,
+            request.id,
+            to_client(client),
+        ),
         _ => refuse(
             "the kairos bridge does not serve this request yet (parameter updates, assets and the connection graph are not advertised)".to_owned(),
         ),
