@@ -423,6 +423,49 @@ fn a_foxglove_client_reads_and_sets_parameters_by_node_and_name() {
     assert!(finish(run.bridge, LIMIT).status.success());
 }
 
+/// A bag played with `kairos bag play` is live data to a Foxglove client: rosbag2's own
+/// test bag (a talker's ten strings), each decoded by the client from the schema the
+/// bridge advertises, in the recorded order.
+#[test]
+fn a_played_bag_reaches_a_foxglove_client_as_live_data() {
+    require_node_client();
+    let bag =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../kairos-bag/tests/data/rosbag2/mcap/talker");
+    let router = Router::start(KAIROS);
+    let (bridge_process, _bridge_log, url) = bridge(&router, &[]);
+    let client = spawn(&mut node_client(
+        &url,
+        &["--subscribe", "/topic:10", "--timeout", "110"],
+    ));
+    // The player waits for a subscriber: the bridge's, made once the client subscribed
+    // to the topic the player's publisher announced.
+    let player = spawn(router.kairos().args([
+        "bag",
+        "play",
+        bag.to_str().unwrap(),
+        "--topics",
+        "/topic",
+        "--rate",
+        "10",
+        "--wait-for-subscribers",
+        "60",
+    ]));
+    let played = assert_ok("kairos bag play", &finish(player, LIMIT));
+    assert!(played.contains("/topic: 10 sent"), "{played}");
+    let out = finish(client, LIMIT);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "the Node client failed:\n{stdout}");
+    let events = events(&stdout);
+    let got: Vec<&str> = of(&events, "message", "/topic")
+        .iter()
+        .map(|m| m["data"]["data"].as_str().expect("a decoded string"))
+        .collect();
+    let expected: Vec<String> = (0..10).map(|i| format!("Hello, world! {i}")).collect();
+    assert_eq!(got, expected, "{stdout}");
+    signal(&bridge_process, "INT");
+    assert!(finish(bridge_process, LIMIT).status.success());
+}
+
 #[test]
 fn a_stalled_client_costs_bounded_memory_is_told_what_it_lost_and_holds_up_no_one() {
     require_node_client();
