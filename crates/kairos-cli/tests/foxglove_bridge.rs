@@ -352,8 +352,8 @@ fn a_foxglove_client_calls_kairos_services_and_sets_a_parameter() {
 }
 
 /// The protocol's parameters: a client lists every node's parameters by `<node>.<name>`,
-/// sets one (the node's own `param get` sees it), and is told, not ignored, when the node
-/// refuses a value of another type.
+/// sets one (the node's own `param get` sees it, and the client's update subscription
+/// hears it), and is told, not ignored, when the node refuses a value of another type.
 #[test]
 fn a_foxglove_client_reads_and_sets_parameters_by_node_and_name() {
     // Bound whole: the sensor and the bridge run until the end of the test.
@@ -367,8 +367,12 @@ fn a_foxglove_client_reads_and_sets_parameters_by_node_and_name() {
             "/sensor.frame_id=42",
             "--param-get",
             "/sensor.rate_hz,/sensor.frame_id",
+            "--param-subscribe",
+            "/sensor.rate_hz,/sensor.frame_id",
+            "--want-param-updates",
+            "1",
         ],
-        "parameters",
+        "parametersSubscribe",
     );
     let (events, stdout) = (&run.events, &run.stdout);
     let answers: Vec<&Value> = events
@@ -418,6 +422,23 @@ fn a_foxglove_client_reads_and_sets_parameters_by_node_and_name() {
     assert_eq!(value(last, "/sensor.rate_hz")["value"], 30.25);
     assert_eq!(value(last, "/sensor.frame_id")["value"], "base_link");
 
+    // The subscribed parameters' updates, as /sensor announced them: the set that took,
+    // not the one refused.
+    let updates: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "parameterUpdate")
+        .flat_map(|e| e["parameters"].as_array().unwrap())
+        .collect();
+    assert!(
+        updates
+            .iter()
+            .any(|p| p["name"] == "/sensor.rate_hz" && p["value"] == 30.25),
+        "{stdout}"
+    );
+    assert!(
+        updates.iter().all(|p| p["name"] != "/sensor.frame_id"),
+        "{stdout}"
+    );
     assert!(rate_hz_by_kairos(&run.router).contains("30.25"));
     signal(&run.bridge, "INT");
     assert!(finish(run.bridge, LIMIT).status.success());

@@ -6,7 +6,8 @@
 //! - **Topics as the graph announces them.** Every topic with a publisher (in any process
 //!   the Zenoh transport reaches, this one included) that the selection wants becomes a
 //!   channel, with the type and hash of its earliest announced publisher and the QoS
-//!   `kairos bag record` would choose; a topic whose last publisher left is unadvertised.
+//!   `kairos bag record` would choose; a topic whose last publisher left is unadvertised
+//!   [`UNADVERTISE_GRACE`] later, after the messages it sent before leaving.
 //!   The graph is looked at on every change it reports and at least every
 //!   `discovery_period`.
 //! - **Subscribed only while wanted.** A channel gets a raw subscription (bytes as sent,
@@ -27,6 +28,13 @@ use kairos_zenoh::raw::{RawSample, RawTopic};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long a topic stays advertised, and subscribed, after its last publisher left.
+/// Zenoh may deliver a publisher's leaving (a liveliness token, sent at control priority)
+/// before its last messages (data priority): they still reach the clients, then the
+/// topic is unadvertised.
+pub const UNADVERTISE_GRACE: Duration = Duration::from_millis(500);
 
 /// The follower's own state (see the module docs).
 pub(crate) struct Follower {
@@ -35,6 +43,9 @@ pub(crate) struct Follower {
     pub node: Node,
     /// Advertised topics: name -> channel id.
     topics: BTreeMap<String, u64>,
+    /// Advertised topics whose last publisher left, and since when (see
+    /// [`UNADVERTISE_GRACE`]).
+    leaving: HashMap<String, Instant>,
     /// Topics not advertised because their type is not a ROS 2 message type (said once).
     refused: BTreeSet<String>,
     /// Advertised services: name -> service id.
@@ -67,6 +78,7 @@ impl Follower {
             transport,
             node,
             topics: BTreeMap::new(),
+            leaving: HashMap::new(),
             refused: BTreeSet::new(),
             services: BTreeMap::new(),
             refused_services: BTreeSet::new(),
@@ -104,13 +116,21 @@ impl Follower {
                 publishers.entry(&endpoint.name).or_default().push(token);
             }
         }
+        let now = Instant::now();
+        self.leaving
+            .retain(|topic, _| !publishers.contains_key(topic.as_str()));
         let vanished: Vec<(String, u64)> = self
             .topics
             .iter()
             .filter(|(topic, _)| !publishers.contains_key(topic.as_str()))
+            .filter(|(topic, _)| {
+                let since = *self.leaving.entry((*topic).clone()).or_insert(now);
+                now.duration_since(since) >= UNADVERTISE_GRACE
+            })
             .map(|(t, id)| (t.clone(), *id))
             .collect();
         for (topic, id) in vanished {
+            self.leaving.remove(&topic);
             self.topics.remove(&topic);
             self.subscriptions.remove(&id);
             self.hub.remove_channel(id);

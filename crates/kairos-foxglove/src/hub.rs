@@ -9,11 +9,12 @@ use crate::channel::{Channel, Subscriber};
 use crate::options::BridgeOptions;
 use crate::outbox::Outbox;
 use crate::service::Service;
+use foxglove::ws_protocol::parameter::Parameter;
 use foxglove::ws_protocol::server::{
-    Advertise, AdvertiseServices, Unadvertise, UnadvertiseServices,
+    Advertise, AdvertiseServices, ParameterValues, Unadvertise, UnadvertiseServices,
 };
 use kairos::time::Clock;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -27,6 +28,8 @@ pub(crate) struct Client {
     pub outbox: Arc<Outbox>,
     /// Its subscriptions: subscription id -> channel id.
     pub subscriptions: Mutex<HashMap<u32, u64>>,
+    /// The parameters (`<node>.<name>`) it wants updates of.
+    pub parameter_updates: Mutex<BTreeSet<String>>,
 }
 
 #[derive(Debug, Default)]
@@ -82,8 +85,8 @@ impl Hub {
         tables.channels.insert(channel.id, channel);
     }
 
-    /// Removes the channel `id`: unadvertised to every client, their subscriptions to it
-    /// closed.
+    /// Removes the channel `id`: unadvertised to every client after what is queued for
+    /// it, their subscriptions to it closed.
     pub(crate) fn remove_channel(&self, id: u64) -> Option<Arc<Channel>> {
         let mut tables = self.tables();
         let channel = tables.channels.remove(&id)?;
@@ -93,14 +96,19 @@ impl Hub {
                 .subscriptions
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
+            // What is queued for it was sent while it existed: it goes out first, then
+            // the unadvertisement.
+            let mut last = Some(message.clone());
             subscriptions.retain(|subscription, channel_id| {
                 let keep = *channel_id != id;
                 if !keep {
-                    client.outbox.unsubscribe(*subscription);
+                    client.outbox.retire(*subscription, last.take());
                 }
                 keep
             });
-            client.outbox.push_control(message.clone());
+            if let Some(message) = last {
+                client.outbox.push_control(message);
+            }
         }
         Some(channel)
     }
@@ -216,6 +224,26 @@ impl Hub {
         }
         drop(tables);
         self.wake_follower();
+    }
+
+    /// Queues, for each client that subscribed to some of `announced`, those.
+    pub(crate) fn parameter_updates(&self, announced: &[Parameter]) {
+        for client in self.tables().clients.values() {
+            let wanted = client
+                .parameter_updates
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            let theirs: Vec<Parameter> = announced
+                .iter()
+                .filter(|p| wanted.contains(&p.name))
+                .cloned()
+                .collect();
+            if !theirs.is_empty() {
+                client
+                    .outbox
+                    .push_control(Message::from(&ParameterValues::new(theirs)));
+            }
+        }
     }
 
     /// Every message dropped for any client so far (those still here and those gone).

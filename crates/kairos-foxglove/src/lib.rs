@@ -44,11 +44,10 @@
 //!   ([`service`]).
 //!
 //! - **Parameters through the nodes' own services.** `getParameters` and `setParameters`
-//!   reach the nodes' ROS 2 parameter services, named `<node>.<parameter>`
-//!   ([`parameters`]).
+//!   reach the nodes' ROS 2 parameter services, named `<node>.<parameter>`; subscribed
+//!   parameters are updated from `/parameter_events` ([`parameters`]).
 //!
-//! Not yet served: parameter updates (`parametersSubscribe`), the connection graph,
-//! assets. The bridge does not advertise those capabilities, so clients do not ask.
+//! Not yet served: the connection graph, assets. The bridge does not advertise those capabilities, so clients do not ask.
 
 #![deny(unsafe_code)]
 

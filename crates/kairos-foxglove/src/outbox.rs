@@ -16,6 +16,8 @@
 //!   and the log; `Outbox::dropped` is the running total).
 //! - **Fair and in order.** Control messages go first (a client learns of a channel
 //!   before its data). Data is taken round-robin over subscriptions, each in arrival order.
+//!   A channel that goes (its last publisher left) is unadvertised after the messages
+//!   already queued for it, not before: they were sent while it existed.
 //! - **Latest wins for state.** The pending drop status and the server time are single
 //!   slots, replaced by newer values rather than queued.
 
@@ -55,6 +57,9 @@ struct Queue {
     messages: VecDeque<Arc<Sample>>,
     dropped: u64,
     reported: u64,
+    /// Set when the queue is retired: sent once the queue is empty, which then closes.
+    last: Option<Message>,
+    retired: bool,
 }
 
 #[derive(Debug, Default)]
@@ -103,6 +108,8 @@ impl Outbox {
             messages: VecDeque::new(),
             dropped: 0,
             reported: 0,
+            last: None,
+            retired: false,
         });
     }
 
@@ -116,6 +123,22 @@ impl Outbox {
         }
     }
 
+    /// Retires the queue of subscription `id` (its channel is gone): it takes no more,
+    /// what waits in it is still sent, then `last` (the channel's unadvertisement), and
+    /// the queue closes. `last` is sent at once when there is no such queue.
+    pub(crate) fn retire(&self, id: u32, last: Option<Message>) {
+        let mut state = self.lock();
+        match state.queues.get_mut(&id) {
+            Some(queue) => {
+                queue.retired = true;
+                queue.last = last;
+            }
+            None => state.control.extend(last),
+        }
+        drop(state);
+        self.wake.notify_one();
+    }
+
     /// Queues `sample` for subscription `id`, dropping (and counting) to stay within the
     /// bounds; never blocks. A subscription that is not open takes nothing.
     pub(crate) fn push_message(&self, id: u32, sample: &Arc<Sample>) {
@@ -125,7 +148,7 @@ impl Outbox {
         let size = sample.payload.len();
         let mut state = self.lock();
         let State { queues, bytes, .. } = &mut *state;
-        let Some(queue) = queues.get_mut(&id) else {
+        let Some(queue) = queues.get_mut(&id).filter(|q| !q.retired) else {
             return;
         };
         let mut dropped = 0;
@@ -183,7 +206,10 @@ impl Outbox {
     /// What to send next: control messages, then the status and the time, then data
     /// round-robin over subscriptions. `None` when nothing waits.
     pub(crate) fn pop(&self) -> Option<Outgoing> {
-        let mut state = self.lock();
+        self.pop_locked(self.lock())
+    }
+
+    fn pop_locked(&self, mut state: std::sync::MutexGuard<'_, State>) -> Option<Outgoing> {
         if let Some(message) = state.control.pop_front() {
             return Some(Outgoing::Frame(message));
         }
@@ -195,11 +221,18 @@ impl Outbox {
             .queues
             .range(cursor.saturating_add(1)..)
             .chain(state.queues.range(..=cursor))
-            .find(|(_, q)| !q.messages.is_empty())
+            .find(|(_, q)| !q.messages.is_empty() || q.retired)
             .map(|(id, _)| *id)?;
         state.cursor = next;
         let queue = state.queues.get_mut(&next)?;
-        let sample = queue.messages.pop_front()?;
+        let Some(sample) = queue.messages.pop_front() else {
+            // Retired and drained: its last word, and it closes.
+            let last = state.queues.remove(&next).and_then(|q| q.last);
+            return match last {
+                Some(message) => Some(Outgoing::Frame(message)),
+                None => self.pop_locked(state),
+            };
+        };
         state.bytes -= sample.payload.len();
         Some(Outgoing::Data {
             subscription: next,
@@ -285,6 +318,35 @@ mod tests {
         assert_eq!(outbox.take_drops().get("/a"), Some(&2));
         assert!(outbox.take_drops().is_empty(), "reported once");
         assert_eq!(outbox.queued_bytes(), 0);
+    }
+
+    #[test]
+    fn a_retired_subscription_sends_what_it_holds_then_its_last_word() {
+        let outbox = Outbox::new(10, 1 << 20);
+        outbox.subscribe(1, "/gone".into());
+        outbox.subscribe(2, "/stays".into());
+        outbox.push_message(1, &sample(0, 10));
+        outbox.push_message(1, &sample(1, 10));
+        outbox.push_message(2, &sample(2, 10));
+        outbox.retire(1, Some(Message::text("unadvertise /gone")));
+        outbox.push_message(1, &sample(3, 10)); // after the retirement: not taken
+        let mut sent = Vec::new();
+        while let Some(out) = outbox.pop() {
+            sent.push(match out {
+                Outgoing::Data { sample, .. } => format!("data {}", sample.log_time),
+                Outgoing::Frame(m) => m.into_text().unwrap().to_string(),
+            });
+        }
+        assert_eq!(
+            sent,
+            ["data 0", "data 2", "data 1", "unadvertise /gone"],
+            "the retired queue drains before its last word; the other is served too"
+        );
+        assert_eq!(outbox.queued_bytes(), 0);
+        assert_eq!(outbox.dropped(), 0);
+        // No queue to retire: the last word goes at once.
+        outbox.retire(7, Some(Message::text("unadvertise /never")));
+        assert!(matches!(outbox.pop(), Some(Outgoing::Frame(_))));
     }
 
     #[test]

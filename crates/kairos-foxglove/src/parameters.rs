@@ -15,7 +15,13 @@
 //!   value a ROS 2 parameter cannot hold, or a set the node rejects: each is a warning
 //!   status to the client naming the parameter and the reason. With an `id`, a get is
 //!   answered with `parameterValues`, and so is a set (the values after it).
+//! - **Updates as the nodes announce them.** A client that subscribed to parameters
+//!   (`subscribeParameterUpdates`) gets a `parameterValues` without id each time a node
+//!   of another process announces one of them declared, changed or deleted on
+//!   `/parameter_events` (a deleted one has no value). The bridge hears that topic on the
+//!   transport's thread and only queues into outboxes, so a slow client holds up no one.
 
+use crate::hub::Hub;
 use crate::server::Shared;
 use crate::service::Calls;
 use foxglove::ws_protocol::parameter::{Parameter, ParameterType, ParameterValue};
@@ -23,7 +29,7 @@ use foxglove::ws_protocol::server::{ParameterValues, Status};
 use kairos_zenoh::graph_key::EntityKind;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::Message;
 
@@ -142,6 +148,46 @@ fn off_the_async_threads(
             answer(Message::from(&values));
         }
     });
+}
+
+/// Follows `/parameter_events` for the clients' parameter subscriptions (see the module
+/// docs); the subscription lasts as long as what is returned.
+pub(crate) fn follow_updates(shared: &Shared) -> Result<kairos_zenoh::interfaces::Held, String> {
+    let ty = "rcl_interfaces/msg/ParameterEvent";
+    let tool = kairos_zenoh::interfaces::message_by_name(ty)
+        .ok_or_else(|| format!("kairos does not ship {ty}"))?;
+    let hub: Weak<Hub> = Arc::downgrade(&shared.hub);
+    tool.json_subscription(
+        &shared.transport,
+        &shared.node,
+        kairos_zenoh::parameter_services::PARAMETER_EVENTS_TOPIC,
+        kairos_zenoh::parameter_services::PARAMETER_EVENTS_QOS,
+        Box::new(move |event| {
+            if let Some(hub) = hub.upgrade() {
+                hub.parameter_updates(&updates(&event));
+            }
+        }),
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// The parameters a `rcl_interfaces/msg/ParameterEvent` (as JSON) announces, as the
+/// protocol has them; a deleted one without value.
+fn updates(event: &Value) -> Vec<Parameter> {
+    let node = event["node"].as_str().unwrap_or_default();
+    let list = |field: &str| event[field].as_array().cloned().unwrap_or_default();
+    let name = |p: &Value| format!("{node}.{}", p["name"].as_str().unwrap_or_default());
+    let mut out: Vec<Parameter> = list("new_parameters")
+        .iter()
+        .chain(&list("changed_parameters"))
+        .map(|p| from_ros(&name(p), &p["value"]))
+        .collect();
+    out.extend(list("deleted_parameters").iter().map(|p| Parameter {
+        name: name(p),
+        r#type: None,
+        value: None,
+    }));
+    out
 }
 
 fn busy() -> Message {
@@ -407,6 +453,31 @@ mod tests {
             let back: Parameter = serde_json::from_str(&text).unwrap();
             assert_eq!(to_ros(&back).unwrap(), value, "{text}");
         }
+    }
+
+    #[test]
+    fn an_event_announces_its_nodes_parameters_deleted_ones_without_value() {
+        let event = json!({
+            "node": "/sensor",
+            "new_parameters": [{"name": "a", "value": {"type": 2, "integer_value": 1}}],
+            "changed_parameters": [{"name": "b", "value": {"type": 4, "string_value": "x"}}],
+            "deleted_parameters": [{"name": "c", "value": {"type": 0}}],
+        });
+        let names: Vec<(String, Option<ParameterValue>)> = updates(&event)
+            .into_iter()
+            .map(|p| (p.name, p.value))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("/sensor.a".to_owned(), Some(ParameterValue::Integer(1))),
+                (
+                    "/sensor.b".to_owned(),
+                    Some(ParameterValue::String("x".into()))
+                ),
+                ("/sensor.c".to_owned(), None),
+            ]
+        );
     }
 
     #[test]

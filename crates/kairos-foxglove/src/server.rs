@@ -67,6 +67,9 @@ pub struct Bridge {
     runtime: Option<tokio::runtime::Runtime>,
     follower: Option<JoinHandle<()>>,
     local_addr: SocketAddr,
+    /// The `/parameter_events` subscription behind parameter updates (none if it could
+    /// not be made: said in the log, the rest of the bridge works).
+    _parameter_events: Option<kairos_zenoh::interfaces::Held>,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -125,6 +128,11 @@ impl Bridge {
                 }
             }));
         }
+        let parameter_events = crate::parameters::follow_updates(&shared)
+            .map_err(|e| {
+                log::warn!("kairos bridge foxglove: no parameter updates for clients: {e}");
+            })
+            .ok();
         let counts = Arc::new(FollowCounts::default());
         let follower = {
             let follower = Follower::new(hub.clone(), transport, node, counts.clone());
@@ -149,6 +157,7 @@ impl Bridge {
             runtime: Some(runtime),
             follower: Some(follower),
             local_addr,
+            _parameter_events: parameter_events,
         })
     }
 

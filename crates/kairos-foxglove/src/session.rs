@@ -13,7 +13,8 @@
 //!    `advertise`/`unadvertise` as kairos publishers ([`crate::publish`], declared off the
 //!    async threads), `messageData` published as sent, `serviceCallRequest` called off
 //!    the async threads and answered when done ([`crate::service`]), `getParameters` and
-//!    `setParameters` likewise ([`crate::parameters`]).
+//!    `setParameters` likewise ([`crate::parameters`]), parameter subscriptions kept for
+//!    the updates the bridge hears.
 //! 4. **Goodbye**: when either half ends (the client closed, the socket failed, the outbox
 //!    was closed because the client stopped reading control messages or the bridge
 //!    stops), the hub forgets the client and its subscriptions; its publishers leave the
@@ -76,6 +77,7 @@ fn server_info(shared: &Shared) -> ServerInfo {
         Capability::ClientPublish,
         Capability::Services,
         Capability::Parameters,
+        Capability::ParametersSubscribe,
     ];
     if shared.sim_time {
         capabilities.push(Capability::Time);
@@ -111,6 +113,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAd
         addr,
         outbox: Arc::new(Outbox::new(options.queue_messages, options.queue_bytes)),
         subscriptions: Mutex::new(HashMap::new()),
+        parameter_updates: Mutex::default(),
     });
     let (mut tx, mut rx) = ws.split();
     if let Err(connected) = hub.add_client(client.clone(), Message::from(&server_info(&shared))) {
@@ -288,8 +291,18 @@ async fn handle(
             request.id,
             to_client(client),
         ),
+        ClientMessage::SubscribeParameterUpdates(request) => {
+            let mut wanted = client.parameter_updates.lock().unwrap_or_else(|e| e.into_inner());
+            wanted.extend(request.parameter_names);
+        }
+        ClientMessage::UnsubscribeParameterUpdates(request) => {
+            let mut wanted = client.parameter_updates.lock().unwrap_or_else(|e| e.into_inner());
+            for name in &request.parameter_names {
+                wanted.remove(name);
+            }
+        }
         _ => refuse(
-            "the kairos bridge does not serve this request yet (parameter updates, assets and the connection graph are not advertised)".to_owned(),
+            "the kairos bridge does not serve this request yet (assets and the connection graph are not advertised)".to_owned(),
         ),
     }
 }

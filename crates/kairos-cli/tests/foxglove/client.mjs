@@ -23,6 +23,9 @@
 //   --param-set NAME=JSON  set parameter NAME to JSON. Parameter requests go in the order
 //                          given, each after the answer to the one before (all carry an id):
 //                          {"event":"parameterValues","request":...,"parameters":[...]}
+//   --param-subscribe NAMES  subscribe to updates of the parameters NAMES (comma-separated)
+//                          at once; each update: {"event":"parameterUpdate","parameters":[...]}
+//   --want-param-updates N done only once N updates arrived
 //   --stall SECONDS        once subscribed, stop reading the socket for SECONDS, then read again
 //   --linger SECONDS       after the rest is done, keep reading SECONDS more
 //   --want-time            done only once a server time message arrived
@@ -46,6 +49,7 @@ const subscribe = new Map(); // topic -> wanted count
 const publishes = [];
 const calls = []; // {service, value, answered}
 const paramOps = []; // {kind: "get", names} | {kind: "set", name, value}; answered
+let paramSubscribe = [], wantParamUpdates = 0, paramUpdates = 0;
 let stall = 0, linger = 0, quiet = false, wantTime = false, timeout = 60;
 while (argv.length) {
   const flag = argv.shift();
@@ -67,7 +71,9 @@ while (argv.length) {
   } else if (flag === "--param-set") {
     const i = value.indexOf("=");
     paramOps.push({ kind: "set", name: value.slice(0, i), value: JSON.parse(value.slice(i + 1)), answered: false });
-  } else if (flag === "--stall") stall = Number(value);
+  } else if (flag === "--param-subscribe") paramSubscribe = value.split(",");
+  else if (flag === "--want-param-updates") wantParamUpdates = Number(value);
+  else if (flag === "--stall") stall = Number(value);
   else if (flag === "--linger") linger = Number(value);
   else if (flag === "--timeout") timeout = Number(value);
   else { console.error(`unknown option ${flag}`); process.exit(2); }
@@ -123,6 +129,7 @@ function check() {
   if (publishes.some((p) => !p.done)) return;
   if (calls.some((c) => !c.answered)) return;
   if (paramOps.some((o) => !o.answered)) return;
+  if (paramUpdates < wantParamUpdates) return;
   if (wantTime && !timeSeen) return;
   if (linger > 0) {
     lingering = true;
@@ -149,6 +156,7 @@ client.on("serverInfo", (info) => {
       }
     }, 50);
   }
+  if (paramSubscribe.length) client.subscribeParameterUpdates(paramSubscribe);
   nextParamOp();
   check();
 });
@@ -254,6 +262,12 @@ function nextParamOp() {
   else client.setParameters([{ name: paramOp.name, value: paramOp.value }], id);
 }
 client.on("parameterValues", (event) => {
+  if (event.id === undefined) {
+    paramUpdates += 1;
+    say({ event: "parameterUpdate", parameters: event.parameters });
+    check();
+    return;
+  }
   if (!paramOp || event.id !== `p${paramOps.indexOf(paramOp)}`) return;
   const op = paramOp;
   op.answered = true;
