@@ -444,6 +444,46 @@ fn a_foxglove_client_reads_and_sets_parameters_by_node_and_name() {
     assert!(finish(run.bridge, LIMIT).status.success());
 }
 
+/// The connection graph: a client that subscribes to it learns which node serves and
+/// publishes what, named as ROS 2 names nodes.
+#[test]
+fn a_foxglove_client_sees_the_connection_graph() {
+    let run = against_a_sensor(
+        &["--graph-want", "/sensor/get_parameters"],
+        "connectionGraph",
+    );
+    let updates: Vec<&Value> = run
+        .events
+        .iter()
+        .filter(|e| e["event"] == "graph")
+        .collect();
+    let entry = |list: &str, name: &str| -> Option<Value> {
+        updates
+            .iter()
+            .flat_map(|u| u[list].as_array().unwrap())
+            .find(|e| e["name"] == name)
+            .cloned()
+    };
+    let service = entry("advertisedServices", "/sensor/get_parameters")
+        .unwrap_or_else(|| panic!("no /sensor/get_parameters: {}", run.stdout));
+    assert_eq!(
+        service["providerIds"],
+        serde_json::json!(["/sensor"]),
+        "{service}"
+    );
+    let events = entry("publishedTopics", "/parameter_events")
+        .unwrap_or_else(|| panic!("no /parameter_events: {}", run.stdout));
+    assert!(
+        events["publisherIds"]
+            .as_array()
+            .unwrap()
+            .contains(&"/sensor".into()),
+        "{events}"
+    );
+    signal(&run.bridge, "INT");
+    assert!(finish(run.bridge, LIMIT).status.success());
+}
+
 /// A bag played with `kairos bag play` is live data to a Foxglove client: rosbag2's own
 /// test bag (a talker's ten strings), each decoded by the client from the schema the
 /// bridge advertises, in the recorded order.

@@ -106,6 +106,7 @@ impl Follower {
     /// Advertises new topics and services and unadvertises vanished ones.
     fn discover(&mut self) {
         let tokens = self.transport.graph().tokens();
+        self.hub.set_graph(crate::graph::Graph::of(&tokens));
         self.discover_services(&tokens);
         let mut publishers: BTreeMap<&str, Vec<&Token>> = BTreeMap::new();
         for token in &tokens {

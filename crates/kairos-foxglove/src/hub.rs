@@ -6,6 +6,7 @@
 //! once: in its first advertisement or in a later one, never both, never neither).
 
 use crate::channel::{Channel, Subscriber};
+use crate::graph::Graph;
 use crate::options::BridgeOptions;
 use crate::outbox::Outbox;
 use crate::service::Service;
@@ -30,6 +31,8 @@ pub(crate) struct Client {
     pub subscriptions: Mutex<HashMap<u32, u64>>,
     /// The parameters (`<node>.<name>`) it wants updates of.
     pub parameter_updates: Mutex<BTreeSet<String>>,
+    /// Whether it subscribed to the connection graph.
+    pub graph_subscribed: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -51,6 +54,8 @@ pub(crate) struct Hub {
     stopping: AtomicBool,
     /// Messages dropped for clients that have left (so the totals never go down).
     dropped_by_gone: AtomicU64,
+    /// The connection graph as last seen by the follower.
+    graph: Mutex<Graph>,
 }
 
 impl Hub {
@@ -63,6 +68,7 @@ impl Hub {
             wake: (Mutex::new(false), Condvar::new()),
             stopping: AtomicBool::new(false),
             dropped_by_gone: AtomicU64::new(0),
+            graph: Mutex::default(),
         }
     }
 
@@ -224,6 +230,33 @@ impl Hub {
         }
         drop(tables);
         self.wake_follower();
+    }
+
+    /// Takes `graph` as the connection graph; the clients that subscribed to it get what
+    /// changed.
+    pub(crate) fn set_graph(&self, graph: Graph) {
+        let mut current = self.graph.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(update) = graph.update_from(&current) else {
+            return;
+        };
+        *current = graph;
+        let message = Message::from(&update);
+        for client in self.tables().clients.values() {
+            if client.graph_subscribed.load(Ordering::Acquire) {
+                client.outbox.push_control(message.clone());
+            }
+        }
+    }
+
+    /// Subscribes `client` to the connection graph (or not): when subscribing it gets the
+    /// whole graph at once, under the same lock as later updates, so none is missed.
+    pub(crate) fn subscribe_graph(&self, client: &Client, subscribe: bool) {
+        let current = self.graph.lock().unwrap_or_else(|e| e.into_inner());
+        let was = client.graph_subscribed.swap(subscribe, Ordering::AcqRel);
+        if subscribe && !was {
+            let whole = current.update_from(&Graph::default()).unwrap_or_default();
+            client.outbox.push_control(Message::from(&whole));
+        }
     }
 
     /// Queues, for each client that subscribed to some of `announced`, those.

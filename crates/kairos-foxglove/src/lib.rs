@@ -47,13 +47,18 @@
 //!   reach the nodes' ROS 2 parameter services, named `<node>.<parameter>`; subscribed
 //!   parameters are updated from `/parameter_events` ([`parameters`]).
 //!
-//! Not yet served: the connection graph, assets. The bridge does not advertise those capabilities, so clients do not ask.
+//! - **The connection graph** ([`graph`]): which nodes publish, subscribe and serve what,
+//!   updated as the graph changes.
+//!
+//! Not yet served: assets. The bridge does not advertise that capability, so clients do
+//! not ask.
 
 #![deny(unsafe_code)]
 
 mod channel;
 pub mod error;
 pub mod follow;
+pub mod graph;
 mod hub;
 pub mod options;
 pub mod outbox;

@@ -14,7 +14,7 @@
 //!    async threads), `messageData` published as sent, `serviceCallRequest` called off
 //!    the async threads and answered when done ([`crate::service`]), `getParameters` and
 //!    `setParameters` likewise ([`crate::parameters`]), parameter subscriptions kept for
-//!    the updates the bridge hears.
+//!    the updates the bridge hears, and the connection graph's ([`crate::graph`]).
 //! 4. **Goodbye**: when either half ends (the client closed, the socket failed, the outbox
 //!    was closed because the client stopped reading control messages or the bridge
 //!    stops), the hub forgets the client and its subscriptions; its publishers leave the
@@ -31,6 +31,7 @@ use futures_util::{SinkExt, StreamExt};
 use kairos_zenoh::raw::RawPublisher;
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::TcpStream;
@@ -78,6 +79,7 @@ fn server_info(shared: &Shared) -> ServerInfo {
         Capability::Services,
         Capability::Parameters,
         Capability::ParametersSubscribe,
+        Capability::ConnectionGraph,
     ];
     if shared.sim_time {
         capabilities.push(Capability::Time);
@@ -114,6 +116,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAd
         outbox: Arc::new(Outbox::new(options.queue_messages, options.queue_bytes)),
         subscriptions: Mutex::new(HashMap::new()),
         parameter_updates: Mutex::default(),
+        graph_subscribed: AtomicBool::new(false),
     });
     let (mut tx, mut rx) = ws.split();
     if let Err(connected) = hub.add_client(client.clone(), Message::from(&server_info(&shared))) {
@@ -225,8 +228,10 @@ async fn handle(
         ClientMessage::Advertise(advertise) => {
             for channel in advertise.channels {
                 let (id, topic) = (channel.id, channel.topic.to_string());
-                let (encoding, schema) =
-                    (channel.encoding.to_string(), channel.schema_name.to_string());
+                let (encoding, schema) = (
+                    channel.encoding.to_string(),
+                    channel.schema_name.to_string(),
+                );
                 let declared = {
                     let shared = shared.clone();
                     tokio::task::spawn_blocking(move || {
@@ -292,17 +297,26 @@ async fn handle(
             to_client(client),
         ),
         ClientMessage::SubscribeParameterUpdates(request) => {
-            let mut wanted = client.parameter_updates.lock().unwrap_or_else(|e| e.into_inner());
+            let mut wanted = client
+                .parameter_updates
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             wanted.extend(request.parameter_names);
         }
         ClientMessage::UnsubscribeParameterUpdates(request) => {
-            let mut wanted = client.parameter_updates.lock().unwrap_or_else(|e| e.into_inner());
+            let mut wanted = client
+                .parameter_updates
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             for name in &request.parameter_names {
                 wanted.remove(name);
             }
         }
+        ClientMessage::SubscribeConnectionGraph => shared.hub.subscribe_graph(client, true),
+        ClientMessage::UnsubscribeConnectionGraph => shared.hub.subscribe_graph(client, false),
         _ => refuse(
-            "the kairos bridge does not serve this request yet (assets and the connection graph are not advertised)".to_owned(),
+            "the kairos bridge does not serve this request yet (assets are not advertised)"
+                .to_owned(),
         ),
     }
 }

@@ -26,6 +26,9 @@
 //   --param-subscribe NAMES  subscribe to updates of the parameters NAMES (comma-separated)
 //                          at once; each update: {"event":"parameterUpdate","parameters":[...]}
 //   --want-param-updates N done only once N updates arrived
+//   --graph-want NAME      subscribe to the connection graph; each update:
+//                          {"event":"graph",...}; done only once a topic or service NAME
+//                          was in one
 //   --stall SECONDS        once subscribed, stop reading the socket for SECONDS, then read again
 //   --linger SECONDS       after the rest is done, keep reading SECONDS more
 //   --want-time            done only once a server time message arrived
@@ -50,6 +53,7 @@ const publishes = [];
 const calls = []; // {service, value, answered}
 const paramOps = []; // {kind: "get", names} | {kind: "set", name, value}; answered
 let paramSubscribe = [], wantParamUpdates = 0, paramUpdates = 0;
+let graphWant = null, graphSeen = false;
 let stall = 0, linger = 0, quiet = false, wantTime = false, timeout = 60;
 while (argv.length) {
   const flag = argv.shift();
@@ -73,6 +77,7 @@ while (argv.length) {
     paramOps.push({ kind: "set", name: value.slice(0, i), value: JSON.parse(value.slice(i + 1)), answered: false });
   } else if (flag === "--param-subscribe") paramSubscribe = value.split(",");
   else if (flag === "--want-param-updates") wantParamUpdates = Number(value);
+  else if (flag === "--graph-want") graphWant = value;
   else if (flag === "--stall") stall = Number(value);
   else if (flag === "--linger") linger = Number(value);
   else if (flag === "--timeout") timeout = Number(value);
@@ -130,6 +135,7 @@ function check() {
   if (calls.some((c) => !c.answered)) return;
   if (paramOps.some((o) => !o.answered)) return;
   if (paramUpdates < wantParamUpdates) return;
+  if (graphWant !== null && !graphSeen) return;
   if (wantTime && !timeSeen) return;
   if (linger > 0) {
     lingering = true;
@@ -157,6 +163,7 @@ client.on("serverInfo", (info) => {
     }, 50);
   }
   if (paramSubscribe.length) client.subscribeParameterUpdates(paramSubscribe);
+  if (graphWant !== null) client.subscribeConnectionGraph();
   nextParamOp();
   check();
 });
@@ -274,5 +281,12 @@ client.on("parameterValues", (event) => {
   paramOp = null;
   say({ event: "parameterValues", request: op, parameters: event.parameters });
   nextParamOp();
+  check();
+});
+
+client.on("connectionGraphUpdate", (update) => {
+  say({ event: "graph", ...update });
+  const names = [...update.publishedTopics, ...update.subscribedTopics, ...update.advertisedServices].map((e) => e.name);
+  if (names.includes(graphWant)) graphSeen = true;
   check();
 });
