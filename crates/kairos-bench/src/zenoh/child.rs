@@ -90,7 +90,10 @@ pub(super) fn child(side: Side, args: &Args) -> anyhow::Result<ExitCode> {
     };
     println!("ready");
     let cpu_at_ready = process_cpu_ms();
-    // Done at the last message, or when the burst stalls (dropped messages never come).
+    // Done at the last message, or, where the publisher may drop (keep-last), when the
+    // burst stalls: dropped messages never come. A reliable keep-all burst loses nothing,
+    // so its stragglers are waited for (up to `give_up`): a stall there is a busy
+    // machine, not a drop.
     let give_up = Instant::now() + Duration::from_secs(60);
     let mut last_count = 0;
     while Instant::now() < give_up {
@@ -101,7 +104,7 @@ pub(super) fn child(side: Side, args: &Args) -> anyhow::Result<ExitCode> {
                     let s = record.inner.lock().unwrap();
                     s.lat_ns.len() + s.burst_received as usize
                 };
-                if count > 0 && count == last_count {
+                if count > 0 && count == last_count && !args.keep_all {
                     break;
                 }
                 last_count = count;
