@@ -270,6 +270,14 @@ struct SensorRun {
     stdout: String,
 }
 
+impl SensorRun {
+    /// Stops the bridge with Ctrl-C; it must exit cleanly.
+    fn stop_bridge(self) {
+        signal(&self.bridge, "INT");
+        assert!(finish(self.bridge, LIMIT).status.success());
+    }
+}
+
 /// `kairos param get /sensor rate_hz`'s output.
 fn rate_hz_by_kairos(router: &Router) -> String {
     let got = router
@@ -347,8 +355,7 @@ fn a_foxglove_client_calls_kairos_services_and_sets_a_parameter() {
     // The parameter was set in the node itself: kairos's own tool reads it back.
     assert!(rate_hz_by_kairos(&run.router).contains("20.5"));
 
-    signal(&run.bridge, "INT");
-    assert!(finish(run.bridge, LIMIT).status.success());
+    run.stop_bridge();
 }
 
 /// The protocol's parameters: a client lists every node's parameters by `<node>.<name>`,
@@ -440,8 +447,7 @@ fn a_foxglove_client_reads_and_sets_parameters_by_node_and_name() {
         "{stdout}"
     );
     assert!(rate_hz_by_kairos(&run.router).contains("30.25"));
-    signal(&run.bridge, "INT");
-    assert!(finish(run.bridge, LIMIT).status.success());
+    run.stop_bridge();
 }
 
 /// The connection graph: a client that subscribes to it learns which node serves and
@@ -480,8 +486,7 @@ fn a_foxglove_client_sees_the_connection_graph() {
             .contains(&"/sensor".into()),
         "{events}"
     );
-    signal(&run.bridge, "INT");
-    assert!(finish(run.bridge, LIMIT).status.success());
+    run.stop_bridge();
 }
 
 /// A bag played with `kairos bag play` is live data to a Foxglove client: rosbag2's own
