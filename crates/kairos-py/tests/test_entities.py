@@ -3,6 +3,8 @@
 callbacks there, and an executor's tasks run in the order they were made. Custom
 executors: ready callbacks handed out to run where the program chooses."""
 
+import threading
+
 import pytest
 
 from conftest import LIMIT
@@ -302,3 +304,35 @@ def test_cancel_ends_a_spin_that_loops_over_spin_once(session):
         executor.cancel()
         spinner.join(LIMIT)
         executor.shutdown()
+
+
+def test_destroying_an_entity_whose_callback_owner_destroys_it_again_does_not_hang(session):
+    """The last reference to an object can be its own bound-method callback: dropping the
+    subscription or service then runs the object's ``__del__``, which may destroy that
+    entity again (tf2_ros's TransformListener does). That second destroy used to wait for
+    the first's lock forever."""
+    node = Node("reentrant_destroy")
+    destroyed = []
+
+    class Owner:
+        def __init__(self):
+            self.subscription = node.create_subscription(String, "reentrant", self.heard, 10)
+            self.service = node.create_service(Trigger, "reentrant", self.serve)
+
+        def heard(self, message):
+            pass
+
+        def serve(self, request, response):
+            return response
+
+        def __del__(self):
+            node.destroy_subscription(self.subscription)
+            node.destroy_service(self.service)
+            destroyed.append(True)
+
+    Owner()  # kept alive only by its callbacks
+    done = threading.Event()
+    thread = threading.Thread(target=lambda: (node.destroy_node(), done.set()), daemon=True)
+    thread.start()
+    assert done.wait(LIMIT), "destroy_node hung on an entity destroyed again by __del__"
+    assert destroyed == [True]

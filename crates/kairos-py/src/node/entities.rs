@@ -148,7 +148,8 @@ impl PyPublisher {
 
     /// Removes the publisher from its node and topic (and the graph).
     fn destroy(&self) {
-        self.inner.write().take();
+        let taken = self.inner.write().take();
+        drop(taken);
     }
 }
 
@@ -172,8 +173,10 @@ impl fmt::Debug for PySubscription {
 impl PySubscription {
     /// Removes the subscription from its node, topic and executor.
     fn destroy(&self) {
-        self._inner.lock().take();
-        self.events.lock().take();
+        // Dropped after the lock is released: the entity's callback may hold the last
+        // reference to a Python object whose `__del__` destroys this entity again.
+        let taken = (self._inner.lock().take(), self.events.lock().take());
+        drop(taken);
     }
 
     /// The resolved topic name.
@@ -205,7 +208,10 @@ impl fmt::Debug for PyService {
 #[pymethods]
 impl PyService {
     fn destroy(&self) {
-        self._inner.lock().take();
+        // Dropped after the lock is released: the entity's callback may hold the last
+        // reference to a Python object whose `__del__` destroys this entity again.
+        let taken = self._inner.lock().take();
+        drop(taken);
     }
 
     /// The resolved service name.
@@ -233,7 +239,10 @@ impl PyGuardCondition {
 
     /// Removes it from its node and executor; triggers not yet run are dropped.
     fn destroy(&self) {
-        self.guard.lock().take();
+        // Dropped after the lock is released: the entity's callback may hold the last
+        // reference to a Python object whose `__del__` destroys this entity again.
+        let taken = self.guard.lock().take();
+        drop(taken);
     }
 }
 
