@@ -63,8 +63,8 @@ pub enum Tf2Error {
     /// A link of the path has no data at the requested time (tf2's
     /// `ExtrapolationException` and its subclasses, told apart by `kind`).
     #[error(
-        "lookup from '{source_frame}' to '{target_frame}' at {requested} would require extrapolation: {}",
-        extrapolation_text(frame, *requested, kind)
+        "Lookup would require extrapolation {}",
+        extrapolation_text(source_frame, target_frame, frame, *requested, kind)
     )]
     Extrapolation {
         /// The target frame of the lookup.
@@ -336,19 +336,28 @@ fn known_text(known: &[String]) -> String {
     }
 }
 
-fn extrapolation_text(frame: &str, requested: Stamp, kind: &Extrapolation) -> String {
+fn extrapolation_text(
+    source: &str,
+    target: &str,
+    frame: &str,
+    requested: Stamp,
+    kind: &Extrapolation,
+) -> String {
+    // tf2's own first words ("Lookup would require extrapolation into the past"), which
+    // users and tests look for, then the lookup and the facts.
+    let lookup = format!("(from '{source}' to '{target}' at {requested})");
     match kind {
         Extrapolation::Past { earliest, latest } => format!(
-            "into the past: the earliest data for '{frame}' is at {earliest} (held: {earliest} to {latest}). Fix: ask for a time in that range, or Stamp::LATEST for the latest common time; to keep older data, make the buffer's cache_length longer"
+            "into the past {lookup}: the earliest data for '{frame}' is at {earliest} (held: {earliest} to {latest}). Fix: ask for a time in that range, or Stamp::LATEST for the latest common time; to keep older data, make the buffer's cache_length longer"
         ),
         Extrapolation::Future { earliest, latest } => format!(
-            "into the future: the latest data for '{frame}' is at {latest} (held: {earliest} to {latest}). Fix: wait until the transforms for {requested} have arrived (can_transform tells when), or ask for Stamp::LATEST"
+            "into the future {lookup}: the latest data for '{frame}' is at {latest} (held: {earliest} to {latest}). Fix: wait until the transforms for {requested} have arrived (can_transform tells when), or ask for Stamp::LATEST"
         ),
         Extrapolation::OneValue { stamp } => format!(
-            "only one transform for '{frame}' is held, at {stamp}, so there is nothing to interpolate at {requested}. Fix: ask for {stamp} or Stamp::LATEST, or wait for the next transform of '{frame}'"
+            "{lookup}: only one transform for '{frame}' is held, at {stamp}, so there is nothing to interpolate at {requested}. Fix: ask for {stamp} or Stamp::LATEST, or wait for the next transform of '{frame}'"
         ),
         Extrapolation::NoData => format!(
-            "no transform for '{frame}' is held (its data was cleared). Fix: wait until its broadcaster publishes again"
+            "{lookup}: no transform for '{frame}' is held (its data was cleared). Fix: wait until its broadcaster publishes again"
         ),
     }
 }
