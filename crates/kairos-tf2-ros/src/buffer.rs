@@ -82,6 +82,8 @@ struct State {
     /// The subscriptions of each listener filling this buffer (listener key, completers):
     /// what a blocking wait needs to run.
     listeners: Vec<(u64, Vec<WaitCompleter>)>,
+    /// What a `WouldDeadlock` of a wait offers, in the words of the caller's API.
+    advice: WaitAdvice<'static>,
 }
 
 /// One attempt of a waiting lookup, made under the buffer's lock.
@@ -108,6 +110,7 @@ impl Buffer {
                     waiters: Vec::new(),
                     next_key: 1,
                     listeners: Vec::new(),
+                    advice: ADVICE,
                 }),
             }),
         }
@@ -297,16 +300,67 @@ impl Buffer {
         }
     }
 
-    /// Adds the subscriptions of a listener filling this buffer; returns its key.
-    pub(crate) fn add_listener(&self, completers: Vec<WaitCompleter>) -> u64 {
+    /// The transform from `source` at `source_time` to `target` at `target_time`, through
+    /// `fixed` (see [`BufferCore::lookup_transform_full`]), waiting up to `timeout` of the
+    /// buffer's clock for both halves.
+    ///
+    /// # Errors
+    ///
+    /// As [`Buffer::lookup_transform_with_cancel`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn lookup_transform_full_with_cancel(
+        &self,
+        target: &str,
+        target_time: Stamp,
+        source: &str,
+        source_time: Stamp,
+        fixed: &str,
+        timeout: impl Into<Duration>,
+        cancel: &CancelToken,
+    ) -> Result<TransformStamped, TransformError> {
+        let operation = Operation::new("lookup_transform_full", target, source, target_time);
+        self.block(&operation, timeout.into(), cancel, &|core| {
+            core.lookup_transform_full(target, target_time, source, source_time, fixed)
+        })
+    }
+
+    /// `Ok` once [`Buffer::lookup_transform_full_with_cancel`] would succeed, waiting as it
+    /// does.
+    ///
+    /// # Errors
+    ///
+    /// As [`Buffer::lookup_transform_with_cancel`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn check_transform_full_timeout(
+        &self,
+        target: &str,
+        target_time: Stamp,
+        source: &str,
+        source_time: Stamp,
+        fixed: &str,
+        timeout: impl Into<Duration>,
+        cancel: &CancelToken,
+    ) -> Result<(), TransformError> {
+        let operation = Operation::new("can_transform_full", target, source, target_time);
+        self.block(&operation, timeout.into(), cancel, &|core| {
+            core.check_transform_full(target, target_time, source, source_time, fixed)
+        })
+    }
+
+    /// Makes the subscriptions behind `completers` (a listener's, built on subscriptions
+    /// of its own: kairos for Python's `TransformListener`) what a blocking wait of this
+    /// buffer needs to run, so a wait that could never complete is `WouldDeadlock` at once;
+    /// returns the key [`Buffer::remove_listener`] takes. [`TransformListener`](crate::TransformListener)
+    /// registers its own.
+    pub fn add_listener(&self, completers: Vec<WaitCompleter>) -> u64 {
         let mut state = self.shared.state.lock();
         let key = state.take_key();
         state.listeners.push((key, completers));
         key
     }
 
-    /// Forgets a listener's subscriptions.
-    pub(crate) fn remove_listener(&self, key: u64) {
+    /// Forgets the subscriptions [`Buffer::add_listener`] registered under `key`.
+    pub fn remove_listener(&self, key: u64) {
         self.shared
             .state
             .lock()
@@ -314,14 +368,21 @@ impl Buffer {
             .retain(|(k, _)| *k != key);
     }
 
-    /// The subscriptions a wait needs to run.
-    fn completers(&self) -> Vec<WaitCompleter> {
+    /// Words the fix of a `WouldDeadlock` in the API of the caller (kairos for Python
+    /// names its own methods); by default, this crate's.
+    pub fn set_wait_advice(&self, advice: WaitAdvice<'static>) {
+        self.shared.state.lock().advice = advice;
+    }
+
+    /// The subscriptions a wait needs to run, and the advice its `WouldDeadlock` gives.
+    fn completers(&self) -> (Vec<WaitCompleter>, WaitAdvice<'static>) {
         let state = self.shared.state.lock();
-        state
+        let completers = state
             .listeners
             .iter()
             .flat_map(|(_, c)| c.iter().cloned())
-            .collect()
+            .collect();
+        (completers, state.advice)
     }
 
     /// Registers (or updates) the waiter `key`'s waker, then makes one attempt, under one
@@ -370,9 +431,9 @@ impl Buffer {
             Err(e) if gives_up_at_once(&e) || !timeout.is_positive() => return Err(e.into()),
             Err(e) => e,
         };
-        let completers = self.completers();
+        let (completers, advice) = self.completers();
         let _blocked =
-            kairos::exec::check_blocking_wait(&operation.describe(timeout), &completers, &ADVICE)?;
+            kairos::exec::check_blocking_wait(&operation.describe(timeout), &completers, &advice)?;
         let clock = &self.shared.clock;
         let start = clock.now();
         let program = kairos::signal::shutdown_token();
@@ -551,8 +612,8 @@ impl TransformFuture {
         // the buffer holds never fails this way.
         if !self.checked {
             self.checked = true;
-            let completers = self.buffer.completers();
-            kairos::exec::check_await(&op.describe(self.timeout), &completers, &ADVICE)?;
+            let (completers, advice) = self.buffer.completers();
+            kairos::exec::check_await(&op.describe(self.timeout), &completers, &advice)?;
         }
         let clock = self.buffer.clock();
         let (start, sleep) = self.sleep.get_or_insert_with(|| {
