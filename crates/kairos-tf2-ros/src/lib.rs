@@ -35,6 +35,8 @@
 //!   insertion answers them, time out on the buffer's clock (simulation time included),
 //!   end on cancel and shutdown, and fail at once with `WouldDeadlock` where the
 //!   listener could never run meanwhile.
+//! - [`server`]: tf2_ros's buffer server (`tf2_msgs/action/LookupTransform`): waiting
+//!   lookups for other programs, bounded in time and in number.
 //! - [`convert`]: the ROS messages to and from `kairos_tf2`'s plain data.
 //! - [`error`]: how a wait ended, always with tf2's facts.
 
@@ -46,8 +48,10 @@ pub mod buffer;
 pub mod convert;
 pub mod error;
 pub mod listener;
+pub mod server;
 
 pub use broadcaster::{StaticTransformBroadcaster, TransformBroadcaster};
 pub use buffer::{Buffer, TransformFuture};
 pub use error::TransformError;
 pub use listener::{DEFAULT_AUTHORITY, TransformListener};
+pub use server::BufferServer;

@@ -1,8 +1,9 @@
-//! `kairos tf echo|frames|static`: frames across processes, as `ros2 run tf2_ros tf2_echo`,
-//! `view_frames` and `static_transform_publisher` do them, on `kairos-tf2-ros`.
+//! `kairos tf echo|frames|static|buffer-server`: frames across processes, as `ros2 run
+//! tf2_ros tf2_echo`, `view_frames`, `static_transform_publisher` and `buffer_server` do
+//! them, on `kairos-tf2-ros`.
 //!
 //! Every command is bounded: `echo` by `--count` / `--timeout`, `frames` by `--wait`,
-//! `static` by `--duration` or Ctrl-C.
+//! `static` and `buffer-server` by `--duration` or Ctrl-C.
 
 use super::{period, seconds};
 use clap::{Args, Subcommand};
@@ -19,6 +20,19 @@ pub enum TfCmd {
     Frames(FramesArgs),
     /// Publish one static transform on /tf_static (static_transform_publisher).
     Static(StaticArgs),
+    /// Serve lookups to other programs (tf2_ros's buffer_server:
+    /// tf2_msgs/action/LookupTransform, as tf2_ros.BufferClient asks).
+    BufferServer(BufferServerArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BufferServerArgs {
+    /// The action's name.
+    #[arg(long, default_value = "tf2_buffer_server")]
+    pub name: String,
+    /// Exit after this many seconds (default: at Ctrl-C).
+    #[arg(long)]
+    pub duration: Option<f64>,
 }
 
 #[derive(Debug, Args)]
@@ -83,7 +97,35 @@ pub fn run(cmd: TfCmd) -> anyhow::Result<ExitCode> {
         TfCmd::Echo(args) => echo(args),
         TfCmd::Frames(args) => frames(args),
         TfCmd::Static(args) => publish_static(args),
+        TfCmd::BufferServer(args) => buffer_server(args),
     }
+}
+
+/// Sleeps until `duration` seconds have passed (a year without one) or Ctrl-C.
+fn stay(duration: Option<f64>) -> anyhow::Result<()> {
+    let steady = kairos::time::Clock::steady();
+    let token = kairos::signal::shutdown_token();
+    let until = match duration {
+        Some(d) => steady.now() + kairos::time::Duration::from(seconds("--duration", d)?),
+        None => steady.now() + kairos::time::Duration::from_secs(365 * 24 * 3600),
+    };
+    let _ = steady.sleep_until(until, &token);
+    Ok(())
+}
+
+fn buffer_server(args: BufferServerArgs) -> anyhow::Result<ExitCode> {
+    let (node, _transport) = node("buffer_server")?;
+    let buffer = Buffer::new(node.clock());
+    let _listener = TransformListener::new(&node, buffer.clone())?;
+    let _server = kairos_tf2_ros::BufferServer::new(&node, buffer, &args.name)?;
+    let exec = kairos::exec::Executor::single_threaded();
+    exec.add_node(&node)?;
+    let spinner = exec.clone();
+    std::thread::spawn(move || spinner.spin());
+    println!("kairos tf buffer-server: serving {}", args.name);
+    stay(args.duration)?;
+    let _ = exec.shutdown(kairos::time::Duration::from_secs(2));
+    Ok(ExitCode::SUCCESS)
 }
 
 /// A node on the Zenoh transport, spun by an executor of its own (so Ctrl-C shuts it down
@@ -305,13 +347,7 @@ fn publish_static(args: StaticArgs) -> anyhow::Result<ExitCode> {
     exec.add_node(&node)?;
     let spinner = exec.clone();
     std::thread::spawn(move || spinner.spin());
-    let steady = kairos::time::Clock::steady();
-    let token = kairos::signal::shutdown_token();
-    let until = match args.duration {
-        Some(d) => steady.now() + kairos::time::Duration::from(seconds("--duration", d)?),
-        None => steady.now() + kairos::time::Duration::from_secs(365 * 24 * 3600),
-    };
-    let _ = steady.sleep_until(until, &token);
+    stay(args.duration)?;
     let _ = exec.shutdown(kairos::time::Duration::from_secs(2));
     Ok(ExitCode::SUCCESS)
 }
