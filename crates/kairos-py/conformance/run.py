@@ -1,8 +1,12 @@
-"""Runs rclpy's own test suite against kairos, with only the imports mapped.
+"""Runs rclpy's (or geometry2's) own test suite against kairos, with only the imports
+mapped.
 
-    python3 crates/kairos-py/conformance/run.py RCLPY_CHECKOUT [--timeout S] [--only FILE...]
+    python3 crates/kairos-py/conformance/run.py CHECKOUT [--suite rclpy|geometry2]
+        [--timeout S] [--only FILE...]
 
-``RCLPY_CHECKOUT`` is a checkout of ros2/rclpy (its ``rclpy/test`` is what runs). Each
+``CHECKOUT`` is a checkout of ros2/rclpy (its ``rclpy/test`` is what runs) or, with
+``--suite geometry2``, of ros2/geometry2 (the Python tests of ``tf2_py``, ``tf2_ros_py``,
+``tf2_geometry_msgs`` and ``test_tf2``). Each
 test file runs in its own ``python -m kairos.run -m pytest`` (``rclpy`` and the interface
 packages resolve to kairos, nothing else changes), bounded by ``--timeout`` seconds, and
 the per-file counts come from pytest's JUnit report. It prints a Markdown table (file,
@@ -10,11 +14,16 @@ tests, passed, failed, errors, skipped, and the first error of a file that did n
 and the totals; CONFORMANCE.md keeps the last measured table.
 
 kairos must be importable (PYTHONPATH pointing at a staged build, as scripts/test makes).
+
+A test file that its suite runs from a launch file, beside other programs, gets those
+programs as kairos's own commands (``COMPANIONS``), all on a ``kairos router`` of their
+own on loopback; ``--kairos`` names the binary (default: this checkout's release build).
 """
 
 import argparse
 import os
 import pathlib
+import socket
 import subprocess
 import sys
 import tempfile
@@ -22,13 +31,65 @@ import time
 import xml.etree.ElementTree as ET
 
 
-def run_file(path, timeout, workdir):
-    report = pathlib.Path(workdir) / (path.stem + ".xml")
+#: The folders of each suite whose test_*.py files run.
+SUITES = {
+    "rclpy": ["rclpy/test"],
+    "geometry2": ["tf2_py/test", "tf2_ros_py/test", "tf2_geometry_msgs/test", "test_tf2/test"],
+}
+
+
+#: What a test file's launch file starts beside it, as kairos commands (the file's path
+#: from the checkout, then each program's arguments to `kairos`).
+COMPANIONS = {
+    # test_tf2/test/test_buffer_client.launch.py: tf2_ros's static_transform_publisher
+    # a -> b at (5, 6, 7) and test_tf2's C++ buffer server on "tf_action".
+    "test_tf2/test/test_buffer_client.py": [
+        ["tf", "static", "--x", "5", "--y", "6", "--z", "7", "--frame-id", "a",
+         "--child-frame-id", "b"],
+        ["tf", "buffer-server", "--name", "tf_action"],
+    ],
+}
+
+
+class Companions:
+    """``kairos router`` on a free loopback port and the programs a test file needs beside
+    it, all ended when the file has run."""
+
+    def __init__(self, kairos, programs):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.env = dict(
+            KAIROS_TRANSPORT="zenoh",
+            ZENOH_CONFIG_OVERRIDE=f'connect/endpoints=["tcp/127.0.0.1:{port}"];'
+                                  'listen/endpoints=["tcp/127.0.0.1:0"]')
+        env = dict(os.environ, **self.env)
+        env.pop("ROS_DOMAIN_ID", None)
+        self.processes = [subprocess.Popen([kairos, "router", "--listen", f"tcp/127.0.0.1:{port}"],
+                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                           text=True)]
+        self.processes[0].stdout.readline()  # listening
+        for program in programs:
+            self.processes.append(subprocess.Popen([kairos] + program, env=env,
+                                                   stdout=subprocess.DEVNULL,
+                                                   stderr=subprocess.DEVNULL))
+
+    def close(self):
+        for process in reversed(self.processes):
+            process.kill()
+            process.wait(10)
+
+
+def run_file(path, timeout, workdir, extra_env=None):
+    # Two suites may have files of one name (tf2_ros_py/test and test_tf2/test both have
+    # test_buffer_client.py): the report is named after the whole path.
+    report = pathlib.Path(workdir) / ("_".join(path.parts[-3:]) + ".xml")
     args = [sys.executable, "-m", "kairos.run", "-m", "pytest", "-q", "-p", "no:cacheprovider",
             f"--junitxml={report}", "-o", "junit_family=xunit2", str(path)]
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", **(extra_env or {}))
     # What rclpy/test/__init__.py imports besides rclpy: rpyutils (it only adds Windows
-    # DLL directories) and test_rclpy (an empty package CMake makes for C test helpers).
+    # DLL directories) and test_rclpy (an empty package CMake makes for C test helpers);
+    # tf2_py's tests import the extension as test_tf2_py._tf2_py (a copy CMake makes).
     env["PYTHONPATH"] = os.pathsep.join(
         [str(pathlib.Path(__file__).parent / "shims")] + env.get("PYTHONPATH", "").split(os.pathsep))
     started = time.monotonic()
@@ -61,24 +122,35 @@ def run_file(path, timeout, workdir):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("checkout", type=pathlib.Path)
+    parser.add_argument("--suite", choices=sorted(SUITES), default="rclpy")
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--only", nargs="*")
+    parser.add_argument("--kairos", default=str(pathlib.Path(__file__).resolve().parents[3]
+                                                / "target" / "release" / "kairos"))
     args = parser.parse_args()
-    tests = sorted((args.checkout / "rclpy" / "test").glob("test_*.py"))
+    folders = SUITES[args.suite]
+    tests = [t for folder in folders for t in sorted((args.checkout / folder).glob("test_*.py"))]
     if args.only:
         tests = [t for t in tests if t.name in args.only]
     if not tests:
-        sys.exit(f"no rclpy/test/test_*.py under {args.checkout}: give a ros2/rclpy checkout")
+        sys.exit(f"no test_*.py under {', '.join(folders)} of {args.checkout}: give a ros2/"
+                 f"{args.suite} checkout")
     totals = {"tests": 0, "passed": 0, "failures": 0, "errors": 0, "skipped": 0}
     print("| file | tests | passed | failed | errors | skipped | why none ran |")
     print("|---|---:|---:|---:|---:|---:|---|")
     with tempfile.TemporaryDirectory() as workdir:
         for test in tests:
-            r = run_file(test, args.timeout, workdir)
+            programs = COMPANIONS.get(test.relative_to(args.checkout).as_posix())
+            companions = Companions(args.kairos, programs) if programs else None
+            try:
+                r = run_file(test, args.timeout, workdir, companions and companions.env)
+            finally:
+                if companions:
+                    companions.close()
             for key in totals:
                 totals[key] += r[key]
             note = r["note"].replace("|", "\\|")
-            print(f"| {test.name} | {r['tests']} | {r['passed']} | {r['failures']} | "
+            print(f"| {test.relative_to(args.checkout)} | {r['tests']} | {r['passed']} | {r['failures']} | "
                   f"{r['errors']} | {r['skipped']} | {note} |", flush=True)
     print(f"| **total** | {totals['tests']} | {totals['passed']} | {totals['failures']} | "
           f"{totals['errors']} | {totals['skipped']} | |")

@@ -12,7 +12,7 @@
 //! shutdown token and the transport), `future` (futures and `async def` callbacks), `time`
 //! (clocks and sleeps), `typed` (the Rust entities per message type), `msg` (the
 //! interfaces of kairos-msgs, by name), `node` (nodes and entities), `rust_node`,
-//! `executor`.
+//! `executor`, `tf2` (the transform buffer behind `tf2_py` and `tf2_ros`).
 
 #![warn(missing_docs)]
 
@@ -28,6 +28,7 @@ mod node;
 mod qos_status;
 mod rust_node;
 mod session;
+mod tf2;
 mod time;
 mod typed;
 
@@ -178,6 +179,7 @@ fn _kairos(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<time::PyCancel>()?;
     m.add_class::<rust_node::RustEchoNode>()?;
     m.add_class::<rust_node::RustRelay>()?;
+    tf2::register(m)?;
     m.add_function(wrap_pyfunction!(msg::interfaces, m)?)?;
     m.add_function(wrap_pyfunction!(msg::serialize_message, m)?)?;
     m.add_function(wrap_pyfunction!(msg::deserialize_message, m)?)?;

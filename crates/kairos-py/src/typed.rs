@@ -82,9 +82,10 @@ pub(crate) type MakePublisher = fn(
 ) -> PyResult<Box<dyn DynPublisher>>;
 /// An entity and its callback's trace handle.
 pub(crate) type Made = (Entity, u64);
-/// A subscription, its callback's trace handle, and its QoS events (for rcl's event
-/// handles, see `qos_status`).
-pub(crate) type MadeSubscription = (Entity, u64, SubscriptionEvents);
+/// A subscription, its callback's trace handle, its QoS events (for rcl's event
+/// handles, see `qos_status`), and what a blocking wait for its messages needs to run
+/// (a tf2 buffer's, see `tf2`).
+pub(crate) type MadeSubscription = (Entity, u64, SubscriptionEvents, kairos::exec::WaitCompleter);
 pub(crate) type MakeSubscription = fn(&Node, &str, Qos, Handler) -> PyResult<MadeSubscription>;
 pub(crate) type MakeService = fn(&Node, &str, ServiceHandler) -> PyResult<Made>;
 pub(crate) type MakeClient = fn(&Node, &str, &Bound<'_, PyAny>) -> PyResult<Box<dyn DynClient>>;
@@ -285,7 +286,8 @@ pub(crate) fn make_subscription<T: Message>(
     let events = subscription_events(subscription.events(), &event_env, callbacks)?;
     let handle = subscription.callback_handle();
     let source = subscription.events();
-    Ok((Box::new((subscription, events)), handle, source))
+    let completer = subscription.completer();
+    Ok((Box::new((subscription, events)), handle, source, completer))
 }
 
 pub(crate) fn make_service<Req: Message, Resp: Message>(

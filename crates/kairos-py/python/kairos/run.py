@@ -21,7 +21,8 @@ from kairos import _interfaces
 
 #: Python packages of ROS 2 that kairos has under the same name: helpers, the launch API
 #: (``kairos launch FILE.launch.py``) and the package index.
-_HELPERS = ("sensor_msgs_py", "launch", "launch_ros", "ament_index_python")
+_HELPERS = ("sensor_msgs_py", "launch", "launch_ros", "ament_index_python", "tf2_py", "tf2_ros",
+            "tf2_geometry_msgs")
 
 
 class _Alias(importlib.abc.Loader):

@@ -161,6 +161,8 @@ pub struct PySubscription {
     pub(super) topic: String,
     /// The graph the subscription's node is in (which does not keep the node alive).
     pub(super) graph: kairos::graph::Context,
+    /// What a blocking wait for its messages needs to run (it does not keep it alive).
+    pub(crate) completer: kairos::exec::WaitCompleter,
 }
 
 impl fmt::Debug for PySubscription {

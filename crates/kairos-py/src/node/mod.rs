@@ -406,7 +406,7 @@ impl NodeCore {
             timing
                 .unwrap_or_default()
                 .apply(qos(depth, transient_local, keep_all, best_effort));
-        let (inner, handle, events) = (kind.subscription)(&node, topic, qos, handler)?;
+        let (inner, handle, events, completer) = (kind.subscription)(&node, topic, qos, handler)?;
         kairos::trace::tp::rclcpp_callback_register(handle, &name);
         Ok(PySubscription {
             topic: node
@@ -415,6 +415,7 @@ impl NodeCore {
             _inner: Mutex::new(Some(inner)),
             events: Mutex::new(Some(events)),
             graph: node.context().clone(),
+            completer,
         })
     }
 

@@ -1,0 +1,1 @@
+from tf2_py import *  # noqa: F401,F403
