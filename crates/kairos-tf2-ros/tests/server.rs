@@ -49,7 +49,10 @@ impl System {
         executor.add_node(&client_node).unwrap();
         let spinner = executor.clone();
         std::thread::spawn(move || spinner.spin());
-        assert!(client.wait_for_server(LIMIT), "the buffer server never appeared");
+        assert!(
+            client.wait_for_server(LIMIT),
+            "the buffer server never appeared"
+        );
         System {
             _context: context,
             _server_node: server_node,
@@ -62,7 +65,10 @@ impl System {
         }
     }
 
-    fn ask(&self, goal: LookupTransformGoal) -> Result<ClientGoalHandle<LookupTransform>, ActionError> {
+    fn ask(
+        &self,
+        goal: LookupTransformGoal,
+    ) -> Result<ClientGoalHandle<LookupTransform>, ActionError> {
         self.client.send_goal(goal, LIMIT)
     }
 
@@ -119,9 +125,16 @@ fn a_waiting_lookup_is_answered_by_the_transform_that_arrives() {
     system.broadcaster.send_transform(&odom_base(6, 6.0));
     let outcome = handle.get_result(LIMIT).unwrap();
     assert_eq!(outcome.status, GoalStatus::Succeeded);
-    assert_eq!(outcome.result.error.error, 0, "{}", outcome.result.error.error_string);
+    assert_eq!(
+        outcome.result.error.error, 0,
+        "{}",
+        outcome.result.error.error_string
+    );
     let t = &outcome.result.transform;
-    assert_eq!((t.header.frame_id.as_str(), t.child_frame_id.as_str()), ("odom", "base_link"));
+    assert_eq!(
+        (t.header.frame_id.as_str(), t.child_frame_id.as_str()),
+        ("odom", "base_link")
+    );
     assert!((t.transform.translation.x - 5.0).abs() < 1e-9, "{t:?}");
     assert_eq!(system.waiting(), 0);
 }
@@ -129,7 +142,10 @@ fn a_waiting_lookup_is_answered_by_the_transform_that_arrives() {
 #[test]
 fn a_lookup_that_cannot_be_answered_is_aborted_with_tf2s_code_and_the_facts() {
     let system = System::new();
-    system.buffer.set_transform(&odom_base(4, 4.0), "test", false).unwrap();
+    system
+        .buffer
+        .set_transform(&odom_base(4, 4.0), "test", false)
+        .unwrap();
     let short = DurationMsg {
         sec: 0,
         nanosec: 50_000_000,
@@ -138,7 +154,11 @@ fn a_lookup_that_cannot_be_answered_is_aborted_with_tf2s_code_and_the_facts() {
     let outcome = handle.get_result(LIMIT).unwrap();
     assert_eq!(outcome.status, GoalStatus::Aborted);
     // tf2_msgs/TF2Error: LOOKUP_ERROR = 1.
-    assert_eq!(outcome.result.error.error, 1, "{}", outcome.result.error.error_string);
+    assert_eq!(
+        outcome.result.error.error, 1,
+        "{}",
+        outcome.result.error.error_string
+    );
     let text = &outcome.result.error.error_string;
     assert!(text.contains("camera") && text.contains("odom"), "{text}");
 }
@@ -165,7 +185,10 @@ fn dropping_the_server_ends_its_waiting_lookups() {
     // that the buffer no longer has the lookup's waiter (which would stay for an hour).
     let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while system.buffer.waiters() != 0 {
-        assert!(std::time::Instant::now() < give_up, "a lookup outlived its server");
+        assert!(
+            std::time::Instant::now() < give_up,
+            "a lookup outlived its server"
+        );
         std::thread::yield_now();
     }
 }
@@ -185,10 +208,16 @@ fn lookups_beyond_the_bound_are_rejected_not_queued() {
     // One transform answers them all.
     system.broadcaster.send_transform(&odom_base(5, 5.0));
     for handle in &handles {
-        assert_eq!(handle.get_result(LIMIT).unwrap().status, GoalStatus::Succeeded);
+        assert_eq!(
+            handle.get_result(LIMIT).unwrap().status,
+            GoalStatus::Succeeded
+        );
     }
     system.wait_until_waiting(0);
     // And room is made again.
     let again = system.ask(goal("odom", "base_link", FOREVER)).unwrap();
-    assert_eq!(again.get_result(LIMIT).unwrap().status, GoalStatus::Succeeded);
+    assert_eq!(
+        again.get_result(LIMIT).unwrap().status,
+        GoalStatus::Succeeded
+    );
 }
