@@ -494,6 +494,29 @@ impl LogLine {
     }
 }
 
+/// A transform lookup that could wait (`kairos:tf_lookup`), as it ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct TfLookup {
+    /// When it ended (trace time).
+    pub at: i64,
+    /// The process it ran in.
+    pub pid: i64,
+    /// The callback it waited in, if any.
+    pub callback: Option<CallbackId>,
+    /// The call (`lookup_transform`, `can_transform`, ...).
+    pub operation: String,
+    /// The frame the transform is into.
+    pub target: String,
+    /// The frame the transform is from.
+    pub source: String,
+    /// The stamp asked for, ns (0: the latest).
+    pub time: i64,
+    /// How long it waited, ns of the buffer's clock.
+    pub waited: i64,
+    /// `found`, `timeout`, `cancelled`, `shut_down`, `would_deadlock` or `error`.
+    pub outcome: String,
+}
+
 /// Which end of an action an [`ActionEndpoint`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -570,6 +593,8 @@ pub struct Model {
     pub action_endpoints: Vec<ActionEndpoint>,
     /// Goals, in the order their first step was traced (kairos traces).
     pub goals: Vec<Goal>,
+    /// Transform lookups that could wait, in the order they ended (kairos traces).
+    pub tf_lookups: Vec<TfLookup>,
     /// Events per event name.
     pub event_counts: BTreeMap<String, u64>,
     /// Events read.

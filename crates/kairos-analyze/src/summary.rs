@@ -89,6 +89,8 @@ pub struct Summary {
     pub log_lines: Vec<(String, usize)>,
     /// Action goals, per action name.
     pub goals: BTreeMap<String, usize>,
+    /// Transform lookups that could wait, per pair of frames.
+    pub tf_lookups: Vec<TfLookupSummary>,
     /// Every subscription that took a message or found its queue empty.
     pub subscriptions: Vec<SubscriptionSummary>,
     /// Deliveries per way they were linked to their publication.
@@ -179,6 +181,7 @@ pub fn summary(m: &Model) -> Summary {
             .filter(|a| !a.goals.is_empty())
             .map(|a| (a.action.clone(), a.goals.len()))
             .collect(),
+        tf_lookups: tf_lookups(m),
         subscriptions: m
             .subscriptions
             .iter()
@@ -197,6 +200,50 @@ pub fn summary(m: &Model) -> Summary {
         middleware_takes: m.middleware_takes,
         clock_offsets: m.clock_offsets.clone(),
     }
+}
+
+/// The lookups of one transform (`source` into `target`) that could wait.
+#[derive(Debug, Clone, Serialize)]
+pub struct TfLookupSummary {
+    /// The frame the transform is into.
+    pub target: String,
+    /// The frame the transform is from.
+    pub source: String,
+    /// How many.
+    pub lookups: u64,
+    /// How they ended (`found`: 12, `timeout`: 1).
+    pub outcomes: BTreeMap<String, u64>,
+    /// Their waits added up, ns of their buffers' clocks.
+    pub waited_ns: i64,
+    /// The longest wait, ns.
+    pub longest_ns: i64,
+    /// The callback the longest wait was in (None: outside any callback).
+    pub longest_in: Option<String>,
+}
+
+fn tf_lookups(m: &Model) -> Vec<TfLookupSummary> {
+    let mut pairs: BTreeMap<(&str, &str), TfLookupSummary> = BTreeMap::new();
+    for l in &m.tf_lookups {
+        let pair = pairs
+            .entry((&l.target, &l.source))
+            .or_insert_with(|| TfLookupSummary {
+                target: l.target.clone(),
+                source: l.source.clone(),
+                lookups: 0,
+                outcomes: BTreeMap::new(),
+                waited_ns: 0,
+                longest_ns: -1,
+                longest_in: None,
+            });
+        pair.lookups += 1;
+        *pair.outcomes.entry(l.outcome.clone()).or_default() += 1;
+        pair.waited_ns += l.waited;
+        if l.waited > pair.longest_ns {
+            pair.longest_ns = l.waited;
+            pair.longest_in = l.callback.map(|c| m.callback_label(c));
+        }
+    }
+    pairs.into_values().collect()
 }
 
 fn log_levels(m: &Model) -> Vec<(String, usize)> {
@@ -396,6 +443,27 @@ impl fmt::Display for Summary {
                 "\naction goals: {} (`kairos trace goals` shows each one's life)",
                 per_action.join(", ")
             )?;
+        }
+        if !self.tf_lookups.is_empty() {
+            writeln!(f, "\ntransform lookups that could wait:")?;
+            for l in &self.tf_lookups {
+                let outcomes: Vec<String> =
+                    l.outcomes.iter().map(|(o, n)| format!("{n} {o}")).collect();
+                let inside = l
+                    .longest_in
+                    .as_deref()
+                    .map_or_else(String::new, |c| format!(" in {c}"));
+                writeln!(
+                    f,
+                    "  from '{}' to '{}': {} ({}), waited {} in all, longest {}{inside}",
+                    l.source,
+                    l.target,
+                    l.lookups,
+                    outcomes.join(", "),
+                    human_ns(l.waited_ns as f64),
+                    human_ns(l.longest_ns as f64),
+                )?;
+            }
         }
         writeln!(f, "\nevents:")?;
         for (name, n) in &self.event_counts {

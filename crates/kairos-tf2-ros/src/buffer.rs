@@ -425,6 +425,24 @@ impl Buffer {
         cancel: &CancelToken,
         attempt: &Attempt<'_, R>,
     ) -> Result<R, TransformError> {
+        if !(timeout.is_positive() && kairos::trace::tp::enabled()) {
+            return self.wait(operation, timeout, cancel, attempt);
+        }
+        let start = self.shared.clock.now();
+        let result = self.wait(operation, timeout, cancel, attempt);
+        let waited = self.shared.clock.now().since(start).unwrap_or(timeout);
+        operation.trace(waited, &result);
+        result
+    }
+
+    /// The wait of [`Buffer::block`].
+    fn wait<R>(
+        &self,
+        operation: &Operation,
+        timeout: Duration,
+        cancel: &CancelToken,
+        attempt: &Attempt<'_, R>,
+    ) -> Result<R, TransformError> {
         let first = self.with_core(attempt);
         let last = match first {
             Ok(found) => return Ok(found),
@@ -507,6 +525,28 @@ impl Operation {
         }
     }
 
+    /// Records how a wait that could have waited ended (`kairos:tf_lookup`), in the
+    /// callback it ran in.
+    fn trace<R>(&self, waited: Duration, result: &Result<R, TransformError>) {
+        let outcome = match result {
+            Ok(_) => "found",
+            Err(TransformError::Tf2(Tf2Error::Timeout { .. })) => "timeout",
+            Err(TransformError::WouldDeadlock(_)) => "would_deadlock",
+            Err(TransformError::Cancelled { .. }) => "cancelled",
+            Err(TransformError::ShutDown { .. }) => "shut_down",
+            Err(_) => "error",
+        };
+        kairos::trace::tp::tf_lookup(
+            kairos::trace::running_callback().unwrap_or(0),
+            self.name,
+            &self.target,
+            &self.source,
+            self.time.nanos(),
+            waited.as_nanos(),
+            outcome,
+        );
+    }
+
     fn describe(&self, timeout: Duration) -> String {
         format!(
             "{}('{}', '{}', {}) with a timeout of {timeout}",
@@ -579,7 +619,14 @@ impl Future for TransformFuture {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let result = this.poll_once(cx);
-        if result.is_ready() {
+        if let Poll::Ready(ended) = &result {
+            if this.timeout.is_positive() && kairos::trace::tp::enabled() {
+                let clock = this.buffer.clock();
+                let waited = this.sleep.as_ref().map_or(Duration::ZERO, |(start, _)| {
+                    clock.now().since(*start).unwrap_or(this.timeout)
+                });
+                this.operation.trace(waited, ended);
+            }
             this.buffer.remove_waiter(this.key.take());
             this.sleep = None;
             this.program = None;

@@ -371,6 +371,17 @@ macro_rules! for_each_event {
             /// timeout with `pending` callbacks it waited for not yet run: that step was
             /// not deterministic.
             kairos::sim_settle_timeout => SimSettleTimeout { time: I64, pending: U64 },
+            // ---- kairos: frames (tf2) ----
+            /// A transform lookup that could wait ended: `operation` is the call
+            /// (`lookup_transform`, `can_transform`, ...), `target_frame` and
+            /// `source_frame` its frames, `time` the stamp asked for in ns (0: the latest),
+            /// `waited` how long it waited in ns of the buffer's clock, `outcome` how it
+            /// ended (`found`, `timeout`, `cancelled`, `shut_down`, `would_deadlock`,
+            /// `error`), `callback` the callback it waited in (0: none).
+            kairos::tf_lookup => TfLookup {
+                callback: Hex64, operation: Str, target_frame: Str, source_frame: Str,
+                time: I64, waited: I64, outcome: Str,
+            },
             // ---- kairos: logging ----
             /// Logger `logger` wrote `message` at `severity` (rcutils' values: 10 debug,
             /// 20 info, 30 warn, 40 error, 50 fatal) from the callback `callback` (0:

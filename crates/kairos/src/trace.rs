@@ -33,6 +33,12 @@ use crate::time::ClockKind;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// The trace handle of the callback this thread runs, if any: for tracepoints outside
+/// this crate that name the callback they happen in (as `kairos:log` does).
+pub fn running_callback() -> Option<u64> {
+    crate::current::callback::handle()
+}
+
 /// The session `KAIROS_TRACE` started on first use, stopped at exit.
 static FROM_ENV: Mutex<Option<Session>> = Mutex::new(None);
 /// Set once `KAIROS_TRACE` has been looked at (by first use or [`init_from_env`]).

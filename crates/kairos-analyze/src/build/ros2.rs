@@ -15,7 +15,8 @@ use std::sync::Arc;
 use super::{At, Builder, Handle, MsgKey};
 use crate::model::{
     AccessDenial, ActionRole, CallbackId, ClockMark, ClockMarkKind, Delivery, DeliveryRef, Link,
-    LogLine, MessageId, MessageLink, Owner, PublisherId, QueueKind, SubscriptionId, Topic,
+    LogLine, MessageId, MessageLink, Owner, PublisherId, QueueKind, SubscriptionId, TfLookup,
+    Topic,
 };
 
 pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
@@ -443,6 +444,22 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_
                 logger: ev.str("logger").unwrap_or("?").to_owned(),
                 severity: ev.i64("severity").unwrap_or(0) as i32,
                 message: ev.str("message").unwrap_or("").to_owned(),
+            });
+        }
+        "tf_lookup" => {
+            let handle = h("callback");
+            let callback = (handle != 0).then(|| b.callback(pid, handle));
+            let text = |field| ev.str(field).unwrap_or("?").to_owned();
+            b.m.tf_lookups.push(TfLookup {
+                at: at.ts,
+                pid,
+                callback,
+                operation: text("operation"),
+                target: text("target_frame"),
+                source: text("source_frame"),
+                time: ev.i64("time").unwrap_or(0),
+                waited: ev.i64("waited").unwrap_or(0),
+                outcome: text("outcome"),
             });
         }
         "message_loss" => b.m.remote_losses += ev.u64("count").unwrap_or(0),
