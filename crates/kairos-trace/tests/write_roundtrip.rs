@@ -49,7 +49,15 @@ fn emit_every_event() {
     tp::stall(ClockKind::Sim, 77);
     tp::resume(ClockKind::Sim, 78, 1_500);
     tp::sim_settle_timeout(79, 2);
-    tp::tf_lookup(0x33, "lookup_transform", "odom", "base_link", 0, 12_000, "found");
+    tp::tf_lookup(
+        0x33,
+        "lookup_transform",
+        "odom",
+        "base_link",
+        0,
+        12_000,
+        "found",
+    );
     tp::log(0x33, "robot.talker", 30, "battery low");
     tp::shutdown_report(0x30, "/chatter", "dropped", 1);
     tp::access_denied(
