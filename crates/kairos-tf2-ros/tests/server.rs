@@ -178,16 +178,26 @@ fn a_cancel_ends_a_waiting_lookup_as_canceled() {
 fn dropping_the_server_ends_its_waiting_lookups() {
     let mut system = System::new();
     let _handle = system.ask(goal("odom", "base_link", FOREVER)).unwrap();
-    system.wait_until_waiting(1);
-    assert_eq!(system.buffer.waiters(), 1);
+    // The server counts a goal when it admits it; its thread joins the buffer's waiters
+    // a moment later.
+    wait_for("the lookup waits in the buffer", || {
+        system.buffer.waiters() == 1
+    });
     drop(system.server.take());
     // The goal's end never reaches the client once the server is gone, so the proof is
     // that the buffer no longer has the lookup's waiter (which would stay for an hour).
+    wait_for("the lookup ends with its server", || {
+        system.buffer.waiters() == 0
+    });
+}
+
+/// Spins (bounded) until `ready` holds: synchronization on observable state, not a sleep.
+fn wait_for(what: &str, ready: impl Fn() -> bool) {
     let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while system.buffer.waiters() != 0 {
+    while !ready() {
         assert!(
             std::time::Instant::now() < give_up,
-            "a lookup outlived its server"
+            "never happened: {what}"
         );
         std::thread::yield_now();
     }
