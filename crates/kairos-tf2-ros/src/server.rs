@@ -26,7 +26,7 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// How many lookups a server lets wait at once.
 pub const MAX_LOOKUPS: usize = 64;
@@ -36,6 +36,8 @@ pub struct BufferServer {
     server: Option<ActionServer<LookupTransform>>,
     waiting: Arc<AtomicUsize>,
     cancels: Cancels,
+    /// Set when the server is dropped: its lookups' cancels are then not a client's.
+    closed: Arc<AtomicBool>,
 }
 
 /// Each waiting lookup's cancel token, by goal.
@@ -63,6 +65,8 @@ impl BufferServer {
         // A cancel request ends its goal's wait; dropping the server ends them all.
         let cancels: Cancels = Arc::default();
         let (to_cancel, to_run) = (cancels.clone(), cancels.clone());
+        let closed = Arc::new(AtomicBool::new(false));
+        let closing = closed.clone();
         let server = ActionServer::<LookupTransform>::new(
             node,
             name,
@@ -88,10 +92,11 @@ impl BufferServer {
             },
             move |handle: ServerGoalHandle<LookupTransform>| {
                 let (buffer, running, cancels) = (buffer.clone(), running.clone(), to_run.clone());
+                let closing = closing.clone();
                 let cancel = CancelToken::new();
                 cancels.lock().insert(handle.id(), cancel.clone());
                 std::thread::spawn(move || {
-                    answer(&buffer, &handle, &cancel);
+                    answer(&buffer, &handle, &cancel, &closing);
                     cancels.lock().remove(&handle.id());
                     running.fetch_sub(1, Ordering::AcqRel);
                 });
@@ -101,6 +106,7 @@ impl BufferServer {
             server: Some(server),
             waiting,
             cancels,
+            closed,
         })
     }
 
@@ -115,6 +121,7 @@ impl Drop for BufferServer {
     fn drop(&mut self) {
         // The action first, so no goal starts after the cancels.
         drop(self.server.take());
+        self.closed.store(true, Ordering::Release);
         for cancel in self.cancels.lock().values() {
             cancel.cancel();
         }
@@ -122,7 +129,12 @@ impl Drop for BufferServer {
 }
 
 /// Runs one goal's lookup and ends the goal with its answer.
-fn answer(buffer: &Buffer, handle: &ServerGoalHandle<LookupTransform>, cancel: &CancelToken) {
+fn answer(
+    buffer: &Buffer,
+    handle: &ServerGoalHandle<LookupTransform>,
+    cancel: &CancelToken,
+    closed: &AtomicBool,
+) {
     let found = lookup(buffer, handle.goal(), cancel);
     let result = match found {
         Ok(transform) => {
@@ -143,9 +155,26 @@ fn answer(buffer: &Buffer, handle: &ServerGoalHandle<LookupTransform>, cancel: &
         error,
     };
     let _ = match result {
-        TransformError::Cancelled { .. } => handle.canceled(ended),
+        TransformError::Cancelled { .. } if becomes_canceling(handle, closed) => {
+            handle.canceled(ended)
+        }
         _ => handle.abort(ended),
     };
+}
+
+/// Whether a goal whose lookup a cancel ended is canceling. A client's cancel fires the
+/// token from `handle_cancel`, and the goal becomes canceling as soon as that callback has
+/// returned `Accept`: this waits out that moment (bounded), so the goal can end canceled
+/// and not be refused as still executing. A dropped server's cancels are not a client's.
+fn becomes_canceling(handle: &ServerGoalHandle<LookupTransform>, closed: &AtomicBool) -> bool {
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !handle.is_canceling() {
+        if closed.load(Ordering::Acquire) || std::time::Instant::now() >= give_up {
+            return false;
+        }
+        std::thread::yield_now();
+    }
+    true
 }
 
 fn lookup(
