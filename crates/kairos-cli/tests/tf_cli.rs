@@ -134,6 +134,13 @@ assert bounded_wait(lambda: publishers() > 0, 60), 'no /tf_static publisher in t
 def cache_answers():
     return any(r.ok is not None for r in session.session.get('*/tf_static/*/*/@adv/pub/**?_anyke;_max=1'))
 assert bounded_wait(cache_answers, 60), "the broadcaster's /tf_static cache never answered"
+# The subscriber finds the cache's publisher by one liveliness query of its own pattern;
+# a CI run saw that query answer nothing while a broader one (the graph's) had: that
+# exact pattern is asked until it answers, so the subscriber's own query is not the first.
+def token_answers():
+    pattern = f'@ros2_lv/0/*/*/*/MP/*/*/*/%tf_static/tf2_msgs::msg::dds_::TFMessage_/{HASH}/*'
+    return any(r.ok is not None for r in session.liveliness.get(pattern))
+assert bounded_wait(token_answers, 60), "the broadcaster's /tf_static token never answered"
 got = []
 asked.clear()
 def peers():
