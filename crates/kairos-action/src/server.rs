@@ -13,6 +13,10 @@
 //! - A goal whose last [`ServerGoalHandle`] is dropped before it ended is aborted (with
 //!   the default result, and a warning on the node's logger), so no client waits for a
 //!   result no one will give.
+//! - Each goal's [`cancel_token`](ServerGoalHandle::cancel_token) fires after the goal has
+//!   become canceling, never before (so code woken by it can end the goal
+//!   [`canceled`](ServerGoalHandle::canceled) at once), and when the [`ActionServer`] is
+//!   dropped (the goal is then still executing: end it, or drop its handle to abort it).
 
 use crate::error::GoalError;
 use crate::goal::{CancelResponse, GoalId, GoalResponse, GoalStatus};
@@ -22,7 +26,7 @@ use futures_channel::oneshot;
 use kairos::exec::GroupKind;
 use kairos::graph::{ActionType, GraphError, Node, Publisher, Service, ServiceType};
 use kairos::logging::Logger;
-use kairos::time::{Clock, Duration, Time};
+use kairos::time::{CancelToken, Clock, Duration, Time};
 use kairos_msgs::action_msgs::msg::{GoalInfo, GoalStatus as GoalStatusMsg, GoalStatusArray};
 use kairos_msgs::action_msgs::srv::{CancelGoalRequest, CancelGoalResponse};
 use kairos_msgs::builtin_interfaces::msg::Time as TimeMsg;
@@ -75,6 +79,8 @@ struct Shared<A: ActionType> {
     status: Publisher<GoalStatusArray>,
     feedback: Publisher<A::FeedbackMessage>,
     callbacks: Callbacks<A>,
+    /// Fired when the [`ActionServer`] is dropped; every goal's token is its child.
+    closing: CancelToken,
 }
 
 /// One accepted goal.
@@ -86,6 +92,8 @@ struct Goal<A: ActionType> {
     stamp: (i32, u32),
     goal: Arc<A::Goal>,
     state: Mutex<GoalState<A>>,
+    /// Fired once the goal is canceling, or its server is dropped.
+    cancel: CancelToken,
 }
 
 struct GoalState<A: ActionType> {
@@ -164,6 +172,7 @@ impl<A: ActionType> ActionServer<A> {
                 handle_cancel: Box::new(handle_cancel),
                 handle_accepted: Box::new(handle_accepted),
             },
+            closing: CancelToken::new(),
         });
         let on_goal = shared.clone();
         let send_goal = node.create_service(&names.send_goal, move |request| {
@@ -198,6 +207,13 @@ impl<A: ActionType> ActionServer<A> {
     pub fn goal_count(&self) -> usize {
         self.shared.prune();
         self.shared.goals.lock().len()
+    }
+}
+
+impl<A: ActionType> Drop for ActionServer<A> {
+    /// Fires every goal's cancel token, so code waiting on one ends with the server.
+    fn drop(&mut self) {
+        self.shared.closing.cancel();
     }
 }
 
@@ -237,6 +253,7 @@ impl<A: ActionType> Shared<A> {
             server: this.handle,
             stamp,
             goal: Arc::new(goal),
+            cancel: this.closing.child(),
             state: Mutex::new(GoalState {
                 status,
                 result: None,
@@ -394,20 +411,25 @@ impl<A: ActionType> Shared<A> {
 impl<A: ActionType> Goal<A> {
     /// Moves the goal to `to`, if the state machine allows it.
     fn transition(&self, to: GoalStatus) -> Result<(), GoalError> {
-        let mut state = self.state.lock();
-        if !state.status.can_become(to) {
-            return Err(GoalError {
-                goal: self.id,
-                from: state.status,
-                to,
-            });
+        {
+            let mut state = self.state.lock();
+            if !state.status.can_become(to) {
+                return Err(GoalError {
+                    goal: self.id,
+                    from: state.status,
+                    to,
+                });
+            }
+            state.status = to;
+            let step = match to {
+                GoalStatus::Executing => Step::Executing,
+                _ => Step::Canceling,
+            };
+            trace::goal(self.server, self.id, step, to);
         }
-        state.status = to;
-        let step = match to {
-            GoalStatus::Executing => Step::Executing,
-            _ => Step::Canceling,
-        };
-        trace::goal(self.server, self.id, step, to);
+        if to == GoalStatus::Canceling {
+            self.cancel.cancel();
+        }
         Ok(())
     }
 
@@ -500,6 +522,15 @@ impl<A: ActionType> ServerGoalHandle<A> {
     /// Whether a cancel request was accepted: wind down and call [`canceled`](Self::canceled).
     pub fn is_canceling(&self) -> bool {
         self.status() == GoalStatus::Canceling
+    }
+
+    /// A token that fires once this goal is canceling (after the cancel request was
+    /// accepted, so [`is_canceling`](Self::is_canceling) is already true), or when the
+    /// [`ActionServer`] is dropped (then the goal still executes). Give it to the goal's
+    /// waits (sleeps, lookups, calls) so a cancel ends them at once; deciding in
+    /// `handle_cancel` is too early, the goal is not canceling yet.
+    pub fn cancel_token(&self) -> CancelToken {
+        self.owner.goal.cancel.clone()
     }
 
     /// Whether the goal has not ended.

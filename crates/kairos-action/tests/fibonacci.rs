@@ -5,13 +5,14 @@
 
 use kairos::exec::{ExecError, Executor};
 use kairos::graph::{CallError, Context, Node};
-use kairos::time::Duration;
+use kairos::time::{CancelToken, Clock, Duration};
 use kairos_action::{
     ActionClient, ActionError, ActionServer, ActionServerOptions, CancelResponse, GoalResponse,
     GoalStatus, ServerGoalHandle,
 };
 use kairos_msgs::example_interfaces::action::{Fibonacci, FibonacciGoal, FibonacciResult};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 use std::time::Duration as StdDuration;
 
 const LIMIT: StdDuration = StdDuration::from_secs(30);
@@ -110,30 +111,36 @@ fn a_rejected_goal_is_an_error_naming_it() {
 #[test]
 fn a_canceled_goal_ends_canceled_with_its_partial_result() {
     let mut system = System::new();
-    let (canceling_tx, canceling_rx) = mpsc::channel::<()>();
-    let canceling_tx = std::sync::Mutex::new(canceling_tx);
-    let canceling_rx = std::sync::Mutex::new(Some(canceling_rx));
+    // The goal's token, seen by the cancel decision: it must not fire before it.
+    let token = Arc::new(std::sync::Mutex::new(None::<CancelToken>));
+    let (decided, ended) = (token.clone(), Arc::new(AtomicBool::new(false)));
+    let canceled_at_once = ended.clone();
     let _server = ActionServer::<Fibonacci>::new(
         &system.server_node,
         "fibonacci",
         |_, _| GoalResponse::AcceptAndExecute,
         move |_, _| {
-            let _ = canceling_tx.lock().unwrap().send(());
+            let token = decided.lock().unwrap().clone().expect("the goal's token");
+            assert!(!token.is_cancelled(), "the token fired before the decision");
             CancelResponse::Accept
         },
         move |handle: ServerGoalHandle<Fibonacci>| {
-            // Works until told of the cancel, then winds down.
-            let told = canceling_rx.lock().unwrap().take().expect("one goal");
+            *token.lock().unwrap() = Some(handle.cancel_token());
+            let ended = ended.clone();
+            // Works until its token fires, then ends canceled at once: the goal is
+            // already canceling when the token fires.
             std::thread::spawn(move || {
-                told.recv_timeout(LIMIT).unwrap();
-                while !handle.is_canceling() {
-                    std::thread::yield_now();
+                let far = Clock::steady().now() + Duration::from_secs(60);
+                let woke = Clock::steady().sleep_until(far, &handle.cancel_token());
+                assert!(woke.is_err(), "the cancel never came");
+                let at_once = handle.canceled(FibonacciResult {
+                    sequence: vec![0, 1],
+                });
+                ended.store(at_once.is_ok(), Ordering::Release);
+                if let Err(e) = at_once {
+                    handle.abort(FibonacciResult::default()).ok();
+                    panic!("{e}");
                 }
-                handle
-                    .canceled(FibonacciResult {
-                        sequence: vec![0, 1],
-                    })
-                    .unwrap();
             });
         },
     )
@@ -144,10 +151,10 @@ fn a_canceled_goal_ends_canceled_with_its_partial_result() {
         .send_goal(FibonacciGoal { order: 1000 }, LIMIT)
         .unwrap();
     goal.cancel(LIMIT).unwrap();
-    assert_eq!(goal.status(), GoalStatus::Canceling);
     let outcome = goal.get_result(LIMIT).unwrap();
     assert_eq!(outcome.status, GoalStatus::Canceled);
     assert_eq!(outcome.result.sequence, [0, 1]);
+    assert!(canceled_at_once.load(Ordering::Acquire));
     // Canceling every goal (zero id, zero stamp) now finds only ended goals.
     let all = kairos_msgs::action_msgs::srv::CancelGoalRequest::default();
     let cancel: kairos::graph::Client<kairos_msgs::action_msgs::srv::CancelGoal> = system
@@ -157,6 +164,39 @@ fn a_canceled_goal_ends_canceled_with_its_partial_result() {
     let response = cancel.call(all, LIMIT).unwrap();
     assert_eq!(response.return_code, 3, "every goal had ended");
     assert!(response.goals_canceling.is_empty());
+}
+
+#[test]
+fn dropping_the_server_fires_its_goals_tokens_while_they_still_execute() {
+    let mut system = System::new();
+    let (seen_tx, seen_rx) = mpsc::channel();
+    let seen_tx = std::sync::Mutex::new(seen_tx);
+    let server = ActionServer::<Fibonacci>::new(
+        &system.server_node,
+        "fibonacci",
+        |_, _| GoalResponse::AcceptAndExecute,
+        |_, _| CancelResponse::Accept,
+        move |handle: ServerGoalHandle<Fibonacci>| {
+            let seen = seen_tx.lock().unwrap().clone();
+            std::thread::spawn(move || {
+                let far = Clock::steady().now() + Duration::from_secs(60);
+                let woke = Clock::steady().sleep_until(far, &handle.cancel_token());
+                // Not a client's cancel: the goal still executes; it is aborted.
+                let _ = seen.send((woke.is_err(), handle.status()));
+                handle.abort(FibonacciResult::default()).unwrap();
+            });
+        },
+    )
+    .unwrap();
+    let client = ActionClient::<Fibonacci>::new(&system.client_node, "fibonacci").unwrap();
+    system.spin();
+    let _goal = client.send_goal(FibonacciGoal { order: 5 }, LIMIT).unwrap();
+    drop(server);
+    let (woken, status) = seen_rx
+        .recv_timeout(LIMIT)
+        .expect("the goal's thread ended");
+    assert!(woken, "the server's drop never woke the goal");
+    assert_eq!(status, GoalStatus::Executing);
 }
 
 #[test]
