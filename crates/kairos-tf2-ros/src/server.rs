@@ -18,30 +18,23 @@ use crate::convert::{stamp_from_msg, to_msg};
 use crate::error::TransformError;
 use kairos::graph::{GraphError, Node};
 use kairos::time::{CancelToken, Duration};
-use kairos_action::{ActionServer, CancelResponse, GoalId, GoalResponse, ServerGoalHandle};
+use kairos_action::{ActionServer, CancelResponse, GoalResponse, ServerGoalHandle};
 use kairos_msgs::tf2_msgs::action::{LookupTransform, LookupTransformGoal, LookupTransformResult};
 use kairos_msgs::tf2_msgs::msg::TF2Error;
 use kairos_tf2::TransformStamped;
-use parking_lot::Mutex;
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// How many lookups a server lets wait at once.
 pub const MAX_LOOKUPS: usize = 64;
 
-/// Serves `tf2_msgs/action/LookupTransform` from a [`Buffer`]; dropping it ends the action.
+/// Serves `tf2_msgs/action/LookupTransform` from a [`Buffer`]; dropping it ends the action
+/// and every waiting lookup (their goals are aborted).
 pub struct BufferServer {
-    server: Option<ActionServer<LookupTransform>>,
+    _server: ActionServer<LookupTransform>,
     waiting: Arc<AtomicUsize>,
-    cancels: Cancels,
-    /// Set when the server is dropped: its lookups' cancels are then not a client's.
-    closed: Arc<AtomicBool>,
 }
-
-/// Each waiting lookup's cancel token, by goal.
-type Cancels = Arc<Mutex<HashMap<GoalId, CancelToken>>>;
 
 impl fmt::Debug for BufferServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -62,11 +55,6 @@ impl BufferServer {
         let waiting = Arc::new(AtomicUsize::new(0));
         let (admitted, logger) = (waiting.clone(), node.logger().clone());
         let running = waiting.clone();
-        // A cancel request ends its goal's wait; dropping the server ends them all.
-        let cancels: Cancels = Arc::default();
-        let (to_cancel, to_run) = (cancels.clone(), cancels.clone());
-        let closed = Arc::new(AtomicBool::new(false));
-        let closing = closed.clone();
         let server = ActionServer::<LookupTransform>::new(
             node,
             name,
@@ -84,29 +72,22 @@ impl BufferServer {
                 }
                 GoalResponse::AcceptAndExecute
             },
-            move |id, _| {
-                if let Some(cancel) = to_cancel.lock().get(&id) {
-                    cancel.cancel();
-                }
-                CancelResponse::Accept
-            },
+            // The goal's cancel token ends its lookup once the goal is canceling.
+            |_, _| CancelResponse::Accept,
             move |handle: ServerGoalHandle<LookupTransform>| {
-                let (buffer, running, cancels) = (buffer.clone(), running.clone(), to_run.clone());
-                let closing = closing.clone();
-                let cancel = CancelToken::new();
-                cancels.lock().insert(handle.id(), cancel.clone());
+                let (buffer, running) = (buffer.clone(), running.clone());
                 std::thread::spawn(move || {
-                    answer(&buffer, &handle, &cancel, &closing);
-                    cancels.lock().remove(&handle.id());
+                    let found = lookup(&buffer, handle.goal(), &handle.cancel_token());
+                    // No longer waiting once the lookup has returned: counted before the
+                    // answer goes out, so a client holding its result never sees it waiting.
                     running.fetch_sub(1, Ordering::AcqRel);
+                    answer(&handle, found);
                 });
             },
         )?;
         Ok(BufferServer {
-            server: Some(server),
+            _server: server,
             waiting,
-            cancels,
-            closed,
         })
     }
 
@@ -116,27 +97,13 @@ impl BufferServer {
     }
 }
 
-impl Drop for BufferServer {
-    /// Ends every waiting lookup, so none outlives the server by its timeout.
-    fn drop(&mut self) {
-        // The action first, so no goal starts after the cancels.
-        drop(self.server.take());
-        self.closed.store(true, Ordering::Release);
-        for cancel in self.cancels.lock().values() {
-            cancel.cancel();
-        }
-    }
-}
-
-/// Runs one goal's lookup and ends the goal with its answer.
+/// Ends one goal with its lookup's answer: succeeded with the transform, canceled when a
+/// cancel ended it, aborted with tf2's code otherwise (a dropped server included).
 fn answer(
-    buffer: &Buffer,
     handle: &ServerGoalHandle<LookupTransform>,
-    cancel: &CancelToken,
-    closed: &AtomicBool,
+    found: Result<TransformStamped, TransformError>,
 ) {
-    let found = lookup(buffer, handle.goal(), cancel);
-    let result = match found {
+    let error = match found {
         Ok(transform) => {
             let _ = handle.succeed(LookupTransformResult {
                 transform: to_msg(&transform),
@@ -146,35 +113,19 @@ fn answer(
         }
         Err(e) => e,
     };
-    let error = TF2Error {
-        error: result.last_tf2_error().map_or(6, |e| e.tf2_code()),
-        error_string: result.to_string(),
-    };
     let ended = LookupTransformResult {
         transform: Default::default(),
-        error,
+        error: TF2Error {
+            error: error.last_tf2_error().map_or(6, |e| e.tf2_code()),
+            error_string: error.to_string(),
+        },
     };
-    let _ = match result {
-        TransformError::Cancelled { .. } if becomes_canceling(handle, closed) => {
-            handle.canceled(ended)
-        }
+    // The token fires only after the goal became canceling; a dropped server's goals
+    // still execute.
+    let _ = match error {
+        TransformError::Cancelled { .. } if handle.is_canceling() => handle.canceled(ended),
         _ => handle.abort(ended),
     };
-}
-
-/// Whether a goal whose lookup a cancel ended is canceling. A client's cancel fires the
-/// token from `handle_cancel`, and the goal becomes canceling as soon as that callback has
-/// returned `Accept`: this waits out that moment (bounded), so the goal can end canceled
-/// and not be refused as still executing. A dropped server's cancels are not a client's.
-fn becomes_canceling(handle: &ServerGoalHandle<LookupTransform>, closed: &AtomicBool) -> bool {
-    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !handle.is_canceling() {
-        if closed.load(Ordering::Acquire) || std::time::Instant::now() >= give_up {
-            return false;
-        }
-        std::thread::yield_now();
-    }
-    true
 }
 
 fn lookup(
