@@ -2,7 +2,7 @@
 //! peer (zenoh-ros2-sdk): its `/tf` is looked up by `kairos tf echo` (a kairos listener),
 //! and `kairos tf static` (a kairos static broadcaster) is heard by its transient-local
 //! subscriber as a `tf2_msgs/msg/TFMessage` of the right type hash. `kairos tf frames`
-//! names the tree.
+//! names the tree. `kairos tf static` takes tf2_ros's `static_transform_publisher` lines.
 
 mod zenoh_support;
 
@@ -193,4 +193,85 @@ sub.close()
         .unwrap_or_else(|| panic!("no lidar frame in {frames}"));
     assert_eq!(lidar["parent"], "base_link", "{lidar}");
     assert_eq!(lidar["static"], true, "{lidar}");
+}
+
+/// A launch file's `static_transform_publisher` line, in tf2_ros's old positional form
+/// (`x y z yaw pitch roll frame child`), works as it is; its mistakes are refused before
+/// anything is published, in tf2_ros's words.
+#[test]
+fn kairos_tf_static_takes_tf2_ros_old_form_and_refuses_its_mistakes() {
+    let router = Router::start(KAIROS);
+    let mut broadcaster = spawn(router.kairos().args([
+        "tf",
+        "static",
+        "0.5",
+        "-1",
+        "0",
+        "1.5707963267948966",
+        "0",
+        "0",
+        "base_link",
+        "laser",
+        "--duration",
+        "120",
+    ]));
+    stdout_lines(&mut broadcaster).wait_for("base_link -> laser on /tf_static", LIMIT);
+    let echo = router
+        .kairos()
+        .args([
+            "tf",
+            "echo",
+            "base_link",
+            "laser",
+            "--count",
+            "1",
+            "--json",
+            "--timeout",
+            "60",
+        ])
+        .output()
+        .expect("kairos tf echo");
+    let found: serde_json::Value =
+        serde_json::from_str(assert_ok("kairos tf echo", &echo).trim()).expect("one JSON line");
+    assert_eq!(found["translation"][0], 0.5, "{found}");
+    assert_eq!(found["translation"][1], -1.0, "{found}");
+    // The fourth value is yaw: a quarter turn about z.
+    let yaw = found["rpy"][2].as_f64().unwrap();
+    assert!((yaw - std::f64::consts::FRAC_PI_2).abs() < 1e-9, "{found}");
+
+    for (args, words) in [
+        (&[][..], "Frame id must not be empty"),
+        (
+            &["0", "0", "0", "0", "0", "0", "0", "a", "b"][..],
+            "is not a unit quaternion",
+        ),
+        (
+            &[
+                "--qw",
+                "1",
+                "--yaw",
+                "1",
+                "--frame-id",
+                "a",
+                "--child-frame-id",
+                "b",
+            ][..],
+            "Cannot specify both quaternion and Euler rotations",
+        ),
+    ] {
+        let out = router
+            .kairos()
+            .args(["tf", "static"])
+            .args(args)
+            .output()
+            .expect("kairos tf static");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(words), "{args:?}: {stderr}");
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?} published: {:?}",
+            out.stdout
+        );
+    }
 }

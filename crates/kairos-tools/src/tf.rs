@@ -5,10 +5,12 @@
 //! Every command is bounded: `echo` by `--count` / `--timeout`, `frames` by `--wait`,
 //! `static` and `buffer-server` by `--duration` or Ctrl-C.
 
+mod static_args;
+
 use super::{period, seconds};
 use clap::{Args, Subcommand};
 use kairos::graph::{Context, Node};
-use kairos_tf2::{Quaternion, Stamp, Transform, TransformStamped, Vector3};
+use kairos_tf2::{Quaternion, Stamp, TransformStamped};
 use kairos_tf2_ros::{Buffer, StaticTransformBroadcaster, TransformListener};
 use std::process::ExitCode;
 
@@ -67,26 +69,42 @@ pub struct FramesArgs {
     pub json: bool,
 }
 
+/// tf2_ros's `static_transform_publisher` arguments (see [`static_args`]).
 #[derive(Debug, Args)]
 pub struct StaticArgs {
     /// The parent frame.
     #[arg(long)]
-    pub frame_id: String,
+    pub frame_id: Option<String>,
     /// The child frame.
     #[arg(long)]
-    pub child_frame_id: String,
-    #[arg(long, default_value_t = 0.0)]
-    pub x: f64,
-    #[arg(long, default_value_t = 0.0)]
-    pub y: f64,
-    #[arg(long, default_value_t = 0.0)]
-    pub z: f64,
-    #[arg(long, default_value_t = 0.0)]
-    pub roll: f64,
-    #[arg(long, default_value_t = 0.0)]
-    pub pitch: f64,
-    #[arg(long, default_value_t = 0.0)]
-    pub yaw: f64,
+    pub child_frame_id: Option<String>,
+    /// Translation in meters (default 0).
+    #[arg(long, allow_negative_numbers = true)]
+    pub x: Option<f64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub y: Option<f64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub z: Option<f64>,
+    /// Rotation as a quaternion (default the identity)...
+    #[arg(long, allow_negative_numbers = true)]
+    pub qx: Option<f64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub qy: Option<f64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub qz: Option<f64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub qw: Option<f64>,
+    /// ...or as Euler angles in radians.
+    #[arg(long, allow_negative_numbers = true)]
+    pub roll: Option<f64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub pitch: Option<f64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub yaw: Option<f64>,
+    /// The old form, still taken: `x y z yaw pitch roll frame child` or `x y z qx qy qz qw
+    /// frame child`.
+    #[arg(allow_negative_numbers = true, value_name = "OLD_FORM")]
+    pub positional: Vec<String>,
     /// Exit after this many seconds (default: at Ctrl-C).
     #[arg(long)]
     pub duration: Option<f64>,
@@ -325,22 +343,43 @@ fn frames(args: FramesArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn publish_static(args: StaticArgs) -> anyhow::Result<ExitCode> {
+    let given = static_args::Given {
+        x: args.x,
+        y: args.y,
+        z: args.z,
+        qx: args.qx,
+        qy: args.qy,
+        qz: args.qz,
+        qw: args.qw,
+        roll: args.roll,
+        pitch: args.pitch,
+        yaw: args.yaw,
+        frame_id: args.frame_id,
+        child_frame_id: args.child_frame_id,
+        positional: args.positional,
+    };
+    let wanted = given
+        .resolve()
+        .map_err(|why| anyhow::anyhow!("error parsing command line arguments: {why}"))?;
+    if wanted.old_style {
+        eprintln!(
+            "kairos tf static: old-style arguments are deprecated (as in tf2_ros); use \
+             --x/--y/--z, --qx/--qy/--qz/--qw or --roll/--pitch/--yaw, --frame-id and \
+             --child-frame-id"
+        );
+    }
     let (node, _transport) = node("static")?;
     let broadcaster = StaticTransformBroadcaster::new(&node)?;
-    let transform = Transform::new(
-        Vector3::new(args.x, args.y, args.z),
-        Quaternion::from_rpy(args.roll, args.pitch, args.yaw),
-    );
     let stamp = node.clock().now().nanos();
     broadcaster.send_transform(&TransformStamped::new(
-        &args.frame_id,
-        &args.child_frame_id,
+        &wanted.frame_id,
+        &wanted.child_frame_id,
         Stamp::from_nanos(stamp),
-        transform,
+        wanted.transform,
     ));
     println!(
         "kairos tf static: {} -> {} on /tf_static",
-        args.frame_id, args.child_frame_id
+        wanted.frame_id, wanted.child_frame_id
     );
     // The transient-local cache lives as long as the publisher: stay until told to go.
     let exec = kairos::exec::Executor::single_threaded();
