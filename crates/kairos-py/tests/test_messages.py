@@ -5,13 +5,14 @@ import array
 import json
 import math
 import queue
+import sys
 
 import numpy
 
 import pytest
 
 import kairos
-from conftest import LIMIT, spin_in_thread
+from conftest import LIMIT, run, spin_in_thread
 from kairos import _interfaces
 from kairos.node import Node
 from kairos.serialization import deserialize_message, serialize_message
@@ -70,6 +71,25 @@ def test_every_shipped_package_imports_with_rclpy_names():
     assert Imu.get_fields_and_field_types()["header"] == "std_msgs/Header"
     with pytest.raises(ImportError):
         __import__("kairos.no_such_msgs.msg")
+
+
+def test_a_packages_modules_are_reached_from_the_package_alone(tmp_path):
+    """``import builtin_interfaces`` then ``builtin_interfaces.msg.Time``, as ROS 2 programs
+    (geometry2's test_convert.py) write it; checked in a fresh interpreter, where nothing
+    imported the submodule before."""
+    import os
+
+    script = (
+        "import builtin_interfaces\n"
+        "assert builtin_interfaces.msg.Time(sec=3).sec == 3\n"
+        "import example_interfaces\n"
+        "assert example_interfaces.srv.AddTwoInts.Request(a=1).a == 1\n"
+        "assert not hasattr(builtin_interfaces, 'nope')\n"
+        "print('ok')\n")
+    program = tmp_path / "program.py"
+    program.write_text(script)
+    done = run([sys.executable, "-m", "kairos.run", str(program)], dict(os.environ))
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
 def test_numeric_arrays_are_what_rclpy_makes_them():

@@ -113,6 +113,49 @@ def test_a_geometry_msgs_point_and_covariance_are_transformed_through_the_buffer
         signs[i] * signs[j] * float(j + 1) for i in range(6) for j in range(6)]
 
 
+def test_a_programs_own_type_is_stamped_converted_and_transformed_as_tf2_kdl_does_it():
+    """tf2_kdl's way with a type that has no header (a ``PyKDL.Vector``): ``Stamped`` gives
+    it one, and the type's registered conversions and transform are used."""
+    from kairos.geometry_msgs.msg import PointStamped as Point
+    from kairos.tf2_ros import ConvertRegistration, Stamped, TransformRegistration, convert
+
+    class Vec:
+        __slots__ = ("xyz", "header")
+
+        def __init__(self, x, y, z):
+            self.xyz = (x, y, z)
+
+    def to_msg(v):
+        msg = Point()
+        msg.header = v.header
+        msg.point.x, msg.point.y, msg.point.z = v.xyz
+        return msg
+
+    def from_msg(msg):
+        return Stamped(Vec(msg.point.x, msg.point.y, msg.point.z), msg.header.stamp,
+                       msg.header.frame_id)
+
+    def moved(v, t):
+        d = t.transform.translation
+        out = Vec(v.xyz[0] + d.x, v.xyz[1] + d.y, v.xyz[2] + d.z)
+        out.header = t.header
+        return out
+
+    ConvertRegistration().add_to_msg(Vec, to_msg)
+    ConvertRegistration().add_from_msg(Vec, from_msg)
+    TransformRegistration().add(Vec, moved)
+
+    p = Stamped(Vec(1.0, 2.0, 3.0), Time(nanoseconds=2 * SEC).to_msg(), "a")
+    assert (p.header.frame_id, p.header.stamp.sec) == ("a", 2)
+    msg = convert(p, Point)
+    back = convert(msg, Vec)
+    assert back.xyz == (1.0, 2.0, 3.0) and back.header == p.header
+    buffer = Buffer()
+    buffer.set_transform(transform("b", "a", 2.0, x=10.0), "test")
+    out = buffer.transform(p, "b", timeout=Duration(seconds=1))
+    assert (out.header.frame_id, out.xyz) == ("b", (11.0, 2.0, 3.0))
+
+
 def listening_node(session_name, executor):
     node = Node(session_name)
     buffer = Buffer(node=node)

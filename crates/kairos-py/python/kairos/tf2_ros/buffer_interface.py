@@ -95,9 +95,12 @@ def convert(a, b_type):
 
 
 def Stamped(obj, stamp, frame_id):  # noqa: N802 (tf2_ros's name)
-    """``obj`` with ``header.stamp`` and ``header.frame_id`` set."""
-    obj.header.frame_id = frame_id
-    obj.header.stamp = stamp
+    """``obj`` given a new ``std_msgs/Header`` of ``stamp`` and ``frame_id``, as tf2_ros
+    gives it: an object without a header (a ``PyKDL.Vector``, a program's own class) gets
+    one."""
+    from kairos.std_msgs.msg import Header
+
+    obj.header = Header(frame_id=frame_id, stamp=stamp)
     return obj
 
 
