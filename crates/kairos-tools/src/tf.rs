@@ -69,7 +69,7 @@ pub struct FramesArgs {
     pub json: bool,
 }
 
-/// tf2_ros's `static_transform_publisher` arguments (see [`static_args`]).
+/// tf2_ros's `static_transform_publisher` arguments, read as it reads them.
 #[derive(Debug, Args)]
 pub struct StaticArgs {
     /// The parent frame.
