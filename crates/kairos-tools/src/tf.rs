@@ -5,7 +5,7 @@
 //! Every command is bounded: `echo` by `--count` / `--timeout`, `frames` by `--wait`,
 //! `static` and `buffer-server` by `--duration` or Ctrl-C.
 
-mod static_args;
+pub mod static_args;
 
 use super::{period, seconds};
 use clap::{Args, Subcommand};
@@ -72,39 +72,8 @@ pub struct FramesArgs {
 /// tf2_ros's `static_transform_publisher` arguments, read as it reads them.
 #[derive(Debug, Args)]
 pub struct StaticArgs {
-    /// The parent frame.
-    #[arg(long)]
-    pub frame_id: Option<String>,
-    /// The child frame.
-    #[arg(long)]
-    pub child_frame_id: Option<String>,
-    /// Translation in meters (default 0).
-    #[arg(long, allow_negative_numbers = true)]
-    pub x: Option<f64>,
-    #[arg(long, allow_negative_numbers = true)]
-    pub y: Option<f64>,
-    #[arg(long, allow_negative_numbers = true)]
-    pub z: Option<f64>,
-    /// Rotation as a quaternion (default the identity)...
-    #[arg(long, allow_negative_numbers = true)]
-    pub qx: Option<f64>,
-    #[arg(long, allow_negative_numbers = true)]
-    pub qy: Option<f64>,
-    #[arg(long, allow_negative_numbers = true)]
-    pub qz: Option<f64>,
-    #[arg(long, allow_negative_numbers = true)]
-    pub qw: Option<f64>,
-    /// ...or as Euler angles in radians.
-    #[arg(long, allow_negative_numbers = true)]
-    pub roll: Option<f64>,
-    #[arg(long, allow_negative_numbers = true)]
-    pub pitch: Option<f64>,
-    #[arg(long, allow_negative_numbers = true)]
-    pub yaw: Option<f64>,
-    /// The old form, still taken: `x y z yaw pitch roll frame child` or `x y z qx qy qz qw
-    /// frame child`.
-    #[arg(allow_negative_numbers = true, value_name = "OLD_FORM")]
-    pub positional: Vec<String>,
+    #[command(flatten)]
+    pub given: static_args::Given,
     /// Exit after this many seconds (default: at Ctrl-C).
     #[arg(long)]
     pub duration: Option<f64>,
@@ -343,22 +312,8 @@ fn frames(args: FramesArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn publish_static(args: StaticArgs) -> anyhow::Result<ExitCode> {
-    let given = static_args::Given {
-        x: args.x,
-        y: args.y,
-        z: args.z,
-        qx: args.qx,
-        qy: args.qy,
-        qz: args.qz,
-        qw: args.qw,
-        roll: args.roll,
-        pitch: args.pitch,
-        yaw: args.yaw,
-        frame_id: args.frame_id,
-        child_frame_id: args.child_frame_id,
-        positional: args.positional,
-    };
-    let wanted = given
+    let wanted = args
+        .given
         .resolve()
         .map_err(|why| anyhow::anyhow!("error parsing command line arguments: {why}"))?;
     if wanted.old_style {

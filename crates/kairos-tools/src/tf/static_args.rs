@@ -10,28 +10,49 @@
 //! arguments, an empty frame, a value that is not a number), and a rotation that is not a
 //! unit quaternion is refused here, where tf2's listeners would drop it silently.
 
+use clap::Args;
 use kairos_tf2::{Quaternion, Transform, Vector3};
 
 /// How far a quaternion's squared length may be from 1: tf2's own bound, beyond which a
 /// listener ignores the transform.
 const UNIT_TOLERANCE: f64 = 0.01;
 
-/// The flags as given (every one optional) and the positional values.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// The flags as given (every one optional) and the positional values: the command line
+/// of `kairos tf static`.
+#[derive(Debug, Clone, Default, PartialEq, Args)]
 pub struct Given {
+    /// Translation in meters (default 0).
+    #[arg(long, allow_negative_numbers = true)]
     pub x: Option<f64>,
+    #[arg(long, allow_negative_numbers = true)]
     pub y: Option<f64>,
+    #[arg(long, allow_negative_numbers = true)]
     pub z: Option<f64>,
+    /// Rotation as a quaternion (default the identity)...
+    #[arg(long, allow_negative_numbers = true)]
     pub qx: Option<f64>,
+    #[arg(long, allow_negative_numbers = true)]
     pub qy: Option<f64>,
+    #[arg(long, allow_negative_numbers = true)]
     pub qz: Option<f64>,
+    #[arg(long, allow_negative_numbers = true)]
     pub qw: Option<f64>,
+    /// ...or as Euler angles in radians.
+    #[arg(long, allow_negative_numbers = true)]
     pub roll: Option<f64>,
+    #[arg(long, allow_negative_numbers = true)]
     pub pitch: Option<f64>,
+    #[arg(long, allow_negative_numbers = true)]
     pub yaw: Option<f64>,
+    /// The parent frame.
+    #[arg(long)]
     pub frame_id: Option<String>,
+    /// The child frame.
+    #[arg(long)]
     pub child_frame_id: Option<String>,
-    /// The old form's values, in order.
+    /// The old form, still taken: `x y z yaw pitch roll frame child` or `x y z qx qy qz qw
+    /// frame child`.
+    #[arg(allow_negative_numbers = true, value_name = "OLD_FORM")]
     pub positional: Vec<String>,
 }
 
