@@ -254,9 +254,11 @@ pub(crate) fn in_task() -> bool {
     top().is_some_and(|frame| frame.task)
 }
 
-/// Whether this thread is running a callback of executor `exec_id` now.
-pub(crate) fn runs_on(exec_id: u64) -> bool {
-    std::iter::successors(top(), |frame| frame.below()).any(|f| f.exec().id == exec_id)
+/// The executors whose callbacks this thread is running now, innermost first.
+pub(crate) fn running_here() -> Vec<u64> {
+    std::iter::successors(top(), |frame| frame.below())
+        .map(|f| f.exec().id)
+        .collect()
 }
 
 /// One blocked wait in the wait-for graph.

@@ -193,7 +193,7 @@ impl EntityCore {
         let Some(exec) = slot.as_ref().and_then(Weak::upgrade) else {
             return;
         };
-        settle::note(&self.settle, || exec.settles_for_this_thread());
+        settle::note(&self.settle, |waiter_runs| exec.settles_for(waiter_runs));
         if self.scheduled.set() {
             match self.me.upgrade() {
                 Some(me) => exec.push_ready(Ready::Entity(me)),
@@ -210,7 +210,7 @@ impl EntityCore {
     pub(crate) fn requeue(me: Arc<dyn Entity>, exec: &Arc<ExecShared>) {
         let core = me.core();
         if core.is_attached_to(exec) {
-            settle::note(&core.settle, || exec.settles_for_this_thread());
+            settle::note(&core.settle, |waiter_runs| exec.settles_for(waiter_runs));
         }
         if !core.scheduled.set() {
             return;
@@ -242,7 +242,7 @@ impl EntityCore {
         }
         // Still ours: push the worker's own reference, behind what arrived meanwhile.
         if core.is_attached_to(exec) {
-            settle::note(&core.settle, || exec.settles_for_this_thread());
+            settle::note(&core.settle, |waiter_runs| exec.settles_for(waiter_runs));
             exec.push_ready(Ready::Entity(me));
         } else {
             core.scheduled.clear();

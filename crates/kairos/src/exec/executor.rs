@@ -105,6 +105,7 @@ mod dispatch;
 mod handout;
 mod ready_work;
 mod session;
+pub(crate) use session::executors_of_this_thread;
 mod spin_thread;
 mod stop;
 mod tasks;
@@ -201,7 +202,7 @@ pub(crate) struct ExecShared {
 #[derive(Debug, Default)]
 struct SpinState {
     spinning: bool,
-    /// Whether any spin has begun (see `settles_for_this_thread`).
+    /// Whether any spin has begun (see `settles_for`).
     spun: bool,
     cancel_pending: bool,
 }

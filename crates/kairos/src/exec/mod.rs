@@ -54,7 +54,7 @@ mod timer;
 pub use blocking::{BlockingWait, WaitCompleter, check_await, check_blocking_wait};
 pub use deadlock::{DeadlockReason, WaitAdvice, WouldDeadlock};
 pub use error::ExecError;
-pub(crate) use executor::{ExecShared, deadline_after};
+pub(crate) use executor::{ExecShared, deadline_after, executors_of_this_thread};
 pub use executor::{Executor, ExecutorStats, ReadyCallback, SpinThread};
 pub use group::{CallbackGroup, GroupKind};
 pub use guard::GuardCondition;

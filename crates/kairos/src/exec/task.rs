@@ -102,7 +102,7 @@ impl Wake for Task {
         let Some(exec) = self.exec.upgrade() else {
             return;
         };
-        settle::note(&self.settle, || exec.settles_for_this_thread());
+        settle::note(&self.settle, |waiter_runs| exec.settles_for(waiter_runs));
         if self.scheduled.set() {
             exec.push_ready(Ready::Task(self));
         }

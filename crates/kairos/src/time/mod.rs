@@ -49,6 +49,7 @@ pub use point::{ClockKind, ClockMismatch, Time};
 pub use rate::{Rate, RateTick};
 pub use ros_clock::RosClock;
 pub(crate) use ros_clock::SwitchWaiter;
+pub use settle::Inflow;
 pub use sim::{DEFAULT_STALL_TIMEOUT, SETTLE_TIMEOUT, SimClock};
 pub use sleep::Sleep;
 pub use timer::{MissedPeriods, Tick, Timer};

@@ -123,9 +123,10 @@ impl RosClock {
         // `time::settle`), so none of their deadlines is stepped over before it exists.
         let mut rearms = None;
         self.inner.handlers.dispatch(&jump, || {
-            rearms = Some(super::settle::collect(|| {
-                waiters.into_iter().for_each(Waker::wake)
-            }));
+            rearms = Some(super::settle::collect(
+                crate::exec::executors_of_this_thread,
+                || waiters.into_iter().for_each(Waker::wake),
+            ));
         });
         if let Some(rearms) = rearms.filter(|_| on) {
             self.inner.sim.defer(rearms);

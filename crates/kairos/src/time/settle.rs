@@ -56,6 +56,9 @@ use std::time::Instant;
 pub(crate) struct Ticket {
     pending: Mutex<usize>,
     done: Condvar,
+    /// The executors the waiting thread runs (their work cannot run while it waits, so
+    /// it is not marked); none for an [`Inflow`]'s, whose waiter is another process.
+    waiter_runs: Vec<u64>,
 }
 
 impl Ticket {
@@ -116,11 +119,16 @@ pub(crate) fn scope<R>(ticket: Option<Arc<Ticket>>, f: impl FnOnce() -> R) -> R 
 }
 
 /// Runs `wake` (which wakes waiters on this thread) in a new ticket's scope and returns
-/// the ticket, to wait on. Nested in another scope, the outer ticket is used.
-pub(crate) fn collect(wake: impl FnOnce()) -> Arc<Ticket> {
-    let ticket = SCOPE
-        .with(|s| s.borrow().clone())
-        .unwrap_or_else(|| Arc::new(Ticket::default()));
+/// the ticket, for this thread to wait on; `waiter_runs` gives the executors this thread
+/// runs (`exec::executors_of_this_thread`). Nested in another scope, the outer ticket is
+/// used.
+pub(crate) fn collect(waiter_runs: impl FnOnce() -> Vec<u64>, wake: impl FnOnce()) -> Arc<Ticket> {
+    let ticket = SCOPE.with(|s| s.borrow().clone()).unwrap_or_else(|| {
+        Arc::new(Ticket {
+            waiter_runs: waiter_runs(),
+            ..Ticket::default()
+        })
+    });
     scope(Some(ticket.clone()), wake);
     ticket
 }
@@ -190,18 +198,119 @@ pub(crate) fn any_scope() -> bool {
 }
 
 /// Work with `mark` is about to be queued by this thread on an executor: marked if a
-/// scope is active and the executor can run it meanwhile (`can_run`). Called before the
-/// schedule flag is set (see the handshake above).
+/// scope is active and the executor can run it while the ticket's waiter waits (`can_run`,
+/// given the executors that waiter runs). Called before the schedule flag is set (see the
+/// handshake above).
 #[inline]
-pub(crate) fn note(mark: &Mark, can_run: impl FnOnce() -> bool) {
+pub(crate) fn note(mark: &Mark, can_run: impl FnOnce(&[u64]) -> bool) {
     // Only this thread's own scope matters, and it counts itself before it wakes anything.
     if SCOPES.load(Ordering::Relaxed) == 0 {
         return;
     }
     let ticket = SCOPE.with(|s| s.borrow().clone());
     if let Some(ticket) = ticket
-        && can_run()
+        && can_run(&ticket.waiter_runs)
     {
         mark.set(ticket);
+    }
+}
+
+/// Work that reaches this process from outside it (a transport's samples, requests and
+/// replies), followed until it and everything it made ready here has run: what a
+/// lock-step replay across processes waits for before it moves time again.
+///
+/// A transport runs each delivery inside [`Inflow::deliver`]. While the inflow is
+/// tracking, the entities a delivery makes ready are marked with the inflow's own ticket,
+/// as a step marks the callbacks it makes due (see the handshake above), and so are the
+/// entities their runs make ready in turn. [`Inflow::is_quiet`] is true when no delivery
+/// is under way and no marked run is left.
+///
+/// What it promises:
+/// - Nothing is marked until [`Inflow::track`] is called: a process that no lock-step
+///   replay asks about pays one relaxed load per delivery, and its simulated clock's steps
+///   never share marks with deliveries.
+/// - A delivery counts from before it hands anything over until the marks it set are in
+///   place, so there is no instant at which its work is neither delivering nor marked.
+///   [`Inflow::deliveries`] counts every tracked delivery, so a reader that sees the same
+///   count before and after reading other state knows no delivery began in between.
+/// - Work made ready on an executor that cannot run it meanwhile (see `note`) is not
+///   marked: its caller runs it when it spins, outside the inflow's knowledge.
+#[derive(Debug)]
+pub struct Inflow {
+    // Plain atomics: the inflow is not part of the loom model (`tests/exec_loom.rs`).
+    tracking: std::sync::atomic::AtomicBool,
+    ticket: Arc<Ticket>,
+    delivering: AtomicUsize,
+    deliveries: std::sync::atomic::AtomicU64,
+}
+
+impl Default for Inflow {
+    fn default() -> Self {
+        Inflow {
+            tracking: Default::default(),
+            ticket: Arc::default(),
+            delivering: AtomicUsize::new(0),
+            deliveries: Default::default(),
+        }
+    }
+}
+
+impl Inflow {
+    /// An inflow that does not track yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// From now on, deliveries mark the work they make ready.
+    pub fn track(&self) {
+        self.tracking
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// From now on, deliveries mark nothing again (a replay ended).
+    pub fn untrack(&self) {
+        self.tracking
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether [`track`](Self::track) was called (and not undone).
+    pub fn is_tracking(&self) -> bool {
+        self.tracking.load(Ordering::Relaxed)
+    }
+
+    /// Runs `deliver`, which hands something that came from outside to this process's
+    /// entities, marking what it makes ready while tracking.
+    pub fn deliver<R>(&self, deliver: impl FnOnce() -> R) -> R {
+        if !self.tracking.load(Ordering::Relaxed) {
+            return deliver();
+        }
+        self.delivering.fetch_add(1, Ordering::SeqCst);
+        self.deliveries.fetch_add(1, Ordering::SeqCst);
+        let result = scope(Some(self.ticket.clone()), deliver);
+        self.delivering.fetch_sub(1, Ordering::SeqCst);
+        result
+    }
+
+    /// Runs `f` outside any scope: for work inside a delivery that settles on its own
+    /// before it returns (a `/clock` sample applied with
+    /// [`SimClock::publish_settled`](crate::time::SimClock::publish_settled), whose step
+    /// must wait for its own ticket, not for every delivery's).
+    pub fn outside<R>(f: impl FnOnce() -> R) -> R {
+        scope(None, f)
+    }
+
+    /// Tracked deliveries begun so far.
+    pub fn deliveries(&self) -> u64 {
+        self.deliveries.load(Ordering::SeqCst)
+    }
+
+    /// Whether no delivery is under way and every run a delivery marked has ended.
+    pub fn is_quiet(&self) -> bool {
+        self.delivering.load(Ordering::SeqCst) == 0 && self.ticket.pending() == 0
+    }
+
+    /// Marked runs that have not ended (for a report of what a replay waits for).
+    pub fn pending(&self) -> usize {
+        self.ticket.pending()
     }
 }

@@ -293,7 +293,9 @@ impl SimClock {
             state.pop_due(now, &mut woken, max, true);
             (effect, now)
         };
-        let ticket = settle::collect(|| self.report(effect, woken));
+        let ticket = settle::collect(crate::exec::executors_of_this_thread, || {
+            self.report(effect, woken)
+        });
         self.settle(&ticket);
         loop {
             let mut woken = Vec::new();
@@ -301,7 +303,9 @@ impl SimClock {
             if woken.is_empty() {
                 return Ok(());
             }
-            let ticket = settle::collect(|| woken.into_iter().for_each(Waker::wake));
+            let ticket = settle::collect(crate::exec::executors_of_this_thread, || {
+                woken.into_iter().for_each(Waker::wake)
+            });
             self.settle(&ticket);
         }
     }
@@ -375,13 +379,15 @@ impl SimClock {
                         let effect = state.publish(target);
                         state.pop_reached(effect, &mut woken);
                         drop(state);
-                        let ticket = settle::collect(|| self.report(effect, woken));
+                        let ticket = settle::collect(crate::exec::executors_of_this_thread, || {
+                            self.report(effect, woken)
+                        });
                         self.settle(&ticket);
                         return;
                     }
                 }
             };
-            let ticket = settle::collect(|| match effect {
+            let ticket = settle::collect(crate::exec::executors_of_this_thread, || match effect {
                 Some(effect) => self.report(effect, woken),
                 None => woken.into_iter().for_each(Waker::wake),
             });
@@ -404,7 +410,9 @@ impl SimClock {
             state.pop_due(now, &mut woken, usize::MAX, true);
             effect
         };
-        let ticket = settle::collect(|| self.report(effect, woken));
+        let ticket = settle::collect(crate::exec::executors_of_this_thread, || {
+            self.report(effect, woken)
+        });
         self.settle(&ticket);
     }
 

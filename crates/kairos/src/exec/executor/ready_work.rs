@@ -21,16 +21,13 @@ impl ExecShared {
         self.ready.push_front(item);
     }
 
-    /// Whether a simulated step made on this thread should wait for work it queues here
-    /// (see `settle`): yes while a thread spins it, and before its first spin (a `spin()`
-    /// on a thread just started has not begun yet); not when it cannot run the work
-    /// meanwhile: shut down, spun before and not now (its caller spins it between steps),
-    /// or spun by this very thread.
-    pub(crate) fn settles_for_this_thread(&self) -> bool {
-        if self.shut_down.load(Ordering::Acquire)
-            || HELPER_OF.with(Cell::get) == self.id
-            || super::deadlock::runs_on(self.id)
-        {
+    /// Whether a simulated step should wait for work queued here (see `settle`): yes
+    /// while a thread spins it, and before its first spin (a `spin()` on a thread just
+    /// started has not begun yet); not when it cannot run the work meanwhile: shut down,
+    /// spun before and not now (its caller spins it between steps), or run by the thread
+    /// that waits for the step (`waiter_runs`: the executors that thread runs).
+    pub(crate) fn settles_for(&self, waiter_runs: &[u64]) -> bool {
+        if self.shut_down.load(Ordering::Acquire) || waiter_runs.contains(&self.id) {
             return false;
         }
         let spin = self.spin.lock();

@@ -8,6 +8,17 @@ thread_local! {
     pub(super) static HELPER_OF: Cell<u64> = const { Cell::new(0) };
 }
 
+/// The executors this thread runs: the one it helps spin, and those whose callbacks it is
+/// in. Work queued on them cannot run while this thread waits (see `time::settle`).
+pub(crate) fn executors_of_this_thread() -> Vec<u64> {
+    let mut ids = super::super::deadlock::running_here();
+    let helper_of = HELPER_OF.with(Cell::get);
+    if helper_of != 0 {
+        ids.push(helper_of);
+    }
+    ids
+}
+
 /// One spin in progress; ending it stops the workers it started.
 pub(super) struct SpinSession<'a> {
     exec: &'a Arc<ExecShared>,
