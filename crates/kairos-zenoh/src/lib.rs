@@ -49,6 +49,7 @@ pub mod raw;
 mod received;
 mod report;
 pub mod sender_state;
+pub mod settle;
 pub mod shared_memory;
 pub mod shared_waits;
 pub mod transport;

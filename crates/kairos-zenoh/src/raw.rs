@@ -174,7 +174,7 @@ impl ZenohTransport {
             topic.type_hash,
             crate::transport::wire_qos(qos),
         )?;
-        let sender = self.declare_sender(topic.name, key, &qos)?;
+        let sender = self.declare_sender(topic.name, &dds_type, key, &qos)?;
         Ok(RawPublisher {
             sender,
             gid,

@@ -89,6 +89,11 @@ impl SequenceTracker {
         Arrival::Fine
     }
 
+    /// The last sequence number of each publisher remembered now.
+    pub fn heard(&self) -> impl Iterator<Item = (Gid, i64)> + '_ {
+        self.senders.iter().map(|(gid, sender)| (*gid, sender.last))
+    }
+
     /// Publishers remembered now.
     pub fn senders(&self) -> usize {
         self.senders.len()

@@ -30,6 +30,7 @@ struct ZenohClient {
     hash: String,
     session: Session,
     graph: Arc<GraphCache>,
+    board: Arc<crate::settle::Board>,
     name: String,
     key: String,
     gid: Gid,
@@ -39,15 +40,19 @@ struct ZenohClient {
 
 /// Calls `reply` once: with the first response, or on drop with why there was none.
 struct ReplyOnce {
-    reply: Mutex<Option<Reply>>,
+    reply: Mutex<Option<(Reply, crate::settle::Outstanding)>>,
+    board: Arc<crate::settle::Board>,
     service: String,
     seq: u64,
 }
 
 impl ReplyOnce {
+    /// Hands the result over, once, as a delivery of the settle protocol; the call stops
+    /// being outstanding after that (see `crate::settle`).
     fn send(&self, result: Result<AnyValue, CallError>) {
-        if let Some(reply) = self.reply.lock().take() {
-            reply(result);
+        if let Some((reply, outstanding)) = self.reply.lock().take() {
+            self.board.inflow().deliver(|| reply(result));
+            drop(outstanding);
         }
     }
 }
@@ -74,7 +79,8 @@ impl RemoteClient for ZenohClient {
 
     fn call(&self, request: AnyValue, seq: u64, reply: Reply) {
         let once = Arc::new(ReplyOnce {
-            reply: Mutex::new(Some(reply)),
+            reply: Mutex::new(Some((reply, self.board.call(&self.name)))),
+            board: self.board.clone(),
             service: self.name.clone(),
             seq,
         });
@@ -167,6 +173,7 @@ impl ZenohTransport {
             hash,
             session: self.session.clone(),
             graph: self.graph.clone(),
+            board: self.settle.clone(),
             gid,
             _token: token,
             _node: node,

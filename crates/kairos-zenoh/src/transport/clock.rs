@@ -19,6 +19,8 @@ impl ZenohTransport {
         )?;
         let publisher =
             node.create_publisher::<ClockMsg>(CLOCK_TOPIC, kairos::graph::Qos::keep_last(1))?;
+        let publisher = std::sync::Arc::new(publisher);
+        let board = self.settle.clone();
         let wire = kairos::graph::transport::Wire::of::<ClockMsg>();
         let deliver = Sink::Lent(
             wire,
@@ -28,7 +30,11 @@ impl ZenohTransport {
                         .downcast_mut::<Option<ClockMsg>>()
                         .and_then(Option::take)
                     {
-                        publisher.publish(clock);
+                        // Held while a lock-step replay asks (see `crate::settle`).
+                        let publisher = publisher.clone();
+                        board.clock(Box::new(move || {
+                            publisher.publish(clock);
+                        }));
                     }
                 },
             ),

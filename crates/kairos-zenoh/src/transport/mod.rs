@@ -74,7 +74,7 @@ pub struct ZenohTransport {
     domain: u32,
     zid: String,
     next_id: AtomicU64,
-    nodes: Mutex<HashMap<String, Weak<NodeEntry>>>,
+    nodes: Arc<Mutex<HashMap<String, Weak<NodeEntry>>>>,
     graph: Arc<GraphCache>,
     malformed: Arc<AtomicU64>,
     gaps: Arc<AtomicU64>,
@@ -91,6 +91,9 @@ pub struct ZenohTransport {
     queryables: Mutex<HashMap<String, Weak<ServiceQueryable>>>,
     /// The security configuration's rules for this process's own declarations.
     access: AccessRules,
+    /// What this transport sent, heard and waits for, for lock-step replays.
+    settle: Arc<crate::settle::Board>,
+    _settle_queryable: zenoh::query::Queryable<()>,
     _graph_subscriber: zenoh::pubsub::Subscriber<()>,
     _lapsed_subscriber: zenoh::pubsub::Subscriber<()>,
 }
@@ -137,11 +140,23 @@ impl ZenohTransport {
         let waits = ZenohWaits::open(&session, domain, malformed.clone()).map_err(zenoh_err(
             "join the wait-for graph shared by kairos processes",
         ))?;
+        let settle = Arc::new(crate::settle::Board::default());
+        let nodes: Arc<Mutex<HashMap<String, Weak<NodeEntry>>>> = Arc::default();
+        let named = nodes.clone();
+        let settle_queryable = settle
+            .declare(&session, domain, &zid, move || {
+                let nodes = named.lock();
+                let live = nodes.iter().filter(|(_, entry)| entry.strong_count() > 0);
+                let mut names: Vec<String> = live.map(|(name, _)| name.clone()).collect();
+                names.sort();
+                names
+            })
+            .map_err(zenoh_err("answer lock-step replays' settle questions"))?;
         Ok(Arc::new(Self {
             domain,
             zid,
             next_id: AtomicU64::new(0),
-            nodes: Mutex::new(HashMap::new()),
+            nodes,
             graph,
             malformed,
             gaps: Arc::new(AtomicU64::new(0)),
@@ -152,6 +167,8 @@ impl ZenohTransport {
             types: Arc::default(),
             queryables: Mutex::default(),
             access,
+            settle,
+            _settle_queryable: settle_queryable,
             session,
             _graph_subscriber: graph_subscriber,
             _lapsed_subscriber: lapsed_subscriber,

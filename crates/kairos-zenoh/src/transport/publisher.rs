@@ -68,11 +68,18 @@ impl RemotePublisher for ZenohPublisher {
     }
 }
 
-/// The zenoh publisher under a kairos one. A volatile publisher is zenoh's plain one: for
-/// it, zenoh-ext's advanced publisher adds nothing to the samples (no cache, no sequence
-/// numbers, no token of its own; the session stamps every put with its clock either way,
-/// timestamping being on) but wraps every put in builders of its own.
-pub(crate) enum Sender {
+/// The zenoh publisher under a kairos one, with the record of what it sent that the
+/// settle protocol reads (see [`crate::settle`]).
+pub(crate) struct Sender {
+    zenoh: ZenohSender,
+    sent: Arc<crate::settle::Sent>,
+}
+
+/// A volatile publisher is zenoh's plain one: for it, zenoh-ext's advanced publisher adds
+/// nothing to the samples (no cache, no sequence numbers, no token of its own; the session
+/// stamps every put with its clock either way, timestamping being on) but wraps every put
+/// in builders of its own.
+enum ZenohSender {
     Plain(zenoh::pubsub::Publisher<'static>),
     Advanced(zenoh_ext::AdvancedPublisher<'static>),
 }
@@ -80,21 +87,23 @@ pub(crate) enum Sender {
 impl Sender {
     /// Whether zenoh routes this publisher's samples to at least one subscriber now.
     pub(crate) fn matched(&self) -> bool {
-        let status = match self {
-            Sender::Plain(publisher) => publisher.matching_status().wait(),
-            Sender::Advanced(publisher) => publisher.matching_status().wait(),
+        let status = match &self.zenoh {
+            ZenohSender::Plain(publisher) => publisher.matching_status().wait(),
+            ZenohSender::Advanced(publisher) => publisher.matching_status().wait(),
         };
         status.is_ok_and(|s| s.matching())
     }
 
     pub(crate) fn put(&self, payload: zenoh::bytes::ZBytes, attachment: Attachment) {
+        // Recorded before it leaves: a subscription can never have heard more than this.
+        self.sent.record(attachment.gid, attachment.sequence_number);
         // A put only fails once the session is closed; the message then has nowhere to go.
-        let _ = match self {
-            Sender::Plain(publisher) => publisher
+        let _ = match &self.zenoh {
+            ZenohSender::Plain(publisher) => publisher
                 .put(payload)
                 .attachment(attachment.to_bytes())
                 .wait(),
-            Sender::Advanced(publisher) => publisher
+            ZenohSender::Advanced(publisher) => publisher
                 .put(payload)
                 .attachment(attachment.to_bytes())
                 .wait(),
@@ -124,7 +133,7 @@ impl ZenohTransport {
         let key = self.key(endpoint.name, &dds_type, &hash);
         // Announced once it can send and its cache answers, as rmw_zenoh orders it: a late
         // joiner that sees the token and asks for the history at once finds the cache.
-        let publisher = self.declare_sender(endpoint.name, key, &endpoint.qos)?;
+        let publisher = self.declare_sender(endpoint.name, &dds_type, key, &endpoint.qos)?;
         let (token, gid) = self.announce(
             &node,
             EntityKind::Publisher,
@@ -157,6 +166,7 @@ impl ZenohTransport {
     pub(crate) fn declare_sender(
         &self,
         name: &str,
+        dds_type: &str,
         key: String,
         qos: &kairos::graph::Qos,
     ) -> Result<Sender, TransportError> {
@@ -169,24 +179,26 @@ impl ZenohTransport {
             .reliability(plan.reliability)
             .congestion_control(plan.congestion_control);
         let failed = zenoh_err(format!("declare the publisher of {name}"));
-        Ok(
-            if plan.cache.is_none() && plan.heartbeat.is_none() && !plan.detectable {
-                Sender::Plain(plain.wait().map_err(failed)?)
-            } else {
-                let mut builder = plain.advanced();
-                if let Some(depth) = plan.cache {
-                    builder = builder.cache(zenoh_ext::CacheConfig::default().max_samples(depth));
-                }
-                if let Some(period) = plan.heartbeat {
-                    builder = builder.sample_miss_detection(
-                        zenoh_ext::MissDetectionConfig::default().sporadic_heartbeat(period),
-                    );
-                }
-                if plan.detectable {
-                    builder = builder.publisher_detection();
-                }
-                Sender::Advanced(builder.wait().map_err(failed)?)
-            },
-        )
+        let zenoh = if plan.cache.is_none() && plan.heartbeat.is_none() && !plan.detectable {
+            ZenohSender::Plain(plain.wait().map_err(failed)?)
+        } else {
+            let mut builder = plain.advanced();
+            if let Some(depth) = plan.cache {
+                builder = builder.cache(zenoh_ext::CacheConfig::default().max_samples(depth));
+            }
+            if let Some(period) = plan.heartbeat {
+                builder = builder.sample_miss_detection(
+                    zenoh_ext::MissDetectionConfig::default().sporadic_heartbeat(period),
+                );
+            }
+            if plan.detectable {
+                builder = builder.publisher_detection();
+            }
+            ZenohSender::Advanced(builder.wait().map_err(failed)?)
+        };
+        Ok(Sender {
+            zenoh,
+            sent: self.settle.sent(name, dds_type),
+        })
     }
 }

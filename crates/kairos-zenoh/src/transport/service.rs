@@ -100,6 +100,7 @@ impl ZenohTransport {
             NodeOptions::new().use_global_arguments(false),
         )?;
         let server = endpoint.local_server(&server_node)?;
+        let board = self.settle.clone();
         let queryable = self
             .session
             .declare_queryable(key.to_owned())
@@ -119,23 +120,26 @@ impl ZenohTransport {
                 // buffer (joined only if it came in pieces), not from a copy of it.
                 let payload = query.payload().cloned().unwrap_or_default();
                 let reply_key = query.key_expr().clone().into_owned();
-                server(
-                    &payload.to_bytes(),
-                    Box::new(move |result| {
-                        let echo = Attachment {
-                            source_timestamp: now_ns(),
-                            ..attachment
-                        };
-                        // A reply fails only if the querier is gone; nothing waits for it then.
-                        let _ = match result {
-                            Ok(bytes) => query
-                                .reply(reply_key, bytes)
-                                .attachment(echo.to_bytes())
-                                .wait(),
-                            Err(why) => query.reply_err(why).wait(),
-                        };
-                    }),
-                );
+                // One delivery of the settle protocol: the request's callback is its work.
+                board.inflow().deliver(|| {
+                    server(
+                        &payload.to_bytes(),
+                        Box::new(move |result| {
+                            let echo = Attachment {
+                                source_timestamp: now_ns(),
+                                ..attachment
+                            };
+                            // A reply fails only if the querier is gone; nothing waits for it then.
+                            let _ = match result {
+                                Ok(bytes) => query
+                                    .reply(reply_key, bytes)
+                                    .attachment(echo.to_bytes())
+                                    .wait(),
+                                Err(why) => query.reply_err(why).wait(),
+                            };
+                        }),
+                    )
+                });
             })
             .wait()
             .map_err(zenoh_err(format!(

@@ -25,7 +25,7 @@
 use super::{NodeEntry, TransportError, ZenohTransport, gid_handle, wire_qos, zenoh_err};
 use crate::attachment::{Attachment, Gid};
 use crate::graph_key::EntityKind;
-use crate::sender_state::{Arrival, MalformedReport, SequenceTracker};
+use crate::sender_state::{Arrival, MalformedReport};
 use kairos::graph::transport::{AnyMessage, Declaration, Endpoint, Inbox, Wire};
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -97,12 +97,13 @@ impl ZenohTransport {
             count: self.malformed.clone(),
             report: Mutex::new(MalformedReport::new(name)),
         };
-        let (sequences, gaps) = (Mutex::new(SequenceTracker::default()), self.gaps.clone());
+        let (heard, gaps) = (self.settle.heard(name, dds_type), self.gaps.clone());
+        let board = self.settle.clone();
         let plan = crate::qos::subscriber_plan(&qos);
         let local = plan.history.is_some().then(|| self.local.clone());
         let shm = self.shm.clone();
         let graph = self.graph.clone();
-        let on_sample = move |sample: zenoh::sample::Sample| {
+        let receive = move |sample: zenoh::sample::Sample| {
             shm.note_arrival(sample.payload());
             let attachment = match sample.attachment() {
                 None => Err(crate::attachment::AttachmentError::Missing),
@@ -122,7 +123,7 @@ impl ZenohTransport {
             let seq = attachment.sequence_number;
             // A sample that then does not decode still took its number: it is counted as
             // malformed, not again as lost.
-            match sequences.lock().record(attachment.gid, seq) {
+            match heard.tracker.lock().record(attachment.gid, seq) {
                 Arrival::Malformed(why) => return log.record(Some(attachment.gid), why),
                 Arrival::Gap { first, count } => {
                     gaps.fetch_add(count, Ordering::Relaxed);
@@ -154,6 +155,20 @@ impl ZenohTransport {
             if let Err(e) = decoded {
                 log.record(Some(attachment.gid), &e.to_string());
             }
+        };
+        // The whole path is one delivery for the settle protocol: the sequence number is
+        // recorded as heard only inside it (see `crate::settle`).
+        // Admitted at once unless a lock-step replay holds this process's clock.
+        let receive = Arc::new(receive);
+        let on_sample = move |sample: zenoh::sample::Sample| {
+            board.inflow().deliver(|| {
+                if board.gate_closed() {
+                    let receive = receive.clone();
+                    board.admit(Box::new(move || receive(sample)));
+                } else {
+                    receive(sample);
+                }
+            })
         };
         let action = || format!("declare the subscriber of {name}");
         let subscriber: Declaration = match plan.history {
