@@ -36,6 +36,20 @@
 //!   any thread; while paused the bag's time stands still (and so does `/clock`).
 //!   With [`PlayOptions::clock_hz`], `/clock` (rosgraph_msgs/msg/Clock) carries the bag's
 //!   time at that rate while playing, as `ros2 bag play --clock` does.
+//! - **Lock-step replay** ([`PlayOptions::lockstep`]): simulated time follows the bag,
+//!   one message at a time, as fast as the system computes. For each message in log-time
+//!   order, `/clock` moves to its log time (when it differs from the last), then the
+//!   message is sent; after each of the two the player waits until the work it caused has
+//!   settled in every kairos process, through the settle protocol of
+//!   [`kairos_zenoh::settle`] (every process quiet, every sent message heard, no call
+//!   outstanding). Node timers on simulation time fire at the `/clock` step, before the
+//!   message is heard, and a callback's outputs are heard before time moves again; so
+//!   replaying twice gives each topic's messages the same content in the same order at
+//!   the same simulated times. A wait that reaches its bound is counted and described in
+//!   [`LockstepReport`] (naming the process, nodes and topics still under way), and the
+//!   replay goes on: it never hangs. What lock-step cannot order: messages of one step
+//!   that reach one subscription from two publishers working concurrently (the system's
+//!   own race), and work the protocol does not see (threads, steady timers, ROS 2 peers).
 
 use crate::qos::{
     Durability as BagDurability, History as BagHistory, Reliability as BagReliability,
@@ -71,7 +85,10 @@ mod options;
 mod playback;
 mod qos;
 
-pub use options::{Lateness, PlayOptions, PlayReport, PlayedTopic, Remap, TopicSelection};
+pub use options::{
+    KEPT_UNSETTLED, Lateness, LockstepReport, PlayOptions, PlayReport, PlayedTopic, Remap,
+    TopicSelection,
+};
 use playback::{Playback, clock_publisher};
 pub use qos::qos_overrides_from_yaml;
 use qos::{adapt_to_offers, qos_of, type_hash};
@@ -185,6 +202,19 @@ impl Player {
                 )));
             }
         }
+        if options.lockstep.is_some() {
+            if options.clock_hz.is_some() {
+                return Err(Error::Play(
+                    "lock-step replay publishes /clock itself, once per message time; leave out the /clock rate".into(),
+                ));
+            }
+            if options.rate != 1.0 {
+                return Err(Error::Play(
+                    "lock-step replay goes as fast as the system settles; a rate does not apply"
+                        .into(),
+                ));
+            }
+        }
         let bag = Bag::open(path)?;
         let known: Vec<&str> = bag.info().topics.iter().map(|t| t.name.as_str()).collect();
         for remap in &options.remaps {
@@ -260,10 +290,15 @@ impl Player {
                 transient_local: qos.is_transient_local(),
             });
         }
-        let clock = match options.clock_hz {
-            None => None,
-            Some(hz) => Some((hz, clock_publisher(&transport, &node)?)),
+        let clock = match (options.clock_hz, options.lockstep) {
+            (Some(hz), _) => Some((hz, clock_publisher(&transport, &node, false)?)),
+            // Reliable: every process must hear each move of time for the replay to settle.
+            (None, Some(_)) => Some((0.0, clock_publisher(&transport, &node, true)?)),
+            (None, None) => None,
         };
+        let settler = options
+            .lockstep
+            .map(|_| Mutex::new(kairos_zenoh::settle::Settler::new(&transport)));
         let origin_ns = bag
             .info()
             .starting_time_ns
@@ -292,6 +327,7 @@ impl Player {
             options,
             shared: shared.clone(),
             clock,
+            settler,
         };
         let thread = std::thread::Builder::new()
             .name("kairos-bag-play".into())

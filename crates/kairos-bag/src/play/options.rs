@@ -103,6 +103,9 @@ pub struct PlayOptions {
     pub late_threshold: Duration,
     /// Playing stops when this is cancelled (the CLI passes kairos's shutdown token).
     pub cancel: CancelToken,
+    /// Lock-step replay (see the module docs), each settle wait bounded by this; `None`
+    /// plays at the recorded pace.
+    pub lockstep: Option<Duration>,
 }
 
 impl Default for PlayOptions {
@@ -120,6 +123,7 @@ impl Default for PlayOptions {
             wait_for_subscribers: None,
             late_threshold: Duration::from_millis(10),
             cancel: CancelToken::new(),
+            lockstep: None,
         }
     }
 }
@@ -203,7 +207,31 @@ pub struct PlayReport {
     /// Why playing ended early other than by a stop: the bag could not be read on (a
     /// damaged file); what was read before it was sent.
     pub error: Option<String>,
+    /// What a lock-step replay waited for.
+    pub lockstep: Option<LockstepReport>,
 }
+
+/// What a lock-step replay waited for (see the module docs).
+#[derive(Debug, Clone, Default)]
+pub struct LockstepReport {
+    /// Settle waits: one before the first message, one after each move of `/clock` and
+    /// one after each message.
+    pub waits: u64,
+    /// Rounds of questions to every kairos process, in all.
+    pub rounds: u64,
+    /// Waits that ended on their bound: the replay went on without the work settling, so
+    /// it may not be identical to another.
+    pub unsettled: u64,
+    /// What was under way at the first of them (at most [`KEPT_UNSETTLED`]).
+    pub first_unsettled: Vec<String>,
+    /// Monotonic time from the first message to the last settle.
+    pub elapsed: Duration,
+    /// Bag time from the first message played to the last.
+    pub bag_span: Duration,
+}
+
+/// How many unsettled waits a [`LockstepReport`] describes.
+pub const KEPT_UNSETTLED: usize = 5;
 
 impl PlayReport {
     /// Statistics of [`lateness_ns`](Self::lateness_ns); the count and max are of every

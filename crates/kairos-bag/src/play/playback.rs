@@ -13,7 +13,11 @@ pub(super) struct Playback {
     pub(super) topics: Vec<PlayedTopic>,
     pub(super) options: PlayOptions,
     pub(super) shared: Arc<Shared>,
+    /// `/clock`: its rate (0 for a lock-step replay's, which moves once per message
+    /// time) and publisher.
     pub(super) clock: Option<(f64, RawPublisher)>,
+    /// A lock-step replay's side of the settle protocol.
+    pub(super) settler: Option<Mutex<kairos_zenoh::settle::Settler>>,
 }
 
 impl Playback {
@@ -33,7 +37,8 @@ impl Playback {
         let clock_stop = stop.child();
         let mut per_topic = vec![0u64; self.topics.len()];
         std::thread::scope(|scope| {
-            let clock = self.clock.as_ref().map(|(hz, publisher)| {
+            let periodic = self.clock.as_ref().filter(|(hz, _)| *hz > 0.0);
+            let clock = periodic.map(|(hz, publisher)| {
                 let (shared, token) = (&self.shared, &clock_stop);
                 scope.spawn(move || publish_clock(publisher, *hz, shared, token))
             });
@@ -87,6 +92,9 @@ impl Playback {
             });
             // Owned here, so that returning drops it and the reader stops.
             let rx = rx;
+            if self.settler.is_some() {
+                return self.send_lockstep(rx.iter(), report, per_topic);
+            }
             // The clock starts once the first message is at hand: opening the files is
             // not counted against the first sends.
             let first = rx.recv().ok();
@@ -149,6 +157,113 @@ impl Playback {
             self.shared.sent.fetch_add(1, Ordering::AcqRel);
         }
         true
+    }
+
+    /// Sends what the reader hands over in lock step (see the module docs).
+    fn send_lockstep(
+        &self,
+        messages: impl Iterator<Item = crate::Result<BagMessage>>,
+        report: &mut PlayReport,
+        per_topic: &mut [u64],
+    ) -> bool {
+        let (Some(settler), Some((_, clock)), Some(bound)) =
+            (&self.settler, &self.clock, self.options.lockstep)
+        else {
+            return false;
+        };
+        let mut settler = settler.lock().expect("not poisoned");
+        let stop = &self.shared.stop;
+        let mut stats = report.lockstep.take().unwrap_or_default();
+        let settle =
+            |settler: &mut kairos_zenoh::settle::Settler, stats: &mut LockstepReport| -> bool {
+                stats.waits += 1;
+                match settler.wait(bound, &|| stop.is_cancelled()) {
+                    Ok(settled) => stats.rounds += u64::from(settled.rounds),
+                    Err(_) if stop.is_cancelled() => return false,
+                    Err(unsettled) => {
+                        stats.unsettled += 1;
+                        log::warn!("kairos bag play --lockstep: {unsettled}");
+                        if stats.first_unsettled.len() < KEPT_UNSETTLED {
+                            stats.first_unsettled.push(unsettled.to_string());
+                        }
+                    }
+                }
+                true
+            };
+        let started = std::time::Instant::now();
+        let (mut first_ns, mut clock_ns) = (None, None);
+        let mut finished = settle(&mut settler, &mut stats);
+        for message in messages {
+            if !finished {
+                break;
+            }
+            let message = match message {
+                Ok(message) => message,
+                Err(e) => {
+                    report.error = Some(format!("stopped reading the bag: {e}"));
+                    finished = false;
+                    break;
+                }
+            };
+            let Some(output) = self.outputs.get(&*message.topic) else {
+                continue;
+            };
+            if !self.wait_while_paused() {
+                finished = false;
+                break;
+            }
+            first_ns.get_or_insert(message.log_time);
+            if clock_ns != Some(message.log_time) {
+                // Every process holds the new time, then each applies it and delivers
+                // what its timers' outputs brought meanwhile (see kairos_zenoh::settle).
+                clock.publish(&clock_cdr(message.log_time));
+                report.clock_published += 1;
+                clock_ns = Some(message.log_time);
+                if !settle(&mut settler, &mut stats) {
+                    finished = false;
+                    break;
+                }
+                settler.step(bound);
+                if !settle(&mut settler, &mut stats) {
+                    finished = false;
+                    break;
+                }
+            }
+            output.publisher.publish(&message.data);
+            per_topic[output.index] += 1;
+            self.shared.sent.fetch_add(1, Ordering::AcqRel);
+            if !settle(&mut settler, &mut stats) {
+                finished = false;
+                break;
+            }
+        }
+        settler.end(bound);
+        stats.elapsed = started.elapsed();
+        if let (Some(first), Some(last)) = (first_ns, clock_ns) {
+            stats.bag_span = Duration::from_nanos(last.saturating_sub(first));
+        }
+        report.lockstep = Some(stats);
+        finished
+    }
+
+    /// Waits while paused; false if stopped.
+    fn wait_while_paused(&self) -> bool {
+        loop {
+            if self.shared.stop.is_cancelled() {
+                return false;
+            }
+            let (paused, wake) = {
+                let t = self.shared.timeline.lock().expect("not poisoned");
+                (t.paused, t.wake.clone())
+            };
+            if !paused {
+                return true;
+            }
+            let _ = self
+                .shared
+                .steady
+                .sleep_for(KDuration::from_secs(3600), &wake);
+        }
     }
 
     /// Sleeps until the message `offset_ns` after the origin is due (paused time not
@@ -238,10 +353,12 @@ pub(super) fn clock_cdr(ns: u64) -> [u8; 12] {
     out
 }
 
-/// The `/clock` publisher: best effort, keep last 1 (rclcpp's `ClockQoS`).
+/// The `/clock` publisher: keep last 1, best effort (rclcpp's `ClockQoS`) unless
+/// `reliable`.
 pub(super) fn clock_publisher(
     transport: &ZenohTransport,
     node: &Node,
+    reliable: bool,
 ) -> crate::Result<RawPublisher> {
     const CLOCK_TYPE: &str = "rosgraph_msgs/msg/Clock";
     let hash = kairos_zenoh::interfaces::message_by_name(CLOCK_TYPE)
@@ -255,7 +372,11 @@ pub(super) fn clock_publisher(
                 ros_type: CLOCK_TYPE,
                 type_hash: &hash,
             },
-            Qos::keep_last(1).best_effort(),
+            if reliable {
+                Qos::keep_last(1)
+            } else {
+                Qos::keep_last(1).best_effort()
+            },
         )
         .map_err(|e| Error::Play(format!("cannot publish /clock: {e}")))
 }

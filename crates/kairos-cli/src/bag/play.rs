@@ -2,7 +2,9 @@
 //! [`kairos_bag::play::Player`]. Plays until the bag ends (with `--loop`, until Ctrl-C),
 //! then prints what each topic sent and how late the sends were (p50/p99/max of send
 //! time - planned time). Ctrl-C stops it at once: the player's sleeps are cancelled
-//! through kairos's shutdown token.
+//! through kairos's shutdown token. With `--lockstep`, simulated time follows the bag and
+//! each message waits until the work it caused has settled in every kairos process (see
+//! [`kairos_bag::play`]); a wait that ran out makes the exit status 1.
 
 use crate::shared_args::TopicPatterns;
 use anyhow::Context;
@@ -47,6 +49,11 @@ pub struct PlayArgs {
     /// subscription.
     #[arg(long)]
     pub wait_for_subscribers: Option<f64>,
+    /// Lock-step replay: /clock follows the bag one message at a time, and each message
+    /// waits until the work it caused has settled in every kairos process, so two replays
+    /// give the same outputs. The value bounds each wait in seconds (10 without a value).
+    #[arg(long, num_args = 0..=1, default_missing_value = "10", value_name = "SECONDS")]
+    pub lockstep: Option<f64>,
 }
 
 pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
@@ -86,6 +93,10 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
             .map(|s| seconds("--wait-for-subscribers", s))
             .transpose()?,
         cancel: kairos::signal::shutdown_token(),
+        lockstep: args
+            .lockstep
+            .map(|s| seconds("--lockstep", s))
+            .transpose()?,
         ..PlayOptions::default()
     };
     // The bag is read before anything is declared, so a bad path fails without a session.
@@ -134,13 +145,19 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
     if let Err(e) = transport.close(Duration::from_secs(5)) {
         eprintln!("kairos bag play: {e}");
     }
-    match &report.error {
-        Some(e) => {
-            eprintln!("kairos bag play: {e}");
-            Ok(ExitCode::from(1))
-        }
-        None => Ok(ExitCode::SUCCESS),
+    if let Some(e) = &report.error {
+        eprintln!("kairos bag play: {e}");
+        return Ok(ExitCode::from(1));
     }
+    if let Some(lockstep) = report.lockstep.as_ref().filter(|l| l.unsettled > 0) {
+        eprintln!(
+            "kairos bag play: {} settle wait(s) ran out, so this replay may differ from another; the first: {}",
+            lockstep.unsettled,
+            lockstep.first_unsettled.join(" | ")
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn absolute(topic: &str) -> String {
@@ -160,6 +177,20 @@ fn print_report(report: &PlayReport) {
     }
     if report.clock_published > 0 {
         println!("kairos bag play: /clock: {} sent", report.clock_published);
+    }
+    if let Some(lockstep) = &report.lockstep {
+        let speed = lockstep.bag_span.as_secs_f64() / lockstep.elapsed.as_secs_f64().max(1e-9);
+        println!(
+            "kairos bag play: lock-step: {} message(s){} in {:.3} s for {:.3} s of bag time ({speed:.1}x real time); {} settle waits, {} rounds, {} ran out",
+            report.total_sent(),
+            if report.stopped { " (stopped)" } else { "" },
+            lockstep.elapsed.as_secs_f64(),
+            lockstep.bag_span.as_secs_f64(),
+            lockstep.waits,
+            lockstep.rounds,
+            lockstep.unsettled
+        );
+        return;
     }
     let l = report.lateness();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
