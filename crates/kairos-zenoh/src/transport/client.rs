@@ -34,6 +34,9 @@ struct ZenohClient {
     name: String,
     key: String,
     gid: Gid,
+    /// A querier on the service's key that sends nothing: its matching says whether zenoh
+    /// routes this client's queries to a server yet.
+    probe: zenoh::query::Querier<'static>,
     _token: LivelinessToken,
     _node: Arc<NodeEntry>,
 }
@@ -68,13 +71,53 @@ impl Drop for ReplyOnce {
     }
 }
 
+/// How long a client that sees a server's token waits for zenoh to route its queries
+/// there before it calls anyway (the call then says the server did not answer).
+const ROUTING_BOUND: std::time::Duration = std::time::Duration::from_secs(5);
+
+impl ZenohClient {
+    /// Whether zenoh routes this client's queries to a complete queryable now.
+    fn routed(&self) -> bool {
+        self.probe
+            .matching_status()
+            .wait()
+            .is_ok_and(|status| status.matching())
+    }
+
+    /// Waits until [`Self::routed`], at most until `deadline`.
+    fn wait_routed(&self, deadline: Instant) -> bool {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let listener = self
+            .probe
+            .matching_listener()
+            .callback(move |status| {
+                if status.matching() {
+                    let _ = tx.send(());
+                }
+            })
+            .wait();
+        if listener.is_err() || self.routed() {
+            return true;
+        }
+        rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .is_ok()
+    }
+}
+
 impl RemoteClient for ZenohClient {
     fn is_ready(&self) -> bool {
-        self.graph.server_alive(&self.name, &self.hash)
+        self.graph.server_alive(&self.name, &self.hash) && self.routed()
     }
 
     fn wait_ready(&self, deadline: Option<Instant>) -> bool {
-        self.graph.wait_server(&self.name, &self.hash, deadline)
+        if !self.graph.wait_server(&self.name, &self.hash, deadline) {
+            return false;
+        }
+        // The server's token can come before zenoh routes queries to its queryable; a
+        // call made in between finds no queryable and fails at once.
+        let bound = Instant::now() + ROUTING_BOUND;
+        self.wait_routed(deadline.map_or(bound, |d| d.min(bound)));
+        true
     }
 
     fn call(&self, request: AnyValue, seq: u64, reply: Reply) {
@@ -166,8 +209,19 @@ impl ZenohTransport {
             &hash,
             WireQos::default(),
         )?;
+        let key = self.key(name, &dds_type, &hash);
+        let probe = self
+            .session
+            .declare_querier(key.clone())
+            .target(QueryTarget::AllComplete)
+            .allowed_destination(Locality::Remote)
+            .wait()
+            .map_err(crate::transport::zenoh_err(format!(
+                "declare the querier of service {name}"
+            )))?;
         Ok(Some(Arc::new(ZenohClient {
-            key: self.key(name, &dds_type, &hash),
+            probe,
+            key,
             name: name.to_owned(),
             wire: wire.clone(),
             hash,
