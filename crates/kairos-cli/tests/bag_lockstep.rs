@@ -16,6 +16,7 @@
 mod zenoh_support;
 
 use kairos_bag::{Bag, BagWriter, ReadFilter, TopicInfo, WriterOptions};
+use kairos_testkit::random::Rng;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -42,23 +43,6 @@ fn string_data(cdr: &[u8]) -> String {
     String::from_utf8(cdr[8..8 + len - 1].to_vec()).expect("utf-8")
 }
 
-/// A small deterministic generator (splitmix64), so a seed replays a topology.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// `n` strings on /input, a random 0 to 12 ms apart (0: two messages at one time), from
 /// simulated second 100.
 fn input_bag(dir: &Path, n: u64, rng: &mut Rng) -> (PathBuf, Vec<(u64, String)>) {
@@ -70,7 +54,7 @@ fn input_bag(dir: &Path, n: u64, rng: &mut Rng) -> (PathBuf, Vec<(u64, String)>)
     let mut t = 100_000_000_000u64;
     let mut sent = Vec::new();
     for i in 0..n {
-        t += rng.below(13) * 1_000_000;
+        t += rng.u64(..13) * 1_000_000;
         let text = format!("m{i}");
         writer
             .write("/input", t, t, i as u32, &string_cdr(&text))
@@ -239,9 +223,9 @@ fn assert_same(first: &Outputs, second: &Outputs, what: &str) {
     );
 }
 
-fn run_twice(seed: u64, processes: &[Vec<String>], outputs: &[String], n: u64) {
+fn run_twice(rng: &mut Rng, processes: &[Vec<String>], outputs: &[String], n: u64) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (bag, input) = input_bag(dir.path(), n, &mut Rng(seed));
+    let (bag, input) = input_bag(dir.path(), n, rng);
     let _hogs = cpu_hogs();
     let router = Router::start(zenoh_support::KAIROS);
     let first = replay(&router, &bag, processes, outputs, &dir.path().join("out1"));
@@ -252,9 +236,9 @@ fn run_twice(seed: u64, processes: &[Vec<String>], outputs: &[String], n: u64) {
     let total: usize = first.values().map(Vec::len).sum();
     assert!(
         total as u64 >= n,
-        "seed {seed}: {total} outputs for {n} inputs: {first:?}"
+        "{total} outputs for {n} inputs: {first:?}"
     );
-    assert_same(&first, &second, &format!("seed {seed}"));
+    assert_same(&first, &second, "the two replays");
 }
 
 #[test]
@@ -268,42 +252,32 @@ fn a_lockstep_replay_through_three_processes_gives_the_same_outputs_twice_beside
         ],
     ];
     let outputs = ["/mid", "/out", "/audit", "/watch"].map(String::from);
-    run_twice(54, &processes, &outputs, 60);
+    run_twice(&mut Rng::with_seed(54), &processes, &outputs, 60);
 }
 
 #[test]
 fn a_lockstep_replay_of_a_random_topology_gives_the_same_outputs_twice() {
-    let seed = std::env::var("KAIROS_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    println!("KAIROS_SEED={seed}");
-    let mut rng = Rng(seed ^ 0x5eed);
-    let nodes = 2 + rng.below(4);
-    let processes_n = 2 + rng.below(2);
+    let mut rng = kairos_testkit::random::seeded();
+    let nodes = 2 + rng.u64(..4);
+    let processes_n = 2 + rng.u64(..2);
     let mut processes = vec![Vec::new(); processes_n as usize];
     let mut outputs = Vec::new();
     for i in 0..nodes {
         // Each node hears the bag or an earlier node: a forest, so no node hears two
         // concurrent paths in one step (the system's own race, which lock step does not
         // order).
-        let input = match rng.below(i + 1) {
+        let input = match rng.u64(..i + 1) {
             0 => "/input".to_owned(),
             j => format!("/n{}", j - 1),
         };
-        let timer = [0, 3, 7, 10][rng.below(4) as usize];
-        let cost = rng.below(1500);
+        let timer = [0, 3, 7, 10][rng.u64(..4) as usize];
+        let cost = rng.u64(..1500);
         let output = format!("/n{i}");
-        processes[rng.below(processes_n) as usize]
+        processes[rng.u64(..processes_n) as usize]
             .push(format!("node{i}:{input}:{output}:{timer}:{cost}"));
         outputs.push(output);
     }
     processes.retain(|p| !p.is_empty());
     println!("topology: {processes:?}");
-    run_twice(seed, &processes, &outputs, 40);
+    run_twice(&mut rng, &processes, &outputs, 40);
 }
