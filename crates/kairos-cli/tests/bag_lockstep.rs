@@ -153,11 +153,12 @@ fn replay(
         .status()
         .expect("kill(1)");
     assert!(status.success());
-    let end = std::time::Instant::now() + LIMIT;
-    while recorder.0.try_wait().expect("wait").is_none() {
-        assert!(std::time::Instant::now() < end, "the recorder did not stop");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    // Waited for (killed only past the bound): the bag is whole once it exits.
+    let stopped = zenoh_support::finish(recorder, LIMIT);
+    assert!(
+        stopped.status.code().is_some(),
+        "the recorder did not stop on SIGINT within {LIMIT:?}"
+    );
     drop(stages);
     let bag = Bag::open(out).expect("the recorded bag");
     let mut recorded = Outputs::new();
