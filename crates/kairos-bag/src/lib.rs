@@ -44,14 +44,17 @@ pub mod reader;
 pub mod record;
 pub mod schema;
 mod sqlite;
+mod sqlite_writer;
 pub mod writer;
 
 pub use error::{Error, Result};
 pub use metadata::{BagMetadata, FileInformation, TopicInformation};
 pub use qos::QosProfile;
 pub use reader::{Bag, BagMessage, Messages, ReadFilter, Typed};
-pub use schema::ros2msg_definition;
-pub use writer::{BagWriter, Compression, StorageId, TopicInfo, WriterOptions};
+#[cfg(feature = "zenoh")]
+pub use schema::shipped_definition;
+pub use schema::{MessageDefinition, ros2msg_definition};
+pub use writer::{BagCompression, BagWriter, Compression, StorageId, TopicInfo, WriterOptions};
 
 #[cfg(test)]
 mod tests {

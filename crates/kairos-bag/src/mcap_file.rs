@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::metadata::{BagMetadata, FileInformation, TopicInformation};
 use crate::qos::profiles_from_yaml;
 use crate::reader::{BagMessage, MessageIter, ReadFilter};
+use crate::schema::MessageDefinition;
 use crate::writer::{MCAP_METADATA_NAME, SERIALIZED_METADATA_KEY, StorageId};
 use bytes::Bytes;
 use mcap::sans_io::indexed_reader::{
@@ -325,6 +326,40 @@ impl McapFile {
         Ok((channels.into_values().collect(), records, counts))
     }
 
+    /// The file's schemas, by schema id: from the summary, or from the records when the
+    /// summary does not repeat them (or the file has none).
+    pub(crate) fn definitions(&mut self) -> Result<Vec<MessageDefinition>> {
+        if let Some(summary) = &self.summary
+            && (!summary.schemas.is_empty() || summary.channels.is_empty())
+        {
+            let mut schemas: Vec<_> = summary.schemas.values().collect();
+            schemas.sort_by_key(|s| s.id);
+            return Ok(schemas
+                .into_iter()
+                .map(|s| definition(&s.name, &s.encoding, &s.data))
+                .collect());
+        }
+        let source = std::mem::replace(&mut self.source, Source::Memory(Cursor::new(Vec::new())));
+        let bytes = source.into_bytes(&self.path)?;
+        let mut found = BTreeMap::new();
+        let flattener =
+            mcap::read::ChunkFlattener::new(&bytes).map_err(|e| Error::corrupt(&self.path, e))?;
+        for record in flattener {
+            match record {
+                Ok(mcap::records::Record::Schema { header, data }) => {
+                    found
+                        .entry(header.id)
+                        .or_insert_with(|| definition(&header.name, &header.encoding, &data));
+                }
+                Ok(_) => {}
+                Err(_) if self.truncated => break,
+                Err(e) => return Err(Error::corrupt(&self.path, e)),
+            }
+        }
+        self.source = Source::Memory(Cursor::new(bytes));
+        Ok(found.into_values().collect())
+    }
+
     /// The file's messages that pass `filter`, in log-time order.
     pub(crate) fn messages(mut self, filter: &ReadFilter) -> Result<MessageIter> {
         let summary = match self.summary.take() {
@@ -439,6 +474,16 @@ impl McapFile {
         }
         messages.sort_by_key(|m| m.log_time);
         Ok(Box::new(messages.into_iter().map(Ok)))
+    }
+}
+
+/// A schema as a [`MessageDefinition`] (MCAP schemas carry no type hash).
+fn definition(name: &str, encoding: &str, data: &[u8]) -> MessageDefinition {
+    MessageDefinition {
+        type_name: name.to_owned(),
+        encoding: encoding.to_owned(),
+        text: String::from_utf8_lossy(data).into_owned(),
+        type_hash: String::new(),
     }
 }
 

@@ -19,12 +19,13 @@
 use crate::error::{Error, Result};
 use crate::mcap_file::McapFile;
 use crate::metadata::{BagMetadata, CURRENT_VERSION, METADATA_FILENAME, TopicInformation};
+use crate::schema::MessageDefinition;
 use crate::sqlite::SqliteFile;
 use crate::writer::StorageId;
 use bytes::Bytes;
 use kairos_interface::Message;
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -325,6 +326,26 @@ impl Bag {
             pending_error: None,
             failed: false,
         })
+    }
+
+    /// The message definitions the bag's files store (MCAP schemas, sqlite3's
+    /// `message_definitions` table), each type once (the first file's), by type name.
+    pub fn message_definitions(&self) -> Result<Vec<MessageDefinition>> {
+        let mut found: BTreeMap<String, MessageDefinition> = BTreeMap::new();
+        for file in &self.files {
+            let definitions = match self.storage {
+                StorageId::Mcap => McapFile::open(file, self.compressed.file)?.definitions()?,
+                StorageId::Sqlite3 => {
+                    SqliteFile::open(file, self.compressed.file)?.definitions()?
+                }
+            };
+            for definition in definitions {
+                found
+                    .entry(definition.type_name.clone())
+                    .or_insert(definition);
+            }
+        }
+        Ok(found.into_values().collect())
     }
 
     /// The messages of `topic` decoded as the kairos message type `M`, in log-time order.

@@ -26,7 +26,7 @@
 //! - **Stops whole.** [`Recorder::stop`] undeclares the subscriptions, writes every queued
 //!   message, closes the last file with its summary and writes `metadata.yaml`.
 
-use crate::schema::ros2msg_definition;
+use crate::schema::shipped_definition;
 use crate::{BagMetadata, BagWriter, Error, QosProfile, TopicInfo, WriterOptions};
 use kairos::graph::{Node, Qos};
 use kairos::time::Clock;
@@ -435,13 +435,7 @@ impl Discoverer {
         hash: &str,
         offered: &[&WireQos],
     ) -> Result<(), String> {
-        let definition = ros2msg_definition(ros_type, |name| {
-            kairos_zenoh::interfaces::message_by_name(name)
-                .map(|tool| tool.definition())
-                .filter(|text| !text.is_empty())
-                .map(str::to_owned)
-        });
-        let schema_text = definition.unwrap_or_else(|e| {
+        let schema_text = shipped_definition(ros_type).unwrap_or_else(|e| {
             log::warn!(
                 "kairos bag record: {topic} is recorded without its definition ({e}); readers that need one cannot decode it"
             );

@@ -29,6 +29,21 @@ const PRIMITIVES: &[&str] = &[
     "uint32", "int64", "uint64", "string", "wstring",
 ];
 
+/// A message type's definition as a bag stores it: an MCAP schema, or a row of a `.db3`
+/// file's `message_definitions` table (rosbag2_storage's `MessageDefinition`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageDefinition {
+    /// The type, `pkg/msg/Type`.
+    pub type_name: String,
+    /// `ros2msg`, `ros2idl`, or `unknown` when the recorder had no definition.
+    pub encoding: String,
+    /// The definition text, with the text of every type it refers to.
+    pub text: String,
+    /// The type's hash (`RIHS01_...`); empty when the bag does not store it (MCAP schemas
+    /// carry none, as in rosbag2).
+    pub type_hash: String,
+}
+
 /// The MCAP schema encoding of a definition text: `ros2idl` when it starts with an IDL
 /// delimiter, `unknown` when empty (as rosbag2 writes a type it found no definition for),
 /// `ros2msg` otherwise.
@@ -182,6 +197,19 @@ fn split_type_name(name: &str) -> Result<(&str, &str, &str)> {
 fn full_name(name: &str) -> Result<String> {
     let (package, kind, type_) = split_type_name(name)?;
     Ok(format!("{package}/{kind}/{type_}"))
+}
+
+/// The complete `ros2msg` definition of a message type kairos ships (kairos-msgs), as a
+/// recorder stores it (rosbag2 takes the installed `.msg` files); an error names the
+/// type, or the dependency, kairos does not ship.
+#[cfg(feature = "zenoh")]
+pub fn shipped_definition(type_name: &str) -> Result<String> {
+    ros2msg_definition(type_name, |name| {
+        kairos_zenoh::interfaces::message_by_name(name)
+            .map(|tool| tool.definition())
+            .filter(|text| !text.is_empty())
+            .map(str::to_owned)
+    })
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::metadata::{BagMetadata, FileInformation, TopicInformation};
 use crate::qos::profiles_from_yaml;
 use crate::reader::{BagMessage, MessageIter, ReadFilter};
+use crate::schema::MessageDefinition;
 use crate::writer::StorageId;
 use bytes::Bytes;
 use rusqlite::{Connection, OpenFlags, params_from_iter, types::Value};
@@ -222,6 +223,32 @@ impl SqliteFile {
             topics,
             ..base
         })
+    }
+
+    /// The rows of the `message_definitions` table in insertion order (none before
+    /// rosbag2's db schema 4, which added the table).
+    pub(crate) fn definitions(&self) -> Result<Vec<MessageDefinition>> {
+        let tables = self.tables().map_err(|e| Error::sqlite(&self.path, e))?;
+        if !tables.iter().any(|t| t == "message_definitions") {
+            return Ok(Vec::new());
+        }
+        let run = || -> rusqlite::Result<Vec<MessageDefinition>> {
+            let mut statement = self.connection.prepare(
+                "SELECT topic_type, encoding, encoded_message_definition, type_description_hash \
+                 FROM message_definitions ORDER BY id",
+            )?;
+            statement
+                .query_map([], |row| {
+                    Ok(MessageDefinition {
+                        type_name: row.get(0)?,
+                        encoding: row.get(1)?,
+                        text: row.get(2)?,
+                        type_hash: row.get(3)?,
+                    })
+                })?
+                .collect()
+        };
+        run().map_err(|e| Error::sqlite(&self.path, e))
     }
 
     /// Per topic id: message count and first and last timestamp.

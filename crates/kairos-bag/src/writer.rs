@@ -15,10 +15,13 @@
 //!   indexes and statistics (the `mcap` crate's writer);
 //! - `metadata.yaml`, version 9, written when the writer finishes.
 //!
+//! With [`StorageId::Sqlite3`] the files are `<folder name>_N.db3`, written as
+//! rosbag2_storage_sqlite3 writes them (see `sqlite_writer`). With a [`BagCompression`],
+//! each message's data, or each closed file (then `<file>.zstd`), is one zstd frame, and
+//! `metadata.yaml` says so, as rosbag2_compression's `SequentialCompressionWriter` does.
+//!
 //! Differences from rosbag2: the MCAP library string names kairos-bag; a message's MCAP
-//! `sequence` is the one given to [`BagWriter::write`] (rosbag2 writes 0); chunks are zstd
-//! compressed by default (rosbag2's plugin writes uncompressed chunks unless given a
-//! preset such as `zstd_fast`); each file holds one `rosbag2` metadata record, written when
+//! `sequence` is the one given to [`BagWriter::write`] (rosbag2 writes 0); each file holds one `rosbag2` metadata record, written when
 //! it is closed (rosbag2 also writes one when it opens the file).
 //!
 //! A writer never drops a message silently: every [`BagWriter::write`] either stores the
@@ -32,6 +35,7 @@ use crate::metadata::{
 };
 use crate::qos::{QosProfile, profiles_to_yaml};
 use crate::schema::encoding_of;
+use crate::sqlite_writer::SqliteOut;
 use kairos_interface::Message;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -54,6 +58,9 @@ pub const SERIALIZED_METADATA_KEY: &str = "serialized_metadata";
 /// as the start of a bag or file without messages.
 const NO_TIME: u64 = i64::MAX as u64;
 
+/// The zstd level of rosbag2_compression_zstd (its default).
+const ZSTD_LEVEL: i32 = 1;
+
 /// How chunks of the MCAP files are compressed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Compression {
@@ -66,13 +73,46 @@ pub enum Compression {
     None,
 }
 
+/// rosbag2_compression's compression of a whole bag (`ros2 bag record --compression-mode`),
+/// always zstd; independent of the MCAP chunk [`Compression`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BagCompression {
+    /// Nothing compressed (rosbag2's default).
+    #[default]
+    None,
+    /// Each message's data is one zstd frame (`compression_mode: MESSAGE`).
+    Message,
+    /// Each storage file, once closed, becomes `<file>.zstd`, one zstd frame
+    /// (`compression_mode: FILE`).
+    File,
+}
+
+impl BagCompression {
+    /// The `compression_mode` of `metadata.yaml` (empty for none, as rosbag2 writes it).
+    pub fn mode(self) -> &'static str {
+        match self {
+            Self::None => "",
+            Self::Message => "MESSAGE",
+            Self::File => "FILE",
+        }
+    }
+
+    /// The `compression_format` of `metadata.yaml`.
+    pub fn format(self) -> &'static str {
+        match self {
+            Self::None => "",
+            Self::Message | Self::File => "zstd",
+        }
+    }
+}
+
 /// A storage plugin of rosbag2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StorageId {
     /// MCAP files (`.mcap`), rosbag2's default since Iron.
     #[default]
     Mcap,
-    /// SQLite 3 databases (`.db3`); read only.
+    /// SQLite 3 databases (`.db3`), rosbag2's default before Iron.
     Sqlite3,
 }
 
@@ -84,16 +124,26 @@ impl StorageId {
             Self::Sqlite3 => "sqlite3",
         }
     }
+
+    /// The extension of its storage files.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Self::Mcap => "mcap",
+            Self::Sqlite3 => "db3",
+        }
+    }
 }
 
 /// How a [`BagWriter`] writes.
 #[derive(Debug, Clone)]
 pub struct WriterOptions {
-    /// The storage: only [`StorageId::Mcap`] can be written.
+    /// The storage: MCAP files or sqlite3 databases.
     pub storage: StorageId,
-    /// Chunk compression: none by default, as rosbag2's MCAP storage writes without a
-    /// storage preset (its `zstd_fast` / `zstd_small` presets compress chunks with zstd).
+    /// MCAP chunk compression: none by default, as rosbag2's MCAP storage writes without
+    /// a storage preset (its `zstd_fast` / `zstd_small` presets compress chunks with zstd).
     pub compression: Compression,
+    /// rosbag2_compression's zstd of each message or each file: none by default.
+    pub bag_compression: BagCompression,
     /// Start a new file once the current one has this many bytes (`None`: never).
     pub max_file_size: Option<u64>,
     /// Start a new file once a message was received this long after the current file's
@@ -113,6 +163,7 @@ impl Default for WriterOptions {
         Self {
             storage: StorageId::Mcap,
             compression: Compression::None,
+            bag_compression: BagCompression::None,
             max_file_size: None,
             max_file_duration: None,
             chunk_size: 768 * 1024,
@@ -221,7 +272,43 @@ struct FileState {
     message_count: u64,
 }
 
-struct OpenFile {
+/// The storage file being written.
+#[derive(Debug)]
+enum OpenFile {
+    // Boxed: the writers' states differ in size (a kilobyte for MCAP).
+    Mcap(Box<McapOut>),
+    Sqlite(Box<SqliteOut>),
+}
+
+impl OpenFile {
+    fn path(&self) -> &Path {
+        match self {
+            Self::Mcap(file) => &file.path,
+            Self::Sqlite(file) => file.path(),
+        }
+    }
+
+    fn size(&self) -> u64 {
+        match self {
+            Self::Mcap(file) => file.size.load(Ordering::Relaxed),
+            Self::Sqlite(file) => file.size(),
+        }
+    }
+
+    /// Registers `topic` as the next topic index.
+    fn add_topic(&mut self, topic: &TopicInfo) -> Result<()> {
+        match self {
+            Self::Mcap(file) => {
+                let channel = register(file, topic)?;
+                file.channels.push(channel);
+                Ok(())
+            }
+            Self::Sqlite(file) => file.add_topic(topic),
+        }
+    }
+}
+
+struct McapOut {
     path: PathBuf,
     writer: mcap::Writer<CountingWriter<File>>,
     /// MCAP channel id of each topic, by topic index.
@@ -229,9 +316,9 @@ struct OpenFile {
     size: Arc<AtomicU64>,
 }
 
-impl std::fmt::Debug for OpenFile {
+impl std::fmt::Debug for McapOut {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenFile")
+        f.debug_struct("McapOut")
             .field("path", &self.path)
             .field("channels", &self.channels)
             .finish_non_exhaustive()
@@ -242,11 +329,12 @@ impl BagWriter {
     /// Creates the bag folder `dir` (which must not exist) and its first file.
     pub fn create(dir: impl AsRef<Path>, options: WriterOptions) -> Result<Self> {
         let dir = dir.as_ref().to_path_buf();
-        if options.storage != StorageId::Mcap {
-            return Err(Error::InvalidOption(format!(
-                "storage '{}': kairos writes mcap bags only",
-                options.storage.as_str()
-            )));
+        if options.storage == StorageId::Sqlite3 && options.compression != Compression::None {
+            return Err(Error::InvalidOption(
+                "chunk compression is for MCAP files; a sqlite3 bag has no chunks (compress \
+                 its messages or files with bag_compression)"
+                    .into(),
+            ));
         }
         if options.chunk_size == 0 || options.max_file_size == Some(0) {
             return Err(Error::InvalidOption(
@@ -315,8 +403,7 @@ impl BagWriter {
         }
         let index = self.topics.len();
         if let Some(file) = self.current.as_mut() {
-            let channel = register(file, &topic)?;
-            file.channels.push(channel);
+            file.add_topic(&topic)?;
         }
         self.topic_index.insert(topic.name.clone(), index);
         self.topics.push(TopicState {
@@ -348,27 +435,47 @@ impl BagWriter {
             self.close_current_file()?;
             self.open_next_file()?;
         }
+        let compressed;
+        let data = if self.options.bag_compression == BagCompression::Message {
+            compressed = zstd::bulk::compress(cdr, ZSTD_LEVEL)
+                .map_err(|e| Error::io(self.dir.clone(), e))?;
+            &compressed[..]
+        } else {
+            cdr
+        };
         let file = self.current.as_mut().ok_or_else(|| Error::WriterFailed {
             path: self.dir.clone(),
         })?;
-        let header = mcap::records::MessageHeader {
-            channel_id: file.channels[index],
-            sequence,
-            log_time: receive_time_ns,
-            publish_time: publish_time_ns,
-        };
-        file.writer
-            .write_to_known_channel(&header, cdr)
-            .map_err(|source| Error::McapWrite {
-                path: file.path.clone(),
-                source,
-            })?;
+        match file {
+            OpenFile::Mcap(file) => {
+                let header = mcap::records::MessageHeader {
+                    channel_id: file.channels[index],
+                    sequence,
+                    log_time: receive_time_ns,
+                    publish_time: publish_time_ns,
+                };
+                file.writer
+                    .write_to_known_channel(&header, data)
+                    .map_err(|source| Error::McapWrite {
+                        path: file.path.clone(),
+                        source,
+                    })?;
+            }
+            OpenFile::Sqlite(file) => file.write(index, receive_time_ns, data)?,
+        }
         self.topics[index].message_count += 1;
         if let Some(state) = self.files.last_mut() {
             state.message_count += 1;
             state.span = Some(extend(state.span, receive_time_ns));
         }
         Ok(())
+    }
+
+    /// Closes the current storage file and starts the next one now, as rosbag2's
+    /// `split_bagfile` does (the new file may stay empty).
+    pub fn split(&mut self) -> Result<()> {
+        self.close_current_file()?;
+        self.open_next_file()
     }
 
     /// Sets one entry of the metadata's `custom_data` (written into `metadata.yaml` at
@@ -399,7 +506,7 @@ impl BagWriter {
             .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
         BagMetadata {
             version: CURRENT_VERSION,
-            storage_identifier: StorageId::Mcap.as_str().to_owned(),
+            storage_identifier: self.options.storage.as_str().to_owned(),
             relative_file_paths: self.files.iter().map(|f| f.name.clone()).collect(),
             files: self
                 .files
@@ -426,8 +533,8 @@ impl BagWriter {
                     message_count: t.message_count,
                 })
                 .collect(),
-            compression_format: String::new(),
-            compression_mode: String::new(),
+            compression_format: self.options.bag_compression.format().to_owned(),
+            compression_mode: self.options.bag_compression.mode().to_owned(),
             custom_data: self.options.custom_data.clone(),
             ros_distro: self.ros_distro.clone(),
         }
@@ -469,7 +576,7 @@ impl BagWriter {
         let too_big = self
             .options
             .max_file_size
-            .is_some_and(|max| file.size.load(Ordering::Relaxed) >= max);
+            .is_some_and(|max| file.size() >= max);
         let too_long = self
             .options
             .max_file_duration
@@ -478,8 +585,31 @@ impl BagWriter {
     }
 
     fn open_next_file(&mut self) -> Result<()> {
-        let name = format!("{}_{}.mcap", self.base_name, self.files.len());
+        let name = format!(
+            "{}_{}.{}",
+            self.base_name,
+            self.files.len(),
+            self.options.storage.extension()
+        );
         let path = self.dir.join(&name);
+        let mut open = match self.options.storage {
+            StorageId::Mcap => OpenFile::Mcap(Box::new(self.create_mcap(path)?)),
+            StorageId::Sqlite3 => {
+                OpenFile::Sqlite(Box::new(SqliteOut::create(&path, &self.ros_distro)?))
+            }
+        };
+        for topic in &self.topics {
+            open.add_topic(&topic.info)?;
+        }
+        self.current = Some(open);
+        self.files.push(FileState {
+            name,
+            ..FileState::default()
+        });
+        Ok(())
+    }
+
+    fn create_mcap(&self, path: PathBuf) -> Result<McapOut> {
         let file = File::create_new(&path).map_err(|e| Error::io(&path, e))?;
         let size = Arc::new(AtomicU64::new(0));
         // Unbuffered: the mcap writer hands over whole chunks, and a chunk it handed over
@@ -511,47 +641,65 @@ impl BagWriter {
                 path: path.clone(),
                 source,
             })?;
-        let mut open = OpenFile {
+        Ok(McapOut {
             path,
             writer,
             channels: Vec::with_capacity(self.topics.len()),
             size,
-        };
-        for topic in &self.topics {
-            let channel = register(&mut open, &topic.info)?;
-            open.channels.push(channel);
-        }
-        self.current = Some(open);
-        self.files.push(FileState {
-            name,
-            ..FileState::default()
-        });
-        Ok(())
+        })
     }
 
     fn close_current_file(&mut self) -> Result<()> {
-        let Some(mut file) = self.current.take() else {
+        let Some(file) = self.current.take() else {
             return Ok(());
         };
-        let record = mcap::records::Metadata {
-            name: MCAP_METADATA_NAME.to_owned(),
-            metadata: [(
-                SERIALIZED_METADATA_KEY.to_owned(),
-                self.metadata().to_yaml(),
-            )]
-            .into(),
-        };
-        let path = file.path.clone();
-        let mcap_error = |source| Error::McapWrite {
-            path: path.clone(),
-            source,
-        };
-        file.writer.write_metadata(&record).map_err(mcap_error)?;
-        file.writer.finish().map_err(mcap_error)?;
-        let sink = file.writer.into_inner();
-        sink.inner.sync_data().map_err(|e| Error::io(&path, e))?;
+        let path = file.path().to_owned();
+        let metadata = self.metadata();
+        match file {
+            OpenFile::Mcap(mut file) => {
+                let record = mcap::records::Metadata {
+                    name: MCAP_METADATA_NAME.to_owned(),
+                    metadata: [(SERIALIZED_METADATA_KEY.to_owned(), metadata.to_yaml())].into(),
+                };
+                let mcap_error = |source| Error::McapWrite {
+                    path: path.clone(),
+                    source,
+                };
+                file.writer.write_metadata(&record).map_err(mcap_error)?;
+                file.writer.finish().map_err(mcap_error)?;
+                let sink = file.writer.into_inner();
+                sink.inner.sync_data().map_err(|e| Error::io(&path, e))?;
+            }
+            OpenFile::Sqlite(file) => file.close(metadata.version, &metadata.to_yaml())?,
+        }
+        if self.options.bag_compression == BagCompression::File {
+            let compressed = compress_file(&path)?;
+            if let Some(state) = self.files.last_mut() {
+                state.name = compressed;
+            }
+        }
         Ok(())
     }
+}
+
+/// zstd-compresses the closed storage file `path` into `<path>.zstd` and removes it, as
+/// rosbag2_compression's file mode does; returns the new file's name.
+fn compress_file(path: &Path) -> Result<String> {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".zstd");
+    let target = PathBuf::from(name);
+    let mut input = File::open(path).map_err(|e| Error::io(path, e))?;
+    let output = File::create_new(&target).map_err(|e| Error::io(&target, e))?;
+    let mut encoder =
+        zstd::stream::Encoder::new(output, ZSTD_LEVEL).map_err(|e| Error::io(&target, e))?;
+    std::io::copy(&mut input, &mut encoder).map_err(|e| Error::io(&target, e))?;
+    let output = encoder.finish().map_err(|e| Error::io(&target, e))?;
+    output.sync_data().map_err(|e| Error::io(&target, e))?;
+    std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
+    Ok(target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default())
 }
 
 impl Drop for BagWriter {
@@ -566,7 +714,7 @@ impl Drop for BagWriter {
 }
 
 /// Adds `topic`'s schema and channel to `file`; returns the channel id.
-fn register(file: &mut OpenFile, topic: &TopicInfo) -> Result<u16> {
+fn register(file: &mut McapOut, topic: &TopicInfo) -> Result<u16> {
     let path = &file.path;
     let mcap_error = |source| Error::McapWrite {
         path: path.clone(),

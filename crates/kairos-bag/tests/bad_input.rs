@@ -282,8 +282,10 @@ fn writer_misuse_is_an_error() {
         BagWriter::create(dir.path().join("other"), options),
         Err(Error::InvalidOption(_))
     ));
+    // A sqlite3 bag has no MCAP chunks to compress: the option would do nothing.
     let sqlite = WriterOptions {
         storage: kairos_bag::StorageId::Sqlite3,
+        compression: kairos_bag::Compression::Zstd,
         ..WriterOptions::default()
     };
     assert!(matches!(

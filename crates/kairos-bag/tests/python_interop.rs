@@ -1,5 +1,6 @@
 //! Interoperability with independent implementations from PyPI (`pip install rosbags mcap
-//! mcap-ros2-support`): bags kairos-bag writes are read and decoded by rosbags' `AnyReader`
+//! mcap-ros2-support`): bags kairos-bag writes (MCAP and sqlite3, uncompressed and zstd
+//! message/file compressed) are read and decoded by rosbags' `AnyReader`
 //! (which also checks each topic's RIHS01 hash against the stored definitions) and by
 //! `mcap` + `mcap_ros2` (which decode from the `ros2msg` schema text alone); bags rosbags
 //! writes (MCAP and sqlite3, metadata versions 8 and 9, uncompressed and zstd
@@ -13,7 +14,8 @@ use common::{
 };
 use kairos_bag::qos::{Durability, History, Liveliness, Reliability, RmwDuration};
 use kairos_bag::{
-    Bag, BagWriter, Compression, QosProfile, TopicInfo, WriterOptions, ros2msg_definition,
+    Bag, BagCompression, BagWriter, Compression, QosProfile, StorageId, TopicInfo, WriterOptions,
+    ros2msg_definition,
 };
 use kairos_interface::Message;
 use serde_json::Value;
@@ -214,20 +216,48 @@ fn rosbags_reads_kairos_bags() {
             },
             false,
         ),
+        (
+            "sqlite3",
+            WriterOptions {
+                storage: StorageId::Sqlite3,
+                ..WriterOptions::default()
+            },
+            true,
+        ),
+        (
+            "mcap_message_zstd",
+            WriterOptions {
+                bag_compression: BagCompression::Message,
+                ..WriterOptions::default()
+            },
+            true,
+        ),
+        (
+            "sqlite3_file_zstd",
+            WriterOptions {
+                storage: StorageId::Sqlite3,
+                bag_compression: BagCompression::File,
+                max_file_duration: Some(Duration::from_secs(1)),
+                ..WriterOptions::default()
+            },
+            false,
+        ),
     ];
     for (name, options, finish) in cases {
+        let storage = options.storage;
+        let split = options.max_file_duration.is_some();
         let path = dir.path().join(name);
         write_kairos_bag(&path, options, &sent, finish);
         let read = python("read_rosbags.py", &[&path]);
 
         let info = &read["info"];
         assert_eq!(info["version"], 9);
-        assert_eq!(info["storage_identifier"], "mcap");
+        assert_eq!(info["storage_identifier"], storage.as_str(), "{name}");
         assert_eq!(info["message_count"], 60);
         assert_eq!(info["start_time"], expected[0].receive);
         // rosbags' end time is one past the last message.
         assert_eq!(info["end_time"], expected[59].receive + 1);
-        if name == "split_zstd" {
+        if split {
             assert_eq!(info["files"].as_array().unwrap().len(), 3, "{name}");
         }
 

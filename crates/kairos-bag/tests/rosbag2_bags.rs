@@ -141,6 +141,36 @@ fn talker_decodes_as_rosbag2_py_reads_it() {
 /// bag `wbag`, filtered to AAA, CCC, DDD, starts AAA@1001, CCC@1002, AAA@1004; unfiltered,
 /// AAA@1004 is followed by FFF@1004, BBB@1004, EEE@1005. Every message of the 6074 is read
 /// once, merged across the files in log-time order.
+/// The talker bag's message definitions, as rosbag2_py's
+/// `test_sequential_reader.py::test_get_message_definitions` reads them, in both storages.
+#[test]
+fn talker_message_definitions_as_rosbag2_py_reads_them() {
+    for storage in ["mcap", "sqlite3"] {
+        let bag = Bag::open(rosbag2_data(&format!("{storage}/talker"))).unwrap();
+        let definitions = bag.message_definitions().unwrap();
+        let found: Vec<(&str, &str)> = definitions
+            .iter()
+            .map(|d| (d.type_name.as_str(), d.encoding.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("rcl_interfaces/msg/Log", "ros2msg"),
+                ("rcl_interfaces/msg/ParameterEvent", "ros2msg"),
+                ("std_msgs/msg/String", "ros2msg")
+            ],
+            "{storage}"
+        );
+        let text = |i: usize| definitions[i].text.as_str();
+        assert!(text(0).contains("uint8 level"), "{storage}: {}", text(0));
+        assert!(text(1).contains("Parameter[] new_parameters"), "{storage}");
+        assert!(text(2).contains("string data"), "{storage}");
+    }
+    // A db schema 2 file has no message_definitions table: no definitions, no error.
+    let old = Bag::open(rosbag2_data("sqlite3/wbag")).unwrap();
+    assert_eq!(old.message_definitions().unwrap(), []);
+}
+
 #[test]
 fn wbag_merges_five_files_as_rosbag2_py_reads_them() {
     for storage in ["mcap", "sqlite3"] {

@@ -1,9 +1,13 @@
-//! Round trip: random topics, timestamps (out of order and repeated), payloads, chunk
-//! compressions and file splits are written with `BagWriter` and read back with `Bag`:
-//! every message comes back once, byte for byte, in log-time order (equal times in write
-//! order), and the metadata counts them all.
+//! Round trip: random topics, timestamps (out of order and repeated), payloads, storages
+//! (MCAP, sqlite3), chunk compressions, rosbag2 compression modes and file splits are
+//! written with `BagWriter` and read back with `Bag`: every message comes back once, byte
+//! for byte, in log-time order (equal times in write order), and the metadata counts them
+//! all.
 
-use kairos_bag::{Bag, BagMessage, BagWriter, Compression, ReadFilter, TopicInfo, WriterOptions};
+use kairos_bag::{
+    Bag, BagCompression, BagMessage, BagWriter, Compression, ReadFilter, StorageId, TopicInfo,
+    WriterOptions,
+};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -22,6 +26,8 @@ struct Case {
     topics: usize,
     messages: Vec<Written>,
     compression: Compression,
+    storage: StorageId,
+    bag_compression: BagCompression,
     max_file_size: Option<u64>,
     max_file_duration: Option<Duration>,
     chunk_size: u64,
@@ -62,6 +68,12 @@ fn case() -> impl Strategy<Value = Case> {
                 Just(Compression::Lz4),
                 Just(Compression::None)
             ],
+            prop_oneof![Just(StorageId::Mcap), Just(StorageId::Sqlite3)],
+            prop_oneof![
+                Just(BagCompression::None),
+                Just(BagCompression::Message),
+                Just(BagCompression::File)
+            ],
             prop::option::of(2_000u64..40_000),
             prop::option::of((200u64..2_000).prop_map(Duration::from_millis)),
             256u64..8_192,
@@ -72,6 +84,8 @@ fn case() -> impl Strategy<Value = Case> {
                     topics,
                     messages,
                     compression,
+                    storage,
+                    bag_compression,
                     max_file_size,
                     max_file_duration,
                     chunk_size,
@@ -80,6 +94,8 @@ fn case() -> impl Strategy<Value = Case> {
                     topics,
                     messages,
                     compression,
+                    storage,
+                    bag_compression,
                     max_file_size,
                     max_file_duration,
                     chunk_size,
@@ -95,7 +111,13 @@ fn topic_name(i: usize) -> String {
 
 fn write(case: &Case, dir: &std::path::Path) -> u64 {
     let options = WriterOptions {
-        compression: case.compression,
+        // A sqlite3 bag has no MCAP chunks to compress (the writer refuses the option).
+        compression: match case.storage {
+            StorageId::Mcap => case.compression,
+            StorageId::Sqlite3 => Compression::None,
+        },
+        storage: case.storage,
+        bag_compression: case.bag_compression,
         max_file_size: case.max_file_size,
         max_file_duration: case.max_file_duration,
         chunk_size: case.chunk_size,
@@ -140,14 +162,16 @@ fn expected(case: &Case, filter: &ReadFilter) -> Vec<Row> {
                 && filter.start_ns.is_none_or(|s| m.receive >= s)
                 && filter.end_ns.is_none_or(|e| m.receive <= e)
         })
-        .map(|m| {
-            (
+        .map(|m| match case.storage {
+            StorageId::Mcap => (
                 topic_name(m.topic),
                 m.receive,
                 m.publish,
                 m.sequence,
                 m.data.clone(),
-            )
+            ),
+            // A .db3 row has no send time nor sequence number.
+            StorageId::Sqlite3 => (topic_name(m.topic), m.receive, m.receive, 0, m.data.clone()),
         })
         .collect();
     messages.sort_by_key(|m| m.1); // stable: equal times keep write order
@@ -230,12 +254,16 @@ proptest! {
             .end(1_700_000_002_000_000_000);
         same(&read(&bag, &some), &expected(&case, &some))?;
 
-        // Each file on its own is a valid bag too (what a reader given one file sees).
-        let mut total = 0;
-        for file in bag.files() {
-            total += Bag::open(file).unwrap().messages().unwrap().count();
+        prop_assert_eq!(&info.storage_identifier, case.storage.as_str());
+        prop_assert_eq!(info.compression_mode.as_str(), case.bag_compression.mode());
+        if case.bag_compression != BagCompression::File {
+            // Each file on its own is a valid bag too (what a reader given one file sees).
+            let mut total = 0;
+            for file in bag.files() {
+                total += Bag::open(file).unwrap().messages().unwrap().count();
+            }
+            prop_assert_eq!(total, case.messages.len());
         }
-        prop_assert_eq!(total, case.messages.len());
     }
 }
 
