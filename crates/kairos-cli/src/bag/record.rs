@@ -6,7 +6,7 @@ use crate::shared_args::{HiddenTopics, TopicPatterns};
 use anyhow::{Context, anyhow};
 use clap::Args;
 use kairos_bag::record::{RecordOptions, RecordReport, Recorder, Selection};
-use kairos_bag::{Compression, WriterOptions};
+use kairos_bag::{BagCompression, Compression, StorageId, WriterOptions};
 use kairos_tools::seconds;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,6 +32,15 @@ pub struct RecordArgs {
     /// Start a new file once the current one spans this many seconds (0: never).
     #[arg(short = 'd', long, default_value_t = 0.0)]
     pub max_bag_duration: f64,
+    /// The storage: MCAP files (rosbag2's default since Iron) or sqlite3 databases.
+    #[arg(short = 's', long, value_enum, default_value_t = Storage::Mcap)]
+    pub storage: Storage,
+    /// rosbag2's zstd compression: of each message, or of each file once closed.
+    #[arg(long, value_enum, default_value_t = CompressionMode::None)]
+    pub compression_mode: CompressionMode,
+    /// The compression format of --compression-mode: zstd, the one rosbag2 has.
+    #[arg(long, value_enum, default_value_t = CompressionFormat::Zstd)]
+    pub compression_format: CompressionFormat,
     /// MCAP chunk compression.
     #[arg(long, value_enum, default_value_t = ChunkCompression::None)]
     pub chunk_compression: ChunkCompression,
@@ -54,6 +63,24 @@ pub struct RecordArgs {
     /// Stop after this many seconds (default: at Ctrl-C).
     #[arg(long)]
     pub duration: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Storage {
+    Mcap,
+    Sqlite3,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompressionMode {
+    None,
+    File,
+    Message,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompressionFormat {
+    Zstd,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -82,7 +109,21 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
         .duration
         .map(|d| seconds("--duration", d))
         .transpose()?;
+    if args.storage == Storage::Sqlite3 && args.chunk_compression != ChunkCompression::None {
+        return Err(anyhow!(
+            "--chunk-compression is for MCAP chunks: a sqlite3 bag has none (use --compression-mode)"
+        ));
+    }
     let writer = WriterOptions {
+        storage: match args.storage {
+            Storage::Mcap => StorageId::Mcap,
+            Storage::Sqlite3 => StorageId::Sqlite3,
+        },
+        bag_compression: match args.compression_mode {
+            CompressionMode::None => BagCompression::None,
+            CompressionMode::File => BagCompression::File,
+            CompressionMode::Message => BagCompression::Message,
+        },
         compression: match args.chunk_compression {
             ChunkCompression::None => Compression::None,
             ChunkCompression::Zstd => Compression::Zstd,
