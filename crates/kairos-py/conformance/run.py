@@ -1,12 +1,13 @@
-"""Runs rclpy's (or geometry2's) own test suite against kairos, with only the imports
-mapped.
+"""Runs rclpy's (or geometry2's, or rosbag2_py's) own test suite against kairos, with
+only the imports mapped.
 
-    python3 crates/kairos-py/conformance/run.py CHECKOUT [--suite rclpy|geometry2]
+    python3 crates/kairos-py/conformance/run.py CHECKOUT [--suite rclpy|geometry2|rosbag2]
         [--timeout S] [--only FILE...]
 
 ``CHECKOUT`` is a checkout of ros2/rclpy (its ``rclpy/test`` is what runs) or, with
 ``--suite geometry2``, of ros2/geometry2 (the Python tests of ``tf2_py``, ``tf2_ros_py``,
-``tf2_geometry_msgs`` and ``test_tf2``). Each
+``tf2_geometry_msgs`` and ``test_tf2``) or, with ``--suite rosbag2``, of ros2/rosbag2
+(``rosbag2_py/test``, with its test bags as ``ROSBAG2_PY_TEST_RESOURCES_DIR``). Each
 test file runs in its own ``python -m kairos.run -m pytest`` (``rclpy`` and the interface
 packages resolve to kairos, nothing else changes), bounded by ``--timeout`` seconds, and
 the per-file counts come from pytest's JUnit report. It prints a Markdown table (file,
@@ -35,6 +36,7 @@ import xml.etree.ElementTree as ET
 SUITES = {
     "rclpy": ["rclpy/test"],
     "geometry2": ["tf2_py/test", "tf2_ros_py/test", "tf2_geometry_msgs/test", "test_tf2/test"],
+    "rosbag2": ["rosbag2_py/test"],
 }
 
 
@@ -48,6 +50,8 @@ COMPANIONS = {
          "--child-frame-id", "b"],
         ["tf", "buffer-server", "--name", "tf_action"],
     ],
+    # rosbag2_py's transport tests record and play: a router for kairos bag record/play.
+    "rosbag2_py/test/test_transport.py": [],
 }
 
 
@@ -141,9 +145,15 @@ def main():
     with tempfile.TemporaryDirectory() as workdir:
         for test in tests:
             programs = COMPANIONS.get(test.relative_to(args.checkout).as_posix())
-            companions = Companions(args.kairos, programs) if programs else None
+            companions = Companions(args.kairos, programs) if programs is not None else None
+            extra = dict(companions.env) if companions else {}
+            if args.suite == "rosbag2":
+                # rosbag2_py's tests find their bags here; Player and Recorder run kairos.
+                extra["ROSBAG2_PY_TEST_RESOURCES_DIR"] = str(
+                    args.checkout / "rosbag2_py" / "test" / "resources")
+                extra["KAIROS_BIN"] = args.kairos
             try:
-                r = run_file(test, args.timeout, workdir, companions and companions.env)
+                r = run_file(test, args.timeout, workdir, extra)
             finally:
                 if companions:
                     companions.close()

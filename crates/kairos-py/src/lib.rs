@@ -12,10 +12,12 @@
 //! shutdown token and the transport), `future` (futures and `async def` callbacks), `time`
 //! (clocks and sleeps), `typed` (the Rust entities per message type), `msg` (the
 //! interfaces of kairos-msgs, by name), `node` (nodes and entities), `rust_node`,
-//! `executor`, `tf2` (the transform buffer behind `tf2_py` and `tf2_ros`).
+//! `executor`, `tf2` (the transform buffer behind `tf2_py` and `tf2_ros`), `bag` (kairos-bag
+//! behind `rosbag2_py`).
 
 #![warn(missing_docs)]
 
+mod bag;
 mod convert;
 mod env;
 mod errors;
@@ -180,6 +182,7 @@ fn _kairos(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<rust_node::RustEchoNode>()?;
     m.add_class::<rust_node::RustRelay>()?;
     tf2::register(m)?;
+    bag::register(m)?;
     m.add_function(wrap_pyfunction!(msg::interfaces, m)?)?;
     m.add_function(wrap_pyfunction!(msg::serialize_message, m)?)?;
     m.add_function(wrap_pyfunction!(msg::deserialize_message, m)?)?;

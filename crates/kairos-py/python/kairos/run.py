@@ -22,7 +22,7 @@ from kairos import _interfaces
 #: Python packages of ROS 2 that kairos has under the same name: helpers, the launch API
 #: (``kairos launch FILE.launch.py``) and the package index.
 _HELPERS = ("sensor_msgs_py", "launch", "launch_ros", "ament_index_python", "tf2_py", "tf2_ros",
-            "tf2_geometry_msgs")
+            "tf2_geometry_msgs", "rosbag2_py", "rosidl_runtime_py")
 
 
 class _Alias(importlib.abc.Loader):

@@ -1,0 +1,294 @@
+"""rosbag2_py's transport (``rosbag2_py._transport``): ``Player``, ``Recorder`` and
+``bag_rewrite``.
+
+``Player.play`` and ``Recorder.record`` run ``kairos bag play`` and ``kairos bag record``
+(the binary named by ``KAIROS_BIN``, else ``kairos`` on ``PATH``) and wait for them, so
+playing and recording from Python is the CLI's, with its timing and its loss counting;
+``cancel()`` stops them as Ctrl-C does (the recorder closes its files first). Options the
+CLI does not have raise ``RuntimeError`` naming them, never silently ignored.
+``bag_rewrite`` reads the input bags in receive-time order and writes each output bag
+with the topics its record options select."""
+
+import datetime
+import heapq
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import threading
+
+import yaml
+
+from kairos.rosbag2_py._reader import SequentialReader
+from kairos.rosbag2_py._storage import StorageOptions, qos_to_dict
+from kairos.rosbag2_py._writer import SequentialWriter
+
+_LOG_LEVELS = ("debug", "info", "warn", "error", "fatal")
+
+
+def _check_log_level(level):
+    if level.lower() not in _LOG_LEVELS:
+        raise RuntimeError(f"log level {level!r} is not one of {', '.join(_LOG_LEVELS)}")
+
+
+def _seconds(value):
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if hasattr(value, "nanoseconds"):
+        return value.nanoseconds / 1e9
+    return float(value or 0)
+
+
+class PlayOptions:
+    def __init__(self):
+        self.read_ahead_queue_size = 1000
+        self.node_prefix = ""
+        self.rate = 1.0
+        self.topics_to_filter = []
+        self.topics_regex_to_filter = ""
+        self.topics_regex_to_exclude = ""
+        self.topic_qos_profile_overrides = {}
+        self.loop = False
+        self.topic_remapping_options = []
+        self.clock_publish_frequency = 0.0
+        self.clock_publish_on_topic_publish = False
+        self.delay = datetime.timedelta(0)
+        self.playback_duration = datetime.timedelta(0)
+        self.playback_until_timestamp = -1
+        self.start_paused = False
+        self.start_offset = 0
+        self.disable_keyboard_controls = True
+        self.wait_acked_timeout = -1
+        self.disable_loan_message = False
+
+
+class RecordOptions:
+    def __init__(self):
+        self.all_topics = False
+        self.all_services = False
+        self.is_discovery_disabled = False
+        self.topics = []
+        self.topic_types = []
+        self.services = []
+        self.exclude_topics = []
+        self.exclude_topic_types = []
+        self.exclude_service_events = []
+        self.rmw_serialization_format = "cdr"
+        self.topic_polling_interval = datetime.timedelta(milliseconds=100)
+        self.regex = ""
+        self.exclude_regex = ""
+        self.node_prefix = ""
+        self.compression_mode = ""
+        self.compression_format = ""
+        self.compression_queue_size = 1
+        self.compression_threads = 0
+        self.topic_qos_profile_overrides = {}
+        self.include_hidden_topics = False
+        self.include_unpublished_topics = False
+        self.ignore_leaf_topics = False
+        self.start_paused = False
+        self.use_sim_time = False
+        self.disable_keyboard_controls = True
+
+
+class _Process:
+    """One ``kairos`` command that ``cancel()`` stops as Ctrl-C does."""
+
+    def __init__(self, log_level):
+        _check_log_level(log_level)
+        self._log_level = log_level
+        self._lock = threading.Lock()
+        self._child = None
+        self._cancelled = False
+
+    def _run(self, args):
+        binary = os.environ.get("KAIROS_BIN", "kairos")
+        env = dict(os.environ, RUST_LOG=os.environ.get("RUST_LOG", self._log_level))
+        with self._lock:
+            if self._cancelled:
+                return
+            try:
+                self._child = subprocess.Popen([binary, *args], env=env)
+            except FileNotFoundError:
+                raise RuntimeError(
+                    f"{binary!r} was not found: install kairos's command-line tool or set "
+                    "KAIROS_BIN to its path") from None
+        code = self._child.wait()
+        if code not in (0, -signal.SIGINT, 130) and not self._cancelled:
+            raise RuntimeError(f"kairos {' '.join(args[:2])} failed with exit status {code}")
+
+    def cancel(self):
+        with self._lock:
+            self._cancelled = True
+            if self._child is not None and self._child.poll() is None:
+                self._child.send_signal(signal.SIGINT)
+
+
+class Player(_Process):
+    """Plays a bag with ``kairos bag play``."""
+
+    def __init__(self, log_level="info"):
+        super().__init__(log_level)
+
+    def play(self, storage_options, play_options=None):
+        o = play_options or PlayOptions()
+        unsupported = [name for name, used in (
+            ("start_paused", o.start_paused),
+            ("playback_duration", _seconds(o.playback_duration) > 0),
+            ("playback_until_timestamp", o.playback_until_timestamp >= 0),
+            ("clock_publish_on_topic_publish", o.clock_publish_on_topic_publish),
+        ) if used]
+        if unsupported:
+            raise RuntimeError(f"kairos bag play has no {', '.join(unsupported)} yet")
+        args = ["bag", "play", os.fspath(storage_options.uri), "--rate", str(o.rate)]
+        if o.loop:
+            args.append("--loop")
+        if o.start_offset:
+            args += ["--start-offset", str(_seconds(o.start_offset))]
+        if _seconds(o.delay) > 0:
+            args += ["--delay", str(_seconds(o.delay))]
+        if o.clock_publish_frequency > 0:
+            args += ["--clock", str(o.clock_publish_frequency)]
+        if o.topics_to_filter:
+            args += ["--topics", *o.topics_to_filter]
+        if o.topics_regex_to_filter:
+            args += ["--regex", o.topics_regex_to_filter]
+        if o.topics_regex_to_exclude:
+            args += ["--exclude-regex", o.topics_regex_to_exclude]
+        for remap in o.topic_remapping_options:
+            if remap in ("--ros-args", "--remap", "-r"):
+                continue
+            args += ["--remap", remap]
+        with tempfile.TemporaryDirectory() as tmp:
+            if o.topic_qos_profile_overrides:
+                path = os.path.join(tmp, "qos.yaml")
+                with open(path, "w") as f:
+                    yaml.safe_dump({t: qos_to_dict(p) for t, p in
+                                    o.topic_qos_profile_overrides.items()}, f)
+                args += ["--qos-profile-overrides-path", path]
+            self._run(args)
+
+
+class Recorder(_Process):
+    """Records with ``kairos bag record``."""
+
+    def __init__(self, log_level="info"):
+        super().__init__(log_level)
+
+    def record(self, storage_options, record_options, node_name="rosbag2_recorder"):
+        o = record_options
+        unsupported = [name for name, used in (
+            ("topic_types", o.topic_types), ("services", o.services or o.all_services),
+            ("exclude_topic_types", o.exclude_topic_types),
+            ("compression_format other than zstd", o.compression_format not in ("", "zstd")),
+        ) if used]
+        if unsupported:
+            raise RuntimeError(f"kairos bag record has no {', '.join(unsupported)} yet")
+        args = ["bag", "record", "--output", os.fspath(storage_options.uri),
+                "--storage", storage_options.storage_id or "mcap"]
+        if o.compression_mode and o.compression_mode.lower() != "none":
+            args += ["--compression-mode", o.compression_mode.lower()]
+        if o.all_topics:
+            args.append("--all")
+        if o.regex:
+            args += ["--regex", o.regex]
+        exclude = "|".join(p for p in [o.exclude_regex] + [re.escape(t) for t in
+                                                            o.exclude_topics] if p)
+        if exclude:
+            args += ["--exclude-regex", exclude]
+        if o.include_hidden_topics:
+            args.append("--include-hidden-topics")
+        if o.use_sim_time:
+            args.append("--use-sim-time")
+        if storage_options.max_bagfile_size:
+            args += ["--max-bag-size", str(storage_options.max_bagfile_size)]
+        if storage_options.max_bagfile_duration:
+            args += ["--max-bag-duration", str(storage_options.max_bagfile_duration)]
+        args += ["--polling-interval", str(max(1, round(_seconds(o.topic_polling_interval)
+                                                        * 1000)))]
+        args += list(o.topics)
+        self._run(args)
+
+
+def bag_rewrite(input_options, output_config_file):
+    """Merges the input bags (``StorageOptions``) in receive-time order into the output
+    bags a YAML file lists (``output_bags``: each a storage options and record options
+    mapping, as ``ros2 bag convert`` reads), each with the topics it selects."""
+    with open(output_config_file) as f:
+        config = yaml.safe_load(f)
+    if not isinstance(config, dict) or "output_bags" not in config:
+        raise RuntimeError(f"{output_config_file}: the top-level key 'output_bags' is missing")
+    outputs = config["output_bags"]
+    if not isinstance(outputs, list):
+        raise RuntimeError(f"{output_config_file}: 'output_bags' must be a list of bags")
+    readers = []
+    for options in input_options:
+        reader = SequentialReader()
+        reader.open(options)
+        readers.append(reader)
+    writers = []
+    for spec in outputs:
+        if not isinstance(spec, dict) or "uri" not in spec:
+            raise RuntimeError(f"{output_config_file}: each output bag needs a 'uri'")
+        writers.append(_Output(spec))
+    topics = {}
+    for reader in readers:
+        for topic in reader.get_all_topics_and_types():
+            topics.setdefault(topic.name, topic)
+    for writer in writers:
+        writer.add_topics(topics.values())
+
+    def messages(index, reader):
+        while reader.has_next():
+            topic, data, t = reader.read_next()
+            yield t, index, topic, data
+
+    for t, _, topic, data in heapq.merge(*(messages(i, r) for i, r in enumerate(readers))):
+        for writer in writers:
+            writer.write(topic, data, t)
+    for writer in writers:
+        writer.close()
+
+
+class _Output:
+    """One output bag of ``bag_rewrite`` and the topics it takes."""
+
+    def __init__(self, spec):
+        from kairos.rosbag2_py._compression_options import (CompressionOptions,
+                                                            compression_mode_from_string)
+        from kairos.rosbag2_py._writer import SequentialCompressionWriter
+        self.topics = set(spec.get("topics") or [])
+        self.all = bool(spec.get("all_topics", spec.get("all", not self.topics and
+                                                        not spec.get("regex"))))
+        self.regex = re.compile(spec["regex"]) if spec.get("regex") else None
+        exclude = spec.get("exclude_regex", spec.get("exclude", ""))
+        self.exclude = re.compile(exclude) if exclude else None
+        self.exclude_topics = set(spec.get("exclude_topics") or [])
+        mode = compression_mode_from_string(spec.get("compression_mode", ""))
+        self.writer = (SequentialCompressionWriter(CompressionOptions(
+            spec.get("compression_format", "zstd"), mode)) if mode else SequentialWriter())
+        self.writer.open(StorageOptions(
+            uri=spec["uri"], storage_id=spec.get("storage_id", ""),
+            max_bagfile_size=int(spec.get("max_bagfile_size", 0)),
+            max_bagfile_duration=int(spec.get("max_bagfile_duration", 0))))
+        self.selected = set()
+
+    def _selects(self, name):
+        if name in self.exclude_topics or (self.exclude and self.exclude.search(name)):
+            return False
+        return (self.all or name in self.topics or
+                (self.regex is not None and self.regex.search(name) is not None))
+
+    def add_topics(self, topics):
+        for topic in topics:
+            if self._selects(topic.name):
+                self.writer.create_topic(topic)
+                self.selected.add(topic.name)
+
+    def write(self, topic, data, t):
+        if topic in self.selected:
+            self.writer.write(topic, data, t)
+
+    def close(self):
+        self.writer.close()
