@@ -308,6 +308,19 @@ def test_a_recorder_and_a_player_run_kairos_and_stop_on_cancel(tmp_path, monkeyp
     assert not played.is_alive()
 
 
+@pytest.mark.parametrize("storage", STORAGES)
+def test_a_recording_cancelled_before_it_started_leaves_an_empty_bag(tmp_path, monkeypatch,
+                                                                     storage):
+    monkeypatch.setenv("KAIROS_BIN", str(kairos_bin()))
+    recorder = Recorder()
+    recorder.cancel()
+    options = RecordOptions()
+    options.all_topics = True
+    recorder.record(StorageOptions(uri=str(tmp_path / "empty"), storage_id=storage), options)
+    metadata = MetadataIo().read_metadata(str(tmp_path / "empty"))
+    assert (metadata.storage_identifier, metadata.message_count) == (storage, 0)
+
+
 def test_rosbag2_py_is_importable_under_kairos_run(tmp_path):
     script = tmp_path / "script.py"
     script.write_text(

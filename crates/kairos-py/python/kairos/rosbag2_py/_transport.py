@@ -4,7 +4,9 @@
 ``Player.play`` and ``Recorder.record`` run ``kairos bag play`` and ``kairos bag record``
 (the binary named by ``KAIROS_BIN``, else ``kairos`` on ``PATH``) and wait for them, so
 playing and recording from Python is the CLI's, with its timing and its loss counting;
-``cancel()`` stops them as Ctrl-C does (the recorder closes its files first). Options the
+``cancel()`` stops them as Ctrl-C does (the recorder closes its files first; a cancelled
+recording always leaves a bag: the recorder's, its files reindexed when it was stopped
+before it could close them, or an empty one when cancelled before it started). Options the
 CLI does not have raise ``RuntimeError`` naming them, never silently ignored.
 ``bag_rewrite`` reads the input bags in receive-time order and writes each output bag
 with the topics its record options select."""
@@ -20,6 +22,7 @@ import threading
 
 import yaml
 
+from kairos import _kairos
 from kairos.rosbag2_py._reader import SequentialReader
 from kairos.rosbag2_py._storage import StorageOptions, qos_to_dict
 from kairos.rosbag2_py._writer import SequentialWriter
@@ -208,7 +211,22 @@ class Recorder(_Process):
         args += ["--polling-interval", str(max(1, round(_seconds(o.topic_polling_interval)
                                                         * 1000)))]
         args += list(o.topics)
+        uri = os.fspath(storage_options.uri)
         self._run(args)
+        if self._cancelled:
+            _leave_a_bag(uri, storage_options.storage_id or "mcap")
+
+
+def _leave_a_bag(uri, storage):
+    """After a cancelled recording: the bag the recorder wrote, or, when it was stopped
+    before it could close one (cancelled before it started, or before it handled Ctrl-C),
+    its files reindexed, or an empty bag, as rosbag2 leaves one."""
+    if os.path.isfile(os.path.join(uri, "metadata.yaml")):
+        return
+    if os.path.isdir(uri) and any(name.endswith((".mcap", ".db3")) for name in os.listdir(uri)):
+        _kairos.bag_reindex(uri)
+    elif not os.path.exists(uri):
+        _kairos.BagWriter(uri, storage=storage).close()
 
 
 def bag_rewrite(input_options, output_config_file):
