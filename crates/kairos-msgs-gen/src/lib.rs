@@ -56,6 +56,7 @@ pub const SHIPPED_PACKAGES: &[&str] = &[
     "lifecycle_msgs",
     "test_msgs",
     "type_description_interfaces",
+    "rosbag2_interfaces",
 ];
 
 /// Why generation failed.

@@ -31,7 +31,7 @@ def test_every_shipped_package_imports_with_rclpy_names():
     assert sorted(packages) == sorted([
         "action_msgs", "builtin_interfaces", "example_interfaces", "geometry_msgs",
         "lifecycle_msgs", "nav_msgs",
-        "rcl_interfaces", "rosgraph_msgs", "sensor_msgs", "service_msgs", "std_msgs",
+        "rcl_interfaces", "rosbag2_interfaces", "rosgraph_msgs", "sensor_msgs", "service_msgs", "std_msgs",
         "std_srvs", "test_msgs", "tf2_msgs", "type_description_interfaces",
         "unique_identifier_msgs"])
     # Every module of every package imports, and holds one class per type.
