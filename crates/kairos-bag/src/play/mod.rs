@@ -15,15 +15,16 @@
 //!   ship are played like any other; each sample carries an attachment of the player's
 //!   own publisher (its gid, sequence numbers from 1, the send time as source timestamp).
 //! - **Never early, never dropped.** A message is sent once the monotonic clock reaches
-//!   its planned time: the start of playback plus its log-time offset from the bag's start
-//!   (after [`PlayOptions::start_offset`]) divided by [`PlayOptions::rate`], plus the time
-//!   spent paused. The wait is kairos's sleep ([`Clock::sleep_until`]), which never
+//!   its planned time: when the bag's time (started at the bag's start
+//!   plus [`PlayOptions::start_offset`], going at [`PlayOptions::rate`], standing still
+//!   while paused) reaches its log time. Only a message asked for (play next, burst) goes
+//!   out before, at once. The wait is kairos's sleep ([`Clock::sleep_until`]), which never
 //!   returns before its deadline and is cancelled by [`PlayOptions::cancel`] (the CLI's
 //!   Ctrl-C) or [`Player::stop`]. A message whose time has passed is sent at once, never
 //!   skipped; its lateness (send time - planned time) is measured for every message and
 //!   reported as p50/p99/max in [`PlayReport::lateness`] (percentiles of the first
 //!   [`KEPT_LATENESS`] sends, max of all), with the count of messages later than
-//!   [`PlayOptions::late_threshold`].
+//!   [`PlayOptions::late_threshold`] (a message asked for is counted, not measured).
 //! - **Order as recorded.** Messages go out in the bag's log-time order, one at a time
 //!   from one thread; a second thread reads up to 1000 messages ahead, so reading does
 //!   not delay a send that is due.
@@ -32,9 +33,12 @@
 //! - **Ends whole.** A read error ends playing and is kept in [`PlayReport::error`].
 //!   Zenoh may still queue the last messages when playing ends: close the transport
 //!   ([`ZenohTransport::close`]) before the process exits, as `kairos bag play` does.
-//! - **Controllable.** Playback can start paused and be paused, resumed or toggled from
-//!   any thread; while paused the bag's time stands still (and so does `/clock`).
-//!   With [`PlayOptions::clock_hz`], `/clock` (rosgraph_msgs/msg/Clock) carries the bag's
+//! - **Controllable** from any thread through a [`PlayerControl`] ([`Player::control`]):
+//!   pause, resume, toggle, a new rate, play next, burst, seek, stop, as rosbag2's player
+//!   control services (which `kairos bag play` serves); while paused the bag's time stands
+//!   still (and so does `/clock`). Playback can start paused, and end at a bag time
+//!   ([`PlayOptions::playback_duration`], [`PlayOptions::playback_until_ns`]). With
+//!   [`PlayOptions::clock_hz`], `/clock` (rosgraph_msgs/msg/Clock) carries the bag's
 //!   time at that rate while playing, as `ros2 bag play --clock` does.
 //! - **Lock-step replay** ([`PlayOptions::lockstep`]): simulated time follows the bag,
 //!   one message at a time, as fast as the system computes. For each message in log-time
@@ -81,9 +85,15 @@ const READ_AHEAD: usize = 1000;
 /// The `/clock` rate of `ros2 bag play --clock` without a value.
 pub const DEFAULT_CLOCK_HZ: f64 = 40.0;
 
+mod control;
 mod options;
 mod playback;
 mod qos;
+mod timeline;
+
+pub use control::PlayerControl;
+use control::{Request, Requests};
+use timeline::Timeline;
 
 pub use options::{
     KEPT_UNSETTLED, Lateness, LockstepReport, PlayOptions, PlayReport, PlayedTopic, Remap,
@@ -93,52 +103,6 @@ use playback::{Playback, clock_publisher};
 pub use qos::qos_overrides_from_yaml;
 use qos::{adapt_to_offers, qos_of, type_hash};
 
-/// The playback's timeline: which steady-clock time each bag time maps to.
-#[derive(Debug)]
-struct Timeline {
-    rate: f64,
-    /// The bag time (ns since the epoch) that playback starts from.
-    origin_ns: u64,
-    /// The steady time `origin_ns` was (or is to be) played at; `None` before playing.
-    base: Option<Time>,
-    paused: bool,
-    paused_since: Option<Time>,
-    /// Time spent paused since `base`.
-    paused_total: KDuration,
-    /// Cancelled (and replaced) at every change, so that a waiting sleep looks again.
-    wake: CancelToken,
-}
-
-impl Timeline {
-    fn scaled(&self, offset_ns: u64) -> KDuration {
-        KDuration::from_nanos((offset_ns as f64 / self.rate).round() as i64)
-    }
-
-    /// The steady time the message `offset_ns` after the origin is due at.
-    fn planned(&self, offset_ns: u64) -> Option<Time> {
-        self.base
-            .map(|base| base + self.paused_total + self.scaled(offset_ns))
-    }
-
-    /// The bag's time at steady time `now`.
-    fn bag_time_ns(&self, now: Time) -> u64 {
-        let Some(base) = self.base else {
-            return self.origin_ns;
-        };
-        let mut played = now.since(base).unwrap_or(KDuration::ZERO) - self.paused_total;
-        if let Some(since) = self.paused_since {
-            played -= now.since(since).unwrap_or(KDuration::ZERO);
-        }
-        let played = (played.as_nanos().max(0) as f64 * self.rate) as u64;
-        self.origin_ns.saturating_add(played)
-    }
-
-    fn changed(&mut self, stop: &CancelToken) {
-        let old = std::mem::replace(&mut self.wake, stop.child());
-        old.cancel();
-    }
-}
-
 #[derive(Debug)]
 struct Shared {
     timeline: Mutex<Timeline>,
@@ -146,23 +110,10 @@ struct Shared {
     steady: Clock,
     /// Messages sent so far, every topic and loop.
     sent: AtomicU64,
-}
-
-impl Shared {
-    fn set_paused(&self, paused: bool) -> bool {
-        let mut t = self.timeline.lock().expect("not poisoned");
-        if t.paused != paused {
-            let now = self.steady.now();
-            t.paused = paused;
-            if paused {
-                t.paused_since = Some(now);
-            } else if let Some(since) = t.paused_since.take() {
-                t.paused_total += now.since(since).unwrap_or(KDuration::ZERO);
-            }
-            t.changed(&self.stop);
-        }
-        t.paused
-    }
+    /// To the playing thread (see [`control`]).
+    requests: Mutex<std::sync::mpsc::Sender<Request>>,
+    /// A lock-step replay: no rate, no seek.
+    lockstep: bool,
 }
 
 /// Plays a bag in a thread of its own (see the module docs).
@@ -170,6 +121,7 @@ impl Shared {
 pub struct Player {
     shared: Arc<Shared>,
     topics: Vec<PlayedTopic>,
+    until_ns: Option<u64>,
     thread: Option<JoinHandle<PlayReport>>,
 }
 
@@ -303,21 +255,21 @@ impl Player {
             .info()
             .starting_time_ns
             .saturating_add(u64::try_from(options.start_offset.as_nanos()).unwrap_or(u64::MAX));
+        let until_ns = playback_until(origin_ns, &options);
         let stop = options.cancel.child();
-        let steady = Clock::steady();
+        let (requests, incoming) = std::sync::mpsc::channel();
         let shared = Arc::new(Shared {
-            timeline: Mutex::new(Timeline {
-                rate: options.rate,
+            timeline: Mutex::new(Timeline::new(
+                options.rate,
                 origin_ns,
-                base: None,
-                paused: options.start_paused,
-                paused_since: options.start_paused.then(|| steady.now()),
-                paused_total: KDuration::ZERO,
-                wake: stop.child(),
-            }),
+                options.start_paused,
+                stop.child(),
+            )),
             stop,
-            steady,
+            steady: Clock::steady(),
             sent: AtomicU64::new(0),
+            requests: Mutex::new(requests),
+            lockstep: options.lockstep.is_some(),
         });
         let playback = Playback {
             _transport: transport,
@@ -328,6 +280,9 @@ impl Player {
             shared: shared.clone(),
             clock,
             settler,
+            origin_ns,
+            until_ns,
+            requests: Mutex::new(Requests::new(incoming)),
         };
         let thread = std::thread::Builder::new()
             .name("kairos-bag-play".into())
@@ -336,6 +291,7 @@ impl Player {
         Ok(Self {
             shared,
             topics,
+            until_ns,
             thread: Some(thread),
         })
     }
@@ -345,45 +301,54 @@ impl Player {
         &self.topics
     }
 
+    /// The last bag time played (ns since the epoch), from
+    /// [`PlayOptions::playback_duration`] and [`PlayOptions::playback_until_ns`] as
+    /// rosbag2 combines them (the later of the two; a duration of 0 plays nothing);
+    /// `None`: to the end of the bag.
+    pub fn playback_until_ns(&self) -> Option<u64> {
+        self.until_ns
+    }
+
+    /// A handle to control this playback from any thread (pause, rate, seek, ...).
+    pub fn control(&self) -> PlayerControl {
+        PlayerControl {
+            shared: self.shared.clone(),
+        }
+    }
+
     /// Pauses: no message is sent and the bag's time stands still until resumed.
     pub fn pause(&self) {
-        self.shared.set_paused(true);
+        self.control().pause();
     }
 
     /// Resumes where the bag's time stood.
     pub fn resume(&self) {
-        self.shared.set_paused(false);
+        self.control().resume();
     }
 
     /// Pauses if playing, resumes if paused; returns whether it is paused now.
     pub fn toggle(&self) -> bool {
-        let paused = self.is_paused();
-        self.shared.set_paused(!paused)
+        self.control().toggle()
     }
 
     /// Whether it is paused.
     pub fn is_paused(&self) -> bool {
-        self.shared.timeline.lock().expect("not poisoned").paused
+        self.control().is_paused()
     }
 
     /// The bag's time now (ns since the epoch): what `/clock` carries.
     pub fn bag_time_ns(&self) -> u64 {
-        let now = self.shared.steady.now();
-        self.shared
-            .timeline
-            .lock()
-            .expect("not poisoned")
-            .bag_time_ns(now)
+        self.control().bag_time_ns()
     }
 
     /// Messages sent so far (every topic, every loop).
     pub fn sent(&self) -> u64 {
-        self.shared.sent.load(Ordering::Acquire)
+        self.control().sent()
     }
 
     /// Stops playing at once (a waiting sleep is cancelled).
     pub fn stop(&self) {
-        self.shared.stop.cancel();
+        self.control().stop();
     }
 
     /// Whether playing has ended (the bag played, or stopped).
@@ -403,6 +368,21 @@ impl Player {
             None => PlayReport::default(),
         }
     }
+}
+
+/// The last bag time to play, as rosbag2 computes it (see [`Player::playback_until_ns`]).
+fn playback_until(origin_ns: u64, options: &PlayOptions) -> Option<u64> {
+    if options.playback_duration.is_none() && options.playback_until_ns.is_none() {
+        return None;
+    }
+    let from_duration = options.playback_duration.map_or(0, |d| {
+        if d.is_zero() {
+            0
+        } else {
+            origin_ns.saturating_add(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+        }
+    });
+    Some(from_duration.max(options.playback_until_ns.unwrap_or(0)))
 }
 
 impl Drop for Player {
@@ -486,31 +466,5 @@ mod tests {
             u32::from_le_bytes(cdr[8..].try_into().unwrap()),
             112_411_371
         );
-    }
-
-    #[test]
-    fn timeline_stands_still_while_paused() {
-        let stop = CancelToken::new();
-        let at = |ns| Time::new(kairos::time::ClockKind::Steady, ns);
-        let mut t = Timeline {
-            rate: 2.0,
-            origin_ns: 1_000,
-            base: Some(at(0)),
-            paused: false,
-            paused_since: None,
-            paused_total: KDuration::ZERO,
-            wake: stop.child(),
-        };
-        assert_eq!(t.planned(400), Some(at(200)));
-        assert_eq!(t.bag_time_ns(at(100)), 1_200);
-        t.paused = true;
-        t.paused_since = Some(at(100));
-        assert_eq!(t.bag_time_ns(at(500)), 1_200);
-        t.paused = false;
-        t.paused_since = None;
-        t.paused_total = KDuration::from_nanos(400);
-        assert_eq!(t.bag_time_ns(at(600)), 1_400);
-        assert_eq!(t.planned(400), Some(at(600)));
-        t.changed(&stop);
     }
 }

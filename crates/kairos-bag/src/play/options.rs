@@ -93,8 +93,14 @@ pub struct PlayOptions {
     pub qos_overrides: BTreeMap<String, QosProfile>,
     /// Publish `/clock` with the bag's time at this rate (Hz) while playing.
     pub clock_hz: Option<f64>,
-    /// Start paused (see [`Player::resume`]).
+    /// Start paused (see [`PlayerControl::resume`]).
     pub start_paused: bool,
+    /// Play only this much of the bag's time from the start of playing (0: nothing), as
+    /// `ros2 bag play --playback-duration`.
+    pub playback_duration: Option<Duration>,
+    /// Play only messages at or before this bag time (ns since the epoch), as
+    /// `ros2 bag play --playback-until-nsec`. With a duration too, the later of the two.
+    pub playback_until_ns: Option<u64>,
     /// Before playing, wait up to this long until zenoh routes every played topic to at
     /// least one subscriber (matching, not only the subscriber's announcement).
     pub wait_for_subscribers: Option<Duration>,
@@ -120,6 +126,8 @@ impl Default for PlayOptions {
             qos_overrides: BTreeMap::new(),
             clock_hz: None,
             start_paused: false,
+            playback_duration: None,
+            playback_until_ns: None,
             wait_for_subscribers: None,
             late_threshold: Duration::from_millis(10),
             cancel: CancelToken::new(),

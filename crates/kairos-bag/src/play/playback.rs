@@ -1,6 +1,6 @@
 //! The playback thread: each message sent at its planned time on the monotonic clock,
-//! pauses and rate changes honoured, lateness kept; and `/clock` published from the bag's
-//! time.
+//! pauses, rate changes, seeks and messages asked for honoured, lateness kept; and
+//! `/clock` published from the bag's time.
 
 use super::*;
 
@@ -18,6 +18,30 @@ pub(super) struct Playback {
     pub(super) clock: Option<(f64, RawPublisher)>,
     /// A lock-step replay's side of the settle protocol.
     pub(super) settler: Option<Mutex<kairos_zenoh::settle::Settler>>,
+    /// The bag time playing starts from (the bag's start plus the start offset).
+    pub(super) origin_ns: u64,
+    /// The last bag time played, if not the bag's end.
+    pub(super) until_ns: Option<u64>,
+    /// Requests from [`PlayerControl`]s (only this thread uses them).
+    pub(super) requests: Mutex<Requests>,
+}
+
+/// How playing from a bag time ended.
+pub(super) enum Outcome {
+    /// Every message was sent.
+    Ended,
+    /// Stopped, or reading failed ([`PlayReport::error`]).
+    Stopped,
+    /// A seek: play again from this bag time.
+    Seek(u64),
+}
+
+/// What the playing thread does with the message it holds.
+pub(super) enum Turn {
+    /// Send it: it is due at this time, or (`None`) it was asked for or it is lock step.
+    Send(Option<Time>),
+    Seek(u64),
+    Stop,
 }
 
 impl Playback {
@@ -66,17 +90,36 @@ impl Playback {
         report
     }
 
-    /// Plays the bag from the origin to the end; false if stopped or reading failed.
+    /// Plays the bag from the origin to the end (seeks followed); false if stopped or
+    /// reading failed.
     pub(super) fn play_once(&self, report: &mut PlayReport, per_topic: &mut [u64]) -> bool {
-        let origin_ns = self.shared.timeline.lock().expect("not poisoned").origin_ns;
-        let filter = ReadFilter::all()
+        let mut from = self.origin_ns;
+        loop {
+            match self.play_from(from, report, per_topic) {
+                Outcome::Ended => {
+                    self.requests.lock().expect("not poisoned").end_of_bag();
+                    return true;
+                }
+                Outcome::Stopped => return false,
+                // Before the start of playing is the start, as rosbag2 clamps it.
+                Outcome::Seek(to) => from = to.max(self.origin_ns),
+            }
+        }
+    }
+
+    /// Plays the messages from bag time `from_ns` on.
+    fn play_from(&self, from_ns: u64, report: &mut PlayReport, per_topic: &mut [u64]) -> Outcome {
+        let mut filter = ReadFilter::all()
             .topics(self.outputs.keys().cloned())
-            .start(origin_ns);
+            .start(from_ns);
+        if let Some(until) = self.until_ns {
+            filter = filter.end(until);
+        }
         let messages = match self.bag.read(&filter) {
             Ok(messages) => messages,
             Err(e) => {
                 report.error = Some(format!("cannot read the bag: {e}"));
-                return false;
+                return Outcome::Stopped;
             }
         };
         // Read ahead on a thread of its own, as rosbag2 does, so that reading (a chunk to
@@ -98,65 +141,56 @@ impl Playback {
             // The clock starts once the first message is at hand: opening the files is
             // not counted against the first sends.
             let first = rx.recv().ok();
-            self.start_timeline();
-            self.send_all(
-                first.into_iter().chain(rx.iter()),
-                origin_ns,
-                report,
-                per_topic,
-            )
+            self.shared
+                .timeline
+                .lock()
+                .expect("not poisoned")
+                .jump(from_ns, self.shared.steady.now());
+            self.send_all(first.into_iter().chain(rx.iter()), report, per_topic)
         })
-    }
-
-    /// Maps the origin to now (paused time counted from now).
-    pub(super) fn start_timeline(&self) {
-        let mut t = self.shared.timeline.lock().expect("not poisoned");
-        let now = self.shared.steady.now();
-        t.base = Some(now);
-        t.paused_total = KDuration::ZERO;
-        if t.paused {
-            t.paused_since = Some(now);
-        }
     }
 
     /// Sends what the reader hands over, each message when due.
     pub(super) fn send_all(
         &self,
         messages: impl Iterator<Item = crate::Result<BagMessage>>,
-        origin_ns: u64,
         report: &mut PlayReport,
         per_topic: &mut [u64],
-    ) -> bool {
+    ) -> Outcome {
         let late_ns = i64::try_from(self.options.late_threshold.as_nanos()).unwrap_or(i64::MAX);
         for message in messages {
             let message = match message {
                 Ok(message) => message,
                 Err(e) => {
                     report.error = Some(format!("stopped reading the bag: {e}"));
-                    return false;
+                    return Outcome::Stopped;
                 }
             };
             let Some(output) = self.outputs.get(&*message.topic) else {
                 continue;
             };
-            let Some(planned) = self.wait_until_due(message.log_time.saturating_sub(origin_ns))
-            else {
-                return false;
+            let due = match self.turn(message.log_time) {
+                Turn::Send(due) => due,
+                Turn::Seek(to) => return Outcome::Seek(to),
+                Turn::Stop => return Outcome::Stopped,
             };
             let sent_at = self.shared.steady.now();
             output.publisher.publish(&message.data);
-            let lateness = sent_at.since(planned).unwrap_or(KDuration::ZERO).as_nanos();
-            if lateness > late_ns {
-                report.late += 1;
+            if let Some(due) = due {
+                let lateness = sent_at.since(due).unwrap_or(KDuration::ZERO).as_nanos();
+                if lateness > late_ns {
+                    report.late += 1;
+                }
+                if report.lateness_ns.len() < KEPT_LATENESS {
+                    report.lateness_ns.push(lateness);
+                }
+                report.lateness_max_ns = report.lateness_max_ns.max(lateness);
             }
-            if report.lateness_ns.len() < KEPT_LATENESS {
-                report.lateness_ns.push(lateness);
-            }
-            report.lateness_max_ns = report.lateness_max_ns.max(lateness);
             per_topic[output.index] += 1;
             self.shared.sent.fetch_add(1, Ordering::AcqRel);
+            self.requests.lock().expect("not poisoned").played();
         }
-        true
+        Outcome::Ended
     }
 
     /// Sends what the reader hands over in lock step (see the module docs).
@@ -165,11 +199,11 @@ impl Playback {
         messages: impl Iterator<Item = crate::Result<BagMessage>>,
         report: &mut PlayReport,
         per_topic: &mut [u64],
-    ) -> bool {
+    ) -> Outcome {
         let (Some(settler), Some((_, clock)), Some(bound)) =
             (&self.settler, &self.clock, self.options.lockstep)
         else {
-            return false;
+            return Outcome::Stopped;
         };
         let mut settler = settler.lock().expect("not poisoned");
         let stop = &self.shared.stop;
@@ -192,24 +226,29 @@ impl Playback {
             };
         let started = std::time::Instant::now();
         let (mut first_ns, mut clock_ns) = (None, None);
-        let mut finished = settle(&mut settler, &mut stats);
+        let mut outcome = if settle(&mut settler, &mut stats) {
+            Outcome::Ended
+        } else {
+            Outcome::Stopped
+        };
         for message in messages {
-            if !finished {
+            if !matches!(outcome, Outcome::Ended) {
                 break;
             }
             let message = match message {
                 Ok(message) => message,
                 Err(e) => {
                     report.error = Some(format!("stopped reading the bag: {e}"));
-                    finished = false;
+                    outcome = Outcome::Stopped;
                     break;
                 }
             };
             let Some(output) = self.outputs.get(&*message.topic) else {
                 continue;
             };
-            if !self.wait_while_paused() {
-                finished = false;
+            // Paused, or stopped (a lock-step replay does not seek).
+            if !matches!(self.turn(message.log_time), Turn::Send(_)) {
+                outcome = Outcome::Stopped;
                 break;
             }
             first_ns.get_or_insert(message.log_time);
@@ -220,20 +259,21 @@ impl Playback {
                 report.clock_published += 1;
                 clock_ns = Some(message.log_time);
                 if !settle(&mut settler, &mut stats) {
-                    finished = false;
+                    outcome = Outcome::Stopped;
                     break;
                 }
                 settler.step(bound);
                 if !settle(&mut settler, &mut stats) {
-                    finished = false;
+                    outcome = Outcome::Stopped;
                     break;
                 }
             }
             output.publisher.publish(&message.data);
             per_topic[output.index] += 1;
             self.shared.sent.fetch_add(1, Ordering::AcqRel);
+            self.requests.lock().expect("not poisoned").played();
             if !settle(&mut settler, &mut stats) {
-                finished = false;
+                outcome = Outcome::Stopped;
                 break;
             }
         }
@@ -243,49 +283,45 @@ impl Playback {
             stats.bag_span = Duration::from_nanos(last.saturating_sub(first));
         }
         report.lockstep = Some(stats);
-        finished
+        outcome
     }
 
-    /// Waits while paused; false if stopped.
-    fn wait_while_paused(&self) -> bool {
-        loop {
-            if self.shared.stop.is_cancelled() {
-                return false;
-            }
-            let (paused, wake) = {
-                let t = self.shared.timeline.lock().expect("not poisoned");
-                (t.paused, t.wake.clone())
-            };
-            if !paused {
-                return true;
-            }
-            let _ = self
-                .shared
-                .steady
-                .sleep_for(KDuration::from_secs(3600), &wake);
-        }
-    }
-
-    /// Sleeps until the message `offset_ns` after the origin is due (paused time not
-    /// counted); returns its planned time, or `None` if stopped.
-    pub(super) fn wait_until_due(&self, offset_ns: u64) -> Option<Time> {
+    /// Waits until the message of bag time `log_ns` is to be sent: when it is due (paused
+    /// time not counted; in lock step, once not paused), or at once when asked for (play
+    /// next, burst: the bag's time then moves to it). A seek or a stop ends the wait.
+    pub(super) fn turn(&self, log_ns: u64) -> Turn {
         let steady = &self.shared.steady;
+        let lockstep = self.settler.is_some();
+        let mut requests = self.requests.lock().expect("not poisoned");
         loop {
             if self.shared.stop.is_cancelled() {
-                return None;
+                return Turn::Stop;
             }
-            let (paused, wake, planned) = {
+            // The wake token is taken before the requests are looked at: a request that
+            // comes in after cancels this token, so the sleep below cannot miss it.
+            let (paused, wake, due) = {
                 let t = self.shared.timeline.lock().expect("not poisoned");
-                (t.paused, t.wake.clone(), t.planned(offset_ns))
+                (t.paused, t.wake.clone(), t.due(log_ns))
             };
-            let planned = planned.expect("the timeline has started");
+            if let Some(to) = requests.take(paused, lockstep) {
+                return Turn::Seek(to);
+            }
+            if requests.asked() {
+                let mut t = self.shared.timeline.lock().expect("not poisoned");
+                t.jump(log_ns, steady.now());
+                return Turn::Send(None);
+            }
             if paused {
-                // Until resumed (the wake token is cancelled) or stopped.
+                // Until resumed or asked (the wake token is cancelled), or stopped.
                 let _ = steady.sleep_for(KDuration::from_secs(3600), &wake);
                 continue;
             }
-            if steady.sleep_until(planned, &wake).is_ok() {
-                return Some(planned);
+            if lockstep {
+                return Turn::Send(None);
+            }
+            let due = due.expect("the timeline has started");
+            if steady.sleep_until(due, &wake).is_ok() {
+                return Turn::Send(Some(due));
             }
         }
     }
