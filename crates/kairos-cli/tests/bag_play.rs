@@ -271,6 +271,214 @@ fn a_paused_player_sends_nothing_until_resumed() {
     assert!(report.lateness_ns.iter().all(|&l| l >= 0));
 }
 
+#[test]
+fn a_paused_player_plays_next_bursts_and_seeks_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    // One message a second: nothing is due on its own while the test asks.
+    let bag = synthetic_bag(dir.path(), 10, Duration::from_secs(1));
+    let start = Bag::open(&bag).unwrap().info().starting_time_ns;
+    let (transport, node) = loopback_node("bag_play_control");
+    let options = PlayOptions {
+        start_paused: true,
+        ..PlayOptions::default()
+    };
+    let player = Player::start(transport.clone(), node, &bag, options).expect("play");
+    let control = player.control();
+    assert!(control.play_next(), "paused: the next message goes out");
+    assert_eq!(control.sent(), 1);
+    assert_eq!(
+        control.bag_time_ns(),
+        start,
+        "the bag's time is the message's"
+    );
+    assert_eq!(control.burst(3), 3);
+    assert_eq!(control.sent(), 4);
+    assert_eq!(control.bag_time_ns(), start + 3_000_000_000);
+    assert!(control.is_paused(), "still paused after a burst");
+    assert!(!control.set_rate(0.0) && !control.set_rate(f64::NAN));
+    assert!(
+        control.seek(start - 5),
+        "a seek before the start is the start"
+    );
+    assert!(control.play_next());
+    assert_eq!(control.sent(), 5);
+    assert_eq!(control.bag_time_ns(), start);
+    assert!(control.set_rate(1000.0));
+    assert_eq!(control.rate(), 1000.0);
+    control.resume();
+    assert!(!control.play_next(), "playing: play next is refused");
+    assert_eq!(control.burst(2), 0, "playing: burst is refused");
+    let report = player.wait();
+    assert_eq!(report.total_sent(), 14, "1 + 3 + 1 + the 9 after the seek");
+    assert!(!report.stopped);
+    // Playing has ended: every request is answered, none waits.
+    control.pause();
+    assert!(!control.play_next());
+    assert_eq!(control.burst(0), 0);
+    assert!(!control.seek(start));
+}
+
+#[test]
+fn playback_duration_and_until_end_the_play_as_rosbag2s_do() {
+    let dir = tempfile::tempdir().unwrap();
+    // Messages at 0, 10, ..., 90 ms.
+    let bag = synthetic_bag(dir.path(), 10, Duration::from_millis(10));
+    let start = Bag::open(&bag).unwrap().info().starting_time_ns;
+    let (transport, node) = loopback_node("bag_play_until");
+    let play = |duration: Option<Duration>, until: Option<u64>| {
+        let options = PlayOptions {
+            playback_duration: duration,
+            playback_until_ns: until,
+            rate: 10.0,
+            ..PlayOptions::default()
+        };
+        let player = Player::start(transport.clone(), node.clone(), &bag, options).expect("play");
+        let until = player.playback_until_ns();
+        (until, player.wait().total_sent())
+    };
+    assert_eq!(play(None, None), (None, 10));
+    let ms = |n: u64| start + n * 1_000_000;
+    assert_eq!(
+        play(Some(Duration::from_millis(35)), None),
+        (Some(ms(35)), 4)
+    );
+    assert_eq!(
+        play(None, Some(ms(50))),
+        (Some(ms(50)), 6),
+        "at the bound: played"
+    );
+    assert_eq!(
+        play(Some(Duration::from_millis(35)), Some(ms(50))),
+        (Some(ms(50)), 6),
+        "both: the later"
+    );
+    assert_eq!(play(Some(Duration::ZERO), None), (Some(0), 0), "0: nothing");
+}
+
+/// The player's control services called by an independent ROS 2 client (zenoh-ros2-sdk):
+/// it computes each `rosbag2_interfaces` service's hash itself, so a call that succeeds
+/// proves kairos's hash and CDR are rosbag2's.
+const PY_CONTROL: &str = r#"
+import os, time, json
+from zenoh_ros2_sdk import ROS2Subscriber, ROS2ServiceClient
+from zenoh_ros2_sdk.session import ZenohSession
+from zenoh_ros2_sdk.utils import get_type_hash, compute_service_type_hash
+PORT = int(os.environ["ROUTER_PORT"])
+IFACES = os.environ["IFACES"]
+START = int(os.environ["START_NS"])
+read = lambda p: open(os.path.join(IFACES, p)).read()
+session = ZenohSession.get_instance("127.0.0.1", PORT)
+DEPS = {t: read(t + ".msg") for t in ("std_msgs/msg/String", "builtin_interfaces/msg/Time")}
+for name, text in DEPS.items():
+    session.register_message_type(text, name)
+got = []
+sub = ROS2Subscriber('/topic', 'std_msgs/msg/String', lambda m: got.append(m.data), msg_definition=DEPS['std_msgs/msg/String'], type_hash=get_type_hash('std_msgs/msg/String', DEPS['std_msgs/msg/String'], DEPS), node_name='py_bag_control', router_port=PORT)
+EMPTY = "uint8 structure_needs_at_least_one_member\n"
+def client(name, path):
+    req, res = read(f"rosbag2_interfaces/srv/{name}.srv").split("---\n")
+    # rosidl gives an empty message one member, which the hash and the CDR carry.
+    req, res = [t if t.strip() else EMPTY for t in (req, res)]
+    h = compute_service_type_hash(f"rosbag2_interfaces/srv/{name}", req, res, DEPS)
+    return ROS2ServiceClient(f'/rosbag2_player/{path}', f'rosbag2_interfaces/srv/{name}', request_definition=req, response_definition=res, type_hash=h, node_name='py_bag_control', router_port=PORT, timeout=20.0)
+def wait(pred, seconds=30):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and not pred():
+        time.sleep(0.05)
+    return pred()
+E = dict(structure_needs_at_least_one_member=0)
+is_paused = client("IsPaused", "is_paused")
+answer, end = None, time.monotonic() + 60
+while answer is None and time.monotonic() < end:
+    answer = is_paused.call(**E)
+print("is_paused", answer and answer.paused, flush=True)
+play_next = client("PlayNext", "play_next")
+print("play_next", play_next.call(**E).success, flush=True)
+wait(lambda: len(got) >= 1)
+set_rate, get_rate = client("SetRate", "set_rate"), client("GetRate", "get_rate")
+print("set_rate 0", set_rate.call(rate=0.0).success, flush=True)
+print("set_rate 2.5", set_rate.call(rate=2.5).success, flush=True)
+print("get_rate", get_rate.call(**E).rate, flush=True)
+print("burst", client("Burst", "burst").call(num_messages=3).actually_burst, flush=True)
+wait(lambda: len(got) >= 4)
+Time = session.store.types['builtin_interfaces/msg/Time']
+print("seek", client("Seek", "seek").call(time=Time(sec=START // 10**9, nanosec=START % 10**9)).success, flush=True)
+print("play_next", play_next.call(**E).success, flush=True)
+wait(lambda: len(got) >= 5)
+client("TogglePaused", "toggle_paused").call(**E)
+print("is_paused", is_paused.call(**E).paused, flush=True)
+wait(lambda: len(got) >= 14, 60)
+time.sleep(0.3)
+print("got", json.dumps(got), flush=True)
+# The SDK's session threads would keep the interpreter alive.
+os._exit(0)
+"#;
+
+#[test]
+fn a_ros2_client_drives_the_player_through_its_control_services() {
+    zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk");
+    let bag = rosbag2_bag("mcap/talker");
+    let expected = recorded_strings(&bag);
+    let start = Bag::open(&bag).unwrap().info().starting_time_ns;
+    let router = Router::start(KAIROS);
+    let player = spawn(router.kairos().args([
+        "bag",
+        "play",
+        bag.to_str().unwrap(),
+        "--topics",
+        "/topic",
+        "--start-paused",
+        "--wait-for-subscribers",
+        "60",
+    ]));
+    let mut py = router.python(PY_CONTROL);
+    py.env(
+        "IFACES",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../kairos-msgs/interfaces"),
+    )
+    .env("START_NS", start.to_string());
+    let out = assert_ok(
+        "the Python client of the player's services",
+        &finish(spawn(&mut py), LIMIT),
+    );
+    let asked = [
+        "is_paused",
+        "play_next",
+        "set_rate",
+        "get_rate",
+        "burst",
+        "seek",
+    ];
+    let lines: Vec<&str> = out
+        .lines()
+        .filter(|l| asked.contains(&l.split(' ').next().unwrap_or("")))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "is_paused True",
+            "play_next True",
+            "set_rate 0 False",
+            "set_rate 2.5 True",
+            "get_rate 2.5",
+            "burst 3",
+            "seek True",
+            "play_next True",
+            "is_paused False",
+        ],
+        "{out}"
+    );
+    let got = out
+        .lines()
+        .find_map(|l| l.strip_prefix("got "))
+        .unwrap_or_else(|| panic!("Python said:\n{out}"));
+    let got: Vec<String> = serde_json::from_str(got).expect("a JSON list");
+    // The first four, then again from the start (the seek) to the end.
+    let want: Vec<String> = expected[..4].iter().chain(&expected).cloned().collect();
+    assert_eq!(got, want, "Python received, in order");
+    let played = assert_ok("kairos bag play", &finish(player, LIMIT));
+    assert!(played.contains("/topic: 14 sent"), "{played}");
+}
+
 /// A transport on a loopback session of its own (timestamping on, as kairos's own
 /// configuration has it, for transient-local publishers), with a node of a fresh context.
 fn loopback_node(name: &str) -> (std::sync::Arc<ZenohTransport>, Node) {

@@ -5,6 +5,10 @@
 //! through kairos's shutdown token. With `--lockstep`, simulated time follows the bag and
 //! each message waits until the work it caused has settled in every kairos process (see
 //! [`kairos_bag::play`]); a wait that ran out makes the exit status 1.
+//!
+//! The player is the node `rosbag2_player`, as rosbag2's, and serves its control services
+//! (`/rosbag2_player/pause`, `play_next`, `burst`, `seek`, `set_rate`, ...; see
+//! [`super::control`]).
 
 use crate::shared_args::TopicPatterns;
 use anyhow::Context;
@@ -45,6 +49,25 @@ pub struct PlayArgs {
     /// A YAML file of QoS profiles by topic, replacing those chosen from the recording.
     #[arg(long)]
     pub qos_profile_overrides_path: Option<PathBuf>,
+    /// Start paused: nothing is sent until resumed (the `~/resume` or `~/toggle_paused`
+    /// service) or asked for (`~/play_next`, `~/burst`).
+    #[arg(short = 'p', long)]
+    pub start_paused: bool,
+    /// Play only this many seconds of the bag from where playing starts (negative: to
+    /// the end; 0: nothing).
+    #[arg(long, default_value_t = -1.0, allow_negative_numbers = true)]
+    pub playback_duration: f64,
+    /// Play only messages received at or before this time, in seconds since the epoch
+    /// (negative: to the end).
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        conflicts_with = "playback_until_nsec"
+    )]
+    pub playback_until_sec: Option<f64>,
+    /// The same in nanoseconds since the epoch.
+    #[arg(long, allow_negative_numbers = true)]
+    pub playback_until_nsec: Option<i64>,
     /// Before playing, wait up to this many seconds until every played topic has a
     /// subscription.
     #[arg(long)]
@@ -87,7 +110,11 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
         clock_hz: args
             .clock
             .map(|hz| if hz == 0.0 { DEFAULT_CLOCK_HZ } else { hz }),
-        start_paused: false,
+        start_paused: args.start_paused,
+        playback_duration: (args.playback_duration >= 0.0)
+            .then(|| seconds("--playback-duration", args.playback_duration))
+            .transpose()?,
+        playback_until_ns: until_ns(&args)?,
         wait_for_subscribers: args
             .wait_for_subscribers
             .map(|s| seconds("--wait-for-subscribers", s))
@@ -105,16 +132,26 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
 
     let transport = kairos_zenoh::ZenohTransport::open()?;
     transport.install(&kairos::graph::Context::global())?;
-    let node = kairos::graph::Node::new(&format!("kairos_bag_player_{}", std::process::id()))?;
-    // The player publishes from its own thread; the node spins only so that Ctrl-C shuts
-    // an executor down (and cancels the shutdown token the player's sleeps wait on)
-    // instead of exiting the process at once: the report is still printed.
+    let node = kairos::graph::Node::new(PLAYER_NODE)?;
+    // The player publishes from its own thread; the node spins for the control services,
+    // and so that Ctrl-C shuts an executor down (and cancels the shutdown token the
+    // player's sleeps wait on) instead of exiting the process at once: the report is still
+    // printed.
     let exec = kairos::exec::Executor::single_threaded();
     exec.add_node(&node)?;
     let spinner = exec.clone();
     std::thread::spawn(move || spinner.spin());
-    let player = Player::start(transport.clone(), node, &args.bag, options)
+    let player = Player::start(transport.clone(), node.clone(), &args.bag, options)
         .with_context(|| format!("playing {}", args.bag.display()))?;
+    let services = super::control::serve(&node, &player.control())
+        .context("cannot serve the player's control services")?;
+    // rosbag2's line, which tools wait for to know that playing started.
+    node.logger().info(format!(
+        "Playback until timestamp: {}",
+        player
+            .playback_until_ns()
+            .map_or_else(|| "-1".to_owned(), |ns| ns.to_string())
+    ));
     for topic in player.topics() {
         let renamed = if topic.name == topic.bag_name {
             String::new()
@@ -138,6 +175,7 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let report = player.wait();
+    drop(services);
     let _ = exec.shutdown(kairos::time::Duration::from_secs(1));
     print_report(&report);
     // The publishers are gone with the player; closing flushes what zenoh still queues
@@ -158,6 +196,23 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The player's node, as rosbag2 names it: its services are `/rosbag2_player/...`.
+const PLAYER_NODE: &str = "rosbag2_player";
+
+/// `--playback-until-sec` or `--playback-until-nsec`, in ns since the epoch (negative:
+/// none).
+fn until_ns(args: &PlayArgs) -> anyhow::Result<Option<u64>> {
+    if let Some(sec) = args.playback_until_sec {
+        if !sec.is_finite() {
+            anyhow::bail!("--playback-until-sec must be a number of seconds, not {sec}");
+        }
+        return Ok((sec >= 0.0).then(|| (sec * 1e9).round() as u64));
+    }
+    Ok(args
+        .playback_until_nsec
+        .and_then(|ns| u64::try_from(ns).ok()))
 }
 
 fn absolute(topic: &str) -> String {
