@@ -254,10 +254,38 @@ def test_errors_say_what_to_do(tmp_path):
                                 ConverterOptions())
     with pytest.raises(RuntimeError, match="log level"):
         Player("loud")
-    with pytest.raises(RuntimeError, match="start_paused"):
+    with pytest.raises(RuntimeError, match="clock_publish_on_topic_publish"):
         options = PlayOptions()
-        options.start_paused = True
+        options.clock_publish_on_topic_publish = True
         Player().play(StorageOptions(uri=str(BAGS / "mcap" / "talker")), options)
+
+
+def test_a_paused_player_waits_for_cancel_and_a_zero_duration_plays_nothing(monkeypatch,
+                                                                             router):
+    """start_paused: the player plays nothing until resumed (here never), so only cancel()
+    ends it; playback_duration 0 ends the play at once, as rosbag2's does."""
+    for key, value in router.env(KAIROS_BIN=str(kairos_bin())).items():
+        monkeypatch.setenv(key, value)
+    bag = StorageOptions(uri=str(BAGS / "mcap" / "talker"))
+    player = Player()
+    options = PlayOptions()
+    options.start_paused = True
+    options.loop = True
+    thread = threading.Thread(target=player.play, args=(bag, options), daemon=True)
+    thread.start()
+    wait_until(lambda: player._child is not None)
+    thread.join(1.0)
+    assert thread.is_alive(), "a paused player ended on its own"
+    player.cancel()
+    thread.join(LIMIT)
+    assert not thread.is_alive()
+
+    options = PlayOptions()
+    options.playback_duration = 0.0
+    done = threading.Thread(target=Player().play, args=(bag, options), daemon=True)
+    done.start()
+    done.join(LIMIT)
+    assert not done.is_alive()
 
 
 @pytest.mark.parametrize("storage", STORAGES)

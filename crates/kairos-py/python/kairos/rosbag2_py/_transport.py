@@ -57,7 +57,7 @@ class PlayOptions:
         self.clock_publish_frequency = 0.0
         self.clock_publish_on_topic_publish = False
         self.delay = datetime.timedelta(0)
-        self.playback_duration = datetime.timedelta(0)
+        self.playback_duration = -1.0
         self.playback_until_timestamp = -1
         self.start_paused = False
         self.start_offset = 0
@@ -137,9 +137,6 @@ class Player(_Process):
     def play(self, storage_options, play_options=None):
         o = play_options or PlayOptions()
         unsupported = [name for name, used in (
-            ("start_paused", o.start_paused),
-            ("playback_duration", _seconds(o.playback_duration) > 0),
-            ("playback_until_timestamp", o.playback_until_timestamp >= 0),
             ("clock_publish_on_topic_publish", o.clock_publish_on_topic_publish),
         ) if used]
         if unsupported:
@@ -147,6 +144,12 @@ class Player(_Process):
         args = ["bag", "play", os.fspath(storage_options.uri), "--rate", str(o.rate)]
         if o.loop:
             args.append("--loop")
+        if o.start_paused:
+            args.append("--start-paused")
+        if _seconds(o.playback_duration) >= 0:
+            args += ["--playback-duration", str(_seconds(o.playback_duration))]
+        if o.playback_until_timestamp >= 0:
+            args += ["--playback-until-nsec", str(int(o.playback_until_timestamp))]
         if o.start_offset:
             args += ["--start-offset", str(_seconds(o.start_offset))]
         if _seconds(o.delay) > 0:
