@@ -12,6 +12,8 @@
 //! - [`metadata`]: [`BagMetadata`], `metadata.yaml` of every version.
 //! - [`qos`]: [`QosProfile`], the offered QoS profiles rosbag2 records per topic.
 //! - [`schema`]: [`ros2msg_definition`], the message definition text of MCAP schemas.
+//! - [`definition_source`]: [`LocalDefinitionSource`], definitions from the `.msg`,
+//!   `.srv` and `.idl` files of installed packages, as rosbag2's recorder stores them.
 //! - [`error`]: [`Error`], what went wrong and what to do about it.
 //! - `record` (feature `zenoh`): `Recorder`, recording a running system's topics
 //!   through kairos's Zenoh transport, losses counted.
@@ -33,6 +35,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations)]
 
+pub mod definition_source;
 pub mod error;
 mod mcap_file;
 pub mod metadata;
@@ -47,6 +50,7 @@ mod sqlite;
 mod sqlite_writer;
 pub mod writer;
 
+pub use definition_source::LocalDefinitionSource;
 pub use error::{Error, Result};
 pub use metadata::{BagMetadata, FileInformation, TopicInformation};
 pub use qos::QosProfile;

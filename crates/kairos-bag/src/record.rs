@@ -8,8 +8,10 @@
 //!   chosen by [`Selection`] as `ros2 bag record` chooses them (a list, all, a regex, an
 //!   exclude regex; hidden topics only when asked). Each is recorded with the type and
 //!   RIHS01 hash its first publisher announces, the QoS profiles its publishers offer, and
-//!   its message definition when kairos knows the type (else an empty schema, named in
-//!   [`RecordReport::without_definition`]). The subscription's QoS is chosen as rosbag2
+//!   its message definition: the files of the installed package (`AMENT_PREFIX_PATH`,
+//!   read as rosbag2 reads them, see [`crate::definition_source`]), else kairos's own
+//!   when it ships the type, else an empty schema, named in
+//!   [`RecordReport::without_definition`]. The subscription's QoS is chosen as rosbag2
 //!   chooses it: reliable only if every publisher is, transient local only if every
 //!   publisher is (then the publishers' history is recorded too).
 //! - **Bytes as they were sent.** Messages are written undecoded, log time = receive time
@@ -26,7 +28,7 @@
 //! - **Stops whole.** [`Recorder::stop`] undeclares the subscriptions, writes every queued
 //!   message, closes the last file with its summary and writes `metadata.yaml`.
 
-use crate::schema::shipped_definition;
+use crate::definition_source::LocalDefinitionSource;
 use crate::{BagMetadata, BagWriter, Error, QosProfile, TopicInfo, WriterOptions};
 use kairos::graph::{Node, Qos};
 use kairos::time::Clock;
@@ -274,6 +276,7 @@ impl Recorder {
                 tx,
                 subscriptions: Vec::new(),
                 recorded: BTreeMap::new(),
+                definitions: LocalDefinitionSource::from_env(),
             };
             std::thread::Builder::new()
                 .name("kairos-bag-discovery".into())
@@ -363,6 +366,8 @@ struct Discoverer {
     subscriptions: Vec<kairos::graph::transport::Declaration>,
     /// The type each recorded topic was recorded with.
     recorded: BTreeMap<String, String>,
+    /// Definitions of installed packages (`AMENT_PREFIX_PATH`), before kairos's own.
+    definitions: LocalDefinitionSource,
 }
 
 impl Discoverer {
@@ -435,7 +440,7 @@ impl Discoverer {
         hash: &str,
         offered: &[&WireQos],
     ) -> Result<(), String> {
-        let schema_text = shipped_definition(ros_type).unwrap_or_else(|e| {
+        let schema_text = self.definitions.recorded_definition(ros_type).unwrap_or_else(|e| {
             log::warn!(
                 "kairos bag record: {topic} is recorded without its definition ({e}); readers that need one cannot decode it"
             );

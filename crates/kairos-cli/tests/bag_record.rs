@@ -201,6 +201,105 @@ fn a_recording_of_kairos_and_ros2_publishers_is_decoded_by_independent_readers()
     assert_eq!(decoded, 30, "{read}");
 }
 
+/// A type kairos does not ship, published by zenoh-ros2-sdk (nested names qualified, as
+/// it needs; the hash does not change).
+const PY_READING: &str = r#"
+META = 'uint32 count\n'
+READING = '# one reading\nfloat64 value\ndemo_robot_msgs/ReadingMeta meta\n'
+session.register_message_type(META, 'demo_robot_msgs/msg/ReadingMeta')
+session.register_message_type(READING, 'demo_robot_msgs/msg/Reading')
+DEFS = {'demo_robot_msgs/msg/ReadingMeta': META, 'demo_robot_msgs/msg/Reading': READING}
+HASH = get_type_hash('demo_robot_msgs/msg/Reading', READING, DEFS)
+pub = ROS2Publisher('/reading', 'demo_robot_msgs/msg/Reading', msg_definition=READING, type_hash=HASH, node_name='py_reading', router_port=PORT)
+def recorder_subscribed():
+    info = get_topic_info('/reading', router_port=PORT)
+    return info is not None and info.subscriber_count > 0
+assert bounded_wait(recorder_subscribed, 60), 'the recorder never subscribed /reading'
+assert bounded_wait(lambda: pub.pub.matching_status.matching, 60), 'zenoh never matched the recorder'
+for i in range(3):
+    pub.publish(value=1.5 * i, meta=T['demo_robot_msgs/msg/ReadingMeta'](count=i))
+    time.sleep(0.02)
+time.sleep(1.0)
+pub.close()
+print('published 3', flush=True)
+"#;
+
+#[test]
+fn a_type_of_an_installed_package_is_recorded_with_its_files_definition() {
+    require_zenoh_ros2_sdk("zenoh_ros2_sdk");
+    let dir = tempfile::tempdir().unwrap();
+    // A workspace's install/: the package's index marker and its definition files.
+    let prefix = dir.path().join("install");
+    let share = prefix.join("share/demo_robot_msgs/msg");
+    std::fs::create_dir_all(&share).unwrap();
+    std::fs::create_dir_all(prefix.join("share/ament_index/resource_index/packages")).unwrap();
+    std::fs::write(
+        prefix.join("share/ament_index/resource_index/packages/demo_robot_msgs"),
+        "",
+    )
+    .unwrap();
+    let reading = "# one reading\nfloat64 value\nReadingMeta meta\n";
+    std::fs::write(share.join("Reading.msg"), reading).unwrap();
+    std::fs::write(share.join("ReadingMeta.msg"), "uint32 count\n").unwrap();
+
+    let router = Router::start(KAIROS);
+    let bag = dir.path().join("readings");
+    let mut recorder = spawn(router.kairos().env("AMENT_PREFIX_PATH", &prefix).args([
+        "bag",
+        "record",
+        "-o",
+        bag.to_str().unwrap(),
+        "/reading",
+    ]));
+    let mut lines = Lines::of(recorder.0.stderr.take().expect("stderr"));
+    lines.wait_for("recording into", LIMIT);
+    let mut python = router.python(&format!("{PY_SDK_PRELUDE}{PY_READING}"));
+    python.env("MSG_DEFS", "[]");
+    assert_ok("the Python publisher", &finish(spawn(&mut python), LIMIT));
+    signal(&recorder, "INT");
+    let out = finish(recorder, LIMIT);
+    let stderr = lines.rest(Duration::from_secs(5)).join("\n");
+    assert!(out.status.success(), "recorder failed: {stderr}");
+    assert!(
+        stderr.contains("/reading: 3 received, 3 written"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("without its definition"), "{stderr}");
+
+    // The schema is the installed file, comments included, with its dependency: what
+    // rosbag2's recorder writes.
+    let definitions = kairos_bag::Bag::open(&bag)
+        .unwrap()
+        .message_definitions()
+        .unwrap();
+    let definition = definitions
+        .iter()
+        .find(|d| d.type_name == "demo_robot_msgs/msg/Reading")
+        .expect("a definition of the recorded type");
+    assert_eq!(definition.encoding, "ros2msg");
+    assert_eq!(
+        definition.text,
+        format!(
+            "{reading}\n{}\nMSG: demo_robot_msgs/ReadingMeta\nuint32 count\n",
+            "=".repeat(80)
+        )
+    );
+    // rosbags decodes every message from that definition alone.
+    let read = python_reader("read_rosbags.py", &[&bag]);
+    let values: Vec<(f64, u64)> = read["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| {
+            (
+                m["data"]["value"].as_f64().unwrap(),
+                m["data"]["meta"]["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(values, [(0.0, 0), (1.5, 1), (3.0, 2)], "{read}");
+}
+
 #[test]
 fn a_killed_recorder_leaves_a_bag_that_reads_and_reindexes() {
     let router = Router::start(KAIROS);
