@@ -123,6 +123,29 @@ def run_file(path, timeout, workdir, extra_env=None):
     return dict(counts, passed=passed, elapsed=elapsed, note=note)
 
 
+def install_packages(checkout, names, prefix):
+    """The interface packages ``names`` of ``checkout`` in ament's layout under ``prefix``,
+    as colcon installs their definition files (``share/PKG/{msg,srv}`` and the index's
+    marker); what the build would generate (``.idl`` files from ``.msg`` ones) is not
+    made. Returns the packages found."""
+    found = []
+    for name in names:
+        source = checkout / name
+        if not (source / "package.xml").is_file():
+            continue
+        share = prefix / "share" / name
+        for kind in ("msg", "srv", "action"):
+            for f in sorted((source / kind).glob("*.*")) if (source / kind).is_dir() else []:
+                (share / kind).mkdir(parents=True, exist_ok=True)
+                (share / kind / f.name).write_bytes(f.read_bytes())
+        (share / "package.xml").write_bytes((source / "package.xml").read_bytes())
+        index = prefix / "share" / "ament_index" / "resource_index" / "packages"
+        index.mkdir(parents=True, exist_ok=True)
+        (index / name).write_text("")
+        found.append(name)
+    return found
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("checkout", type=pathlib.Path)
@@ -143,10 +166,18 @@ def main():
     print("| file | tests | passed | failed | errors | skipped | why none ran |")
     print("|---|---:|---:|---:|---:|---:|---|")
     with tempfile.TemporaryDirectory() as workdir:
+        prefix_env = {}
+        if args.suite == "rosbag2":
+            # rosbag2_py's definition tests read rosbag2's test package from an install.
+            prefix = pathlib.Path(workdir) / "install"
+            if install_packages(args.checkout, ["rosbag2_test_msgdefs"], prefix):
+                prefix_env["AMENT_PREFIX_PATH"] = os.pathsep.join(
+                    p for p in (str(prefix), os.environ.get("AMENT_PREFIX_PATH", "")) if p)
         for test in tests:
             programs = COMPANIONS.get(test.relative_to(args.checkout).as_posix())
             companions = Companions(args.kairos, programs) if programs is not None else None
             extra = dict(companions.env) if companions else {}
+            extra.update(prefix_env)
             if args.suite == "rosbag2":
                 # rosbag2_py's tests find their bags here; Player and Recorder run kairos.
                 extra["ROSBAG2_PY_TEST_RESOURCES_DIR"] = str(

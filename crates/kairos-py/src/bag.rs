@@ -224,8 +224,12 @@ impl PyBagWriter {
                 BagError::new_err(format!("offered QoS profiles of topic '{name}': {e}"))
             })?
         };
-        let schema_text = schema_text
-            .unwrap_or_else(|| kairos_bag::shipped_definition(type_name).unwrap_or_default());
+        // As rosbag2's writer: the installed package's files, else kairos's own.
+        let schema_text = schema_text.unwrap_or_else(|| {
+            kairos_bag::LocalDefinitionSource::from_env()
+                .recorded_definition(type_name)
+                .unwrap_or_default()
+        });
         let mut topic = TopicInfo::new(name, type_name)
             .with_qos(qos)
             .with_type_hash(type_hash)
@@ -307,11 +311,16 @@ pub(crate) fn bag_metadata_yaml(text: &str, file_form: bool) -> PyResult<String>
     })
 }
 
-/// The complete definition of message type `type_name` (`pkg/msg/Type` or `pkg/Type`)
-/// as a recorder stores it: (`ros2msg`, text) for a type kairos ships, (`unknown`, ``)
-/// for any other, as rosbag2's `LocalMessageDefinitionSource` answers.
+/// The complete definition of `type_name` (`pkg/msg/Type`, `pkg/Type` or `pkg/srv/Type`)
+/// as rosbag2's `LocalMessageDefinitionSource` gives it: (encoding, text) from the files
+/// of the installed package (`AMENT_PREFIX_PATH`), else (`ros2msg`, text) for a message
+/// kairos ships, else (`unknown`, ``).
 #[pyfunction]
 pub(crate) fn bag_definition(type_name: &str) -> (String, String) {
+    let installed = kairos_bag::LocalDefinitionSource::from_env().full_text(type_name);
+    if installed.encoding != "unknown" || !installed.text.is_empty() {
+        return (installed.encoding, installed.text);
+    }
     let parts: Vec<&str> = type_name.split('/').collect();
     let full = match parts[..] {
         [package, name] => format!("{package}/msg/{name}"),
