@@ -25,6 +25,11 @@
 //!   Every count is in the [`RecordReport`] and in the bag's `custom_data`
 //!   (`kairos.recorder.*`). For each topic, `received = written + dropped_queue +
 //!   not_written` once the recorder has stopped.
+//! - **Traced.** In a traced process (`KAIROS_TRACE`), each subscription is traced as
+//!   every kairos subscription (`rcl_subscription_init`, `rmw_take` on arrival), a
+//!   message dropped at the queue is `kairos:message_drop`, and a message written is
+//!   `kairos:bag_write`, all under the publisher's handle and sequence number, so a trace
+//!   follows a message from its publisher, in any traced process, into the bag.
 //! - **Stops whole.** [`Recorder::stop`] undeclares the subscriptions, writes every queued
 //!   message, closes the last file with its summary and writes `metadata.yaml`.
 
@@ -32,6 +37,7 @@ use crate::definition_source::LocalDefinitionSource;
 use crate::{BagMetadata, BagWriter, Error, QosProfile, TopicInfo, WriterOptions};
 use kairos::graph::{Node, Qos};
 use kairos::time::Clock;
+use kairos::trace::tp;
 use kairos_zenoh::ZenohTransport;
 use kairos_zenoh::graph_key::{self, EntityKind, History, Token, WireQos};
 use kairos_zenoh::raw::{RawSample, RawTopic};
@@ -188,8 +194,18 @@ enum Event {
         publish_time: u64,
         sequence: u32,
         data: Vec<u8>,
+        traced: Traced,
     },
     Stop,
+}
+
+/// A message as traces name it: the subscription that received it, its publisher and
+/// the publisher's sequence number.
+#[derive(Debug, Clone, Copy)]
+struct Traced {
+    subscription: u64,
+    publisher: u64,
+    seq: u64,
 }
 
 struct Shared {
@@ -201,6 +217,8 @@ struct Shared {
     topics: Mutex<BTreeMap<String, Arc<TopicStats>>>,
     without_definition: Mutex<Vec<String>>,
     queued_bytes: AtomicU64,
+    /// Messages in the queue (the depth traces give).
+    queued_messages: AtomicU64,
     failed: Mutex<Option<String>>,
 }
 
@@ -245,6 +263,7 @@ impl Recorder {
             topics: Mutex::new(BTreeMap::new()),
             without_definition: Mutex::new(Vec::new()),
             queued_bytes: AtomicU64::new(0),
+            queued_messages: AtomicU64::new(0),
             failed: Mutex::new(None),
         });
         // The queue is bounded in bytes by `max_cache_bytes`; the count bound only keeps
@@ -480,12 +499,25 @@ impl Discoverer {
                     return;
                 }
                 stats.received.fetch_add(1, Ordering::AcqRel);
+                let traced = Traced {
+                    subscription: sample.subscription_handle,
+                    publisher: sample.publisher_handle(),
+                    seq: sample.attachment.sequence_number as u64,
+                };
+                let dropped = |shared: &Shared| {
+                    stats.dropped_queue.fetch_add(1, Ordering::AcqRel);
+                    tp::message_drop(
+                        traced.subscription,
+                        traced.publisher,
+                        traced.seq,
+                        shared.queued_messages.load(Ordering::Acquire),
+                    );
+                };
                 let size = sample.payload.len() as u64;
                 let queued = shared.queued_bytes.fetch_add(size, Ordering::AcqRel);
                 if queued + size > limit && queued > 0 {
                     shared.queued_bytes.fetch_sub(size, Ordering::AcqRel);
-                    stats.dropped_queue.fetch_add(1, Ordering::AcqRel);
-                    return;
+                    return dropped(&shared);
                 }
                 let event = Event::Message {
                     topic: name.clone(),
@@ -494,12 +526,15 @@ impl Discoverer {
                     publish_time: u64::try_from(sample.attachment.source_timestamp).unwrap_or(0),
                     sequence: sample.attachment.sequence_number as u32,
                     data: sample.payload,
+                    traced,
                 };
+                shared.queued_messages.fetch_add(1, Ordering::AcqRel);
                 if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) =
                     tx.try_send(event)
                 {
                     shared.queued_bytes.fetch_sub(size, Ordering::AcqRel);
-                    stats.dropped_queue.fetch_add(1, Ordering::AcqRel);
+                    shared.queued_messages.fetch_sub(1, Ordering::AcqRel);
+                    dropped(&shared);
                 }
             }
         };
@@ -546,10 +581,12 @@ fn write_loop(mut writer: BagWriter, rx: Receiver<Event>, shared: &Shared) -> Wr
                 publish_time,
                 sequence,
                 data,
+                traced,
             } => {
                 shared
                     .queued_bytes
                     .fetch_sub(data.len() as u64, Ordering::AcqRel);
+                shared.queued_messages.fetch_sub(1, Ordering::AcqRel);
                 if first_error.is_some() {
                     stats.not_written.fetch_add(1, Ordering::AcqRel);
                     continue;
@@ -557,6 +594,14 @@ fn write_loop(mut writer: BagWriter, rx: Receiver<Event>, shared: &Shared) -> Wr
                 match writer.write(&topic, log_time, publish_time, sequence, &data) {
                     Ok(()) => {
                         stats.written.fetch_add(1, Ordering::AcqRel);
+                        tp::bag_write(
+                            traced.subscription,
+                            traced.publisher,
+                            traced.seq,
+                            &topic,
+                            i64::try_from(log_time).unwrap_or(i64::MAX),
+                            data.len() as u64,
+                        );
                     }
                     Err(e) => {
                         stats.not_written.fetch_add(1, Ordering::AcqRel);

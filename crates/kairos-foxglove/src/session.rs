@@ -268,7 +268,9 @@ async fn handle(
             let _ = tokio::task::spawn_blocking(move || drop(gone)).await;
         }
         ClientMessage::MessageData(data) => match publishers.get(&data.channel_id) {
-            Some(publisher) => publisher.publish(&data.data),
+            Some(publisher) => {
+                publisher.publish(&data.data);
+            }
             None => refuse(format!(
                 "no advertised client channel {}: advertise it before sending",
                 data.channel_id

@@ -382,6 +382,21 @@ macro_rules! for_each_event {
                 callback: Hex64, operation: Str, target_frame: Str, source_frame: Str,
                 time: I64, waited: I64, outcome: Str,
             },
+            // ---- kairos: bags ----
+            /// A bag player published the message recorded on `topic_name` at bag time
+            /// `log_time` (ns) as message `seq` of `publisher_handle`; it was due at
+            /// `due` (ns on the trace's clock; -1 when it was played at once: asked for
+            /// with play next or burst, or in lock step). The message's chain starts here.
+            kairos::bag_play => BagPlay {
+                publisher_handle: Hex64, seq: U64, topic_name: Str, log_time: I64, due: I64,
+            },
+            /// A recorder wrote message `seq` of `publisher_handle`, received by its
+            /// subscription `subscription_handle` on `topic_name`, into its bag at log
+            /// time `log_time` (ns), `size` bytes of CDR.
+            kairos::bag_write => BagWrite {
+                subscription_handle: Hex64, publisher_handle: Hex64, seq: U64,
+                topic_name: Str, log_time: I64, size: U64,
+            },
             // ---- kairos: logging ----
             /// Logger `logger` wrote `message` at `severity` (rcutils' values: 10 debug,
             /// 20 info, 30 warn, 40 error, 50 fatal) from the callback `callback` (0:

@@ -58,6 +58,8 @@ fn emit_every_event() {
         12_000,
         "found",
     );
+    tp::bag_play(0x20, 4, "/chatter", 1_700_000_000_000_000_000, -1);
+    tp::bag_write(0x30, 0x20, 4, "/chatter", 1_700_000_000_000_000_123, 24);
     tp::log(0x33, "robot.talker", 30, "battery low");
     tp::shutdown_report(0x30, "/chatter", "dropped", 1);
     tp::access_denied(
@@ -131,6 +133,16 @@ fn every_event_is_read_back_with_its_values() {
         ("\"robot.talker\"", "30", "\"battery low\"")
     );
     assert_eq!(find("kairos:message_drop").u64("queue_depth"), 5);
+    let play = find("kairos:bag_play");
+    assert_eq!(
+        (play.u64("seq"), play.field("log_time"), play.field("due")),
+        (4, "1700000000000000000", "-1")
+    );
+    let write = find("kairos:bag_write");
+    assert_eq!(
+        (write.u64("subscription_handle"), write.u64("size")),
+        (0x30, 24)
+    );
     let loss = find("kairos:message_loss");
     assert_eq!((loss.u64("first_seq"), loss.u64("count")), (4, 2));
     let qos = find("kairos:qos_event");

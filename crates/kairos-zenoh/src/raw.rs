@@ -20,12 +20,18 @@
 //! its own: its gid, a sequence number that starts at 1 and increases by one per message,
 //! and the wall-clock time of the send as source timestamp. Like every kairos publisher it
 //! sends only to other sessions.
+//!
+//! Both are traced as every kairos endpoint is: created (`rcl_publisher_init`,
+//! `rcl_subscription_init`), each message published (`rcl_publish`, `rmw_publish`) and
+//! each one received (`rmw_take`), under the handles other processes' traces know them
+//! by, so a trace follows a message from a player to its subscribers and from a
+//! publisher into a recorder.
 
 use crate::TransportError;
 use crate::attachment::Attachment;
 use crate::attachment::{Gid, now_ns};
 use crate::graph_key::EntityKind;
-use crate::transport::{NodeEntry, Sender, Sink, ZenohTransport};
+use crate::transport::{NodeEntry, Sender, Sink, ZenohTransport, gid_handle};
 use kairos::graph::transport::Declaration;
 use kairos::graph::{Node, Qos};
 use std::sync::Arc;
@@ -39,6 +45,16 @@ pub struct RawSample {
     pub payload: Vec<u8>,
     /// The publisher's attachment: its sequence number, source timestamp and gid.
     pub attachment: Attachment,
+    /// The handle traces know the receiving subscription by (`rmw_subscription_handle`
+    /// of its `rcl_subscription_init`).
+    pub subscription_handle: u64,
+}
+
+impl RawSample {
+    /// The handle traces know the sample's publisher by (`publisher_handle`).
+    pub fn publisher_handle(&self) -> u64 {
+        crate::transport::gid_handle(&self.attachment.gid)
+    }
 }
 
 /// A topic and the type its publishers announce.
@@ -74,12 +90,21 @@ impl ZenohTransport {
         let entry = self
             .node_entry(node)?
             .ok_or_else(|| TransportError::Unannounced(node.name().to_owned()))?;
+        let handle = kairos::trace::next_handle();
+        let depth = qos.capacity().unwrap_or(0) as u64;
+        kairos::trace::tp::rcl_subscription_init(
+            handle,
+            node.trace_handle(),
+            handle,
+            topic.name,
+            depth,
+        );
         let subscriber = self.subscriber(
             topic.name,
             &dds_type,
             topic.type_hash,
             qos,
-            Sink::Raw(Box::new(deliver)),
+            Sink::Raw(handle, Box::new(deliver)),
             move |_publisher, _first, count| lost(count),
         )?;
         // Announced once it can receive, so whoever sees the token reaches it.
@@ -100,6 +125,8 @@ impl ZenohTransport {
 pub struct RawPublisher {
     sender: Sender,
     gid: Gid,
+    /// Its handle in traces: [`gid_handle`] of its gid, as remote subscriptions know it.
+    handle: u64,
     /// The sequence number of the last message sent (0: none yet).
     sequence: AtomicI64,
     topic: String,
@@ -118,15 +145,29 @@ impl std::fmt::Debug for RawPublisher {
 
 impl RawPublisher {
     /// Sends `payload` (a serialized message, CDR with its encapsulation header for ROS 2
-    /// types) unchanged, with the next sequence number and the source timestamp now.
-    pub fn publish(&self, payload: &[u8]) {
+    /// types) unchanged, with the next sequence number and the source timestamp now;
+    /// returns that sequence number (the message's `seq` in traces).
+    pub fn publish(&self, payload: &[u8]) -> u64 {
+        use kairos::trace::tp;
         let sequence_number = self.sequence.fetch_add(1, Ordering::AcqRel) + 1;
+        let seq = sequence_number as u64;
+        if tp::enabled() {
+            let address = payload.as_ptr() as u64;
+            tp::rcl_publish(self.handle, address, seq);
+            tp::rmw_publish(address, self.handle, seq);
+        }
         let attachment = Attachment {
             sequence_number,
             source_timestamp: now_ns(),
             gid: self.gid,
         };
         self.sender.put(payload.to_vec().into(), attachment);
+        seq
+    }
+
+    /// Its handle in traces (`publisher_handle`).
+    pub fn trace_handle(&self) -> u64 {
+        self.handle
     }
 
     /// Whether zenoh routes its messages to at least one subscriber now (a subscription's
@@ -175,9 +216,19 @@ impl ZenohTransport {
             crate::transport::wire_qos(qos),
         )?;
         let sender = self.declare_sender(topic.name, &dds_type, key, &qos)?;
+        let handle = gid_handle(&gid);
+        let depth = qos.capacity().unwrap_or(0) as u64;
+        kairos::trace::tp::rcl_publisher_init(
+            handle,
+            node.trace_handle(),
+            handle,
+            topic.name,
+            depth,
+        );
         Ok(RawPublisher {
             sender,
             gid,
+            handle,
             sequence: AtomicI64::new(0),
             topic: topic.name.to_owned(),
             _token: token,

@@ -3,6 +3,7 @@
 //! `/clock` published from the bag's time.
 
 use super::*;
+use kairos::trace::tp;
 
 /// The playing thread's state.
 pub(super) struct Playback {
@@ -175,9 +176,9 @@ impl Playback {
                 Turn::Stop => return Outcome::Stopped,
             };
             let sent_at = self.shared.steady.now();
-            output.publisher.publish(&message.data);
-            if let Some(due) = due {
-                let lateness = sent_at.since(due).unwrap_or(KDuration::ZERO).as_nanos();
+            let lateness = due.map(|due| sent_at.since(due).unwrap_or(KDuration::ZERO).as_nanos());
+            self.send(output, &message, lateness);
+            if let Some(lateness) = lateness {
                 if lateness > late_ns {
                     report.late += 1;
                 }
@@ -268,7 +269,7 @@ impl Playback {
                     break;
                 }
             }
-            output.publisher.publish(&message.data);
+            self.send(output, &message, None);
             per_topic[output.index] += 1;
             self.shared.sent.fetch_add(1, Ordering::AcqRel);
             self.requests.lock().expect("not poisoned").played();
@@ -284,6 +285,26 @@ impl Playback {
         }
         report.lockstep = Some(stats);
         outcome
+    }
+
+    /// Publishes `message` on `output` and traces it as a bag message (`kairos:bag_play`,
+    /// where its chain starts): `lateness_ns` is how long after its due time it leaves
+    /// (`None`: it was asked for, or lock step, and was due at once).
+    fn send(&self, output: &Output, message: &BagMessage, lateness_ns: Option<i64>) {
+        // Read before publishing, as `lateness_ns` was: the due time is the send's stamp
+        // less the lateness, on the trace's own clock.
+        let traced_at = tp::enabled().then(tp::timestamp);
+        let seq = output.publisher.publish(&message.data);
+        if let Some(at) = traced_at {
+            let due = lateness_ns.map_or(-1, |late| (at as i64).saturating_sub(late));
+            tp::bag_play(
+                output.publisher.trace_handle(),
+                seq,
+                &message.topic,
+                i64::try_from(message.log_time).unwrap_or(i64::MAX),
+                due,
+            );
+        }
     }
 
     /// Waits until the message of bag time `log_ns` is to be sent: when it is due (paused

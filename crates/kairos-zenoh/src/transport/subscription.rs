@@ -43,8 +43,9 @@ pub(crate) enum Sink {
     Shared(Wire, Box<SharedSink>),
     /// Lent as `Option<M>` (see `Wire::decode_to`), for the taker to box as it likes.
     Lent(Wire, Box<LentSink>),
-    /// The payload as it arrived, with its attachment (see [`crate::raw`]).
-    Raw(Box<crate::raw::RawSink>),
+    /// The payload as it arrived, with its attachment (see [`crate::raw`]), to the
+    /// subscription of that trace handle.
+    Raw(u64, Box<crate::raw::RawSink>),
 }
 
 /// [`Sink::Shared`]'s handler.
@@ -144,10 +145,20 @@ impl ZenohTransport {
                         deliver(value, handle, seq, left)
                     })
                 }
-                Sink::Raw(deliver) => {
+                Sink::Raw(subscription_handle, deliver) => {
+                    let payload = sample.payload().to_bytes().into_owned();
+                    kairos::trace::tp::rmw_take(
+                        *subscription_handle,
+                        payload.as_ptr() as u64,
+                        attachment.source_timestamp,
+                        1,
+                        handle,
+                        seq,
+                    );
                     deliver(crate::raw::RawSample {
-                        payload: sample.payload().to_bytes().into_owned(),
+                        payload,
                         attachment,
+                        subscription_handle: *subscription_handle,
                     });
                     Ok(())
                 }
