@@ -2,6 +2,12 @@
 //! such as a timer's) through topics and callbacks to a sink callback, with the latency
 //! of each stage and end to end, and the stage that dominates.
 //!
+//! A message a bag player sent (`kairos:bag_play`) starts its chain at the bag: the
+//! path begins with `PLAYER (bag)`, and when the message had a due time the first stage
+//! is the player's lateness (due to published) and end to end counts from the due time.
+//! A recorder's subscription (`kairos:bag_write`) is a sink, `RECORDER (bag)`, whose
+//! last stage is the write into the bag.
+//!
 //! Infrastructure topics (`/rosout`, `/parameter_events`) are left out: a callback that
 //! only logs is a sink.
 
@@ -67,6 +73,7 @@ enum Point {
     Enqueued,
     Taken,
     CallbackStart,
+    Written,
 }
 
 /// One hop's stages, as (name, start, end) with the times that exist.
@@ -82,6 +89,7 @@ pub(crate) fn hop_stages(m: &Model, msg: &Message, d: &Delivery) -> Vec<(String,
         (Point::Enqueued, d.enqueued),
         (Point::Taken, d.taken),
         (Point::CallbackStart, d.callback_start),
+        (Point::Written, d.written),
     ]
     .into_iter()
     .filter_map(|(p, t)| Some((p, t?)))
@@ -96,6 +104,7 @@ pub(crate) fn hop_stages(m: &Model, msg: &Message, d: &Delivery) -> Vec<(String,
             (Sent | Publish, Taken) => format!("{topic} transport+queue"),
             (Enqueued, Taken | CallbackStart) => format!("{topic} queue in {sub_node}"),
             (_, CallbackStart) => format!("{sub_node} dispatch"),
+            (_, Written) => format!("{topic} write into the bag of {sub_node}"),
             _ => format!("{topic} {} -> {}", a.label(), b.label()),
         };
         out.push((name, ta, tb));
@@ -111,6 +120,7 @@ impl Point {
             Point::Enqueued => "enqueued",
             Point::Taken => "taken",
             Point::CallbackStart => "callback start",
+            Point::Written => "written",
         }
     }
 }
@@ -192,39 +202,68 @@ impl ChainAcc {
         if msg.cause.is_some() || is_infrastructure(&msg.topic) {
             return;
         }
-        let Some(start) = msg.published else { return };
-        // Only messages that reached a callback continue a chain; the others (a log
-        // message nobody subscribes to) leave their publisher a sink.
+        let Some(published) = msg.published else {
+            return;
+        };
+        // Only messages that reached a callback or a bag continue a chain; the others (a
+        // log message nobody subscribes to) leave their publisher a sink.
         let continues = |k: &MessageId| {
             g.message(*k).is_some_and(|c| {
                 !is_infrastructure(&c.topic)
-                    && c.deliveries.iter().any(|d| d.callback_start.is_some())
+                    && c.deliveries
+                        .iter()
+                        .any(|d| d.callback_start.is_some() || d.written.is_some())
             })
         };
         let root = msg
             .publisher
             .and_then(|p| m.publishers[p].node)
             .map_or_else(|| "?".to_string(), |n| m.nodes[n].name.clone());
-        let mut stack = vec![(id, vec![root], Vec::<(String, i64)>::new(), start)];
+        // A bag message's chain starts where it was due, with the player's lateness.
+        let (root, first, start) = match msg.bag {
+            None => (root, Vec::new(), published),
+            Some(bag) => {
+                let late = bag.due.map(|due| {
+                    (
+                        format!("{root} lateness (due to published)"),
+                        published - due,
+                    )
+                });
+                (
+                    format!("{root} (bag)"),
+                    Vec::from_iter(late),
+                    bag.due.unwrap_or(published),
+                )
+            }
+        };
+        let mut stack = vec![(id, vec![root], first, start)];
         while let Some((mi, path, stages, start)) = stack.pop() {
             let Some(msg) = g.message(mi) else { continue };
             for (di, d) in msg.deliveries.iter().enumerate() {
-                let Some(cb_start) = d.callback_start else {
+                if d.callback_start.is_none() && d.written.is_none() {
                     continue;
-                };
+                }
                 let node = d
                     .subscription
                     .and_then(|s| m.subscriptions[s].node)
                     .map_or_else(|| "?".to_string(), |n| m.nodes[n].name.clone());
                 let mut path = path.clone();
                 path.push(msg.topic.to_string());
-                path.push(node.clone());
                 let mut st = stages.clone();
                 st.extend(
                     hop_stages(m, msg, d)
                         .into_iter()
                         .map(|(n, a, b)| (n, b - a)),
                 );
+                let Some(cb_start) = d.callback_start else {
+                    // A recorder ends the chain in its bag.
+                    if let Some(written) = d.written {
+                        path.push(format!("{node} (bag)"));
+                        self.record(path, &st, written - start);
+                    }
+                    continue;
+                };
+                path.push(node.clone());
                 let all_kids: Vec<MessageId> = g
                     .children(DeliveryRef {
                         message: mi,
@@ -263,14 +302,7 @@ impl ChainAcc {
                         },
                     };
                     st.push((last, end - cb_start));
-                    let names: Vec<String> = st.iter().map(|(n, _)| n.clone()).collect();
-                    let entry = self.acc.entry((path, names)).or_insert_with(|| {
-                        (vec![Recorder::default(); st.len()], Recorder::default())
-                    });
-                    for (k, (_, v)) in st.iter().enumerate() {
-                        entry.0[k].record(*v);
-                    }
-                    entry.1.record(end - start);
+                    self.record(path, &st, end - start);
                 } else {
                     for k in kids {
                         let mut st = st.clone();
@@ -288,6 +320,19 @@ impl ChainAcc {
                 }
             }
         }
+    }
+
+    /// One message's way along `path`: each stage's latency and the end-to-end one.
+    fn record(&mut self, path: Vec<String>, stages: &[(String, i64)], total: i64) {
+        let names: Vec<String> = stages.iter().map(|(n, _)| n.clone()).collect();
+        let entry = self
+            .acc
+            .entry((path, names))
+            .or_insert_with(|| (vec![Recorder::default(); stages.len()], Recorder::default()));
+        for (k, (_, v)) in stages.iter().enumerate() {
+            entry.0[k].record(*v);
+        }
+        entry.1.record(total);
     }
 
     /// The chains so far, the most taken first; `m` names why chains end where they do.

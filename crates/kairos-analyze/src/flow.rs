@@ -89,6 +89,8 @@ pub struct FlowMessage {
     pub published_ns: Option<i64>,
     /// When the publisher's queue dropped it, before any delivery.
     pub dropped_by_publisher_ns: Option<i64>,
+    /// The bag message it was played from, when a bag player sent it.
+    pub bag: Option<crate::model::BagOrigin>,
     /// Its trips to each subscriber.
     pub deliveries: Vec<FlowDelivery>,
 }
@@ -285,6 +287,7 @@ fn follow(m: &Model, g: &impl MessageGraph, mi: MessageId) -> FlowMessage {
         publisher,
         published_ns: msg.published,
         dropped_by_publisher_ns: msg.dropped_by_publisher,
+        bag: msg.bag,
         deliveries,
     }
 }
@@ -309,6 +312,21 @@ fn write_msg(f: &mut fmt::Formatter<'_>, msg: &FlowMessage, depth: usize) -> fmt
         "{pad}{} {which} published by {} at {at}",
         msg.topic, msg.publisher
     )?;
+    if let Some(bag) = msg.bag {
+        let late = match (bag.due, msg.published_ns) {
+            (Some(due), Some(published)) => format!(
+                ", due at {}, published {} later",
+                kairos_trace::read::text::seconds(due),
+                human_ns((published - due) as f64)
+            ),
+            _ => ", played at once (asked for, or in lock step)".to_string(),
+        };
+        writeln!(
+            f,
+            "{pad}  from a bag: recorded at bag time {}{late}",
+            kairos_trace::read::text::seconds(bag.log_time)
+        )?;
+    }
     if let Some(t) = msg.dropped_by_publisher_ns {
         writeln!(
             f,

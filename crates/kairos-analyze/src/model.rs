@@ -333,6 +333,18 @@ pub struct Message {
     pub cause_link: Option<MessageLink>,
     /// Its trips to each subscription.
     pub deliveries: Vec<Delivery>,
+    /// The bag message it was played from (`kairos:bag_play`), if a player sent it.
+    pub bag: Option<BagOrigin>,
+}
+
+/// The recorded message a bag player published (`kairos:bag_play`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct BagOrigin {
+    /// Its log time in the bag (bag time, ns).
+    pub log_time: i64,
+    /// When it was due to be sent (the trace's clock, ns); None when it went out at once
+    /// (asked for, or in lock step).
+    pub due: Option<i64>,
 }
 
 /// A message's trip to one subscription.
@@ -356,6 +368,8 @@ pub struct Delivery {
     pub callback_start: Option<i64>,
     /// When that callback ended.
     pub callback_end: Option<i64>,
+    /// When a recorder wrote it into a bag (`kairos:bag_write`).
+    pub written: Option<i64>,
 }
 
 /// Which side of a topic a queue is on.

@@ -61,6 +61,7 @@ impl Builder {
             cause,
             cause_link,
             deliveries: Vec::new(),
+            bag: None,
         };
         let i = self.live.push(msg, at.ts);
         if let Some(d) = &mut self.digest {
@@ -84,6 +85,7 @@ impl Builder {
             cause: None,
             cause_link: None,
             deliveries: Vec::new(),
+            bag: None,
         };
         self.live.push(msg, at)
     }

@@ -107,6 +107,7 @@ mod tests {
             cause: None,
             cause_link: None,
             deliveries,
+            bag: None,
         }
     }
 

@@ -14,9 +14,9 @@ use std::sync::Arc;
 
 use super::{At, Builder, Handle, MsgKey};
 use crate::model::{
-    AccessDenial, ActionRole, CallbackId, ClockMark, ClockMarkKind, Delivery, DeliveryRef, Link,
-    LogLine, MessageId, MessageLink, Owner, PublisherId, QueueKind, SubscriptionId, TfLookup,
-    Topic,
+    AccessDenial, ActionRole, BagOrigin, CallbackId, ClockMark, ClockMarkKind, Delivery,
+    DeliveryRef, Link, LogLine, MessageId, MessageLink, Owner, PublisherId, QueueKind,
+    SubscriptionId, TfLookup, Topic,
 };
 
 pub(super) fn event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_>) {
@@ -461,6 +461,51 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_
                 waited: ev.i64("waited").unwrap_or(0),
                 outcome: text("outcome"),
             });
+        }
+        "bag_play" => {
+            let (Some(seq), true) = (ev.u64("seq"), b.follow) else {
+                return;
+            };
+            let key = MsgKey::PubSeq(h("publisher_handle"), seq);
+            if let Some(&msg) = b.messages.get(&key)
+                && let Some(m) = b.msg_mut(msg, at.ts)
+            {
+                m.bag = Some(BagOrigin {
+                    log_time: ev.i64("log_time").unwrap_or(0),
+                    due: ev.i64("due").filter(|&due| due >= 0),
+                });
+            }
+        }
+        "bag_write" => {
+            let (Some(seq), true) = (ev.u64("seq"), b.follow) else {
+                return;
+            };
+            let Some(&s) = b
+                .subscriptions
+                .get(&Handle::new(pid, h("subscription_handle")))
+            else {
+                return;
+            };
+            let key = MsgKey::PubSeq(h("publisher_handle"), seq);
+            let Some(&msg) = b.messages.get(&key) else {
+                return;
+            };
+            let delivery = b.live.get(msg).and_then(|m| {
+                m.deliveries
+                    .iter()
+                    .position(|d| d.subscription == Some(s) && d.written.is_none())
+            });
+            if let Some(delivery) = delivery
+                && let Some(d) = b.delivery_mut(
+                    DeliveryRef {
+                        message: msg,
+                        delivery,
+                    },
+                    at.ts,
+                )
+            {
+                d.written = Some(at.ts);
+            }
         }
         "message_loss" => b.m.remote_losses += ev.u64("count").unwrap_or(0),
         "access_denied" => {
