@@ -58,7 +58,9 @@ pub use reader::{Bag, BagMessage, Messages, ReadFilter, Typed};
 #[cfg(feature = "zenoh")]
 pub use schema::shipped_definition;
 pub use schema::{MessageDefinition, ros2msg_definition};
-pub use writer::{BagCompression, BagWriter, Compression, StorageId, TopicInfo, WriterOptions};
+pub use writer::{
+    BagCompression, BagWriter, Compression, FileSplit, StorageId, TopicInfo, WriterOptions,
+};
 
 #[cfg(test)]
 mod tests {

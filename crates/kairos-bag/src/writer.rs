@@ -256,7 +256,19 @@ pub struct BagWriter {
     current: Option<OpenFile>,
     /// Every file opened so far; the last one is `current`'s.
     files: Vec<FileState>,
+    /// Splits not yet taken by [`BagWriter::take_splits`].
+    splits: Vec<FileSplit>,
     finished: bool,
+}
+
+/// One split of a bag: the storage file closed and the one opened to go on, full paths,
+/// as rosbag2's writer reports it (`rosbag2_interfaces/msg/WriteSplitEvent`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSplit {
+    /// The file finished and closed (its compressed name in file compression mode).
+    pub closed_file: PathBuf,
+    /// The file opened to continue.
+    pub opened_file: PathBuf,
 }
 
 #[derive(Debug)]
@@ -374,6 +386,7 @@ impl BagWriter {
             topic_index: HashMap::new(),
             current: None,
             files: Vec::new(),
+            splits: Vec::new(),
             finished: false,
         };
         writer.open_next_file()?;
@@ -432,8 +445,7 @@ impl BagWriter {
                 topic: topic.to_owned(),
             })?;
         if self.should_split(receive_time_ns) {
-            self.close_current_file()?;
-            self.open_next_file()?;
+            self.split()?;
         }
         let compressed;
         let data = if self.options.bag_compression == BagCompression::Message {
@@ -475,7 +487,24 @@ impl BagWriter {
     /// `split_bagfile` does (the new file may stay empty).
     pub fn split(&mut self) -> Result<()> {
         self.close_current_file()?;
-        self.open_next_file()
+        let closed_file = self.current_file_path();
+        self.open_next_file()?;
+        self.splits.push(FileSplit {
+            closed_file,
+            opened_file: self.current_file_path(),
+        });
+        Ok(())
+    }
+
+    /// The splits since the last call, by size, by duration or asked for, in order.
+    pub fn take_splits(&mut self) -> Vec<FileSplit> {
+        std::mem::take(&mut self.splits)
+    }
+
+    /// The path of the last file opened, under its final name.
+    fn current_file_path(&self) -> PathBuf {
+        self.dir
+            .join(self.files.last().map_or("", |f| f.name.as_str()))
     }
 
     /// Sets one entry of the metadata's `custom_data` (written into `metadata.yaml` at

@@ -10,6 +10,7 @@ use kairos_bag::{
 };
 use proptest::prelude::*;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(Debug, Clone)]
@@ -292,6 +293,15 @@ fn splits_by_duration_like_rosbag2() {
     ] {
         writer.write("/a", t, t, 0, &[0, 1, 0, 0]).unwrap();
     }
+    // Each split is reported once, closed and opened file by full path.
+    let splits: Vec<(PathBuf, PathBuf)> = writer
+        .take_splits()
+        .into_iter()
+        .map(|s| (s.closed_file, s.opened_file))
+        .collect();
+    let file = |n: u32| path.join(format!("split_{n}.mcap"));
+    assert_eq!(splits, [(file(0), file(1)), (file(1), file(2))]);
+    assert!(writer.take_splits().is_empty(), "reported once");
     let metadata = writer.finish().unwrap();
     let names: Vec<_> = metadata.files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(names, ["split_0.mcap", "split_1.mcap", "split_2.mcap"]);
@@ -309,6 +319,41 @@ fn splits_by_duration_like_rosbag2() {
         ]
     );
     assert_eq!(Bag::open(&path).unwrap().messages().unwrap().count(), 6);
+}
+
+/// A split asked for (rosbag2's `split_bagfile`) closes the file at once and is reported
+/// like the others; in file compression mode the closed file is named as compressed.
+#[test]
+fn a_split_asked_for_is_reported_with_the_files_final_names() {
+    for (mode, closed) in [
+        (BagCompression::None, "asked_0.mcap"),
+        (BagCompression::File, "asked_0.mcap.zstd"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("asked");
+        let options = WriterOptions {
+            bag_compression: mode,
+            ..WriterOptions::default()
+        };
+        let mut writer = BagWriter::create(&path, options).unwrap();
+        writer
+            .add_topic(TopicInfo::new("/a", "std_msgs/msg/Empty"))
+            .unwrap();
+        writer.write("/a", 1, 1, 0, &[0, 1, 0, 0]).unwrap();
+        writer.split().unwrap();
+        writer.write("/a", 2, 2, 1, &[0, 1, 0, 0]).unwrap();
+        assert_eq!(
+            writer.take_splits(),
+            [kairos_bag::FileSplit {
+                closed_file: path.join(closed),
+                opened_file: path.join("asked_1.mcap"),
+            }],
+            "{mode:?}"
+        );
+        assert!(path.join(closed).exists());
+        writer.finish().unwrap();
+        assert_eq!(Bag::open(&path).unwrap().messages().unwrap().count(), 2);
+    }
 }
 
 /// Splitting by size: files stay near the maximum, and nothing is lost.

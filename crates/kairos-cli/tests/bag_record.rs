@@ -570,3 +570,169 @@ fn use_sim_time_stamps_receive_times_on_the_clock_topic() {
         "no message stamped on /clock: {stamps:?}"
     );
 }
+
+/// A ROS 2 client of the recorder's control services (zenoh-ros2-sdk, after
+/// `PY_SDK_PRELUDE`), driven line by line from stdin so that the test decides when each
+/// step happens: `pub W...` publishes each word on /chatter, `is_paused`, `pause`,
+/// `resume` and `split` call the service, `splits N` waits for N split events and prints
+/// them. The SDK computes each service's hash itself: a call that succeeds proves
+/// kairos's hash and CDR are rosbag2's.
+const PY_RECORDER_CONTROL: &str = r#"
+from zenoh_ros2_sdk import ROS2ServiceClient
+from zenoh_ros2_sdk.utils import compute_service_type_hash
+IFACES = os.environ["IFACES"]
+read = lambda p: open(os.path.join(IFACES, p)).read()
+EMPTY = "uint8 structure_needs_at_least_one_member\n"
+def client(name, path):
+    req, res = read(f"rosbag2_interfaces/srv/{name}.srv").split("---\n")
+    # rosidl gives an empty message one member, which the hash and the CDR carry.
+    req, res = [t if t.strip() else EMPTY for t in (req, res)]
+    h = compute_service_type_hash(f"rosbag2_interfaces/srv/{name}", req, res, DEPS)
+    return ROS2ServiceClient(f'/rosbag2_recorder/{path}', f'rosbag2_interfaces/srv/{name}', request_definition=req, response_definition=res, type_hash=h, node_name='py_recorder_control', router_port=PORT, timeout=20.0)
+E = dict(structure_needs_at_least_one_member=0)
+W = 'rosbag2_interfaces/msg/WriteSplitEvent'
+splits = []
+events = ROS2Subscriber('/events/write_split', W, lambda m: splits.append([m.closed_file, m.opened_file, m.node_name]), msg_definition=DEPS[W], type_hash=get_type_hash(W, DEPS[W], DEPS), node_name='py_recorder_control', router_port=PORT)
+S = 'std_msgs/msg/String'
+pub = ROS2Publisher('/chatter', S, msg_definition=DEPS[S], type_hash=get_type_hash(S, DEPS[S], DEPS), node_name='py_recorder_control', router_port=PORT)
+def recorder_subscribed():
+    info = get_topic_info('/chatter', router_port=PORT)
+    return info is not None and info.subscriber_count > 0
+assert bounded_wait(recorder_subscribed, 60), 'the recorder never subscribed /chatter'
+assert bounded_wait(lambda: pub.pub.matching_status.matching, 60), 'zenoh never matched the recorder'
+calls = {"is_paused": client("IsPaused", "is_paused"), "pause": client("Pause", "pause"), "resume": client("Resume", "resume"), "split": client("SplitBagfile", "split_bagfile")}
+print("ready", flush=True)
+for line in sys.stdin:
+    cmd, *rest = line.split()
+    if cmd == "pub":
+        for word in rest:
+            pub.publish(data=word)
+            time.sleep(0.01)
+        print("published", len(rest), flush=True)
+    elif cmd in calls:
+        answer, end = None, time.monotonic() + 60
+        while answer is None and time.monotonic() < end:
+            answer = calls[cmd].call(**E)
+        print(cmd, answer.paused if cmd == "is_paused" else answer is not None, flush=True)
+    elif cmd == "splits":
+        bounded_wait(lambda: len(splits) >= int(rest[0]), 60)
+        print("splits", json.dumps(splits), flush=True)
+# The SDK's session threads would keep the interpreter alive.
+os._exit(0)
+"#;
+
+/// The Python client's stdin and stdout.
+struct Client {
+    stdin: std::process::ChildStdin,
+    answers: Lines,
+}
+
+impl Client {
+    /// Sends `command`; returns the answer (the next line with its first word).
+    fn ask(&mut self, command: &str) -> String {
+        use std::io::Write;
+        writeln!(self.stdin, "{command}").expect("write to Python");
+        let word = command.split(' ').next().unwrap();
+        self.answers.wait_for(word, LIMIT)
+    }
+}
+
+#[test]
+fn a_ros2_client_pauses_resumes_and_splits_the_recording() {
+    require_zenoh_ros2_sdk("zenoh_ros2_sdk");
+    let router = Router::start(KAIROS);
+    let dir = tempfile::tempdir().unwrap();
+    let bag = dir.path().join("controlled");
+    let (recorder, mut said) = record(&router, &bag, &["--start-paused", "--progress", "/chatter"]);
+    let mut python = router.python(&format!("{PY_SDK_PRELUDE}{PY_RECORDER_CONTROL}"));
+    python
+        .env(
+            "MSG_DEFS",
+            interface_definitions(&[
+                "std_msgs/msg/String",
+                "rosbag2_interfaces/msg/WriteSplitEvent",
+            ]),
+        )
+        .env(
+            "IFACES",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../kairos-msgs/interfaces"),
+        )
+        .stdin(std::process::Stdio::piped());
+    let mut py = spawn(&mut python);
+    let mut client = Client {
+        stdin: py.0.stdin.take().expect("stdin"),
+        answers: Lines::of(py.0.stdout.take().expect("stdout")),
+    };
+    let _errors = Lines::of(py.0.stderr.take().expect("stderr"));
+    client.answers.wait_for("ready", LIMIT);
+    let progress = |said: &mut Lines, counts: &str| {
+        said.wait_for(&format!("kairos bag record: so far {counts}"), LIMIT);
+    };
+
+    // Started paused: what arrives is counted, not recorded.
+    assert_eq!(client.ask("is_paused"), "is_paused True");
+    assert_eq!(client.ask("pub p0 p1 p2"), "published 3");
+    progress(
+        &mut said,
+        "0 received, 0 written, 0 dropped, 0 lost in transport, 3 while paused",
+    );
+    assert_eq!(client.ask("resume"), "resume True");
+    assert_eq!(client.ask("is_paused"), "is_paused False");
+    assert_eq!(client.ask("pub a0 a1 a2"), "published 3");
+    progress(
+        &mut said,
+        "3 received, 3 written, 0 dropped, 0 lost in transport, 3 while paused",
+    );
+    // A split asked for: the next messages go into the next file, and the event says so.
+    assert_eq!(client.ask("split"), "split True");
+    let file = |n: u32| bag.join(format!("controlled_{n}.mcap"));
+    let event = [
+        file(0).display().to_string(),
+        file(1).display().to_string(),
+        "/rosbag2_recorder".to_owned(),
+    ];
+    let line = client.ask("splits 1");
+    let got: Vec<[String; 3]> =
+        serde_json::from_str(line.trim_start_matches("splits ")).expect("JSON");
+    assert_eq!(got, [event], "one WriteSplitEvent");
+    assert_eq!(client.ask("pub b0 b1"), "published 2");
+    progress(
+        &mut said,
+        "5 received, 5 written, 0 dropped, 0 lost in transport, 3 while paused",
+    );
+    assert_eq!(client.ask("pause"), "pause True");
+    assert_eq!(client.ask("is_paused"), "is_paused True");
+    assert_eq!(client.ask("pub c0"), "published 1");
+    progress(
+        &mut said,
+        "5 received, 5 written, 0 dropped, 0 lost in transport, 4 while paused",
+    );
+    drop(py);
+
+    signal(&recorder, "INT");
+    let out = finish(recorder, LIMIT);
+    let stderr = said.rest(LIMIT).join("\n");
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("/chatter: 5 received, 5 written, 4 not recorded (arrived while paused)"),
+        "{stderr}"
+    );
+    let recorded = kairos_bag::Bag::open(&bag).expect("the bag");
+    let per_file: Vec<u64> = recorded
+        .info()
+        .files
+        .iter()
+        .map(|f| f.message_count)
+        .collect();
+    assert_eq!(per_file, [3, 2], "split where asked");
+    let words: Vec<String> = recorded
+        .messages()
+        .expect("read")
+        .map(|m| {
+            let data = m.expect("a message").data;
+            let len = u32::from_le_bytes(data[4..8].try_into().unwrap()) as usize;
+            String::from_utf8(data[8..8 + len - 1].to_vec()).unwrap()
+        })
+        .collect();
+    assert_eq!(words, ["a0", "a1", "a2", "b0", "b1"]);
+}

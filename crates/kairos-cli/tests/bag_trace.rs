@@ -167,10 +167,10 @@ fn a_traced_replay_chains_every_message_from_bag_to_bag() {
             (path.join(" -> "), c["count"].as_u64().unwrap())
         })
         .collect();
-    let whole = "/rosbag2_player (bag) -> /input -> /stage -> /output -> /kairos_bag_recorder_";
+    let whole = "/rosbag2_player (bag) -> /input -> /stage -> /output -> /rosbag2_recorder (bag)";
     let through: u64 = paths
         .iter()
-        .filter(|(p, _)| p.starts_with(whole) && p.ends_with(" (bag)"))
+        .filter(|(p, _)| p == whole)
         .map(|(_, n)| n)
         .sum();
     assert_eq!(through, MESSAGES, "{paths:#?}");

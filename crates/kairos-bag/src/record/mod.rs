@@ -30,11 +30,17 @@
 //!   message dropped at the queue is `kairos:message_drop`, and a message written is
 //!   `kairos:bag_write`, all under the publisher's handle and sequence number, so a trace
 //!   follows a message from its publisher, in any traced process, into the bag.
+//! - **Controllable** from any thread through a [`RecorderControl`]
+//!   ([`Recorder::control`]), as rosbag2's recorder control services: pause and resume
+//!   (while paused, arriving messages are not recorded, as rosbag2's; they are counted in
+//!   [`TopicCounts::while_paused`]), and split the bag now. Recording can start paused
+//!   ([`RecordOptions::start_paused`]). Every split, by size, by duration or asked for, is
+//!   handed to [`RecordOptions::on_split`] with the closed and opened files, in order.
 //! - **Stops whole.** [`Recorder::stop`] undeclares the subscriptions, writes every queued
 //!   message, closes the last file with its summary and writes `metadata.yaml`.
 
 use crate::definition_source::LocalDefinitionSource;
-use crate::{BagMetadata, BagWriter, Error, QosProfile, TopicInfo, WriterOptions};
+use crate::{BagMetadata, BagWriter, Error, FileSplit, QosProfile, TopicInfo, WriterOptions};
 use kairos::graph::{Node, Qos};
 use kairos::time::Clock;
 use kairos::trace::tp;
@@ -44,11 +50,14 @@ use kairos_zenoh::raw::{RawSample, RawTopic};
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+mod control;
+pub use control::RecorderControl;
 
 /// Which topics to record, as `ros2 bag record` selects them.
 #[derive(Debug, Clone, Default)]
@@ -99,6 +108,21 @@ pub struct RecordOptions {
     /// How often the graph is looked at for new topics, at the least (rosbag2's
     /// `--topic-polling-interval`, 100 ms); a change in the graph is looked at at once.
     pub discovery_period: Duration,
+    /// Start paused (rosbag2's `--start-paused`): nothing is recorded until resumed.
+    pub start_paused: bool,
+    /// Called on the writer's thread after each split of the bag (rosbag2 publishes
+    /// `events/write_split` from it).
+    pub on_split: Option<SplitHook>,
+}
+
+/// What to do after each split of the bag: see [`RecordOptions::on_split`].
+#[derive(Clone)]
+pub struct SplitHook(pub Arc<dyn Fn(&FileSplit) + Send + Sync>);
+
+impl std::fmt::Debug for SplitHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SplitHook")
+    }
 }
 
 impl Default for RecordOptions {
@@ -108,6 +132,8 @@ impl Default for RecordOptions {
             writer: WriterOptions::default(),
             max_cache_bytes: 100 * 1024 * 1024,
             discovery_period: Duration::from_millis(100),
+            start_paused: false,
+            on_split: None,
         }
     }
 }
@@ -126,6 +152,24 @@ pub struct TopicCounts {
     /// Messages the publishers sent that never reached the recorder (gaps in their
     /// sequence numbers).
     pub lost_in_transport: u64,
+    /// Messages that arrived while recording was paused, not recorded (not counted in
+    /// `received`).
+    pub while_paused: u64,
+}
+
+impl std::ops::Add for TopicCounts {
+    type Output = TopicCounts;
+
+    fn add(self, b: TopicCounts) -> TopicCounts {
+        TopicCounts {
+            received: self.received + b.received,
+            written: self.written + b.written,
+            dropped_queue: self.dropped_queue + b.dropped_queue,
+            not_written: self.not_written + b.not_written,
+            lost_in_transport: self.lost_in_transport + b.lost_in_transport,
+            while_paused: self.while_paused + b.while_paused,
+        }
+    }
 }
 
 /// What a recording ended with.
@@ -146,13 +190,7 @@ impl RecordReport {
     pub fn total(&self) -> TopicCounts {
         self.topics
             .values()
-            .fold(TopicCounts::default(), |a, b| TopicCounts {
-                received: a.received + b.received,
-                written: a.written + b.written,
-                dropped_queue: a.dropped_queue + b.dropped_queue,
-                not_written: a.not_written + b.not_written,
-                lost_in_transport: a.lost_in_transport + b.lost_in_transport,
-            })
+            .fold(TopicCounts::default(), |a, b| a + *b)
     }
 }
 
@@ -160,6 +198,8 @@ impl RecordReport {
 #[derive(Debug)]
 pub struct Recorder {
     shared: Arc<Shared>,
+    /// The writer's queue, for the requests it answers (splits).
+    requests: SyncSender<Event>,
     discovery: Option<JoinHandle<()>>,
     writer: Option<JoinHandle<WriterEnd>>,
 }
@@ -171,6 +211,7 @@ struct TopicStats {
     dropped_queue: AtomicU64,
     not_written: AtomicU64,
     lost: AtomicU64,
+    while_paused: AtomicU64,
 }
 
 impl TopicStats {
@@ -181,6 +222,7 @@ impl TopicStats {
             dropped_queue: self.dropped_queue.load(Ordering::Acquire),
             not_written: self.not_written.load(Ordering::Acquire),
             lost_in_transport: self.lost.load(Ordering::Acquire),
+            while_paused: self.while_paused.load(Ordering::Acquire),
         }
     }
 }
@@ -196,6 +238,8 @@ enum Event {
         data: Vec<u8>,
         traced: Traced,
     },
+    /// Split the bag now; the answer is the split, or why not.
+    Split(SyncSender<Result<FileSplit, String>>),
     Stop,
 }
 
@@ -212,6 +256,8 @@ struct Shared {
     /// `true` while messages may enter the queue; a sender holds the read lock from its
     /// check to its send, so every message sent comes before [`Event::Stop`].
     open: RwLock<bool>,
+    /// While set, arriving messages are counted, not recorded.
+    paused: AtomicBool,
     /// Set by `stop`, and by the graph watch (to look again at once).
     wake: (Mutex<Wake>, Condvar),
     topics: Mutex<BTreeMap<String, Arc<TopicStats>>>,
@@ -259,6 +305,7 @@ impl Recorder {
         writer.set_custom_data("kairos.recorder", "kairos bag record");
         let shared = Arc::new(Shared {
             open: RwLock::new(true),
+            paused: AtomicBool::new(options.start_paused),
             wake: (Mutex::new(Wake::default()), Condvar::new()),
             topics: Mutex::new(BTreeMap::new()),
             without_definition: Mutex::new(Vec::new()),
@@ -271,9 +318,10 @@ impl Recorder {
         let (tx, rx) = sync_channel::<Event>(65_536);
         let writer = {
             let shared = shared.clone();
+            let on_split = options.on_split.clone();
             std::thread::Builder::new()
                 .name("kairos-bag-writer".into())
-                .spawn(move || write_loop(writer, rx, &shared))
+                .spawn(move || write_loop(writer, rx, &shared, on_split))
                 .map_err(|e| Error::InvalidOption(format!("cannot start the writer: {e}")))?
         };
         {
@@ -285,6 +333,7 @@ impl Recorder {
                 }
             }));
         }
+        let requests = tx.clone();
         let discovery = {
             let shared = shared.clone();
             let discoverer = Discoverer {
@@ -304,9 +353,18 @@ impl Recorder {
         };
         Ok(Self {
             shared,
+            requests,
             discovery: Some(discovery),
             writer: Some(writer),
         })
+    }
+
+    /// A handle that pauses, resumes and splits this recording from any thread.
+    pub fn control(&self) -> RecorderControl {
+        RecorderControl {
+            shared: self.shared.clone(),
+            requests: self.requests.clone(),
+        }
     }
 
     /// The counts so far, per recorded topic.
@@ -498,6 +556,10 @@ impl Discoverer {
                 if !*open {
                     return;
                 }
+                if shared.paused.load(Ordering::Acquire) {
+                    stats.while_paused.fetch_add(1, Ordering::AcqRel);
+                    return;
+                }
                 stats.received.fetch_add(1, Ordering::AcqRel);
                 let traced = Traced {
                     subscription: sample.subscription_handle,
@@ -564,10 +626,41 @@ impl Discoverer {
 }
 
 /// The writer thread: writes until [`Event::Stop`], then closes the bag.
-fn write_loop(mut writer: BagWriter, rx: Receiver<Event>, shared: &Shared) -> WriterEnd {
+fn write_loop(
+    mut writer: BagWriter,
+    rx: Receiver<Event>,
+    shared: &Shared,
+    on_split: Option<SplitHook>,
+) -> WriterEnd {
     let mut first_error: Option<Error> = None;
+    let report_splits = |writer: &mut BagWriter| {
+        for split in writer.take_splits() {
+            if let Some(hook) = &on_split {
+                (hook.0)(&split);
+            }
+        }
+    };
     while let Ok(event) = rx.recv() {
         match event {
+            Event::Split(reply) => {
+                let answer = match &first_error {
+                    Some(e) => Err(format!("writing had failed: {e}")),
+                    None => writer.split().map_err(|e| e.to_string()),
+                };
+                if let Err(e) = &answer {
+                    log::warn!("kairos bag record: cannot split the bag: {e}");
+                }
+                let split = writer.take_splits().pop();
+                if let Some(split) = &split
+                    && let Some(hook) = &on_split
+                {
+                    (hook.0)(split);
+                }
+                let _ =
+                    reply.send(answer.and_then(|()| {
+                        split.ok_or_else(|| "the writer reported no split".to_owned())
+                    }));
+            }
             Event::Topic(info) => {
                 let name = info.name.clone();
                 if let Err(e) = writer.add_topic(info) {
@@ -593,6 +686,7 @@ fn write_loop(mut writer: BagWriter, rx: Receiver<Event>, shared: &Shared) -> Wr
                 }
                 match writer.write(&topic, log_time, publish_time, sequence, &data) {
                     Ok(()) => {
+                        report_splits(&mut writer);
                         stats.written.fetch_add(1, Ordering::AcqRel);
                         tp::bag_write(
                             traced.subscription,
@@ -638,11 +732,7 @@ fn write_loop(mut writer: BagWriter, rx: Receiver<Event>, shared: &Shared) -> Wr
 fn record_counts(writer: &mut BagWriter, counts: &[(String, TopicCounts)]) {
     let mut total = TopicCounts::default();
     for (topic, c) in counts {
-        total.received += c.received;
-        total.written += c.written;
-        total.dropped_queue += c.dropped_queue;
-        total.not_written += c.not_written;
-        total.lost_in_transport += c.lost_in_transport;
+        total = total + *c;
         if c.dropped_queue + c.not_written + c.lost_in_transport > 0 {
             writer.set_custom_data(
                 format!("kairos.recorder.lost.{topic}"),
@@ -659,6 +749,7 @@ fn record_counts(writer: &mut BagWriter, counts: &[(String, TopicCounts)]) {
         ("dropped_queue", total.dropped_queue),
         ("not_written", total.not_written),
         ("lost_in_transport", total.lost_in_transport),
+        ("while_paused", total.while_paused),
     ] {
         writer.set_custom_data(format!("kairos.recorder.{key}"), value.to_string());
     }

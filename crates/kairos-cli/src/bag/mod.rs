@@ -15,6 +15,7 @@
 mod control;
 mod play;
 mod record;
+mod recorder_control;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};

@@ -57,6 +57,13 @@ pub struct RecordArgs {
     /// How often to look for new topics, in milliseconds.
     #[arg(long, default_value_t = 100)]
     pub polling_interval: u64,
+    /// The recorder's node name; its control services are `/NODE/pause`, `/NODE/resume`,
+    /// `/NODE/is_paused` and `/NODE/split_bagfile`, as rosbag2's.
+    #[arg(long, default_value = "rosbag2_recorder")]
+    pub node_name: String,
+    /// Start paused: nothing is recorded until `/NODE/resume` is called.
+    #[arg(long)]
+    pub start_paused: bool,
     /// Print the counts so far each second (received, written, dropped, lost).
     #[arg(long)]
     pub progress: bool,
@@ -134,21 +141,26 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
         chunk_size: args.chunk_size,
         ..WriterOptions::default()
     };
-    let options = RecordOptions {
-        selection,
-        writer,
-        max_cache_bytes: args.max_cache_size,
-        discovery_period: Duration::from_millis(args.polling_interval.max(1)),
-    };
     let output = args.output.unwrap_or_else(default_output);
 
     let transport = kairos_zenoh::ZenohTransport::open()?;
     transport.install(&kairos::graph::Context::global())?;
     let node = kairos::graph::Node::with_options(
         &kairos::graph::Context::global(),
-        &format!("kairos_bag_recorder_{}", std::process::id()),
+        &args.node_name,
         kairos::graph::NodeOptions::new().use_sim_time(args.use_sim_time),
     )?;
+    let options = RecordOptions {
+        selection,
+        writer,
+        max_cache_bytes: args.max_cache_size,
+        discovery_period: Duration::from_millis(args.polling_interval.max(1)),
+        start_paused: args.start_paused,
+        on_split: Some(
+            super::recorder_control::split_events(&node)
+                .context("cannot publish the split events")?,
+        ),
+    };
     let clock = node.clock();
     // Spun so that Ctrl-C shuts an executor down (the runtime's graceful path, see
     // kairos::signal) and ends the loop below, which then closes the bag.
@@ -156,8 +168,16 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     exec.add_node(&node)?;
     let spinner = exec.clone();
     std::thread::spawn(move || spinner.spin());
-    let recorder = Recorder::start(transport.clone(), node, clock, &output, options)
+    let recorder = Recorder::start(transport.clone(), node.clone(), clock, &output, options)
         .with_context(|| format!("cannot record into {}", output.display()))?;
+    let _services = super::recorder_control::serve(&node, &recorder.control())
+        .context("cannot serve the recorder's control services")?;
+    if args.start_paused {
+        eprintln!(
+            "kairos bag record: paused: call {}/resume to start",
+            node.fully_qualified_name()
+        );
+    }
     eprintln!(
         "kairos bag record: recording into {} (Ctrl-C stops)",
         output.display()
@@ -194,8 +214,13 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
             last_progress = steady.now();
             let total = total(&recorder.counts());
             if last_counts != Some(total) {
+                let paused = if total.while_paused > 0 {
+                    format!(", {} while paused", total.while_paused)
+                } else {
+                    String::new()
+                };
                 eprintln!(
-                    "kairos bag record: so far {} received, {} written, {} dropped, {} lost in transport",
+                    "kairos bag record: so far {} received, {} written, {} dropped, {} lost in transport{paused}",
                     total.received,
                     total.written,
                     total.dropped_queue + total.not_written,
@@ -227,15 +252,7 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
 fn total(
     counts: &std::collections::BTreeMap<String, kairos_bag::record::TopicCounts>,
 ) -> kairos_bag::record::TopicCounts {
-    counts
-        .values()
-        .fold(Default::default(), |a, b| kairos_bag::record::TopicCounts {
-            received: a.received + b.received,
-            written: a.written + b.written,
-            dropped_queue: a.dropped_queue + b.dropped_queue,
-            not_written: a.not_written + b.not_written,
-            lost_in_transport: a.lost_in_transport + b.lost_in_transport,
-        })
+    counts.values().fold(Default::default(), |a, b| a + *b)
 }
 
 fn absolute(topic: &str) -> String {
@@ -275,6 +292,9 @@ fn print_report(output: &std::path::Path, report: &RecordReport) {
                 ", {} lost in transport (sequence gaps)",
                 c.lost_in_transport
             );
+        }
+        if c.while_paused > 0 {
+            line += &format!(", {} not recorded (arrived while paused)", c.while_paused);
         }
         eprintln!("{line}");
     }
