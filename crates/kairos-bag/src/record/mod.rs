@@ -4,14 +4,15 @@
 //!
 //! What a [`Recorder`] promises:
 //! - **Topics as the graph announces them.** Topics are found in the graph (at start and
-//!   whenever it changes, or at least every [`RecordOptions::discovery_period`]) and
-//!   chosen by [`Selection`] as `ros2 bag record` chooses them (a list, all, a regex, an
-//!   exclude regex; hidden topics only when asked). Each is recorded with the type and
-//!   RIHS01 hash its first publisher announces, the QoS profiles its publishers offer, and
-//!   its message definition: the files of the installed package (`AMENT_PREFIX_PATH`,
-//!   read as rosbag2 reads them, see [`crate::definition_source`]), else kairos's own
-//!   when it ships the type, else an empty schema, named in
-//!   [`RecordReport::without_definition`]. The subscription's QoS is chosen as rosbag2
+//!   whenever it changes, or at least every [`RecordOptions::discovery_period`]) as other
+//!   processes' publishers announce them (a subscription never receives its own
+//!   process's messages), and chosen by [`Selection`] as `ros2 bag record` chooses them
+//!   (a list, all, a regex, an exclude regex; hidden topics only when asked). Each is
+//!   recorded with the type and RIHS01 hash its first publisher announces, the QoS
+//!   profiles its publishers offer, and its message definition: the files of the
+//!   installed package (`AMENT_PREFIX_PATH`, read as rosbag2 reads them, see
+//!   [`crate::definition_source`]), else kairos's own when it ships the type, else an
+//!   empty schema, named in [`RecordReport::without_definition`]. The subscription's QoS is chosen as rosbag2
 //!   chooses it: reliable only if every publisher is, transient local only if every
 //!   publisher is (then the publishers' history is recorded too).
 //! - **Bytes as they were sent.** Messages are written undecoded, log time = receive time
@@ -472,9 +473,12 @@ impl Discoverer {
 
     fn discover(&mut self, shared: &Arc<Shared>) {
         let tokens = self.transport.graph().tokens();
+        // A subscription never receives its own session's messages: a topic only this
+        // process publishes (the recorder's split events, its /rosout) would stay empty.
+        let own = self.transport.session().zid().to_string();
         let mut publishers: BTreeMap<&str, Vec<&Token>> = BTreeMap::new();
         for token in &tokens {
-            if token.kind != EntityKind::Publisher {
+            if token.kind != EntityKind::Publisher || token.node.zid == own {
                 continue;
             }
             if let Some(endpoint) = &token.endpoint {
