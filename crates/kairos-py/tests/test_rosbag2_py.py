@@ -38,7 +38,7 @@ from kairos.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from kairos.serialization import deserialize_message, serialize_message
 from kairos.std_msgs.msg import String
 
-from conftest import LIMIT, ROOT, kairos_bin, wait_until
+from conftest import LIMIT, ROOT, kairos_bin, python, run, wait_until
 
 BAGS = ROOT / "crates" / "kairos-bag" / "tests" / "data" / "rosbag2"
 STORAGES = ("mcap", "sqlite3")
@@ -334,6 +334,51 @@ def test_a_recorder_and_a_player_run_kairos_and_stop_on_cancel(tmp_path, monkeyp
     played.start()
     played.join(LIMIT)
     assert not played.is_alive()
+
+
+def test_a_recorder_started_paused_records_nothing_under_its_node_name(tmp_path, monkeypatch,
+                                                                       router):
+    """start_paused and node_name reach `kairos bag record`: its is_paused service answers
+    True under the node name given, and what is published meanwhile is not recorded."""
+    for key, value in router.env(KAIROS_BIN=str(kairos_bin())).items():
+        monkeypatch.setenv(key, value)
+    path = tmp_path / "paused"
+    recorder = Recorder()
+    options = RecordOptions()
+    options.topics = ["/paused_test"]
+    options.start_paused = True
+    failures = []
+
+    def record():
+        try:
+            recorder.record(StorageOptions(uri=str(path)), options, node_name="paused_recorder")
+        except Exception as e:  # noqa: BLE001 - reported by the test below
+            failures.append(e)
+
+    thread = threading.Thread(target=record, daemon=True)
+    thread.start()
+    try:
+        asked = python("""
+import kairos
+from kairos.node import Node
+from kairos.rosbag2_interfaces.srv import IsPaused
+kairos.init()
+node = Node("py_asker")
+client = node.create_client(IsPaused, "/paused_recorder/is_paused")
+assert client.wait_for_service(timeout_sec=30), "no /paused_recorder/is_paused within 30 s"
+print(client.call(IsPaused.Request(), timeout_sec=30).paused)
+""", router.env())
+        assert (asked.returncode, asked.stdout.strip()) == (0, "True"), asked.stderr
+        # The publisher waits until the recorder's subscription matches, then sends.
+        published = run([str(kairos_bin()), "topic", "pub", "/paused_test",
+                         "std_msgs/msg/String", "{data: unseen}", "--rate", "50", "--times",
+                         "5", "--wait-matching", str(LIMIT)], router.env())
+        assert published.returncode == 0, published.stderr
+    finally:
+        recorder.cancel()
+        thread.join(LIMIT)
+    assert not thread.is_alive() and not failures, failures
+    assert MetadataIo().read_metadata(str(path)).message_count == 0
 
 
 @pytest.mark.parametrize("storage", STORAGES)

@@ -207,6 +207,9 @@ class Recorder(_Process):
             args.append("--include-hidden-topics")
         if o.use_sim_time:
             args.append("--use-sim-time")
+        if o.start_paused:
+            args.append("--start-paused")
+        args += ["--node-name", node_name]
         if storage_options.max_bagfile_size:
             args += ["--max-bag-size", str(storage_options.max_bagfile_size)]
         if storage_options.max_bagfile_duration:
