@@ -9,116 +9,79 @@
 //! ("Trying to play() while in playback"); `kairos bag play` ends when the bag has been
 //! played, so there is no idle player for it to start.
 
-use kairos::graph::{GraphError, Node, Service};
+use super::ControlServices;
+use kairos::graph::{GraphError, Node};
 use kairos_bag::play::PlayerControl;
 use kairos_msgs::builtin_interfaces::msg::Time as RosTime;
 use kairos_msgs::rosbag2_interfaces::srv::*;
-use std::any::Any;
-
-/// The services; dropping them withdraws them.
-pub struct ControlServices {
-    _services: Vec<Box<dyn Any + Send>>,
-}
 
 /// Serves the control services of `control` under `node`.
 pub fn serve(node: &Node, control: &PlayerControl) -> Result<ControlServices, GraphError> {
-    let mut services: Vec<Box<dyn Any + Send>> = Vec::new();
+    let mut services = ControlServices::default();
     let c = control.clone();
-    keep(
-        &mut services,
-        node.create_service("~/pause", move |_: PauseRequest| {
-            c.pause();
-            PauseResponse::default()
-        }),
-    )?;
+    services.keep(node.create_service("~/pause", move |_: PauseRequest| {
+        c.pause();
+        PauseResponse::default()
+    }))?;
     let c = control.clone();
-    keep(
-        &mut services,
-        node.create_service("~/resume", move |_: ResumeRequest| {
-            c.resume();
-            ResumeResponse::default()
-        }),
-    )?;
+    services.keep(node.create_service("~/resume", move |_: ResumeRequest| {
+        c.resume();
+        ResumeResponse::default()
+    }))?;
     let c = control.clone();
-    keep(
-        &mut services,
+    services.keep(
         node.create_service("~/toggle_paused", move |_: TogglePausedRequest| {
             c.toggle();
             TogglePausedResponse::default()
         }),
     )?;
     let c = control.clone();
-    keep(
-        &mut services,
+    services.keep(
         node.create_service("~/is_paused", move |_: IsPausedRequest| IsPausedResponse {
             paused: c.is_paused(),
         }),
     )?;
     let c = control.clone();
-    keep(
-        &mut services,
+    services.keep(
         node.create_service("~/get_rate", move |_: GetRateRequest| GetRateResponse {
             rate: c.rate(),
         }),
     )?;
     let c = control.clone();
-    keep(
-        &mut services,
+    services.keep(
         node.create_service("~/set_rate", move |r: SetRateRequest| SetRateResponse {
             success: c.set_rate(r.rate),
         }),
     )?;
     let c = control.clone();
-    keep(
-        &mut services,
+    services.keep(
         node.create_service("~/play_next", move |_: PlayNextRequest| PlayNextResponse {
             success: c.play_next(),
         }),
     )?;
     let c = control.clone();
-    keep(
-        &mut services,
+    services.keep(
         node.create_service("~/burst", move |r: BurstRequest| BurstResponse {
             actually_burst: c.burst(r.num_messages),
         }),
     )?;
     let c = control.clone();
-    keep(
-        &mut services,
+    services.keep(
         node.create_service("~/seek", move |r: SeekRequest| SeekResponse {
             success: c.seek(nanoseconds(&r.time)),
         }),
     )?;
     let c = control.clone();
-    keep(
-        &mut services,
-        node.create_service("~/stop", move |_: StopRequest| {
-            c.stop();
-            StopResponse::default()
-        }),
-    )?;
+    services.keep(node.create_service("~/stop", move |_: StopRequest| {
+        c.stop();
+        StopResponse::default()
+    }))?;
     let logger = node.logger().clone();
-    keep(
-        &mut services,
-        node.create_service("~/play", move |_: PlayRequest| {
-            logger.warn("Trying to play() while in playback, dismissing request.");
-            PlayResponse { success: false }
-        }),
-    )?;
-    Ok(ControlServices {
-        _services: services,
-    })
-}
-
-fn keep<Req: Send + 'static, Resp: Send + 'static>(
-    services: &mut Vec<Box<dyn Any + Send>>,
-    service: Result<Service<Req, Resp>, GraphError>,
-) -> Result<(), GraphError>
-where
-    Service<Req, Resp>: Send,
-{
-    services.push(Box::new(service?));
-    Ok(())
+    services.keep(node.create_service("~/play", move |_: PlayRequest| {
+        logger.warn("Trying to play() while in playback, dismissing request.");
+        PlayResponse { success: false }
+    }))?;
+    Ok(services)
 }
 
 /// A builtin_interfaces/Time as nanoseconds since the epoch (a time before it is 0).

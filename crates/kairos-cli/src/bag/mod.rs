@@ -16,6 +16,9 @@ mod control;
 mod play;
 mod record;
 mod recorder_control;
+mod services;
+
+use services::ControlServices;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};

@@ -8,21 +8,16 @@
 //! `~/snapshot` is not served: rosbag2 serves it only in snapshot mode, which `kairos bag
 //! record` does not have.
 
-use kairos::graph::{GraphError, Node, Publisher, Qos, Service};
+use super::ControlServices;
+use kairos::graph::{GraphError, Node, Publisher, Qos};
 use kairos_bag::FileSplit;
 use kairos_bag::record::{RecorderControl, SplitHook};
 use kairos_msgs::rosbag2_interfaces::msg::WriteSplitEvent;
 use kairos_msgs::rosbag2_interfaces::srv::*;
-use std::any::Any;
 use std::sync::Arc;
 
 /// The topic of the split events, relative to the recorder's namespace, as rosbag2's.
 pub const SPLIT_EVENTS: &str = "events/write_split";
-
-/// The services; dropping them withdraws them.
-pub struct ControlServices {
-    _services: Vec<Box<dyn Any + Send>>,
-}
 
 /// A hook that publishes each split as a `WriteSplitEvent` of `node` (keep last 1, as
 /// rosbag2's publisher).
@@ -41,37 +36,29 @@ pub fn split_events(node: &Node) -> Result<SplitHook, GraphError> {
 
 /// Serves the control services of `control` under `node`.
 pub fn serve(node: &Node, control: &RecorderControl) -> Result<ControlServices, GraphError> {
-    let mut services: Vec<Box<dyn Any + Send>> = Vec::new();
+    let mut services = ControlServices::default();
     let (c, logger) = (control.clone(), node.logger().clone());
-    keep(
-        &mut services,
-        node.create_service("~/pause", move |_: PauseRequest| {
-            if c.pause() {
-                logger.info("Pausing recording.");
-            }
-            PauseResponse::default()
-        }),
-    )?;
+    services.keep(node.create_service("~/pause", move |_: PauseRequest| {
+        if c.pause() {
+            logger.info("Pausing recording.");
+        }
+        PauseResponse::default()
+    }))?;
     let (c, logger) = (control.clone(), node.logger().clone());
-    keep(
-        &mut services,
-        node.create_service("~/resume", move |_: ResumeRequest| {
-            if c.resume() {
-                logger.info("Resuming recording.");
-            }
-            ResumeResponse::default()
-        }),
-    )?;
+    services.keep(node.create_service("~/resume", move |_: ResumeRequest| {
+        if c.resume() {
+            logger.info("Resuming recording.");
+        }
+        ResumeResponse::default()
+    }))?;
     let c = control.clone();
-    keep(
-        &mut services,
+    services.keep(
         node.create_service("~/is_paused", move |_: IsPausedRequest| IsPausedResponse {
             paused: c.is_paused(),
         }),
     )?;
     let (c, logger) = (control.clone(), node.logger().clone());
-    keep(
-        &mut services,
+    services.keep(
         node.create_service("~/split_bagfile", move |_: SplitBagfileRequest| {
             if let Err(e) = c.split() {
                 logger.error(format!("cannot split the bag: {e}"));
@@ -79,18 +66,5 @@ pub fn serve(node: &Node, control: &RecorderControl) -> Result<ControlServices, 
             SplitBagfileResponse::default()
         }),
     )?;
-    Ok(ControlServices {
-        _services: services,
-    })
-}
-
-fn keep<Req: Send + 'static, Resp: Send + 'static>(
-    services: &mut Vec<Box<dyn Any + Send>>,
-    service: Result<Service<Req, Resp>, GraphError>,
-) -> Result<(), GraphError>
-where
-    Service<Req, Resp>: Send,
-{
-    services.push(Box::new(service?));
-    Ok(())
+    Ok(services)
 }
