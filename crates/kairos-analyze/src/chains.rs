@@ -223,16 +223,14 @@ impl ChainAcc {
         let (root, first, start) = match msg.bag {
             None => (root, Vec::new(), published),
             Some(bag) => {
-                let late = bag.due.map(|due| {
-                    (
-                        format!("{root} lateness (due to published)"),
-                        published - due,
-                    )
-                });
+                let late = bag.late.unwrap_or(0);
+                let stage = bag
+                    .late
+                    .map(|late| (format!("{root} lateness (due to published)"), late));
                 (
                     format!("{root} (bag)"),
-                    Vec::from_iter(late),
-                    bag.due.unwrap_or(published),
+                    Vec::from_iter(stage),
+                    published - late,
                 )
             }
         };

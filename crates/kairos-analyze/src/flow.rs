@@ -313,11 +313,11 @@ fn write_msg(f: &mut fmt::Formatter<'_>, msg: &FlowMessage, depth: usize) -> fmt
         msg.topic, msg.publisher
     )?;
     if let Some(bag) = msg.bag {
-        let late = match (bag.due, msg.published_ns) {
-            (Some(due), Some(published)) => format!(
+        let late = match (bag.late, msg.published_ns) {
+            (Some(late), Some(published)) => format!(
                 ", due at {}, published {} later",
-                kairos_trace::read::text::seconds(due),
-                human_ns((published - due) as f64)
+                kairos_trace::read::text::seconds(published - late),
+                human_ns(late as f64)
             ),
             _ => ", played at once (asked for, or in lock step)".to_string(),
         };

@@ -342,9 +342,9 @@ pub struct Message {
 pub struct BagOrigin {
     /// Its log time in the bag (bag time, ns).
     pub log_time: i64,
-    /// When it was due to be sent (the trace's clock, ns); None when it went out at once
+    /// How long after its due time it was published, ns; None when it went out at once
     /// (asked for, or in lock step).
-    pub due: Option<i64>,
+    pub late: Option<i64>,
 }
 
 /// A message's trip to one subscription.

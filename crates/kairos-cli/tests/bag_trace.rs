@@ -174,4 +174,22 @@ fn a_traced_replay_chains_every_message_from_bag_to_bag() {
         .map(|(_, n)| n)
         .sum();
     assert_eq!(through, MESSAGES, "{paths:#?}");
+    // Each chain starts with the player's lateness and counts end to end from the due
+    // time, on the traces' one time line: a figure on another clock would be off by that
+    // clock's offset (years), not by how busy the machine is.
+    for chain in chains.as_array().unwrap() {
+        let first = &chain["stages"][0];
+        assert_eq!(
+            first["name"], "/rosbag2_player lateness (due to published)",
+            "{chain}"
+        );
+        let minute = 60_000_000_000i64;
+        for figure in [&first["latency"], &chain["total"]] {
+            let (min, max) = (
+                figure["min_ns"].as_i64().unwrap(),
+                figure["max_ns"].as_i64().unwrap(),
+            );
+            assert!((0..minute).contains(&min) && max < minute, "{chain}");
+        }
+    }
 }

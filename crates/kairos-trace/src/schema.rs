@@ -384,11 +384,12 @@ macro_rules! for_each_event {
             },
             // ---- kairos: bags ----
             /// A bag player published the message recorded on `topic_name` at bag time
-            /// `log_time` (ns) as message `seq` of `publisher_handle`; it was due at
-            /// `due` (ns on the trace's clock; -1 when it was played at once: asked for
-            /// with play next or burst, or in lock step). The message's chain starts here.
+            /// `log_time` (ns) as message `seq` of `publisher_handle`, `late` ns after it
+            /// was due (-1 when it was played at once: asked for with play next or burst,
+            /// or in lock step). The message's chain starts here. A duration, not a
+            /// clock reading: it needs no clock offset to compare with event times.
             kairos::bag_play => BagPlay {
-                publisher_handle: Hex64, seq: U64, topic_name: Str, log_time: I64, due: I64,
+                publisher_handle: Hex64, seq: U64, topic_name: Str, log_time: I64, late: I64,
             },
             /// A recorder wrote message `seq` of `publisher_handle`, received by its
             /// subscription `subscription_handle` on `topic_name`, into its bag at log

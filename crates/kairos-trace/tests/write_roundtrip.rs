@@ -135,7 +135,7 @@ fn every_event_is_read_back_with_its_values() {
     assert_eq!(find("kairos:message_drop").u64("queue_depth"), 5);
     let play = find("kairos:bag_play");
     assert_eq!(
-        (play.u64("seq"), play.field("log_time"), play.field("due")),
+        (play.u64("seq"), play.field("log_time"), play.field("late")),
         (4, "1700000000000000000", "-1")
     );
     let write = find("kairos:bag_write");

@@ -472,7 +472,7 @@ pub(super) fn kairos_event(b: &mut Builder, at: At, name: &str, ev: &EventRef<'_
             {
                 m.bag = Some(BagOrigin {
                     log_time: ev.i64("log_time").unwrap_or(0),
-                    due: ev.i64("due").filter(|&due| due >= 0),
+                    late: ev.i64("late").filter(|&late| late >= 0),
                 });
             }
         }

@@ -32,7 +32,7 @@
 //!   name), the messages sent.
 //! - **Traced.** In a traced process (`KAIROS_TRACE`), every message sent is a
 //!   publication of the topic's publisher, as any kairos publisher's, followed by
-//!   `kairos:bag_play`: the bag topic and log time it came from and the time it was due
+//!   `kairos:bag_play`: the bag topic and log time it came from and how late it left
 //!   (-1 when it went out at once). `kairos trace chains` starts each chain it caused at
 //!   that bag message, with the player's lateness as its first stage.
 //! - **Ends whole.** A read error ends playing and is kept in [`PlayReport::error`].

@@ -291,20 +291,14 @@ impl Playback {
     /// where its chain starts): `lateness_ns` is how long after its due time it leaves
     /// (`None`: it was asked for, or lock step, and was due at once).
     fn send(&self, output: &Output, message: &BagMessage, lateness_ns: Option<i64>) {
-        // Read before publishing, as `lateness_ns` was: the due time is the send's stamp
-        // less the lateness, on the trace's own clock.
-        let traced_at = tp::enabled().then(tp::timestamp);
         let seq = output.publisher.publish(&message.data);
-        if let Some(at) = traced_at {
-            let due = lateness_ns.map_or(-1, |late| (at as i64).saturating_sub(late));
-            tp::bag_play(
-                output.publisher.trace_handle(),
-                seq,
-                &message.topic,
-                i64::try_from(message.log_time).unwrap_or(i64::MAX),
-                due,
-            );
-        }
+        tp::bag_play(
+            output.publisher.trace_handle(),
+            seq,
+            &message.topic,
+            i64::try_from(message.log_time).unwrap_or(i64::MAX),
+            lateness_ns.map_or(-1, |late| late.max(0)),
+        );
     }
 
     /// Waits until the message of bag time `log_ns` is to be sent: when it is due (paused
