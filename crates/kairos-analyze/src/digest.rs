@@ -35,7 +35,8 @@ pub struct Digest {
     /// The one message `flow` follows, when asked.
     pub flow: Option<FlowAcc>,
     /// Deliveries that were taken or queued and whose callback never started (by the
-    /// end of the trace, or within the streaming horizon).
+    /// end of the trace, or within the streaming horizon); one a recorder wrote into its
+    /// bag has reached its end.
     pub never_reached: u64,
     /// Message trees handed over early because too many messages were followed.
     pub retired_early: u64,
@@ -156,6 +157,7 @@ impl Digest {
             for d in &msg.deliveries {
                 if d.callback_start.is_none()
                     && d.dropped.is_none()
+                    && d.written.is_none()
                     && (d.taken.is_some() || d.enqueued.is_some())
                 {
                     self.never_reached += 1;

@@ -120,7 +120,12 @@ fn a_replay_chain_runs_from_the_players_bag_to_the_recorders() {
         b.event_ref(ev);
     }
     let (streamed, digest) = b.finish_streaming(0, 0);
-    check(&digest.unwrap().chains.report(&streamed));
+    let digest = digest.unwrap();
+    check(&digest.chains.report(&streamed));
+    assert_eq!(
+        digest.never_reached, 0,
+        "a delivery written into a bag has reached its end"
+    );
 
     // The third message was due; the fifth was asked for.
     let third = flow(&m, "/input", Pick::Index(2)).unwrap();
