@@ -11,6 +11,8 @@
 //!   [`cdr::Bytes`], a `uint8[]` field that a received message can hold without a copy.
 //! - [`loan`]: a large byte field written in place, in the buffer its payload is sent
 //!   from (loaned messages).
+//! - [`service_event`]: the messages service introspection publishes, and how a request
+//!   type names its service's.
 //! - [`builtin`]: the descriptions of the ROS types this crate itself refers to.
 
 #![warn(missing_docs)]
@@ -21,6 +23,7 @@ pub mod cdr;
 pub mod loan;
 pub mod message;
 pub mod payload;
+pub mod service_event;
 pub mod type_hash;
 
 pub use message::{
@@ -28,6 +31,7 @@ pub use message::{
     decode_shared, encode,
 };
 pub use payload::{AnyMessage, AnyValue, Payload, ServiceCall, ServiceWire, Wire};
+pub use service_event::{ServiceEvent, ServiceRequest};
 pub use type_hash::{TypeDescription, TypeHash};
 
 /// The serde the generated types derive with (so a user crate needs no serde of its own).

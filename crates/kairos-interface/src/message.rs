@@ -42,7 +42,7 @@ pub trait ServiceType: Send + Sync + 'static {
     /// The ROS type name, e.g. `example_interfaces/srv/AddTwoInts`.
     const TYPE_NAME: &'static str;
     /// `<TYPE_NAME>_Request`.
-    type Request: Message;
+    type Request: crate::ServiceRequest<Response = Self::Response>;
     /// `<TYPE_NAME>_Response`.
     type Response: Message;
 
@@ -69,20 +69,30 @@ pub fn service_description(
     request: TypeDescription,
     response: TypeDescription,
 ) -> TypeDescription {
-    let event = TypeDescription::new(
-        &format!("{name}_Event"),
-        vec![
-            Field::nested("info", crate::builtin::service_event_info()),
-            Field::nested("request", request.clone()).bounded_sequence(1),
-            Field::nested("response", response.clone()).bounded_sequence(1),
-        ],
-    );
+    let event = service_event_description(name, request.clone(), response.clone());
     TypeDescription::new(
         name,
         vec![
             Field::nested("request_message", request),
             Field::nested("response_message", response),
             Field::nested("event_message", event),
+        ],
+    )
+}
+
+/// The description of service `name`'s event message, `<name>_Event`: what introspection
+/// publishes on `<service>/_service_event`.
+pub fn service_event_description(
+    name: &str,
+    request: TypeDescription,
+    response: TypeDescription,
+) -> TypeDescription {
+    TypeDescription::new(
+        &format!("{name}_Event"),
+        vec![
+            Field::nested("info", crate::builtin::service_event_info()),
+            Field::nested("request", request).bounded_sequence(1),
+            Field::nested("response", response).bounded_sequence(1),
         ],
     )
 }

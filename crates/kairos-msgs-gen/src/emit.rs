@@ -171,6 +171,7 @@ impl Emitter<'_> {
         }
         for s in &package.services {
             let _ = writeln!(out, "        visitor.service::<srv::{}>();", s.name);
+            let _ = writeln!(out, "        visitor.message::<srv::{}Event>();", s.name);
         }
         for a in &package.actions {
             let n = &a.name;
@@ -179,6 +180,7 @@ impl Emitter<'_> {
             }
             for s in ["SendGoal", "GetResult"] {
                 let _ = writeln!(out, "        visitor.service::<action::{n}{s}>();");
+                let _ = writeln!(out, "        visitor.message::<action::{n}{s}Event>();");
             }
             let _ = writeln!(out, "        visitor.action::<action::{n}>();");
         }
@@ -251,6 +253,68 @@ impl Emitter<'_> {
             &format!("{ros}_Response"),
             response,
             texts.map(|t| t.1),
+        );
+        self.service_event(out, rust_name, ros, texts);
+    }
+
+    /// The event message introspection publishes for service `ros` (`<ros>_Event`), as
+    /// rosidl generates it; its definition is the `.srv` file's text, as rosbag2 stores it.
+    fn service_event(
+        &self,
+        out: &mut String,
+        rust_name: &str,
+        ros: &str,
+        texts: Option<(&str, &str)>,
+    ) {
+        let rt = self.rt;
+        let info = self.path("service_msgs", "ServiceEventInfo");
+        let time = self.path("builtin_interfaces", "Time");
+        let (request, response) = (
+            format!("{rust_name}Request"),
+            format!("{rust_name}Response"),
+        );
+        let definition = texts
+            .map(|(req, res)| {
+                format!(
+                    "\n            const DEFINITION: &'static str = {:?};",
+                    format!("{req}---\n{res}")
+                )
+            })
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "        /// `{ros}_Event`: what introspection publishes on `<service>/_service_event`.\n\
+             \x20       #[derive(Debug, Clone, PartialEq, Default, {rt}::serde::Serialize, {rt}::serde::Deserialize)]\n\
+             \x20       #[serde(crate = \"{rt}::serde\", default)]\n\
+             \x20       pub struct {rust_name}Event {{\n\
+             \x20           /// Which moment of which call, and when.\n\
+             \x20           pub info: {info},\n\
+             \x20           /// The request, when introspection shows contents (at most one).\n\
+             \x20           pub request: ::std::vec::Vec<{request}>,\n\
+             \x20           /// The response, when introspection shows contents (at most one).\n\
+             \x20           pub response: ::std::vec::Vec<{response}>,\n\
+             \x20       }}\n\
+             \x20       impl {rt}::Message for {rust_name}Event {{\n\
+             \x20           const TYPE_NAME: &'static str = \"{ros}_Event\";{definition}\n\
+             \x20           fn description() -> {rt}::type_hash::TypeDescription {{\n\
+             \x20               {rt}::message::service_event_description(\"{ros}\", <{request} as {rt}::Message>::description(), <{response} as {rt}::Message>::description())\n\
+             \x20           }}\n\
+             \x20       }}\n\
+             \x20       impl {rt}::ServiceEvent for {rust_name}Event {{\n\
+             \x20           type Request = {request};\n\
+             \x20           type Response = {response};\n\
+             \x20           fn new(info: {rt}::service_event::EventInfo, request: ::core::option::Option<{request}>, response: ::core::option::Option<{response}>) -> Self {{\n\
+             \x20               Self {{\n\
+             \x20                   info: {info} {{ event_type: info.kind as u8, stamp: {time} {{ sec: info.stamp.0, nanosec: info.stamp.1 }}, client_gid: info.client_gid, sequence_number: info.sequence_number }},\n\
+             \x20                   request: request.into_iter().collect(),\n\
+             \x20                   response: response.into_iter().collect(),\n\
+             \x20               }}\n\
+             \x20           }}\n\
+             \x20       }}\n\
+             \x20       impl {rt}::ServiceRequest for {request} {{\n\
+             \x20           type Response = {response};\n\
+             \x20           type Event = {rust_name}Event;\n\
+             \x20       }}"
         );
     }
 

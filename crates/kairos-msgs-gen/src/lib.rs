@@ -392,9 +392,30 @@ impl Generator {
                         .flat_map(|s| [(&s.file, &s.request), (&s.file, &s.response)]),
                 )
                 .chain(actions);
+            // A service's event message names its information and stamp.
+            if let Some(service) = package.services.first() {
+                for needed in ["service_msgs", "builtin_interfaces"] {
+                    if !local.contains_key(needed) && !self.externs.contains_key(needed) {
+                        return Err(Error::Type {
+                            file: service.file.clone(),
+                            line: 1,
+                            message: format!(
+                                "a service needs the `{needed}` package (its event message, \
+                                 which introspection publishes); give its folder with \
+                                 Generator::package or its Rust path with \
+                                 Generator::extern_package"
+                            ),
+                        });
+                    }
+                }
+            }
             // An action's services and feedback message name a goal id and a stamp.
             if let Some(action) = package.actions.first() {
-                for needed in ["unique_identifier_msgs", "builtin_interfaces"] {
+                for needed in [
+                    "unique_identifier_msgs",
+                    "builtin_interfaces",
+                    "service_msgs",
+                ] {
                     if !local.contains_key(needed) && !self.externs.contains_key(needed) {
                         return Err(Error::Type {
                             file: action.file.clone(),

@@ -25,10 +25,10 @@
 #![warn(missing_docs)]
 
 pub use kairos_interface::{
-    ActionType, GoalUuid, InterfaceVisitor, Message, Payload, ServiceCall, ServiceType,
-    TypeDescription, TypeHash, decode, encode,
+    ActionType, GoalUuid, InterfaceVisitor, Message, Payload, ServiceCall, ServiceEvent,
+    ServiceRequest, ServiceType, TypeDescription, TypeHash, decode, encode,
 };
-pub use kairos_interface::{cdr, message, payload, type_hash};
+pub use kairos_interface::{cdr, message, payload, service_event, type_hash};
 
 /// The serde the generated types derive with (so a user crate needs no serde of its own).
 pub use serde;

@@ -26,28 +26,6 @@ fn hex(text: &str) -> Vec<u8> {
         .collect()
 }
 
-/// `<Service>_Event`, which kairos does not generate (it is only recorded, never served).
-#[derive(Debug, PartialEq, Serialize, Deserialize)]
-struct Event<Req, Res> {
-    info: service_msgs::msg::ServiceEventInfo,
-    request: Vec<Req>,
-    response: Vec<Res>,
-}
-
-impl<Req: Message, Res: Message> Message for Event<Req, Res> {
-    const TYPE_NAME: &'static str = "test/srv/Any_Event";
-    fn description() -> TypeDescription {
-        TypeDescription::new(
-            Self::TYPE_NAME,
-            vec![
-                Field::nested("info", service_msgs::msg::ServiceEventInfo::description()),
-                Field::nested("request", Req::description()).bounded_sequence(1),
-                Field::nested("response", Res::description()).bounded_sequence(1),
-            ],
-        )
-    }
-}
-
 fn round_trip<M: Message + PartialEq + std::fmt::Debug>(recorded: &[u8]) -> M {
     let message: M = decode(recorded).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
@@ -94,12 +72,12 @@ fn a_recorded_parameter_event_decodes_and_encodes_to_the_same_bytes() {
 
 #[test]
 fn a_recorded_add_two_ints_event_decodes_and_encodes_to_the_same_bytes() {
-    use example_interfaces::srv::{AddTwoIntsRequest, AddTwoIntsResponse};
+    use example_interfaces::srv::AddTwoIntsRequest;
     let recorded = hex(
         "000100000100000057222e657efd7a25010feb7d3836ae8a00000000000013040000000001000000\
          0000000001000000000000000100000000000000030000000000000000000000",
     );
-    let event: Event<AddTwoIntsRequest, AddTwoIntsResponse> = round_trip(&recorded);
+    let event: example_interfaces::srv::AddTwoIntsEvent = round_trip(&recorded);
     assert_eq!(
         event.info.event_type,
         service_msgs::msg::ServiceEventInfo::REQUEST_RECEIVED
@@ -140,13 +118,13 @@ fn recorded_test_msgs_strings_are_the_defaults_in_ros2_bytes() {
 
 #[test]
 fn a_recorded_basic_types_event_decodes_and_encodes_to_the_same_bytes() {
-    use generated::test_msgs::srv::{BasicTypes, BasicTypesRequest, BasicTypesResponse};
+    use generated::test_msgs::srv::{BasicTypes, BasicTypesRequest};
     let recorded = hex(
         "0001000000000000acf54965eaf01710010feb7dd37a3779000003000000090300000000010000000000\
          0000010000000000000000000000000000000000000000000000000000000000000000000000000000\
          0000000000000000000000000000000000010000000000000000000000",
     );
-    let event: Event<BasicTypesRequest, BasicTypesResponse> = round_trip(&recorded);
+    let event: generated::test_msgs::srv::BasicTypesEvent = round_trip(&recorded);
     assert_eq!(
         event.info.event_type,
         service_msgs::msg::ServiceEventInfo::REQUEST_SENT
@@ -311,4 +289,10 @@ fn a_generated_message_carries_its_definition_text() {
         response
     );
     assert!(request.contains("int64 a") && response.contains("int64 sum"));
+    // Its event message carries the whole `.srv` text: the schema rosbag2 stores for a
+    // `_service_event` topic.
+    assert_eq!(
+        kairos_msgs::example_interfaces::srv::AddTwoIntsEvent::DEFINITION,
+        srv
+    );
 }

@@ -26,6 +26,13 @@ fn event_hash<S: ServiceType>() -> String {
         .as_ref()
         .expect("a service's third member is its event message");
     assert_eq!(event.type_name, format!("{}_Event", S::TYPE_NAME));
+    let generated = <<S::Request as kairos_msgs::ServiceRequest>::Event as Message>::type_hash();
+    assert_eq!(
+        generated,
+        event.hash(),
+        "the generated {}_Event hashes as the service's description nests it",
+        S::TYPE_NAME
+    );
     event.hash().to_string()
 }
 

@@ -345,6 +345,91 @@ fn a_publisher_heard_only_elsewhere_reaches_what_subscribes_here_later() {
     remote.stop();
 }
 
+/// Service introspection across processes: the client's events and the server's, heard
+/// by a third graph, name the same client (its gid on the wire) and sequence number, so
+/// the four moments of each call can be matched as ROS 2 tools match them.
+#[test]
+fn introspection_events_of_one_call_name_the_same_client_in_both_graphs() {
+    use kairos::graph::IntrospectionState;
+    use kairos_msgs::example_interfaces::srv::AddTwoIntsEvent;
+    let port = free_port();
+    let _router = router(port);
+    let (a, ta) = carried(port);
+    let (b, tb) = carried(port);
+    let (c, _tc) = carried(port);
+    let server_node = Node::new_in(&a, "adder", "/").unwrap();
+    let client_node = Node::new_in(&b, "asker", "/").unwrap();
+    let service = server_node
+        .create_service("/add_two_ints", |r: AddTwoIntsRequest| AddTwoIntsResponse {
+            sum: r.a + r.b,
+        })
+        .unwrap();
+    let client = client_node
+        .create_client::<AddTwoInts>("/add_two_ints")
+        .unwrap();
+    let qos = Qos::keep_last(100);
+    let clock = kairos::time::Clock::system();
+    service
+        .configure_introspection(&clock, qos, IntrospectionState::Contents)
+        .unwrap();
+    client
+        .configure_introspection(&clock, qos, IntrospectionState::Contents)
+        .unwrap();
+    let listener = Node::new_in(&c, "echo", "/").unwrap();
+    let (tx, rx) = mpsc::channel();
+    let _events = listener
+        .create_subscription(
+            "/add_two_ints/_service_event",
+            qos,
+            move |e: &AddTwoIntsEvent| {
+                let _ = tx.send(e.clone());
+            },
+        )
+        .unwrap();
+    let server = spin(&server_node);
+    let heard = spin(&listener);
+    // Both event publishers reach the listener before the calls.
+    for transport in [&ta, &tb] {
+        wait_remote_subscription(transport, "/add_two_ints/_service_event");
+    }
+    assert!(client.wait_for_service(Duration::from_secs(30)));
+    for (x, y) in [(2, 3), (40, 2)] {
+        let response = client
+            .call(AddTwoIntsRequest { a: x, b: y }, Duration::from_secs(30))
+            .unwrap();
+        assert_eq!(response.sum, x + y);
+    }
+    let mut events = Vec::new();
+    while events.len() < 8 {
+        match rx.recv_timeout(WAIT) {
+            Ok(e) => events.push(e),
+            Err(_) => panic!("8 events expected within {WAIT:?}, heard {events:?}"),
+        }
+    }
+    let gid = events[0].info.client_gid;
+    assert_ne!(gid, [0; 16]);
+    for (seq, (x, y)) in [(1i64, (2, 3)), (2, (40, 2))] {
+        let mut kinds: Vec<u8> = events
+            .iter()
+            .filter(|e| e.info.sequence_number == seq)
+            .inspect(|e| assert_eq!(e.info.client_gid, gid, "one client: {e:?}"))
+            .map(|e| {
+                if let Some(request) = e.request.first() {
+                    assert_eq!((request.a, request.b), (x, y), "{e:?}");
+                }
+                if let Some(response) = e.response.first() {
+                    assert_eq!(response.sum, x + y, "{e:?}");
+                }
+                e.info.event_type
+            })
+            .collect();
+        kinds.sort();
+        assert_eq!(kinds, [0, 1, 2, 3], "call #{seq}: {events:?}");
+    }
+    heard.stop();
+    server.stop();
+}
+
 #[test]
 fn a_service_in_one_graph_answers_a_client_in_another() {
     let port = free_port();

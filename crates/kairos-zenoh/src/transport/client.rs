@@ -120,6 +120,10 @@ impl RemoteClient for ZenohClient {
         true
     }
 
+    fn gid(&self) -> Option<[u8; 16]> {
+        Some(self.gid)
+    }
+
     fn call(&self, request: AnyValue, seq: u64, reply: Reply) {
         let once = Arc::new(ReplyOnce {
             reply: Mutex::new(Some((reply, self.board.call(&self.name)))),

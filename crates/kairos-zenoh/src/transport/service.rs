@@ -7,7 +7,7 @@ use crate::attachment::{Attachment, now_ns};
 use crate::graph_key::{EntityKind, WireQos};
 use crate::shared_waits::ServedGuard;
 use kairos::graph::transport::{Declaration, ServiceEndpoint, ServiceWire};
-use kairos::graph::{Node, NodeOptions};
+use kairos::graph::{Caller, Node, NodeOptions};
 use std::sync::{Arc, Weak};
 use zenoh::Wait;
 use zenoh::liveliness::LivelinessToken;
@@ -122,8 +122,13 @@ impl ZenohTransport {
                 let reply_key = query.key_expr().clone().into_owned();
                 // One delivery of the settle protocol: the request's callback is its work.
                 board.inflow().deliver(|| {
+                    let caller = Caller {
+                        gid: attachment.gid,
+                        seq: attachment.sequence_number,
+                    };
                     server(
                         &payload.to_bytes(),
+                        Some(caller),
                         Box::new(move |result| {
                             let echo = Attachment {
                                 source_timestamp: now_ns(),

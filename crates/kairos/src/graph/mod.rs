@@ -24,6 +24,7 @@ mod clock_msg;
 mod context;
 mod error;
 mod history;
+mod introspection;
 mod loan;
 mod message_callback;
 mod name;
@@ -72,4 +73,7 @@ pub use service::Service;
 pub use subscription::{Subscription, SubscriptionStats};
 pub use view::{EntityKind, GraphEntity, GraphView, INTERNAL_NODE_PREFIX};
 
-pub use kairos_interface::{ActionType, GoalUuid, Message, Payload, ServiceCall, ServiceType};
+pub use introspection::{Caller, IntrospectionState, event_topic};
+pub use kairos_interface::{
+    ActionType, GoalUuid, Message, Payload, ServiceCall, ServiceEvent, ServiceRequest, ServiceType,
+};

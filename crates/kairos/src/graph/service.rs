@@ -16,9 +16,15 @@
 //! was suspended) fails the call with `ExecutorShutDown`: no caller waits for ever.
 
 use super::client::{CallError, ClientInner};
+use super::error::GraphError;
+use super::introspection::{Caller, Introspection, IntrospectionState};
 use super::node::Node;
+use super::qos::Qos;
 use crate::exec::entity::BoxFuture;
 use crate::exec::entity::{CallbackScope, Entity, EntityCore, Execution};
+use crate::time::Clock;
+use kairos_interface::service_event::EventKind;
+use kairos_interface::{Message, ServiceRequest};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::fmt;
@@ -42,6 +48,9 @@ pub(crate) struct Request<Req, Resp> {
     pub(crate) seq: u64,
     pub(crate) request: Req,
     pub(crate) client: Weak<ClientInner<Req, Resp>>,
+    /// The client that made the call, as its introspection events name it (in another
+    /// process when the request came through the transport).
+    pub(crate) caller: Caller,
 }
 
 pub(crate) struct ServiceInner<Req, Resp> {
@@ -51,6 +60,8 @@ pub(crate) struct ServiceInner<Req, Resp> {
     callback: ServiceCallback<Req, Resp>,
     /// Shared with the answers of suspended async callbacks, which count themselves.
     handled: Arc<AtomicU64>,
+    /// Shared with the answers, which publish `RESPONSE_SENT`.
+    introspection: Arc<Introspection<Req, Resp>>,
 }
 
 impl<Req: Send + 'static, Resp: Send + 'static> ServiceInner<Req, Resp> {
@@ -65,6 +76,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> ServiceInner<Req, Resp> {
             requests: Mutex::new(VecDeque::new()),
             callback,
             handled: Arc::new(AtomicU64::new(0)),
+            introspection: Arc::default(),
         }
     }
 
@@ -111,15 +123,20 @@ impl<Req: Send + 'static, Resp: Send + 'static> Entity for ServiceInner<Req, Res
             seq,
             request,
             client,
+            caller,
         }) = self.requests.lock().pop_front()
         else {
             return Execution::Idle;
         };
+        self.introspection
+            .request(EventKind::RequestReceived, caller, &request);
         let answer = Answer {
             service: self.name.clone(),
             seq,
             client,
             handled: self.handled.clone(),
+            caller,
+            introspection: self.introspection.clone(),
         };
         match &self.callback {
             ServiceCallback::Sync(callback) => {
@@ -159,6 +176,8 @@ struct Answer<Req: Send + 'static, Resp: Send + 'static> {
     seq: u64,
     client: Weak<ClientInner<Req, Resp>>,
     handled: Arc<AtomicU64>,
+    caller: Caller,
+    introspection: Arc<Introspection<Req, Resp>>,
 }
 
 impl<Req: Send + 'static, Resp: Send + 'static> Answer<Req, Resp> {
@@ -170,6 +189,10 @@ impl<Req: Send + 'static, Resp: Send + 'static> Answer<Req, Resp> {
             message: panic_message(&*panic),
         });
         self.handled.fetch_add(1, Ordering::Relaxed);
+        if let Ok(response) = &result {
+            self.introspection
+                .response(EventKind::ResponseSent, self.caller, response);
+        }
         self.respond(result);
     }
 
@@ -249,9 +272,30 @@ impl<Req: Send + 'static, Resp: Send + 'static> Service<Req, Resp> {
     }
 }
 
+impl<Req, Resp> Service<Req, Resp>
+where
+    Req: ServiceRequest<Response = Resp> + Clone,
+    Resp: Message + Clone,
+{
+    /// Publishes this service's calls on `<service>/_service_event` (see
+    /// [`IntrospectionState`]): each request received and response sent, stamped by
+    /// `clock`, with `qos`. [`IntrospectionState::Off`] stops it. Fails only when the event
+    /// publisher cannot be made (a transport that refuses it).
+    pub fn configure_introspection(
+        &self,
+        clock: &Clock,
+        qos: Qos,
+        state: IntrospectionState,
+    ) -> Result<(), GraphError> {
+        let introspection = &self.inner.introspection;
+        introspection.configure(&self.node, &self.inner.name, clock, qos, state)
+    }
+}
+
 impl<Req: Send + 'static, Resp: Send + 'static> Drop for Service<Req, Resp> {
     fn drop(&mut self) {
         self.inner.core.destroy();
+        self.inner.introspection.turn_off();
         self.node.context().unregister_server(&self.inner);
         self.node.forget(self.inner.core.id());
         let pending: Vec<_> = self.inner.requests.lock().drain(..).collect();

@@ -26,6 +26,7 @@
 
 use super::client::CallError;
 use super::error::GraphError;
+use super::introspection::Caller;
 use super::node::Node;
 use super::qos::Qos;
 use super::subscription::{Envelope, SubInner};
@@ -50,8 +51,10 @@ pub type TransportFailure = Arc<dyn std::error::Error + Send + Sync>;
 pub type Carried<T> = Result<Option<T>, TransportFailure>;
 /// Answers one encoded request with the encoded response, or why there is none.
 pub type Answer = Box<dyn FnOnce(Result<Vec<u8>, String>) + Send>;
-/// Serves encoded requests with a service of this process.
-pub type LocalServer = Arc<dyn Fn(&[u8], Answer) + Send + Sync>;
+/// Serves encoded requests with a service of this process: the request's payload, the
+/// client that sent it (its gid and sequence number, as the wire names them) when known,
+/// and where the encoded answer goes.
+pub type LocalServer = Arc<dyn Fn(&[u8], Option<Caller>, Answer) + Send + Sync>;
 
 /// A publisher or subscription being created, of a message type that crosses.
 #[derive(Debug)]
@@ -199,6 +202,12 @@ pub trait RemoteClient: Send + Sync {
     /// Sends request `seq`; `reply` gets the response (of the client's response type) or
     /// why there is none. A transport must call `reply` at most once.
     fn call(&self, request: AnyValue, seq: u64, reply: Reply);
+    /// The 16-byte id servers in other processes know this client by (its gid in the
+    /// request's attachment), so its introspection events and theirs name it alike;
+    /// `None` when the transport sends none.
+    fn gid(&self) -> Option<[u8; 16]> {
+        None
+    }
 }
 
 /// A message from another process as it enters a subscription.
@@ -449,23 +458,25 @@ fn serve<Req: Payload, Resp: Payload>(
 ) -> Result<LocalServer, GraphError> {
     let client = via.create_client::<fn(Req) -> Resp>(name)?;
     let (request, response) = (wire.request, wire.response);
-    Ok(Arc::new(move |payload: &[u8], answer: Answer| {
-        let decoded = request.decode_value(payload).map(|r| r.downcast::<Req>());
-        match decoded {
-            Err(e) => answer(Err(e.to_string())),
-            Ok(Err(_)) => answer(Err(format!(
-                "the request does not decode as {}",
-                request.type_name()
-            ))),
-            Ok(Ok(req)) => client.call_async(*req).on_done(move |result| {
-                answer(result.map_err(|e| e.to_string()).and_then(|r| {
-                    response
-                        .encode(&r)
-                        .ok_or_else(|| format!("the response is not a {}", response.type_name()))
-                }))
-            }),
-        }
-    }))
+    Ok(Arc::new(
+        move |payload: &[u8], caller: Option<Caller>, answer: Answer| {
+            let decoded = request.decode_value(payload).map(|r| r.downcast::<Req>());
+            match decoded {
+                Err(e) => answer(Err(e.to_string())),
+                Ok(Err(_)) => answer(Err(format!(
+                    "the request does not decode as {}",
+                    request.type_name()
+                ))),
+                Ok(Ok(req)) => client.call_async_as(*req, caller).on_done(move |result| {
+                    answer(result.map_err(|e| e.to_string()).and_then(|r| {
+                        response.encode(&r).ok_or_else(|| {
+                            format!("the response is not a {}", response.type_name())
+                        })
+                    }))
+                }),
+            }
+        },
+    ))
 }
 
 #[cfg(test)]

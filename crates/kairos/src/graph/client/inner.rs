@@ -6,7 +6,9 @@ use super::response::{Answered, CallSite, Slot};
 use crate::exec::deadlock::RemoteServer;
 use crate::exec::entity::{Entity, EntityCore, Execution};
 use crate::graph::context::Context;
+use crate::graph::introspection::{Caller, Introspection, local_gid};
 use crate::graph::transport::RemoteClient;
+use kairos_interface::service_event::EventKind;
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -22,7 +24,10 @@ pub(crate) struct ClientInner<Req, Resp> {
     pub(super) late: AtomicU64,
     /// Calls servers in other processes, when a transport carries this service.
     pub(super) remote: Option<Arc<dyn RemoteClient>>,
-    pub(super) _request: std::marker::PhantomData<fn(Req)>,
+    /// The client's id in its introspection events and its servers': the transport's
+    /// gid for it when one carries it.
+    pub(super) gid: [u8; 16],
+    pub(super) introspection: Introspection<Req, Resp>,
 }
 
 impl<Req: Send + 'static, Resp: Send + 'static> ClientInner<Req, Resp> {
@@ -32,6 +37,10 @@ impl<Req: Send + 'static, Resp: Send + 'static> ClientInner<Req, Resp> {
         context: Context,
         remote: Option<Arc<dyn RemoteClient>>,
     ) -> Self {
+        let gid = remote
+            .as_ref()
+            .and_then(|remote| remote.gid())
+            .unwrap_or_else(|| local_gid(core.id()));
         Self {
             core,
             service,
@@ -41,7 +50,16 @@ impl<Req: Send + 'static, Resp: Send + 'static> ClientInner<Req, Resp> {
             done: Mutex::new(VecDeque::new()),
             late: AtomicU64::new(0),
             remote,
-            _request: std::marker::PhantomData,
+            gid,
+            introspection: Introspection::default(),
+        }
+    }
+
+    /// Request `seq` of this client, as introspection events name it.
+    pub(super) fn caller(&self, seq: u64) -> Caller {
+        Caller {
+            gid: self.gid,
+            seq: seq as i64,
         }
     }
 
@@ -58,6 +76,11 @@ impl<Req: Send + 'static, Resp: Send + 'static> ClientInner<Req, Resp> {
 
     /// A response arrived (on the service's thread).
     pub(crate) fn respond(&self, seq: u64, result: Result<Resp, CallError>) {
+        if let Ok(response) = &result {
+            let caller = self.caller(seq);
+            self.introspection
+                .response(EventKind::ResponseReceived, caller, response);
+        }
         let Some(slot) = self.pending.lock().remove(&seq) else {
             // The client was dropped with the call pending (its caller got `ClientDropped`).
             self.late.fetch_add(1, Ordering::Relaxed);

@@ -6,14 +6,20 @@
 //! A response wakes its future directly; only a done callback runs as a callback of the
 //! client (in the client's group, on its executor), as in rclpy.
 
+use super::error::GraphError;
+use super::introspection::{Caller, IntrospectionState};
 use super::node::Node;
+use super::qos::Qos;
 use super::service::Request;
 use crate::exec::WouldDeadlock;
 use crate::exec::deadline_after;
 use crate::exec::deadlock::{check_await, check_blocking_wait};
 use crate::exec::entity::{Entity, EntityCore};
+use crate::time::Clock;
 use crate::time::Duration;
 use kairos_interface::ServiceCall;
+use kairos_interface::service_event::EventKind;
+use kairos_interface::{Message, ServiceRequest};
 use parking_lot::Mutex;
 use std::fmt;
 use std::sync::Arc;
@@ -168,8 +174,23 @@ impl<S: ServiceCall> Client<S> {
     /// says `Some(true)`: the server still runs the request and its response is counted in
     /// [`late_responses`](Self::late_responses).
     pub fn call_async(&self, request: S::Request) -> ResponseFuture<S::Response> {
+        self.call_async_as(request, None)
+    }
+
+    /// [`call_async`](Self::call_async) on behalf of `caller`, a client in another process
+    /// whose request the transport serves through this client (so the server's
+    /// introspection events name that client and its sequence number).
+    pub(crate) fn call_async_as(
+        &self,
+        request: S::Request,
+        caller: Option<Caller>,
+    ) -> ResponseFuture<S::Response> {
         let inner = &self.inner;
         let seq = inner.next_seq.fetch_add(1, Ordering::Relaxed);
+        let caller = caller.unwrap_or_else(|| inner.caller(seq));
+        inner
+            .introspection
+            .request(EventKind::RequestSent, caller, &request);
         let call_site: Arc<dyn CallSite<S::Response>> = inner.clone();
         let Some(server) = inner
             .context
@@ -204,6 +225,7 @@ impl<S: ServiceCall> Client<S> {
                     seq,
                     request,
                     client,
+                    caller,
                 });
             }
         };
@@ -349,6 +371,28 @@ impl<S: ServiceCall> Client<S> {
     }
 }
 
+impl<S> Client<S>
+where
+    S: ServiceCall,
+    S::Request: ServiceRequest<Response = S::Response> + Clone,
+    S::Response: Message + Clone,
+{
+    /// Publishes this client's calls on `<service>/_service_event` (see
+    /// [`IntrospectionState`]): each request sent and response received, stamped by
+    /// `clock`, with `qos`. [`IntrospectionState::Off`] stops it. Fails only when the event
+    /// publisher cannot be made (a transport that refuses it).
+    pub fn configure_introspection(
+        &self,
+        clock: &Clock,
+        qos: Qos,
+        state: IntrospectionState,
+    ) -> Result<(), GraphError> {
+        let node = &self.registration.node;
+        let introspection = &self.inner.introspection;
+        introspection.configure(node, &self.inner.service, clock, qos, state)
+    }
+}
+
 impl<Req: Send + 'static, Resp: Send + 'static> Drop for Registration<Req, Resp> {
     /// When the client's last handle is dropped, every request still pending ends: its
     /// done callback runs (or its awaiting task wakes) with `ClientDropped`; a queued
@@ -356,6 +400,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> Drop for Registration<Req, Resp>
     /// client that is gone.
     fn drop(&mut self) {
         self.inner.core.destroy();
+        self.inner.introspection.turn_off();
         self.node.forget(self.inner.core.id());
         self.inner.fail_done_queue();
         let pending: Vec<Arc<Slot<Resp>>> = self

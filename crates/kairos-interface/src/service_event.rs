@@ -1,0 +1,65 @@
+//! Service introspection's messages: what a service or client publishes on
+//! `<service>/_service_event` when introspection is on, as ROS 2 (since Iron) does.
+//!
+//! What this module promises:
+//! - Every generated service `pkg/srv/S` has its event message `pkg/srv/S_Event`
+//!   (`SEvent`: a `service_msgs/msg/ServiceEventInfo`, at most one request, at most one
+//!   response), with the name, fields and RIHS01 hash rosidl gives it, so `ros2 service
+//!   echo`, rosbag2 and any rmw_zenoh peer read kairos's events and kairos reads theirs.
+//! - A generated request type knows its service's event type ([`ServiceRequest`]), so a
+//!   service or client named only by its request and response types (a closure's
+//!   argument) can still publish events.
+
+use crate::message::Message;
+
+/// Which of the four moments of a call an event reports (`ServiceEventInfo.event_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum EventKind {
+    /// A client sent a request (`REQUEST_SENT`).
+    RequestSent = 0,
+    /// A server received a request (`REQUEST_RECEIVED`).
+    RequestReceived = 1,
+    /// A server sent its response (`RESPONSE_SENT`).
+    ResponseSent = 2,
+    /// A client received the response (`RESPONSE_RECEIVED`).
+    ResponseReceived = 3,
+}
+
+/// The facts of one event, as `service_msgs/msg/ServiceEventInfo` carries them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventInfo {
+    /// Which moment of the call.
+    pub kind: EventKind,
+    /// When, on the clock introspection was configured with: `(sec, nanosec)`.
+    pub stamp: (i32, u32),
+    /// The calling client's id: the same 16 bytes in the client's and the server's events.
+    pub client_gid: [u8; 16],
+    /// The request's sequence number, as the client numbered it.
+    pub sequence_number: i64,
+}
+
+/// A service's event message, `<pkg/srv/S>_Event`.
+pub trait ServiceEvent: Message {
+    /// The service's request message.
+    type Request: Message;
+    /// The service's response message.
+    type Response: Message;
+
+    /// The event: `info`, with the request or response when introspection shows contents
+    /// (`None` when it shows metadata only, or for the other half of the call).
+    fn new(
+        info: EventInfo,
+        request: Option<Self::Request>,
+        response: Option<Self::Response>,
+    ) -> Self;
+}
+
+/// A service's request message that knows its service: what a server or client of it
+/// publishes as its events.
+pub trait ServiceRequest: Message {
+    /// The service's response message.
+    type Response: Message;
+    /// The service's event message.
+    type Event: ServiceEvent<Request = Self, Response = Self::Response>;
+}
