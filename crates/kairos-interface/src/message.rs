@@ -44,7 +44,7 @@ pub trait ServiceType: Send + Sync + 'static {
     /// `<TYPE_NAME>_Request`.
     type Request: crate::ServiceRequest<Response = Self::Response>;
     /// `<TYPE_NAME>_Response`.
-    type Response: Message;
+    type Response: Message + Clone;
 
     /// The service's description as rosidl builds it: request, response and the service
     /// event message that `ros2 service echo` shows.

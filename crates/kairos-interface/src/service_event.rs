@@ -57,9 +57,12 @@ pub trait ServiceEvent: Message {
 
 /// A service's request message that knows its service: what a server or client of it
 /// publishes as its events.
-pub trait ServiceRequest: Message {
+///
+/// Both messages are `Clone`, as every generated message is: an event with contents holds
+/// a copy of the request or response while the callback or caller keeps its own.
+pub trait ServiceRequest: Message + Clone {
     /// The service's response message.
-    type Response: Message;
+    type Response: Message + Clone;
     /// The service's event message.
     type Event: ServiceEvent<Request = Self, Response = Self::Response>;
 }

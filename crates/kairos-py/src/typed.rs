@@ -7,7 +7,8 @@ use crate::env::CallbackEnv;
 use crate::errors::{call_error, graph_error};
 use crate::future::{CoroutineTask, PyFuture, ResponseSource, ResultSlot};
 use kairos::graph::{
-    Client, Message, Node, Publisher, PublisherEvents, Qos, QosEventHandler, SubscriptionEvents,
+    Client, IntrospectionState, Message, Node, Publisher, PublisherEvents, Qos, QosEventHandler,
+    ServiceRequest, SubscriptionEvents,
 };
 use parking_lot::Mutex;
 use pyo3::exceptions::PyRuntimeError;
@@ -80,14 +81,41 @@ pub(crate) type MakePublisher = fn(
     &Bound<'_, PyAny>,
     (Arc<CallbackEnv>, QosCallbacks),
 ) -> PyResult<Box<dyn DynPublisher>>;
-/// An entity and its callback's trace handle.
-pub(crate) type Made = (Entity, u64);
 /// A subscription, its callback's trace handle, its QoS events (for rcl's event
 /// handles, see `qos_status`), and what a blocking wait for its messages needs to run
 /// (a tf2 buffer's, see `tf2`).
 pub(crate) type MadeSubscription = (Entity, u64, SubscriptionEvents, kairos::exec::WaitCompleter);
 pub(crate) type MakeSubscription = fn(&Node, &str, Qos, Handler) -> PyResult<MadeSubscription>;
-pub(crate) type MakeService = fn(&Node, &str, ServiceHandler) -> PyResult<Made>;
+pub(crate) type MakeService = fn(&Node, &str, ServiceHandler) -> PyResult<MadeService>;
+/// A service and its callback's trace handle.
+pub(crate) type MadeService = (Box<dyn DynService>, u64);
+
+/// A service of any type, as a Python `Service` holds it.
+pub(crate) trait DynService: Send + Sync {
+    /// rclpy's `Service.configure_introspection`.
+    fn configure_introspection(
+        &self,
+        clock: &kairos::time::Clock,
+        qos: Qos,
+        state: IntrospectionState,
+    ) -> PyResult<()>;
+}
+
+impl<Req, Resp> DynService for kairos::graph::Service<Req, Resp>
+where
+    Req: ServiceRequest<Response = Resp>,
+    Resp: Message + Clone,
+{
+    fn configure_introspection(
+        &self,
+        clock: &kairos::time::Clock,
+        qos: Qos,
+        state: IntrospectionState,
+    ) -> PyResult<()> {
+        kairos::graph::Service::configure_introspection(self, clock, qos, state)
+            .map_err(graph_error)
+    }
+}
 pub(crate) type MakeClient = fn(&Node, &str, &Bound<'_, PyAny>) -> PyResult<Box<dyn DynClient>>;
 
 pub(crate) trait DynPublisher: Send + Sync {
@@ -290,11 +318,11 @@ pub(crate) fn make_subscription<T: Message>(
     Ok((Box::new((subscription, events)), handle, source, completer))
 }
 
-pub(crate) fn make_service<Req: Message, Resp: Message>(
+pub(crate) fn make_service<Req: ServiceRequest<Response = Resp>, Resp: Message + Clone>(
     node: &Node,
     name: &str,
     handler: ServiceHandler,
-) -> PyResult<Made> {
+) -> PyResult<MadeService> {
     let ServiceHandler {
         callable,
         request,
@@ -379,6 +407,12 @@ pub(crate) trait DynClient: Send + Sync {
     fn wait_for_service(&self, py: Python<'_>, timeout: kairos::time::Duration) -> bool;
     fn service_is_ready(&self) -> bool;
     fn service(&self) -> &str;
+    fn configure_introspection(
+        &self,
+        clock: &kairos::time::Clock,
+        qos: Qos,
+        state: IntrospectionState,
+    ) -> PyResult<()>;
 }
 
 struct TypedClient<Req: Message, Resp: Message> {
@@ -387,7 +421,9 @@ struct TypedClient<Req: Message, Resp: Message> {
     response: Arc<Layout>,
 }
 
-impl<Req: Message, Resp: Message> DynClient for TypedClient<Req, Resp> {
+impl<Req: ServiceRequest<Response = Resp>, Resp: Message + Clone> DynClient
+    for TypedClient<Req, Resp>
+{
     fn call(
         &self,
         py: Python<'_>,
@@ -421,9 +457,20 @@ impl<Req: Message, Resp: Message> DynClient for TypedClient<Req, Resp> {
     fn service(&self) -> &str {
         self.client.service()
     }
+
+    fn configure_introspection(
+        &self,
+        clock: &kairos::time::Clock,
+        qos: Qos,
+        state: IntrospectionState,
+    ) -> PyResult<()> {
+        self.client
+            .configure_introspection(clock, qos, state)
+            .map_err(graph_error)
+    }
 }
 
-pub(crate) fn make_client<Req: Message, Resp: Message>(
+pub(crate) fn make_client<Req: ServiceRequest<Response = Resp>, Resp: Message + Clone>(
     node: &Node,
     name: &str,
     srv_type: &Bound<'_, PyAny>,

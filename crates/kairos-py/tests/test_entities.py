@@ -4,6 +4,7 @@ callbacks there, and an executor's tasks run in the order they were made. Custom
 executors: ready callbacks handed out to run where the program chooses."""
 
 import threading
+import time
 
 import pytest
 
@@ -336,3 +337,56 @@ def test_destroying_an_entity_whose_callback_owner_destroys_it_again_does_not_ha
     thread.start()
     assert done.wait(LIMIT), "destroy_node hung on an entity destroyed again by __del__"
     assert destroyed == [True]
+
+
+def test_introspection_publishes_each_moment_of_a_call_as_rclpy_does(session):
+    from kairos.example_interfaces.srv import AddTwoInts
+    from kairos.qos import qos_profile_system_default
+    from kairos.service_introspection import ServiceIntrospectionState as State
+    from kairos.service_msgs.msg import ServiceEventInfo as Info
+    node = Node("e_introspected")
+    service = node.create_service(
+        AddTwoInts, "e_sum", lambda req, resp: AddTwoInts.Response(sum=req.a + req.b))
+    client = node.create_client(AddTwoInts, "e_sum")
+    heard = []
+    node.create_subscription(AddTwoInts.Event, "e_sum/_service_event", heard.append, 10)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+
+    def call(a, b, expected):
+        heard.clear()
+        future = client.call_async(AddTwoInts.Request(a=a, b=b))
+        executor.spin_until_future_complete(future, timeout_sec=LIMIT)
+        assert future.result().sum == a + b
+        deadline = time.monotonic() + LIMIT
+        while len(heard) < expected and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.05)
+        executor.spin_once(timeout_sec=0)
+        return {event.info.event_type: event for event in heard}
+
+    assert call(1, 2, 0) == {}, "off until configured"
+    for entity in (service, client):
+        entity.configure_introspection(node.get_clock(), qos_profile_system_default,
+                                       State.CONTENTS)
+    events = call(20, 22, 4)
+    assert sorted(events) == [Info.REQUEST_SENT, Info.REQUEST_RECEIVED, Info.RESPONSE_SENT,
+                              Info.RESPONSE_RECEIVED]
+    assert [(r.a, r.b) for r in events[Info.REQUEST_RECEIVED].request] == [(20, 22)]
+    assert [r.sum for r in events[Info.RESPONSE_RECEIVED].response] == [42]
+    assert len({bytes(e.info.client_gid) for e in events.values()}) == 1, "one client"
+    assert len({e.info.sequence_number for e in events.values()}) == 1, "one call"
+    now = node.get_clock().now().nanoseconds
+    for event in events.values():
+        stamp = event.info.stamp.sec * 10**9 + event.info.stamp.nanosec
+        assert 0 < stamp <= now, "stamped by the node's clock"
+
+    service.configure_introspection(node.get_clock(), 10, State.METADATA)
+    client.configure_introspection(node.get_clock(), 10, State.OFF)
+    events = call(1, 1, 2)
+    assert sorted(events) == [Info.REQUEST_RECEIVED, Info.RESPONSE_SENT]
+    assert all(len(e.request) == 0 and len(e.response) == 0 for e in events.values())
+
+    with pytest.raises(ValueError, match="ServiceIntrospectionState"):
+        service.configure_introspection(node.get_clock(), 10, 7)
+    with pytest.raises(TypeError, match="Clock"):
+        client.configure_introspection(object(), 10, State.OFF)

@@ -7,7 +7,8 @@ values), so Python and Rust never disagree on a field. They have rclpy's shape: 
 constructors with defaults (``Twist(linear=Vector3(x=1.0))``; unset nested fields are fresh
 default instances, unset arrays fresh lists), ``__slots__``, ``__eq__``, ``__repr__``,
 ``get_fields_and_field_types()``, the ``.msg`` file's constants as class attributes
-(``Log.INFO == 20``); a service class has ``Request`` and ``Response``.
+(``Log.INFO == 20``); a service class has ``Request``, ``Response`` and ``Event`` (what
+service introspection publishes).
 
 Arrays hold what rclpy's hold: a fixed-size array of numbers (``float64[9]``,
 ``uint8[16]``) is a ``numpy.ndarray`` of its dtype, a sequence of numbers (``int32[]``,
@@ -285,13 +286,17 @@ def service_class(type_name):
     except KeyError:
         raise ImportError(f"kairos has no service type '{type_name}'") from None
     package, kind, name = type_name.split("/")
-    cls = type(name, (), {
+    attributes = {
         "__module__": f"kairos.{package}.{kind}",
         "__qualname__": name,
         "_type": type_name,
         "Request": message_class(request),
         "Response": message_class(response),
-    })
+    }
+    if type_name + "_Event" in _descriptions:
+        # What service introspection publishes on <service>/_service_event.
+        attributes["Event"] = message_class(type_name + "_Event")
+    cls = type(name, (), attributes)
     _classes[type_name] = cls
     return cls
 
@@ -337,7 +342,7 @@ def packages():
     found = {}
     for type_name in list(_descriptions) + list(_services):
         package, kind, name = type_name.split("/")
-        if kind == "srv" and (name.endswith("_Request") or name.endswith("_Response")):
+        if kind == "srv" and name.endswith(("_Request", "_Response", "_Event")):
             continue
         if kind == "action":
             # An action's own types are reached through its class (Fibonacci.Goal, ...).

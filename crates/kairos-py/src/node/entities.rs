@@ -197,7 +197,7 @@ impl PySubscription {
 
 #[pyclass(name = "Service", module = "kairos", frozen, weakref)]
 pub struct PyService {
-    pub(super) _inner: Mutex<Option<Entity>>,
+    pub(super) inner: Mutex<Option<Box<dyn crate::typed::DynService>>>,
     pub(super) service: String,
 }
 
@@ -212,7 +212,7 @@ impl PyService {
     fn destroy(&self) {
         // Dropped after the lock is released: the entity's callback may hold the last
         // reference to a Python object whose `__del__` destroys this entity again.
-        let taken = self._inner.lock().take();
+        let taken = self.inner.lock().take();
         drop(taken);
     }
 
@@ -221,6 +221,64 @@ impl PyService {
     fn service_name(&self) -> &str {
         &self.service
     }
+
+    /// rclpy's `Service.configure_introspection`: publishes each request received and
+    /// response sent on `<service>/_service_event` (`OFF`, `METADATA` or `CONTENTS`),
+    /// stamped by `clock`, with QoS `service_event_pub_qos`.
+    fn configure_introspection(
+        &self,
+        clock: &Bound<'_, PyAny>,
+        service_event_pub_qos: &Bound<'_, PyAny>,
+        introspection_state: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let (clock, qos, state) =
+            introspection_args(clock, service_event_pub_qos, introspection_state)?;
+        match &*self.inner.lock() {
+            Some(service) => service.configure_introspection(&clock, qos, state),
+            None => Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "the service has been destroyed",
+            )),
+        }
+    }
+}
+
+/// `configure_introspection`'s arguments as rclpy takes them: a `Clock` (or its core), a
+/// `QoSProfile` (or a depth) and a `ServiceIntrospectionState` (or its int).
+fn introspection_args(
+    clock: &Bound<'_, PyAny>,
+    qos: &Bound<'_, PyAny>,
+    state: &Bound<'_, PyAny>,
+) -> PyResult<(kairos::time::Clock, Qos, IntrospectionState)> {
+    let core = if clock.is_instance_of::<crate::time::PyClock>() {
+        clock.clone()
+    } else {
+        clock.getattr("_core").map_err(|_| {
+            pyo3::exceptions::PyTypeError::new_err(format!(
+                "configure_introspection takes an rclpy Clock (node.get_clock()), not {}",
+                clock.repr().map(|r| r.to_string()).unwrap_or_default()
+            ))
+        })?
+    };
+    let clock = core
+        .extract::<PyRef<'_, crate::time::PyClock>>()?
+        .clock
+        .clone();
+    let qos = super::qos_of_profile(qos)?;
+    let state = match state
+        .call_method0("__int__")
+        .and_then(|v| v.extract::<i64>())
+    {
+        Ok(0) => IntrospectionState::Off,
+        Ok(1) => IntrospectionState::Metadata,
+        Ok(2) => IntrospectionState::Contents,
+        _ => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "introspection_state is a ServiceIntrospectionState (OFF, METADATA or CONTENTS), not {}",
+                state.repr().map(|r| r.to_string()).unwrap_or_default()
+            )));
+        }
+    };
+    Ok((clock, qos, state))
 }
 
 /// rclpy's `GuardCondition`: `trigger()` makes its callback run once on the executor.
@@ -325,6 +383,19 @@ impl fmt::Debug for PyClient {
 impl PyClient {
     /// Sends `request` and blocks (without the GIL) until the response; raises
     /// `WouldDeadlock` at once when it could never come, `TimeoutError` after `timeout_sec`.
+    /// rclpy's `Client.configure_introspection`: publishes each request sent and response
+    /// received on `<service>/_service_event`, as a service's does.
+    fn configure_introspection(
+        &self,
+        clock: &Bound<'_, PyAny>,
+        service_event_pub_qos: &Bound<'_, PyAny>,
+        introspection_state: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let (clock, qos, state) =
+            introspection_args(clock, service_event_pub_qos, introspection_state)?;
+        self.inner.configure_introspection(&clock, qos, state)
+    }
+
     #[pyo3(signature = (request, timeout_sec = None))]
     fn call(
         &self,
@@ -406,7 +477,7 @@ entity_lifetime!(PySubscription, "subscription");
 
 impl PyService {
     fn is_alive(&self) -> bool {
-        self._inner.lock().is_some()
+        self.inner.lock().is_some()
     }
 
     fn qos_event_source(&self) -> Option<QosEventSource> {

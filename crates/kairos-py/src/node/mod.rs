@@ -21,7 +21,9 @@ use crate::qos_status::QosEventSource;
 use crate::time::{PyClock, duration_arg};
 use crate::typed::{Callable, DynClient, DynPublisher, Entity, Handler, ServiceHandler};
 use kairos::exec::{CallbackGroup, CallbackTimer, GroupKind, GuardCondition};
-use kairos::graph::{NameKind, Node, NodeOptions, Qos, RosArgs, SimStall, SubscriptionEvents};
+use kairos::graph::{
+    IntrospectionState, NameKind, Node, NodeOptions, Qos, RosArgs, SimStall, SubscriptionEvents,
+};
 use kairos::time::StallPolicy;
 use parking_lot::{Mutex, RwLock};
 use pyo3::prelude::*;
@@ -125,6 +127,35 @@ fn qos(depth: usize, transient_local: bool, keep_all: bool, best_effort: bool) -
         qos = qos.best_effort();
     }
     qos
+}
+
+/// The QoS of an rclpy `QoSProfile` (or a depth), as `kairos.qos._qos_args` reads it.
+pub(crate) fn qos_of_profile(profile: &Bound<'_, PyAny>) -> PyResult<Qos> {
+    let args = profile
+        .py()
+        .import("kairos.qos")?
+        .getattr("_qos_args")?
+        .call1((profile,))?;
+    let item = |key: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
+        args.get_item(key).map(Some).or_else(|e| {
+            if e.is_instance_of::<pyo3::exceptions::PyKeyError>(profile.py()) {
+                Ok(None)
+            } else {
+                Err(e)
+            }
+        })
+    };
+    let flag = |key: &str| -> PyResult<bool> {
+        item(key)?.map_or(Ok(false), |value| value.extract::<bool>())
+    };
+    let depth: usize = item("depth")?.map_or(Ok(10), |d| d.extract())?;
+    let timing: Timing = item("timing")?.map_or(Ok(Timing::default()), |t| t.extract())?;
+    Ok(timing.apply(qos(
+        depth,
+        flag("transient_local")?,
+        flag("keep_all")?,
+        flag("best_effort")?,
+    )))
 }
 
 /// An rclpy profile's deadline, lifespan and liveliness, in ns (0: rclpy's "default",
@@ -486,7 +517,7 @@ impl NodeCore {
             service: node
                 .resolve_name(NameKind::Service, name)
                 .map_err(graph_error)?,
-            _inner: Mutex::new(Some(inner)),
+            inner: Mutex::new(Some(inner)),
         })
     }
 

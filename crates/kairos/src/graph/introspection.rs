@@ -96,7 +96,7 @@ impl<Req, Resp> Introspection<Req, Resp> {
 
 impl<Req, Resp> Introspection<Req, Resp>
 where
-    Req: ServiceRequest<Response = Resp> + Clone,
+    Req: ServiceRequest<Response = Resp>,
     Resp: Message + Clone,
 {
     /// Turns introspection to `state`: events of `service` published by `node` with `qos`,

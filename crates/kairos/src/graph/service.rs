@@ -274,7 +274,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> Service<Req, Resp> {
 
 impl<Req, Resp> Service<Req, Resp>
 where
-    Req: ServiceRequest<Response = Resp> + Clone,
+    Req: ServiceRequest<Response = Resp>,
     Resp: Message + Clone,
 {
     /// Publishes this service's calls on `<service>/_service_event` (see

@@ -374,7 +374,7 @@ impl<S: ServiceCall> Client<S> {
 impl<S> Client<S>
 where
     S: ServiceCall,
-    S::Request: ServiceRequest<Response = S::Response> + Clone,
+    S::Request: ServiceRequest<Response = S::Response>,
     S::Response: Message + Clone,
 {
     /// Publishes this client's calls on `<service>/_service_event` (see
