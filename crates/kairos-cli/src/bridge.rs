@@ -67,6 +67,9 @@ fn foxglove(args: FoxgloveArgs) -> anyhow::Result<ExitCode> {
         exclude,
         include_hidden: args.hidden.include_hidden_topics,
         topics: Vec::new(),
+        // Service calls (introspection topics) are hidden topics to a live view.
+        all_services: args.hidden.include_hidden_topics,
+        services: Vec::new(),
     };
     let stop_after = args
         .duration

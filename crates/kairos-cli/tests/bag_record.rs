@@ -736,3 +736,119 @@ fn a_ros2_client_pauses_resumes_and_splits_the_recording() {
         .collect();
     assert_eq!(words, ["a0", "a1", "a2", "b0", "b1"]);
 }
+
+/// A service's calls are recorded as rosbag2 records them: through its introspection
+/// events, on `<service>/_service_event`, chosen by `--all-services`. The events are
+/// decoded with rosbags' CDR decoder, from a type built out of the `.srv` file alone
+/// (rosbag2 stores the `.srv` text as the schema, which neither rosbags' AnyReader nor
+/// mcap_ros2 parses, for rosbag2's own bags as for these).
+#[test]
+fn a_services_calls_are_recorded_through_its_introspection_events() {
+    let router = Router::start(KAIROS);
+    let dir = tempfile::tempdir().unwrap();
+    let bag = dir.path().join("calls");
+    let (recorder, mut lines) = record(&router, &bag, &["--all-services"]);
+    let mut server = spawn(router.kairos().args([
+        "service",
+        "serve-add-two-ints",
+        "/add_two_ints",
+        "--count",
+        "3",
+        "--timeout",
+        "90",
+        "--introspection",
+        "contents",
+        "--wait-event-subscriber",
+    ]));
+    let mut served = Lines::of(server.0.stdout.take().expect("stdout"));
+    served.wait_for("serving", LIMIT);
+    let calls = [(2, 3), (40, 2), (-5, 5)];
+    for (a, b) in calls {
+        let out = router
+            .kairos()
+            .args(["service", "call", "/add_two_ints"])
+            .args([
+                "example_interfaces/srv/AddTwoInts",
+                &format!("{{a: {a}, b: {b}}}"),
+            ])
+            .args(["--timeout", "60", "--json"])
+            .output()
+            .expect("kairos service call");
+        let answer = assert_ok("kairos service call", &out);
+        assert!(answer.contains(&format!("{}", a + b)), "{answer}");
+    }
+    assert_ok("the server", &finish(server, LIMIT));
+    signal(&recorder, "INT");
+    let out = finish(recorder, LIMIT);
+    let stderr = lines.rest(Duration::from_secs(5)).join("\n");
+    assert!(out.status.success(), "recorder failed: {stderr}");
+    assert!(
+        stderr.contains("/add_two_ints/_service_event: 6 received, 6 written"),
+        "{stderr}"
+    );
+
+    let srv = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../kairos-msgs/interfaces/example_interfaces/srv/AddTwoInts.srv"
+    );
+    let read = python_reader(
+        "read_service_events.py",
+        &[
+            &bag,
+            Path::new("example_interfaces/srv/AddTwoInts"),
+            Path::new(srv),
+        ],
+    );
+    let connection = &read["connections"][0];
+    assert_eq!(
+        connection["topic"], "/add_two_ints/_service_event",
+        "{read}"
+    );
+    assert_eq!(
+        connection["msgtype"], "example_interfaces/srv/AddTwoInts_Event",
+        "{read}"
+    );
+    assert_eq!(
+        connection["digest"],
+        "RIHS01_32c1d140259c71e5c355115942bcb31df98b4330e4d906b1b75ccb1c9b3ce6c8",
+        "the hash ROS 2 gives AddTwoInts_Event"
+    );
+    let events = read["events"].as_array().expect("events");
+    assert_eq!(events.len(), 6, "{read}");
+    // Each call: REQUEST_RECEIVED with its request, then RESPONSE_SENT with its sum, both
+    // naming the calling client (another process each time) and its sequence number.
+    for (pair, (a, b)) in events.chunks(2).zip(calls) {
+        let (request, response) = (&pair[0]["data"], &pair[1]["data"]);
+        assert_eq!(request["info"]["event_type"], 1, "{pair:?}");
+        assert_eq!(request["request"][0]["a"], a);
+        assert_eq!(request["request"][0]["b"], b);
+        assert_eq!(response["info"]["event_type"], 2, "{pair:?}");
+        assert_eq!(response["response"][0]["sum"], a + b);
+        assert_eq!(
+            request["info"]["client_gid"],
+            response["info"]["client_gid"]
+        );
+        assert_eq!(
+            request["info"]["sequence_number"],
+            response["info"]["sequence_number"]
+        );
+    }
+    let clients: std::collections::BTreeSet<String> = events
+        .iter()
+        .map(|e| e["data"]["info"]["client_gid"].to_string())
+        .collect();
+    assert_eq!(clients.len(), 3, "three callers, three gids: {clients:?}");
+
+    // The schema is the `.srv` text, as rosbag2 writes it.
+    let recorded = kairos_bag::Bag::open(&bag).expect("the bag");
+    let definitions = recorded.message_definitions().expect("the definitions");
+    let event = definitions
+        .iter()
+        .find(|d| d.type_name == "example_interfaces/srv/AddTwoInts_Event")
+        .expect("the event type's definition");
+    assert_eq!(
+        (event.encoding.as_str(), event.text.as_str()),
+        ("ros2msg", std::fs::read_to_string(srv).unwrap().as_str()),
+        "the schema rosbag2 stores for a service event topic"
+    );
+}

@@ -47,7 +47,32 @@ pub enum ServiceCmd {
         /// Give up after this many seconds.
         #[arg(long, default_value_t = 30.0)]
         timeout: f64,
+        /// Publish the calls on `<service>/_service_event` (service introspection).
+        #[arg(long, value_enum, default_value_t = Introspection::Off)]
+        introspection: Introspection,
+        /// With --introspection: serve only once a subscriber in another process hears the
+        /// events (a recorder), waiting at most --timeout.
+        #[arg(long)]
+        wait_event_subscriber: bool,
     },
+}
+
+/// What a service publishes about its calls (rclpy's `ServiceIntrospectionState`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Introspection {
+    Off,
+    Metadata,
+    Contents,
+}
+
+impl From<Introspection> for kairos::graph::IntrospectionState {
+    fn from(value: Introspection) -> Self {
+        match value {
+            Introspection::Off => Self::Off,
+            Introspection::Metadata => Self::Metadata,
+            Introspection::Contents => Self::Contents,
+        }
+    }
 }
 
 pub fn service(cmd: ServiceCmd) -> anyhow::Result<ExitCode> {
@@ -89,12 +114,22 @@ pub fn service(cmd: ServiceCmd) -> anyhow::Result<ExitCode> {
             service,
             count,
             timeout,
-        } => return serve_add_two_ints(&service, count, timeout),
+            introspection,
+            wait_event_subscriber,
+        } => {
+            let events = (introspection, wait_event_subscriber);
+            return serve_add_two_ints(&service, count, timeout, events);
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn serve_add_two_ints(service: &str, count: u64, timeout: f64) -> anyhow::Result<ExitCode> {
+fn serve_add_two_ints(
+    service: &str,
+    count: u64,
+    timeout: f64,
+    (introspection, wait_event_subscriber): (Introspection, bool),
+) -> anyhow::Result<ExitCode> {
     use kairos_zenoh::msg::{AddTwoIntsRequest, AddTwoIntsResponse};
     let transport = open()?;
     let node = cli_node(&transport, "add_two_ints_server")?;
@@ -103,13 +138,27 @@ fn serve_add_two_ints(service: &str, count: u64, timeout: f64) -> anyhow::Result
         let _ = tx.send(());
         AddTwoIntsResponse { sum: r.a + r.b }
     })?;
+    let deadline = Instant::now() + seconds("--timeout", timeout)?;
+    if introspection != Introspection::Off {
+        let qos = kairos::graph::Qos::keep_last(100);
+        server.configure_introspection(&node.clock(), qos, introspection.into())?;
+        let topic = kairos::graph::event_topic(server.name());
+        if wait_event_subscriber
+            && !transport.wait_remote_subscription(
+                &topic,
+                deadline.saturating_duration_since(Instant::now()),
+            )?
+        {
+            eprintln!("no subscriber of {topic} within the {timeout}s timeout");
+            return Ok(ExitCode::from(1));
+        }
+    }
     let exec = kairos::exec::Executor::single_threaded();
     exec.add_node(&node)?;
     let spinner = exec.clone();
     std::thread::spawn(move || spinner.spin());
     let guard = ExecGuard(exec);
     println!("serving {service}");
-    let deadline = Instant::now() + seconds("--timeout", timeout)?;
     for served in 0..count {
         match next_before(&rx, deadline) {
             Next::Item(()) => {}

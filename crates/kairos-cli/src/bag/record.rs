@@ -16,9 +16,20 @@ use std::time::Duration;
 pub struct RecordArgs {
     /// Topics to record.
     pub topics: Vec<String>,
-    /// Record every topic (hidden ones too with --include-hidden-topics).
+    /// Record every topic and every service (hidden topics too with
+    /// --include-hidden-topics), as rosbag2's -a.
     #[arg(short = 'a', long)]
     pub all: bool,
+    /// Record every topic (not services).
+    #[arg(long)]
+    pub all_topics: bool,
+    /// Record every service whose calls are published (service introspection: a server or
+    /// client with configure_introspection on): its `<service>/_service_event` topic.
+    #[arg(long)]
+    pub all_services: bool,
+    /// Record these services' calls (their `<service>/_service_event` topics).
+    #[arg(long, num_args = 1..)]
+    pub services: Vec<String>,
     #[command(flatten)]
     pub patterns: TopicPatterns,
     #[command(flatten)]
@@ -100,15 +111,17 @@ pub enum ChunkCompression {
 pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     let (regex, exclude) = args.patterns.compile()?;
     let selection = Selection {
-        all: args.all,
+        all: args.all || args.all_topics,
         topics: args.topics.iter().map(|t| absolute(t)).collect(),
         regex,
         exclude,
         include_hidden: args.hidden.include_hidden_topics,
+        all_services: args.all || args.all_services,
+        services: args.services.iter().map(|s| absolute(s)).collect(),
     };
     if selection.is_empty() {
         return Err(anyhow!(
-            "nothing to record: name topics, or pass --all or --regex"
+            "nothing to record: name topics or --services, or pass --all, --all-topics, --all-services or --regex"
         ));
     }
     let max_duration = seconds("--max-bag-duration", args.max_bag_duration)?;

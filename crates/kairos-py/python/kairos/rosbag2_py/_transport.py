@@ -176,6 +176,13 @@ class Player(_Process):
             self._run(args)
 
 
+def _service_of(name):
+    """The service a name of rosbag2_py's record options means: a service event topic
+    (``/add/_service_event``) or the service itself."""
+    suffix = "/_service_event"
+    return name[: -len(suffix)] if name.endswith(suffix) else name
+
+
 class Recorder(_Process):
     """Records with ``kairos bag record``."""
 
@@ -185,7 +192,7 @@ class Recorder(_Process):
     def record(self, storage_options, record_options, node_name="rosbag2_recorder"):
         o = record_options
         unsupported = [name for name, used in (
-            ("topic_types", o.topic_types), ("services", o.services or o.all_services),
+            ("topic_types", o.topic_types),
             ("exclude_topic_types", o.exclude_topic_types),
             ("compression_format other than zstd", o.compression_format not in ("", "zstd")),
         ) if used]
@@ -196,11 +203,18 @@ class Recorder(_Process):
         if o.compression_mode and o.compression_mode.lower() != "none":
             args += ["--compression-mode", o.compression_mode.lower()]
         if o.all_topics:
-            args.append("--all")
+            args.append("--all-topics")
+        if o.all_services:
+            args.append("--all-services")
+        if o.services:
+            # rosbag2_py names a service by its event topic (<service>/_service_event).
+            args += ["--services"] + [_service_of(s) for s in o.services]
         if o.regex:
             args += ["--regex", o.regex]
         exclude = "|".join(p for p in [o.exclude_regex] + [re.escape(t) for t in
-                                                            o.exclude_topics] if p)
+                                                            o.exclude_topics] +
+                           [f"^{re.escape(_service_of(s))}$" for s in
+                            o.exclude_service_events] if p)
         if exclude:
             args += ["--exclude-regex", exclude]
         if o.include_hidden_topics:
