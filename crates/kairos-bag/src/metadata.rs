@@ -87,6 +87,19 @@ pub struct TopicInformation {
     pub message_count: u64,
 }
 
+impl TopicInformation {
+    /// The service whose calls this topic records, when it is a service's introspection
+    /// topic (`<service>/_service_event` of a `pkg/srv/<Type>_Event`, rosbag2's
+    /// `is_service_event_topic`): `(service, pkg/srv/Type)`.
+    pub fn service(&self) -> Option<(&str, &str)> {
+        let service = self.name.strip_suffix("/_service_event")?;
+        let service_type = self.type_name.strip_suffix("_Event")?;
+        service_type
+            .contains("/srv/")
+            .then_some((service, service_type))
+    }
+}
+
 impl BagMetadata {
     /// Last receive time (start plus duration), nanoseconds since the epoch.
     pub fn end_time_ns(&self) -> u64 {

@@ -76,6 +76,34 @@ fn info_describes_rosbag2_talker_bags_in_both_storages() {
 }
 
 #[test]
+fn info_lists_service_calls_apart_as_rosbag2_does() {
+    // test_rosbag2_info_end_to_end.cpp states of bag_with_topics_and_service_events: 2
+    // messages, 2 services (each with 4 events: 2 requests, 2 responses).
+    for storage in ["mcap", "sqlite3"] {
+        let bag = rosbag2_bag(&format!("{storage}/bag_with_topics_and_service_events"));
+        let text = stdout(&kairos(&["bag", "info", bag.to_str().unwrap()]));
+        for expected in [
+            "\nMessages:          2\nTopic information: ",
+            "Topic: /test_topic1 | Type: test_msgs/msg/Strings | Count: 1 | Serialization Format: cdr\n",
+            "\nService:           2\nService information: Service: /test_service1 | Type: test_msgs/srv/BasicTypes | Event Count: 4 | Serialization Format: cdr\n",
+            "\n                     Service: /test_service2 | Type: test_msgs/srv/BasicTypes | Event Count: 4 | Serialization Format: cdr\n",
+        ] {
+            assert!(text.contains(expected), "{expected:?} in:\n{text}");
+        }
+        assert!(!text.contains("Topic: /test_service1"), "{text}");
+    }
+    let talker = stdout(&kairos(&[
+        "bag",
+        "info",
+        rosbag2_bag("mcap/talker").to_str().unwrap(),
+    ]));
+    assert!(
+        talker.contains("\nService:           0\nService information: \n"),
+        "{talker}"
+    );
+}
+
+#[test]
 fn info_gives_rosbag2s_own_figures_for_cdr_test() {
     // rosbag2_tests/test/rosbag2_tests/test_rosbag2_info_end_to_end.cpp states these of
     // cdr_test: 7 messages over 0.151137181 s from 1586406456.763032325.

@@ -183,7 +183,16 @@ fn info_text(meta: &BagMetadata, size: u64) -> String {
     );
     line(&mut out, "Start", stamp(meta.starting_time_ns));
     line(&mut out, "End", stamp(meta.end_time_ns()));
-    line(&mut out, "Messages", meta.message_count.to_string());
+    // Service calls (introspection topics) are listed apart and not counted as messages,
+    // as rosbag2 lists them.
+    let (services, topics): (Vec<_>, Vec<_>) =
+        meta.topics.iter().partition(|t| t.service().is_some());
+    let events: u64 = services.iter().map(|t| t.message_count).sum();
+    line(
+        &mut out,
+        "Messages",
+        meta.message_count.saturating_sub(events).to_string(),
+    );
     if !meta.compression_format.is_empty() {
         line(
             &mut out,
@@ -191,8 +200,7 @@ fn info_text(meta: &BagMetadata, size: u64) -> String {
             format!("{} ({})", meta.compression_format, meta.compression_mode),
         );
     }
-    let topics: Vec<String> = meta
-        .topics
+    let topics: Vec<String> = topics
         .iter()
         .map(|t| {
             format!(
@@ -206,6 +214,21 @@ fn info_text(meta: &BagMetadata, size: u64) -> String {
         "Topic information",
         topics.join("\n                   "),
     );
+    line(&mut out, "Service", services.len().to_string());
+    let services: Vec<String> = services
+        .iter()
+        .filter_map(|t| {
+            let (service, service_type) = t.service()?;
+            Some(format!(
+                "Service: {service} | Type: {service_type} | Event Count: {} | Serialization Format: {}",
+                t.message_count, t.serialization_format
+            ))
+        })
+        .collect();
+    out.push_str(&format!(
+        "Service information: {}\n",
+        services.join("\n                     ")
+    ));
     out
 }
 
