@@ -703,3 +703,84 @@ fn a_bad_remap_fails_clearly() {
         assert!(err.contains("old:=new"), "{remap}: {err}");
     }
 }
+
+/// `--publish-service-requests`: rosbag2's own bag of service events (two services, each
+/// called twice and recorded on the client's side) sends each recorded call again, with
+/// its recorded request, to kairos servers in this process: twice per service, and no
+/// response event is sent.
+#[test]
+fn recorded_service_calls_are_sent_to_the_service_again() {
+    use kairos_msgs::test_msgs::srv::{BasicTypesRequest, BasicTypesResponse};
+    let router = Router::start(KAIROS);
+    let config =
+        kairos_testkit::zenoh_session::peer_of_router(zenoh::Config::default(), router.port);
+    let transport = ZenohTransport::open_with(config, 0).expect("a session");
+    let context = Context::new();
+    transport.install(&context).expect("install");
+    let node = Node::new_in(&context, "basic_types_server", "/").unwrap();
+    let (tx, rx) = mpsc::channel();
+    let services: Vec<_> = ["/test_service1", "/test_service2"]
+        .into_iter()
+        .map(|name| {
+            let tx = tx.clone();
+            node.create_service(name, move |r: BasicTypesRequest| {
+                let _ = tx.send((name, r.clone()));
+                BasicTypesResponse {
+                    int64_value: r.int64_value + 1,
+                    ..BasicTypesResponse::default()
+                }
+            })
+            .unwrap()
+        })
+        .collect();
+    let exec = kairos::exec::Executor::single_threaded();
+    exec.add_node(&node).unwrap();
+    let spinner = {
+        let exec = exec.clone();
+        std::thread::spawn(move || exec.spin())
+    };
+
+    let bag = rosbag2_bag("mcap/bag_with_topics_and_service_events");
+    let out = router
+        .kairos()
+        .args([
+            "bag",
+            "play",
+            bag.to_str().unwrap(),
+            "--publish-service-requests",
+        ])
+        .args(["--topics", "/test_service1/_service_event"])
+        .arg("/test_service2/_service_event")
+        .args(["--wait-for-subscribers", "60"])
+        .output()
+        .expect("kairos bag play");
+    let stdout = assert_ok("kairos bag play", &out);
+    for service in ["/test_service1", "/test_service2"] {
+        let line = format!(
+            "service {service}: 2 request(s) sent, 2 answered, 0 failed, 0 recorded without their request"
+        );
+        assert!(stdout.contains(&line), "{line:?} in:\n{stdout}");
+    }
+    let mut served: Vec<(&str, BasicTypesRequest)> = Vec::new();
+    while served.len() < 4 {
+        served.push(rx.recv_timeout(LIMIT).expect("four requests served"));
+    }
+    assert!(
+        rx.recv_timeout(Duration::from_millis(200)).is_err(),
+        "no more"
+    );
+    for service in ["/test_service1", "/test_service2"] {
+        let requests: Vec<_> = served.iter().filter(|(s, _)| *s == service).collect();
+        assert_eq!(requests.len(), 2, "{service}: {served:?}");
+        // As recorded: the request's defaults.
+        assert!(
+            requests
+                .iter()
+                .all(|(_, r)| *r == BasicTypesRequest::default()),
+            "{served:?}"
+        );
+    }
+    exec.cancel();
+    spinner.join().unwrap().unwrap();
+    drop(services);
+}

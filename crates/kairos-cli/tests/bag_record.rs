@@ -851,4 +851,38 @@ fn a_services_calls_are_recorded_through_its_introspection_events() {
         ("ros2msg", std::fs::read_to_string(srv).unwrap().as_str()),
         "the schema rosbag2 stores for a service event topic"
     );
+
+    // Played with --publish-service-requests, the calls (known from the server's side
+    // only: its REQUEST_RECEIVED events) reach a new server, once each.
+    let mut again = spawn(router.kairos().args([
+        "service",
+        "serve-add-two-ints",
+        "/add_two_ints",
+        "--count",
+        "3",
+        "--timeout",
+        "90",
+    ]));
+    let mut serving = Lines::of(again.0.stdout.take().expect("stdout"));
+    serving.wait_for("serving", LIMIT);
+    let played = router
+        .kairos()
+        .args([
+            "bag",
+            "play",
+            bag.to_str().unwrap(),
+            "--publish-service-requests",
+        ])
+        .args(["--wait-for-subscribers", "60"])
+        .output()
+        .expect("kairos bag play");
+    let played = assert_ok("kairos bag play", &played);
+    assert!(
+        played.contains(
+            "service /add_two_ints: 3 request(s) sent, 3 answered, 0 failed, 0 recorded without their request"
+        ),
+        "{played}"
+    );
+    assert_ok("the second server", &finish(again, LIMIT));
+    assert!(serving.rest(LIMIT).iter().any(|l| l == "served 3"));
 }

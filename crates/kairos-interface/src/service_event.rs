@@ -26,6 +26,19 @@ pub enum EventKind {
     ResponseReceived = 3,
 }
 
+impl EventKind {
+    /// The kind `ServiceEventInfo.event_type` holds, if it is one of the four.
+    pub fn from_u8(event_type: u8) -> Option<Self> {
+        match event_type {
+            0 => Some(Self::RequestSent),
+            1 => Some(Self::RequestReceived),
+            2 => Some(Self::ResponseSent),
+            3 => Some(Self::ResponseReceived),
+            _ => None,
+        }
+    }
+}
+
 /// The facts of one event, as `service_msgs/msg/ServiceEventInfo` carries them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EventInfo {
@@ -53,6 +66,13 @@ pub trait ServiceEvent: Message {
         request: Option<Self::Request>,
         response: Option<Self::Response>,
     ) -> Self;
+
+    /// The event's facts; `None` when its event type is none of the four (a bag holds
+    /// whatever was recorded).
+    fn info(&self) -> Option<EventInfo>;
+
+    /// The request the event carries, if any.
+    fn into_request(self) -> Option<Self::Request>;
 }
 
 /// A service's request message that knows its service: what a server or client of it

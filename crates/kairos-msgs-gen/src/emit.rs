@@ -310,6 +310,12 @@ impl Emitter<'_> {
              \x20                   response: response.into_iter().collect(),\n\
              \x20               }}\n\
              \x20           }}\n\
+             \x20           fn info(&self) -> ::core::option::Option<{rt}::service_event::EventInfo> {{\n\
+             \x20               ::core::option::Option::Some({rt}::service_event::EventInfo {{ kind: {rt}::service_event::EventKind::from_u8(self.info.event_type)?, stamp: (self.info.stamp.sec, self.info.stamp.nanosec), client_gid: self.info.client_gid, sequence_number: self.info.sequence_number }})\n\
+             \x20           }}\n\
+             \x20           fn into_request(self) -> ::core::option::Option<{request}> {{\n\
+             \x20               self.request.into_iter().next()\n\
+             \x20           }}\n\
              \x20       }}\n\
              \x20       impl {rt}::ServiceRequest for {request} {{\n\
              \x20           type Response = {response};\n\

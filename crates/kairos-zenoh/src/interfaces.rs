@@ -13,9 +13,10 @@
 
 use crate::ZenohTransport;
 use crate::message::DecodeError;
-use kairos::graph::transport::{AnyValue, ServiceWire, Wire};
-use kairos::graph::{Message, Node, Qos, ServiceType};
+use kairos::graph::transport::{AnyValue, RemoteClient, ServiceWire, Wire};
+use kairos::graph::{Message, Node, Qos, ServiceEvent, ServiceRequest, ServiceType};
 use kairos::time::Duration;
+pub use kairos_msgs::service_event::{EventInfo, EventKind};
 use std::any::Any;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -133,6 +134,60 @@ pub struct ServiceTool {
     definitions: (&'static str, &'static str),
     request_from_json: fn(serde_json::Value) -> Result<Box<dyn Any + Send + Sync>, String>,
     response_to_json: fn(&dyn Any) -> Option<serde_json::Value>,
+    recorded_call: fn(&[u8]) -> Result<RecordedCall, String>,
+}
+
+/// A call as one of its introspection events (`<Type>_Event`, as a bag holds it) tells it.
+pub struct RecordedCall {
+    /// Which moment of the call, which client, which request.
+    pub info: EventInfo,
+    /// The request, when the event carries it (a request event, with contents).
+    pub request: Option<AnyValue>,
+}
+
+/// Sends requests of one service type to one service in other processes, without waiting
+/// for the answers (what a bag player does with recorded requests).
+pub struct ServiceSender {
+    client: Arc<dyn RemoteClient>,
+    next_seq: AtomicU64,
+}
+
+impl std::fmt::Debug for RecordedCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordedCall")
+            .field("info", &self.info)
+            .field("has_request", &self.request.is_some())
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for ServiceSender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServiceSender").finish_non_exhaustive()
+    }
+}
+
+impl ServiceSender {
+    /// Whether a server exists now.
+    pub fn is_ready(&self) -> bool {
+        self.client.is_ready()
+    }
+
+    /// Waits up to `timeout` for a server; true if one exists.
+    pub fn wait_ready(&self, timeout: std::time::Duration) -> bool {
+        self.client.wait_ready(Instant::now().checked_add(timeout))
+    }
+
+    /// Sends `request` (of the service's request type); `answered` is told, from the
+    /// transport's thread, whether a response came (or why not).
+    pub fn send(&self, request: AnyValue, answered: Box<dyn FnOnce(Result<(), String>) + Send>) {
+        let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+        self.client.call(
+            request,
+            seq,
+            Box::new(move |result| answered(result.map(|_| ()).map_err(|e| e.to_string()))),
+        );
+    }
 }
 
 impl ServiceTool {
@@ -142,7 +197,29 @@ impl ServiceTool {
             definitions: (S::Request::DEFINITION, S::Response::DEFINITION),
             request_from_json: from_json::<S::Request>,
             response_to_json: to_json::<S::Response>,
+            recorded_call: recorded_call::<S>,
         }
+    }
+
+    /// The call one of this service's introspection events (its CDR payload) tells of.
+    pub fn recorded_call(&self, event: &[u8]) -> Result<RecordedCall, String> {
+        (self.recorded_call)(event)
+    }
+
+    /// A sender of requests to service `name` from `node` (a node the transport announces).
+    pub fn sender(
+        &self,
+        transport: &ZenohTransport,
+        node: &Node,
+        name: &str,
+    ) -> Result<ServiceSender, String> {
+        let client = transport
+            .direct_client(node, name, &self.wire)
+            .map_err(|e| e.to_string())?;
+        Ok(ServiceSender {
+            client,
+            next_seq: AtomicU64::new(1),
+        })
     }
 
     /// The ROS type name.
@@ -230,6 +307,16 @@ impl ServiceTool {
             .map_err(|()| format!("service '{name}' did not answer within {timeout}"))?
             .map_err(|e| e.to_string())
     }
+}
+
+fn recorded_call<S: ServiceType>(payload: &[u8]) -> Result<RecordedCall, String> {
+    let event: <S::Request as ServiceRequest>::Event = crate::message::decode(payload)
+        .map_err(|e| format!("not a {}_Event: {e}", S::TYPE_NAME))?;
+    let info = event
+        .info()
+        .ok_or_else(|| format!("a {}_Event of none of the four event types", S::TYPE_NAME))?;
+    let request = event.into_request().map(|r| Box::new(r) as AnyValue);
+    Ok(RecordedCall { info, request })
 }
 
 #[derive(Default)]

@@ -30,6 +30,10 @@
 //!   not delay a send that is due.
 //! - **Counted.** [`PlayReport::sent`] has, for each played topic (under its remapped
 //!   name), the messages sent.
+//! - **Service calls as calls**, when asked ([`PlayOptions::publish_service_requests`]):
+//!   a service's introspection events are not published; each recorded call is sent to
+//!   the service again with its recorded request, once (see `service_replay`), and
+//!   [`PlayReport::services`] counts what became of them.
 //! - **Traced.** In a traced process (`KAIROS_TRACE`), every message sent is a
 //!   publication of the topic's publisher, as any kairos publisher's, followed by
 //!   `kairos:bag_play`: the bag topic and log time it came from and how late it left
@@ -94,6 +98,7 @@ mod control;
 mod options;
 mod playback;
 mod qos;
+mod service_replay;
 mod timeline;
 
 pub use control::PlayerControl;
@@ -107,6 +112,8 @@ pub use options::{
 use playback::{Playback, clock_publisher};
 pub use qos::qos_overrides_from_yaml;
 use qos::{adapt_to_offers, qos_of, type_hash};
+use service_replay::ServiceReplay;
+pub use service_replay::ServiceReplayCounts;
 
 #[derive(Debug)]
 struct Shared {
@@ -130,10 +137,21 @@ pub struct Player {
     thread: Option<JoinHandle<PlayReport>>,
 }
 
-/// A played topic's publisher.
+/// Where a played topic's messages go.
 struct Output {
     index: usize,
-    publisher: RawPublisher,
+    sink: Sink,
+}
+
+// One per played topic, held for the whole play: the size does not matter, and a topic's
+// publisher is reached on every send without a pointer to follow.
+#[allow(clippy::large_enum_variant)]
+enum Sink {
+    /// Published on the topic.
+    Topic(RawPublisher),
+    /// A service's events, whose requests are sent to the service
+    /// ([`PlayOptions::publish_service_requests`]).
+    Service(ServiceReplay),
 }
 
 impl Player {
@@ -220,22 +238,35 @@ impl Player {
                 Some(profile) => qos_of(profile),
                 None => adapt_to_offers(&topic.offered_qos_profiles),
             };
-            let publisher = transport
-                .raw_publisher(
-                    &node,
-                    RawTopic {
-                        name: &name,
-                        ros_type: &topic.type_name,
-                        type_hash: &hash,
-                    },
-                    qos,
-                )
-                .map_err(|e| Error::Play(format!("cannot publish {name}: {e}")))?;
+            let sink = match topic.service() {
+                Some((service, service_type)) if options.publish_service_requests => {
+                    Sink::Service(service_replay(
+                        &bag,
+                        &transport,
+                        &node,
+                        &topic.name,
+                        (service, service_type),
+                    )?)
+                }
+                _ => Sink::Topic(
+                    transport
+                        .raw_publisher(
+                            &node,
+                            RawTopic {
+                                name: &name,
+                                ros_type: &topic.type_name,
+                                type_hash: &hash,
+                            },
+                            qos,
+                        )
+                        .map_err(|e| Error::Play(format!("cannot publish {name}: {e}")))?,
+                ),
+            };
             outputs.insert(
                 topic.name.clone(),
                 Output {
                     index: topics.len(),
-                    publisher,
+                    sink,
                 },
             );
             topics.push(PlayedTopic {
@@ -397,6 +428,35 @@ impl Drop for Player {
             let _ = self.thread.take().map(JoinHandle::join);
         }
     }
+}
+
+/// The replay of `service`'s calls recorded on `topic`: its events read once to find the
+/// clients recorded on their side, and a sender of its requests.
+fn service_replay(
+    bag: &Bag,
+    transport: &ZenohTransport,
+    node: &Node,
+    topic: &str,
+    (service, service_type): (&str, &str),
+) -> crate::Result<ServiceReplay> {
+    let tool = kairos_zenoh::interfaces::service_by_name(service_type).ok_or_else(|| {
+        Error::Play(format!(
+            "cannot send the recorded requests of {service}: kairos does not ship {service_type}; \
+             play its events as a topic (leave out --publish-service-requests)"
+        ))
+    })?;
+    let sender = tool
+        .sender(transport, node, service)
+        .map_err(|e| Error::Play(format!("cannot call {service}: {e}")))?;
+    let events: Vec<BagMessage> = bag
+        .read(&ReadFilter::all().topics([topic.to_owned()]))?
+        .collect::<crate::Result<_>>()?;
+    Ok(ServiceReplay::new(
+        service.to_owned(),
+        tool,
+        sender,
+        events.iter().map(|m| &m.data[..]),
+    ))
 }
 
 #[cfg(test)]

@@ -112,6 +112,10 @@ pub struct PlayOptions {
     /// Lock-step replay (see the module docs), each settle wait bounded by this; `None`
     /// plays at the recorded pace.
     pub lockstep: Option<Duration>,
+    /// Send a service's recorded calls to the service again, from the requests of its
+    /// introspection events, instead of publishing the events (`ros2 bag play
+    /// --publish-service-requests`; see [`ServiceReplayCounts`]).
+    pub publish_service_requests: bool,
 }
 
 impl Default for PlayOptions {
@@ -132,6 +136,7 @@ impl Default for PlayOptions {
             late_threshold: Duration::from_millis(10),
             cancel: CancelToken::new(),
             lockstep: None,
+            publish_service_requests: false,
         }
     }
 }
@@ -217,6 +222,8 @@ pub struct PlayReport {
     pub error: Option<String>,
     /// What a lock-step replay waited for.
     pub lockstep: Option<LockstepReport>,
+    /// For each service whose recorded calls were sent again, what became of them.
+    pub services: BTreeMap<String, ServiceReplayCounts>,
 }
 
 /// What a lock-step replay waited for (see the module docs).

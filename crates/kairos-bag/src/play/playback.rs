@@ -5,6 +5,9 @@
 use super::*;
 use kairos::trace::tp;
 
+/// How long playing waits, at its end, for the answers to the service requests it sent.
+const ANSWER_BOUND: Duration = Duration::from_secs(30);
+
 /// The playing thread's state.
 pub(super) struct Playback {
     /// Kept open while the publishers live.
@@ -87,6 +90,16 @@ impl Playback {
         report.stopped = stop.is_cancelled();
         for (topic, count) in self.topics.iter().zip(per_topic) {
             *report.sent.entry(topic.name.clone()).or_default() += count;
+        }
+        for output in self.outputs.values() {
+            if let Sink::Service(replay) = &output.sink {
+                // A call's failure comes at the latest when the transport's query times
+                // out; a stop does not wait.
+                replay.wait_answers(ANSWER_BOUND, stop);
+                report
+                    .services
+                    .insert(replay.service.clone(), replay.counts());
+            }
         }
         report
     }
@@ -291,9 +304,13 @@ impl Playback {
     /// where its chain starts): `lateness_ns` is how long after its due time it leaves
     /// (`None`: it was asked for, or lock step, and was due at once).
     fn send(&self, output: &Output, message: &BagMessage, lateness_ns: Option<i64>) {
-        let seq = output.publisher.publish(&message.data);
+        let publisher = match &output.sink {
+            Sink::Topic(publisher) => publisher,
+            Sink::Service(replay) => return replay.replay(&message.data),
+        };
+        let seq = publisher.publish(&message.data);
         tp::bag_play(
-            output.publisher.trace_handle(),
+            publisher.trace_handle(),
             seq,
             &message.topic,
             i64::try_from(message.log_time).unwrap_or(i64::MAX),
@@ -350,7 +367,10 @@ impl Playback {
             let mut left: Vec<(usize, String)> = self
                 .outputs
                 .values()
-                .filter(|output| !output.publisher.matched())
+                .filter(|output| match &output.sink {
+                    Sink::Topic(publisher) => !publisher.matched(),
+                    Sink::Service(replay) => !replay.sender.is_ready(),
+                })
                 .map(|output| (output.index, self.topics[output.index].name.clone()))
                 .collect();
             left.sort();

@@ -77,6 +77,11 @@ pub struct PlayArgs {
     /// give the same outputs. The value bounds each wait in seconds (10 without a value).
     #[arg(long, num_args = 0..=1, default_missing_value = "10", value_name = "SECONDS")]
     pub lockstep: Option<f64>,
+    /// Send each service's recorded calls to the service again (the requests of its
+    /// introspection events, `<service>/_service_event`) instead of publishing the events,
+    /// as rosbag2's --publish-service-requests.
+    #[arg(long)]
+    pub publish_service_requests: bool,
 }
 
 pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
@@ -124,6 +129,7 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
             .lockstep
             .map(|s| seconds("--lockstep", s))
             .transpose()?,
+        publish_service_requests: args.publish_service_requests,
         ..PlayOptions::default()
     };
     // The bag is read before anything is declared, so a bad path fails without a session.
@@ -229,6 +235,12 @@ fn print_report(report: &PlayReport) {
     }
     for (topic, sent) in &report.sent {
         println!("kairos bag play: {topic}: {sent} sent");
+    }
+    for (service, calls) in &report.services {
+        println!(
+            "kairos bag play: service {service}: {} request(s) sent, {} answered, {} failed, {} recorded without their request",
+            calls.sent, calls.answered, calls.failed, calls.without_request
+        );
     }
     if report.clock_published > 0 {
         println!("kairos bag play: /clock: {} sent", report.clock_published);
