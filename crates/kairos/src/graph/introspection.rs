@@ -21,9 +21,9 @@ use super::error::GraphError;
 use super::node::Node;
 use super::qos::Qos;
 use crate::time::Clock;
+use arc_swap::ArcSwapOption;
 use kairos_interface::service_event::{EventInfo, EventKind};
 use kairos_interface::{Message, ServiceEvent, ServiceRequest};
-use parking_lot::Mutex;
 use std::sync::Arc;
 
 /// What a service or client publishes about its calls (rclpy's
@@ -52,15 +52,16 @@ pub struct Caller {
 /// withheld by the state).
 type Publish<Req, Resp> = dyn Fn(EventKind, Caller, Option<&Req>, Option<&Resp>) + Send + Sync;
 
-/// A service's or client's introspection: off, or how to publish its events.
+/// A service's or client's introspection: off, or how to publish its events. Read on
+/// every request and response: while off, that is one atomic load.
 pub(crate) struct Introspection<Req, Resp> {
-    publish: Mutex<Option<Arc<Publish<Req, Resp>>>>,
+    publish: ArcSwapOption<Box<Publish<Req, Resp>>>,
 }
 
 impl<Req, Resp> Default for Introspection<Req, Resp> {
     fn default() -> Self {
         Self {
-            publish: Mutex::new(None),
+            publish: ArcSwapOption::empty(),
         }
     }
 }
@@ -68,20 +69,16 @@ impl<Req, Resp> Default for Introspection<Req, Resp> {
 impl<Req, Resp> Introspection<Req, Resp> {
     /// Publishes a request's event, if introspection is on.
     pub(crate) fn request(&self, kind: EventKind, caller: Caller, request: &Req) {
-        if let Some(publish) = self.current() {
+        if let Some(publish) = &*self.publish.load() {
             publish(kind, caller, Some(request), None);
         }
     }
 
     /// Publishes a response's event, if introspection is on.
     pub(crate) fn response(&self, kind: EventKind, caller: Caller, response: &Resp) {
-        if let Some(publish) = self.current() {
+        if let Some(publish) = &*self.publish.load() {
             publish(kind, caller, None, Some(response));
         }
-    }
-
-    fn current(&self) -> Option<Arc<Publish<Req, Resp>>> {
-        self.publish.lock().clone()
     }
 
     /// Stops publishing and lets the event publisher go (its service or client is gone).
@@ -89,8 +86,8 @@ impl<Req, Resp> Introspection<Req, Resp> {
         self.set(None);
     }
 
-    fn set(&self, publish: Option<Arc<Publish<Req, Resp>>>) {
-        *self.publish.lock() = publish;
+    fn set(&self, publish: Option<Box<Publish<Req, Resp>>>) {
+        self.publish.store(publish.map(Arc::new));
     }
 }
 
@@ -120,7 +117,7 @@ where
         let topic = event_topic(service);
         let publisher = node.create_publisher::<Req::Event>(&topic, qos)?;
         let clock = clock.clone();
-        self.set(Some(Arc::new(move |kind, caller, request, response| {
+        self.set(Some(Box::new(move |kind, caller, request, response| {
             let nanos = clock.now().nanos();
             let info = EventInfo {
                 kind,

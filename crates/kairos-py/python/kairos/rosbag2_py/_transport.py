@@ -64,6 +64,8 @@ class PlayOptions:
         self.disable_keyboard_controls = True
         self.wait_acked_timeout = -1
         self.disable_loan_message = False
+        self.services_to_filter = []
+        self.publish_service_requests = False
 
 
 class RecordOptions:
@@ -156,8 +158,12 @@ class Player(_Process):
             args += ["--delay", str(_seconds(o.delay))]
         if o.clock_publish_frequency > 0:
             args += ["--clock", str(o.clock_publish_frequency)]
-        if o.topics_to_filter:
-            args += ["--topics", *o.topics_to_filter]
+        played = list(o.topics_to_filter) + [
+            _service_of(s) + "/_service_event" for s in o.services_to_filter]
+        if played:
+            args += ["--topics", *played]
+        if o.publish_service_requests:
+            args.append("--publish-service-requests")
         if o.topics_regex_to_filter:
             args += ["--regex", o.topics_regex_to_filter]
         if o.topics_regex_to_exclude:
