@@ -61,14 +61,16 @@ pub fn run(cmd: BridgeCmd) -> anyhow::Result<ExitCode> {
 
 fn foxglove(args: FoxgloveArgs) -> anyhow::Result<ExitCode> {
     let (regex, exclude) = args.patterns.compile()?;
+    // Service calls (introspection topics) are hidden topics to a live view: shown with
+    // the hidden ones, unless a regex chooses.
+    let all_services = args.hidden.include_hidden_topics && regex.is_none();
     let selection = Selection {
         all: regex.is_none(),
         regex,
         exclude,
         include_hidden: args.hidden.include_hidden_topics,
         topics: Vec::new(),
-        // Service calls (introspection topics) are hidden topics to a live view.
-        all_services: args.hidden.include_hidden_topics,
+        all_services,
         services: Vec::new(),
     };
     let stop_after = args

@@ -201,3 +201,41 @@ fn metadata_leaves_out_the_contents_and_off_stops_the_events() {
         .unwrap();
     assert!(s.call(1, 1, 0).is_empty());
 }
+
+#[test]
+fn a_call_that_never_left_is_not_reported_sent() {
+    let ctx = Context::new();
+    let caller = Node::new_in(&ctx, "caller", "/").unwrap();
+    let client = caller.create_client::<AddTwoInts>("nobody").unwrap();
+    client
+        .configure_introspection(
+            &kairos::time::Clock::system(),
+            Qos::keep_last(10),
+            IntrospectionState::Contents,
+        )
+        .unwrap();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = events.clone();
+    let _listener = caller
+        .create_subscription(
+            "/nobody/_service_event",
+            Qos::keep_last(10),
+            move |e: Arc<AddTwoIntsEvent>| sink.lock().unwrap().push((*e).clone()),
+        )
+        .unwrap();
+    let exec = Executor::single_threaded();
+    exec.add_node(&caller).unwrap();
+    let response = client.call_async(AddTwoIntsRequest { a: 1, b: 2 });
+    let outcome = exec
+        .spin_until_future_complete(response, TIMEOUT)
+        .expect("the executor ran");
+    assert!(
+        matches!(
+            outcome,
+            Err(kairos::graph::CallError::ServiceUnavailable { .. })
+        ),
+        "{outcome:?}"
+    );
+    exec.spin_some().unwrap();
+    assert!(events.lock().unwrap().is_empty(), "{:?}", events.lock());
+}

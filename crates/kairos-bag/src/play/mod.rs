@@ -240,6 +240,8 @@ impl Player {
             };
             let sink = match topic.service() {
                 Some((service, service_type)) if options.publish_service_requests => {
+                    // A remap of the event topic renames the service the calls go to.
+                    let service = name.strip_suffix("/_service_event").unwrap_or(service);
                     Sink::Service(service_replay(
                         &bag,
                         &transport,
@@ -430,8 +432,8 @@ impl Drop for Player {
     }
 }
 
-/// The replay of `service`'s calls recorded on `topic`: its events read once to find the
-/// clients recorded on their side, and a sender of its requests.
+/// The replay of `service`'s calls recorded on `topic`: its events read through once to
+/// find the clients recorded on their side, and a sender of its requests.
 fn service_replay(
     bag: &Bag,
     transport: &ZenohTransport,
@@ -448,15 +450,11 @@ fn service_replay(
     let sender = tool
         .sender(transport, node, service)
         .map_err(|e| Error::Play(format!("cannot call {service}: {e}")))?;
-    let events: Vec<BagMessage> = bag
-        .read(&ReadFilter::all().topics([topic.to_owned()]))?
-        .collect::<crate::Result<_>>()?;
-    Ok(ServiceReplay::new(
-        service.to_owned(),
-        tool,
-        sender,
-        events.iter().map(|m| &m.data[..]),
-    ))
+    let mut replay = ServiceReplay::new(service.to_owned(), tool, sender);
+    for event in bag.read(&ReadFilter::all().topics([topic.to_owned()]))? {
+        replay.learn(&event?.data);
+    }
+    Ok(replay)
 }
 
 #[cfg(test)]

@@ -200,7 +200,8 @@ pub struct PlayedTopic {
 pub struct PlayReport {
     /// The played topics.
     pub topics: Vec<PlayedTopic>,
-    /// Messages sent per topic (published name), every played topic listed.
+    /// Messages sent per topic (published name), every played topic listed but the event
+    /// topics of services whose calls were sent again (see [`Self::services`]).
     pub sent: BTreeMap<String, u64>,
     /// For each message sent, in order: send time - planned time, in nanoseconds (the
     /// first [`KEPT_LATENESS`] sends; a long `--loop` keeps only their max and count).

@@ -91,14 +91,18 @@ impl Playback {
         for (topic, count) in self.topics.iter().zip(per_topic) {
             *report.sent.entry(topic.name.clone()).or_default() += count;
         }
+        // A call's failure comes at the latest when the transport's query times out
+        // (zenoh's `queries_default_timeout`); one bound for all services, and a stop
+        // does not wait.
+        let answers_by = steady.now() + KDuration::from(ANSWER_BOUND);
         for output in self.outputs.values() {
             if let Sink::Service(replay) = &output.sink {
-                // A call's failure comes at the latest when the transport's query times
-                // out; a stop does not wait.
-                replay.wait_answers(ANSWER_BOUND, stop);
+                replay.wait_answers(answers_by, stop);
                 report
                     .services
                     .insert(replay.service.clone(), replay.counts());
+                // Its events were not published: its counts are the calls above.
+                report.sent.remove(&self.topics[output.index].name);
             }
         }
         report

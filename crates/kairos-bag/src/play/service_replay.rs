@@ -10,13 +10,14 @@
 //!   that has any `REQUEST_SENT` in the bag is taken from those only, so a call recorded
 //!   on both sides goes once. Response events are not sent.
 //! - **Nothing dropped silently.** A request event without the request (introspection
-//!   with metadata only), or one that does not decode, is counted in
-//!   [`ServiceReplayCounts::without_request`] and the replay goes on; each answer that
-//!   came, and each call that failed (no server, a server error), is counted too.
+//!   with metadata only), or an event that does not decode (whatever its kind), is
+//!   counted in [`ServiceReplayCounts::without_request`] and the replay goes on; each
+//!   answer that came, and each call that failed (no server, a server error, no answer
+//!   within the transport's query timeout), is counted too.
 //! - **Not waited on.** A request leaves at its recorded time and its answer is not
 //!   waited for, so a slow service does not delay the topics played beside it.
 
-use kairos::time::{CancelToken, Clock, Duration as KDuration};
+use kairos::time::{CancelToken, Clock, Duration as KDuration, Time};
 use kairos_zenoh::interfaces::{EventKind, ServiceSender, ServiceTool};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -31,8 +32,8 @@ pub struct ServiceReplayCounts {
     pub answered: u64,
     /// Of those, failed: no server, or an error instead of an answer.
     pub failed: u64,
-    /// Request events that could not be sent: recorded without their request (metadata
-    /// only), or not decodable as the service's event type.
+    /// Request events that could not be sent, recorded without their request (metadata
+    /// only), and events not decodable as the service's event type.
     pub without_request: u64,
 }
 
@@ -56,25 +57,25 @@ pub(super) struct ServiceReplay {
 }
 
 impl ServiceReplay {
-    /// `events`: every event payload of the service's topic in the bag, to find the
-    /// clients recorded on their own side.
-    pub(super) fn new<'a>(
-        service: String,
-        tool: Arc<ServiceTool>,
-        sender: ServiceSender,
-        events: impl Iterator<Item = &'a [u8]>,
-    ) -> Self {
-        let introspected_clients = events
-            .filter_map(|payload| tool.recorded_call(payload).ok())
-            .filter(|call| call.info.kind == EventKind::RequestSent)
-            .map(|call| call.info.client_gid)
-            .collect();
+    /// A replay of `service`'s calls; [`learn`](Self::learn) each of its recorded events
+    /// before replaying any.
+    pub(super) fn new(service: String, tool: Arc<ServiceTool>, sender: ServiceSender) -> Self {
         Self {
             service,
             tool,
             sender,
-            introspected_clients,
+            introspected_clients: HashSet::new(),
             counts: Arc::default(),
+        }
+    }
+
+    /// Notes the client of `event` (an event payload of the bag) if the event is its own
+    /// `REQUEST_SENT`: that client's calls are then sent from those events only.
+    pub(super) fn learn(&mut self, event: &[u8]) {
+        if let Ok(call) = self.tool.recorded_call(event) {
+            if call.info.kind == EventKind::RequestSent {
+                self.introspected_clients.insert(call.info.client_gid);
+            }
         }
     }
 
@@ -114,11 +115,10 @@ impl ServiceReplay {
         );
     }
 
-    /// Waits until every request sent has its answer or its failure, at most `bound`
-    /// (on the monotonic clock), or until `stop`.
-    pub(super) fn wait_answers(&self, bound: std::time::Duration, stop: &CancelToken) {
+    /// Waits until every request sent has its answer or its failure, until `end` (on the
+    /// monotonic clock) at the latest, or until `stop`.
+    pub(super) fn wait_answers(&self, end: Time, stop: &CancelToken) {
         let steady = Clock::steady();
-        let end = steady.now() + KDuration::from(bound);
         loop {
             let c = self.counts();
             let now = steady.now();

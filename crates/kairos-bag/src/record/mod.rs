@@ -72,7 +72,8 @@ pub struct Selection {
     pub topics: Vec<String>,
     /// Topics, and services, whose name matches (`--regex`).
     pub regex: Option<Regex>,
-    /// Not these topics or services, even if chosen otherwise (`--exclude-regex`).
+    /// Not these topics or services (by the service's name or its event topic's), even if
+    /// chosen otherwise (`--exclude-regex`).
     pub exclude: Option<Regex>,
     /// Topics with a name part starting with `_` (`--include-hidden-topics`), which
     /// `all` and `regex` skip otherwise.
@@ -99,7 +100,7 @@ impl Selection {
             }
             let chosen =
                 self.all_services || self.regex.as_ref().is_some_and(|r| r.is_match(service));
-            return chosen && !excluded(service);
+            return chosen && !excluded(service) && !excluded(topic);
         }
         let hidden = topic.split('/').any(|part| part.starts_with('_'));
         if hidden && !self.include_hidden {
@@ -882,6 +883,15 @@ mod tests {
         assert!(
             !services.wants("/secret/_service_event"),
             "excluded by name"
+        );
+        let by_topic = Selection {
+            all_services: true,
+            exclude: Some(Regex::new("_service_event$").unwrap()),
+            ..Selection::default()
+        };
+        assert!(
+            !by_topic.wants("/add/_service_event"),
+            "or by its topic's name"
         );
         let one = Selection {
             services: vec!["/add".into()],

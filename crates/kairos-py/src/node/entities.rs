@@ -224,15 +224,15 @@ impl PyService {
 
     /// rclpy's `Service.configure_introspection`: publishes each request received and
     /// response sent on `<service>/_service_event` (`OFF`, `METADATA` or `CONTENTS`),
-    /// stamped by `clock`, with QoS `service_event_pub_qos`.
+    /// stamped by `clock`, with QoS `service_event_qos_profile`.
     fn configure_introspection(
         &self,
         clock: &Bound<'_, PyAny>,
-        service_event_pub_qos: &Bound<'_, PyAny>,
+        service_event_qos_profile: &Bound<'_, PyAny>,
         introspection_state: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let (clock, qos, state) =
-            introspection_args(clock, service_event_pub_qos, introspection_state)?;
+            introspection_args(clock, service_event_qos_profile, introspection_state)?;
         match &*self.inner.lock() {
             Some(service) => service.configure_introspection(&clock, qos, state),
             None => Err(pyo3::exceptions::PyRuntimeError::new_err(
@@ -381,21 +381,21 @@ impl fmt::Debug for PyClient {
 
 #[pymethods]
 impl PyClient {
-    /// Sends `request` and blocks (without the GIL) until the response; raises
-    /// `WouldDeadlock` at once when it could never come, `TimeoutError` after `timeout_sec`.
     /// rclpy's `Client.configure_introspection`: publishes each request sent and response
     /// received on `<service>/_service_event`, as a service's does.
     fn configure_introspection(
         &self,
         clock: &Bound<'_, PyAny>,
-        service_event_pub_qos: &Bound<'_, PyAny>,
+        service_event_qos_profile: &Bound<'_, PyAny>,
         introspection_state: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let (clock, qos, state) =
-            introspection_args(clock, service_event_pub_qos, introspection_state)?;
+            introspection_args(clock, service_event_qos_profile, introspection_state)?;
         self.inner.configure_introspection(&clock, qos, state)
     }
 
+    /// Sends `request` and blocks (without the GIL) until the response; raises
+    /// `WouldDeadlock` at once when it could never come, `TimeoutError` after `timeout_sec`.
     #[pyo3(signature = (request, timeout_sec = None))]
     fn call(
         &self,
@@ -444,9 +444,13 @@ impl PyClient {
         self.inner.service()
     }
 
-    /// Marks the client destroyed (`destroy_client`); its `handle` is invalid from now on.
-    fn destroy(&self) {
+    /// Marks the client destroyed (`destroy_client`); its `handle` is invalid from now on,
+    /// and it publishes no more introspection events (its event publisher goes).
+    fn destroy(&self) -> PyResult<()> {
         self.destroyed.store(true, Ordering::Relaxed);
+        let steady = kairos::time::Clock::steady();
+        self.inner
+            .configure_introspection(&steady, Qos::default(), IntrospectionState::Off)
     }
 }
 

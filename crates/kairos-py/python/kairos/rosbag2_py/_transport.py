@@ -217,10 +217,12 @@ class Recorder(_Process):
             args += ["--services"] + [_service_of(s) for s in o.services]
         if o.regex:
             args += ["--regex", o.regex]
-        exclude = "|".join(p for p in [o.exclude_regex] + [re.escape(t) for t in
-                                                            o.exclude_topics] +
-                           [f"^{re.escape(_service_of(s))}$" for s in
-                            o.exclude_service_events] if p)
+        # Exact names: a topic, or a service's event topic (the exclude regex is matched
+        # against both a topic's name and a service's).
+        exact = list(o.exclude_topics) + [_service_of(s) + "/_service_event"
+                                          for s in o.exclude_service_events]
+        exclude = "|".join(p for p in [o.exclude_regex] + [f"^{re.escape(t)}$" for t in exact]
+                           if p)
         if exclude:
             args += ["--exclude-regex", exclude]
         if o.include_hidden_topics:

@@ -188,9 +188,6 @@ impl<S: ServiceCall> Client<S> {
         let inner = &self.inner;
         let seq = inner.next_seq.fetch_add(1, Ordering::Relaxed);
         let caller = caller.unwrap_or_else(|| inner.caller(seq));
-        inner
-            .introspection
-            .request(EventKind::RequestSent, caller, &request);
         let call_site: Arc<dyn CallSite<S::Response>> = inner.clone();
         let Some(server) = inner
             .context
@@ -219,6 +216,10 @@ impl<S: ServiceCall> Client<S> {
         let send = {
             let (inner, slot) = (inner.clone(), slot.clone());
             move || {
+                // Only a request that leaves is reported sent (a held one may be dropped).
+                inner
+                    .introspection
+                    .request(EventKind::RequestSent, caller, &request);
                 inner.pending.lock().insert(seq, slot);
                 let client = Arc::downgrade(&inner);
                 server.enqueue(Request {
@@ -254,6 +255,10 @@ impl<S: ServiceCall> Client<S> {
         seq: u64,
         call_site: Arc<dyn CallSite<S::Response>>,
     ) -> ResponseFuture<S::Response> {
+        let caller = self.inner.caller(seq);
+        self.inner
+            .introspection
+            .request(EventKind::RequestSent, caller, &request);
         let slot = Slot::new(seq, None);
         self.inner.pending.lock().insert(seq, slot.clone());
         let client = Arc::downgrade(&self.inner);
