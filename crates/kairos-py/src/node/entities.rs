@@ -446,11 +446,14 @@ impl PyClient {
 
     /// Marks the client destroyed (`destroy_client`); its `handle` is invalid from now on,
     /// and it publishes no more introspection events (its event publisher goes).
-    fn destroy(&self) -> PyResult<()> {
+    fn destroy(&self) {
         self.destroyed.store(true, Ordering::Relaxed);
+        // Turning introspection off makes nothing and cannot fail.
         let steady = kairos::time::Clock::steady();
-        self.inner
-            .configure_introspection(&steady, Qos::default(), IntrospectionState::Off)
+        let off = IntrospectionState::Off;
+        let _ = self
+            .inner
+            .configure_introspection(&steady, Qos::default(), off);
     }
 }
 
