@@ -92,7 +92,9 @@ impl TopicInformation {
     /// topic (`<service>/_service_event` of a `pkg/srv/<Type>_Event`, rosbag2's
     /// `is_service_event_topic`): `(service, pkg/srv/Type)`.
     pub fn service(&self) -> Option<(&str, &str)> {
-        let service = self.name.strip_suffix("/_service_event")?;
+        let service = self
+            .name
+            .strip_suffix(kairos_interface::service_event::SERVICE_EVENT_SUFFIX)?;
         let service_type = self.type_name.strip_suffix("_Event")?;
         service_type
             .contains("/srv/")

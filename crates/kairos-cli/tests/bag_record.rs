@@ -737,6 +737,21 @@ fn a_ros2_client_pauses_resumes_and_splits_the_recording() {
     assert_eq!(words, ["a0", "a1", "a2", "b0", "b1"]);
 }
 
+/// `kairos service serve-add-two-ints /add_two_ints` for three calls, with `extra`
+/// arguments, once it serves; its stdout after the `serving` line.
+fn serve_three_sums(router: &Router, extra: &[&str]) -> (Running, Lines) {
+    let mut server = spawn(
+        router
+            .kairos()
+            .args(["service", "serve-add-two-ints", "/add_two_ints"])
+            .args(["--count", "3", "--timeout", "90"])
+            .args(extra),
+    );
+    let mut out = Lines::of(server.0.stdout.take().expect("stdout"));
+    out.wait_for("serving", LIMIT);
+    (server, out)
+}
+
 /// A service's calls are recorded as rosbag2 records them: through its introspection
 /// events, on `<service>/_service_event`, chosen by `--all-services`. The events are
 /// decoded with rosbags' CDR decoder, from a type built out of the `.srv` file alone
@@ -748,20 +763,10 @@ fn a_services_calls_are_recorded_through_its_introspection_events() {
     let dir = tempfile::tempdir().unwrap();
     let bag = dir.path().join("calls");
     let (recorder, mut lines) = record(&router, &bag, &["--all-services"]);
-    let mut server = spawn(router.kairos().args([
-        "service",
-        "serve-add-two-ints",
-        "/add_two_ints",
-        "--count",
-        "3",
-        "--timeout",
-        "90",
-        "--introspection",
-        "contents",
-        "--wait-event-subscriber",
-    ]));
-    let mut served = Lines::of(server.0.stdout.take().expect("stdout"));
-    served.wait_for("serving", LIMIT);
+    let (server, _served) = serve_three_sums(
+        &router,
+        &["--introspection", "contents", "--wait-event-subscriber"],
+    );
     let calls = [(2, 3), (40, 2), (-5, 5)];
     for (a, b) in calls {
         let out = router
@@ -854,17 +859,7 @@ fn a_services_calls_are_recorded_through_its_introspection_events() {
 
     // Played with --publish-service-requests, the calls (known from the server's side
     // only: its REQUEST_RECEIVED events) reach a new server, once each.
-    let mut again = spawn(router.kairos().args([
-        "service",
-        "serve-add-two-ints",
-        "/add_two_ints",
-        "--count",
-        "3",
-        "--timeout",
-        "90",
-    ]));
-    let mut serving = Lines::of(again.0.stdout.take().expect("stdout"));
-    serving.wait_for("serving", LIMIT);
+    let (again, mut serving) = serve_three_sums(&router, &[]);
     let played = router
         .kairos()
         .args([

@@ -12,6 +12,10 @@
 
 use crate::message::Message;
 
+/// What a service's event topic adds to its name: events of `/add` are published on
+/// `/add/_service_event`.
+pub const SERVICE_EVENT_SUFFIX: &str = "/_service_event";
+
 /// Which of the four moments of a call an event reports (`ServiceEventInfo.event_type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]

@@ -70,6 +70,7 @@ use crate::qos::{
 use crate::{Bag, BagMessage, Error, QosProfile, ReadFilter, TopicInformation};
 use kairos::graph::{Node, Qos};
 use kairos::time::{CancelToken, Clock, Duration as KDuration, Time};
+use kairos_interface::service_event::SERVICE_EVENT_SUFFIX;
 use kairos_zenoh::ZenohTransport;
 use kairos_zenoh::raw::{RawPublisher, RawTopic};
 use regex::Regex;
@@ -241,7 +242,7 @@ impl Player {
             let sink = match topic.service() {
                 Some((service, service_type)) if options.publish_service_requests => {
                     // A remap of the event topic renames the service the calls go to.
-                    let service = name.strip_suffix("/_service_event").unwrap_or(service);
+                    let service = name.strip_suffix(SERVICE_EVENT_SUFFIX).unwrap_or(service);
                     Sink::Service(service_replay(
                         &bag,
                         &transport,

@@ -45,6 +45,7 @@ use crate::{BagMetadata, BagWriter, Error, FileSplit, QosProfile, TopicInfo, Wri
 use kairos::graph::{Node, Qos};
 use kairos::time::Clock;
 use kairos::trace::tp;
+use kairos_interface::service_event::SERVICE_EVENT_SUFFIX;
 use kairos_zenoh::ZenohTransport;
 use kairos_zenoh::graph_key::{self, EntityKind, History, Token, WireQos};
 use kairos_zenoh::raw::{RawSample, RawTopic};
@@ -83,9 +84,6 @@ pub struct Selection {
     /// These services' events (`--services`, absolute names).
     pub services: Vec<String>,
 }
-
-/// The suffix of a service's introspection topic.
-const SERVICE_EVENT_SUFFIX: &str = "/_service_event";
 
 impl Selection {
     /// Whether `topic` is to be recorded.

@@ -22,7 +22,7 @@ use super::node::Node;
 use super::qos::Qos;
 use crate::time::Clock;
 use arc_swap::ArcSwapOption;
-use kairos_interface::service_event::{EventInfo, EventKind};
+use kairos_interface::service_event::{EventInfo, EventKind, SERVICE_EVENT_SUFFIX};
 use kairos_interface::{Message, ServiceEvent, ServiceRequest};
 use std::sync::Arc;
 
@@ -141,7 +141,7 @@ where
 
 /// The topic the events of service `service` (a resolved name) are published on.
 pub fn event_topic(service: &str) -> String {
-    format!("{}/_service_event", service.trim_end_matches('/'))
+    format!("{}{SERVICE_EVENT_SUFFIX}", service.trim_end_matches('/'))
 }
 
 /// The 16-byte id of the client with entity id `id` in this process: its id, little
