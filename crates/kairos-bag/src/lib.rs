@@ -14,6 +14,7 @@
 //! - [`schema`]: [`ros2msg_definition`], the message definition text of MCAP schemas.
 //! - [`definition_source`]: [`LocalDefinitionSource`], definitions from the `.msg`,
 //!   `.srv` and `.idl` files of installed packages, as rosbag2's recorder stores them.
+//! - [`info`]: what `ros2 bag info` says of a bag, in its layout.
 //! - [`error`]: [`Error`], what went wrong and what to do about it.
 //! - `record` (feature `zenoh`): `Recorder`, recording a running system's topics
 //!   through kairos's Zenoh transport, losses counted.
@@ -37,6 +38,7 @@
 
 pub mod definition_source;
 pub mod error;
+pub mod info;
 mod mcap_file;
 pub mod metadata;
 #[cfg(feature = "zenoh")]

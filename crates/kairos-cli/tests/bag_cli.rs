@@ -103,6 +103,82 @@ fn info_lists_service_calls_apart_as_rosbag2_does() {
     );
 }
 
+/// `kairos bag info ARGS` in UTC, as rosbag2's tests run `ros2 bag info`.
+fn info_utc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kairos"))
+        .args(["bag", "info"])
+        .args(args)
+        .env("TZ", "UTC")
+        .output()
+        .expect("kairos runs")
+}
+
+#[test]
+fn info_says_what_rosbag2s_end_to_end_test_expects() {
+    // rosbag2_tests/test/rosbag2_tests/test_rosbag2_info_end_to_end.cpp, each expectation
+    // in both storages (its regexes' `.*` filled in for UTC).
+    for (storage, file) in [("mcap", "cdr_test_0.mcap"), ("sqlite3", "cdr_test_0.db3")] {
+        let bag = rosbag2_bag(&format!("{storage}/cdr_test"));
+        let bag = bag.to_str().unwrap();
+        let text = stdout(&info_utc(&[bag]));
+        let expected = format!("\nFiles:             {file}\nBag size:          ");
+        assert!(text.contains(&expected), "{expected:?} in:\n{text}");
+        let expected = format!(
+            "\nStorage id:        {storage}\nROS Distro:        unknown\nDuration:          0.151137181s\nStart:             Apr  9 2020 04:27:36.763032325 (1586406456.763032325)\nEnd:               Apr  9 2020 04:27:36.914169506 (1586406456.914169506)\nMessages:          7\nTopic information: "
+        );
+        assert!(text.contains(&expected), "{expected:?} in:\n{text}");
+        // Sorted by name by default and with --sort name or type; by count, fewest first.
+        let by_name = "Topic: /array_topic | Type: test_msgs/msg/Arrays | Count: 4 | Serialization Format: cdr\n                   Topic: /test_topic | Type: test_msgs/msg/BasicTypes | Count: 3 | Serialization Format: cdr";
+        let by_count = "Topic: /test_topic | Type: test_msgs/msg/BasicTypes | Count: 3 | Serialization Format: cdr\n                   Topic: /array_topic | Type: test_msgs/msg/Arrays | Count: 4 | Serialization Format: cdr";
+        assert!(text.contains(by_name), "{text}");
+        for (sort, expected) in [("name", by_name), ("type", by_name), ("count", by_count)] {
+            let text = stdout(&info_utc(&[bag, "--sort", sort]));
+            assert!(text.contains(expected), "--sort {sort}:\n{text}");
+        }
+        assert!(stdout(&info_utc(&["-t", bag])).contains("/array_topic\n/test_topic"));
+        assert!(
+            stdout(&info_utc(&["-t", bag, "--sort", "count"]))
+                .contains("/test_topic\n/array_topic")
+        );
+        let verbose = stdout(&info_utc(&[bag, "--verbose"]));
+        for expected in [
+            "Topic: /test_topic | Type: test_msgs/msg/BasicTypes | Count: 3 | Size Contribution: 156 B | Serialization Format: cdr\n",
+            "Topic: /array_topic | Type: test_msgs/msg/Arrays | Count: 4 | Size Contribution: 2.7 KiB | Serialization Format: cdr",
+        ] {
+            assert!(verbose.contains(expected), "{expected:?} in:\n{verbose}");
+        }
+        let wrong = info_utc(&[bag, "--sort", "non_existent"]);
+        assert!(!wrong.status.success());
+        let stderr = String::from_utf8_lossy(&wrong.stderr);
+        assert!(
+            stderr.contains("'non_existent'") && stderr.contains("name, type, count"),
+            "{stderr}"
+        );
+
+        let bag = rosbag2_bag(&format!("{storage}/bag_with_topics_and_service_events"));
+        let bag = bag.to_str().unwrap();
+        let both = stdout(&info_utc(&[bag, "--verbose", "--topic-name"]));
+        assert!(
+            both.starts_with("Warning! You have set both the '-t' and '-v' parameters. The '-t' parameter will be ignored.\n"),
+            "{both}"
+        );
+        for expected in [
+            "\nDuration:          0.0706",
+            "\nStart:             Nov  7 2023 08:30:36.",
+            "\nMessages:          2\nTopic information: ",
+            "Topic: /events/write_split | Type: rosbag2_interfaces/msg/WriteSplitEvent | Count: 0 | Size Contribution: 0 B | Serialization Format: cdr\n",
+            "Topic: /test_topic1 | Type: test_msgs/msg/Strings | Count: 1 | Size Contribution: 217 B | Serialization Format: cdr\n",
+            "Topic: /test_topic2 | Type: test_msgs/msg/Strings | Count: 1 | Size Contribution: 217 B | Serialization Format: cdr\n",
+            "Service:           2\n",
+            "Service: /test_service1 | Type: test_msgs/srv/BasicTypes | Request Count: 2 | Response Count: 2 | Size Contribution: 434 B | Serialization Format: cdr\n",
+            "Service: /test_service2 | Type: test_msgs/srv/BasicTypes | Request Count: 2 | Response Count: 2 | Size Contribution: 434 B | Serialization Format: cdr\n",
+        ] {
+            assert!(both.contains(expected), "{expected:?} in:\n{both}");
+        }
+        assert!(!both.contains("/_service_event"), "{both}");
+    }
+}
+
 #[test]
 fn info_gives_rosbag2s_own_figures_for_cdr_test() {
     // rosbag2_tests/test/rosbag2_tests/test_rosbag2_info_end_to_end.cpp states these of

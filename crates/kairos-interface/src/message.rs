@@ -285,6 +285,15 @@ pub fn encode_into<M: Message>(message: &M, out: &mut [u8]) -> bool {
 
 /// The message in `payload`.
 pub fn decode<M: Message>(payload: &[u8]) -> Result<M, DecodeError> {
+    decode_as(payload, M::TYPE_NAME)
+}
+
+/// The value of type `T` at the head of `payload`, read as `type_name`; bytes after it are
+/// ignored (a message's leading fields can be read without knowing the rest).
+pub(crate) fn decode_as<T: serde::de::DeserializeOwned>(
+    payload: &[u8],
+    type_name: &'static str,
+) -> Result<T, DecodeError> {
     let header: [u8; 4] = payload
         .get(..4)
         .and_then(|h| h.try_into().ok())
@@ -293,10 +302,10 @@ pub fn decode<M: Message>(payload: &[u8]) -> Result<M, DecodeError> {
     if header[..2] != CDR_LE_HEADER[..2] {
         return Err(DecodeError::Encapsulation(header));
     }
-    cdr_encoding::from_bytes::<M, LittleEndian>(&payload[4..])
-        .map(|(message, _)| message)
+    cdr_encoding::from_bytes::<T, LittleEndian>(&payload[4..])
+        .map(|(value, _)| value)
         .map_err(|e| DecodeError::Cdr {
-            type_name: M::TYPE_NAME,
+            type_name,
             reason: e.to_string(),
         })
 }

@@ -10,7 +10,7 @@
 //!   service or client named only by its request and response types (a closure's
 //!   argument) can still publish events.
 
-use crate::message::Message;
+use crate::message::{DecodeError, Message, decode_as};
 
 /// What a service's event topic adds to its name: events of `/add` are published on
 /// `/add/_service_event`.
@@ -56,6 +56,37 @@ pub struct EventInfo {
     pub sequence_number: i64,
 }
 
+impl EventInfo {
+    /// The facts at the head of any service's event payload (a `<pkg/srv/S>_Event`
+    /// begins with its `ServiceEventInfo`), read without knowing the service's type: what
+    /// a bag tool needs to count a service's requests and responses. `Ok(None)` when the
+    /// event type is none of the four.
+    pub fn from_event_payload(payload: &[u8]) -> Result<Option<EventInfo>, DecodeError> {
+        #[derive(serde::Deserialize)]
+        struct Head {
+            event_type: u8,
+            stamp: (i32, u32),
+            client_gid: [u8; 16],
+            sequence_number: i64,
+        }
+        let head: Head = decode_as(payload, "service_msgs/msg/ServiceEventInfo")?;
+        Ok(EventKind::from_u8(head.event_type).map(|kind| EventInfo {
+            kind,
+            stamp: head.stamp,
+            client_gid: head.client_gid,
+            sequence_number: head.sequence_number,
+        }))
+    }
+
+    /// Whether the event reports a request (sent or received) rather than a response.
+    pub fn is_request(&self) -> bool {
+        matches!(
+            self.kind,
+            EventKind::RequestSent | EventKind::RequestReceived
+        )
+    }
+}
+
 /// A service's event message, `<pkg/srv/S>_Event`.
 pub trait ServiceEvent: Message {
     /// The service's request message.
@@ -89,4 +120,57 @@ pub trait ServiceRequest: Message + Clone {
     type Response: Message + Clone;
     /// The service's event message.
     type Event: ServiceEvent<Request = Self, Response = Self::Response>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `<Type>_Event` payload: its info, then an empty request and response sequence.
+    fn event_payload(event_type: u8, gid: [u8; 16], seq: i64) -> Vec<u8> {
+        #[derive(serde::Serialize)]
+        struct Event {
+            event_type: u8,
+            stamp: (i32, u32),
+            client_gid: [u8; 16],
+            sequence_number: i64,
+            request: Vec<u64>,
+            response: Vec<u64>,
+        }
+        let event = Event {
+            event_type,
+            stamp: (7, 9),
+            client_gid: gid,
+            sequence_number: seq,
+            request: vec![],
+            response: vec![],
+        };
+        let mut payload = vec![0, 1, 0, 0];
+        payload
+            .extend(cdr_encoding::to_vec::<_, byteorder::LittleEndian>(&event).expect("encodes"));
+        payload
+    }
+
+    #[test]
+    fn an_events_info_reads_without_its_service_type() {
+        let info = EventInfo::from_event_payload(&event_payload(2, [5; 16], 42))
+            .expect("decodes")
+            .expect("a known kind");
+        assert_eq!(
+            info,
+            EventInfo {
+                kind: EventKind::ResponseSent,
+                stamp: (7, 9),
+                client_gid: [5; 16],
+                sequence_number: 42,
+            }
+        );
+        assert!(!info.is_request());
+        assert_eq!(
+            EventInfo::from_event_payload(&event_payload(9, [0; 16], 1)).expect("decodes"),
+            None,
+            "an event type none of the four"
+        );
+        assert!(EventInfo::from_event_payload(&[0, 1, 0, 0, 1]).is_err());
+    }
 }

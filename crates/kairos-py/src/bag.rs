@@ -18,7 +18,7 @@
 
 use kairos_bag::{
     Bag, BagCompression, BagMetadata, BagWriter, Compression, Messages, ReadFilter, StorageId,
-    TopicInfo, WriterOptions,
+    TopicInfo, WriterOptions, info,
 };
 use parking_lot::Mutex;
 use pyo3::create_exception;
@@ -302,13 +302,59 @@ pub(crate) fn bag_reindex(py: Python<'_>, path: &str) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(signature = (text, file_form = false))]
 pub(crate) fn bag_metadata_yaml(text: &str, file_form: bool) -> PyResult<String> {
-    let metadata = BagMetadata::from_yaml(text)
-        .map_err(|e| BagError::new_err(format!("not rosbag2 metadata: {e}")))?;
+    let metadata = metadata(text)?;
     Ok(if file_form {
         metadata.to_metadata_yaml()
     } else {
         metadata.to_yaml()
     })
+}
+
+/// `ros2 bag info`'s text for a bag's metadata (YAML of any version, as
+/// `bag_metadata_yaml` reads it), `bag_size` its files' bytes, sorted by `sort` (`name`,
+/// `type` or `count`). With `uri`, the verbose text: the bag there is read for each topic's
+/// and service's size and each service's requests and responses.
+#[pyfunction]
+#[pyo3(signature = (metadata_yaml, bag_size, sort = "name", uri = None))]
+pub(crate) fn bag_info_text(
+    py: Python<'_>,
+    metadata_yaml: &str,
+    bag_size: u64,
+    sort: &str,
+    uri: Option<&str>,
+) -> PyResult<String> {
+    let metadata = metadata(metadata_yaml)?;
+    let sort = sort_by(sort)?;
+    let Some(uri) = uri else {
+        return Ok(info::describe(&metadata, bag_size, sort));
+    };
+    let contents = py
+        .allow_threads(|| info::Contents::of(&Bag::open(uri)?))
+        .map_err(bag_error)?;
+    Ok(info::describe_verbose(&metadata, bag_size, sort, &contents))
+}
+
+/// The names of the topics in a bag's metadata, service events left out, sorted by
+/// `sort` (`ros2 bag info --topic-name`).
+#[pyfunction]
+#[pyo3(signature = (metadata_yaml, sort = "name"))]
+pub(crate) fn bag_info_topic_names(metadata_yaml: &str, sort: &str) -> PyResult<Vec<String>> {
+    let metadata = metadata(metadata_yaml)?;
+    Ok(info::topic_names(&metadata, sort_by(sort)?)
+        .into_iter()
+        .map(str::to_owned)
+        .collect())
+}
+
+fn metadata(text: &str) -> PyResult<BagMetadata> {
+    BagMetadata::from_yaml(text)
+        .map_err(|e| BagError::new_err(format!("not rosbag2 metadata: {e}")))
+}
+
+/// rosbag2_py raises RuntimeError for a sorting method it does not know.
+fn sort_by(sort: &str) -> PyResult<info::SortBy> {
+    sort.parse()
+        .map_err(|e: kairos_bag::Error| PyRuntimeError::new_err(e.to_string()))
 }
 
 /// The complete definition of `type_name` (`pkg/msg/Type`, `pkg/Type` or `pkg/srv/Type`)
@@ -339,5 +385,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bag_reindex, m)?)?;
     m.add_function(wrap_pyfunction!(bag_metadata_yaml, m)?)?;
     m.add_function(wrap_pyfunction!(bag_definition, m)?)?;
+    m.add_function(wrap_pyfunction!(bag_info_text, m)?)?;
+    m.add_function(wrap_pyfunction!(bag_info_topic_names, m)?)?;
     Ok(())
 }

@@ -225,6 +225,35 @@ def test_reindex_rebuilds_the_metadata(tmp_path):
     assert len(metadata.files) > 2
 
 
+def test_info_prints_what_ros2_bag_info_prints(capsys, monkeypatch):
+    # The figures rosbag2's test_rosbag2_info_end_to_end.cpp expects of this bag.
+    monkeypatch.setenv("TZ", "UTC")
+    bag = BAGS / "sqlite3" / "bag_with_topics_and_service_events"
+    info = Info()
+    metadata = info.read_metadata(bag, "sqlite3")
+    info.print_output(metadata)
+    text = capsys.readouterr().out
+    for expected in [
+        "\nStorage id:        sqlite3\nROS Distro:        unknown\nDuration:          0.0706",
+        "\nStart:             Nov  7 2023 08:30:36.",
+        "\nMessages:          2\nTopic information: Topic: /events/write_split",
+        "Topic: /test_topic1 | Type: test_msgs/msg/Strings | Count: 1 | Serialization Format: cdr\n",
+        "\nService:           2\nService information: Service: /test_service1 | "
+        "Type: test_msgs/srv/BasicTypes | Event Count: 4 | Serialization Format: cdr\n",
+    ]:
+        assert expected in text, text
+    info.print_output_verbose(bag, metadata, "count")
+    text = capsys.readouterr().out
+    assert ("Service: /test_service2 | Type: test_msgs/srv/BasicTypes | Request Count: 2 | "
+            "Response Count: 2 | Size Contribution: 434 B | Serialization Format: cdr\n") in text
+    assert ("Topic: /events/write_split | Type: rosbag2_interfaces/msg/WriteSplitEvent | "
+            "Count: 0 | Size Contribution: 0 B | Serialization Format: cdr\n") in text
+    info.print_output_topic_name_only(metadata, "name")
+    assert capsys.readouterr().out == "/events/write_split\n/test_topic1\n/test_topic2\n"
+    with pytest.raises(RuntimeError, match="size"):
+        info.print_output(metadata, "size")
+
+
 def test_definitions_of_shipped_and_unknown_types():
     source = LocalMessageDefinitionSource()
     pose = source.get_full_text("geometry_msgs/msg/PoseStamped")

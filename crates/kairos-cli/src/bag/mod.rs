@@ -4,8 +4,8 @@
 //! - `record`: the topics of a running system into a new bag (see [`record`]);
 //! - `play`: a bag back to the running system at its recorded pace (see [`play`]);
 //! - `reindex`: a folder's `metadata.yaml` rebuilt from its files (a killed recorder's);
-//! - `info`: what `ros2 bag info` says of a bag: files, size, storage, duration, start and
-//!   end, and each topic with its type, count and serialization format;
+//! - `info`: what `ros2 bag info` says of a bag, in its layout (`kairos_bag::info`), with
+//!   its `--topic-name`, `--verbose` and `--sort`;
 //! - `echo`: the messages in log-time order, decoded to JSON for the types kairos ships
 //!   (size and hex otherwise), filtered by topic.
 //!
@@ -21,8 +21,9 @@ mod services;
 use services::ControlServices;
 
 use anyhow::Context;
+use clap::builder::TypedValueParser;
 use clap::{Args, Subcommand};
-use kairos_bag::{Bag, BagMetadata, ReadFilter};
+use kairos_bag::{Bag, BagMetadata, ReadFilter, info};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, UNIX_EPOCH};
@@ -52,8 +53,18 @@ pub struct InfoArgs {
     /// A bag folder, its metadata.yaml, or a single .mcap or .db3 file.
     pub bag: PathBuf,
     /// Print the description as JSON.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["topic_name", "verbose"])]
     pub json: bool,
+    /// Only the topics' names.
+    #[arg(short = 't', long)]
+    pub topic_name: bool,
+    /// Each topic's and service's size, and each service's requests and responses (reads
+    /// every message).
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// The order of topics and services: name, type or count.
+    #[arg(long, default_value = "name", value_parser = sort_choices())]
+    pub sort: info::SortBy,
 }
 
 #[derive(Debug, Args)]
@@ -81,6 +92,12 @@ pub fn run(cmd: BagCmd) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// `--sort`'s values, listed in `--help` and in the error for any other.
+fn sort_choices() -> impl TypedValueParser<Value = info::SortBy> {
+    clap::builder::PossibleValuesParser::new(info::SortBy::CHOICES)
+        .map(|s| s.parse().expect("one of the choices"))
+}
+
 fn reindex(args: &ReindexArgs) -> anyhow::Result<ExitCode> {
     let meta = Bag::reindex(&args.bag)
         .with_context(|| format!("cannot reindex the bag {}", args.bag.display()))?;
@@ -100,30 +117,29 @@ fn open(path: &Path) -> anyhow::Result<Bag> {
 fn info(args: &InfoArgs) -> anyhow::Result<ExitCode> {
     let bag = open(&args.bag)?;
     let meta = bag.info();
-    let size = bag_size(&args.bag, meta);
+    let size = info::bag_size(&bag);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&info_json(meta, size))?);
+    } else if args.verbose {
+        if args.topic_name {
+            println!(
+                "Warning! You have set both the '-t' and '-v' parameters. The '-t' parameter will be ignored."
+            );
+        }
+        let contents =
+            info::Contents::of(&bag).with_context(|| format!("reading {}", args.bag.display()))?;
+        println!(
+            "{}",
+            info::describe_verbose(meta, size, args.sort, &contents)
+        );
+    } else if args.topic_name {
+        for name in info::topic_names(meta, args.sort) {
+            println!("{name}");
+        }
     } else {
-        print!("{}", info_text(meta, size));
+        println!("{}", info::describe(meta, size, args.sort));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The bytes of the bag's storage files (a single file: that file).
-fn bag_size(path: &Path, meta: &BagMetadata) -> u64 {
-    if path.is_file() && !path.ends_with("metadata.yaml") {
-        return path.metadata().map_or(0, |m| m.len());
-    }
-    let dir = if path.is_file() {
-        path.parent().unwrap_or(Path::new("."))
-    } else {
-        path
-    };
-    meta.relative_file_paths
-        .iter()
-        .filter_map(|file| dir.join(file).metadata().ok())
-        .map(|m| m.len())
-        .sum()
 }
 
 fn info_json(meta: &BagMetadata, size: u64) -> serde_json::Value {
@@ -156,82 +172,6 @@ fn info_json(meta: &BagMetadata, size: u64) -> serde_json::Value {
     })
 }
 
-/// `ros2 bag info`'s layout.
-fn info_text(meta: &BagMetadata, size: u64) -> String {
-    let mut out = String::new();
-    let line = |out: &mut String, label: &str, value: String| {
-        out.push_str(&format!("{:<19}{value}\n", format!("{label}:")));
-    };
-    line(
-        &mut out,
-        "Files",
-        meta.relative_file_paths.join("\n                   "),
-    );
-    line(&mut out, "Bag size", human_size(size));
-    line(&mut out, "Storage id", meta.storage_identifier.clone());
-    if !meta.ros_distro.is_empty() {
-        line(&mut out, "ROS Distro", meta.ros_distro.clone());
-    }
-    line(
-        &mut out,
-        "Duration",
-        format!(
-            "{}.{:09}s",
-            meta.duration_ns / 1_000_000_000,
-            meta.duration_ns % 1_000_000_000
-        ),
-    );
-    line(&mut out, "Start", stamp(meta.starting_time_ns));
-    line(&mut out, "End", stamp(meta.end_time_ns()));
-    // Service calls (introspection topics) are listed apart and not counted as messages,
-    // as rosbag2 lists them.
-    let (services, topics): (Vec<_>, Vec<_>) =
-        meta.topics.iter().partition(|t| t.service().is_some());
-    let events: u64 = services.iter().map(|t| t.message_count).sum();
-    line(
-        &mut out,
-        "Messages",
-        meta.message_count.saturating_sub(events).to_string(),
-    );
-    if !meta.compression_format.is_empty() {
-        line(
-            &mut out,
-            "Compression",
-            format!("{} ({})", meta.compression_format, meta.compression_mode),
-        );
-    }
-    let topics: Vec<String> = topics
-        .iter()
-        .map(|t| {
-            format!(
-                "Topic: {} | Type: {} | Count: {} | Serialization Format: {}",
-                t.name, t.type_name, t.message_count, t.serialization_format
-            )
-        })
-        .collect();
-    line(
-        &mut out,
-        "Topic information",
-        topics.join("\n                   "),
-    );
-    line(&mut out, "Service", services.len().to_string());
-    let services: Vec<String> = services
-        .iter()
-        .filter_map(|t| {
-            let (service, service_type) = t.service()?;
-            Some(format!(
-                "Service: {service} | Type: {service_type} | Event Count: {} | Serialization Format: {}",
-                t.message_count, t.serialization_format
-            ))
-        })
-        .collect();
-    out.push_str(&format!(
-        "Service information: {}\n",
-        services.join("\n                     ")
-    ));
-    out
-}
-
 /// A time since the epoch, as UTC and as seconds (`2020-04-02T22:23:55.112411371Z
 /// (1585866235.112411371)`).
 fn stamp(ns: u64) -> String {
@@ -242,21 +182,6 @@ fn stamp(ns: u64) -> String {
         ns / 1_000_000_000,
         ns % 1_000_000_000
     )
-}
-
-fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
 }
 
 fn echo(args: &EchoArgs) -> anyhow::Result<ExitCode> {

@@ -1,10 +1,12 @@
 """rosbag2_py's ``Info`` (``rosbag2_py._info``): a bag's metadata, and ``ros2 bag info``'s
-text for it."""
+text for it, written by kairos-bag's ``info`` (the text ``kairos bag info`` prints)."""
 
 import os
 
+import yaml
+
 from kairos import _kairos
-from kairos.rosbag2_py._storage import metadata_from_yaml
+from kairos.rosbag2_py._storage import metadata_from_yaml, metadata_to_dict
 
 
 class Info:
@@ -18,45 +20,16 @@ class Info:
         return {"name", "type", "count"}
 
     def print_output(self, metadata, sorting_method="name"):
-        print(_format(metadata, sorting_method))
+        print(_kairos.bag_info_text(_yaml(metadata), metadata.bag_size, sorting_method))
 
     def print_output_topic_name_only(self, metadata, sorting_method="name"):
-        for topic in _sorted(metadata, sorting_method):
-            print(topic.topic_metadata.name)
+        for name in _kairos.bag_info_topic_names(_yaml(metadata), sorting_method):
+            print(name)
 
     def print_output_verbose(self, uri, metadata, sorting_method="name"):
-        print(_format(metadata, sorting_method))
+        print(_kairos.bag_info_text(_yaml(metadata), metadata.bag_size, sorting_method,
+                                    os.fspath(uri)))
 
 
-def _sorted(metadata, method):
-    key = {"name": lambda t: t.topic_metadata.name,
-           "type": lambda t: t.topic_metadata.type,
-           "count": lambda t: -t.message_count}.get(method)
-    if key is None:
-        raise RuntimeError(f"sorting method {method!r} is not one of name, type, count")
-    return sorted(metadata.topics_with_message_count, key=key)
-
-
-def _format(metadata, method):
-    start = metadata.starting_time.nanoseconds
-    duration_ns = round(metadata.duration.total_seconds() * 1e9)
-    lines = [
-        f"Files:             {metadata.relative_file_paths[0] if metadata.relative_file_paths else ''}",
-    ]
-    lines += [f"                   {p}" for p in metadata.relative_file_paths[1:]]
-    lines += [
-        f"Bag size:          {metadata.bag_size} B",
-        f"Storage id:        {metadata.storage_identifier}",
-        f"ROS Distro:        {metadata.ros_distro}",
-        f"Duration:          {duration_ns / 1e9:.9f}s",
-        f"Start:             ({start / 1e9:.9f})",
-        f"End:               ({(start + duration_ns) / 1e9:.9f})",
-        f"Messages:          {metadata.message_count}",
-    ]
-    topics = _sorted(metadata, method)
-    for i, t in enumerate(topics):
-        head = "Topic information: " if i == 0 else "                   "
-        m = t.topic_metadata
-        lines.append(f"{head}Topic: {m.name} | Type: {m.type} | Count: {t.message_count} | "
-                     f"Serialization Format: {m.serialization_format}")
-    return "\n".join(lines)
+def _yaml(metadata):
+    return yaml.safe_dump(metadata_to_dict(metadata))
