@@ -23,7 +23,8 @@ use kairos::graph::Node;
 use kairos::graph::transport::Declaration;
 use kairos_bag::record::subscription_qos;
 use kairos_zenoh::ZenohTransport;
-use kairos_zenoh::graph_key::{EntityKind, Token, WireQos};
+use kairos_zenoh::graph_key::{EntityKind, Token};
+use kairos_zenoh::published::published_topics;
 use kairos_zenoh::raw::{RawSample, RawTopic};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -108,15 +109,7 @@ impl Follower {
         let tokens = self.transport.graph().tokens();
         self.hub.set_graph(crate::graph::Graph::of(&tokens));
         self.discover_services(&tokens);
-        let mut publishers: BTreeMap<&str, Vec<&Token>> = BTreeMap::new();
-        for token in &tokens {
-            if token.kind != EntityKind::Publisher {
-                continue;
-            }
-            if let Some(endpoint) = &token.endpoint {
-                publishers.entry(&endpoint.name).or_default().push(token);
-            }
-        }
+        let publishers = published_topics(&tokens, None);
         let now = Instant::now();
         self.leaving
             .retain(|topic, _| !publishers.contains_key(topic.as_str()));
@@ -137,18 +130,15 @@ impl Follower {
             self.hub.remove_channel(id);
             log::info!("kairos bridge foxglove: {topic} has no publisher left; unadvertised");
         }
-        for (topic, mut offered) in publishers {
+        for (topic, published) in publishers {
             if self.topics.contains_key(topic)
                 || self.refused.contains(topic)
                 || !self.hub.options.selection.wants(topic)
             {
                 continue;
             }
-            offered.sort_by_key(|t| (t.node.zid.clone(), t.id));
-            let Some(endpoint) = offered[0].endpoint.as_ref() else {
-                continue;
-            };
-            let Some(ros_type) = kairos_zenoh::message::ros_type_name(&endpoint.dds_type) else {
+            let endpoint = published.endpoint;
+            let Some(ros_type) = published.ros_type() else {
                 log::warn!(
                     "kairos bridge foxglove: {topic} announces the type {}, which is not a ROS 2 message type; not advertised",
                     endpoint.dds_type
@@ -156,19 +146,13 @@ impl Follower {
                 self.refused.insert(topic.to_owned());
                 continue;
             };
-            let same_type: Vec<&WireQos> = offered
-                .iter()
-                .filter_map(|t| t.endpoint.as_ref())
-                .filter(|e| e.dds_type == endpoint.dds_type && e.hash == endpoint.hash)
-                .map(|e| &e.qos)
-                .collect();
             let channel = Arc::new(Channel::new(
                 self.hub.next_id(),
                 topic,
                 &ros_type,
                 &endpoint.hash,
                 schema_text(topic, &ros_type),
-                subscription_qos(&same_type),
+                subscription_qos(&published.offered),
             ));
             log::info!("kairos bridge foxglove: advertising {topic} ({ros_type})");
             self.topics.insert(topic.to_owned(), channel.id);

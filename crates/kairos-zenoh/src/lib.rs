@@ -15,6 +15,8 @@
 //! - [`transport`]: the zenoh session behind the graph's transport hook.
 //! - [`matching`]: waiting until zenoh matches a publisher with a remote subscriber.
 //! - [`qos`]: reliability, congestion control, history and transient-local on the wire.
+//! - [`published`]: the graph's topics as their publishers announce them (type, hash,
+//!   offered QoS), for tools that follow every topic.
 //! - [`raw`]: subscriptions of any announced type, handing messages over undecoded (for
 //!   recorders).
 //! - [`config`]: rmw_zenoh's defaults and environment variables, ROS 2's security ones.
@@ -44,6 +46,7 @@ mod liveliness;
 pub mod matching;
 pub mod msg;
 pub mod parameter_services;
+pub mod published;
 pub mod qos;
 pub mod raw;
 mod received;

@@ -47,7 +47,8 @@ use kairos::time::Clock;
 use kairos::trace::tp;
 use kairos_interface::service_event::SERVICE_EVENT_SUFFIX;
 use kairos_zenoh::ZenohTransport;
-use kairos_zenoh::graph_key::{self, EntityKind, History, Token, WireQos};
+use kairos_zenoh::graph_key::{self, History, WireQos};
+use kairos_zenoh::published::published_topics;
 use kairos_zenoh::raw::{RawSample, RawTopic};
 use regex::Regex;
 use std::collections::BTreeMap;
@@ -498,23 +499,12 @@ impl Discoverer {
         // A subscription never receives its own session's messages: a topic only this
         // process publishes (the recorder's split events, its /rosout) would stay empty.
         let own = self.transport.session().zid().to_string();
-        let mut publishers: BTreeMap<&str, Vec<&Token>> = BTreeMap::new();
-        for token in &tokens {
-            if token.kind != EntityKind::Publisher || token.node.zid == own {
-                continue;
-            }
-            if let Some(endpoint) = &token.endpoint {
-                publishers.entry(&endpoint.name).or_default().push(token);
-            }
-        }
-        for (topic, mut offered) in publishers {
+        for (topic, published) in published_topics(&tokens, Some(&own)) {
             if self.recorded.contains_key(topic) || !self.options.selection.wants(topic) {
                 continue;
             }
-            // The type of the earliest announced publisher; others are not recorded.
-            offered.sort_by_key(|t| (t.node.zid.clone(), t.id));
-            let endpoint = offered[0].endpoint.as_ref().expect("publisher endpoint");
-            let Some(ros_type) = kairos_zenoh::message::ros_type_name(&endpoint.dds_type) else {
+            let endpoint = published.endpoint;
+            let Some(ros_type) = published.ros_type() else {
                 log::warn!(
                     "kairos bag record: {topic} announces the type {}, which is not a ROS 2 message type; not recorded",
                     endpoint.dds_type
@@ -522,13 +512,9 @@ impl Discoverer {
                 self.recorded.insert(topic.to_owned(), String::new());
                 continue;
             };
-            let same_type: Vec<&WireQos> = offered
-                .iter()
-                .filter_map(|t| t.endpoint.as_ref())
-                .filter(|e| e.dds_type == endpoint.dds_type && e.hash == endpoint.hash)
-                .map(|e| &e.qos)
-                .collect();
-            if let Err(e) = self.subscribe(shared, topic, &ros_type, &endpoint.hash, &same_type) {
+            if let Err(e) =
+                self.subscribe(shared, topic, &ros_type, &endpoint.hash, &published.offered)
+            {
                 log::warn!("kairos bag record: cannot record {topic}: {e}");
             }
             self.recorded.insert(topic.to_owned(), ros_type);
