@@ -15,11 +15,12 @@ use kairos_bag::play::{PlayOptions, Player, Remap};
 use kairos_bag::{Bag, BagWriter, ReadFilter, TopicInfo, WriterOptions};
 use kairos_testkit::zenoh_session::loopback_config;
 use kairos_zenoh::ZenohTransport;
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Duration;
-use zenoh_support::{KAIROS, Router, assert_ok, finish, kairos, spawn};
+use zenoh_support::{
+    KAIROS, Router, assert_ok, finish, kairos, spawn, stdout_lines, topic_info_until,
+};
 
 const LIMIT: Duration = Duration::from_secs(90);
 
@@ -83,28 +84,9 @@ sub.close()
         zenoh_support::interface_definitions(&["std_msgs/msg/String"]),
     );
     let mut python = spawn(&mut py);
-    let stdout = python.0.stdout.take().expect("python stdout");
-    let (tx, rx) = mpsc::channel::<String>();
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line.clone());
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
-    let mut early = String::new();
-    loop {
-        let line = rx
-            .recv_timeout(LIMIT)
-            .unwrap_or_else(|_| panic!("Python did not get ready within 90 s:\n{early}"));
-        early.push_str(&line);
-        early.push('\n');
-        if line == "ready" {
-            break;
-        }
-    }
+    let mut lines = stdout_lines(&mut python);
+    lines.wait_for("ready", LIMIT);
+    let early = lines.seen.join("\n");
     let kairos_hash = kairos_zenoh::interfaces::message_by_name("std_msgs/msg/String")
         .unwrap()
         .type_hash()
@@ -129,7 +111,7 @@ sub.close()
     assert!(out.contains("/topic: 10 sent"), "{out}");
     assert!(!out.contains("/rosout"), "{out}");
     let status = finish(python, LIMIT);
-    let rest = reader.join().unwrap_or_default();
+    let rest = lines.rest(LIMIT).join("\n");
     assert!(
         status.status.success(),
         "the Python subscriber failed: {rest}"
@@ -584,22 +566,12 @@ fn clock_carries_the_bags_time() {
         "80",
     ]));
     // The echo's subscription is in the graph before playing starts.
-    let deadline = std::time::Instant::now() + Duration::from_secs(40);
-    loop {
-        let out = router
-            .kairos()
-            .args(["topic", "info", "/clock", "--spin-time", "1"])
-            .output()
-            .expect("kairos topic info");
-        let text = String::from_utf8_lossy(&out.stdout);
-        if text.contains("Subscription count: 1") {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "kairos topic echo /clock did not subscribe within 40 s: {text}"
-        );
-    }
+    let subscribed = |text: &str| text.contains("Subscription count: 1");
+    let text = topic_info_until(&router, "/clock", &[], Duration::from_secs(40), subscribed);
+    assert!(
+        subscribed(&text),
+        "kairos topic echo /clock did not subscribe within 40 s: {text}"
+    );
     let player = spawn(router.kairos().args([
         "bag",
         "play",
@@ -644,21 +616,12 @@ fn ctrl_c_stops_a_looping_playback_and_prints_the_report() {
         "4",
     ]));
     // Playing once its publisher is in the graph (the signal handler is installed by then).
-    let deadline = std::time::Instant::now() + Duration::from_secs(40);
-    loop {
-        let out = router
-            .kairos()
-            .args(["topic", "info", "/topic", "--spin-time", "1"])
-            .output()
-            .expect("kairos topic info");
-        if String::from_utf8_lossy(&out.stdout).contains("Publisher count: 1") {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "kairos bag play did not announce /topic within 40 s"
-        );
-    }
+    let announced = |text: &str| text.contains("Publisher count: 1");
+    let text = topic_info_until(&router, "/topic", &[], Duration::from_secs(40), announced);
+    assert!(
+        announced(&text),
+        "kairos bag play did not announce /topic within 40 s: {text}"
+    );
     let killed = std::process::Command::new("kill")
         .args(["-INT", &player.0.id().to_string()])
         .status()

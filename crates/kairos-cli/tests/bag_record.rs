@@ -119,7 +119,7 @@ fn a_recording_of_kairos_and_ros2_publishers_is_decoded_by_independent_readers()
         "{header: {stamp: {sec: 12, nanosec: 34}, frame_id: map}, pose: {position: {x: 1.5}, orientation: {w: 1.0}}}",
         5,
     );
-    let mut python = router.python(&format!("{PY_SDK_PRELUDE}{PY_TWIST}"));
+    let mut python = router.python(&format!("{PY_SDK_PRELUDE}{PY_BOUNDED_WAIT}{PY_TWIST}"));
     python.env(
         "MSG_DEFS",
         interface_definitions(&["geometry_msgs/msg/Vector3", "geometry_msgs/msg/Twist"]),
@@ -253,7 +253,7 @@ fn a_type_of_an_installed_package_is_recorded_with_its_files_definition() {
     ]));
     let mut lines = Lines::of(recorder.0.stderr.take().expect("stderr"));
     lines.wait_for("recording into", LIMIT);
-    let mut python = router.python(&format!("{PY_SDK_PRELUDE}{PY_READING}"));
+    let mut python = router.python(&format!("{PY_SDK_PRELUDE}{PY_BOUNDED_WAIT}{PY_READING}"));
     python.env("MSG_DEFS", "[]");
     assert_ok("the Python publisher", &finish(spawn(&mut python), LIMIT));
     signal(&recorder, "INT");
@@ -644,7 +644,9 @@ fn a_ros2_client_pauses_resumes_and_splits_the_recording() {
     let dir = tempfile::tempdir().unwrap();
     let bag = dir.path().join("controlled");
     let (recorder, mut said) = record(&router, &bag, &["--start-paused", "--progress", "/chatter"]);
-    let mut python = router.python(&format!("{PY_SDK_PRELUDE}{PY_RECORDER_CONTROL}"));
+    let mut python = router.python(&format!(
+        "{PY_SDK_PRELUDE}{PY_BOUNDED_WAIT}{PY_RECORDER_CONTROL}"
+    ));
     python
         .env(
             "MSG_DEFS",

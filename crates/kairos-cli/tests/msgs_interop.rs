@@ -13,11 +13,11 @@
 mod zenoh_support;
 
 use kairos::graph::Message;
-use std::io::{BufRead, BufReader};
 use std::process::Command;
-use std::sync::mpsc;
 use std::time::Duration;
-use zenoh_support::{KAIROS, Router, assert_ok, finish, spawn};
+use zenoh_support::{
+    KAIROS, PY_BOUNDED_WAIT, PY_SDK_PRELUDE, Router, assert_ok, finish, spawn, stdout_lines,
+};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -40,29 +40,13 @@ fn definitions() -> String {
     ])
 }
 
+/// After `PY_SDK_PRELUDE` and `PY_BOUNDED_WAIT`: numpy, and each type's hash as Python
+/// computes it, printed for `check_hashes`.
 const PY_PRELUDE: &str = r#"
-import os, sys, time, json
 import numpy as np
-from zenoh_ros2_sdk import ROS2Publisher, ROS2Subscriber, get_topic_info
-from zenoh_ros2_sdk.session import ZenohSession
-from zenoh_ros2_sdk.utils import get_type_hash
-PORT = int(os.environ["ROUTER_PORT"])
-DEFS = json.loads(os.environ["MSG_DEFS"])
-DEPS = dict(DEFS)
-session = ZenohSession.get_instance("127.0.0.1", PORT)
-for name, text in DEFS:
-    session.register_message_type(text, name)
-T = session.store.types
 HASH = {name: get_type_hash(name, DEPS[name], DEPS) for name in ("sensor_msgs/msg/Imu", "geometry_msgs/msg/Twist")}
 for name, value in HASH.items():
     print("hash", name, value, flush=True)
-def bounded_wait(pred, seconds):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
 "#;
 
 /// Python computed the same hashes as kairos, from the same files.
@@ -96,7 +80,7 @@ fn kairos_imu_and_twist_reach_a_python_subscriber_field_by_field() {
     zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk, numpy");
     let router = Router::start(KAIROS);
     let script = format!(
-        "{PY_PRELUDE}
+        "{PY_SDK_PRELUDE}{PY_BOUNDED_WAIT}{PY_PRELUDE}
 got = {{'imu': [], 'twist': []}}
 def on_imu(m):
     got['imu'].append([m.header.stamp.sec, m.header.stamp.nanosec, m.header.frame_id,
@@ -120,29 +104,9 @@ for s in subs:
     let mut python = spawn(&mut python(&router, &script));
     // Wait for Python's subscribers before publishing (the publishers also wait for zenoh's
     // matching, bounded).
-    let stdout = python.0.stdout.take().expect("python stdout");
-    let (tx, rx) = mpsc::channel::<String>();
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line.clone());
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
-    let mut early = String::new();
-    loop {
-        let line = rx
-            .recv_timeout(LIMIT)
-            .expect("Python did not get ready within 60 s");
-        early.push_str(&line);
-        early.push('\n');
-        if line == "ready" {
-            break;
-        }
-    }
-    check_hashes(&early);
+    let mut lines = stdout_lines(&mut python);
+    lines.wait_for("ready", LIMIT);
+    check_hashes(&lines.seen.join("\n"));
     for (topic, ty, values) in [
         ("/k_imu", "sensor_msgs/msg/Imu", IMU_VALUES),
         ("/k_twist", "geometry_msgs/msg/Twist", TWIST_VALUES),
@@ -163,7 +127,7 @@ for s in subs:
         assert_ok("kairos topic pub", &finish(publisher, LIMIT));
     }
     let status = finish(python, LIMIT);
-    let rest = reader.join().unwrap_or_default();
+    let rest = lines.rest(LIMIT).join("\n");
     assert!(
         status.status.success(),
         "the Python subscriber failed: {rest}\n{}",
@@ -202,7 +166,7 @@ fn python_imu_and_twist_reach_kairos_topic_echo_field_by_field() {
     let imu_echo = echo("/py_imu", "sensor_msgs/msg/Imu");
     let twist_echo = echo("/py_twist", "geometry_msgs/msg/Twist");
     let script = format!(
-        "{PY_PRELUDE}
+        "{PY_SDK_PRELUDE}{PY_BOUNDED_WAIT}{PY_PRELUDE}
 imu_pub = ROS2Publisher('/py_imu', 'sensor_msgs/msg/Imu', msg_definition=DEPS['sensor_msgs/msg/Imu'], type_hash=HASH['sensor_msgs/msg/Imu'], node_name='py_imu', router_port=PORT)
 twist_pub = ROS2Publisher('/py_twist', 'geometry_msgs/msg/Twist', msg_definition=DEPS['geometry_msgs/msg/Twist'], type_hash=HASH['geometry_msgs/msg/Twist'], node_name='py_twist', router_port=PORT)
 def subscribers(topic):

@@ -29,7 +29,9 @@ print('hash', HASH, flush=True)
 "#;
 
 fn python(router: &Router, body: &str) -> std::process::Command {
-    let mut cmd = router.python(&format!("{PY_SDK_PRELUDE}{PY_PRELUDE}\n{body}"));
+    let mut cmd = router.python(&format!(
+        "{PY_SDK_PRELUDE}{PY_BOUNDED_WAIT}{PY_PRELUDE}\n{body}"
+    ));
     cmd.env("MSG_DEFS", interface_definitions(TF_TYPES));
     cmd
 }

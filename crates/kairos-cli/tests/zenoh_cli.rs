@@ -82,19 +82,13 @@ fn topic_info_names_publisher_and_subscription_with_their_nodes() {
         "--keep-alive",
         "40",
     ]));
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    let text = loop {
-        let out = router
-            .kairos()
-            .args(["topic", "info", "/info_topic", "--spin-time", "1"])
-            .output()
-            .expect("kairos topic info");
-        let text = assert_ok("kairos topic info", &out);
-        let both = text.contains("Publisher count: 1") && text.contains("Subscription count: 1");
-        if both || std::time::Instant::now() > deadline {
-            break text;
-        }
-    };
+    let text = topic_info_until(
+        &router,
+        "/info_topic",
+        &[],
+        Duration::from_secs(30),
+        |text| text.contains("Publisher count: 1") && text.contains("Subscription count: 1"),
+    );
     assert!(text.contains("Type: std_msgs/msg/String"), "{text}");
     assert!(text.contains("Publisher count: 1"), "{text}");
     assert!(text.contains("Subscription count: 1"), "{text}");

@@ -14,7 +14,7 @@ use hosts_support::TwoHosts;
 use std::process::Command;
 use std::time::Duration;
 use zenoh_support::{
-    KAIROS, Router, Running, assert_ok, echo_chatter, finish, spawn, stdout_lines,
+    KAIROS, PY_BOUNDED_WAIT, Router, Running, assert_ok, echo_chatter, finish, spawn, stdout_lines,
 };
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -105,13 +105,6 @@ from zenoh_ros2_sdk import ROS2Publisher, ROS2Subscriber, ROS2ServiceClient, get
 PORT = int(os.environ["ROUTER_PORT"])
 STRING_DEF = "string data\n"
 STRING_HASH = "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18"
-def bounded_wait(pred, seconds):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
 "#;
 
 #[test]
@@ -130,7 +123,7 @@ fn a_python_publisher_reaches_a_kairos_subscription() {
         "45",
     ]));
     let script = format!(
-        "{PY_PRELUDE}
+        "{PY_PRELUDE}{PY_BOUNDED_WAIT}
 pub = ROS2Publisher('/py_chatter', 'std_msgs/msg/String', msg_definition=STRING_DEF, type_hash=STRING_HASH, node_name='py_talker', router_port=PORT)
 def kairos_sub_seen():
     # Subscribers only: the topic itself is listed as soon as this publisher exists.
@@ -165,7 +158,7 @@ fn a_kairos_publisher_reaches_a_python_subscriber_that_sees_it_in_its_graph() {
     zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk");
     let router = Router::start(KAIROS);
     let script = format!(
-        "{PY_PRELUDE}
+        "{PY_PRELUDE}{PY_BOUNDED_WAIT}
 got = []
 sub = ROS2Subscriber('/k_chatter', 'std_msgs/msg/String', lambda m: got.append(m.data), msg_definition=STRING_DEF, type_hash=STRING_HASH, node_name='py_listener', router_port=PORT)
 print('ready', flush=True)
@@ -245,7 +238,7 @@ fn a_python_client_calls_a_kairos_service_and_sees_it() {
         "45",
     ]));
     let script = format!(
-        "{PY_PRELUDE}
+        "{PY_PRELUDE}{PY_BOUNDED_WAIT}
 HASH = 'RIHS01_e118de6bf5eeb66a2491b5bda11202e7b68f198d6f67922cf30364858239c81a'
 seen = []
 def served():
@@ -541,7 +534,7 @@ fn a_kairos_client_calls_a_python_service() {
     zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk");
     let router = Router::start(KAIROS);
     let script = format!(
-        "{PY_PRELUDE}
+        "{PY_PRELUDE}{PY_BOUNDED_WAIT}
 from zenoh_ros2_sdk import ROS2ServiceServer
 HASH = 'RIHS01_e118de6bf5eeb66a2491b5bda11202e7b68f198d6f67922cf30364858239c81a'
 calls = []

@@ -115,22 +115,20 @@ fn the_qos_each_process_declares_is_read_from_its_tokens() {
         "40",
     ]));
     // The echo process announces its subscription once it runs: ask again until it does.
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    let info = loop {
-        let out = router
-            .kairos()
-            .args(["topic", "info", "/latched", "--json", "--spin-time", "1"])
-            .output()
-            .expect("kairos topic info");
-        let info: serde_json::Value =
-            serde_json::from_str(&assert_ok("kairos topic info", &out)).expect("JSON");
-        let subscribed = info["subscriptions"]
+    let subscribed = |text: &str| {
+        let info: serde_json::Value = serde_json::from_str(text).expect("JSON");
+        info["subscriptions"]
             .as_array()
-            .is_some_and(|s| !s.is_empty());
-        if subscribed || std::time::Instant::now() > deadline {
-            break info;
-        }
+            .is_some_and(|s| !s.is_empty())
     };
+    let text = topic_info_until(
+        &router,
+        "/latched",
+        &["--json"],
+        Duration::from_secs(30),
+        subscribed,
+    );
+    let info: serde_json::Value = serde_json::from_str(&text).expect("JSON");
     assert_eq!(info["types"], serde_json::json!(["std_msgs/msg/String"]));
     let publishers = info["publishers"].as_array().expect("publishers");
     assert_eq!(publishers.len(), 1, "{info:#}");

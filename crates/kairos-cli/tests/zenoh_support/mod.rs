@@ -58,9 +58,47 @@ pub fn interface_definitions(types: &[&str]) -> String {
     serde_json::to_string(&list).expect("JSON")
 }
 
+/// `bounded_wait(pred, seconds)` for the Python peers' scripts: true once `pred()` is,
+/// false when `seconds` passed first.
+pub const PY_BOUNDED_WAIT: &str = r#"
+import time
+def bounded_wait(pred, seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
+"#;
+
+/// Asks `kairos topic info TOPIC [extra] --spin-time 1` through `router` until `done`
+/// holds for its output or `within` passed; returns the last output.
+pub fn topic_info_until(
+    router: &Router,
+    topic: &str,
+    extra: &[&str],
+    within: std::time::Duration,
+    done: impl Fn(&str) -> bool,
+) -> String {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let out = router
+            .kairos()
+            .args(["topic", "info", topic])
+            .args(extra)
+            .args(["--spin-time", "1"])
+            .output()
+            .expect("kairos topic info");
+        let text = assert_ok("kairos topic info", &out);
+        if done(&text) || std::time::Instant::now() > deadline {
+            return text;
+        }
+    }
+}
+
 /// The start of a zenoh-ros2-sdk script: a session to the test's router (`ROUTER_PORT`),
 /// the definitions of `MSG_DEFS` (see [`interface_definitions`]) registered, their classes
-/// in `T`, `DEPS` by name, and `bounded_wait(pred, seconds)`.
+/// in `T`, `DEPS` by name. Scripts that wait add [`PY_BOUNDED_WAIT`].
 pub const PY_SDK_PRELUDE: &str = r#"
 import os, sys, time, json
 from zenoh_ros2_sdk import ROS2Publisher, ROS2Subscriber, get_topic_info
@@ -74,13 +112,6 @@ session = ZenohSession.get_instance("127.0.0.1", PORT)
 for name, text in DEFS:
     session.register_message_type(text, name)
 T = session.store.types
-def bounded_wait(pred, seconds):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
 "#;
 
 /// A folder for `PYTHONPATH` that holds kairos for Python as this checkout has it: its
