@@ -41,16 +41,14 @@
 //!   message, closes the last file with its summary and writes `metadata.yaml`.
 
 use crate::definition_source::LocalDefinitionSource;
-use crate::{BagMetadata, BagWriter, Error, FileSplit, QosProfile, TopicInfo, WriterOptions};
-use kairos::graph::{Node, Qos};
+use crate::{BagMetadata, BagWriter, Error, FileSplit, TopicInfo, WriterOptions};
+use kairos::graph::Node;
 use kairos::time::Clock;
 use kairos::trace::tp;
-use kairos_interface::service_event::SERVICE_EVENT_SUFFIX;
 use kairos_zenoh::ZenohTransport;
-use kairos_zenoh::graph_key::{self, History, WireQos};
+use kairos_zenoh::graph_key::WireQos;
 use kairos_zenoh::published::published_topics;
 use kairos_zenoh::raw::{RawSample, RawTopic};
-use regex::Regex;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -60,64 +58,12 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 mod control;
+mod qos_choice;
+mod selection;
 pub use control::RecorderControl;
-
-/// Which topics and services to record, as `ros2 bag record` selects them. A service is
-/// recorded through its introspection events, the topic `<service>/_service_event` (see
-/// `kairos::graph::IntrospectionState`): chosen by the service options (or by naming the
-/// topic), never by the topic options, as rosbag2 does.
-#[derive(Debug, Clone, Default)]
-pub struct Selection {
-    /// Every topic (`--all-topics`; `-a` is this and `all_services`).
-    pub all: bool,
-    /// These topics (absolute names).
-    pub topics: Vec<String>,
-    /// Topics, and services, whose name matches (`--regex`).
-    pub regex: Option<Regex>,
-    /// Not these topics or services (by the service's name or its event topic's), even if
-    /// chosen otherwise (`--exclude-regex`).
-    pub exclude: Option<Regex>,
-    /// Topics with a name part starting with `_` (`--include-hidden-topics`), which
-    /// `all` and `regex` skip otherwise.
-    pub include_hidden: bool,
-    /// Every service's events (`--all-services`).
-    pub all_services: bool,
-    /// These services' events (`--services`, absolute names).
-    pub services: Vec<String>,
-}
-
-impl Selection {
-    /// Whether `topic` is to be recorded.
-    pub fn wants(&self, topic: &str) -> bool {
-        if self.topics.iter().any(|t| t == topic) {
-            return true;
-        }
-        let excluded = |name: &str| self.exclude.as_ref().is_some_and(|r| r.is_match(name));
-        if let Some(service) = topic.strip_suffix(SERVICE_EVENT_SUFFIX) {
-            if self.services.iter().any(|s| s == service) {
-                return true;
-            }
-            let chosen =
-                self.all_services || self.regex.as_ref().is_some_and(|r| r.is_match(service));
-            return chosen && !excluded(service) && !excluded(topic);
-        }
-        let hidden = topic.split('/').any(|part| part.starts_with('_'));
-        if hidden && !self.include_hidden {
-            return false;
-        }
-        let chosen = self.all || self.regex.as_ref().is_some_and(|r| r.is_match(topic));
-        chosen && !excluded(topic)
-    }
-
-    /// Whether nothing can ever be chosen.
-    pub fn is_empty(&self) -> bool {
-        !self.all
-            && self.topics.is_empty()
-            && self.regex.is_none()
-            && !self.all_services
-            && self.services.is_empty()
-    }
-}
+use qos_choice::profile_of;
+pub use qos_choice::subscription_qos;
+pub use selection::Selection;
 
 /// How a [`Recorder`] records.
 #[derive(Debug, Clone)]
@@ -764,168 +710,5 @@ fn record_counts(writer: &mut BagWriter, counts: &[(String, TopicCounts)]) {
         ("while_paused", total.while_paused),
     ] {
         writer.set_custom_data(format!("kairos.recorder.{key}"), value.to_string());
-    }
-}
-
-/// rosbag2's choice: reliable only if every publisher is; transient local only if every
-/// publisher is, with the deepest history they keep. Public for the other tools that
-/// subscribe to whatever the graph offers (the Foxglove bridge).
-pub fn subscription_qos(offered: &[&WireQos]) -> Qos {
-    let depth = offered
-        .iter()
-        .map(|q| match q.history {
-            History::KeepLast(d) | History::KeepAll(d) => d,
-        })
-        .max()
-        .unwrap_or(10)
-        .clamp(1, 10_000);
-    let mut qos = Qos::keep_last(usize::try_from(depth).unwrap_or(10_000));
-    if !offered
-        .iter()
-        .all(|q| q.reliability == graph_key::Reliability::Reliable)
-    {
-        qos = qos.best_effort();
-    }
-    if !offered.is_empty()
-        && offered
-            .iter()
-            .all(|q| q.durability == graph_key::Durability::TransientLocal)
-    {
-        qos = qos.transient_local();
-    }
-    qos
-}
-
-/// A publisher's announced QoS as rosbag2 records it.
-fn profile_of(qos: &WireQos) -> QosProfile {
-    use crate::qos::{Durability, History as BagHistory, Liveliness, Reliability, RmwDuration};
-    let duration = |d: Option<kairos::time::Duration>| match d {
-        None => RmwDuration::INFINITE,
-        Some(d) => {
-            let nanos = u64::try_from(d.as_nanos()).unwrap_or(0);
-            RmwDuration {
-                sec: nanos / 1_000_000_000,
-                nsec: nanos % 1_000_000_000,
-            }
-        }
-    };
-    let (history, depth) = match qos.history {
-        History::KeepLast(d) => (BagHistory::KeepLast, d),
-        History::KeepAll(d) => (BagHistory::KeepAll, d),
-    };
-    QosProfile {
-        history,
-        depth,
-        reliability: match qos.reliability {
-            graph_key::Reliability::Reliable => Reliability::Reliable,
-            graph_key::Reliability::BestEffort => Reliability::BestEffort,
-        },
-        durability: match qos.durability {
-            graph_key::Durability::Volatile => Durability::Volatile,
-            graph_key::Durability::TransientLocal => Durability::TransientLocal,
-        },
-        deadline: duration(qos.deadline),
-        lifespan: duration(qos.lifespan),
-        liveliness: match qos.liveliness {
-            kairos::graph::Liveliness::Automatic => Liveliness::Automatic,
-            kairos::graph::Liveliness::ManualByTopic => Liveliness::ManualByTopic,
-        },
-        liveliness_lease_duration: duration(qos.liveliness_lease),
-        avoid_ros_namespace_conventions: false,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn selection_follows_ros2_bag_record() {
-        let all = Selection {
-            all: true,
-            exclude: Some(Regex::new("^/camera").unwrap()),
-            ..Selection::default()
-        };
-        assert!(all.wants("/chatter"));
-        assert!(!all.wants("/camera/image"));
-        assert!(
-            !all.wants("/add/_service_event"),
-            "a service's events are chosen as a service"
-        );
-        let hidden = Selection {
-            all: true,
-            include_hidden: true,
-            ..Selection::default()
-        };
-        assert!(hidden.wants("/_internal") && !hidden.wants("/add/_service_event"));
-        let services = Selection {
-            all_services: true,
-            exclude: Some(Regex::new("^/secret").unwrap()),
-            ..Selection::default()
-        };
-        assert!(services.wants("/add/_service_event") && !services.wants("/chatter"));
-        assert!(
-            !services.wants("/secret/_service_event"),
-            "excluded by name"
-        );
-        let by_topic = Selection {
-            all_services: true,
-            exclude: Some(Regex::new("_service_event$").unwrap()),
-            ..Selection::default()
-        };
-        assert!(
-            !by_topic.wants("/add/_service_event"),
-            "or by its topic's name"
-        );
-        let one = Selection {
-            services: vec!["/add".into()],
-            ..Selection::default()
-        };
-        assert!(one.wants("/add/_service_event") && !one.wants("/sub/_service_event"));
-        assert!(!one.is_empty() && !services.is_empty());
-        let listed = Selection {
-            topics: vec!["/add/_service_event".into()],
-            ..Selection::default()
-        };
-        assert!(
-            listed.wants("/add/_service_event"),
-            "a named topic is recorded"
-        );
-        assert!(!listed.wants("/chatter"));
-        let regex = Selection {
-            regex: Some(Regex::new("^/r").unwrap()),
-            ..Selection::default()
-        };
-        assert!(regex.wants("/rosout") && !regex.wants("/chatter"));
-        assert!(Selection::default().is_empty());
-    }
-
-    fn wire(reliable: bool, transient: bool, depth: u64) -> WireQos {
-        WireQos {
-            reliability: if reliable {
-                graph_key::Reliability::Reliable
-            } else {
-                graph_key::Reliability::BestEffort
-            },
-            durability: if transient {
-                graph_key::Durability::TransientLocal
-            } else {
-                graph_key::Durability::Volatile
-            },
-            history: History::KeepLast(depth),
-            ..WireQos::default()
-        }
-    }
-
-    #[test]
-    fn qos_is_chosen_as_rosbag2_chooses_it() {
-        let (a, b) = (wire(true, true, 5), wire(false, true, 20));
-        let qos = subscription_qos(&[&a, &b]);
-        assert_eq!(qos.reliability, kairos::graph::Reliability::BestEffort);
-        assert_eq!(qos.durability, kairos::graph::Durability::TransientLocal);
-        let c = wire(true, false, 1);
-        let qos = subscription_qos(&[&a, &c]);
-        assert_eq!(qos.reliability, kairos::graph::Reliability::Reliable);
-        assert_eq!(qos.durability, kairos::graph::Durability::Volatile);
     }
 }
