@@ -12,8 +12,8 @@
 //! A path that is not a bag, or a damaged file, is an error that names the file and says
 //! what kairos reads; nothing is printed as if the bag were whole.
 
-mod control;
 mod play;
+mod player_control;
 mod record;
 mod recorder_control;
 mod services;

@@ -149,7 +149,7 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
     std::thread::spawn(move || spinner.spin());
     let player = Player::start(transport.clone(), node.clone(), &args.bag, options)
         .with_context(|| format!("playing {}", args.bag.display()))?;
-    let services = super::control::serve(&node, &player.control())
+    let services = super::player_control::serve(&node, &player.control())
         .context("cannot serve the player's control services")?;
     // rosbag2's line, which tools wait for to know that playing started.
     node.logger().info(format!(
