@@ -3,6 +3,9 @@
 //! here wrote (rosbags, mcap_ros2) decode; a recorder killed with SIGKILL leaves a bag that
 //! reads up to its last complete chunk and that `kairos bag reindex` completes; a full disk
 //! stops the recording with an error that says so, and the bag written until then reads.
+//!
+//! One file for one subject, however many tests it holds: each file under `tests/` is a
+//! binary of its own, and each binary links zenoh again into every CI build.
 
 mod zenoh_support;
 
