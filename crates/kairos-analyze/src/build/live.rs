@@ -180,3 +180,65 @@ impl MessageGraph for Tree<'_> {
         self.live.children(d.message, d.delivery).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(cause: Option<DeliveryRef>) -> Message {
+        Message {
+            topic: "/t".into(),
+            publisher: None,
+            published: None,
+            sent: None,
+            source_timestamp: None,
+            publish_tid: None,
+            dropped_by_publisher: None,
+            cause,
+            cause_link: None,
+            deliveries: Vec::new(),
+            bag: None,
+        }
+    }
+
+    fn caused_by(message: MessageId) -> Option<DeliveryRef> {
+        Some(DeliveryRef {
+            message,
+            delivery: 0,
+        })
+    }
+
+    #[test]
+    fn a_tree_retires_whole_once_quiet_and_the_window_moves_past_it() {
+        let mut live = Live::default();
+        let root = live.push(message(None), 10);
+        let child = live.push(message(caused_by(root)), 20);
+        let grandchild = live.push(message(caused_by(child)), 30);
+        let other = live.push(message(None), 15);
+        assert_eq!(live.tree(root), [root, child, grandchild]);
+        assert_eq!(live.children(root, 0).collect::<Vec<_>>(), [child]);
+        // A change to the grandchild keeps the whole tree live.
+        live.get_mut(grandchild, 50);
+        assert_eq!(live.ready_root(40, false), None, "changed at 50");
+        assert_eq!(live.ready_root(50, false), Some(root));
+        for id in live.tree(root) {
+            live.remove(id);
+        }
+        assert_eq!(live.ready_root(50, false), Some(other), "the window moved");
+        assert_eq!(live.oldest_created(), Some(15));
+        assert!(live.get(child).is_none(), "retired");
+        assert_eq!(live.next_id(), MessageId(4), "ids are never given again");
+    }
+
+    #[test]
+    fn a_cause_already_retired_makes_a_new_root_and_force_retires_a_busy_tree() {
+        let mut live = Live::default();
+        let gone = live.push(message(None), 0);
+        live.remove(gone);
+        let orphan = live.push(message(caused_by(gone)), 5);
+        assert_eq!(live.tree(orphan), [orphan]);
+        live.touch(orphan, 1_000);
+        assert_eq!(live.ready_root(10, false), None);
+        assert_eq!(live.ready_root(10, true), Some(orphan));
+    }
+}

@@ -250,3 +250,106 @@ impl Builder {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ts: i64) -> At {
+        At { ts, pid: 1, tid: 1 }
+    }
+
+    fn builder() -> (Builder, PublisherId, SubscriptionId) {
+        let mut b = Builder::new(Options::default());
+        let p = b.publisher(1, 10, None, Topic::from("/chatter"), None);
+        let s = b.subscription(2, 20, None, Topic::from("/chatter"), None);
+        (b, p, s)
+    }
+
+    #[test]
+    fn a_stamped_publish_is_found_by_its_stamp_and_teaches_the_offset() {
+        let (mut b, p, _) = builder();
+        let m = b
+            .publish(at(1_000), Some(p), Topic::from("/chatter"))
+            .expect("followed");
+        b.stamp(m, 1_300, 1_000);
+        assert_eq!(b.m.publishers[p].published, 1);
+        assert_eq!(
+            b.messages
+                .get(&MsgKey::SourceTs(Topic::from("/chatter"), 1_300)),
+            Some(&m)
+        );
+        assert_eq!(b.live.get(m).and_then(|m| m.source_timestamp), Some(1_300));
+        assert_eq!(b.stamp_offset, Some(300));
+        // Later stamps move the offset an eighth of the way, not all of it.
+        b.learn_offset(1_100);
+        assert_eq!(b.stamp_offset, Some(300 + 800 / 8));
+    }
+
+    #[test]
+    fn an_unkeyed_take_gets_the_nearest_unstamped_publish_once_per_subscription() {
+        let (mut b, p, s) = builder();
+        let topic = Topic::from("/chatter");
+        let first = b.publish(at(1_000_000), Some(p), topic.clone()).unwrap();
+        b.unstamped(first, topic.clone(), 1_000_000);
+        let second = b.publish(at(1_400_000), Some(p), topic.clone()).unwrap();
+        b.unstamped(second, topic.clone(), 1_400_000);
+        assert_eq!(b.nearest_publish(&topic, s, 1_350_000), Some(second));
+        let delivery = Delivery {
+            subscription: Some(s),
+            link: Some(Link::NearestPublish),
+            ..Delivery::default()
+        };
+        b.deliver(second, 1_350_000, delivery);
+        assert_eq!(
+            b.nearest_publish(&topic, s, 1_350_000),
+            Some(first),
+            "the subscription took the nearer one already"
+        );
+        let bound = crate::model::NEAREST_PUBLISH_BOUND_NS;
+        assert_eq!(
+            b.nearest_publish(&topic, s, 1_000_000 + 3 * bound),
+            None,
+            "nothing within the bound"
+        );
+        // Publishes older than a second leave the pool as newer ones come.
+        let late = 1_400_000 + 2_000_000_000;
+        let third = b.publish(at(late), Some(p), topic.clone()).unwrap();
+        b.unstamped(third, topic.clone(), late);
+        assert_eq!(
+            b.unstamped[&topic].iter().copied().collect::<Vec<_>>(),
+            [third]
+        );
+    }
+
+    #[test]
+    fn every_delivery_is_counted_as_exact_inferred_or_unlinked() {
+        let (mut b, p, s) = builder();
+        let m = b.publish(at(5), Some(p), Topic::from("/chatter")).unwrap();
+        for link in [Some(Link::Sequence), Some(Link::NearestPublish), None] {
+            let d = Delivery {
+                subscription: Some(s),
+                link,
+                ..Delivery::default()
+            };
+            b.deliver(m, 6, d).expect("a followed message");
+        }
+        let takes = &b.m.subscriptions[s].takes;
+        assert_eq!((takes.exact, takes.inferred, takes.unlinked), (1, 1, 1));
+        assert_eq!(b.m.links[&Link::Sequence], 1);
+        assert_eq!(b.m.links[&Link::NearestPublish], 1);
+        assert_eq!(b.live.get(m).unwrap().deliveries.len(), 3);
+        assert_eq!(b.link_if_published(m, Link::Sequence), Some(Link::Sequence));
+        let orphan = b.orphan(7, Topic::from("/chatter"));
+        assert_eq!(b.link_if_published(orphan, Link::Sequence), None);
+        assert_eq!(b.m.unmatched_takes, 1);
+    }
+
+    #[test]
+    fn without_messages_kept_a_publish_is_counted_not_followed() {
+        let mut b = Builder::new(Options { messages: false });
+        let p = b.publisher(1, 10, None, Topic::from("/chatter"), None);
+        assert_eq!(b.publish(at(1), Some(p), Topic::from("/chatter")), None);
+        assert_eq!(b.m.publishers[p].published, 1);
+    }
+}
