@@ -17,6 +17,7 @@
 //!   `share/ament_index/resource_index/packages/<package>`; the first prefix listed wins.
 
 use crate::MessageDefinition;
+use kairos_ament::PackageIndex;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 
@@ -62,7 +63,7 @@ enum Missing {
 /// Definitions read from the packages of a list of prefixes (see the module docs).
 #[derive(Debug, Clone, Default)]
 pub struct LocalDefinitionSource {
-    prefixes: Vec<PathBuf>,
+    packages: PackageIndex,
     /// Each file read (or found missing): its text and the types it refers to.
     files: HashMap<(String, Format), Option<Spec>>,
 }
@@ -73,20 +74,17 @@ type Spec = (String, BTreeSet<String>);
 impl LocalDefinitionSource {
     /// The prefixes of `AMENT_PREFIX_PATH`, in order.
     pub fn from_env() -> Self {
-        let prefixes = std::env::var_os("AMENT_PREFIX_PATH")
-            .map(|paths| {
-                std::env::split_paths(&paths)
-                    .filter(|p| !p.as_os_str().is_empty())
-                    .collect()
-            })
-            .unwrap_or_default();
-        Self::with_prefixes(prefixes)
+        Self::of(PackageIndex::from_env())
     }
 
     /// These prefixes, in order.
     pub fn with_prefixes(prefixes: Vec<PathBuf>) -> Self {
+        Self::of(PackageIndex::with_prefixes(prefixes))
+    }
+
+    fn of(packages: PackageIndex) -> Self {
         Self {
-            prefixes,
+            packages,
             files: HashMap::new(),
         }
     }
@@ -226,15 +224,7 @@ impl LocalDefinitionSource {
 
     /// `share/<package>` of the first prefix that has the package.
     fn share(&self, package: &str) -> Option<PathBuf> {
-        self.prefixes
-            .iter()
-            .find(|prefix| {
-                prefix
-                    .join("share/ament_index/resource_index/packages")
-                    .join(package)
-                    .is_file()
-            })
-            .map(|prefix| prefix.join("share").join(package))
+        self.packages.share(package).ok()
     }
 }
 

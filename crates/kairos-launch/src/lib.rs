@@ -19,7 +19,8 @@
 //! - [`router`]: the Zenoh router the processes meet at, started when none answers;
 //! - [`process`]: children killed when dropped, signals, bounded waits for their lines
 //!   (the multi-process demos use them too);
-//! - [`package`]: installed packages in ament's index (`AMENT_PREFIX_PATH`), for
+//! - [`package`] (the `kairos-ament` crate): installed packages in ament's index
+//!   (`AMENT_PREFIX_PATH`), for
 //!   `pkg:` of a node, `$(find-pkg-share ...)`, `kairos run` and `kairos launch PKG FILE`;
 //! - `substitute`: substitutions (`$(var ...)`, `$(env ...)`, `$(find-pkg-share ...)`, ...);
 //! - `tree`, `yaml`, `xml`: the entity tree every format reads into, with line numbers,
@@ -29,7 +30,7 @@
 
 pub mod description;
 pub mod driver;
-pub mod package;
+pub use kairos_ament as package;
 pub mod process;
 pub mod router;
 mod substitute;

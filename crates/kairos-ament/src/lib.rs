@@ -9,9 +9,12 @@
 //! variable lists them; the first that has a package is the package's, as
 //! `ament_index_python` decides (a workspace overlays the ones after it).
 //!
-//! What this module promises: every lookup that fails says what was searched and what
+//! What this crate promises: every lookup that fails says what was searched and what
 //! to do (source the workspace's setup, or set `AMENT_PREFIX_PATH`), and names the
 //! packages or executables that do exist when one was misspelt.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -385,7 +388,8 @@ fn walk(dir: &Path, visit: &mut dyn FnMut(&Path)) {
     }
 }
 
-pub(crate) fn is_executable(path: &Path) -> bool {
+/// Whether `path` is a file someone may execute.
+pub fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     path.metadata()
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
