@@ -886,3 +886,129 @@ fn a_services_calls_are_recorded_through_its_introspection_events() {
     assert_ok("the second server", &finish(again, LIMIT));
     assert!(serving.rest(LIMIT).iter().any(|l| l == "served 3"));
 }
+
+/// Reads `--progress` lines until the recorder has received `want` messages.
+fn wait_received(lines: &mut Lines, want: u64) {
+    let deadline = std::time::Instant::now() + LIMIT;
+    let mut last = String::new();
+    loop {
+        let line = lines
+            .next_within(deadline.saturating_duration_since(std::time::Instant::now()))
+            .unwrap_or_else(|| panic!("the recorder never received {want}; last: {last}"));
+        let Some(rest) = line.strip_prefix("kairos bag record: so far ") else {
+            continue;
+        };
+        let received: u64 = rest
+            .split(' ')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .expect("a count");
+        if received >= want {
+            return;
+        }
+        last = line;
+    }
+}
+
+/// `--snapshot-mode`: nothing is written until `/rosbag2_recorder/snapshot` is called;
+/// then the latest `--max-cache-size` bytes of messages are, and what arrives after the
+/// last snapshot is counted as in no snapshot, never silently gone.
+#[test]
+fn snapshot_mode_writes_the_latest_messages_when_asked() {
+    let router = Router::start(KAIROS);
+    let dir = tempfile::tempdir().unwrap();
+    let bag = dir.path().join("snap");
+    // "first" is 14 bytes of CDR with its header: 56 bytes hold the latest four.
+    let (recorder, mut lines) = record(
+        &router,
+        &bag,
+        &[
+            "/snap",
+            "--snapshot-mode",
+            "--max-cache-size",
+            "56",
+            "--progress",
+        ],
+    );
+    publish(&router, "/snap", "std_msgs/msg/String", "{data: first}", 10);
+    wait_received(&mut lines, 10);
+    let snapshot = |router: &Router| {
+        let out = router
+            .kairos()
+            .args([
+                "service",
+                "call",
+                "/rosbag2_recorder/snapshot",
+                "rosbag2_interfaces/srv/Snapshot",
+                "{}",
+            ])
+            .output()
+            .expect("kairos service call");
+        assert_ok("kairos service call .../snapshot", &out)
+    };
+    let answer = snapshot(&router);
+    assert!(answer.contains("success: true"), "{answer}");
+    publish(&router, "/snap", "std_msgs/msg/String", "{data: second}", 5);
+    wait_received(&mut lines, 15);
+    signal(&recorder, "INT");
+    let out = finish(recorder, LIMIT);
+    let stderr = lines.rest(Duration::from_secs(5)).join("\n");
+    assert!(out.status.success(), "recorder failed: {stderr}");
+
+    let bag = kairos_bag::Bag::open(&bag).expect("the bag opens");
+    let custom = &bag.info().custom_data;
+    let count = |key: &str| -> u64 {
+        custom
+            .get(&format!("kairos.recorder.{key}"))
+            .unwrap_or_else(|| panic!("no kairos.recorder.{key} in {custom:?}"))
+            .parse()
+            .unwrap()
+    };
+    let (received, written, dropped, not_snapshotted) = (
+        count("received"),
+        count("written"),
+        count("dropped_queue"),
+        count("not_snapshotted"),
+    );
+    assert_eq!(received, 15, "{custom:?}");
+    assert_eq!(
+        written + dropped + count("not_written") + not_snapshotted,
+        received,
+        "every message written or counted: {custom:?}"
+    );
+    let messages: Vec<kairos_bag::BagMessage> =
+        bag.messages().unwrap().map(|m| m.unwrap()).collect();
+    assert_eq!(messages.len() as u64, written);
+    let texts: Vec<String> = messages
+        .iter()
+        .map(|m| {
+            kairos_zenoh::interfaces::message_by_name("std_msgs/msg/String")
+                .unwrap()
+                .payload_to_json(&m.data)
+                .unwrap()["data"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert!(
+        texts.iter().all(|t| t == "first"),
+        "only what the snapshot held: {texts:?}"
+    );
+    let sequences: Vec<u32> = messages.iter().map(|m| m.sequence).collect();
+    if dropped == 0 {
+        // Nothing was refused at the writer's queue: the snapshot held exactly the latest
+        // four of the ten, and the five after it were still held at the end.
+        assert_eq!(sequences, [7, 8, 9, 10], "{custom:?}");
+        assert_eq!(not_snapshotted, 6 + 5, "{custom:?}");
+    } else {
+        assert!(
+            (1..=4).contains(&written) && sequences.windows(2).all(|w| w[0] < w[1]),
+            "{sequences:?} {custom:?}"
+        );
+    }
+    assert!(
+        stderr.contains("in no snapshot (pushed out of the buffer, or held at the end)"),
+        "{stderr}"
+    );
+}

@@ -1,5 +1,5 @@
 //! Controlling a recording from any thread, as rosbag2's recorder control services do:
-//! pause, resume, is paused, split the bag.
+//! pause, resume, is paused, split the bag, take a snapshot.
 //!
 //! What a [`RecorderControl`] promises:
 //! - **Pause and resume apply at once**: a message that arrives after `pause` returns is
@@ -8,9 +8,11 @@
 //!   rosbag2's recorder does.
 //! - **A split is done in order**: it goes through the writer's queue, so every message
 //!   received before the request is in the closed file and every later one in the next.
-//! - **Never hangs**: a split is answered by the writer, or fails once the writer has
-//!   stopped, its queue is full, or it has not answered within [`SPLIT_ANSWER_BOUND`]
-//!   (a disk that blocks a write), saying which.
+//!   So is a snapshot (snapshot mode): every message received before the request, and
+//!   still held, is written.
+//! - **Never hangs**: a split or snapshot is answered by the writer, or fails once the
+//!   writer has stopped, its queue is full, or it has not answered within
+//!   [`SPLIT_ANSWER_BOUND`] (a disk that blocks a write), saying which.
 
 use super::*;
 use std::sync::mpsc::RecvTimeoutError;
@@ -42,11 +44,23 @@ impl RecorderControl {
         self.shared.paused.load(Ordering::Acquire)
     }
 
+    /// Writes the messages snapshot mode holds into the bag, as rosbag2's `snapshot`;
+    /// returns how many there were. Fails outside snapshot mode, saying how to turn it on.
+    pub fn snapshot(&self) -> Result<u64, String> {
+        let (reply, answer) = sync_channel(1);
+        self.ask(Event::Snapshot(reply), answer)?
+    }
+
     /// Closes the bag's current file and opens the next, as rosbag2's `split_bagfile`;
     /// returns the files closed and opened.
     pub fn split(&self) -> Result<FileSplit, String> {
         let (reply, answer) = sync_channel(1);
-        match self.requests.try_send(Event::Split(reply)) {
+        self.ask(Event::Split(reply), answer)?
+    }
+
+    /// Sends `request` through the writer's queue and waits for its answer, bounded.
+    fn ask<T>(&self, request: Event, answer: Receiver<T>) -> Result<T, String> {
+        match self.requests.try_send(request) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
                 return Err("the writer's queue is full; try again once it drains".into());
@@ -56,7 +70,7 @@ impl RecorderControl {
             }
         }
         match answer.recv_timeout(SPLIT_ANSWER_BOUND) {
-            Ok(answer) => answer,
+            Ok(answer) => Ok(answer),
             Err(RecvTimeoutError::Disconnected) => Err("the recording has stopped".into()),
             Err(RecvTimeoutError::Timeout) => Err(format!(
                 "the writer did not answer within {SPLIT_ANSWER_BOUND:?} (is the disk blocked?)"

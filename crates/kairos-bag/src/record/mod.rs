@@ -37,6 +37,12 @@
 //!   [`TopicCounts::while_paused`]), and split the bag now. Recording can start paused
 //!   ([`RecordOptions::start_paused`]). Every split, by size, by duration or asked for, is
 //!   handed to [`RecordOptions::on_split`] with the closed and opened files, in order.
+//! - **Snapshot mode** ([`RecordOptions::snapshot_mode`], rosbag2's `--snapshot-mode`):
+//!   the latest [`RecordOptions::max_cache_bytes`] of messages are held in memory and
+//!   written only when [`RecorderControl::snapshot`] asks, in arrival order; what ages
+//!   out, or is still held at stop, is counted ([`TopicCounts::not_snapshotted`]).
+//!   For each topic, `received = written + dropped_queue + not_written +
+//!   not_snapshotted` once the recorder has stopped.
 //! - **Stops whole.** [`Recorder::stop`] undeclares the subscriptions, writes every queued
 //!   message, closes the last file with its summary and writes `metadata.yaml`.
 
@@ -60,10 +66,12 @@ use std::time::Duration;
 mod control;
 mod qos_choice;
 mod selection;
+mod snapshot;
 pub use control::RecorderControl;
 use qos_choice::profile_of;
 pub use qos_choice::subscription_qos;
 pub use selection::Selection;
+use snapshot::{NOT_IN_SNAPSHOT_MODE, Pending, SnapshotBuffer};
 
 /// How a [`Recorder`] records.
 #[derive(Debug, Clone)]
@@ -80,6 +88,10 @@ pub struct RecordOptions {
     pub discovery_period: Duration,
     /// Start paused (rosbag2's `--start-paused`): nothing is recorded until resumed.
     pub start_paused: bool,
+    /// Snapshot mode (rosbag2's `--snapshot-mode`): the latest `max_cache_bytes` of
+    /// messages are kept in memory and written only when a snapshot is asked for
+    /// ([`RecorderControl::snapshot`]); see [`snapshot`](self#snapshot-mode).
+    pub snapshot_mode: bool,
     /// Called on the writer's thread after each split of the bag (rosbag2 publishes
     /// `events/write_split` from it).
     pub on_split: Option<SplitHook>,
@@ -103,6 +115,7 @@ impl Default for RecordOptions {
             max_cache_bytes: 100 * 1024 * 1024,
             discovery_period: Duration::from_millis(100),
             start_paused: false,
+            snapshot_mode: false,
             on_split: None,
         }
     }
@@ -125,6 +138,9 @@ pub struct TopicCounts {
     /// Messages that arrived while recording was paused, not recorded (not counted in
     /// `received`).
     pub while_paused: u64,
+    /// Snapshot mode: messages that left the snapshot buffer to make room for newer ones,
+    /// or were still in it when recording stopped, without a snapshot taking them.
+    pub not_snapshotted: u64,
 }
 
 impl std::ops::Add for TopicCounts {
@@ -138,6 +154,7 @@ impl std::ops::Add for TopicCounts {
             not_written: self.not_written + b.not_written,
             lost_in_transport: self.lost_in_transport + b.lost_in_transport,
             while_paused: self.while_paused + b.while_paused,
+            not_snapshotted: self.not_snapshotted + b.not_snapshotted,
         }
     }
 }
@@ -182,6 +199,7 @@ struct TopicStats {
     not_written: AtomicU64,
     lost: AtomicU64,
     while_paused: AtomicU64,
+    not_snapshotted: AtomicU64,
 }
 
 impl TopicStats {
@@ -193,23 +211,18 @@ impl TopicStats {
             not_written: self.not_written.load(Ordering::Acquire),
             lost_in_transport: self.lost.load(Ordering::Acquire),
             while_paused: self.while_paused.load(Ordering::Acquire),
+            not_snapshotted: self.not_snapshotted.load(Ordering::Acquire),
         }
     }
 }
 
 enum Event {
     Topic(TopicInfo),
-    Message {
-        topic: Arc<str>,
-        stats: Arc<TopicStats>,
-        log_time: u64,
-        publish_time: u64,
-        sequence: u32,
-        data: Vec<u8>,
-        traced: Traced,
-    },
+    Message(Pending),
     /// Split the bag now; the answer is the split, or why not.
     Split(SyncSender<Result<FileSplit, String>>),
+    /// Write the snapshot buffer now; the answer is how many messages it held, or why not.
+    Snapshot(SyncSender<Result<u64, String>>),
     Stop,
 }
 
@@ -271,6 +284,11 @@ impl Recorder {
                 "no topic selected: name topics, or choose all (-a) or a regex (--regex)".into(),
             ));
         }
+        if options.snapshot_mode && options.max_cache_bytes == 0 {
+            return Err(Error::InvalidOption(
+                "snapshot mode keeps the latest max_cache_bytes of messages: give it more than 0 (--max-cache-size)".into(),
+            ));
+        }
         let mut writer = BagWriter::create(dir, options.writer.clone())?;
         writer.set_custom_data("kairos.recorder", "kairos bag record");
         let shared = Arc::new(Shared {
@@ -289,9 +307,12 @@ impl Recorder {
         let writer = {
             let shared = shared.clone();
             let on_split = options.on_split.clone();
+            let snapshot = options
+                .snapshot_mode
+                .then(|| SnapshotBuffer::new(options.max_cache_bytes));
             std::thread::Builder::new()
                 .name("kairos-bag-writer".into())
-                .spawn(move || write_loop(writer, rx, &shared, on_split))
+                .spawn(move || write_loop(writer, rx, &shared, on_split, snapshot))
                 .map_err(|e| Error::InvalidOption(format!("cannot start the writer: {e}")))?
         };
         {
@@ -539,7 +560,7 @@ impl Discoverer {
                     shared.queued_bytes.fetch_sub(size, Ordering::AcqRel);
                     return dropped(&shared);
                 }
-                let event = Event::Message {
+                let event = Event::Message(Pending {
                     topic: name.clone(),
                     stats: stats.clone(),
                     log_time: u64::try_from(clock.now().nanos()).unwrap_or(0),
@@ -547,7 +568,7 @@ impl Discoverer {
                     sequence: sample.attachment.sequence_number as u32,
                     data: sample.payload,
                     traced,
-                };
+                });
                 shared.queued_messages.fetch_add(1, Ordering::AcqRel);
                 if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) =
                     tx.try_send(event)
@@ -589,12 +610,38 @@ fn write_loop(
     rx: Receiver<Event>,
     shared: &Shared,
     on_split: Option<SplitHook>,
+    mut snapshot: Option<SnapshotBuffer>,
 ) -> WriterEnd {
     let mut first_error: Option<Error> = None;
     let report_splits = |writer: &mut BagWriter| {
         for split in writer.take_splits() {
             if let Some(hook) = &on_split {
                 (hook.0)(&split);
+            }
+        }
+    };
+    let write = |writer: &mut BagWriter, first_error: &mut Option<Error>, m: Pending| {
+        if first_error.is_some() {
+            m.stats.not_written.fetch_add(1, Ordering::AcqRel);
+            return;
+        }
+        match writer.write(&m.topic, m.log_time, m.publish_time, m.sequence, &m.data) {
+            Ok(()) => {
+                report_splits(writer);
+                m.stats.written.fetch_add(1, Ordering::AcqRel);
+                tp::bag_write(
+                    m.traced.subscription,
+                    m.traced.publisher,
+                    m.traced.seq,
+                    &m.topic,
+                    i64::try_from(m.log_time).unwrap_or(i64::MAX),
+                    m.data.len() as u64,
+                );
+            }
+            Err(e) => {
+                m.stats.not_written.fetch_add(1, Ordering::AcqRel);
+                *shared.failed.lock().expect("not poisoned") = Some(e.to_string());
+                *first_error = Some(e);
             }
         }
     };
@@ -619,51 +666,44 @@ fn write_loop(
                         split.ok_or_else(|| "the writer reported no split".to_owned())
                     }));
             }
+            Event::Snapshot(reply) => {
+                let answer = match &mut snapshot {
+                    None => Err(NOT_IN_SNAPSHOT_MODE.to_owned()),
+                    Some(buffer) => {
+                        let held = buffer.take();
+                        let count = held.len() as u64;
+                        for m in held {
+                            write(&mut writer, &mut first_error, m);
+                        }
+                        match &first_error {
+                            Some(e) => Err(format!("writing had failed: {e}")),
+                            None => Ok(count),
+                        }
+                    }
+                };
+                let _ = reply.send(answer);
+            }
             Event::Topic(info) => {
                 let name = info.name.clone();
                 if let Err(e) = writer.add_topic(info) {
                     log::warn!("kairos bag record: cannot add {name} to the bag: {e}");
                 }
             }
-            Event::Message {
-                topic,
-                stats,
-                log_time,
-                publish_time,
-                sequence,
-                data,
-                traced,
-            } => {
+            Event::Message(m) => {
                 shared
                     .queued_bytes
-                    .fetch_sub(data.len() as u64, Ordering::AcqRel);
+                    .fetch_sub(m.data.len() as u64, Ordering::AcqRel);
                 shared.queued_messages.fetch_sub(1, Ordering::AcqRel);
-                if first_error.is_some() {
-                    stats.not_written.fetch_add(1, Ordering::AcqRel);
-                    continue;
-                }
-                match writer.write(&topic, log_time, publish_time, sequence, &data) {
-                    Ok(()) => {
-                        report_splits(&mut writer);
-                        stats.written.fetch_add(1, Ordering::AcqRel);
-                        tp::bag_write(
-                            traced.subscription,
-                            traced.publisher,
-                            traced.seq,
-                            &topic,
-                            i64::try_from(log_time).unwrap_or(i64::MAX),
-                            data.len() as u64,
-                        );
-                    }
-                    Err(e) => {
-                        stats.not_written.fetch_add(1, Ordering::AcqRel);
-                        *shared.failed.lock().expect("not poisoned") = Some(e.to_string());
-                        first_error = Some(e);
-                    }
+                match &mut snapshot {
+                    Some(buffer) => buffer.push(m),
+                    None => write(&mut writer, &mut first_error, m),
                 }
             }
             Event::Stop => break,
         }
+    }
+    if let Some(buffer) = &mut snapshot {
+        buffer.discard();
     }
     let counts: Vec<(String, TopicCounts)> = {
         let topics = shared.topics.lock().expect("not poisoned");
@@ -685,8 +725,6 @@ fn write_loop(
     }
 }
 
-/// The recorder's counts, into the bag's `custom_data`: totals, and each topic that lost
-/// anything.
 fn record_counts(writer: &mut BagWriter, counts: &[(String, TopicCounts)]) {
     let mut total = TopicCounts::default();
     for (topic, c) in counts {
@@ -708,6 +746,7 @@ fn record_counts(writer: &mut BagWriter, counts: &[(String, TopicCounts)]) {
         ("not_written", total.not_written),
         ("lost_in_transport", total.lost_in_transport),
         ("while_paused", total.while_paused),
+        ("not_snapshotted", total.not_snapshotted),
     ] {
         writer.set_custom_data(format!("kairos.recorder.{key}"), value.to_string());
     }

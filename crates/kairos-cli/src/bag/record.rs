@@ -63,13 +63,20 @@ pub struct RecordArgs {
     #[arg(long)]
     pub use_sim_time: bool,
     /// The most bytes waiting for the writer; messages beyond are dropped and counted.
+    /// In snapshot mode, also the bytes of messages held for the next snapshot.
     #[arg(long, default_value_t = 100 * 1024 * 1024)]
     pub max_cache_size: u64,
+    /// Snapshot mode: keep the latest --max-cache-size bytes of messages in memory and
+    /// write them only when `/NODE/snapshot` is called (what is still held at the end is
+    /// not written, as rosbag2's).
+    #[arg(long)]
+    pub snapshot_mode: bool,
     /// How often to look for new topics, in milliseconds.
     #[arg(long, default_value_t = 100)]
     pub polling_interval: u64,
     /// The recorder's node name; its control services are `/NODE/pause`, `/NODE/resume`,
-    /// `/NODE/is_paused` and `/NODE/split_bagfile`, as rosbag2's.
+    /// `/NODE/is_paused`, `/NODE/split_bagfile` and in snapshot mode `/NODE/snapshot`, as
+    /// rosbag2's.
     #[arg(long, default_value = "rosbag2_recorder")]
     pub node_name: String,
     /// Start paused: nothing is recorded until `/NODE/resume` is called.
@@ -169,6 +176,7 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
         max_cache_bytes: args.max_cache_size,
         discovery_period: Duration::from_millis(args.polling_interval.max(1)),
         start_paused: args.start_paused,
+        snapshot_mode: args.snapshot_mode,
         on_split: Some(
             super::recorder_control::split_events(&node)
                 .context("cannot publish the split events")?,
@@ -183,8 +191,14 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     std::thread::spawn(move || spinner.spin());
     let recorder = Recorder::start(transport.clone(), node.clone(), clock, &output, options)
         .with_context(|| format!("cannot record into {}", output.display()))?;
-    let _services = super::recorder_control::serve(&node, &recorder.control())
+    let _services = super::recorder_control::serve(&node, &recorder.control(), args.snapshot_mode)
         .context("cannot serve the recorder's control services")?;
+    if args.snapshot_mode {
+        eprintln!(
+            "kairos bag record: snapshot mode: call {}/snapshot to write the latest messages",
+            node.fully_qualified_name()
+        );
+    }
     if args.start_paused {
         eprintln!(
             "kairos bag record: paused: call {}/resume to start",
@@ -308,6 +322,12 @@ fn print_report(output: &std::path::Path, report: &RecordReport) {
         }
         if c.while_paused > 0 {
             line += &format!(", {} not recorded (arrived while paused)", c.while_paused);
+        }
+        if c.not_snapshotted > 0 {
+            line += &format!(
+                ", {} in no snapshot (pushed out of the buffer, or held at the end)",
+                c.not_snapshotted
+            );
         }
         eprintln!("{line}");
     }

@@ -5,8 +5,7 @@
 //! tool that waits for `WriteSplitEvent`s work on `kairos bag record`. Each answers
 //! through a [`RecorderControl`] (see `kairos_bag::record` for what each promises).
 //!
-//! `~/snapshot` is not served: rosbag2 serves it only in snapshot mode, which `kairos bag
-//! record` does not have.
+//! `~/snapshot` is served in snapshot mode only (`--snapshot-mode`), as rosbag2 serves it.
 
 use super::ControlServices;
 use kairos::graph::{GraphError, Node, Publisher, Qos};
@@ -34,8 +33,13 @@ pub fn split_events(node: &Node) -> Result<SplitHook, GraphError> {
     })))
 }
 
-/// Serves the control services of `control` under `node`.
-pub fn serve(node: &Node, control: &RecorderControl) -> Result<ControlServices, GraphError> {
+/// Serves the control services of `control` under `node`; `~/snapshot` in snapshot mode
+/// only, as rosbag2's recorder.
+pub fn serve(
+    node: &Node,
+    control: &RecorderControl,
+    snapshot_mode: bool,
+) -> Result<ControlServices, GraphError> {
     let mut services = ControlServices::default();
     let (c, logger) = (control.clone(), node.logger().clone());
     services.keep(node.create_service("~/pause", move |_: PauseRequest| {
@@ -66,5 +70,23 @@ pub fn serve(node: &Node, control: &RecorderControl) -> Result<ControlServices, 
             SplitBagfileResponse::default()
         }),
     )?;
+    if snapshot_mode {
+        let (c, logger) = (control.clone(), node.logger().clone());
+        services.keep(
+            node.create_service("~/snapshot", move |_: SnapshotRequest| {
+                let success = match c.snapshot() {
+                    Ok(count) => {
+                        logger.info(format!("Snapshot: {count} message(s) written."));
+                        true
+                    }
+                    Err(e) => {
+                        logger.error(format!("cannot take a snapshot: {e}"));
+                        false
+                    }
+                };
+                SnapshotResponse { success }
+            }),
+        )?;
+    }
     Ok(services)
 }

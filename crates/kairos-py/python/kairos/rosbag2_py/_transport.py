@@ -232,6 +232,12 @@ class Recorder(_Process):
         if o.start_paused:
             args.append("--start-paused")
         args += ["--node-name", node_name]
+        if storage_options.snapshot_mode:
+            args.append("--snapshot-mode")
+        # rosbag2's 0 is "no cache, write at once", which kairos's bounded queue has no
+        # form of; snapshot mode needs its size (and refuses 0, as rosbag2 does).
+        if storage_options.snapshot_mode or storage_options.max_cache_size > 0:
+            args += ["--max-cache-size", str(storage_options.max_cache_size)]
         if storage_options.max_bagfile_size:
             args += ["--max-bag-size", str(storage_options.max_bagfile_size)]
         if storage_options.max_bagfile_duration:
