@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Duration;
 use zenoh_support::{
-    KAIROS, Router, assert_ok, finish, kairos, spawn, stdout_lines, topic_info_until,
+    KAIROS, Lines, Router, assert_ok, finish, kairos, spawn, stdout_lines, topic_info_until,
 };
 
 const LIMIT: Duration = Duration::from_secs(90);
@@ -631,6 +631,58 @@ fn ctrl_c_stops_a_looping_playback_and_prints_the_report() {
     let out = assert_ok("kairos bag play --loop, Ctrl-C", &finish(player, LIMIT));
     assert!(out.contains("(stopped)"), "{out}");
     assert!(out.contains("/topic: "), "{out}");
+}
+
+#[test]
+fn burst_sends_the_first_messages_at_once_then_stays_paused() {
+    // As `ros2 bag burst -n 3`: three messages, then paused until Ctrl-C. At --rate 100 a
+    // player that went on playing would have sent all ten long before the question below
+    // is answered.
+    let bag = rosbag2_bag("mcap/talker");
+    let router = Router::start(KAIROS);
+    let mut player = spawn(router.kairos().args([
+        "bag",
+        "burst",
+        bag.to_str().unwrap(),
+        "-n",
+        "3",
+        "--topics",
+        "/topic",
+        "--rate",
+        "100",
+    ]));
+    let mut stderr = Lines::of(player.0.stderr.take().expect("stderr"));
+    stderr.wait_for("burst 3 message(s), now paused", LIMIT);
+    let out = router
+        .kairos()
+        .args([
+            "service",
+            "call",
+            "/rosbag2_player/is_paused",
+            "rosbag2_interfaces/srv/IsPaused",
+            "{}",
+        ])
+        .output()
+        .expect("kairos service call");
+    let answer = assert_ok("kairos service call .../is_paused", &out);
+    assert!(answer.contains("paused: true"), "{answer}");
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &player.0.id().to_string()])
+        .status()
+        .expect("kill -INT");
+    assert!(killed.success());
+    let out = assert_ok("kairos bag burst, Ctrl-C", &finish(player, LIMIT));
+    assert!(out.contains("/topic: 3 sent"), "{out}");
+
+    // -n 0 (the default): every message at once; the bag's end ends the command.
+    let all =
+        spawn(
+            router
+                .kairos()
+                .args(["bag", "burst", bag.to_str().unwrap(), "--topics", "/topic"]),
+        );
+    let out = assert_ok("kairos bag burst", &finish(all, LIMIT));
+    assert!(out.contains("/topic: 10 sent"), "{out}");
 }
 
 #[test]

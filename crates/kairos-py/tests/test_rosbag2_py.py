@@ -317,6 +317,30 @@ def test_a_paused_player_waits_for_cancel_and_a_zero_duration_plays_nothing(monk
     assert not done.is_alive()
 
 
+def test_burst_sends_every_message_and_ends_or_some_and_stays_paused(monkeypatch, router):
+    """Player.burst runs `kairos bag burst`: with 0 it sends the whole bag and returns;
+    with fewer than the bag holds it stays paused until cancel(), as rosbag2's."""
+    for key, value in router.env(KAIROS_BIN=str(kairos_bin())).items():
+        monkeypatch.setenv(key, value)
+    bag = StorageOptions(uri=str(BAGS / "mcap" / "talker"))
+    options = PlayOptions()
+    options.topics_to_filter = ["/topic"]
+    everything = threading.Thread(target=Player().burst, args=(bag, options, 0), daemon=True)
+    everything.start()
+    everything.join(LIMIT)
+    assert not everything.is_alive(), "a burst of the whole bag did not end"
+
+    player = Player()
+    some = threading.Thread(target=player.burst, args=(bag, options, 2), daemon=True)
+    some.start()
+    wait_until(lambda: player._child is not None)
+    some.join(1.0)
+    assert some.is_alive(), "a burst of 2 of 10 ended instead of staying paused"
+    player.cancel()
+    some.join(LIMIT)
+    assert not some.is_alive()
+
+
 @pytest.mark.parametrize("storage", STORAGES)
 def test_a_recorder_and_a_player_run_kairos_and_stop_on_cancel(tmp_path, monkeypatch, router,
                                                                storage):

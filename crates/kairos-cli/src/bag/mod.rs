@@ -3,6 +3,7 @@
 //!
 //! - `record`: the topics of a running system into a new bag (see [`record`]);
 //! - `play`: a bag back to the running system at its recorded pace (see [`play`]);
+//! - `burst`: a bag's first messages at once, then paused, as `ros2 bag burst`;
 //! - `reindex`: a folder's `metadata.yaml` rebuilt from its files (a killed recorder's);
 //! - `info`: what `ros2 bag info` says of a bag, in its layout (`kairos_bag::info`), with
 //!   its `--topic-name`, `--verbose` and `--sort`;
@@ -34,6 +35,8 @@ pub enum BagCmd {
     Record(record::RecordArgs),
     /// Play a bag to the running system at its recorded pace (Ctrl-C stops).
     Play(play::PlayArgs),
+    /// Send a bag's first messages at once, then stay paused (as `ros2 bag burst`).
+    Burst(play::BurstArgs),
     /// What a bag holds: files, storage, duration, topics with types and counts.
     Info(InfoArgs),
     /// The messages of a bag in log-time order, as JSON where kairos knows the type.
@@ -86,6 +89,7 @@ pub fn run(cmd: BagCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         BagCmd::Record(args) => record::record(args),
         BagCmd::Play(args) => play::play(args),
+        BagCmd::Burst(args) => play::burst(args),
         BagCmd::Info(args) => info(&args),
         BagCmd::Echo(args) => echo(&args),
         BagCmd::Reindex(args) => reindex(&args),

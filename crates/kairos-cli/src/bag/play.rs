@@ -8,7 +8,7 @@
 //!
 //! The player is the node `rosbag2_player`, as rosbag2's, and serves its control services
 //! (`/rosbag2_player/pause`, `play_next`, `burst`, `seek`, `set_rate`, ...; see
-//! [`super::control`]).
+//! [`super::player_control`]).
 
 use crate::shared_args::TopicPatterns;
 use anyhow::Context;
@@ -82,6 +82,28 @@ pub struct PlayArgs {
     /// as rosbag2's --publish-service-requests.
     #[arg(long)]
     pub publish_service_requests: bool,
+    /// `kairos bag burst`'s count: start paused, send this many messages at once (0:
+    /// every one), then stay paused.
+    #[arg(skip)]
+    pub burst: Option<u64>,
+}
+
+/// `kairos bag burst`: as `ros2 bag burst`, the bag's first messages at once, then paused
+/// (the player's control services go on serving until Ctrl-C or the bag's end).
+#[derive(Debug, Args)]
+pub struct BurstArgs {
+    /// Send this many messages (0: every message of the bag).
+    #[arg(short = 'n', long, default_value_t = 0)]
+    pub num_messages: u64,
+    #[command(flatten)]
+    pub play: PlayArgs,
+}
+
+pub fn burst(args: BurstArgs) -> anyhow::Result<ExitCode> {
+    play(PlayArgs {
+        burst: Some(args.num_messages),
+        ..args.play
+    })
 }
 
 pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
@@ -115,7 +137,7 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
         clock_hz: args
             .clock
             .map(|hz| if hz == 0.0 { DEFAULT_CLOCK_HZ } else { hz }),
-        start_paused: args.start_paused,
+        start_paused: args.start_paused || args.burst.is_some(),
         playback_duration: (args.playback_duration >= 0.0)
             .then(|| seconds("--playback-duration", args.playback_duration))
             .transpose()?,
@@ -179,6 +201,10 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
                 "volatile"
             },
         );
+    }
+    if let Some(count) = args.burst {
+        let sent = player.control().burst(count);
+        eprintln!("kairos bag play: burst {sent} message(s), now paused");
     }
     let report = player.wait();
     drop(services);

@@ -137,13 +137,21 @@ class Player(_Process):
         super().__init__(log_level)
 
     def play(self, storage_options, play_options=None):
-        o = play_options or PlayOptions()
+        self._play("play", storage_options, play_options or PlayOptions(), [])
+
+    def burst(self, storage_options, play_options, num_messages):
+        """Sends the bag's first ``num_messages`` messages at once (0: all), then stays
+        paused until cancelled or the bag's end, as rosbag2's ``Player.burst``."""
+        self._play("burst", storage_options, play_options,
+                   ["--num-messages", str(int(num_messages))])
+
+    def _play(self, verb, storage_options, o, extra):
         unsupported = [name for name, used in (
             ("clock_publish_on_topic_publish", o.clock_publish_on_topic_publish),
         ) if used]
         if unsupported:
             raise RuntimeError(f"kairos bag play has no {', '.join(unsupported)} yet")
-        args = ["bag", "play", os.fspath(storage_options.uri), "--rate", str(o.rate)]
+        args = ["bag", verb, os.fspath(storage_options.uri), "--rate", str(o.rate), *extra]
         if o.loop:
             args.append("--loop")
         if o.start_paused:
