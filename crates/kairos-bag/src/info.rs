@@ -11,6 +11,7 @@
 //!   contribution, and a service's requests and responses counted as rosbag2 counts them
 //!   (distinct client and sequence number pairs), from the messages [`Contents`] read.
 //! - [`topic_names`] is `--topic-name`: the topics, service events left out.
+//! - [`summary`] is the same facts as data (`--json`).
 //! - The text ends where rosbag2's does: print it with a line break after it, as
 //!   `ros2 bag info` does.
 //! - Every list is sorted by [`SortBy`], name first as rosbag2's default, count ascending;
@@ -127,6 +128,79 @@ impl Contents {
 
     fn size_of(&self, topic: &str) -> u64 {
         self.bytes.get(topic).copied().unwrap_or(0)
+    }
+}
+
+/// The bag's description as data (`kairos bag info --json`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Summary<'a> {
+    /// The storage files, relative to the bag.
+    pub files: &'a [String],
+    /// Their bytes.
+    pub size_bytes: u64,
+    /// `mcap` or `sqlite3`.
+    pub storage: &'a str,
+    /// The metadata version.
+    pub version: u32,
+    /// `ROS_DISTRO` of the recording (empty when not recorded).
+    pub ros_distro: &'a str,
+    /// Last receive time minus first.
+    pub duration_ns: u64,
+    /// First receive time, ns since the epoch.
+    pub start_ns: u64,
+    /// Last receive time.
+    pub end_ns: u64,
+    /// Messages in the bag, service events included.
+    pub messages: u64,
+    /// `zstd` when compressed.
+    pub compression_format: &'a str,
+    /// `file` or `message` when compressed.
+    pub compression_mode: &'a str,
+    /// Each topic, in the bag's order.
+    pub topics: Vec<TopicSummary<'a>>,
+}
+
+/// One topic of a [`Summary`].
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TopicSummary<'a> {
+    /// The topic.
+    pub name: &'a str,
+    /// `pkg/msg/Type`.
+    #[serde(rename = "type")]
+    pub type_name: &'a str,
+    /// Its messages.
+    pub count: u64,
+    /// `cdr`.
+    pub serialization_format: &'a str,
+    /// RIHS01 hash, empty when not recorded.
+    pub type_description_hash: &'a str,
+}
+
+/// The bag's description as data, `bag_size` its storage files' bytes.
+pub fn summary(meta: &BagMetadata, bag_size: u64) -> Summary<'_> {
+    Summary {
+        files: &meta.relative_file_paths,
+        size_bytes: bag_size,
+        storage: &meta.storage_identifier,
+        version: meta.version,
+        ros_distro: &meta.ros_distro,
+        duration_ns: meta.duration_ns,
+        start_ns: meta.starting_time_ns,
+        end_ns: meta.end_time_ns(),
+        messages: meta.message_count,
+        compression_format: &meta.compression_format,
+        compression_mode: &meta.compression_mode,
+        topics: meta
+            .topics
+            .iter()
+            .map(|t| TopicSummary {
+                name: &t.name,
+                type_name: &t.type_name,
+                count: t.message_count,
+                serialization_format: &t.serialization_format,
+                type_description_hash: &t.type_description_hash,
+            })
+            .collect(),
     }
 }
 

@@ -65,11 +65,14 @@ use std::time::Duration;
 
 mod control;
 mod qos_choice;
+mod report;
 mod selection;
 mod snapshot;
 pub use control::RecorderControl;
 use qos_choice::profile_of;
 pub use qos_choice::subscription_qos;
+use report::record_counts;
+pub use report::{RecordReport, TopicCounts};
 pub use selection::Selection;
 use snapshot::{NOT_IN_SNAPSHOT_MODE, Pending, SnapshotBuffer};
 
@@ -118,66 +121,6 @@ impl Default for RecordOptions {
             snapshot_mode: false,
             on_split: None,
         }
-    }
-}
-
-/// What happened to one topic's messages.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TopicCounts {
-    /// Messages that reached the recorder.
-    pub received: u64,
-    /// Messages in the bag.
-    pub written: u64,
-    /// Messages dropped because the queue to the writer was full.
-    pub dropped_queue: u64,
-    /// Messages not written because writing had failed.
-    pub not_written: u64,
-    /// Messages the publishers sent that never reached the recorder (gaps in their
-    /// sequence numbers).
-    pub lost_in_transport: u64,
-    /// Messages that arrived while recording was paused, not recorded (not counted in
-    /// `received`).
-    pub while_paused: u64,
-    /// Snapshot mode: messages that left the snapshot buffer to make room for newer ones,
-    /// or were still in it when recording stopped, without a snapshot taking them.
-    pub not_snapshotted: u64,
-}
-
-impl std::ops::Add for TopicCounts {
-    type Output = TopicCounts;
-
-    fn add(self, b: TopicCounts) -> TopicCounts {
-        TopicCounts {
-            received: self.received + b.received,
-            written: self.written + b.written,
-            dropped_queue: self.dropped_queue + b.dropped_queue,
-            not_written: self.not_written + b.not_written,
-            lost_in_transport: self.lost_in_transport + b.lost_in_transport,
-            while_paused: self.while_paused + b.while_paused,
-            not_snapshotted: self.not_snapshotted + b.not_snapshotted,
-        }
-    }
-}
-
-/// What a recording ended with.
-#[derive(Debug)]
-pub struct RecordReport {
-    /// The bag's metadata (`None` if the bag could not be closed: see `error`).
-    pub metadata: Option<BagMetadata>,
-    /// Each recorded topic's counts.
-    pub topics: BTreeMap<String, TopicCounts>,
-    /// Topics recorded without a message definition (types kairos does not ship).
-    pub without_definition: Vec<String>,
-    /// The first write error (a full disk), or the error closing the bag.
-    pub error: Option<Error>,
-}
-
-impl RecordReport {
-    /// The counts of every topic, summed.
-    pub fn total(&self) -> TopicCounts {
-        self.topics
-            .values()
-            .fold(TopicCounts::default(), |a, b| a + *b)
     }
 }
 
@@ -722,32 +665,5 @@ fn write_loop(
             metadata: None,
             error: Some(first_error.unwrap_or(e)),
         },
-    }
-}
-
-fn record_counts(writer: &mut BagWriter, counts: &[(String, TopicCounts)]) {
-    let mut total = TopicCounts::default();
-    for (topic, c) in counts {
-        total = total + *c;
-        if c.dropped_queue + c.not_written + c.lost_in_transport > 0 {
-            writer.set_custom_data(
-                format!("kairos.recorder.lost.{topic}"),
-                format!(
-                    "received {}, written {}, dropped by the full queue {}, not written {}, lost in transport {}",
-                    c.received, c.written, c.dropped_queue, c.not_written, c.lost_in_transport
-                ),
-            );
-        }
-    }
-    for (key, value) in [
-        ("received", total.received),
-        ("written", total.written),
-        ("dropped_queue", total.dropped_queue),
-        ("not_written", total.not_written),
-        ("lost_in_transport", total.lost_in_transport),
-        ("while_paused", total.while_paused),
-        ("not_snapshotted", total.not_snapshotted),
-    ] {
-        writer.set_custom_data(format!("kairos.recorder.{key}"), value.to_string());
     }
 }

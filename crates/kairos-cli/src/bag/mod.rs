@@ -24,7 +24,7 @@ use services::ControlServices;
 use anyhow::Context;
 use clap::builder::TypedValueParser;
 use clap::{Args, Subcommand};
-use kairos_bag::{Bag, BagMetadata, ReadFilter, info};
+use kairos_bag::{Bag, ReadFilter, info};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, UNIX_EPOCH};
@@ -123,7 +123,8 @@ fn info(args: &InfoArgs) -> anyhow::Result<ExitCode> {
     let meta = bag.info();
     let size = info::bag_size(&bag);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&info_json(meta, size))?);
+        let summary = info::summary(meta, size);
+        println!("{}", serde_json::to_string_pretty(&summary)?);
     } else if args.verbose {
         if args.topic_name {
             println!(
@@ -144,36 +145,6 @@ fn info(args: &InfoArgs) -> anyhow::Result<ExitCode> {
         println!("{}", info::describe(meta, size, args.sort));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn info_json(meta: &BagMetadata, size: u64) -> serde_json::Value {
-    let topics: Vec<_> = meta
-        .topics
-        .iter()
-        .map(|t| {
-            serde_json::json!({
-                "name": t.name,
-                "type": t.type_name,
-                "count": t.message_count,
-                "serialization_format": t.serialization_format,
-                "type_description_hash": t.type_description_hash,
-            })
-        })
-        .collect();
-    serde_json::json!({
-        "files": meta.relative_file_paths,
-        "size_bytes": size,
-        "storage": meta.storage_identifier,
-        "version": meta.version,
-        "ros_distro": meta.ros_distro,
-        "duration_ns": meta.duration_ns,
-        "start_ns": meta.starting_time_ns,
-        "end_ns": meta.end_time_ns(),
-        "messages": meta.message_count,
-        "compression_format": meta.compression_format,
-        "compression_mode": meta.compression_mode,
-        "topics": topics,
-    })
 }
 
 /// A time since the epoch, as UTC and as seconds (`2020-04-02T22:23:55.112411371Z

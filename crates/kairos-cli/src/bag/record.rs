@@ -303,45 +303,7 @@ fn default_output() -> PathBuf {
 }
 
 fn print_report(output: &std::path::Path, report: &RecordReport) {
-    for (topic, c) in &report.topics {
-        let mut line = format!(
-            "kairos bag record: {topic}: {} received, {} written",
-            c.received, c.written
-        );
-        if c.dropped_queue > 0 {
-            line += &format!(", {} dropped (writer queue full)", c.dropped_queue);
-        }
-        if c.not_written > 0 {
-            line += &format!(", {} not written (writing had failed)", c.not_written);
-        }
-        if c.lost_in_transport > 0 {
-            line += &format!(
-                ", {} lost in transport (sequence gaps)",
-                c.lost_in_transport
-            );
-        }
-        if c.while_paused > 0 {
-            line += &format!(", {} not recorded (arrived while paused)", c.while_paused);
-        }
-        if c.not_snapshotted > 0 {
-            line += &format!(
-                ", {} in no snapshot (pushed out of the buffer, or held at the end)",
-                c.not_snapshotted
-            );
-        }
-        eprintln!("{line}");
+    for line in report.describe(output) {
+        eprintln!("kairos bag record: {line}");
     }
-    for topic in &report.without_definition {
-        eprintln!(
-            "kairos bag record: {topic}: recorded without a message definition (a type kairos does not ship)"
-        );
-    }
-    let total = report.total();
-    eprintln!(
-        "kairos bag record: {} message(s) on {} topic(s) written to {}; lost: {}",
-        total.written,
-        report.topics.len(),
-        output.display(),
-        total.dropped_queue + total.not_written + total.lost_in_transport
-    );
 }
