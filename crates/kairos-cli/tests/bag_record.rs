@@ -49,6 +49,15 @@ fn publish(router: &Router, topic: &str, ty: &str, values: &str, times: u32) -> 
     assert_ok("kairos topic pub", &out)
 }
 
+/// The recorder's count `key` in a bag's `custom_data` (`kairos.recorder.KEY`).
+fn recorder_count(custom: &std::collections::BTreeMap<String, String>, key: &str) -> u64 {
+    custom
+        .get(&format!("kairos.recorder.{key}"))
+        .unwrap_or_else(|| panic!("no kairos.recorder.{key} in {custom:?}"))
+        .parse()
+        .unwrap()
+}
+
 /// One of kairos-bag's Python readers on `args`, its JSON output.
 fn python_reader(script: &str, args: &[&Path]) -> serde_json::Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -487,13 +496,7 @@ fn a_flood_into_a_tiny_queue_is_written_or_counted_never_lost() {
     assert!(out.status.success(), "recorder failed: {stderr}");
     let bag = kairos_bag::Bag::open(&bag).expect("the bag opens");
     let custom = &bag.info().custom_data;
-    let count = |key: &str| -> u64 {
-        custom
-            .get(&format!("kairos.recorder.{key}"))
-            .unwrap_or_else(|| panic!("no kairos.recorder.{key} in {custom:?}"))
-            .parse()
-            .unwrap()
-    };
+    let count = |key: &str| recorder_count(custom, key);
     let (received, written, dropped, not_written, lost) = (
         count("received"),
         count("written"),
@@ -957,13 +960,7 @@ fn snapshot_mode_writes_the_latest_messages_when_asked() {
 
     let bag = kairos_bag::Bag::open(&bag).expect("the bag opens");
     let custom = &bag.info().custom_data;
-    let count = |key: &str| -> u64 {
-        custom
-            .get(&format!("kairos.recorder.{key}"))
-            .unwrap_or_else(|| panic!("no kairos.recorder.{key} in {custom:?}"))
-            .parse()
-            .unwrap()
-    };
+    let count = |key: &str| recorder_count(custom, key);
     let (received, written, dropped, not_snapshotted) = (
         count("received"),
         count("written"),
