@@ -7,6 +7,9 @@
 //! Nothing here asserts a timing: counts, contents and order only (the machine may be
 //! loaded). Each test has its own `kairos router` on a free loopback port; every wait is
 //! bounded and children are killed when a test ends.
+//!
+//! One file for one subject, however many tests it holds: each file under `tests/` is a
+//! binary of its own, and each binary links zenoh again into every CI build.
 
 mod zenoh_support;
 
