@@ -37,6 +37,16 @@ fn record(router: &Router, bag: &Path, args: &[&str]) -> (Running, Lines) {
     (recorder, lines)
 }
 
+/// Ctrl-C to a recorder: it writes what it queued, closes the bag and says what it lost.
+/// Returns what it printed; panics if it failed.
+fn stop_recorder(recorder: Running, lines: &mut Lines) -> String {
+    signal(&recorder, "INT");
+    let out = finish(recorder, LIMIT);
+    let stderr = lines.rest(Duration::from_secs(5)).join("\n");
+    assert!(out.status.success(), "recorder failed: {stderr}");
+    stderr
+}
+
 /// `kairos topic pub TOPIC TYPE VALUES` TIMES times at 50 Hz, once the recorder matches.
 fn publish(router: &Router, topic: &str, ty: &str, values: &str, times: u32) -> String {
     let out = router
@@ -138,10 +148,7 @@ fn a_recording_of_kairos_and_ros2_publishers_is_decoded_by_independent_readers()
     );
     assert_ok("the Python publisher", &finish(spawn(&mut python), LIMIT));
     // Ctrl-C: the recorder writes what it queued, closes the bag and says what it lost.
-    signal(&recorder, "INT");
-    let out = finish(recorder, LIMIT);
-    let stderr = lines.rest(Duration::from_secs(5)).join("\n");
-    assert!(out.status.success(), "recorder failed: {stderr}");
+    let stderr = stop_recorder(recorder, &mut lines);
     for line in [
         "/chatter: 20 received, 20 written",
         "/pose: 5 received, 5 written",
@@ -268,10 +275,7 @@ fn a_type_of_an_installed_package_is_recorded_with_its_files_definition() {
     let mut python = router.python(&format!("{PY_SDK_PRELUDE}{PY_BOUNDED_WAIT}{PY_READING}"));
     python.env("MSG_DEFS", "[]");
     assert_ok("the Python publisher", &finish(spawn(&mut python), LIMIT));
-    signal(&recorder, "INT");
-    let out = finish(recorder, LIMIT);
-    let stderr = lines.rest(Duration::from_secs(5)).join("\n");
-    assert!(out.status.success(), "recorder failed: {stderr}");
+    let stderr = stop_recorder(recorder, &mut lines);
     assert!(
         stderr.contains("/reading: 3 received, 3 written"),
         "{stderr}"
@@ -490,10 +494,7 @@ fn a_flood_into_a_tiny_queue_is_written_or_counted_never_lost() {
         }
         progress = line;
     }
-    signal(&recorder, "INT");
-    let out = finish(recorder, LIMIT);
-    let stderr = lines.rest(Duration::from_secs(5)).join("\n");
-    assert!(out.status.success(), "recorder failed: {stderr}");
+    let stderr = stop_recorder(recorder, &mut lines);
     let bag = kairos_bag::Bag::open(&bag).expect("the bag opens");
     let custom = &bag.info().custom_data;
     let count = |key: &str| recorder_count(custom, key);
@@ -554,10 +555,7 @@ fn use_sim_time_stamps_receive_times_on_the_clock_topic() {
         "{data: tick}",
         20,
     );
-    signal(&recorder, "INT");
-    let out = finish(recorder, LIMIT);
-    let stderr = lines.rest(Duration::from_secs(5)).join("\n");
-    assert!(out.status.success(), "recorder failed: {stderr}");
+    let stderr = stop_recorder(recorder, &mut lines);
     let bag = kairos_bag::Bag::open(&bag).expect("the bag opens");
     let stamps: Vec<u64> = bag
         .messages()
@@ -717,10 +715,7 @@ fn a_ros2_client_pauses_resumes_and_splits_the_recording() {
     );
     drop(py);
 
-    signal(&recorder, "INT");
-    let out = finish(recorder, LIMIT);
-    let stderr = said.rest(LIMIT).join("\n");
-    assert!(out.status.success(), "{stderr}");
+    let stderr = stop_recorder(recorder, &mut said);
     assert!(
         stderr.contains("/chatter: 5 received, 5 written, 4 not recorded (arrived while paused)"),
         "{stderr}"
@@ -791,10 +786,7 @@ fn a_services_calls_are_recorded_through_its_introspection_events() {
         assert!(answer.contains(&format!("{}", a + b)), "{answer}");
     }
     assert_ok("the server", &finish(server, LIMIT));
-    signal(&recorder, "INT");
-    let out = finish(recorder, LIMIT);
-    let stderr = lines.rest(Duration::from_secs(5)).join("\n");
-    assert!(out.status.success(), "recorder failed: {stderr}");
+    let stderr = stop_recorder(recorder, &mut lines);
     assert!(
         stderr.contains("/add_two_ints/_service_event: 6 received, 6 written"),
         "{stderr}"
@@ -953,10 +945,7 @@ fn snapshot_mode_writes_the_latest_messages_when_asked() {
     assert!(answer.contains("success: true"), "{answer}");
     publish(&router, "/snap", "std_msgs/msg/String", "{data: second}", 5);
     wait_received(&mut lines, 15);
-    signal(&recorder, "INT");
-    let out = finish(recorder, LIMIT);
-    let stderr = lines.rest(Duration::from_secs(5)).join("\n");
-    assert!(out.status.success(), "recorder failed: {stderr}");
+    let stderr = stop_recorder(recorder, &mut lines);
 
     let bag = kairos_bag::Bag::open(&bag).expect("the bag opens");
     let custom = &bag.info().custom_data;
