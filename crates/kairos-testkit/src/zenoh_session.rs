@@ -1,7 +1,27 @@
 //! Zenoh sessions for tests, on loopback only and with multicast scouting off, so that a
-//! test meets its own peers and nothing else on the machine or the network.
+//! test meets its own peers and nothing else on the machine or the network, and with a
+//! reliable send allowed to wait for a starved link ([`BLOCKED_SEND_BEFORE_CLOSE_US`]).
 
 use zenoh::Wait;
+
+/// How long a test session's reliable (blocking) send may wait for room in its link's
+/// queue before zenoh closes the transport (`transport/link/tx/queue/congestion_control/
+/// block/wait_before_close`, 5 s by default), in microseconds. On a 2-core machine beside
+/// CPU hogs, a router relaying megabytes between two sessions of one test process was
+/// seen not to drain a batch within 5 s: zenoh logged "Unable to push non droppable
+/// network message ... Closing transport!" and the message was lost. The tests are about
+/// kairos, not about how fast a starved router drains; 60 s is longer than any of their
+/// waits.
+pub const BLOCKED_SEND_BEFORE_CLOSE_US: u64 = 60_000_000;
+
+fn allow_blocked_sends(config: &mut zenoh::Config) {
+    config
+        .insert_json5(
+            "transport/link/tx/queue/congestion_control/block/wait_before_close",
+            &BLOCKED_SEND_BEFORE_CLOSE_US.to_string(),
+        )
+        .expect("a blocking-send bound");
+}
 
 /// A session configuration: `mode` ("peer", "client" or "router"), connected to
 /// `127.0.0.1:connect` when given, listening on `127.0.0.1:listen` (0: a port of the OS's
@@ -23,6 +43,7 @@ pub fn loopback_config(mode: &str, connect: Option<u16>, listen: u16) -> zenoh::
     config
         .insert_json5("scouting/multicast/enabled", "false")
         .expect("scouting off");
+    allow_blocked_sends(&mut config);
     config
 }
 
@@ -42,6 +63,7 @@ pub fn peer_of_router(mut config: zenoh::Config, router_port: u16) -> zenoh::Con
             .insert_json5(key, &value)
             .expect("a loopback peer setting");
     }
+    allow_blocked_sends(&mut config);
     config
 }
 
