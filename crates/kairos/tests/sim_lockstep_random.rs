@@ -187,6 +187,13 @@ struct Outcome {
     settle_timeouts: u64,
 }
 
+/// How long a lock-step wait may take before it gives up (the clock's default is 2 s).
+/// The bound is a safety net for a callback that never returns, not a speed limit: a
+/// loaded 2-core machine (the two CPU-bound threads here, and the rest of the suite
+/// beside this test) has kept a woken worker off the CPU past the default once. A lost
+/// wake waits forever, so it still ends here, counted and failed; a slow machine does not.
+const SETTLE_BOUND: Duration = Duration::from_secs(30);
+
 fn executor(workers: usize) -> Executor {
     match workers {
         0 => Executor::single_threaded(),
@@ -224,6 +231,7 @@ fn run(case: &Case) -> Outcome {
         }
         _ => context.sim_clock().expect("sim clock"),
     };
+    sim.set_settle_timeout(SETTLE_BOUND);
     if let Some(start) = case.start_ns {
         sim.publish(Time::new(ClockKind::Sim, start))
             .expect("first sample");
@@ -334,6 +342,10 @@ fn run(case: &Case) -> Outcome {
         log.lock()
             .unwrap()
             .push(format!("step to {}", sim.now().nanos()));
+        if sim.settle_timeouts() > 0 {
+            // The case has failed: stop rather than wait out the bound at every step.
+            break;
+        }
     }
     let end_ns = sim.now().nanos();
     stop();
@@ -434,6 +446,20 @@ fn run_traced(case: &Case, dir: &Path, name: &str) -> (Outcome, Vec<String>) {
         (0, 0),
         "every event of {case:?} must be in its trace"
     );
+    if outcome.settle_timeouts > 0 {
+        // Where each wait gave up (simulated time, and how many marked runs it was owed).
+        let text = kairos_testkit::babeltrace2_clean(&[], &path);
+        let gave_up: Vec<&str> = text
+            .lines()
+            .filter(|line| line.contains("kairos:sim_settle_timeout"))
+            .collect();
+        panic!(
+            "{} lock-step wait(s) of {case:?} ended on their {SETTLE_BOUND:?} bound (a run the \
+             step marked never came back); the trace says:\n{}",
+            outcome.settle_timeouts,
+            gave_up.join("\n")
+        );
+    }
     // Until the first tick on simulation time, timers switched to it while spinning ran on
     // system time (ticks a loaded machine may let through before the switch, see `run`):
     // not compared. Nothing of system time follows that tick: each timer's re-arm on the
