@@ -688,6 +688,150 @@ fn burst_sends_the_first_messages_at_once_then_stays_paused() {
     assert!(out.contains("/topic: 10 sent"), "{out}");
 }
 
+/// What a `kairos bag play` printed it sent: `topic -> count` from its report lines.
+fn sent_counts(out: &str) -> std::collections::BTreeMap<String, u64> {
+    out.lines()
+        .filter_map(|l| l.strip_prefix("kairos bag play: ")?.strip_suffix(" sent"))
+        .filter_map(|l| {
+            let (topic, count) = l.rsplit_once(": ")?;
+            Some((topic.to_owned(), count.parse().ok()?))
+        })
+        .collect()
+}
+
+/// `--topics`, `--services`, `--regex`, `--exclude-topics`, `--exclude-services` choose
+/// what rosbag2's reader filter chooses, on rosbag2's own bag of two topics and two
+/// services: topics and services apart, a regex matching whole names.
+#[test]
+fn topics_and_services_are_chosen_as_ros2_bag_play_chooses_them() {
+    let bag = rosbag2_bag("mcap/bag_with_topics_and_service_events");
+    let router = Router::start(KAIROS);
+    let play = |extra: &[&str]| {
+        finish(
+            spawn(
+                router
+                    .kairos()
+                    .args(["bag", "play", bag.to_str().unwrap(), "--rate", "100"])
+                    .args(extra),
+            ),
+            LIMIT,
+        )
+    };
+    let (t1, t2, split) = ("/test_topic1", "/test_topic2", "/events/write_split");
+    let (s1, s2) = (
+        "/test_service1/_service_event",
+        "/test_service2/_service_event",
+    );
+    // (arguments, what each played topic sent)
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, u64)]);
+    let cases: [Case; 4] = [
+        // Topics listed, no services listed: every service.
+        (&["--topics", t1], &[(t1, 1), (s1, 4), (s2, 4)]),
+        // Services listed (a relative name too), no topics listed: every topic.
+        (
+            &["--services", "test_service1"],
+            &[(split, 0), (t1, 1), (t2, 1), (s1, 4)],
+        ),
+        // A regex alone: only what it matches, services included.
+        (&["--regex", "/test_topic.*"], &[(t1, 1), (t2, 1)]),
+        (
+            &[
+                "--exclude-topics",
+                t2,
+                split,
+                "--exclude-services",
+                "/test_service1",
+            ],
+            &[(t1, 1), (s2, 4)],
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = assert_ok(&format!("kairos bag play {args:?}"), &play(args));
+        let expected = expected
+            .iter()
+            .map(|(topic, n)| (topic.to_string(), *n))
+            .collect();
+        assert_eq!(sent_counts(&out), expected, "{args:?}: {out}");
+    }
+    // The whole name, as rosbag2's std::regex_match: `/test_topic` matches no topic.
+    let out = play(&["--regex", "/test_topic"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("no topic of the bag is selected"), "{err}");
+}
+
+/// `--clock-topics`: `/clock` moves just before each message of the topics named, to
+/// that message's log time, and only then; the bag's own `/clock` (none here) is not
+/// played. It excludes `--clock`, as in ros2 bag play.
+#[test]
+fn clock_topics_move_the_clock_to_each_of_their_messages() {
+    let bag = rosbag2_bag("mcap/talker");
+    let expected: Vec<u64> = Bag::open(&bag)
+        .unwrap()
+        .read(&ReadFilter::all().topics(["/topic"]))
+        .unwrap()
+        .map(|m| m.unwrap().log_time)
+        .collect();
+    assert_eq!(expected.len(), 10);
+    let router = Router::start(KAIROS);
+    let echo = spawn(router.kairos().args([
+        "topic",
+        "echo",
+        "/clock",
+        "rosgraph_msgs/msg/Clock",
+        "--json",
+        "--count",
+        "10",
+        "--timeout",
+        "80",
+    ]));
+    let subscribed = |text: &str| text.contains("Subscription count: 1");
+    let text = topic_info_until(&router, "/clock", &[], Duration::from_secs(40), subscribed);
+    assert!(
+        subscribed(&text),
+        "kairos topic echo /clock did not subscribe within 40 s: {text}"
+    );
+    let player = spawn(router.kairos().args([
+        "bag",
+        "play",
+        bag.to_str().unwrap(),
+        "--rate",
+        "5",
+        "--clock-topics",
+        "topic",
+    ]));
+    let played = assert_ok("kairos bag play", &finish(player, LIMIT));
+    let sent = sent_counts(&played);
+    assert_eq!(
+        sent.get("/clock"),
+        Some(&10),
+        "one per /topic message: {played}"
+    );
+    assert_eq!(sent.get("/rosout"), Some(&10), "{played}");
+    let echoed = assert_ok("kairos topic echo /clock", &finish(echo, LIMIT));
+    let got: Vec<u64> = echoed
+        .lines()
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).expect("JSON");
+            v["clock"]["sec"].as_u64().unwrap() * 1_000_000_000
+                + v["clock"]["nanosec"].as_u64().unwrap()
+        })
+        .collect();
+    assert_eq!(
+        got, expected,
+        "/clock carried each /topic message's log time"
+    );
+
+    let both = kairos()
+        .args(["bag", "play", bag.to_str().unwrap(), "--clock", "10"])
+        .args(["--clock-topics", "/topic"])
+        .output()
+        .expect("kairos runs");
+    let err = String::from_utf8_lossy(&both.stderr);
+    assert_eq!(both.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot be used with"), "{err}");
+}
+
 #[test]
 fn a_path_that_is_not_a_bag_fails_clearly() {
     let dir = tempfile::tempdir().unwrap();

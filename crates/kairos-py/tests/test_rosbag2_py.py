@@ -283,10 +283,6 @@ def test_errors_say_what_to_do(tmp_path):
                                 ConverterOptions())
     with pytest.raises(RuntimeError, match="log level"):
         Player("loud")
-    with pytest.raises(RuntimeError, match="clock_publish_on_topic_publish"):
-        options = PlayOptions()
-        options.clock_publish_on_topic_publish = True
-        Player().play(StorageOptions(uri=str(BAGS / "mcap" / "talker")), options)
 
 
 def test_a_paused_player_waits_for_cancel_and_a_zero_duration_plays_nothing(monkeypatch,
@@ -315,6 +311,37 @@ def test_a_paused_player_waits_for_cancel_and_a_zero_duration_plays_nothing(monk
     done.start()
     done.join(LIMIT)
     assert not done.is_alive()
+
+
+def test_play_options_choose_what_plays_and_when_the_clock_moves(capfd, monkeypatch, router):
+    """PlayOptions' filters choose as rosbag2's reader does (topics and services apart,
+    whole-name patterns), and clock_publish_on_topic_publish moves /clock before each
+    message of clock_topics: what `kairos bag play` reports it sent."""
+    for key, value in router.env(KAIROS_BIN=str(kairos_bin())).items():
+        monkeypatch.setenv(key, value)
+    bag = StorageOptions(uri=str(BAGS / "mcap" / "bag_with_topics_and_service_events"))
+    options = PlayOptions()
+    options.rate = 100.0
+    options.topics_to_filter = ["/test_topic1"]
+    options.exclude_service_events_to_filter = ["/test_service2/_service_event"]
+    Player().play(bag, options)
+    out = capfd.readouterr().out
+    assert "/test_topic1: 1 sent" in out and "/test_service1/_service_event: 4 sent" in out, out
+    assert "/test_topic2" not in out and "/test_service2" not in out, out
+
+    talker = StorageOptions(uri=str(BAGS / "mcap" / "talker"))
+    options = PlayOptions()
+    options.rate = 20.0
+    options.topics_regex_to_filter = "/top.*"  # the older name of regex_to_filter
+    options.clock_publish_on_topic_publish = True
+    options.clock_topics = ["/topic"]
+    Player().play(talker, options)
+    out = capfd.readouterr().out
+    assert "/topic: 10 sent" in out and "/clock: 10 sent" in out, out
+    assert "/rosout" not in out, out
+    options.regex_to_filter = "/top"  # a whole name: it matches nothing
+    with pytest.raises(RuntimeError, match="exit status"):
+        Player().play(talker, options)
 
 
 def test_burst_sends_every_message_and_ends_or_some_and_stays_paused(monkeypatch, router):

@@ -26,8 +26,8 @@
 //!   [`KEPT_LATENESS`] sends, max of all), with the count of messages later than
 //!   [`PlayOptions::late_threshold`] (a message asked for is counted, not measured).
 //! - **Order as recorded.** Messages go out in the bag's log-time order, one at a time
-//!   from one thread; a second thread reads up to 1000 messages ahead, so reading does
-//!   not delay a send that is due.
+//!   from one thread; a second thread reads up to [`PlayOptions::read_ahead`] messages
+//!   ahead (1000 unless set), so reading does not delay a send that is due.
 //! - **Counted.** [`PlayReport::sent`] has, for each played topic (under its remapped
 //!   name), the messages sent.
 //! - **Service calls as calls**, when asked ([`PlayOptions::publish_service_requests`]):
@@ -48,7 +48,11 @@
 //!   still (and so does `/clock`). Playback can start paused, and end at a bag time
 //!   ([`PlayOptions::playback_duration`], [`PlayOptions::playback_until_ns`]). With
 //!   [`PlayOptions::clock_hz`], `/clock` (rosgraph_msgs/msg/Clock) carries the bag's
-//!   time at that rate while playing, as `ros2 bag play --clock` does.
+//!   time at that rate while playing, as `ros2 bag play --clock` does; with
+//!   [`PlayOptions::clock_trigger`], just before each message of the chosen topics
+//!   (`--clock-topics`, `--clock-topics-all`), carrying that message's log time, so a
+//!   node on simulation time reads the message's own time when it hears it. Either way
+//!   the bag's own `/clock` is not played.
 //! - **Lock-step replay** ([`PlayOptions::lockstep`]): simulated time follows the bag,
 //!   one message at a time, as fast as the system computes. For each message in log-time
 //!   order, `/clock` moves to its log time (when it differs from the last), then the
@@ -89,8 +93,9 @@ pub const UNKNOWN_TYPE_HASH: &str = "TypeHashNotSupported";
 /// How many sends' lateness a [`PlayReport`] keeps one by one (32 MiB of them).
 pub const KEPT_LATENESS: usize = 1 << 22;
 
-/// Messages read ahead of the one waiting to be sent (rosbag2's default read-ahead queue).
-const READ_AHEAD: usize = 1000;
+/// Messages read ahead of the one waiting to be sent unless [`PlayOptions::read_ahead`]
+/// says otherwise (rosbag2's default read-ahead queue).
+pub const DEFAULT_READ_AHEAD: usize = 1000;
 
 /// The `/clock` rate of `ros2 bag play --clock` without a value.
 pub const DEFAULT_CLOCK_HZ: f64 = 40.0;
@@ -107,8 +112,8 @@ use control::{Request, Requests};
 use timeline::Timeline;
 
 pub use options::{
-    KEPT_UNSETTLED, Lateness, LockstepReport, PlayOptions, PlayReport, PlayedTopic, Remap,
-    TopicSelection,
+    ClockTrigger, KEPT_UNSETTLED, Lateness, LockstepReport, PlayOptions, PlayReport, PlayedTopic,
+    Remap, TopicSelection,
 };
 use playback::{Playback, clock_publisher};
 pub use qos::qos_overrides_from_yaml;
@@ -142,6 +147,8 @@ pub struct Player {
 struct Output {
     index: usize,
     sink: Sink,
+    /// Whether its sends move `/clock` first ([`PlayOptions::clock_trigger`]).
+    moves_clock: bool,
 }
 
 // One per played topic, held for the whole play: the size does not matter, and a topic's
@@ -178,8 +185,13 @@ impl Player {
                 )));
             }
         }
+        if options.clock_trigger.is_some() && options.clock_hz.is_some() {
+            return Err(Error::Play(
+                "/clock is published either at a rate or before messages, not both (as ros2 bag play's --clock and --clock-topics)".into(),
+            ));
+        }
         if options.lockstep.is_some() {
-            if options.clock_hz.is_some() {
+            if options.clock_hz.is_some() || options.clock_trigger.is_some() {
                 return Err(Error::Play(
                     "lock-step replay publishes /clock itself, once per message time; leave out the /clock rate".into(),
                 ));
@@ -202,19 +214,36 @@ impl Player {
                 );
             }
         }
-        if let Some(missing) = options
+        let trigger_topics = match &options.clock_trigger {
+            Some(ClockTrigger::Topics(topics)) => topics.as_slice(),
+            _ => &[],
+        };
+        for missing in options
             .selection
             .topics
             .iter()
-            .find(|t| !known.contains(&t.as_str()))
+            .chain(trigger_topics)
+            .filter(|t| !known.contains(&t.as_str()))
         {
             log::warn!("kairos bag play: the bag has no topic {missing}");
         }
+        for missing in options
+            .selection
+            .services
+            .iter()
+            .filter(|s| !known.contains(&format!("{s}{SERVICE_EVENT_SUFFIX}").as_str()))
+        {
+            log::warn!("kairos bag play: the bag recorded no events of the service {missing}");
+        }
+        // The player's own /clock and the bag's would fight: the bag's is left out, as
+        // ros2 bag play leaves it out with --clock.
+        let own_clock = options.clock_hz.is_some() || options.clock_trigger.is_some();
         let chosen: Vec<&TopicInformation> = bag
             .info()
             .topics
             .iter()
             .filter(|t| options.selection.wants(&t.name))
+            .filter(|t| !(own_clock && t.name == "/clock"))
             .collect();
         if chosen.is_empty() {
             return Err(Error::Play(format!(
@@ -270,6 +299,10 @@ impl Player {
                 Output {
                     index: topics.len(),
                     sink,
+                    moves_clock: options
+                        .clock_trigger
+                        .as_ref()
+                        .is_some_and(|trigger| trigger.fires_on(&topic.name)),
                 },
             );
             topics.push(PlayedTopic {
@@ -285,6 +318,9 @@ impl Player {
             (Some(hz), _) => Some((hz, clock_publisher(&transport, &node, false)?)),
             // Reliable: every process must hear each move of time for the replay to settle.
             (None, Some(_)) => Some((0.0, clock_publisher(&transport, &node, true)?)),
+            (None, None) if options.clock_trigger.is_some() => {
+                Some((0.0, clock_publisher(&transport, &node, false)?))
+            }
             (None, None) => None,
         };
         let settler = options
@@ -477,14 +513,58 @@ mod tests {
     #[test]
     fn selection_follows_ros2_bag_play() {
         let all = TopicSelection::default();
-        assert!(all.wants("/a") && all.wants("/_hidden"));
+        assert!(all.wants("/a") && all.wants("/_hidden") && all.wants("/add/_service_event"));
         let some = TopicSelection {
             topics: vec!["/a".into()],
-            regex: Some(Regex::new("^/b").unwrap()),
-            exclude: Some(Regex::new("x$").unwrap()),
+            regex: Some(TopicSelection::whole_name("/b.*").unwrap()),
+            exclude: Some(TopicSelection::whole_name(".*x").unwrap()),
+            ..TopicSelection::default()
         };
         assert!(some.wants("/a") && some.wants("/b1") && !some.wants("/c"));
         assert!(!some.wants("/bx"));
+        // The whole name, as std::regex_match: /b1 matches, /ab1 does not.
+        assert!(!some.wants("/ab1"));
+        // A regex dominates the services too: only those it matches.
+        assert!(some.wants("/b/_service_event") && !some.wants("/add/_service_event"));
+    }
+
+    /// rosbag2's reader filter (`MCAPStorage::reset_iterator`, the sqlite3 storage's
+    /// `prepare_included_topics_filter`): topics and services chosen apart.
+    #[test]
+    fn topics_and_services_are_chosen_apart_as_rosbag2s_reader_does() {
+        let topics = TopicSelection {
+            topics: vec!["/a".into()],
+            ..TopicSelection::default()
+        };
+        assert!(topics.wants("/a") && !topics.wants("/b"));
+        assert!(
+            topics.wants("/add/_service_event"),
+            "no services listed: every one"
+        );
+        let services = TopicSelection {
+            services: vec!["/add".into()],
+            ..TopicSelection::default()
+        };
+        assert!(services.wants("/add/_service_event") && !services.wants("/mul/_service_event"));
+        assert!(services.wants("/a"), "no topics listed: every one");
+        let excluded = TopicSelection {
+            exclude_topics: vec!["/a".into()],
+            exclude_services: vec!["/add".into()],
+            ..TopicSelection::default()
+        };
+        assert!(!excluded.wants("/a") && excluded.wants("/b"));
+        assert!(!excluded.wants("/add/_service_event") && excluded.wants("/mul/_service_event"));
+        // A topic named like a service is not the service.
+        assert!(excluded.wants("/add"));
+        let bad = TopicSelection::whole_name("(").unwrap_err().to_string();
+        assert!(bad.contains("not a regular expression"), "{bad}");
+    }
+
+    #[test]
+    fn a_clock_trigger_fires_on_its_topics() {
+        assert!(ClockTrigger::EveryMessage.fires_on("/x"));
+        let some = ClockTrigger::Topics(vec!["/a".into()]);
+        assert!(some.fires_on("/a") && !some.fires_on("/b"));
     }
 
     #[test]

@@ -3,25 +3,53 @@
 
 use super::*;
 
-/// Which of a bag's topics to play, as `ros2 bag play` selects them: every topic unless
-/// topics or a regex are given; `exclude` leaves out what it matches in any case.
+/// Which of a bag's topics to play, as rosbag2's reader filter chooses them for
+/// `ros2 bag play`. Topics and services (their `<service>/_service_event` topics) are
+/// chosen apart:
+/// - a topic is played if neither `topics` nor `regex` is given, or it is in `topics`,
+///   or `regex` matches it; a service's events likewise with `services`;
+/// - so `--topics /a` alone plays `/a` and every service, and `--regex` alone plays only
+///   what it matches;
+/// - what `exclude_topics`, `exclude_services` or `exclude` name is left out in any case.
+///
+/// Patterns match the whole name, as rosbag2's `std::regex_match` (`/chat` does not
+/// match `/chatter`): build them with [`TopicSelection::whole_name`].
 #[derive(Debug, Clone, Default)]
 pub struct TopicSelection {
     /// These topics (`--topics`).
     pub topics: Vec<String>,
-    /// Topics whose name matches (`--regex`).
+    /// These services' events (`--services`), by service name (`/add_two_ints`).
+    pub services: Vec<String>,
+    /// Topics and services whose whole name matches (`--regex`).
     pub regex: Option<Regex>,
-    /// Not these (`--exclude-regex`).
+    /// Not these topics and services (`--exclude-regex`).
     pub exclude: Option<Regex>,
+    /// Not these topics (`--exclude-topics`).
+    pub exclude_topics: Vec<String>,
+    /// Not these services' events (`--exclude-services`), by service name.
+    pub exclude_services: Vec<String>,
 }
 
 impl TopicSelection {
+    /// `pattern` compiled to match a whole name, as rosbag2's player matches it.
+    pub fn whole_name(pattern: &str) -> Result<Regex, Error> {
+        Regex::new(&format!("^(?:{pattern})$"))
+            .map_err(|e| Error::Play(format!("'{pattern}' is not a regular expression: {e}")))
+    }
+
     /// Whether `topic` (the bag's name for it) is played.
     pub fn wants(&self, topic: &str) -> bool {
-        let chosen = (self.topics.is_empty() && self.regex.is_none())
-            || self.topics.iter().any(|t| t == topic)
-            || self.regex.as_ref().is_some_and(|r| r.is_match(topic));
-        chosen && !self.exclude.as_ref().is_some_and(|r| r.is_match(topic))
+        let matches = |r: &Option<Regex>| r.as_ref().is_some_and(|r| r.is_match(topic));
+        // A service's events are chosen by its name, a topic by its own.
+        let (name, listed, excluded) = match topic.strip_suffix(SERVICE_EVENT_SUFFIX) {
+            Some(service) => (service, &self.services, &self.exclude_services),
+            None => (topic, &self.topics, &self.exclude_topics),
+        };
+        let included = (listed.is_empty() && self.regex.is_none())
+            || listed.iter().any(|t| t == name)
+            || matches(&self.regex);
+        let left_out = excluded.iter().any(|t| t == name);
+        included && !left_out && !matches(&self.exclude)
     }
 }
 
@@ -93,6 +121,12 @@ pub struct PlayOptions {
     pub qos_overrides: BTreeMap<String, QosProfile>,
     /// Publish `/clock` with the bag's time at this rate (Hz) while playing.
     pub clock_hz: Option<f64>,
+    /// Publish `/clock` just before messages are sent instead, carrying each one's log
+    /// time (`ros2 bag play --clock-topics`, `--clock-topics-all`).
+    pub clock_trigger: Option<ClockTrigger>,
+    /// Messages read ahead of the one waiting to be sent (`--read-ahead-queue-size`;
+    /// rosbag2's default 1000; 0 reads each message when the last has been sent).
+    pub read_ahead: usize,
     /// Start paused (see [`PlayerControl::resume`]).
     pub start_paused: bool,
     /// Play only this much of the bag's time from the start of playing (0: nothing), as
@@ -129,6 +163,8 @@ impl Default for PlayOptions {
             remaps: Vec::new(),
             qos_overrides: BTreeMap::new(),
             clock_hz: None,
+            clock_trigger: None,
+            read_ahead: super::DEFAULT_READ_AHEAD,
             start_paused: false,
             playback_duration: None,
             playback_until_ns: None,
@@ -137,6 +173,25 @@ impl Default for PlayOptions {
             cancel: CancelToken::new(),
             lockstep: None,
             publish_service_requests: false,
+        }
+    }
+}
+
+/// Which sends move `/clock` ([`PlayOptions::clock_trigger`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClockTrigger {
+    /// Every message (`--clock-topics-all`).
+    EveryMessage,
+    /// The messages of these topics (the bag's names, `--clock-topics`).
+    Topics(Vec<String>),
+}
+
+impl ClockTrigger {
+    /// Whether a message of `topic` (the bag's name) moves `/clock`.
+    pub fn fires_on(&self, topic: &str) -> bool {
+        match self {
+            Self::EveryMessage => true,
+            Self::Topics(topics) => topics.iter().any(|t| t == topic),
         }
     }
 }

@@ -142,7 +142,7 @@ impl Playback {
         };
         // Read ahead on a thread of its own, as rosbag2 does, so that reading (a chunk to
         // load or decompress) does not hold up a send that is due.
-        let (tx, rx) = sync_channel::<crate::Result<BagMessage>>(READ_AHEAD);
+        let (tx, rx) = sync_channel::<crate::Result<BagMessage>>(self.options.read_ahead);
         std::thread::scope(|scope| {
             scope.spawn(move || {
                 for message in messages {
@@ -192,6 +192,12 @@ impl Playback {
                 Turn::Seek(to) => return Outcome::Seek(to),
                 Turn::Stop => return Outcome::Stopped,
             };
+            if output.moves_clock {
+                if let Some((_, clock)) = &self.clock {
+                    clock.publish(&clock_cdr(message.log_time));
+                    report.clock_published += 1;
+                }
+            }
             let sent_at = self.shared.steady.now();
             let lateness = due.map(|due| sent_at.since(due).unwrap_or(KDuration::ZERO).as_nanos());
             self.send(output, &message, lateness);

@@ -10,10 +10,11 @@
 //! (`/rosbag2_player/pause`, `play_next`, `burst`, `seek`, `set_rate`, ...; see
 //! [`super::player_control`]).
 
-use crate::shared_args::TopicPatterns;
 use anyhow::Context;
 use clap::Args;
-use kairos_bag::play::{DEFAULT_CLOCK_HZ, PlayOptions, PlayReport, Player, Remap, TopicSelection};
+use kairos_bag::play::{
+    ClockTrigger, DEFAULT_CLOCK_HZ, PlayOptions, PlayReport, Player, Remap, TopicSelection,
+};
 use kairos_tools::seconds;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -35,14 +36,42 @@ pub struct PlayArgs {
     /// Wait this many seconds before playing.
     #[arg(short = 'd', long, default_value_t = 0.0)]
     pub delay: f64,
-    /// Publish /clock with the bag's time at this rate in Hz (40 without a value).
+    /// Publish /clock with the bag's time at this rate in Hz (40 without a value); the
+    /// bag's own /clock is not played.
     #[arg(long, num_args = 0..=1, default_missing_value = "40")]
     pub clock: Option<f64>,
-    /// Play only these topics.
+    /// Publish /clock just before each message of these topics, with its time.
+    #[arg(long, num_args = 1.., conflicts_with_all = ["clock", "clock_topics_all"])]
+    pub clock_topics: Vec<String>,
+    /// Publish /clock just before every message, with its time.
+    #[arg(long, conflicts_with = "clock")]
+    pub clock_topics_all: bool,
+    /// How many messages to read ahead of the one waiting to be sent.
+    #[arg(long, default_value_t = kairos_bag::play::DEFAULT_READ_AHEAD)]
+    pub read_ahead_queue_size: usize,
+    /// Play only these topics (with no --services, every service too).
     #[arg(long, num_args = 1..)]
     pub topics: Vec<String>,
-    #[command(flatten)]
-    pub patterns: TopicPatterns,
+    /// Play only these services' recorded events (with no --topics, every topic too).
+    #[arg(long, num_args = 1..)]
+    pub services: Vec<String>,
+    /// Only the topics and services whose whole name matches this regular expression.
+    #[arg(short = 'e', long)]
+    pub regex: Option<String>,
+    /// Leave out the topics and services whose whole name matches this regular
+    /// expression.
+    #[arg(short = 'x', long)]
+    pub exclude_regex: Option<String>,
+    /// Leave out these topics.
+    #[arg(long, num_args = 1..)]
+    pub exclude_topics: Vec<String>,
+    /// Leave out these services' events.
+    #[arg(long, num_args = 1..)]
+    pub exclude_services: Vec<String>,
+    /// Accepted for ros2 bag play's scripts: kairos bag play reads no keyboard (its
+    /// control services pause, resume and step it).
+    #[arg(long)]
+    pub disable_keyboard_controls: bool,
     /// Publish a topic under another name: old:=new (repeatable).
     #[arg(short = 'm', long = "remap", num_args = 1..)]
     pub remaps: Vec<String>,
@@ -107,7 +136,19 @@ pub fn burst(args: BurstArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
-    let (regex, exclude) = args.patterns.compile()?;
+    let pattern = |flag: &str, p: &Option<String>| {
+        p.as_deref()
+            .map(TopicSelection::whole_name)
+            .transpose()
+            .with_context(|| format!("{flag} is not a regular expression"))
+    };
+    let clock_trigger = if args.clock_topics_all {
+        Some(ClockTrigger::EveryMessage)
+    } else if !args.clock_topics.is_empty() {
+        Some(ClockTrigger::Topics(absolute_all(&args.clock_topics)))
+    } else {
+        None
+    };
     let remaps = args
         .remaps
         .iter()
@@ -128,10 +169,15 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
         start_offset: seconds("--start-offset", args.start_offset)?,
         delay: seconds("--delay", args.delay)?,
         selection: TopicSelection {
-            topics: args.topics.iter().map(|t| absolute(t)).collect(),
-            regex,
-            exclude,
+            topics: absolute_all(&args.topics),
+            services: absolute_all(&args.services),
+            regex: pattern("--regex", &args.regex)?,
+            exclude: pattern("--exclude-regex", &args.exclude_regex)?,
+            exclude_topics: absolute_all(&args.exclude_topics),
+            exclude_services: absolute_all(&args.exclude_services),
         },
+        clock_trigger,
+        read_ahead: args.read_ahead_queue_size,
         remaps,
         qos_overrides,
         clock_hz: args
@@ -247,12 +293,18 @@ fn until_ns(args: &PlayArgs) -> anyhow::Result<Option<u64>> {
         .and_then(|ns| u64::try_from(ns).ok()))
 }
 
-fn absolute(topic: &str) -> String {
-    if topic.starts_with('/') {
-        topic.to_owned()
-    } else {
-        format!("/{topic}")
-    }
+/// Names made absolute (`chatter`: `/chatter`), as rosbag2 takes them.
+fn absolute_all(names: &[String]) -> Vec<String> {
+    names
+        .iter()
+        .map(|n| {
+            if n.starts_with('/') {
+                n.clone()
+            } else {
+                format!("/{n}")
+            }
+        })
+        .collect()
 }
 
 fn print_report(report: &PlayReport) {

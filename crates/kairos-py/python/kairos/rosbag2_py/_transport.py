@@ -49,13 +49,16 @@ class PlayOptions:
         self.node_prefix = ""
         self.rate = 1.0
         self.topics_to_filter = []
-        self.topics_regex_to_filter = ""
-        self.topics_regex_to_exclude = ""
+        self.regex_to_filter = ""
+        self.exclude_regex_to_filter = ""
+        self.exclude_topics_to_filter = []
+        self.exclude_service_events_to_filter = []
         self.topic_qos_profile_overrides = {}
         self.loop = False
         self.topic_remapping_options = []
         self.clock_publish_frequency = 0.0
         self.clock_publish_on_topic_publish = False
+        self.clock_topics = []
         self.delay = datetime.timedelta(0)
         self.playback_duration = -1.0
         self.playback_until_timestamp = -1
@@ -66,6 +69,16 @@ class PlayOptions:
         self.disable_loan_message = False
         self.services_to_filter = []
         self.publish_service_requests = False
+
+
+    # The names older rosbag2_py releases gave the two patterns, for programs written
+    # against them.
+    topics_regex_to_filter = property(
+        lambda self: self.regex_to_filter,
+        lambda self, value: setattr(self, "regex_to_filter", value))
+    topics_regex_to_exclude = property(
+        lambda self: self.exclude_regex_to_filter,
+        lambda self, value: setattr(self, "exclude_regex_to_filter", value))
 
 
 class RecordOptions:
@@ -146,12 +159,8 @@ class Player(_Process):
                    ["--num-messages", str(int(num_messages))])
 
     def _play(self, verb, storage_options, o, extra):
-        unsupported = [name for name, used in (
-            ("clock_publish_on_topic_publish", o.clock_publish_on_topic_publish),
-        ) if used]
-        if unsupported:
-            raise RuntimeError(f"kairos bag play has no {', '.join(unsupported)} yet")
-        args = ["bag", verb, os.fspath(storage_options.uri), "--rate", str(o.rate), *extra]
+        args = ["bag", verb, os.fspath(storage_options.uri), "--rate", str(o.rate), *extra,
+                "--read-ahead-queue-size", str(int(o.read_ahead_queue_size))]
         if o.loop:
             args.append("--loop")
         if o.start_paused:
@@ -164,18 +173,26 @@ class Player(_Process):
             args += ["--start-offset", str(_seconds(o.start_offset))]
         if _seconds(o.delay) > 0:
             args += ["--delay", str(_seconds(o.delay))]
-        if o.clock_publish_frequency > 0:
+        if o.clock_publish_on_topic_publish:
+            # As rosbag2's player: before the messages of clock_topics, or of every topic.
+            args += ["--clock-topics", *o.clock_topics] if o.clock_topics else [
+                "--clock-topics-all"]
+        elif o.clock_publish_frequency > 0:
             args += ["--clock", str(o.clock_publish_frequency)]
-        played = list(o.topics_to_filter) + [
-            _service_of(s) + "/_service_event" for s in o.services_to_filter]
-        if played:
-            args += ["--topics", *played]
+        # rosbag2_py names a service by its event topic (<service>/_service_event).
+        for flag, names in (("--topics", o.topics_to_filter),
+                            ("--services", [_service_of(s) for s in o.services_to_filter]),
+                            ("--exclude-topics", o.exclude_topics_to_filter),
+                            ("--exclude-services",
+                             [_service_of(s) for s in o.exclude_service_events_to_filter])):
+            if names:
+                args += [flag, *names]
         if o.publish_service_requests:
             args.append("--publish-service-requests")
-        if o.topics_regex_to_filter:
-            args += ["--regex", o.topics_regex_to_filter]
-        if o.topics_regex_to_exclude:
-            args += ["--exclude-regex", o.topics_regex_to_exclude]
+        if o.regex_to_filter:
+            args += ["--regex", o.regex_to_filter]
+        if o.exclude_regex_to_filter:
+            args += ["--exclude-regex", o.exclude_regex_to_filter]
         for remap in o.topic_remapping_options:
             if remap in ("--ros-args", "--remap", "-r"):
                 continue
