@@ -61,7 +61,8 @@ pub use reader::{Bag, BagMessage, Messages, ReadFilter, Typed};
 pub use schema::shipped_definition;
 pub use schema::{MessageDefinition, ros2msg_definition};
 pub use writer::{
-    BagCompression, BagWriter, Compression, FileSplit, StorageId, TopicInfo, WriterOptions,
+    BagCompression, BagWriter, Compression, FileSplit, SplitReason, StorageId, TopicInfo,
+    WriterOptions,
 };
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 //! all.
 
 use kairos_bag::{
-    Bag, BagCompression, BagMessage, BagWriter, Compression, ReadFilter, StorageId, TopicInfo,
-    WriterOptions,
+    Bag, BagCompression, BagMessage, BagWriter, Compression, ReadFilter, SplitReason, StorageId,
+    TopicInfo, WriterOptions,
 };
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -294,13 +294,20 @@ fn splits_by_duration_like_rosbag2() {
         writer.write("/a", t, t, 0, &[0, 1, 0, 0]).unwrap();
     }
     // Each split is reported once, closed and opened file by full path.
-    let splits: Vec<(PathBuf, PathBuf)> = writer
+    let splits: Vec<(PathBuf, PathBuf, SplitReason)> = writer
         .take_splits()
         .into_iter()
-        .map(|s| (s.closed_file, s.opened_file))
+        .map(|s| (s.closed_file, s.opened_file, s.reason))
         .collect();
     let file = |n: u32| path.join(format!("split_{n}.mcap"));
-    assert_eq!(splits, [(file(0), file(1)), (file(1), file(2))]);
+    let by_duration = SplitReason::MaxDuration;
+    assert_eq!(
+        splits,
+        [
+            (file(0), file(1), by_duration),
+            (file(1), file(2), by_duration)
+        ]
+    );
     assert!(writer.take_splits().is_empty(), "reported once");
     let metadata = writer.finish().unwrap();
     let names: Vec<_> = metadata.files.iter().map(|f| f.path.as_str()).collect();
@@ -347,6 +354,7 @@ fn a_split_asked_for_is_reported_with_the_files_final_names() {
             [kairos_bag::FileSplit {
                 closed_file: path.join(closed),
                 opened_file: path.join("asked_1.mcap"),
+                reason: kairos_bag::SplitReason::Asked,
             }],
             "{mode:?}"
         );
@@ -374,7 +382,13 @@ fn splits_by_size() {
     for i in 0..500u64 {
         writer.write("/a", i, i, i as u32, &[7u8; 300]).unwrap();
     }
+    let splits = writer.take_splits();
+    assert!(
+        splits.iter().all(|s| s.reason == SplitReason::MaxSize),
+        "{splits:?}"
+    );
     let metadata = writer.finish().unwrap();
+    assert_eq!(splits.len() + 1, metadata.files.len());
     assert!(metadata.files.len() >= 5, "{} files", metadata.files.len());
     let bag = Bag::open(&path).unwrap();
     for file in bag.files() {

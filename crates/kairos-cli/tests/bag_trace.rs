@@ -2,9 +2,10 @@
 //! bag's messages to a node in another process that relays each, and `kairos bag record`
 //! (a third process) records the relayed messages; each process traces itself
 //! (`KAIROS_TRACE`). The traces hold every bag message's play (`kairos:bag_play`, read by
-//! babeltrace2) and write (`kairos:bag_write`), and `kairos trace chains` starts each
-//! chain at the player's bag and ends it in the recorder's: bag -> /input -> stage ->
-//! /output -> bag, one chain per message.
+//! babeltrace2) and write (`kairos:bag_write`) and the recorder's split asked for through
+//! its service (`kairos:bag_split`), and `kairos trace chains` starts each chain at the
+//! player's bag and ends it in the recorder's: bag -> /input -> stage -> /output -> bag,
+//! one chain per message.
 //!
 //! Counts and names only, no timing: the machine may be loaded.
 
@@ -116,6 +117,19 @@ fn a_traced_replay_chains_every_message_from_bag_to_bag() {
         &format!("so far {MESSAGES} received, {MESSAGES} written"),
         LIMIT,
     );
+    // A split asked for through rosbag2's service: the recorder traces it.
+    let split = finish(
+        spawn(router.kairos().args([
+            "service",
+            "call",
+            "/rosbag2_recorder/split_bagfile",
+            "rosbag2_interfaces/srv/SplitBagfile",
+            "--timeout",
+            "60",
+        ])),
+        LIMIT,
+    );
+    assert_ok("kairos service call .../split_bagfile", &split);
     let stopped = interrupt(recorder, "kairos bag record");
     interrupt(stage, "lockstep_stage");
 
@@ -139,6 +153,17 @@ fn a_traced_replay_chains_every_message_from_bag_to_bag() {
             .filter(|l| l.contains("kairos:bag_write"))
             .count() as u64,
         MESSAGES,
+    );
+    let splits: Vec<&str> = bt
+        .lines()
+        .filter(|l| l.contains("kairos:bag_split"))
+        .collect();
+    assert_eq!(splits.len(), 1, "{splits:?}");
+    let opened = out.join("out_1.mcap").display().to_string();
+    assert!(
+        splits[0].contains(&format!("opened_file = \"{opened}\""))
+            && splits[0].contains("reason = \"asked\""),
+        "{splits:?}"
     );
 
     let chains = assert_ok(

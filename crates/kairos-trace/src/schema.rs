@@ -398,6 +398,12 @@ macro_rules! for_each_event {
                 subscription_handle: Hex64, publisher_handle: Hex64, seq: U64,
                 topic_name: Str, log_time: I64, size: U64,
             },
+            /// A recorder closed `closed_file` of its bag and went on in `opened_file`,
+            /// because of `reason` (`max_bag_size`, `max_bag_duration`, or `asked`: the
+            /// `split_bagfile` service).
+            kairos::bag_split => BagSplit {
+                closed_file: Str, opened_file: Str, reason: Str,
+            },
             // ---- kairos: logging ----
             /// Logger `logger` wrote `message` at `severity` (rcutils' values: 10 debug,
             /// 20 info, 30 warn, 40 error, 50 fatal) from the callback `callback` (0:

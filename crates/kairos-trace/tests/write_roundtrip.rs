@@ -60,6 +60,11 @@ fn emit_every_event() {
     );
     tp::bag_play(0x20, 4, "/chatter", 1_700_000_000_000_000_000, -1);
     tp::bag_write(0x30, 0x20, 4, "/chatter", 1_700_000_000_000_000_123, 24);
+    tp::bag_split(
+        "/bags/run/run_0.mcap",
+        "/bags/run/run_1.mcap",
+        "max_bag_size",
+    );
     tp::log(0x33, "robot.talker", 30, "battery low");
     tp::shutdown_report(0x30, "/chatter", "dropped", 1);
     tp::access_denied(
@@ -142,6 +147,11 @@ fn every_event_is_read_back_with_its_values() {
     assert_eq!(
         (write.u64("subscription_handle"), write.u64("size")),
         (0x30, 24)
+    );
+    let split = find("kairos:bag_split");
+    assert_eq!(
+        (split.field("opened_file"), split.field("reason")),
+        ("\"/bags/run/run_1.mcap\"", "\"max_bag_size\"")
     );
     let loss = find("kairos:message_loss");
     assert_eq!((loss.u64("first_seq"), loss.u64("count")), (4, 2));

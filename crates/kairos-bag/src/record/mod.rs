@@ -556,11 +556,20 @@ fn write_loop(
     mut snapshot: Option<SnapshotBuffer>,
 ) -> WriterEnd {
     let mut first_error: Option<Error> = None;
+    // Every split is traced, and told to the hook (the recorder's split events).
+    let announce = |split: &FileSplit| {
+        tp::bag_split(
+            &split.closed_file.display().to_string(),
+            &split.opened_file.display().to_string(),
+            split.reason.as_str(),
+        );
+        if let Some(hook) = &on_split {
+            (hook.0)(split);
+        }
+    };
     let report_splits = |writer: &mut BagWriter| {
         for split in writer.take_splits() {
-            if let Some(hook) = &on_split {
-                (hook.0)(&split);
-            }
+            announce(&split);
         }
     };
     let write = |writer: &mut BagWriter, first_error: &mut Option<Error>, m: Pending| {
@@ -599,10 +608,8 @@ fn write_loop(
                     log::warn!("kairos bag record: cannot split the bag: {e}");
                 }
                 let split = writer.take_splits().pop();
-                if let Some(split) = &split
-                    && let Some(hook) = &on_split
-                {
-                    (hook.0)(split);
+                if let Some(split) = &split {
+                    announce(split);
                 }
                 let _ =
                     reply.send(answer.and_then(|()| {

@@ -160,6 +160,31 @@ pub struct FileSplit {
     pub closed_file: PathBuf,
     /// The file opened to continue.
     pub opened_file: PathBuf,
+    /// Why the file was split.
+    pub reason: SplitReason,
+}
+
+/// Why a [`BagWriter`] started a new file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SplitReason {
+    /// The file reached [`WriterOptions::max_file_size`].
+    MaxSize,
+    /// The file's messages spanned [`WriterOptions::max_file_duration`].
+    MaxDuration,
+    /// [`BagWriter::split`] was called (the recorder's `split_bagfile` service).
+    Asked,
+}
+
+impl SplitReason {
+    /// The name a trace and a report give it: `max_bag_size`, `max_bag_duration`, `asked`
+    /// (after the recorder options that cause them).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::MaxSize => "max_bag_size",
+            Self::MaxDuration => "max_bag_duration",
+            Self::Asked => "asked",
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -335,8 +360,8 @@ impl BagWriter {
             .ok_or_else(|| Error::UnknownTopic {
                 topic: topic.to_owned(),
             })?;
-        if self.should_split(receive_time_ns) {
-            self.split()?;
+        if let Some(reason) = self.split_due(receive_time_ns) {
+            self.split_because(reason)?;
         }
         let compressed;
         let data = if self.options.bag_compression == BagCompression::Message {
@@ -377,12 +402,17 @@ impl BagWriter {
     /// Closes the current storage file and starts the next one now, as rosbag2's
     /// `split_bagfile` does (the new file may stay empty).
     pub fn split(&mut self) -> Result<()> {
+        self.split_because(SplitReason::Asked)
+    }
+
+    fn split_because(&mut self, reason: SplitReason) -> Result<()> {
         self.close_current_file()?;
         let closed_file = self.current_file_path();
         self.open_next_file()?;
         self.splits.push(FileSplit {
             closed_file,
             opened_file: self.current_file_path(),
+            reason,
         });
         Ok(())
     }
@@ -486,12 +516,14 @@ impl BagWriter {
         std::fs::rename(&temporary, &path).map_err(|e| Error::io(&path, e))
     }
 
-    fn should_split(&self, receive_time_ns: u64) -> bool {
+    /// Why the file must be split before a message received at `receive_time_ns`, if it
+    /// must.
+    fn split_due(&self, receive_time_ns: u64) -> Option<SplitReason> {
         let (Some(file), Some(state)) = (&self.current, self.files.last()) else {
-            return false;
+            return None;
         };
         let Some((start, _)) = state.span else {
-            return false; // never leave a file empty
+            return None; // never leave a file empty
         };
         let too_big = self
             .options
@@ -501,7 +533,11 @@ impl BagWriter {
             .options
             .max_file_duration
             .is_some_and(|max| u128::from(receive_time_ns.saturating_sub(start)) > max.as_nanos());
-        too_big || too_long
+        if too_big {
+            Some(SplitReason::MaxSize)
+        } else {
+            too_long.then_some(SplitReason::MaxDuration)
+        }
     }
 
     fn open_next_file(&mut self) -> Result<()> {
