@@ -44,6 +44,31 @@ pub enum SecurityCmd {
     GeneratePolicy(GeneratePolicyArgs),
     /// Turn a policy and a keystore into Zenoh configurations: one per enclave (mutual TLS, access rules) and the router's.
     GenerateConfigs(GenerateConfigsArgs),
+    /// Check, before it runs, what a process of an enclave would be: its identity, its configuration, and whether its rules allow the operations named (exit status 1 on any problem).
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The enclave (default: ROS_SECURITY_ENCLAVE_OVERRIDE, else /), as `--ros-args --enclave`.
+    #[arg(long)]
+    enclave: Option<String>,
+    /// Topics it would publish on.
+    #[arg(long, num_args = 1..)]
+    publish: Vec<String>,
+    /// Topics it would subscribe to.
+    #[arg(long, num_args = 1..)]
+    subscribe: Vec<String>,
+    /// Services it would serve.
+    #[arg(long, num_args = 1..)]
+    serve: Vec<String>,
+    /// Services it would call.
+    #[arg(long, num_args = 1..)]
+    call: Vec<String>,
+    /// The type of the topics and services named, for rules that name types (default:
+    /// any type).
+    #[arg(long = "type")]
+    ros_type: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -119,8 +144,49 @@ pub fn run(cmd: SecurityCmd) -> anyhow::Result<ExitCode> {
         }
         SecurityCmd::GeneratePolicy(args) => generate_policy(args)?,
         SecurityCmd::GenerateConfigs(args) => generate_configs(args)?,
+        SecurityCmd::Check(args) => return Ok(check(args)),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `kairos security check`: one line per finding, problems marked, then the count.
+fn check(args: CheckArgs) -> ExitCode {
+    use kairos_zenoh::security_check::{self, Operation};
+    let absolute = |name: &String| {
+        if name.starts_with('/') {
+            name.clone()
+        } else {
+            format!("/{name}")
+        }
+    };
+    let operations: Vec<Operation> = [
+        (EntityKind::Publisher, &args.publish),
+        (EntityKind::Subscription, &args.subscribe),
+        (EntityKind::Service, &args.serve),
+        (EntityKind::Client, &args.call),
+    ]
+    .into_iter()
+    .flat_map(|(kind, names)| {
+        let ros_type = &args.ros_type;
+        names.iter().map(move |name| Operation {
+            kind,
+            name: absolute(name),
+            ros_type: ros_type.clone(),
+        })
+    })
+    .collect();
+    let findings = security_check::check(args.enclave.as_deref(), &operations);
+    for f in &findings {
+        let mark = if f.problem { "PROBLEM" } else { "ok" };
+        println!("{mark:>7}  {}: {}", f.subject, f.text);
+    }
+    let problems = findings.iter().filter(|f| f.problem).count();
+    println!("{problems} problem(s)");
+    if problems == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }
 
 fn generate_configs(args: GenerateConfigsArgs) -> anyhow::Result<()> {

@@ -418,6 +418,70 @@ fn enforce_refuses_to_start_without_the_enclaves_files_and_names_the_missing_one
     );
 }
 
+/// `kairos security check`: before anything runs, what a process of an enclave would be
+/// (identity, configuration, rules) and whether the operations named are allowed; each
+/// problem says what to do, and makes the exit status 1.
+#[test]
+fn security_check_says_what_an_enclave_may_do_and_what_stands_in_its_way() {
+    let secured = Secured::new();
+    let check = |enclave: &str, args: &[&str]| {
+        secured
+            .kairos_as(enclave)
+            .args(["security", "check"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = check(
+        "/tl/talker",
+        &["--publish", "chatter", "--serve", "/sensor/get_parameters"],
+    );
+    let text = assert_ok("security check", &out);
+    for line in [
+        "ok  security: on, strategy Enforce, enclave /tl/talker",
+        "(CN /tl/talker), signed by",
+        "(generated for the enclave)",
+        "ok  publish on /chatter: allowed",
+        "ok  serve /sensor/get_parameters: allowed",
+        "0 problem(s)",
+    ] {
+        assert!(text.contains(line), "{line:?} in:\n{text}");
+    }
+    // What the policy does not give the talker: refused, with the policy change.
+    let out = check("/tl/talker", &["--subscribe", "/chatter", "--call", "/add"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    for line in [
+        "PROBLEM  subscribe to /chatter: the security configuration does not let enclave /tl/talker subscribe to /chatter",
+        r#"<topics subscribe="ALLOW"><topic>/chatter</topic></topics>"#,
+        "PROBLEM  call /add:",
+        "2 problem(s)",
+    ] {
+        assert!(text.contains(line), "{line:?} in:\n{text}");
+    }
+    // An enclave without files, and an expired identity: a process would not start.
+    let store = Keystore::open(&secured.keystore()).unwrap();
+    let past = Validity {
+        not_before: time::OffsetDateTime::now_utc() - time::Duration::days(30),
+        not_after: time::OffsetDateTime::now_utc() - time::Duration::days(1),
+    };
+    store.create_enclave("/tl/expired", past, false).unwrap();
+    for (enclave, says) in [
+        ("/tl/ghost", "enclaves/tl/ghost/identity_ca.cert.pem"),
+        ("/tl/expired", "not now"),
+    ] {
+        let out = check(enclave, &["--publish", "/chatter"]);
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(1), "{enclave}: {text}");
+        assert!(
+            text.contains("PROBLEM  security: ROS_SECURITY_STRATEGY=Enforce")
+                && text.contains(says)
+                && text.contains("kairos security create-enclave"),
+            "{enclave}: {text}"
+        );
+    }
+}
+
 #[test]
 fn an_rmw_zenoh_peer_uses_the_generated_configuration_to_talk_to_kairos_over_tls() {
     zenoh_support::require_zenoh_ros2_sdk("zenoh_ros2_sdk");

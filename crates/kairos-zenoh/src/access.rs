@@ -178,6 +178,24 @@ impl AccessRules {
         }
     }
 
+    /// What the rules are, in a line: how many concern this process and what happens
+    /// to the rest.
+    pub fn describe(&self) -> String {
+        if !self.enabled {
+            return "none: zenoh lets every operation through".to_owned();
+        }
+        format!(
+            "{} rule(s) for {}; anything else {}",
+            self.rules.len(),
+            self.identity,
+            if self.default_allow {
+                "allowed"
+            } else {
+                "denied"
+            }
+        )
+    }
+
     /// Whether the configuration has access rules at all.
     pub fn enabled(&self) -> bool {
         self.enabled
@@ -341,6 +359,10 @@ mod tests {
             )
             .unwrap();
         assert_eq!(rules.denied(), 1);
+        assert_eq!(
+            rules.describe(),
+            "3 rule(s) for this process; anything else denied"
+        );
     }
 
     #[test]
@@ -348,5 +370,6 @@ mod tests {
         let rules = AccessRules::of(&zenoh::Config::default());
         assert!(!rules.enabled());
         rules.check(EntityKind::Publisher, "/x", "0/x/T/H").unwrap();
+        assert!(rules.describe().starts_with("none"), "{}", rules.describe());
     }
 }

@@ -194,13 +194,18 @@ fn endpoints(config: &Config, list: &str) -> Vec<String> {
     out
 }
 
-/// Why peers will refuse this process's TLS identity, if they will (see
-/// [`kairos_security::keystore::check_identity`]); `Ok` without one.
-fn check_identity(config: &Config) -> Result<(), String> {
+/// The certificate this configuration presents and the CA it trusts, if it has both.
+pub(crate) fn tls_identity(config: &Config) -> Option<(String, String)> {
     let path = |key: &str| -> Option<String> {
         serde_json::from_str(&config.get_json(&format!("transport/link/tls/{key}")).ok()?).ok()
     };
-    let (Some(cert), Some(ca)) = (path("connect_certificate"), path("root_ca_certificate")) else {
+    Some((path("connect_certificate")?, path("root_ca_certificate")?))
+}
+
+/// Why peers will refuse this process's TLS identity, if they will (see
+/// [`kairos_security::keystore::check_identity`]); `Ok` without one.
+fn check_identity(config: &Config) -> Result<(), String> {
+    let Some((cert, ca)) = tls_identity(config) else {
         return Ok(());
     };
     let now = std::time::SystemTime::now()

@@ -51,6 +51,7 @@ pub mod qos;
 pub mod raw;
 mod received;
 mod report;
+pub mod security_check;
 pub mod sender_state;
 pub mod settle;
 pub mod shared_memory;
