@@ -69,9 +69,8 @@ fn foxglove(args: FoxgloveArgs) -> anyhow::Result<ExitCode> {
         regex,
         exclude,
         include_hidden: args.hidden.include_hidden_topics,
-        topics: Vec::new(),
         all_services,
-        services: Vec::new(),
+        ..Selection::default()
     };
     let stop_after = args
         .duration

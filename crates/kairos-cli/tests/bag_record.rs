@@ -998,3 +998,71 @@ fn snapshot_mode_writes_the_latest_messages_when_asked() {
         "{stderr}"
     );
 }
+
+/// `--topic-types`, `--exclude-topics`, `--exclude-topic-types`: two recorders side by
+/// side choose as rosbag2's topic filter does, by type and left out by name or type.
+#[test]
+fn topics_are_chosen_by_type_and_left_out_by_name_or_type() {
+    let router = Router::start(KAIROS);
+    let dir = tempfile::tempdir().unwrap();
+    let (by_type, by_exclusion) = (dir.path().join("by_type"), dir.path().join("by_exclusion"));
+    let (first, mut first_said) = record(
+        &router,
+        &by_type,
+        &[
+            "--node-name",
+            "by_type",
+            "--topic-types",
+            "std_msgs/msg/String",
+            "geometry_msgs/msg/PoseStamped",
+            "--exclude-topics",
+            "pose",
+        ],
+    );
+    let (second, mut second_said) = record(
+        &router,
+        &by_exclusion,
+        &[
+            "--node-name",
+            "by_exclusion",
+            "-a",
+            "--exclude-topic-types",
+            "std_msgs/msg/String",
+            "--exclude-regex",
+            "^/(rosout|parameter_events)$",
+            // The other recorder's split events.
+            "--exclude-topics",
+            "/events/write_split",
+        ],
+    );
+    // Each topic has one recorder that wants it, so each publisher finds a match.
+    let string = "std_msgs/msg/String";
+    publish(&router, "/chatter", string, "{data: a}", 3);
+    publish(&router, "/chatter2", string, "{data: b}", 3);
+    publish(&router, "/pose", "geometry_msgs/msg/PoseStamped", "{}", 3);
+    publish(&router, "/count", "std_msgs/msg/Int32", "{data: 7}", 3);
+    let recorded = |recorder, said: &mut Lines, bag: &Path| {
+        stop_recorder(recorder, said);
+        let info = kairos_bag::Bag::open(bag).expect("the bag").info().clone();
+        let mut topics: Vec<(String, u64)> = info
+            .topics
+            .iter()
+            .map(|t| (t.name.clone(), t.message_count))
+            .collect();
+        topics.sort();
+        topics
+    };
+    let pairs = |list: &[(&str, u64)]| {
+        list.iter()
+            .map(|(t, n)| (t.to_string(), *n))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        recorded(first, &mut first_said, &by_type),
+        pairs(&[("/chatter", 3), ("/chatter2", 3)])
+    );
+    assert_eq!(
+        recorded(second, &mut second_said, &by_exclusion),
+        pairs(&[("/count", 3), ("/pose", 3)])
+    );
+}

@@ -131,14 +131,15 @@ impl Follower {
             log::info!("kairos bridge foxglove: {topic} has no publisher left; unadvertised");
         }
         for (topic, published) in publishers {
-            if self.topics.contains_key(topic)
-                || self.refused.contains(topic)
-                || !self.hub.options.selection.wants(topic)
-            {
+            if self.topics.contains_key(topic) || self.refused.contains(topic) {
+                continue;
+            }
+            let ros_type = published.ros_type();
+            if !self.hub.options.selection.wants(topic, ros_type.as_deref()) {
                 continue;
             }
             let endpoint = published.endpoint;
-            let Some(ros_type) = published.ros_type() else {
+            let Some(ros_type) = ros_type else {
                 log::warn!(
                     "kairos bridge foxglove: {topic} announces the type {}, which is not a ROS 2 message type; not advertised",
                     endpoint.dds_type

@@ -410,11 +410,15 @@ impl Discoverer {
         // process publishes (the recorder's split events, its /rosout) would stay empty.
         let own = self.transport.session().zid().to_string();
         for (topic, published) in published_topics(&tokens, Some(&own)) {
-            if self.recorded.contains_key(topic) || !self.options.selection.wants(topic) {
+            if self.recorded.contains_key(topic) {
+                continue;
+            }
+            let ros_type = published.ros_type();
+            if !self.options.selection.wants(topic, ros_type.as_deref()) {
                 continue;
             }
             let endpoint = published.endpoint;
-            let Some(ros_type) = published.ros_type() else {
+            let Some(ros_type) = ros_type else {
                 log::warn!(
                     "kairos bag record: {topic} announces the type {}, which is not a ROS 2 message type; not recorded",
                     endpoint.dds_type

@@ -30,6 +30,18 @@ pub struct RecordArgs {
     /// Record these services' calls (their `<service>/_service_event` topics).
     #[arg(long, num_args = 1..)]
     pub services: Vec<String>,
+    /// Record the topics of these types (e.g. sensor_msgs/msg/Image).
+    #[arg(long, num_args = 1..)]
+    pub topic_types: Vec<String>,
+    /// Leave out these topics (a topic named to record is recorded).
+    #[arg(long, num_args = 1..)]
+    pub exclude_topics: Vec<String>,
+    /// Leave out the topics of these types (a topic named to record is recorded).
+    #[arg(long, num_args = 1..)]
+    pub exclude_topic_types: Vec<String>,
+    /// Leave out these services' calls.
+    #[arg(long, num_args = 1..)]
+    pub exclude_services: Vec<String>,
     #[command(flatten)]
     pub patterns: TopicPatterns,
     #[command(flatten)]
@@ -125,10 +137,14 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
         include_hidden: args.hidden.include_hidden_topics,
         all_services: args.all || args.all_services,
         services: args.services.iter().map(|s| absolute(s)).collect(),
+        topic_types: args.topic_types.clone(),
+        exclude_topics: args.exclude_topics.iter().map(|t| absolute(t)).collect(),
+        exclude_topic_types: args.exclude_topic_types.clone(),
+        exclude_services: args.exclude_services.iter().map(|s| absolute(s)).collect(),
     };
     if selection.is_empty() {
         return Err(anyhow!(
-            "nothing to record: name topics or --services, or pass --all, --all-topics, --all-services or --regex"
+            "nothing to record: name topics, --services or --topic-types, or pass --all, --all-topics, --all-services or --regex"
         ));
     }
     let max_duration = seconds("--max-bag-duration", args.max_bag_duration)?;

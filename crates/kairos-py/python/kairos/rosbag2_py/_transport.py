@@ -223,8 +223,6 @@ class Recorder(_Process):
     def record(self, storage_options, record_options, node_name="rosbag2_recorder"):
         o = record_options
         unsupported = [name for name, used in (
-            ("topic_types", o.topic_types),
-            ("exclude_topic_types", o.exclude_topic_types),
             ("compression_format other than zstd", o.compression_format not in ("", "zstd")),
         ) if used]
         if unsupported:
@@ -242,14 +240,15 @@ class Recorder(_Process):
             args += ["--services"] + [_service_of(s) for s in o.services]
         if o.regex:
             args += ["--regex", o.regex]
-        # Exact names: a topic, or a service's event topic (the exclude regex is matched
-        # against both a topic's name and a service's).
-        exact = list(o.exclude_topics) + [_service_of(s) + "/_service_event"
-                                          for s in o.exclude_service_events]
-        exclude = "|".join(p for p in [o.exclude_regex] + [f"^{re.escape(t)}$" for t in exact]
-                           if p)
-        if exclude:
-            args += ["--exclude-regex", exclude]
+        if o.exclude_regex:
+            args += ["--exclude-regex", o.exclude_regex]
+        for flag, names in (("--topic-types", o.topic_types),
+                            ("--exclude-topic-types", o.exclude_topic_types),
+                            ("--exclude-topics", o.exclude_topics),
+                            ("--exclude-services",
+                             [_service_of(s) for s in o.exclude_service_events])):
+            if names:
+                args += [flag, *names]
         if o.include_hidden_topics:
             args.append("--include-hidden-topics")
         if o.use_sim_time:
