@@ -552,11 +552,9 @@ fn qos_follows_the_recording_unless_overridden() {
     assert!(player.wait().stopped);
 }
 
-#[test]
-fn clock_carries_the_bags_time() {
-    let bag = rosbag2_bag("mcap/talker");
-    let info = Bag::open(&bag).unwrap().info().clone();
-    let router = Router::start(KAIROS);
+/// `kairos topic echo /clock --json --count COUNT`, its subscription in the graph before
+/// this returns (so a player started next is heard from its first message).
+fn echo_clock(router: &Router, count: u32) -> zenoh_support::Running {
     let echo = spawn(router.kairos().args([
         "topic",
         "echo",
@@ -564,17 +562,37 @@ fn clock_carries_the_bags_time() {
         "rosgraph_msgs/msg/Clock",
         "--json",
         "--count",
-        "3",
+        &count.to_string(),
         "--timeout",
         "80",
     ]));
-    // The echo's subscription is in the graph before playing starts.
     let subscribed = |text: &str| text.contains("Subscription count: 1");
-    let text = topic_info_until(&router, "/clock", &[], Duration::from_secs(40), subscribed);
+    let text = topic_info_until(router, "/clock", &[], Duration::from_secs(40), subscribed);
     assert!(
         subscribed(&text),
         "kairos topic echo /clock did not subscribe within 40 s: {text}"
     );
+    echo
+}
+
+/// The times (ns) of the `/clock` messages an [`echo_clock`] printed, in order.
+fn clock_times(echoed: &str) -> Vec<u64> {
+    echoed
+        .lines()
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).expect("JSON");
+            v["clock"]["sec"].as_u64().unwrap() * 1_000_000_000
+                + v["clock"]["nanosec"].as_u64().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn clock_carries_the_bags_time() {
+    let bag = rosbag2_bag("mcap/talker");
+    let info = Bag::open(&bag).unwrap().info().clone();
+    let router = Router::start(KAIROS);
+    let echo = echo_clock(&router, 3);
     let player = spawn(router.kairos().args([
         "bag",
         "play",
@@ -590,10 +608,7 @@ fn clock_carries_the_bags_time() {
     assert!(played.contains("/clock: "), "{played}");
     let echoed = assert_ok("kairos topic echo /clock", &finish(echo, LIMIT));
     let mut last = 0u64;
-    for line in echoed.lines() {
-        let v: serde_json::Value = serde_json::from_str(line).expect("JSON");
-        let ns = v["clock"]["sec"].as_u64().unwrap() * 1_000_000_000
-            + v["clock"]["nanosec"].as_u64().unwrap();
+    for ns in clock_times(&echoed) {
         assert!(
             (info.starting_time_ns..=info.end_time_ns()).contains(&ns),
             "/clock {ns} outside the bag's {}..{}",
@@ -774,23 +789,7 @@ fn clock_topics_move_the_clock_to_each_of_their_messages() {
         .collect();
     assert_eq!(expected.len(), 10);
     let router = Router::start(KAIROS);
-    let echo = spawn(router.kairos().args([
-        "topic",
-        "echo",
-        "/clock",
-        "rosgraph_msgs/msg/Clock",
-        "--json",
-        "--count",
-        "10",
-        "--timeout",
-        "80",
-    ]));
-    let subscribed = |text: &str| text.contains("Subscription count: 1");
-    let text = topic_info_until(&router, "/clock", &[], Duration::from_secs(40), subscribed);
-    assert!(
-        subscribed(&text),
-        "kairos topic echo /clock did not subscribe within 40 s: {text}"
-    );
+    let echo = echo_clock(&router, 10);
     let player = spawn(router.kairos().args([
         "bag",
         "play",
@@ -809,16 +808,9 @@ fn clock_topics_move_the_clock_to_each_of_their_messages() {
     );
     assert_eq!(sent.get("/rosout"), Some(&10), "{played}");
     let echoed = assert_ok("kairos topic echo /clock", &finish(echo, LIMIT));
-    let got: Vec<u64> = echoed
-        .lines()
-        .map(|line| {
-            let v: serde_json::Value = serde_json::from_str(line).expect("JSON");
-            v["clock"]["sec"].as_u64().unwrap() * 1_000_000_000
-                + v["clock"]["nanosec"].as_u64().unwrap()
-        })
-        .collect();
     assert_eq!(
-        got, expected,
+        clock_times(&echoed),
+        expected,
         "/clock carried each /topic message's log time"
     );
 
