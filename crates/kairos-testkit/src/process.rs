@@ -167,6 +167,19 @@ pub fn assert_ok(what: &str, out: &Output) -> String {
     stdout
 }
 
+/// Stderr of a run that failed saying each of `says`; panics with both streams otherwise.
+pub fn assert_fails(what: &str, out: &Output, says: &[&str]) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let missing: Vec<&&str> = says.iter().filter(|s| !stderr.contains(**s)).collect();
+    assert!(
+        !out.status.success() && missing.is_empty(),
+        "{what} was to fail saying {missing:?}; it ended with {}\nstdout:\n{}\nstderr:\n{stderr}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout)
+    );
+    stderr
+}
+
 /// `cargo`, as the running test's build used it, for a test that builds something (an
 /// example) before running it. Without the variables `cargo test` gives a test binary
 /// (`CARGO_MANIFEST_DIR`, `CARGO_PKG_*`, ...): a build script that reads one (ring's does)

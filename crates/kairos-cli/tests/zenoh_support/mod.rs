@@ -3,7 +3,9 @@
 //! bounded waits for their output.
 #![allow(dead_code, unused_imports)]
 
-pub use kairos_testkit::process::{Lines, Running, assert_ok, finish, spawn, stdout_lines};
+pub use kairos_testkit::process::{
+    Lines, Running, assert_fails, assert_ok, finish, spawn, stdout_lines,
+};
 pub use kairos_testkit::router::Router;
 use std::process::Command;
 
