@@ -152,13 +152,6 @@ pub fn run(cmd: SecurityCmd) -> anyhow::Result<ExitCode> {
 /// `kairos security check`: one line per finding, problems marked, then the count.
 fn check(args: CheckArgs) -> ExitCode {
     use kairos_zenoh::security_check::{self, Operation};
-    let absolute = |name: &String| {
-        if name.starts_with('/') {
-            name.clone()
-        } else {
-            format!("/{name}")
-        }
-    };
     let operations: Vec<Operation> = [
         (EntityKind::Publisher, &args.publish),
         (EntityKind::Subscription, &args.subscribe),
@@ -170,7 +163,7 @@ fn check(args: CheckArgs) -> ExitCode {
         let ros_type = &args.ros_type;
         names.iter().map(move |name| Operation {
             kind,
-            name: absolute(name),
+            name: kairos_tools::absolute_name(name),
             ros_type: ros_type.clone(),
         })
     })

@@ -4,7 +4,7 @@
 //! on its server, as `ros2 action send_goal` does.
 
 use super::values::parse_values;
-use super::{GraphArgs, cli_node, gather, node_name, open, render, resolve_topic, seconds};
+use super::{GraphArgs, absolute_name, cli_node, gather, node_name, open, render, seconds};
 use anyhow::{Context as _, anyhow};
 use clap::Subcommand;
 use kairos::graph::{ActionType, Message, Node};
@@ -63,7 +63,7 @@ pub fn action(cmd: ActionCmd) -> anyhow::Result<ExitCode> {
         ActionCmd::Info { action, graph } => {
             let transport = open()?;
             let tokens = gather(&transport, &graph)?;
-            info(&tokens, &resolve_topic(&action), graph.json)
+            info(&tokens, &absolute_name(&action), graph.json)
         }
         ActionCmd::SendGoal {
             action,
@@ -84,7 +84,7 @@ pub fn action(cmd: ActionCmd) -> anyhow::Result<ExitCode> {
             let goal = parse_values(&goal)?;
             let timeout = kairos::time::Duration::from(seconds("--timeout", timeout)?);
             let request = SendGoal {
-                action: resolve_topic(&action),
+                action: absolute_name(&action),
                 goal,
                 feedback,
                 timeout,

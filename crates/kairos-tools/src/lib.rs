@@ -211,11 +211,13 @@ fn print_names(
     Ok(())
 }
 
-fn resolve_topic(topic: &str) -> String {
-    if topic.starts_with('/') {
-        topic.to_owned()
+/// A topic, service, action or node name made absolute as the ROS 2 command line takes
+/// it (`chatter`: `/chatter`).
+pub fn absolute_name(name: &str) -> String {
+    if name.starts_with('/') {
+        name.to_owned()
     } else {
-        format!("/{topic}")
+        format!("/{name}")
     }
 }
 

@@ -2,7 +2,7 @@
 //! lifecycle` shows and drives them. A managed node is one that serves `<node>/get_state`
 //! (`lifecycle_msgs/srv/GetState`); each command is a call to one of its services.
 
-use super::{GraphArgs, cli_node, gather, open, resolve_topic, seconds};
+use super::{GraphArgs, absolute_name, cli_node, gather, open, seconds};
 use clap::Subcommand;
 use kairos::graph::{Client, Node, ServiceType};
 use kairos_msgs::lifecycle_msgs::msg::Transition as TransitionMsg;
@@ -165,7 +165,7 @@ fn ready<S: ServiceType>(
     service: &str,
     timeout: kairos::time::Duration,
 ) -> anyhow::Result<Option<Client<S>>> {
-    let name = format!("{}/{service}", resolve_topic(node));
+    let name = format!("{}/{service}", absolute_name(node));
     let client: Client<S> = cli.create_client(&name)?;
     if client.wait_for_service(timeout) {
         Ok(Some(client))

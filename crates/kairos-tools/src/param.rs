@@ -4,7 +4,7 @@
 //! Every call waits for the node's service at most `--timeout` seconds, then for the answer
 //! at most as long again; a node that is not there is an error saying so.
 
-use super::seconds;
+use super::{absolute_name, seconds};
 use anyhow::{Context as _, anyhow, bail};
 use clap::{Args, Subcommand};
 use kairos::graph::{Node, ParameterValue, Parameters, RosArgs, ServiceType};
@@ -84,28 +84,20 @@ fn close(transport: &Arc<ZenohTransport>) {
     let _ = transport.close(std::time::Duration::from_secs(5));
 }
 
-fn absolute(node: &str) -> String {
-    if node.starts_with('/') {
-        node.to_owned()
-    } else {
-        format!("/{node}")
-    }
-}
-
 /// Calls `<node>/<service>` once.
 fn call<S: ServiceType>(
     node: &NodeArg,
     service: &str,
     request: S::Request,
 ) -> anyhow::Result<S::Response> {
-    let name = format!("{}/{service}", absolute(&node.node));
+    let name = format!("{}/{service}", absolute_name(&node.node));
     let timeout = Duration::from(seconds("--timeout", node.timeout)?);
     let me = Node::new(&format!("kairos_param_{}", std::process::id()))?;
     let client = me.create_client::<S>(&name)?;
     if !client.wait_for_service(timeout) {
         bail!(
             "node {} offers no {service} service within {}s: is it running, and on the same router and ROS_DOMAIN_ID?",
-            absolute(&node.node),
+            absolute_name(&node.node),
             node.timeout
         );
     }
@@ -210,7 +202,10 @@ fn dump(node: &NodeArg) -> anyhow::Result<ExitCode> {
     for (name, value) in names.into_iter().zip(values) {
         parameters.push((name, from_ros(&value).map_err(|e| anyhow!(e))?));
     }
-    print!("{}", parameter_file(&absolute(&node.node), &parameters));
+    print!(
+        "{}",
+        parameter_file(&absolute_name(&node.node), &parameters)
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -269,12 +264,12 @@ fn yaml_value(value: &ParameterValue) -> String {
 fn load(node: &NodeArg, file: &std::path::Path) -> anyhow::Result<ExitCode> {
     let file_arg = file.to_string_lossy().into_owned();
     let (args, _) = RosArgs::parse(["kairos", "--ros-args", "--params-file", &file_arg])?;
-    let values = args.overrides_for(&absolute(&node.node));
+    let values = args.overrides_for(&absolute_name(&node.node));
     if values.is_empty() {
         bail!(
             "{} gives node {} no parameters (no section for it, nor a wildcard one)",
             file.display(),
-            absolute(&node.node)
+            absolute_name(&node.node)
         );
     }
     let response = call::<srv::SetParameters>(

@@ -2,8 +2,8 @@
 
 use super::values::parse_values;
 use super::{
-    ExecGuard, GraphArgs, Next, cli_node, gather, names_and_types, next_before, open, print_names,
-    render, resolve_topic, seconds,
+    ExecGuard, GraphArgs, Next, absolute_name, cli_node, gather, names_and_types, next_before,
+    open, print_names, render, seconds,
 };
 use anyhow::anyhow;
 use clap::Subcommand;
@@ -103,7 +103,7 @@ pub fn service(cmd: ServiceCmd) -> anyhow::Result<ExitCode> {
                 .call_json(
                     &transport,
                     &node,
-                    &resolve_topic(&service),
+                    &absolute_name(&service),
                     request,
                     timeout,
                 )

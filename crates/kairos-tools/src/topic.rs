@@ -2,8 +2,8 @@
 
 use super::values::parse_values;
 use super::{
-    ExecGuard, GraphArgs, Next, QosArgs, cli_node, endpoint_type, gather, names_and_types,
-    next_before, node_name, open, period, print_names, render, resolve_topic, seconds,
+    ExecGuard, GraphArgs, Next, QosArgs, absolute_name, cli_node, endpoint_type, gather,
+    names_and_types, next_before, node_name, open, period, print_names, render, seconds,
 };
 use anyhow::{anyhow, bail};
 use clap::{Args, Subcommand};
@@ -185,7 +185,7 @@ fn announced_type(transport: &ZenohTransport, topic: &str, deadline: Instant) ->
 
 fn echo(args: EchoArgs) -> anyhow::Result<ExitCode> {
     let transport = open()?;
-    let topic = resolve_topic(&args.topic);
+    let topic = absolute_name(&args.topic);
     let deadline = Instant::now() + seconds("--timeout", args.timeout)?;
     let ty = match args.message_type {
         Some(ty) => ty,
@@ -284,7 +284,7 @@ fn raw_subscriber(
 fn hz(args: HzArgs) -> anyhow::Result<ExitCode> {
     use zenoh::Wait;
     let transport = open()?;
-    let topic = resolve_topic(&args.topic);
+    let topic = absolute_name(&args.topic);
     let deadline = Instant::now() + seconds("--timeout", args.timeout)?;
     let (tx, rx) = mpsc::channel::<Instant>();
     let key = format!(
@@ -346,7 +346,7 @@ fn publish(args: PubArgs) -> anyhow::Result<ExitCode> {
     };
     let stay = kairos::time::Duration::from(seconds("--keep-alive", args.keep_alive)?);
     let transport = open()?;
-    let topic = resolve_topic(&args.topic);
+    let topic = absolute_name(&args.topic);
     let codec = interfaces::message_by_name(&args.message_type).ok_or_else(|| {
         anyhow!(
             "kairos does not know the type {}; known types are registered with kairos_zenoh::register",

@@ -15,7 +15,7 @@ use clap::Args;
 use kairos_bag::play::{
     ClockTrigger, DEFAULT_CLOCK_HZ, PlayOptions, PlayReport, Player, Remap, TopicSelection,
 };
-use kairos_tools::seconds;
+use kairos_tools::{absolute_name, seconds};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -295,16 +295,7 @@ fn until_ns(args: &PlayArgs) -> anyhow::Result<Option<u64>> {
 
 /// Names made absolute (`chatter`: `/chatter`), as rosbag2 takes them.
 fn absolute_all(names: &[String]) -> Vec<String> {
-    names
-        .iter()
-        .map(|n| {
-            if n.starts_with('/') {
-                n.clone()
-            } else {
-                format!("/{n}")
-            }
-        })
-        .collect()
+    names.iter().map(|n| absolute_name(n)).collect()
 }
 
 fn print_report(report: &PlayReport) {

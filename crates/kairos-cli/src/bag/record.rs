@@ -7,7 +7,7 @@ use anyhow::{Context, anyhow};
 use clap::Args;
 use kairos_bag::record::{RecordOptions, RecordReport, Recorder, Selection};
 use kairos_bag::{BagCompression, Compression, StorageId, WriterOptions};
-use kairos_tools::seconds;
+use kairos_tools::{absolute_name, seconds};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -131,16 +131,24 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     let (regex, exclude) = args.patterns.compile()?;
     let selection = Selection {
         all: args.all || args.all_topics,
-        topics: args.topics.iter().map(|t| absolute(t)).collect(),
+        topics: args.topics.iter().map(|t| absolute_name(t)).collect(),
         regex,
         exclude,
         include_hidden: args.hidden.include_hidden_topics,
         all_services: args.all || args.all_services,
-        services: args.services.iter().map(|s| absolute(s)).collect(),
+        services: args.services.iter().map(|s| absolute_name(s)).collect(),
         topic_types: args.topic_types.clone(),
-        exclude_topics: args.exclude_topics.iter().map(|t| absolute(t)).collect(),
+        exclude_topics: args
+            .exclude_topics
+            .iter()
+            .map(|t| absolute_name(t))
+            .collect(),
         exclude_topic_types: args.exclude_topic_types.clone(),
-        exclude_services: args.exclude_services.iter().map(|s| absolute(s)).collect(),
+        exclude_services: args
+            .exclude_services
+            .iter()
+            .map(|s| absolute_name(s))
+            .collect(),
     };
     if selection.is_empty() {
         return Err(anyhow!(
@@ -296,14 +304,6 @@ fn total(
     counts: &std::collections::BTreeMap<String, kairos_bag::record::TopicCounts>,
 ) -> kairos_bag::record::TopicCounts {
     counts.values().fold(Default::default(), |a, b| a + *b)
-}
-
-fn absolute(topic: &str) -> String {
-    if topic.starts_with('/') {
-        topic.to_owned()
-    } else {
-        format!("/{topic}")
-    }
 }
 
 /// rosbag2's default bag name: `rosbag2_` and the local time of the start.
