@@ -294,17 +294,31 @@ pub struct Installed {
     pub files: Vec<PathBuf>,
 }
 
+/// The resource type under which packages register their components (nodes a component
+/// container can load): `rclcpp_components`' CMake writes it for C++ components, [`install`]
+/// for Python ones. Each line of a package's resource is `PLUGIN;PATH`, `PATH` relative to
+/// the prefix.
+pub const COMPONENTS_INDEX: &str = "share/ament_index/resource_index/rclcpp_components";
+
+/// What a package holds, for [`install`].
+#[derive(Debug, Clone, Default)]
+pub struct Contents {
+    /// Into `lib/PACKAGE/`: Rust binaries, or Python nodes with their `#!` line.
+    pub executables: Vec<PathBuf>,
+    /// Into `share/PACKAGE/`: files, or folders with what they hold (`launch/`, `config/`).
+    pub shared: Vec<PathBuf>,
+    /// Components, by plugin name: each Python file into `lib/PACKAGE/`, registered in
+    /// [`COMPONENTS_INDEX`] (what a kairos component container loads).
+    pub components: Vec<(String, PathBuf)>,
+}
+
 /// Installs `package` into `prefix` in ament's layout: each of `executables` into
 /// `lib/PACKAGE/` (a Rust binary, or a Python node with its `#!` line), each of `shared`
 /// (files, or folders with what they hold, such as `launch/` and `config/`) into
 /// `share/PACKAGE/`, and the index's marker. Installing again replaces what was there;
-/// an executable that cannot be run is refused, as `kairos run` could not start it.
-pub fn install(
-    prefix: &Path,
-    package: &str,
-    executables: &[PathBuf],
-    shared: &[PathBuf],
-) -> std::io::Result<Installed> {
+/// an executable that cannot be run is refused, as `kairos run` could not start it; so is
+/// a component that is not a Python file, or a plugin name that is empty or has a `;`.
+pub fn install(prefix: &Path, package: &str, contents: &Contents) -> std::io::Result<Installed> {
     use std::io::{Error, ErrorKind};
     if package.is_empty() || package.contains(['/', '\0']) || package.starts_with('.') {
         return Err(Error::new(
@@ -312,10 +326,28 @@ pub fn install(
             format!("'{package}' is not a package name (letters, digits and _)"),
         ));
     }
+    for (plugin, file) in &contents.components {
+        if plugin.is_empty() || plugin.contains([';', '\n']) {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                format!("'{plugin}' is not a plugin name (e.g. my_package::Talker)"),
+            ));
+        }
+        if file.extension().is_none_or(|e| e != "py") || !file.is_file() {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "component {plugin}: {} is not a Python file (a component is a Python \
+                     file whose callable named after the plugin's last part makes a node)",
+                    file.display()
+                ),
+            ));
+        }
+    }
     let mut installed = Installed::default();
     let lib = prefix.join("lib").join(package);
     std::fs::create_dir_all(&lib)?;
-    for exe in executables {
+    for exe in &contents.executables {
         if !is_executable(exe) {
             return Err(Error::new(
                 ErrorKind::InvalidInput,
@@ -332,9 +364,24 @@ pub fn install(
     }
     let share = prefix.join("share").join(package);
     std::fs::create_dir_all(&share)?;
-    for item in shared {
+    for item in &contents.shared {
         let to = share.join(item.file_name().unwrap_or_default());
         copy_tree(item, &to, &mut installed.files)?;
+    }
+    if !contents.components.is_empty() {
+        let mut lines = String::new();
+        for (plugin, file) in &contents.components {
+            let name = file.file_name().unwrap_or_default();
+            let to = lib.join(name);
+            std::fs::copy(file, &to)?;
+            installed.files.push(to);
+            let relative = Path::new("lib").join(package).join(name);
+            lines.push_str(&format!("{plugin};{}\n", relative.display()));
+        }
+        let resource = prefix.join(COMPONENTS_INDEX);
+        std::fs::create_dir_all(&resource)?;
+        std::fs::write(resource.join(package), lines)?;
+        installed.files.push(resource.join(package));
     }
     let marker = prefix.join(PACKAGES_INDEX).join(package);
     std::fs::create_dir_all(prefix.join(PACKAGES_INDEX))?;
@@ -483,13 +530,13 @@ mod tests {
         std::fs::set_permissions(src.join("node.py"), std::fs::Permissions::from_mode(0o755))
             .unwrap();
         let prefix = dir.path().join("install");
-        install(
-            &prefix,
-            "robot",
-            &[src.join("node.py")],
-            &[src.join("launch")],
-        )
-        .unwrap();
+        std::fs::write(src.join("camera.py"), "class Camera: pass\n").unwrap();
+        let contents = Contents {
+            executables: vec![src.join("node.py")],
+            shared: vec![src.join("launch")],
+            components: vec![("robot::Camera".into(), src.join("camera.py"))],
+        };
+        install(&prefix, "robot", &contents).unwrap();
         let index = PackageIndex::with_prefixes(vec![prefix.clone()]);
         assert_eq!(
             index.executable("robot", "node.py").unwrap(),
@@ -499,10 +546,29 @@ mod tests {
             index.find_file("robot", "robot.launch.xml").unwrap(),
             prefix.join("share/robot/launch/robot.launch.xml")
         );
+        assert_eq!(
+            std::fs::read_to_string(prefix.join(COMPONENTS_INDEX).join("robot")).unwrap(),
+            "robot::Camera;lib/robot/camera.py\n"
+        );
+        assert!(prefix.join("lib/robot/camera.py").is_file());
         std::fs::write(src.join("data.txt"), "").unwrap();
-        let err = install(&prefix, "robot", &[src.join("data.txt")], &[]).unwrap_err();
+        let refused = |contents: Contents| install(&prefix, "robot", &contents).unwrap_err();
+        let err = refused(Contents {
+            executables: vec![src.join("data.txt")],
+            ..Contents::default()
+        });
         assert!(err.to_string().contains("chmod +x"), "{err}");
-        assert!(install(&prefix, "../x", &[], &[]).is_err());
+        let err = refused(Contents {
+            components: vec![("robot::Data".into(), src.join("data.txt"))],
+            ..Contents::default()
+        });
+        assert!(err.to_string().contains("is not a Python file"), "{err}");
+        let err = refused(Contents {
+            components: vec![("a;b".into(), src.join("camera.py"))],
+            ..Contents::default()
+        });
+        assert!(err.to_string().contains("not a plugin name"), "{err}");
+        assert!(install(&prefix, "../x", &Contents::default()).is_err());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
-use kairos_launch::package::{PackageIndex, install};
+use kairos_launch::package::{Contents, PackageIndex, install};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -45,6 +45,21 @@ pub struct InstallArgs {
     /// A file or folder for the package's share folder (launch/, config/, ...); repeat.
     #[arg(long = "share")]
     shared: Vec<PathBuf>,
+    /// A component as PLUGIN=FILE.py (e.g. `my_pkg::Talker=talker.py`, whose `Talker`
+    /// makes the node), registered where a component container finds it; repeat.
+    #[arg(long = "component", value_parser = parse_component)]
+    components: Vec<(String, PathBuf)>,
+}
+
+fn parse_component(text: &str) -> Result<(String, PathBuf), String> {
+    match text.split_once('=') {
+        Some((plugin, file)) if !plugin.is_empty() && !file.is_empty() => {
+            Ok((plugin.to_string(), PathBuf::from(file)))
+        }
+        _ => Err(format!(
+            "'{text}' is not PLUGIN=FILE.py (e.g. my_pkg::Talker=talker.py)"
+        )),
+    }
 }
 
 /// `kairos run PKG EXE [ARGS...]`, as `ros2 run`.
@@ -94,8 +109,12 @@ pub fn run(cmd: PkgCmd) -> anyhow::Result<ExitCode> {
             }
         }
         PkgCmd::Install(args) => {
-            let installed = install(&args.prefix, &args.package, &args.executables, &args.shared)
-                .with_context(|| {
+            let contents = Contents {
+                executables: args.executables,
+                shared: args.shared,
+                components: args.components,
+            };
+            let installed = install(&args.prefix, &args.package, &contents).with_context(|| {
                 format!("installing {} into {}", args.package, args.prefix.display())
             })?;
             println!(

@@ -400,6 +400,145 @@ def generate_launch_description():
     );
 }
 
+/// A talker component: an rclpy node class, as a package registers it.
+const TALKER_COMPONENT: &str = r#"
+import os
+from rclpy.node import Node
+from std_msgs.msg import String
+
+
+class Talker(Node):
+    def __init__(self):
+        super().__init__('talker')
+        self.declare_parameter('greeting', 'hello')
+        self.publisher = self.create_publisher(String, 'chatter', 10)
+        self.count = 0
+        self.create_timer(0.05, self.tick)
+
+    def tick(self):
+        self.count += 1
+        greeting = self.get_parameter('greeting').value
+        self.publisher.publish(String(data=f'{greeting} {self.count} from pid {os.getpid()}'))
+"#;
+
+/// A listener component that says which node heard what, in which process.
+const LISTENER_COMPONENT: &str = r#"
+import os
+from rclpy.node import Node
+from std_msgs.msg import String
+
+
+class Listener(Node):
+    def __init__(self):
+        super().__init__('listener')
+        self.create_subscription(String, 'chatter', self.heard, 10)
+
+    def heard(self, message):
+        print(f'{self.get_fully_qualified_name()} in pid {os.getpid()} heard: {message.data}',
+              flush=True)
+"#;
+
+/// Composable nodes from a Python launch file: rclcpp_components' container is kairos's,
+/// the package's registered Python components (`kairos pkg install --component`) are
+/// made in it, named as the file says, and hear each other in that one process;
+/// `LoadComposableNodes` adds one more to the running container, and a component that
+/// cannot be composed (a C++ plugin) is refused with the reason while the rest runs on.
+#[test]
+fn composable_nodes_of_a_package_run_in_one_container() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("launch")).unwrap();
+    let talker = write(&src, "talker_component.py", TALKER_COMPONENT);
+    let listener = write(&src, "listener_component.py", LISTENER_COMPONENT);
+    write(
+        &src.join("launch"),
+        "composed.launch.py",
+        r#"
+from launch import LaunchDescription
+from launch.actions import TimerAction
+from launch_ros.actions import ComposableNodeContainer, LoadComposableNodes
+from launch_ros.descriptions import ComposableNode
+
+
+def generate_launch_description():
+    container = ComposableNodeContainer(
+        name='robot_container', namespace='robot', package='rclcpp_components',
+        executable='component_container', output='screen',
+        composable_node_descriptions=[
+            ComposableNode(package='composed', plugin='composed::Talker', name='front',
+                           namespace='robot', parameters=[{'greeting': 'hey'}], remappings=[('chatter', 'news')],
+                           extra_arguments=[{'use_intra_process_comms': True}]),
+            ComposableNode(package='composed', plugin='composed::Listener',
+                           namespace='robot', remappings=[('chatter', 'news')]),
+        ])
+    late = LoadComposableNodes(target_container=container, composable_node_descriptions=[
+        ComposableNode(package='composed', plugin='composed::Listener', name='late',
+                       namespace='robot', remappings=[('chatter', 'news')]),
+    ])
+    cpp = LoadComposableNodes(target_container='/robot/robot_container',
+                              composable_node_descriptions=[
+        ComposableNode(package='composed', plugin='composed::Camera'),
+    ])
+    return LaunchDescription([container, TimerAction(period=0.5, actions=[late, cpp])])
+"#,
+    );
+    let prefix = dir.path().join("install");
+    let mut install = zenoh_support::kairos();
+    install
+        .args(["pkg", "install", "composed", "--prefix"])
+        .arg(&prefix)
+        .arg("--share")
+        .arg(src.join("launch"))
+        .arg("--component")
+        .arg(format!("composed::Talker={}", talker.display()))
+        .arg("--component")
+        .arg(format!("composed::Listener={}", listener.display()));
+    assert_ok("kairos pkg install", &finish(spawn(&mut install), LIMIT));
+    // The C++ plugin a ROS 2 package would register beside them.
+    let index = prefix.join("share/ament_index/resource_index/rclcpp_components/composed");
+    let mut registered = std::fs::read_to_string(&index).unwrap();
+    registered.push_str("composed::Camera;lib/libcamera_component.so\n");
+    std::fs::write(&index, registered).unwrap();
+
+    let router = Router::start(KAIROS);
+    let mut launcher = spawn(
+        router
+            .kairos()
+            .env("AMENT_PREFIX_PATH", &prefix)
+            .env("PYTHONPATH", zenoh_support::kairos_python_path())
+            .args(["launch", "composed", "composed.launch.py"]),
+    );
+    let mut lines = stdout_lines(&mut launcher);
+    let late = lines.wait_for("/robot/late in pid", LIMIT);
+    let listener = seen_or_wait(&mut lines, "/robot/listener in pid");
+    let started = seen_or_wait(&mut lines, "process started with pid");
+    let container = pid_of(&started);
+    for line in [&late, &listener] {
+        assert!(
+            line.contains(&format!("in pid {container} heard: hey "))
+                && line.ends_with(&format!("from pid {container}")),
+            "every node in the container's process ({container}): {line}"
+        );
+    }
+    let loaded = seen_or_wait(&mut lines, "loaded /robot/late");
+    assert!(loaded.contains("into /robot/robot_container"), "{loaded}");
+    let died = seen_or_wait(&mut lines, "exit code 1");
+    assert!(died.contains("[load_composable_nodes-3]"), "{died}");
+    signal(launcher.0.id(), "INT");
+    let out = finish(launcher, LIMIT);
+    while lines.next_within(Duration::from_secs(5)).is_some() {}
+    let report = lines.seen.join("\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        report.contains("component_container-1") && report.contains("stopped on SIGINT"),
+        "{report}\n{stderr}"
+    );
+    let refused = stderr
+        .lines()
+        .find(|l| l.contains("cannot load composed::Camera"))
+        .unwrap_or_else(|| panic!("the refusal is not on stderr: {stderr}"));
+    assert!(refused.contains("is not a Python file"), "{refused}");
+}
 /// A Python launch file's event handlers run as the processes start, print and exit; a
 /// timer, an emitted shutdown and the OnShutdown handler; in order, each once.
 #[test]

@@ -57,6 +57,7 @@ pub const SHIPPED_PACKAGES: &[&str] = &[
     "test_msgs",
     "type_description_interfaces",
     "rosbag2_interfaces",
+    "composition_interfaces",
 ];
 
 /// Why generation failed.

@@ -10,7 +10,8 @@
 //!   [`example_interfaces`], [`std_srvs`], [`rcl_interfaces`], [`service_msgs`],
 //!   [`unique_identifier_msgs`], [`action_msgs`], [`lifecycle_msgs`],
 //!   [`type_description_interfaces`], [`rosbag2_interfaces`] (the bag player's control
-//!   services), and [`test_msgs`] (the types rclpy's and rclcpp's test suites use). A message `pkg/msg/T` is `pkg::msg::T`; a
+//!   services), [`composition_interfaces`] (a component container's services), and
+//!   [`test_msgs`] (the types rclpy's and rclcpp's test suites use). A message `pkg/msg/T` is `pkg::msg::T`; a
 //!   service `pkg/srv/S` is `pkg::srv::S` with `pkg::srv::SRequest` and
 //!   `pkg::srv::SResponse`; an action `pkg/action/A` is `pkg::action::A` with `AGoal`,
 //!   `AResult`, `AFeedback` and the services and message that carry it

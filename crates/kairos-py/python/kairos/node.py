@@ -4,6 +4,7 @@ Entities are the kairos ones; the node keeps a reference to each (as rclpy does)
 entity lives until ``destroy_*`` or ``destroy_node``.
 """
 
+import contextvars
 import inspect
 import weakref
 
@@ -53,6 +54,13 @@ class _Handle:
         return False
 
 
+#: What a component container gives the next node made in this thread (see
+#: :mod:`kairos.components`): ``{"ros_args": [...], "parameters": [Parameter],
+#: "use_global_arguments": bool, "node": None}``; the node takes it (once) and records
+#: itself in ``"node"``.
+_component_options = contextvars.ContextVar("kairos_component_options", default=None)
+
+
 class Node(GraphMixin, ParametersMixin):
     def __init__(self, node_name, *, context=None, cli_args=None, namespace=None,
                  use_global_arguments=True, enable_rosout=True, start_parameter_services=True,
@@ -69,6 +77,14 @@ class Node(GraphMixin, ParametersMixin):
         self._context = get_default_context() if context is None else context
         if not self._context.ok():
             raise NotInitializedException(f"cannot create node '{node_name}'")
+        component = _component_options.get()
+        if component is not None and component["node"] is None:
+            # A container's request names this node, as NodeOptions name an rclcpp
+            # component: its arguments come after the code's, so they win.
+            component["node"] = weakref.ref(self)
+            cli_args = [*(cli_args or []), "--ros-args", *component["ros_args"]]
+            parameter_overrides = [*(parameter_overrides or []), *component["parameters"]]
+            use_global_arguments = component["use_global_arguments"]
         if cli_args is not None:
             from kairos.context import _check_ros_args
 

@@ -61,16 +61,17 @@ def _flatten(prefix, value, out):
         out.append((prefix, value))
 
 
-def _parameter_arguments(context, parameters):
-    """``-p`` and ``--params-file`` arguments for a node's ``parameters=[...]``."""
+def evaluate_parameters(context, parameters):
+    """A node's ``parameters=[...]``, substitutions performed: ``("file", path)`` and
+    ``("value", name, value)`` entries, in order (later ones win)."""
     from kairos.launch._core import Substitution
-    args = []
+    out = []
     for entry in parameters or []:
         if isinstance(entry, ParameterFile):
-            args += ["--params-file", entry.evaluate(context)]
+            out.append(("file", entry.evaluate(context)))
         elif isinstance(entry, (str, Substitution, os.PathLike)) or (
                 isinstance(entry, list) and entry):
-            args += ["--params-file", perform_text(context, entry)]
+            out.append(("file", perform_text(context, entry)))
         elif isinstance(entry, dict):
             for key, value in entry.items():
                 name = perform_text(context, key) if not isinstance(key, str) else key
@@ -82,17 +83,27 @@ def _parameter_arguments(context, parameters):
                     value = ParameterValue(value).evaluate(context)
                 flat = []
                 _flatten(name, value, flat)
-                for n, v in flat:
-                    args += ["-p", f"{n}:={_yaml_value(v)}"]
+                out.extend(("value", n, v) for n, v in flat)
         elif isinstance(entry, Parameter):
             value = entry.value
             if not isinstance(value, (int, float, bool, list, dict)):
                 value = ParameterValue(value).evaluate(context)
-            args += ["-p", f"{perform_text(context, entry.name)}:={_yaml_value(value)}"]
+            out.append(("value", perform_text(context, entry.name), value))
         else:
             raise InvalidLaunchFileError(
                 f"a node's parameters are dicts, parameter files or paths, not "
                 f"{type(entry).__name__}")
+    return out
+
+
+def _parameter_arguments(context, parameters):
+    """``-p`` and ``--params-file`` arguments for a node's ``parameters=[...]``."""
+    args = []
+    for entry in evaluate_parameters(context, parameters):
+        if entry[0] == "file":
+            args += ["--params-file", entry[1]]
+        else:
+            args += ["-p", f"{entry[1]}:={_yaml_value(entry[2])}"]
     return args
 
 
@@ -133,6 +144,13 @@ class Node(ExecuteProcess):
             words = shlex.split(perform_text(context, self.prefix)) + words
         for argument in self.arguments or []:
             words.append(perform_text(context, argument))
+        words += self.ros_arguments_for(context)
+        self._executable_name = os.path.basename(path)
+        return words
+
+    def ros_arguments_for(self, context):
+        """``--ros-args`` and the node's name, namespace, parameters and remappings (none
+        when it has none)."""
         ros = []
         name = perform_text(context, self.node_name_sub)
         if name:
@@ -148,10 +166,7 @@ class Node(ExecuteProcess):
             ros += ["-r", f"{perform_text(context, source)}:={perform_text(context, target)}"]
         for argument in self.ros_arguments or []:
             ros.append(perform_text(context, argument))
-        if ros:
-            words += ["--ros-args", *ros]
-        self._executable_name = os.path.basename(path)
-        return words
+        return ["--ros-args", *ros] if ros else []
 
     def base_name(self, context, words):
         if self.name is not None:
@@ -226,18 +241,109 @@ class SetROSLogDir(Action):
         context.set_env("ROS_LOG_DIR", perform_text(context, self.log_dir))
 
 
+#: rclcpp_components' containers, which kairos runs as its own Python container.
+_CONTAINERS = {"component_container": [], "component_container_mt": ["--multi-threaded"],
+               "component_container_isolated": [],
+               "component_container_event": []}
+
+
 class ComposableNodeContainer(Node):
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError(
-            "ComposableNodeContainer: kairos launch cannot compose nodes into one process "
-            "yet; start each node as a Node of its own")
+    """A component container, then its composable nodes loaded into it. rclcpp_components'
+    containers are kairos's (:mod:`kairos.components.container`); another package's
+    executable is run as it is and loaded the same way (its ``load_node`` service)."""
+
+    def __init__(self, *, name, namespace, package="rclcpp_components",
+                 executable="component_container", composable_node_descriptions=None,
+                 **kwargs):
+        super().__init__(name=name, namespace=namespace, package=package,
+                         executable=executable, **kwargs)
+        self.composable_node_descriptions = list(composable_node_descriptions or [])
+        self.container_name = None
+
+    def command(self, context):
+        package = perform_text(context, self.node_package)
+        executable = perform_text(context, self.node_executable)
+        if package == "rclcpp_components" and executable in _CONTAINERS:
+            words = [sys.executable, "-m", "kairos.components.container",
+                     *_CONTAINERS[executable]]
+            words += self.ros_arguments_for(context)
+            self._executable_name = executable
+        else:
+            words = super().command(context)
+        name = perform_text(context, self.node_name_sub)
+        namespace = join_namespace(context.ros_namespace,
+                                   perform_text(context, self.node_namespace_sub) or "")
+        self.container_name = join_namespace(namespace or "/", name)
+        return words
+
+    def execute(self, context):
+        super().execute(context)
+        if self.composable_node_descriptions:
+            return [LoadComposableNodes(
+                composable_node_descriptions=self.composable_node_descriptions,
+                target_container=self)]
+        return None
 
 
 class LoadComposableNodes(Action):
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError(
-            "LoadComposableNodes: kairos launch cannot compose nodes into one process yet; "
-            "start each node as a Node of its own")
+    """Loads composable nodes into a running container (a ``ComposableNodeContainer``
+    or its node name), through its ``~/_container/load_node`` service: a short process
+    (:mod:`kairos.components.load`) the launcher supervises, whose wait for the container
+    is bounded, so a missing container ends it with an error, never a hung launch."""
+
+    def __init__(self, *, composable_node_descriptions, target_container, **kwargs):
+        super().__init__(**kwargs)
+        self.composable_node_descriptions = list(composable_node_descriptions)
+        self.target_container = target_container
+
+    def _container(self, context):
+        if isinstance(self.target_container, ComposableNodeContainer):
+            if self.target_container.container_name is None:
+                raise InvalidLaunchFileError(
+                    "LoadComposableNodes: its target ComposableNodeContainer has not been "
+                    "started yet (put the container before it in the launch description)")
+            return self.target_container.container_name
+        name = perform_text(context, self.target_container)
+        return name if name.startswith("/") else join_namespace(context.ros_namespace or "/",
+                                                                 name)
+
+    def _request(self, context, description):
+        namespace = join_namespace(
+            context.ros_namespace,
+            perform_text(context, description.node_namespace) or "")
+        parameters, files = {}, []
+        for entry in evaluate_parameters(
+                context, list(context.global_parameters) + list(description.parameters or [])):
+            if entry[0] == "file":
+                files.append(entry[1])
+            else:
+                parameters[entry[1]] = entry[2]
+        extra = {}
+        for entry in description.extra_arguments or []:
+            for key, value in entry.items():
+                extra[perform_text(context, key) if not isinstance(key, str) else key] = value
+        remaps = [f"{perform_text(context, a)}:={perform_text(context, b)}"
+                  for a, b in list(context.global_remaps) + list(description.remappings or [])]
+        request = {"package_name": perform_text(context, description.package),
+                   "plugin_name": perform_text(context, description.node_plugin),
+                   "node_name": perform_text(context, description.node_name) or "",
+                   "node_namespace": namespace, "remap_rules": remaps,
+                   "parameters": parameters, "extra_arguments": extra,
+                   "params_files": files}
+        return json.dumps(request)
+
+    def execute(self, context):
+        container = self._container(context)
+        requests = [self._request(context, d) for d in self.composable_node_descriptions
+                    if d.condition is None or d.condition.evaluate(context)]
+        if not requests:
+            return None
+        context._driver.start(
+            self, name="load_composable_nodes",
+            cmd=[sys.executable, "-m", "kairos.components.load", container, *requests],
+            env=dict(context._extra_env), cwd=None, output="screen", respawn=False,
+            respawn_delay=0.0, required=False)
+        return None
 
 
 __all__ = ["Node", "LifecycleNode", "PushRosNamespace", "PushROSNamespace", "SetParameter",
