@@ -204,6 +204,20 @@ impl PackageIndex {
         })
     }
 
+    /// The components `package` registers (its [`COMPONENTS_INDEX`] resource, in the
+    /// prefix it is installed in): each plugin name with its file, in the order listed.
+    pub fn components(&self, package: &str) -> Result<Vec<(String, PathBuf)>, PackageError> {
+        let prefix = self.prefix(package)?;
+        let text = std::fs::read_to_string(prefix.join(COMPONENTS_INDEX).join(package))
+            .unwrap_or_default();
+        Ok(text
+            .lines()
+            .filter_map(|line| line.trim().split_once(';'))
+            .filter(|(plugin, _)| !plugin.is_empty())
+            .map(|(plugin, path)| (plugin.to_owned(), prefix.join(path)))
+            .collect())
+    }
+
     /// The package's shared files: `PREFIX/share/PACKAGE`.
     pub fn share(&self, package: &str) -> Result<PathBuf, PackageError> {
         Ok(self.prefix(package)?.join("share").join(package))
@@ -551,6 +565,10 @@ mod tests {
             "robot::Camera;lib/robot/camera.py\n"
         );
         assert!(prefix.join("lib/robot/camera.py").is_file());
+        assert_eq!(
+            index.components("robot").unwrap(),
+            [("robot::Camera".into(), prefix.join("lib/robot/camera.py"))]
+        );
         std::fs::write(src.join("data.txt"), "").unwrap();
         let refused = |contents: Contents| install(&prefix, "robot", &contents).unwrap_err();
         let err = refused(Contents {

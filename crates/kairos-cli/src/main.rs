@@ -54,6 +54,9 @@ enum Command {
     /// Managed (lifecycle) nodes across processes: nodes, get, set, list.
     #[command(subcommand)]
     Lifecycle(kairos_tools::LifecycleCmd),
+    /// Composable nodes across processes: types, list, load, unload.
+    #[command(subcommand)]
+    Component(kairos_tools::ComponentCmd),
     /// Node parameters across processes: list, get, set.
     #[command(subcommand)]
     Param(kairos_tools::param::ParamCmd),
@@ -66,7 +69,7 @@ enum Command {
     /// Frames across processes: echo, frames, static.
     #[command(subcommand)]
     Tf(kairos_tools::tf::TfCmd),
-    /// Start a system of processes from a ROS 2 launch file (YAML, XML); Ctrl-C stops it on time.
+    /// Start a system of processes from a ROS 2 launch file (Python, XML, YAML); Ctrl-C stops it on time.
     Launch(launch::LaunchArgs),
     /// Installed packages (ament's index under AMENT_PREFIX_PATH): list, prefix, executables, install.
     #[command(subcommand)]
@@ -102,6 +105,7 @@ fn main() -> std::process::ExitCode {
         Command::Service(cmd) => kairos_tools::service(cmd),
         Command::Action(cmd) => kairos_tools::action(cmd),
         Command::Lifecycle(cmd) => kairos_tools::lifecycle(cmd),
+        Command::Component(cmd) => kairos_tools::component(cmd),
         Command::Param(cmd) => kairos_tools::param::run(cmd),
         Command::Launch(args) => launch::run(args),
         Command::Pkg(cmd) => pkg::run(cmd),

@@ -524,6 +524,68 @@ def generate_launch_description():
     assert!(loaded.contains("into /robot/robot_container"), "{loaded}");
     let died = seen_or_wait(&mut lines, "exit code 1");
     assert!(died.contains("[load_composable_nodes-3]"), "{died}");
+
+    // `kairos component`, as `ros2 component`, on the running container.
+    let component = |args: &[&str]| {
+        let mut cmd = router.kairos();
+        cmd.env("AMENT_PREFIX_PATH", &prefix)
+            .arg("component")
+            .args(args);
+        finish(spawn(&mut cmd), LIMIT)
+    };
+    let types = component(&["types"]);
+    assert_ok("kairos component types", &types);
+    assert_eq!(
+        String::from_utf8_lossy(&types.stdout),
+        "composed\n  composed::Talker\n  composed::Listener\n  composed::Camera\n"
+    );
+    let loaded = component(&[
+        "load",
+        "/robot/robot_container",
+        "composed",
+        "composed::Talker",
+        "-n",
+        "side",
+        "--node-namespace",
+        "/robot",
+        "-p",
+        "greeting:=yo",
+        "-r",
+        "chatter:=news",
+    ]);
+    assert_ok("kairos component load", &loaded);
+    assert_eq!(
+        String::from_utf8_lossy(&loaded.stdout).trim(),
+        "Loaded component 4 into '/robot/robot_container' container node as '/robot/side'"
+    );
+    seen_or_wait(&mut lines, &format!("in pid {container} heard: yo "));
+    let unloaded = component(&["unload", "/robot/robot_container", "1"]);
+    assert_ok("kairos component unload", &unloaded);
+    let listed = component(&[
+        "list",
+        "--spin-time",
+        "5",
+        "--wait-for",
+        "/robot/robot_container",
+    ]);
+    assert_ok("kairos component list", &listed);
+    assert_eq!(
+        String::from_utf8_lossy(&listed.stdout),
+        "/robot/robot_container\n  2  /robot/listener\n  3  /robot/late\n  4  /robot/side\n"
+    );
+    let refused = component(&[
+        "load",
+        "/robot/robot_container",
+        "composed",
+        "composed::Lidar",
+    ]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("registers no component 'composed::Lidar'"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
     signal(launcher.0.id(), "INT");
     let out = finish(launcher, LIMIT);
     while lines.next_within(Duration::from_secs(5)).is_some() {}

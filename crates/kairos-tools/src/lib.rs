@@ -1,12 +1,13 @@
 //! The graph of a running system from the command line, shaped like the ros2 CLI and
 //! taking the same arguments: `kairos router`, `node`, `topic`, `service`, `action`,
-//! `lifecycle`, [`param`] and [`tf`]. Each command is a kairos process on the Zenoh
+//! `lifecycle`, `component`, [`param`] and [`tf`]. Each command is a kairos process on the Zenoh
 //! transport (rmw_zenoh's wire format), so it sees and talks to ROS 2 nodes on rmw_zenoh
 //! as well as kairos nodes. The `kairos` binary parses these commands and calls them.
 //!
 //! Every command that waits has a bound (`--timeout`, `--count`, `--times`, `--duration`).
 
 mod action;
+mod component;
 mod lifecycle;
 mod node;
 pub mod param;
@@ -17,6 +18,7 @@ mod topic;
 mod values;
 
 pub use action::{ActionCmd, action};
+pub use component::{ComponentCmd, component};
 pub use lifecycle::{LifecycleCmd, lifecycle};
 pub use node::{NodeCmd, node};
 pub use router::{RouterArgs, router};

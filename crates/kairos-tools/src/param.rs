@@ -302,7 +302,7 @@ fn load(node: &NodeArg, file: &std::path::Path) -> anyhow::Result<ExitCode> {
 }
 
 /// A value as `ros2 param set` reads it (YAML, as `-p NAME:=VALUE` does).
-fn parse_value(text: &str) -> anyhow::Result<ParameterValue> {
+pub(crate) fn parse_value(text: &str) -> anyhow::Result<ParameterValue> {
     ParameterValue::from_yaml(text)
         .map_err(|why| anyhow!("'{text}' is not a parameter value: {why}"))
 }
