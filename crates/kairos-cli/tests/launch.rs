@@ -601,6 +601,151 @@ def generate_launch_description():
         .unwrap_or_else(|| panic!("the refusal is not on stderr: {stderr}"));
     assert!(refused.contains("is not a Python file"), "{refused}");
 }
+
+/// A managed node written with rclpy's lifecycle API.
+const LIFECYCLE_TALKER: &str = r#"#!/usr/bin/env python3
+import rclpy
+from rclpy.lifecycle import Node, TransitionCallbackReturn
+from std_msgs.msg import String
+
+
+class LifecycleTalker(Node):
+    def __init__(self):
+        super().__init__('lc_talker')
+        self.count = 0
+
+    def on_configure(self, state):
+        self.publisher = self.create_lifecycle_publisher(String, 'lifecycle_chatter', 10)
+        self.create_timer(0.05, self.tick)
+        print(f'{self.get_fully_qualified_name()} configured', flush=True)
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state):
+        print(f'{self.get_fully_qualified_name()} activated', flush=True)
+        return super().on_activate(state)
+
+    def tick(self):
+        self.count += 1
+        self.publisher.publish(String(data=f'lifecycle {self.count}'))
+
+
+def main():
+    rclpy.init()
+    node = LifecycleTalker()
+    try:
+        rclpy.spin(node)
+    except KeyboardInterrupt:
+        pass
+    rclpy.try_shutdown()
+
+
+if __name__ == '__main__':
+    main()
+"#;
+
+/// Managed nodes from a Python launch file, as ROS 2's lifecycle demo drives them: a
+/// `ChangeState` event configures one, an `OnStateTransition` handler activates it when
+/// it reaches `inactive`, another hears it become `active`; `autostart=True` configures
+/// and activates the other without a word from the file.
+#[test]
+fn a_python_launch_file_drives_managed_nodes_through_their_transitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("launch")).unwrap();
+    let node = write(&src, "lc_talker.py", LIFECYCLE_TALKER);
+    assert!(
+        Command::new("chmod")
+            .arg("+x")
+            .arg(&node)
+            .status()
+            .unwrap()
+            .success()
+    );
+    write(
+        &src.join("launch"),
+        "managed.launch.py",
+        r#"
+from launch import LaunchDescription
+from launch.actions import EmitEvent, LogInfo, RegisterEventHandler
+from launch.events import matches_action
+from launch_ros.actions import LifecycleNode
+from launch_ros.event_handlers import OnStateTransition
+from launch_ros.events.lifecycle import ChangeState
+from lifecycle_msgs.msg import Transition
+
+
+def generate_launch_description():
+    talker = LifecycleNode(package='managed', executable='lc_talker.py', name='lc_talker',
+                           namespace='', output='screen')
+    auto = LifecycleNode(package='managed', executable='lc_talker.py', name='auto_talker',
+                         namespace='robot', autostart=True, output='screen')
+    return LaunchDescription([
+        RegisterEventHandler(OnStateTransition(
+            target_lifecycle_node=talker, goal_state='inactive', entities=[
+                LogInfo(msg='lc_talker is inactive: activating it'),
+                EmitEvent(event=ChangeState(lifecycle_node_matcher=matches_action(talker),
+                                            transition_id=Transition.TRANSITION_ACTIVATE)),
+            ])),
+        RegisterEventHandler(OnStateTransition(
+            target_lifecycle_node=talker, start_state='activating', goal_state='active',
+            entities=[LogInfo(msg='lc_talker is active')])),
+        RegisterEventHandler(OnStateTransition(
+            target_lifecycle_node=auto, goal_state='active',
+            entities=[LogInfo(msg='auto_talker is active')])),
+        talker,
+        auto,
+        EmitEvent(event=ChangeState(lifecycle_node_matcher=matches_action(talker),
+                                    transition_id=Transition.TRANSITION_CONFIGURE)),
+    ])
+"#,
+    );
+    let prefix = dir.path().join("install");
+    install_package(
+        &prefix,
+        "managed",
+        std::slice::from_ref(&node),
+        &[src.join("launch")],
+    );
+    let router = Router::start(KAIROS);
+    let mut launcher = spawn(
+        router
+            .kairos()
+            .env("AMENT_PREFIX_PATH", &prefix)
+            .env("PYTHONPATH", zenoh_support::kairos_python_path())
+            .args(["launch", "managed", "managed.launch.py"]),
+    );
+    let mut lines = stdout_lines(&mut launcher);
+    lines.wait_for("[launch.user]: lc_talker is active", LIMIT);
+    seen_or_wait(&mut lines, "[launch.user]: auto_talker is active");
+    let said: Vec<&str> = lines
+        .seen
+        .iter()
+        .filter_map(|l| {
+            l.split_once("] ").map(|(_, text)| text).filter(|t| {
+                t.contains("lc_talker ") || t.contains("configured") || t.contains("activated")
+            })
+        })
+        .collect();
+    let position = |text: &str| {
+        said.iter()
+            .position(|l| l.contains(text))
+            .unwrap_or_else(|| panic!("no {text:?} in {said:#?}"))
+    };
+    assert!(position("/lc_talker configured") < position("lc_talker is inactive: activating it"));
+    assert!(position("lc_talker is inactive: activating it") < position("/lc_talker activated"));
+    assert!(position("/lc_talker activated") < position("lc_talker is active"));
+    assert!(position("/robot/auto_talker configured") < position("/robot/auto_talker activated"));
+    signal(launcher.0.id(), "INT");
+    let out = finish(launcher, LIMIT);
+    while lines.next_within(Duration::from_secs(5)).is_some() {}
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        lines.seen.join("\n"),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
 /// A Python launch file's event handlers run as the processes start, print and exit; a
 /// timer, an emitted shutdown and the OnShutdown handler; in order, each once.
 #[test]

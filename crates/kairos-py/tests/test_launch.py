@@ -83,3 +83,30 @@ def test_the_driver_reports_an_error_with_the_file_s_line(tmp_path):
     assert message == {"op": "error", "file": str(file), "line": 3,
                        "what": "RuntimeError: broken on purpose"}
 
+
+
+def test_lifecycle_events_match_as_launch_ros_s():
+    """``launch.events.matches_action`` is called on the action (ROS 2's matchers are);
+    ``OnStateTransition`` matches a managed node's transition by node and labels."""
+    run.install()
+    from launch.events import matches_action
+    from launch_ros.actions import LifecycleNode
+    from launch_ros.event_handlers import OnStateTransition
+    from launch_ros.events.lifecycle import ChangeState, StateTransition
+    from lifecycle_msgs.msg import State, Transition, TransitionEvent
+    talker = LifecycleNode(executable="talker", name="talker", namespace="")
+    other = LifecycleNode(executable="talker", name="other", namespace="")
+    change = ChangeState(lifecycle_node_matcher=matches_action(talker),
+                         transition_id=Transition.TRANSITION_CONFIGURE)
+    assert change.lifecycle_node_matcher(talker) and not change.lifecycle_node_matcher(other)
+    msg = TransitionEvent(transition=Transition(id=1, label="configure"),
+                          start_state=State(id=10, label="configuring"),
+                          goal_state=State(id=2, label="inactive"))
+    handler = OnStateTransition(target_lifecycle_node=talker, goal_state="inactive",
+                                entities=[])
+    assert handler.matches(StateTransition(action=talker, msg=msg))
+    assert not handler.matches(StateTransition(action=other, msg=msg))
+    assert not OnStateTransition(target_lifecycle_node=talker, goal_state="active",
+                                 entities=[]).matches(StateTransition(action=talker, msg=msg))
+    assert OnStateTransition(start_state="configuring", entities=[]).matches(
+        StateTransition(action=other, msg=msg))

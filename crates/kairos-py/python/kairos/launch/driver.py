@@ -39,6 +39,9 @@ class Driver:
         self.timers = []
         self.timer_seq = 0
         self.seen = 0
+        #: Other inputs of the loop (``fileno()`` and ``drain()``), such as the bridge to
+        #: managed nodes (``kairos.launch_ros._lifecycle``).
+        self.sources = []
         self.context = LaunchContext(driver=self, argv=argv)
         self.context.extend_locals({
             "current_launch_file_path": self.file,
@@ -70,6 +73,9 @@ class Driver:
     def wants_io(self):
         from kairos.launch.event_handlers import OnProcessIO
         return any(isinstance(h, OnProcessIO) for h in self.context.event_handlers)
+
+    def add_source(self, source):
+        self.sources.append(source)
 
     def log(self, text):
         self.send({"op": "log", "text": text})
@@ -187,8 +193,14 @@ class Driver:
             timeout = None
             if self.timers:
                 timeout = max(0.0, self.timers[0][0] - time.monotonic())
-            readable, _, _ = select.select([0], [], [], timeout)
-            if readable:
+            readable, _, _ = select.select([0, *self.sources], [], [], timeout)
+            for source in self.sources:
+                if source in readable:
+                    try:
+                        source.drain()
+                    except Exception as e:  # noqa: BLE001
+                        self.error(e)
+            if 0 in readable:
                 chunk = os.read(0, 65536)
                 if not chunk:
                     return 0

@@ -125,6 +125,7 @@ class Node(ExecuteProcess):
         self.ros_arguments = ros_arguments
         self.arguments = arguments
         self.node_name = None
+        self.node_fully_qualified_name = None
 
     def command(self, context):
         executable = perform_text(context, self.node_executable)
@@ -160,6 +161,8 @@ class Node(ExecuteProcess):
                                    perform_text(context, self.node_namespace_sub) or "")
         if namespace:
             ros += ["-r", f"__ns:={namespace}"]
+        if name:
+            self.node_fully_qualified_name = join_namespace(namespace or "/", name)
         ros += _parameter_arguments(context, context.global_parameters)
         ros += _parameter_arguments(context, self.parameters)
         for source, target in list(context.global_remaps) + list(self.remappings or []):
@@ -175,15 +178,44 @@ class Node(ExecuteProcess):
 
 
 class LifecycleNode(Node):
-    """A managed node; it starts as a process as any node does. Driving its transitions
-    from the launch file (``ChangeState``, ``OnStateTransition``) is not supported yet:
-    use ``kairos lifecycle set``."""
+    """A managed node: a process as any node, whose transitions the launch file hears
+    (``OnStateTransition``) and asks for (``EmitEvent(ChangeState(...))``);
+    ``autostart=True`` configures and activates it once it is up."""
 
     def __init__(self, *, name, namespace, autostart=False, **kwargs):
-        if autostart:
-            raise NotImplementedError(
-                "LifecycleNode(autostart=True) is not supported by kairos launch yet")
         super().__init__(name=name, namespace=namespace, **kwargs)
+        self.autostart = autostart
+
+    def execute(self, context):
+        from kairos.launch._core import EventHandler
+        from kairos.launch.event_handlers import OnProcessStart
+        from kairos.launch_ros._lifecycle import LifecycleBridge
+        from kairos.launch_ros.events.lifecycle import ChangeState
+        result = super().execute(context)
+        bridge = LifecycleBridge.of(context._driver)
+        node_name = self.node_fully_qualified_name
+        autostart = self.autostart if isinstance(self.autostart, bool) else \
+            perform_text(context, self.autostart).strip().lower() in ("true", "1")
+
+        node_action = self
+
+        class _OnChangeState(EventHandler):
+            def handle(self, event, context):
+                bridge.change_state(node_name, [event.transition_id])
+
+        context.register_event_handler(_OnChangeState(
+            matcher=lambda event: isinstance(event, ChangeState)
+            and event.lifecycle_node_matcher(node_action)))
+
+        def started(event, context):
+            bridge.open()
+            if autostart:
+                # lifecycle_msgs' TRANSITION_CONFIGURE, then TRANSITION_ACTIVATE.
+                bridge.change_state(node_name, [1, 3])
+
+        bridge.watch(self, node_name)
+        context.register_event_handler(OnProcessStart(target_action=self, on_start=started))
+        return result
 
 
 class PushRosNamespace(Action):

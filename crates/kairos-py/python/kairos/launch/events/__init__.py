@@ -24,5 +24,6 @@ class IncludeLaunchDescription(Event):
         self.launch_description = launch_description
 
 
-def matches_action(target_action):
-    return lambda event: getattr(event, "action", None) is target_action
+# A matcher of the action itself, as ROS 2's (SignalProcess, ChangeState call it on the
+# action, not on an event).
+from kairos.launch.events.process import matches_action  # noqa: E402,F401
