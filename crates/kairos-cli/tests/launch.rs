@@ -11,7 +11,7 @@ mod zenoh_support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-use zenoh_support::{KAIROS, Lines, Router, assert_ok, finish, spawn, stdout_lines};
+use zenoh_support::{KAIROS, Lines, Router, Running, assert_ok, finish, spawn, stdout_lines};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -443,15 +443,67 @@ class Listener(Node):
 /// made in it, named as the file says, and hear each other in that one process;
 /// `LoadComposableNodes` adds one more to the running container, and a component that
 /// cannot be composed (a C++ plugin) is refused with the reason while the rest runs on.
-#[test]
-fn composable_nodes_of_a_package_run_in_one_container() {
+/// A package `composed` installed in ament's layout (under the returned folder's
+/// `install`): the talker and listener components registered with `kairos pkg install
+/// --component`, a C++ plugin registered beside them (as a ROS 2 package would have one),
+/// and the launch file `name` with `text` in its share folder.
+fn composed_package(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
     std::fs::create_dir_all(src.join("launch")).unwrap();
     let talker = write(&src, "talker_component.py", TALKER_COMPONENT);
     let listener = write(&src, "listener_component.py", LISTENER_COMPONENT);
-    write(
-        &src.join("launch"),
+    write(&src.join("launch"), name, text);
+    let prefix = dir.path().join("install");
+    let mut install = zenoh_support::kairos();
+    install
+        .args(["pkg", "install", "composed", "--prefix"])
+        .arg(&prefix)
+        .arg("--share")
+        .arg(src.join("launch"))
+        .arg("--component")
+        .arg(format!("composed::Talker={}", talker.display()))
+        .arg("--component")
+        .arg(format!("composed::Listener={}", listener.display()));
+    assert_ok("kairos pkg install", &finish(spawn(&mut install), LIMIT));
+    let index = prefix.join("share/ament_index/resource_index/rclcpp_components/composed");
+    let mut registered = std::fs::read_to_string(&index).unwrap();
+    registered.push_str("composed::Camera;lib/libcamera_component.so\n");
+    std::fs::write(&index, registered).unwrap();
+    (dir, prefix)
+}
+
+/// Starts `kairos launch composed FILE` on `router` and waits until the container's
+/// `/robot/listener` and `/robot/late` hear `/robot/front` in the container's own
+/// process; the container's pid.
+fn composed_system_runs(router: &Router, prefix: &Path, file: &str) -> (Running, Lines, u32) {
+    let mut launcher = spawn(
+        router
+            .kairos()
+            .env("AMENT_PREFIX_PATH", prefix)
+            .env("PYTHONPATH", zenoh_support::kairos_python_path())
+            .args(["launch", "composed", file]),
+    );
+    let mut lines = stdout_lines(&mut launcher);
+    let late = lines.wait_for("/robot/late in pid", LIMIT);
+    let listener = seen_or_wait(&mut lines, "/robot/listener in pid");
+    let started = seen_or_wait(&mut lines, "process started with pid");
+    let container = pid_of(&started);
+    for line in [&late, &listener] {
+        assert!(
+            line.contains(&format!("in pid {container} heard: hey "))
+                && line.ends_with(&format!("from pid {container}")),
+            "every node in the container's process ({container}): {line}"
+        );
+    }
+    let loaded = seen_or_wait(&mut lines, "loaded /robot/late");
+    assert!(loaded.contains("into /robot/robot_container"), "{loaded}");
+    (launcher, lines, container)
+}
+
+#[test]
+fn composable_nodes_of_a_package_run_in_one_container() {
+    let (_dir, prefix) = composed_package(
         "composed.launch.py",
         r#"
 from launch import LaunchDescription
@@ -482,46 +534,9 @@ def generate_launch_description():
     return LaunchDescription([container, TimerAction(period=0.5, actions=[late, cpp])])
 "#,
     );
-    let prefix = dir.path().join("install");
-    let mut install = zenoh_support::kairos();
-    install
-        .args(["pkg", "install", "composed", "--prefix"])
-        .arg(&prefix)
-        .arg("--share")
-        .arg(src.join("launch"))
-        .arg("--component")
-        .arg(format!("composed::Talker={}", talker.display()))
-        .arg("--component")
-        .arg(format!("composed::Listener={}", listener.display()));
-    assert_ok("kairos pkg install", &finish(spawn(&mut install), LIMIT));
-    // The C++ plugin a ROS 2 package would register beside them.
-    let index = prefix.join("share/ament_index/resource_index/rclcpp_components/composed");
-    let mut registered = std::fs::read_to_string(&index).unwrap();
-    registered.push_str("composed::Camera;lib/libcamera_component.so\n");
-    std::fs::write(&index, registered).unwrap();
-
     let router = Router::start(KAIROS);
-    let mut launcher = spawn(
-        router
-            .kairos()
-            .env("AMENT_PREFIX_PATH", &prefix)
-            .env("PYTHONPATH", zenoh_support::kairos_python_path())
-            .args(["launch", "composed", "composed.launch.py"]),
-    );
-    let mut lines = stdout_lines(&mut launcher);
-    let late = lines.wait_for("/robot/late in pid", LIMIT);
-    let listener = seen_or_wait(&mut lines, "/robot/listener in pid");
-    let started = seen_or_wait(&mut lines, "process started with pid");
-    let container = pid_of(&started);
-    for line in [&late, &listener] {
-        assert!(
-            line.contains(&format!("in pid {container} heard: hey "))
-                && line.ends_with(&format!("from pid {container}")),
-            "every node in the container's process ({container}): {line}"
-        );
-    }
-    let loaded = seen_or_wait(&mut lines, "loaded /robot/late");
-    assert!(loaded.contains("into /robot/robot_container"), "{loaded}");
+    let (launcher, mut lines, container) =
+        composed_system_runs(&router, &prefix, "composed.launch.py");
     let died = seen_or_wait(&mut lines, "exit code 1");
     assert!(died.contains("[load_composable_nodes-3]"), "{died}");
 
@@ -564,9 +579,9 @@ def generate_launch_description():
     let listed = component(&[
         "list",
         "--spin-time",
-        "5",
+        "30",
         "--wait-for",
-        "/robot/robot_container",
+        "/robot/robot_container/_container/list_nodes",
     ]);
     assert_ok("kairos component list", &listed);
     assert_eq!(
@@ -600,6 +615,69 @@ def generate_launch_description():
         .find(|l| l.contains("cannot load composed::Camera"))
         .unwrap_or_else(|| panic!("the refusal is not on stderr: {stderr}"));
     assert!(refused.contains("is not a Python file"), "{refused}");
+}
+
+/// The same composed system as XML and as YAML launch files (`node_container` with its
+/// `composable_node`s, `load_composable_node`): the same container, names, parameters
+/// and remappings, one process; then Ctrl-C stops it.
+#[test]
+fn composable_nodes_in_xml_and_yaml_files_mean_what_the_python_file_means() {
+    let xml = r#"<launch>
+  <node_container pkg="rclcpp_components" exec="component_container_mt" name="robot_container"
+                  namespace="robot" output="screen">
+    <composable_node pkg="composed" plugin="composed::Talker" name="front" namespace="robot">
+      <param name="greeting" value="hey"/>
+      <remap from="chatter" to="news"/>
+      <extra_arg name="use_intra_process_comms" value="true"/>
+    </composable_node>
+    <composable_node pkg="composed" plugin="composed::Listener" namespace="robot">
+      <remap from="chatter" to="news"/>
+    </composable_node>
+  </node_container>
+  <load_composable_node target="/robot/robot_container">
+    <composable_node pkg="composed" plugin="composed::Listener" name="late" namespace="robot">
+      <remap from="chatter" to="news"/>
+    </composable_node>
+  </load_composable_node>
+</launch>
+"#;
+    let yaml = r#"launch:
+- node_container:
+    pkg: rclcpp_components
+    exec: component_container
+    name: robot_container
+    namespace: robot
+    output: screen
+    composable_node:
+    - pkg: composed
+      plugin: composed::Talker
+      name: front
+      namespace: robot
+      param: [{name: greeting, value: hey}]
+      remap: [{from: chatter, to: news}]
+      extra_arg: [{name: use_intra_process_comms, value: true}]
+    - pkg: composed
+      plugin: composed::Listener
+      namespace: robot
+      remap: [{from: chatter, to: news}]
+- group:
+  - push_ros_namespace: {namespace: robot}
+  - load_composable_node:
+      target: robot_container
+      composable_node:
+      - {pkg: composed, plugin: composed::Listener, name: late, remap: [{from: chatter, to: news}]}
+"#;
+    let router = Router::start(KAIROS);
+    for (name, text) in [("composed.launch.xml", xml), ("composed.launch.yaml", yaml)] {
+        let (_dir, prefix) = composed_package(name, text);
+        let (launcher, mut lines, _) = composed_system_runs(&router, &prefix, name);
+        signal(launcher.0.id(), "INT");
+        let out = finish(launcher, LIMIT);
+        while lines.next_within(Duration::from_secs(5)).is_some() {}
+        let report = lines.seen.join("\n");
+        assert_eq!(out.status.code(), Some(0), "{name}:\n{report}");
+        assert!(report.contains("stopped on SIGINT"), "{name}:\n{report}");
+    }
 }
 
 /// A managed node written with rclpy's lifecycle API.
@@ -717,6 +795,8 @@ def generate_launch_description():
     let mut lines = stdout_lines(&mut launcher);
     lines.wait_for("[launch.user]: lc_talker is active", LIMIT);
     seen_or_wait(&mut lines, "[launch.user]: auto_talker is active");
+    seen_or_wait(&mut lines, "/lc_talker activated");
+    seen_or_wait(&mut lines, "/robot/auto_talker activated");
     let said: Vec<&str> = lines
         .seen
         .iter()
@@ -731,9 +811,12 @@ def generate_launch_description():
             .position(|l| l.contains(text))
             .unwrap_or_else(|| panic!("no {text:?} in {said:#?}"))
     };
-    assert!(position("/lc_talker configured") < position("lc_talker is inactive: activating it"));
-    assert!(position("lc_talker is inactive: activating it") < position("/lc_talker activated"));
-    assert!(position("/lc_talker activated") < position("lc_talker is active"));
+    // Order holds within one stream (the driver's lines; each node's own lines), not
+    // across them: the launcher reads each process's output on a thread of its own. The
+    // node is activated only by the handler of its arrival in `inactive`, so its
+    // `activated` line proves that handler ran first.
+    assert!(position("lc_talker is inactive: activating it") < position("lc_talker is active"));
+    assert!(position("/lc_talker configured") < position("/lc_talker activated"));
     assert!(position("/robot/auto_talker configured") < position("/robot/auto_talker activated"));
     signal(launcher.0.id(), "INT");
     let out = finish(launcher, LIMIT);
@@ -1095,11 +1178,42 @@ fn bad_launch(text: &str, files: &[(&str, &str)], args: &[&str]) -> Output {
     finish(spawn(&mut cmd), LIMIT)
 }
 
+/// A file that composes nodes where `python3` cannot import kairos for Python (here a
+/// `kairos` package on `PYTHONPATH` that fails to import) says so at the container's
+/// line, and starts nothing.
+#[test]
+fn composing_nodes_without_kairos_for_python_starts_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("kairos")).unwrap();
+    write(
+        &dir.path().join("kairos"),
+        "__init__.py",
+        "raise ImportError('kairos for Python is not installed here')\n",
+    );
+    let file = write(
+        dir.path(),
+        "bad.launch.yaml",
+        "launch:\n- executable: {cmd: sleep 100}\n- node_container:\n    pkg: rclcpp_components\n    exec: component_container\n    name: c\n",
+    );
+    let mut cmd = launch(None, &file, &["--no-router"]);
+    cmd.env("PYTHONPATH", dir.path());
+    let out = finish(spawn(&mut cmd), LIMIT);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("bad.launch.yaml:4: composable nodes run in kairos's Python container")
+            && stderr.contains("kairos for Python is not installed here")
+            && stderr.contains("nothing was started"),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("process started"));
+}
+
 #[test]
 fn a_bad_launch_file_names_file_and_line_and_starts_nothing() {
     /// A launch file, the files beside it, and what its error must say.
     type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
-    let cases: [Case; 8] = [
+    let cases: [Case; 10] = [
         (
             "launch:\n- executable: {cmd: sleep 1\n",
             &[],
@@ -1134,6 +1248,16 @@ fn a_bad_launch_file_names_file_and_line_and_starts_nothing() {
             "launch:\n- launcher: {}\n",
             &[],
             ":2: unknown entity 'launcher'",
+        ),
+        (
+            "launch:\n- load_composable_node:\n    target: c\n    composable_node:\n    - {pkg: p, plugin: p::T, colour: red}\n",
+            &[],
+            ":5: 'composable_node' has no key 'colour'",
+        ),
+        (
+            "launch:\n- load_composable_node:\n    target: c\n    composable_node:\n    - {pkg: p, plugin: p::T, param: [{from: $(dirname)/p.yaml}]}\n",
+            &[("p.yaml", "/**:\n  ros__parameters:\n    rate: [1, two]\n")],
+            ":5: the composable node's ROS arguments: parameter file",
         ),
         (
             "launch:\n- include: {file: $(dirname)/bad.launch.yaml}\n",

@@ -9,6 +9,7 @@
 //! executable, an undefined argument or a parameter file with a wrong value is an error
 //! naming the file and line, and nothing is started half-way.
 
+use crate::composition;
 use crate::package::{PackageIndex, is_executable};
 use crate::substitute::{Scope, substitute};
 use crate::tree::{Node, Value};
@@ -141,17 +142,17 @@ pub fn load_with(
 /// What an entity sees: the variables, the namespace pushed by its groups, the
 /// environment set for it.
 #[derive(Debug, Clone)]
-struct Context {
-    scope: Scope,
+pub(crate) struct Context {
+    pub(crate) scope: Scope,
     /// Argument values given from outside (command line, or the including file).
     given: BTreeMap<String, String>,
-    namespace: String,
+    pub(crate) namespace: String,
     env: Vec<(String, String)>,
     depth: usize,
 }
 
 impl Context {
-    fn error(&self, line: usize, what: impl Into<String>) -> LaunchError {
+    pub(crate) fn error(&self, line: usize, what: impl Into<String>) -> LaunchError {
         LaunchError {
             file: self.scope.file.clone(),
             line,
@@ -159,7 +160,7 @@ impl Context {
         }
     }
 
-    fn text(&self, node: &Node, key: &str) -> Result<String, LaunchError> {
+    pub(crate) fn text(&self, node: &Node, key: &str) -> Result<String, LaunchError> {
         let raw = match &node.value {
             Value::Scalar { text, .. } => text.clone(),
             _ => node.to_flow(),
@@ -177,14 +178,23 @@ impl Context {
 }
 
 /// The keys of one entity, each once, checked against the keys it may have.
-struct Fields<'a> {
+pub(crate) struct Fields<'a> {
     entity: &'static str,
     line: usize,
     map: BTreeMap<String, &'a Node>,
 }
 
 impl<'a> Fields<'a> {
-    fn of(
+    /// No keys: what an entity the reader makes itself (a loader process) has.
+    fn empty(entity: &'static str, line: usize) -> Self {
+        Fields {
+            entity,
+            line,
+            map: BTreeMap::new(),
+        }
+    }
+
+    pub(crate) fn of(
         ctx: &Context,
         entity: &'static str,
         node: &'a Node,
@@ -221,21 +231,21 @@ impl<'a> Fields<'a> {
         })
     }
 
-    fn get(&self, key: &str) -> Option<&'a Node> {
+    pub(crate) fn get(&self, key: &str) -> Option<&'a Node> {
         self.map.get(key).copied()
     }
 
-    fn required(&self, ctx: &Context, key: &str) -> Result<&'a Node, LaunchError> {
+    pub(crate) fn required(&self, ctx: &Context, key: &str) -> Result<&'a Node, LaunchError> {
         self.get(key)
             .ok_or_else(|| ctx.error(self.line, format!("'{}' needs a '{key}'", self.entity)))
     }
 
-    fn text(&self, ctx: &Context, key: &str) -> Result<Option<String>, LaunchError> {
+    pub(crate) fn text(&self, ctx: &Context, key: &str) -> Result<Option<String>, LaunchError> {
         self.get(key).map(|n| ctx.text(n, key)).transpose()
     }
 
     /// The items of a list-valued key (none when absent).
-    fn list(&self, ctx: &Context, key: &str) -> Result<&'a [Node], LaunchError> {
+    pub(crate) fn list(&self, ctx: &Context, key: &str) -> Result<&'a [Node], LaunchError> {
         match self.get(key) {
             None => Ok(&[]),
             Some(Node {
@@ -386,12 +396,25 @@ impl Reader {
                 "include" => self.include(ctx, body)?,
                 "node" => self.node(ctx, body)?,
                 "executable" => self.executable(ctx, body)?,
+                "node_container" | "node-container" => self.node_container(ctx, body)?,
+                "load_composable_node" | "load-composable-node" => {
+                    let f = Fields::of(
+                        ctx,
+                        "load_composable_node",
+                        body,
+                        &["target", "composable_node"],
+                    )?;
+                    let target = ctx.text(f.required(ctx, "target")?, "target")?;
+                    let container = join_namespace(&ctx.namespace, &target);
+                    self.load_composable_nodes(ctx, &f, body.line, &container)?;
+                }
                 other => {
                     return Err(ctx.error(
                         key.line,
                         format!(
                             "unknown entity '{other}' (kairos launch knows arg, let, set_env, \
-                             node, executable, group, push_ros_namespace, include)"
+                             node, executable, group, push_ros_namespace, include, \
+                             node_container, load_composable_node)"
                         ),
                     ));
                 }
@@ -524,90 +547,174 @@ impl Reader {
     fn node(&mut self, ctx: &Context, body: &Node) -> Result<(), LaunchError> {
         let f = Fields::of(ctx, "node", body, NODE_KEYS)?;
         let exec = ctx.text(f.required(ctx, "exec")?, "exec")?;
-        let program = match f.text(ctx, "pkg")? {
-            // A node of a package is that package's executable, as ROS 2 finds it.
-            Some(pkg) if !exec.contains('/') => ctx
-                .scope
-                .packages
-                .executable(&pkg, &exec)
-                .map_err(|e| ctx.error(body.line, e.to_string()))?,
-            _ => {
-                find_executable(&exec, ctx.scope.dir()).map_err(|why| ctx.error(body.line, why))?
-            }
-        };
+        let program = node_program(ctx, &f, body, &exec)?;
         let mut args = match f.text(ctx, "args")? {
             Some(text) => split_words(ctx, body.line, &text)?,
             None => Vec::new(),
         };
-        let mut ros = Vec::new();
-        if let Some(name) = f.text(ctx, "name")? {
-            ros.extend(["-r".to_owned(), format!("__node:={name}")]);
-        }
+        args.extend(node_ros_args(ctx, &f, body)?);
+        self.push(ctx, &f, body.line, program, args, None)
+    }
+
+    /// A component container (`node_container`) and the composable nodes it loads: an
+    /// rclcpp_components container is kairos's (`python3 -m kairos.components.container`);
+    /// its composable nodes are loaded as `load_composable_node` loads them.
+    fn node_container(&mut self, ctx: &Context, body: &Node) -> Result<(), LaunchError> {
+        let keys: Vec<&str> = NODE_KEYS
+            .iter()
+            .copied()
+            .chain(["composable_node"])
+            .collect();
+        let f = Fields::of(ctx, "node_container", body, &keys)?;
+        let exec = ctx.text(f.required(ctx, "exec")?, "exec")?;
+        let name = ctx.text(f.required(ctx, "name")?, "name")?;
         let namespace = match f.text(ctx, "namespace")? {
             Some(ns) => join_namespace(&ctx.namespace, &ns),
             None => ctx.namespace.clone(),
         };
-        if !namespace.is_empty() {
-            ros.extend(["-r".to_owned(), format!("__ns:={namespace}")]);
+        let container = join_namespace(&join_namespace("/", &namespace), &name);
+        let (program, mut args) = match composition::kairos_container(f.text(ctx, "pkg")?, &exec) {
+            Some(words) => (composition::python(ctx, body.line)?, words),
+            None => (node_program(ctx, &f, body, &exec)?, Vec::new()),
+        };
+        if let Some(text) = f.text(ctx, "args")? {
+            args.extend(split_words(ctx, body.line, &text)?);
         }
-        for item in f.list(ctx, "param")? {
-            let p = Fields::of(ctx, "param", item, &["name", "value", "from"])?;
-            match (p.get("name"), p.get("value"), p.get("from")) {
-                (Some(name), Some(value), None) => {
-                    let name = ctx.text(name, "name")?;
-                    let value = match &value.value {
-                        Value::Scalar { text, quoted } => {
-                            let text = substitute(text, &ctx.scope)
-                                .map_err(|why| ctx.error(value.line, format!("value: {why}")))?;
-                            if *quoted {
-                                format!("'{}'", text.replace('\'', "''"))
-                            } else {
-                                text
-                            }
-                        }
-                        _ => ctx.text(value, "value")?,
-                    };
-                    ros.extend(["-p".to_owned(), format!("{name}:={value}")]);
-                }
-                (None, None, Some(from)) => {
-                    let path = PathBuf::from(ctx.text(from, "from")?);
-                    let path = if path.is_relative() {
-                        ctx.scope.dir().join(path)
-                    } else {
-                        path
-                    };
-                    ros.extend(["--params-file".to_owned(), path.display().to_string()]);
-                }
-                _ => {
-                    return Err(ctx.error(
-                        item.line,
-                        "a 'param' is either 'name' with 'value', or 'from' a parameter file",
-                    ));
-                }
-            }
-        }
-        for item in f.list(ctx, "remap")? {
-            let r = Fields::of(ctx, "remap", item, &["from", "to"])?;
-            let from = ctx.text(r.required(ctx, "from")?, "from")?;
-            let to = ctx.text(r.required(ctx, "to")?, "to")?;
-            ros.extend(["-r".to_owned(), format!("{from}:={to}")]);
-        }
-        if let Some(text) = f.text(ctx, "ros_args")? {
-            ros.extend(split_words(ctx, body.line, &text)?);
-        }
-        if !ros.is_empty() {
-            // The same reader the node will use, so a bad rule or parameter file fails
-            // here, before anything starts.
-            let mut check = vec!["node".to_owned(), "--ros-args".to_owned()];
-            check.extend(ros.iter().cloned());
-            kairos::graph::RosArgs::parse(&check)
-                .map_err(|e| ctx.error(body.line, format!("the node's ROS arguments: {e}")))?;
-            args.push("--ros-args".to_owned());
-            args.extend(ros);
-        }
-        self.push(ctx, &f, body.line, program, args, None)
+        args.extend(node_ros_args(ctx, &f, body)?);
+        self.push(ctx, &f, body.line, program, args, Some(exec))?;
+        self.load_composable_nodes(ctx, &f, body.line, &container)
     }
 
+    /// A short process that loads `f`'s composable nodes into `container` through its
+    /// `load_node` service (`python3 -m kairos.components.load`; its wait is bounded).
+    fn load_composable_nodes(
+        &mut self,
+        ctx: &Context,
+        f: &Fields<'_>,
+        line: usize,
+        container: &str,
+    ) -> Result<(), LaunchError> {
+        let mut requests = Vec::new();
+        for item in f.list(ctx, "composable_node")? {
+            if self.condition_holds(ctx, item)? {
+                requests.push(composition::load_request(ctx, item)?);
+            }
+        }
+        if requests.is_empty() {
+            return Ok(());
+        }
+        let python = composition::python(ctx, line)?;
+        let mut args = vec![
+            "-m".to_owned(),
+            "kairos.components.load".to_owned(),
+            container.to_owned(),
+        ];
+        args.extend(requests);
+        let none = Fields::empty("load_composable_node", line);
+        self.push(
+            ctx,
+            &none,
+            line,
+            python,
+            args,
+            Some("load_composable_nodes".into()),
+        )
+    }
+}
+
+/// The program a node entity runs: its package's executable, or one found as
+/// [`find_executable`] finds it.
+fn node_program(
+    ctx: &Context,
+    f: &Fields<'_>,
+    body: &Node,
+    exec: &str,
+) -> Result<PathBuf, LaunchError> {
+    Ok(match f.text(ctx, "pkg")? {
+        // A node of a package is that package's executable, as ROS 2 finds it.
+        Some(pkg) if !exec.contains('/') => ctx
+            .scope
+            .packages
+            .executable(&pkg, exec)
+            .map_err(|e| ctx.error(body.line, e.to_string()))?,
+        _ => find_executable(exec, ctx.scope.dir()).map_err(|why| ctx.error(body.line, why))?,
+    })
+}
+
+/// A node entity's `--ros-args ...` (none when it has none): its name, namespace,
+/// parameters and remappings, checked with the reader the node will use.
+fn node_ros_args(ctx: &Context, f: &Fields<'_>, body: &Node) -> Result<Vec<String>, LaunchError> {
+    let mut args = Vec::new();
+    let mut ros = Vec::new();
+    if let Some(name) = f.text(ctx, "name")? {
+        ros.extend(["-r".to_owned(), format!("__node:={name}")]);
+    }
+    let namespace = match f.text(ctx, "namespace")? {
+        Some(ns) => join_namespace(&ctx.namespace, &ns),
+        None => ctx.namespace.clone(),
+    };
+    if !namespace.is_empty() {
+        ros.extend(["-r".to_owned(), format!("__ns:={namespace}")]);
+    }
+    for item in f.list(ctx, "param")? {
+        let p = Fields::of(ctx, "param", item, &["name", "value", "from"])?;
+        match (p.get("name"), p.get("value"), p.get("from")) {
+            (Some(name), Some(value), None) => {
+                let name = ctx.text(name, "name")?;
+                let value = match &value.value {
+                    Value::Scalar { text, quoted } => {
+                        let text = substitute(text, &ctx.scope)
+                            .map_err(|why| ctx.error(value.line, format!("value: {why}")))?;
+                        if *quoted {
+                            format!("'{}'", text.replace('\'', "''"))
+                        } else {
+                            text
+                        }
+                    }
+                    _ => ctx.text(value, "value")?,
+                };
+                ros.extend(["-p".to_owned(), format!("{name}:={value}")]);
+            }
+            (None, None, Some(from)) => {
+                let path = PathBuf::from(ctx.text(from, "from")?);
+                let path = if path.is_relative() {
+                    ctx.scope.dir().join(path)
+                } else {
+                    path
+                };
+                ros.extend(["--params-file".to_owned(), path.display().to_string()]);
+            }
+            _ => {
+                return Err(ctx.error(
+                    item.line,
+                    "a 'param' is either 'name' with 'value', or 'from' a parameter file",
+                ));
+            }
+        }
+    }
+    for item in f.list(ctx, "remap")? {
+        let r = Fields::of(ctx, "remap", item, &["from", "to"])?;
+        let from = ctx.text(r.required(ctx, "from")?, "from")?;
+        let to = ctx.text(r.required(ctx, "to")?, "to")?;
+        ros.extend(["-r".to_owned(), format!("{from}:={to}")]);
+    }
+    if let Some(text) = f.text(ctx, "ros_args")? {
+        ros.extend(split_words(ctx, body.line, &text)?);
+    }
+    if !ros.is_empty() {
+        // The same reader the node will use, so a bad rule or parameter file fails
+        // here, before anything starts.
+        let mut check = vec!["node".to_owned(), "--ros-args".to_owned()];
+        check.extend(ros.iter().cloned());
+        kairos::graph::RosArgs::parse(&check)
+            .map_err(|e| ctx.error(body.line, format!("the node's ROS arguments: {e}")))?;
+        args.push("--ros-args".to_owned());
+        args.extend(ros);
+    }
+    Ok(args)
+}
+
+impl Reader {
     fn executable(&mut self, ctx: &Context, body: &Node) -> Result<(), LaunchError> {
         let f = Fields::of(ctx, "executable", body, EXECUTABLE_KEYS)?;
         let cmd = ctx.text(f.required(ctx, "cmd")?, "cmd")?;
@@ -704,12 +811,16 @@ impl Reader {
     }
 }
 
-fn split_words(ctx: &Context, line: usize, text: &str) -> Result<Vec<String>, LaunchError> {
+pub(crate) fn split_words(
+    ctx: &Context,
+    line: usize,
+    text: &str,
+) -> Result<Vec<String>, LaunchError> {
     shlex::split(text).ok_or_else(|| ctx.error(line, format!("'{text}' has an unclosed quote")))
 }
 
 /// `outer` with `inner` pushed: an absolute `inner` replaces it.
-fn join_namespace(outer: &str, inner: &str) -> String {
+pub(crate) fn join_namespace(outer: &str, inner: &str) -> String {
     let absolute = inner.starts_with('/');
     let inner = inner.trim_matches('/');
     if inner.is_empty() {

@@ -1,5 +1,5 @@
 //! Launching a kairos system (`kairos launch FILE`): a system of processes started from
-//! one ROS 2 launch file (YAML or XML), and stopped on time.
+//! one ROS 2 launch file (YAML, XML, or Python through [`driver`]), and stopped on time.
 //!
 //! The file is read whole first ([`description`]): arguments, substitutions, groups and
 //! includes are resolved, every executable is found and every node's ROS arguments
@@ -22,12 +22,14 @@
 //! - [`package`] (the `kairos-ament` crate): installed packages in ament's index
 //!   (`AMENT_PREFIX_PATH`), for
 //!   `pkg:` of a node, `$(find-pkg-share ...)`, `kairos run` and `kairos launch PKG FILE`;
+//! - `composition`: composable nodes of XML and YAML files, loaded into kairos's container;
 //! - `substitute`: substitutions (`$(var ...)`, `$(env ...)`, `$(find-pkg-share ...)`, ...);
 //! - `tree`, `yaml`, `xml`: the entity tree every format reads into, with line numbers,
 //!   and the YAML and XML frontends.
 
 #![warn(missing_docs)]
 
+mod composition;
 pub mod description;
 pub mod driver;
 pub use kairos_ament as package;

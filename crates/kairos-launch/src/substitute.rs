@@ -232,7 +232,9 @@ fn eval_python(expr: &str) -> Result<String, String> {
 
 /// Runs `cmd` to its end, within [`COMMAND_TIMEOUT`] (killed after it): its status,
 /// standard output and standard error.
-fn run_bounded(cmd: &mut Command) -> Result<(std::process::ExitStatus, String, String), String> {
+pub(crate) fn run_bounded(
+    cmd: &mut Command,
+) -> Result<(std::process::ExitStatus, String, String), String> {
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
