@@ -29,7 +29,8 @@ def test_every_shipped_package_imports_with_rclpy_names():
 
     packages = _interfaces.packages()
     assert sorted(packages) == sorted([
-        "action_msgs", "builtin_interfaces", "example_interfaces", "geometry_msgs",
+        "action_msgs", "builtin_interfaces", "composition_interfaces", "example_interfaces",
+        "geometry_msgs",
         "lifecycle_msgs", "nav_msgs",
         "rcl_interfaces", "rosbag2_interfaces", "rosgraph_msgs", "sensor_msgs", "service_msgs", "std_msgs",
         "std_srvs", "test_msgs", "tf2_msgs", "type_description_interfaces",
