@@ -5,34 +5,10 @@
 //! whose wait for the container is bounded), so these files mean what the same Python
 //! launch file means.
 
-use crate::description::{Context, Fields, LaunchError, find_executable, join_namespace};
-use crate::substitute::run_bounded;
+use crate::description::{Context, Fields, LaunchError, join_namespace};
 use crate::tree::{Node, Value};
 use kairos::graph::ParameterValue;
 use std::path::PathBuf;
-use std::process::Command;
-use std::sync::OnceLock;
-
-/// The `python3` that runs kairos's container and loader, checked once to import them:
-/// a file that composes nodes without kairos for Python fails before anything starts.
-pub(crate) fn python(ctx: &Context, line: usize) -> Result<PathBuf, LaunchError> {
-    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let found = FOUND.get_or_init(|| {
-        let python = find_executable("python3", std::path::Path::new("."))?;
-        match run_bounded(Command::new(&python).args(["-c", "import kairos.components.load"])) {
-            Ok((status, _, _)) if status.success() => Ok(python),
-            Ok((_, _, stderr)) => Err(format!(
-                "composable nodes run in kairos's Python container, and {} cannot import \
-                 it ({}): install kairos for Python (pip install ./crates/kairos-py) or put \
-                 it on PYTHONPATH",
-                python.display(),
-                stderr.lines().last().unwrap_or("no error printed")
-            )),
-            Err(why) => Err(format!("{}: {why}", python.display())),
-        }
-    });
-    found.clone().map_err(|why| ctx.error(line, why))
-}
 
 /// The arguments of kairos's container for rclcpp_components' `exec`, or None when the
 /// container is another package's program (run as it is).

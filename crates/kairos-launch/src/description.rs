@@ -9,10 +9,10 @@
 //! executable, an undefined argument or a parameter file with a wrong value is an error
 //! naming the file and line, and nothing is started half-way.
 
-use crate::composition;
 use crate::package::{PackageIndex, is_executable};
 use crate::substitute::{Scope, substitute};
 use crate::tree::{Node, Value};
+use crate::{composition, python};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -396,6 +396,7 @@ impl Reader {
                 "include" => self.include(ctx, body)?,
                 "node" => self.node(ctx, body)?,
                 "executable" => self.executable(ctx, body)?,
+                "lifecycle_node" | "lifecycle-node" => self.lifecycle_node(ctx, body)?,
                 "node_container" | "node-container" => self.node_container(ctx, body)?,
                 "load_composable_node" | "load-composable-node" => {
                     let f = Fields::of(
@@ -413,8 +414,8 @@ impl Reader {
                         key.line,
                         format!(
                             "unknown entity '{other}' (kairos launch knows arg, let, set_env, \
-                             node, executable, group, push_ros_namespace, include, \
-                             node_container, load_composable_node)"
+                             node, lifecycle_node, executable, group, push_ros_namespace, \
+                             include, node_container, load_composable_node)"
                         ),
                     ));
                 }
@@ -547,13 +548,69 @@ impl Reader {
     fn node(&mut self, ctx: &Context, body: &Node) -> Result<(), LaunchError> {
         let f = Fields::of(ctx, "node", body, NODE_KEYS)?;
         let exec = ctx.text(f.required(ctx, "exec")?, "exec")?;
-        let program = node_program(ctx, &f, body, &exec)?;
-        let mut args = match f.text(ctx, "args")? {
-            Some(text) => split_words(ctx, body.line, &text)?,
-            None => Vec::new(),
-        };
+        let (program, mut args) =
+            python::command_for(ctx, body.line, node_program(ctx, &f, body, &exec)?)?;
+        if let Some(text) = f.text(ctx, "args")? {
+            args.extend(split_words(ctx, body.line, &text)?);
+        }
         args.extend(node_ros_args(ctx, &f, body)?);
-        self.push(ctx, &f, body.line, program, args, None)
+        let label = Some(exec.rsplit('/').next().unwrap_or(&exec).to_owned());
+        self.push(ctx, &f, body.line, program, args, label)
+    }
+
+    /// A managed node (`lifecycle_node`): a node, and with `autostart: true` a short
+    /// process that configures then activates it (`kairos lifecycle set`, each step's
+    /// wait bounded), as ROS 2's `autostart` does.
+    fn lifecycle_node(&mut self, ctx: &Context, body: &Node) -> Result<(), LaunchError> {
+        let keys: Vec<&str> = NODE_KEYS.iter().copied().chain(["autostart"]).collect();
+        let f = Fields::of(ctx, "lifecycle_node", body, &keys)?;
+        let exec = ctx.text(f.required(ctx, "exec")?, "exec")?;
+        let name = ctx.text(f.required(ctx, "name")?, "name")?;
+        let (program, mut args) =
+            python::command_for(ctx, body.line, node_program(ctx, &f, body, &exec)?)?;
+        if let Some(text) = f.text(ctx, "args")? {
+            args.extend(split_words(ctx, body.line, &text)?);
+        }
+        args.extend(node_ros_args(ctx, &f, body)?);
+        let label = Some(exec.rsplit('/').next().unwrap_or(&exec).to_owned());
+        self.push(ctx, &f, body.line, program, args, label)?;
+        let autostart = f
+            .get("autostart")
+            .map(|n| ctx.bool(n, "autostart"))
+            .transpose()?
+            .unwrap_or(false);
+        if !autostart {
+            return Ok(());
+        }
+        let namespace = match f.text(ctx, "namespace")? {
+            Some(ns) => join_namespace(&ctx.namespace, &ns),
+            None => ctx.namespace.clone(),
+        };
+        let node = join_namespace(&join_namespace("/", &namespace), &name);
+        let kairos = std::env::current_exe()
+            .map_err(|e| ctx.error(body.line, format!("cannot find the kairos binary: {e}")))?;
+        let set = |transition: &str| {
+            shlex::try_join([
+                kairos.to_string_lossy().as_ref(),
+                "lifecycle",
+                "set",
+                &node,
+                transition,
+                "--timeout",
+                "30",
+            ])
+            .unwrap_or_default()
+        };
+        let script = format!("{} && {}", set("configure"), set("activate"));
+        let none = Fields::empty("lifecycle_node", body.line);
+        self.push(
+            ctx,
+            &none,
+            body.line,
+            PathBuf::from("/bin/sh"),
+            vec!["-c".to_owned(), script],
+            Some("autostart".into()),
+        )
     }
 
     /// A component container (`node_container`) and the composable nodes it loads: an
@@ -574,7 +631,7 @@ impl Reader {
         };
         let container = join_namespace(&join_namespace("/", &namespace), &name);
         let (program, mut args) = match composition::kairos_container(f.text(ctx, "pkg")?, &exec) {
-            Some(words) => (composition::python(ctx, body.line)?, words),
+            Some(words) => (python::python(ctx, body.line)?, words),
             None => (node_program(ctx, &f, body, &exec)?, Vec::new()),
         };
         if let Some(text) = f.text(ctx, "args")? {
@@ -603,7 +660,7 @@ impl Reader {
         if requests.is_empty() {
             return Ok(());
         }
-        let python = composition::python(ctx, line)?;
+        let python = python::python(ctx, line)?;
         let mut args = vec![
             "-m".to_owned(),
             "kairos.components.load".to_owned(),

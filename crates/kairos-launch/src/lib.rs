@@ -23,6 +23,7 @@
 //!   (`AMENT_PREFIX_PATH`), for
 //!   `pkg:` of a node, `$(find-pkg-share ...)`, `kairos run` and `kairos launch PKG FILE`;
 //! - `composition`: composable nodes of XML and YAML files, loaded into kairos's container;
+//! - `python`: rclpy nodes of XML and YAML files under `kairos.run`, and the `python3` for it;
 //! - `substitute`: substitutions (`$(var ...)`, `$(env ...)`, `$(find-pkg-share ...)`, ...);
 //! - `tree`, `yaml`, `xml`: the entity tree every format reads into, with line numbers,
 //!   and the YAML and XML frontends.
@@ -34,6 +35,7 @@ pub mod description;
 pub mod driver;
 pub use kairos_ament as package;
 pub mod process;
+mod python;
 pub mod router;
 mod substitute;
 pub mod supervise;
