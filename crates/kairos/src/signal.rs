@@ -20,7 +20,9 @@
 //!   program gets the default action (termination by the signal).
 //!
 //! Ground rules: the OS handler (signal-hook's, async-signal-safe) only wakes the
-//! `kairos-signal` thread, which does all the work outside signal context. `EXECUTORS`
+//! `kairos-signal` thread, which does all the work outside signal context. What the
+//! handler says goes to stderr through [`say`], which never panics: a program whose
+//! stderr is a closed pipe (its launcher died, `| head` ended) still stops on a signal. `EXECUTORS`
 //! holds weak handles, registered by `Node::attach` and pruned on each registration; its
 //! lock is never held while an executor shuts down.
 
@@ -102,7 +104,7 @@ pub(crate) fn install_on_first_use() {
     if ENABLED.load(Ordering::Acquire)
         && let Err(err) = install()
     {
-        eprintln!("kairos: {err}");
+        say(format_args!("kairos: {err}"));
     }
 }
 
@@ -165,7 +167,7 @@ fn on_signal(signal: i32) {
         std::process::exit(128 + signal);
     }
     if REQUESTED.swap(true, Ordering::AcqRel) {
-        eprintln!("kairos: {name} again: exiting now");
+        say(format_args!("kairos: {name} again: exiting now"));
         EXIT_NOW.store(true, Ordering::Release);
         crate::trace::flush_from_env();
         // `_exit`: no atexit handler runs, so neither a `main` already exiting (which
@@ -179,7 +181,9 @@ fn on_signal(signal: i32) {
         .name("kairos-shutdown".into())
         .spawn(move || shut_down(name, signal));
     if let Err(err) = spawned {
-        eprintln!("kairos: {name}: cannot start the shutdown ({err}); exiting");
+        say(format_args!(
+            "kairos: {name}: cannot start the shutdown ({err}); exiting"
+        ));
         std::process::exit(128 + signal);
     }
 }
@@ -193,18 +197,28 @@ fn shut_down(name: &str, signal: i32) {
         .map(Executor::from_shared)
         .collect();
     if executors.is_empty() {
-        eprintln!("kairos: {name}: no executor runs a node; exiting");
+        say(format_args!(
+            "kairos: {name}: no executor runs a node; exiting"
+        ));
         crate::trace::flush_from_env();
         drop(handling); // The exit below waits for it.
         std::process::exit(128 + signal);
     }
     let deadline = Duration::from_nanos(DEADLINE_NS.load(Ordering::Acquire));
-    eprintln!(
+    say(format_args!(
         "kairos: {name}: shutting down {} executor(s), deadline {deadline} (again to exit at once)",
         executors.len()
-    );
+    ));
     for executor in executors {
-        eprintln!("kairos: {}", executor.shutdown(deadline));
+        let report = executor.shutdown(deadline);
+        say(format_args!("kairos: {report}"));
     }
     crate::trace::flush_from_env();
+}
+
+/// A line on stderr, or nothing when stderr cannot take it: `eprintln!` panics on a
+/// write error, and a panic here would leave the program deaf to every later signal.
+fn say(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }

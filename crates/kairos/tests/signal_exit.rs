@@ -141,3 +141,39 @@ fn ctrl_c_ends_a_call_made_from_main() {
         "{stderr}"
     );
 }
+
+const ORPHAN_CHILD: &str = "KAIROS_TEST_SIGNAL_ORPHAN_CHILD";
+
+/// A program whose stdout and stderr are closed pipes (its launcher died, or `| head`
+/// ended) still stops on SIGINT: what the handler says cannot be written, and saying it
+/// must not cost the shutdown (an `eprintln!` panic there left the program deaf to every
+/// later signal).
+#[test]
+fn ctrl_c_stops_a_program_whose_output_pipes_are_closed() {
+    if std::env::var_os(ORPHAN_CHILD).is_some() {
+        let node = Node::new_in(&Context::new(), "orphan", "/").unwrap();
+        let _timer = node
+            .create_timer(Duration::from_millis(10), |_| {})
+            .unwrap();
+        let executor = Executor::single_threaded();
+        executor.add_node(&node).unwrap();
+        println!("ready");
+        let _ = executor.spin();
+        // Spin returned: the shutdown worked. Exit without the test harness's report,
+        // which would write to the closed stdout.
+        std::process::exit(0);
+    }
+    let mut command =
+        kairos_testkit::rerun_self("ctrl_c_stops_a_program_whose_output_pipes_are_closed");
+    command
+        .env(ORPHAN_CHILD, "1")
+        .env_remove(kairos::signal::ENV_VAR)
+        .env_remove(kairos::trace::ENV_VAR);
+    let (mut child, _) = spawn_until_line(&mut command, "ready");
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    send_signal(&child, Signal::INT);
+    let out = finish_within(child, Duration::from_secs(60))
+        .expect("SIGINT stops a program whose stderr is a closed pipe");
+    assert_eq!(out.status.code(), Some(0));
+}
