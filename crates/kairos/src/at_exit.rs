@@ -15,6 +15,6 @@ pub(crate) fn at_exit(f: extern "C" fn(), what: &str) {
     // until `exit` ends the process, and catch nothing that could unwind into C.
     let registered = unsafe { libc::atexit(f) };
     if registered != 0 {
-        eprintln!("kairos: cannot arrange to {what} at exit");
+        crate::say::say(format_args!("kairos: cannot arrange to {what} at exit"));
     }
 }

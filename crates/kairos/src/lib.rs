@@ -28,6 +28,7 @@ mod fence;
 pub mod graph;
 pub mod logging;
 mod loom;
+mod say;
 pub mod signal;
 pub mod thread;
 pub mod time;

@@ -21,12 +21,13 @@
 //!
 //! Ground rules: the OS handler (signal-hook's, async-signal-safe) only wakes the
 //! `kairos-signal` thread, which does all the work outside signal context. What the
-//! handler says goes to stderr through [`say`], which never panics: a program whose
+//! handler says goes to stderr through `say`, which never panics: a program whose
 //! stderr is a closed pipe (its launcher died, `| head` ended) still stops on a signal. `EXECUTORS`
 //! holds weak handles, registered by `Node::attach` and pruned on each registration; its
 //! lock is never held while an executor shuts down.
 
 use crate::exec::{ExecShared, Executor};
+use crate::say::say;
 use crate::time::Duration;
 use parking_lot::Mutex;
 use signal_hook::consts::{SIGINT, SIGTERM};
@@ -214,11 +215,4 @@ fn shut_down(name: &str, signal: i32) {
         say(format_args!("kairos: {report}"));
     }
     crate::trace::flush_from_env();
-}
-
-/// A line on stderr, or nothing when stderr cannot take it: `eprintln!` panics on a
-/// write error, and a panic here would leave the program deaf to every later signal.
-fn say(line: std::fmt::Arguments<'_>) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{line}");
 }

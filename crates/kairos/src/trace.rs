@@ -69,9 +69,9 @@ pub(crate) fn start_from_env_on_first_use() {
                 stop_at_exit();
             }
             Ok(None) => {}
-            Err(err) => eprintln!(
+            Err(err) => crate::say::say(format_args!(
                 "kairos: cannot trace this process as {ENV_VAR} asks: {err}; running untraced"
-            ),
+            )),
         }
     });
 }
@@ -85,7 +85,9 @@ pub(crate) fn flush_from_env() {
     if let Some(session) = slot.as_ref()
         && let Err(err) = session.flush()
     {
-        eprintln!("kairos: flushing the {ENV_VAR} trace failed: {err}");
+        crate::say::say(format_args!(
+            "kairos: flushing the {ENV_VAR} trace failed: {err}"
+        ));
     }
 }
 
@@ -100,7 +102,9 @@ fn stop_at_exit() {
         if let Some(session) = slot.take()
             && let Err(err) = session.stop()
         {
-            eprintln!("kairos: stopping the {ENV_VAR} trace at exit failed: {err}");
+            crate::say::say(format_args!(
+                "kairos: stopping the {ENV_VAR} trace at exit failed: {err}"
+            ));
         }
     }
     crate::at_exit::at_exit(stop, "write the end of the KAIROS_TRACE trace");

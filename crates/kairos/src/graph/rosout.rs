@@ -83,10 +83,10 @@ pub(crate) fn sink(node: Weak<NodeShared>) -> Sink {
             match node.create_publisher::<LogMsg>(ROSOUT_TOPIC, ROSOUT_QOS) {
                 Ok(publisher) => Some(publisher),
                 Err(err) => {
-                    eprintln!(
+                    crate::say::say(format_args!(
                         "kairos: node {} logs to the console only, not to {ROSOUT_TOPIC}: {err}",
                         node.fully_qualified_name()
-                    );
+                    ));
                     None
                 }
             }
