@@ -1,13 +1,17 @@
 """Runs rclpy's (or geometry2's, or rosbag2_py's) own test suite against kairos, with
 only the imports mapped.
 
-    python3 crates/kairos-py/conformance/run.py CHECKOUT [--suite rclpy|geometry2|rosbag2]
-        [--timeout S] [--only FILE...]
+    python3 crates/kairos-py/conformance/run.py CHECKOUT
+        [--suite rclpy|geometry2|rosbag2|launch|launch_ros] [--timeout S] [--only FILE...]
 
 ``CHECKOUT`` is a checkout of ros2/rclpy (its ``rclpy/test`` is what runs) or, with
 ``--suite geometry2``, of ros2/geometry2 (the Python tests of ``tf2_py``, ``tf2_ros_py``,
 ``tf2_geometry_msgs`` and ``test_tf2``) or, with ``--suite rosbag2``, of ros2/rosbag2
-(``rosbag2_py/test``, with its test bags as ``ROSBAG2_PY_TEST_RESOURCES_DIR``). Each
+(``rosbag2_py/test``, with its test bags as ``ROSBAG2_PY_TEST_RESOURCES_DIR``), or, with
+``--suite launch``, of ros2/launch (``launch/test``, ``launch_xml/test``,
+``launch_yaml/test``, every level; they import ``osrf_pycommon``) or, with ``--suite
+launch_ros``, of ros2/launch_ros (``test_launch_ros/test``); their linter tests
+(copyright, flake8, pep257, xmllint, mypy) do not run, nor their packages' doctests. Each
 test file runs in its own ``python -m kairos.run -m pytest`` (``rclpy`` and the interface
 packages resolve to kairos, nothing else changes), bounded by ``--timeout`` seconds, and
 the per-file counts come from pytest's JUnit report. It prints a Markdown table (file,
@@ -37,7 +41,22 @@ SUITES = {
     "rclpy": ["rclpy/test"],
     "geometry2": ["tf2_py/test", "tf2_ros_py/test", "tf2_geometry_msgs/test", "test_tf2/test"],
     "rosbag2": ["rosbag2_py/test"],
+    "launch": ["launch/test", "launch_xml/test", "launch_yaml/test"],
+    "launch_ros": ["test_launch_ros/test"],
 }
+
+#: Suites whose tests are in subfolders of their folders too.
+RECURSIVE = {"launch", "launch_ros"}
+
+#: Tests of a suite's code style, not of what it does.
+LINTERS = {"test_copyright.py", "test_flake8.py", "test_pep257.py", "test_xmllint.py",
+           "test_mypy.py"}
+
+#: pytest's options for a suite: launch's pytest.ini adds --doctest-modules (doctests of
+#: its own package, not kairos's), and its conftest.py only tunes that collection (with a
+#: hook argument pytest 9 no longer has).
+PYTEST_OPTIONS = {"launch": ["--noconftest", "-o", "addopts="],
+                  "launch_ros": ["--noconftest", "-o", "addopts="]}
 
 
 #: What a test file's launch file starts beside it, as kairos commands (the file's path
@@ -84,12 +103,12 @@ class Companions:
             process.wait(10)
 
 
-def run_file(path, timeout, workdir, extra_env=None):
+def run_file(path, timeout, workdir, extra_env=None, options=()):
     # Two suites may have files of one name (tf2_ros_py/test and test_tf2/test both have
     # test_buffer_client.py): the report is named after the whole path.
-    report = pathlib.Path(workdir) / ("_".join(path.parts[-3:]) + ".xml")
+    report = pathlib.Path(workdir) / ("_".join(path.parts[-4:]) + ".xml")
     args = [sys.executable, "-m", "kairos.run", "-m", "pytest", "-q", "-p", "no:cacheprovider",
-            f"--junitxml={report}", "-o", "junit_family=xunit2", str(path)]
+            *options, f"--junitxml={report}", "-o", "junit_family=xunit2", str(path)]
     env = dict(os.environ, PYTHONUNBUFFERED="1", **(extra_env or {}))
     # What rclpy/test/__init__.py imports besides rclpy: rpyutils (it only adds Windows
     # DLL directories) and test_rclpy (an empty package CMake makes for C test helpers);
@@ -156,9 +175,14 @@ def main():
                                                 / "target" / "release" / "kairos"))
     args = parser.parse_args()
     folders = SUITES[args.suite]
-    tests = [t for folder in folders for t in sorted((args.checkout / folder).glob("test_*.py"))]
+    pattern = "**/test_*.py" if args.suite in RECURSIVE else "test_*.py"
+    tests = [t for folder in folders for t in sorted((args.checkout / folder).glob(pattern))
+             if t.name not in LINTERS]
     if args.only:
         tests = [t for t in tests if t.name in args.only]
+    if args.suite == "launch" and subprocess.run(
+            [sys.executable, "-c", "import osrf_pycommon"], capture_output=True).returncode:
+        sys.exit("ros2/launch's tests import osrf_pycommon: pip install osrf-pycommon")
     if not tests:
         sys.exit(f"no test_*.py under {', '.join(folders)} of {args.checkout}: give a ros2/"
                  f"{args.suite} checkout")
@@ -184,7 +208,8 @@ def main():
                     args.checkout / "rosbag2_py" / "test" / "resources")
                 extra["KAIROS_BIN"] = args.kairos
             try:
-                r = run_file(test, args.timeout, workdir, extra)
+                r = run_file(test, args.timeout, workdir, extra,
+                             PYTEST_OPTIONS.get(args.suite, ()))
             finally:
                 if companions:
                     companions.close()

@@ -110,3 +110,102 @@ def test_lifecycle_events_match_as_launch_ros_s():
                                  entities=[]).matches(StateTransition(action=talker, msg=msg))
     assert OnStateTransition(start_state="configuring", entities=[]).matches(
         StateTransition(action=other, msg=msg))
+
+
+def test_ros_2_s_module_layout_imports_what_its_package_holds():
+    """ROS 2 keeps one class per module (``launch.actions.execute_process``); under
+    ``kairos.run`` those modules are the kairos module that holds the class."""
+    run.install()
+    from launch.action import Action
+    from launch.actions.execute_process import ExecuteProcess
+    from launch.launch_context import LaunchContext
+    from launch_ros.actions.node import Node
+    import launch
+    assert ExecuteProcess is launch.actions.ExecuteProcess
+    assert Action is launch.Action and LaunchContext is launch.LaunchContext
+    assert Node.__module__ == "kairos.launch_ros.actions"
+    assert isinstance(launch.LaunchDescription([]), launch.SomeEntitiesType_types_tuple)
+    with pytest.raises(ImportError, match="launch.frontend has no counterpart in kairos"):
+        import launch.frontend  # noqa: F401
+
+
+def test_scoped_state_lives_in_the_launch_configurations():
+    """launch_ros' namespace, global parameters and remappings are launch configurations
+    (where ROS 2's tests and launch files read them), and a group's stay in it."""
+    run.install()
+    from launch import LaunchContext
+    from launch.actions import GroupAction
+    from launch._core import visit_all
+    from launch_ros.actions import PushRosNamespace, SetParameter, SetRemap
+    context = LaunchContext()
+    visit_all([PushRosNamespace("robot"), SetParameter("rate", 5)], context)
+    inner = []
+    visit_all([GroupAction([
+        PushRosNamespace("arm"), SetParameter("gain", 0.5), SetRemap("a", "b"),
+        _Probe(lambda c: inner.append(dict(c.launch_configurations)))])], context)
+    assert inner == [{"ros_namespace": "/robot/arm",
+                      "global_params": [("rate", 5), ("gain", 0.5)],
+                      "ros_remaps": [("a", "b")]}]
+    assert context.launch_configurations == {"ros_namespace": "/robot",
+                                             "global_params": [("rate", 5)]}
+
+
+class _Probe:
+    """An action that calls ``see(context)`` when visited."""
+
+    def __new__(cls, see):
+        from launch.actions import OpaqueFunction
+        return OpaqueFunction(function=lambda context: see(context))
+
+
+def test_configuration_environment_and_boolean_actions_behave_as_ros_2_s(monkeypatch):
+    run.install()
+    from launch import LaunchContext
+    from launch._core import visit_all
+    from launch.actions import (
+        PopEnvironment, PushEnvironment, ResetEnvironment, ResetLaunchConfigurations,
+        SetEnvironmentVariable, SetLaunchConfiguration, UnsetLaunchConfiguration)
+    from launch.conditions import IfCondition, InvalidConditionExpressionError
+    from launch.substitutions import (
+        AllSubstitution, AnySubstitution, IfElseSubstitution, LaunchConfiguration)
+    monkeypatch.delenv("KAIROS_TEST_ENV", raising=False)
+    context = LaunchContext()
+    visit_all([SetLaunchConfiguration("a", "1"), SetLaunchConfiguration("b", "x"),
+               UnsetLaunchConfiguration("b")], context)
+    assert context.launch_configurations == {"a": "1"}
+    visit_all([ResetLaunchConfigurations({"kept": LaunchConfiguration("a")})], context)
+    assert context.launch_configurations == {"kept": "1"}
+    visit_all([PushEnvironment(), SetEnvironmentVariable("KAIROS_TEST_ENV", "on")], context)
+    assert context.environment["KAIROS_TEST_ENV"] == "on"
+    visit_all([PopEnvironment()], context)
+    assert "KAIROS_TEST_ENV" not in context.environment
+    visit_all([SetEnvironmentVariable("KAIROS_TEST_ENV", "on"), ResetEnvironment()], context)
+    assert "KAIROS_TEST_ENV" not in context.environment and context._extra_env == {}
+    assert AnySubstitution("false", "1").perform(context) == "true"
+    assert AllSubstitution("true", "0").perform(context) == "false"
+    assert IfElseSubstitution("on", if_value="yes", else_value="no").perform(context) == "yes"
+    with pytest.raises(InvalidConditionExpressionError, match="expected one of"):
+        IfCondition("maybe").evaluate(context)
+
+
+def test_a_composable_node_s_load_request_is_what_launch_ros_sends():
+    run.install()
+    from launch import LaunchContext
+    from launch._core import visit_all
+    from launch_ros.actions import PushRosNamespace, SetParameter, SetRemap
+    from launch_ros.actions.load_composable_nodes import get_composable_node_load_request
+    from launch_ros.descriptions import ComposableNode
+    context = LaunchContext()
+    visit_all([PushRosNamespace("robot"), SetParameter("rate", 5), SetRemap("a", "b")],
+              context)
+    request = get_composable_node_load_request(ComposableNode(
+        package="pkg", plugin="pkg::Talker", name="talker", namespace="front",
+        parameters=[{"greeting": "hey"}], remappings=[("c", "d")],
+        extra_arguments=[{"use_intra_process_comms": True}]), context)
+    assert (request.package_name, request.plugin_name, request.node_name,
+            request.node_namespace) == ("pkg", "pkg::Talker", "talker", "/robot/front")
+    assert list(request.remap_rules) == ["a:=b", "c:=d"]
+    assert [(p.name, p.value.integer_value or p.value.string_value)
+            for p in request.parameters] == [("rate", 5), ("greeting", "hey")]
+    assert [(p.name, p.value.bool_value) for p in request.extra_arguments] == [
+        ("use_intra_process_comms", True)]

@@ -25,6 +25,36 @@ _HELPERS = ("sensor_msgs_py", "launch", "launch_ros", "ament_index_python", "tf2
             "tf2_geometry_msgs", "rosbag2_py", "rosidl_runtime_py")
 
 
+#: Modules of ROS 2's packages whose names live elsewhere in kairos (ROS 2 keeps one class
+#: per module, and its tests import them from there).
+_MODULE_ALIASES = {
+    "kairos.launch.action": "kairos.launch._core",
+    "kairos.launch.condition": "kairos.launch._core",
+    "kairos.launch.event_handler": "kairos.launch._core",
+    "kairos.launch.invalid_launch_file_error": "kairos.launch._core",
+    "kairos.launch.launch_context": "kairos.launch._core",
+    "kairos.launch.launch_description_entity": "kairos.launch._core",
+    "kairos.launch.substitution": "kairos.launch._core",
+    "kairos.launch.event": "kairos.launch.events",
+    "kairos.launch.launch_description_source": "kairos.launch.launch_description_sources",
+}
+
+
+def _counterpart(name):
+    """The kairos module that ``name`` (a kairos module path) is: itself, an alias, or,
+    for a submodule of a kairos module that stands for a ROS 2 package of one-class
+    modules (it says so with ``__path__ = []``: ``launch.actions.execute_process``), that
+    module, which holds what ROS 2 spreads over its submodules."""
+    if name in _MODULE_ALIASES:
+        return _MODULE_ALIASES[name]
+    if importlib.util.find_spec(name) is not None:
+        return name
+    parent = name.rpartition(".")[0]
+    if getattr(importlib.import_module(parent), "__path__", None) == []:
+        return parent
+    return None
+
+
 class _Alias(importlib.abc.Loader):
     def __init__(self, target):
         self.target = target
@@ -54,11 +84,12 @@ class RclpyOnKairos(importlib.abc.MetaPathFinder):
         name = self.target(fullname)
         if name is None:
             return None
-        if importlib.util.find_spec(name) is None:
+        found = _counterpart(name)
+        if found is None:
             raise ImportError(
                 f"{fullname} has no counterpart in kairos yet (kairos has no module {name})",
                 name=fullname)
-        return importlib.util.spec_from_loader(fullname, _Alias(name))
+        return importlib.util.spec_from_loader(fullname, _Alias(found))
 
 
 def install():

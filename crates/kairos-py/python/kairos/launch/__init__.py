@@ -13,7 +13,11 @@ from kairos.launch import launch_description_sources  # noqa: F401
 from kairos.launch._core import (  # noqa: F401
     Action, Condition, EventHandler, InvalidLaunchFileError, LaunchContext,
     LaunchDescriptionEntity, Substitution, SubstitutionFailure)
+from kairos.launch.events import Event  # noqa: F401
 from kairos.launch.launch_description import LaunchDescription  # noqa: F401
+from kairos.launch.launch_description_sources import LaunchDescriptionSource  # noqa: F401
+from kairos.launch.some_entities_type import (  # noqa: F401
+    SomeEntitiesType, SomeEntitiesType_types_tuple)
 from kairos.launch.some_substitutions_type import (  # noqa: F401
     SomeSubstitutionsType, SomeSubstitutionsType_types_tuple)
 

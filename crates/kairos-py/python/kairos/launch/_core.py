@@ -154,25 +154,55 @@ class LaunchContext:
         self.launch_configurations = {}
         self.environment = dict(os.environ)
         self._extra_env = {}
+        self._environment_stack = []
+        self._environment_at_start = dict(self.environment)
         self.locals_ = {}
         self.is_shutdown = False
         self.event_handlers = []
         self.anon_names = {}
-        # launch_ros's scoped state
-        self.ros_namespace = ""
-        self.global_parameters = []
-        self.global_remaps = []
+    # launch_ros's scoped state lives in the launch configurations, where ROS 2 keeps it
+    # ('ros_namespace', 'global_params': (name, value) pairs and parameter file paths,
+    # 'ros_remaps': (from, to) pairs); these name it.
+    @property
+    def ros_namespace(self):
+        return self.launch_configurations.get("ros_namespace") or ""
+
+    @ros_namespace.setter
+    def ros_namespace(self, namespace):
+        if namespace:
+            self.launch_configurations["ros_namespace"] = namespace
+        else:
+            self.launch_configurations.pop("ros_namespace", None)
+
+    @property
+    def global_parameters(self):
+        return list(self.launch_configurations.get("global_params", []))
+
+    @property
+    def global_remaps(self):
+        return list(self.launch_configurations.get("ros_remaps", []))
+
+    def snapshot(self):
+        """The scoped state, to come back to with :meth:`restore`."""
+        configurations = {k: list(v) if isinstance(v, list) else v
+                          for k, v in self.launch_configurations.items()}
+        return (configurations, dict(self._extra_env), dict(self.environment),
+                dict(self.locals_))
+
+    def restore(self, snapshot):
+        (self.launch_configurations, self._extra_env, self.environment,
+         self.locals_) = snapshot
 
     # -- scoping (GroupAction, IncludeLaunchDescription)
     def _push(self):
-        self._stack.append((dict(self.launch_configurations), dict(self._extra_env),
-                            dict(self.environment), self.ros_namespace,
-                            list(self.global_parameters), list(self.global_remaps),
-                            dict(self.locals_)))
+        self._stack.append(self.snapshot())
 
     def _pop(self):
-        (self.launch_configurations, self._extra_env, self.environment, self.ros_namespace,
-         self.global_parameters, self.global_remaps, self.locals_) = self._stack.pop()
+        self.restore(self._stack.pop())
+
+    # ROS 2's names for the scoping of launch configurations.
+    _push_launch_configurations = _push
+    _pop_launch_configurations = _pop
 
     @property
     def locals(self):
@@ -191,6 +221,18 @@ class LaunchContext:
 
     def perform_substitution(self, substitution):
         return substitution.perform(self)
+
+    def _push_environment(self):
+        self._environment_stack.append((dict(self.environment), dict(self._extra_env)))
+
+    def _pop_environment(self):
+        if not self._environment_stack:
+            raise RuntimeError("environment stack unexpectedly empty")
+        self.environment, self._extra_env = self._environment_stack.pop()
+
+    def _reset_environment(self):
+        self.environment = dict(self._environment_at_start)
+        self._extra_env = {}
 
     def set_env(self, name, value):
         self.environment[name] = value

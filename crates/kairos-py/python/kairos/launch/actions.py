@@ -1,5 +1,9 @@
 """ROS 2's ``launch.actions`` on kairos."""
 
+#: This module stands for ROS 2's package of one-class modules of the same name:
+#: ``launch.actions.<module>`` imports as this module under ``kairos.run`` (see ``kairos.run``).
+__path__ = []
+
 import os
 import shlex
 
@@ -52,6 +56,49 @@ class PushLaunchConfigurations(Action):
 class PopLaunchConfigurations(Action):
     def execute(self, context):
         context._pop()
+
+
+class UnsetLaunchConfiguration(Action):
+    def __init__(self, name, **kwargs):
+        super().__init__(**kwargs)
+        self.name = normalize_to_list_of_substitutions(name)
+
+    def execute(self, context):
+        context.launch_configurations.pop(perform_substitutions(context, self.name), None)
+
+
+class ResetLaunchConfigurations(Action):
+    """Forgets every launch configuration, keeping those given (evaluated first)."""
+
+    def __init__(self, launch_configurations=None, **kwargs):
+        super().__init__(**kwargs)
+        self.launch_configurations = launch_configurations
+
+    def execute(self, context):
+        kept = {}
+        for key, value in (self.launch_configurations or {}).items():
+            kept[perform_text(context, key)] = perform_text(context, value)
+        context.launch_configurations.clear()
+        context.launch_configurations.update(kept)
+
+
+class PushEnvironment(Action):
+    """Saves the environment processes get, for ``PopEnvironment``."""
+
+    def execute(self, context):
+        context._push_environment()
+
+
+class PopEnvironment(Action):
+    def execute(self, context):
+        context._pop_environment()
+
+
+class ResetEnvironment(Action):
+    """The environment processes get, as it was when the launch began."""
+
+    def execute(self, context):
+        context._reset_environment()
 
 
 class GroupAction(Action):

@@ -1,17 +1,36 @@
 """ROS 2's ``launch.conditions`` on kairos."""
 
+#: This module stands for ROS 2's package of one-class modules of the same name:
+#: ``launch.conditions.<module>`` imports as this module under ``kairos.run`` (see ``kairos.run``).
+__path__ = []
+
 from kairos.launch._core import (
     Condition, SubstitutionFailure, normalize_to_list_of_substitutions, perform_substitutions)
 
 
+VALID_TRUE_EXPRESSIONS = ["true", "1"]
+VALID_FALSE_EXPRESSIONS = ["false", "0"]
+
+
+class InvalidConditionExpressionError(SubstitutionFailure, ValueError):
+    """A condition's expression that is neither true nor false (a launch file's error,
+    reported at its line)."""
+
+    def __init__(self, expression, unexpanded_expression, valid_expressions):
+        super().__init__(
+            f"invalid condition expression, expected one of [{', '.join(valid_expressions)}]"
+            f" but got '{expression}', expanded from "
+            f"'{' + '.join(str(s) for s in unexpanded_expression)}'")
+
+
 def evaluate_condition_expression(context, expression):
     text = perform_substitutions(context, expression).strip().lower()
-    if text in ("true", "1"):
+    if text in VALID_TRUE_EXPRESSIONS:
         return True
-    if text in ("false", "0"):
+    if text in VALID_FALSE_EXPRESSIONS:
         return False
-    raise SubstitutionFailure(
-        f"a condition's expression is '{text}': it must be true, false, 1 or 0")
+    raise InvalidConditionExpressionError(
+        text, expression, VALID_TRUE_EXPRESSIONS + VALID_FALSE_EXPRESSIONS)
 
 
 class IfCondition(Condition):

@@ -91,10 +91,7 @@ class Driver:
             self.dispatch(event)
 
     def schedule(self, period, action, context):
-        snapshot = (dict(context.launch_configurations), dict(context._extra_env),
-                    dict(context.environment), context.ros_namespace,
-                    list(context.global_parameters), list(context.global_remaps),
-                    dict(context.locals_))
+        snapshot = context.snapshot()
         self.timer_seq += 1
         heapq.heappush(self.timers, (time.monotonic() + period, self.timer_seq, action,
                                      snapshot))
@@ -145,10 +142,7 @@ class Driver:
             if action.cancelled:
                 continue
             self.context._push()
-            (self.context.launch_configurations, self.context._extra_env,
-             self.context.environment, self.context.ros_namespace,
-             self.context.global_parameters, self.context.global_remaps,
-             self.context.locals_) = snapshot
+            self.context.restore(snapshot)
             try:
                 visit_all(action.actions, self.context)
             finally:

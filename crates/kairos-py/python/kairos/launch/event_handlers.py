@@ -3,6 +3,10 @@ or prints, or when the launch shuts down. Handlers run in the launch driver, one
 at a time; what they ask for, the kairos launcher does, and a handler cannot delay the
 launcher's bounded stop."""
 
+#: This module stands for ROS 2's package of one-class modules of the same name:
+#: ``launch.event_handlers.<module>`` imports as this module under ``kairos.run`` (see ``kairos.run``).
+__path__ = []
+
 from kairos.launch._core import EventHandler, LaunchDescriptionEntity
 from kairos.launch.events import Shutdown
 from kairos.launch.events.process import ProcessExited, ProcessIO, ProcessStarted

@@ -1,5 +1,9 @@
 """Where an included launch description comes from: a Python, XML or YAML file."""
 
+#: This module stands for ROS 2's package of one-class modules of the same name:
+#: ``launch.launch_description_sources.<module>`` imports as this module under ``kairos.run`` (see ``kairos.run``).
+__path__ = []
+
 import importlib.util
 import json
 import os

@@ -1,5 +1,9 @@
 """ROS 2's ``launch.substitutions`` on kairos."""
 
+#: This module stands for ROS 2's package of one-class modules of the same name:
+#: ``launch.substitutions.<module>`` imports as this module under ``kairos.run`` (see ``kairos.run``).
+__path__ = []
+
 import math
 import os
 import shlex
@@ -195,11 +199,11 @@ class LocalSubstitution(Substitution):
 
 def _bool(context, subs):
     text = perform_substitutions(context, subs).strip().lower()
-    if text in ("true", "1"):
+    if text in ("true", "1", "on", "yes"):
         return True
-    if text in ("false", "0"):
+    if text in ("false", "0", "off", "no"):
         return False
-    raise SubstitutionFailure(f"'{text}' is not a boolean (true, false, 1, 0)")
+    raise SubstitutionFailure(f"'{text}' is not a boolean (true, false, 1, 0, on, off)")
 
 
 class NotSubstitution(Substitution):
@@ -222,6 +226,44 @@ class AndSubstitution(Substitution):
 class OrSubstitution(AndSubstitution):
     def perform(self, context):
         return str(_bool(context, self.left) or _bool(context, self.right)).lower()
+
+
+class AnySubstitution(Substitution):
+    """'true' when any argument is true ('true', '1', 'on', 'yes'; case aside)."""
+
+    def __init__(self, *args):
+        self.args = [normalize_to_list_of_substitutions(arg) for arg in args]
+
+    def describe(self):
+        return f"AnySubstitution({' '.join(str(arg) for arg in self.args)})"
+
+    def perform(self, context):
+        return str(any([_bool(context, arg) for arg in self.args])).lower()
+
+
+class AllSubstitution(AnySubstitution):
+    """'true' when every argument is true."""
+
+    def describe(self):
+        return f"AllSubstitution({' '.join(str(arg) for arg in self.args)})"
+
+    def perform(self, context):
+        return str(all([_bool(context, arg) for arg in self.args])).lower()
+
+
+class IfElseSubstitution(Substitution):
+    """``if_value`` when ``condition`` is true, else ``else_value``."""
+
+    def __init__(self, condition, if_value="", else_value=""):
+        if if_value == else_value == "":
+            raise RuntimeError("One of if_value and else_value must be specified")
+        self.condition = normalize_to_list_of_substitutions(condition)
+        self.if_value = normalize_to_list_of_substitutions(if_value)
+        self.else_value = normalize_to_list_of_substitutions(else_value)
+
+    def perform(self, context):
+        chosen = self.if_value if _bool(context, self.condition) else self.else_value
+        return perform_substitutions(context, chosen)
 
 
 class EqualsSubstitution(Substitution):

@@ -1,5 +1,9 @@
 """Helpers of ROS 2's ``launch.utilities`` that launch files use."""
 
+#: This module stands for ROS 2's package of one-class modules of the same name:
+#: ``launch.utilities.<module>`` imports as this module under ``kairos.run`` (see ``kairos.run``).
+__path__ = []
+
 from kairos.launch._core import (  # noqa: F401
     normalize_to_list_of_substitutions, perform_substitutions)
 

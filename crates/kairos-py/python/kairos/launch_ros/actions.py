@@ -5,6 +5,10 @@ A node's executable is found in its package (``lib/PACKAGE`` under ament's index
 Python node (a ``#!...python`` first line) runs under ``kairos.run``, so that its
 ``import rclpy`` is kairos, as ``kairos run`` runs it."""
 
+#: This module stands for ROS 2's package of one-class modules of the same name:
+#: ``launch_ros.actions.<module>`` imports as this module under ``kairos.run`` (see ``kairos.run``).
+__path__ = []
+
 import json
 import os
 import sys
@@ -84,6 +88,9 @@ def evaluate_parameters(context, parameters):
                 flat = []
                 _flatten(name, value, flat)
                 out.extend(("value", n, v) for n, v in flat)
+        elif isinstance(entry, tuple) and len(entry) == 2:
+            # A global parameter (SetParameter), evaluated already.
+            out.append(("value", entry[0], entry[1]))
         elif isinstance(entry, Parameter):
             value = entry.value
             if not isinstance(value, (int, float, bool, list, dict)):
@@ -111,6 +118,10 @@ class Node(ExecuteProcess):
     """A ROS node: an executable of a package, with its name, namespace, parameters and
     remappings as ROS arguments."""
 
+    #: What ``node_name`` holds in place of a name or namespace the launch does not give.
+    UNSPECIFIED_NODE_NAME = "<node_name_unspecified>"
+    UNSPECIFIED_NODE_NAMESPACE = "<node_namespace_unspecified>"
+
     def __init__(self, *, executable, package=None, name=None, namespace=None,
                  exec_name=None, parameters=None, remappings=None, ros_arguments=None,
                  arguments=None, **kwargs):
@@ -126,6 +137,24 @@ class Node(ExecuteProcess):
         self.arguments = arguments
         self.node_name = None
         self.node_fully_qualified_name = None
+        self.expanded_node_namespace = self.UNSPECIFIED_NODE_NAMESPACE
+
+    def _perform_substitutions(self, context):
+        """launch_ros' names of the node as the launch gives them: ``node_name`` (the
+        fully qualified name, with ``UNSPECIFIED_*`` for what the launch leaves to the
+        program) and ``expanded_node_namespace``."""
+        from kairos.launch_ros.utilities import make_namespace_absolute, prefix_namespace
+        name = self.UNSPECIFIED_NODE_NAME
+        if self.node_name_sub is not None:
+            name = perform_text(context, self.node_name_sub)
+        namespace = None
+        if self.node_namespace_sub is not None:
+            namespace = perform_text(context, self.node_namespace_sub)
+        namespace = make_namespace_absolute(
+            prefix_namespace(context.launch_configurations.get("ros_namespace"), namespace))
+        if namespace is not None:
+            self.expanded_node_namespace = namespace
+        self.node_name = prefix_namespace(self.expanded_node_namespace, name)
 
     def command(self, context):
         executable = perform_text(context, self.node_executable)
@@ -156,13 +185,13 @@ class Node(ExecuteProcess):
         name = perform_text(context, self.node_name_sub)
         if name:
             ros += ["-r", f"__node:={name}"]
-            self.node_name = name
         namespace = join_namespace(context.ros_namespace,
                                    perform_text(context, self.node_namespace_sub) or "")
         if namespace:
             ros += ["-r", f"__ns:={namespace}"]
         if name:
             self.node_fully_qualified_name = join_namespace(namespace or "/", name)
+        self._perform_substitutions(context)
         ros += _parameter_arguments(context, context.global_parameters)
         ros += _parameter_arguments(context, self.parameters)
         for source, target in list(context.global_remaps) + list(self.remappings or []):
@@ -218,14 +247,25 @@ class LifecycleNode(Node):
         return result
 
 
+def _append_scoped(context, key, *items):
+    """Adds to a list of launch_ros' scoped state (``global_params``, ``ros_remaps``),
+    kept in the launch configurations as ROS 2 keeps it; a new list, so an enclosing
+    scope's is left as it was."""
+    scoped = context.launch_configurations
+    scoped[key] = [*(scoped.get(key) or []), *items]
+
+
 class PushRosNamespace(Action):
     def __init__(self, namespace, **kwargs):
         super().__init__(**kwargs)
         self.namespace = normalize_to_list_of_substitutions(namespace)
 
     def execute(self, context):
-        context.ros_namespace = join_namespace(context.ros_namespace,
-                                               perform_substitutions(context, self.namespace))
+        from kairos.launch_ros.utilities import make_namespace_absolute, prefix_namespace
+        pushed = perform_substitutions(context, self.namespace)
+        previous = context.launch_configurations.get("ros_namespace")
+        context.launch_configurations["ros_namespace"] = make_namespace_absolute(
+            prefix_namespace(previous, pushed))
 
 
 PushROSNamespace = PushRosNamespace
@@ -240,7 +280,9 @@ class SetParameter(Action):
         self.value = value
 
     def execute(self, context):
-        context.global_parameters.append({self.name: self.value})
+        values = [(entry[1], entry[2]) for entry in
+                  evaluate_parameters(context, [{self.name: self.value}])]
+        _append_scoped(context, "global_params", *values)
 
 
 class SetParametersFromFile(Action):
@@ -249,7 +291,7 @@ class SetParametersFromFile(Action):
         self.filename = filename
 
     def execute(self, context):
-        context.global_parameters.append(ParameterFile(self.filename))
+        _append_scoped(context, "global_params", perform_text(context, self.filename))
 
 
 class SetRemap(Action):
@@ -261,7 +303,8 @@ class SetRemap(Action):
         self.dst = dst
 
     def execute(self, context):
-        context.global_remaps.append((self.src, self.dst))
+        _append_scoped(context, "ros_remaps", (perform_text(context, self.src),
+                                             perform_text(context, self.dst)))
 
 
 class SetROSLogDir(Action):
@@ -317,6 +360,63 @@ class ComposableNodeContainer(Node):
         return None
 
 
+def load_request_fields(context, description):
+    """A composable node's LoadNode request, substitutions performed, as the loader's JSON
+    object (:mod:`kairos.components.load`): the scope's namespace, global parameters and
+    remappings come first, as for a ``Node``; parameter files stay paths."""
+    # From the launch configurations themselves, where launch_ros keeps its scoped state
+    # (launch_ros' own tests call this with a context that has nothing else).
+    scoped = context.launch_configurations
+    namespace = join_namespace(
+        scoped.get("ros_namespace") or "",
+        perform_text(context, description.node_namespace) or "")
+    parameters, files = {}, []
+    for entry in evaluate_parameters(
+            context, list(scoped.get("global_params") or [])
+            + list(description.parameters or [])):
+        if entry[0] == "file":
+            files.append(entry[1])
+        else:
+            parameters[entry[1]] = entry[2]
+    extra = {}
+    for entry in description.extra_arguments or []:
+        for key, value in entry.items():
+            extra[perform_text(context, key) if not isinstance(key, str) else key] = value
+    remaps = [f"{perform_text(context, a)}:={perform_text(context, b)}"
+              for a, b in list(scoped.get("ros_remaps") or [])
+              + list(description.remappings or [])]
+    return {"package_name": perform_text(context, description.package),
+            "plugin_name": perform_text(context, description.node_plugin),
+            "node_name": perform_text(context, description.node_name) or "",
+            "node_namespace": namespace, "remap_rules": remaps,
+            "parameters": parameters, "extra_arguments": extra, "params_files": files}
+
+
+def get_composable_node_load_request(composable_node_description, context):
+    """launch_ros' function: the ``composition_interfaces/srv/LoadNode`` request for a
+    composable node (None when its condition is false). Its parameter files are read
+    here (the ``/**`` section, then the node's own), as launch_ros sends values, not
+    paths."""
+    from kairos.components.load import request_from
+    from kairos.parameter import parameter_dict_from_yaml_file
+    description = composable_node_description
+    if description.condition is not None and not description.condition.evaluate(context):
+        return None
+    fields = load_request_fields(context, description)
+    files = fields.pop("params_files")
+    name = "/".join(p for p in (fields["node_namespace"].strip("/"), fields["node_name"]) if p)
+    from_files = {}
+    for path in files:
+        try:
+            values = parameter_dict_from_yaml_file(path, True, ["/" + name] if name else None)
+        except RuntimeError:
+            values = parameter_dict_from_yaml_file(path, True, None)
+        from_files.update(values)
+    request = request_from(fields)
+    request.parameters = [*from_files.values(), *request.parameters]
+    return request
+
+
 class LoadComposableNodes(Action):
     """Loads composable nodes into a running container (a ``ComposableNodeContainer``
     or its node name), through its ``~/_container/load_node`` service: a short process
@@ -339,34 +439,10 @@ class LoadComposableNodes(Action):
         return name if name.startswith("/") else join_namespace(context.ros_namespace or "/",
                                                                  name)
 
-    def _request(self, context, description):
-        namespace = join_namespace(
-            context.ros_namespace,
-            perform_text(context, description.node_namespace) or "")
-        parameters, files = {}, []
-        for entry in evaluate_parameters(
-                context, list(context.global_parameters) + list(description.parameters or [])):
-            if entry[0] == "file":
-                files.append(entry[1])
-            else:
-                parameters[entry[1]] = entry[2]
-        extra = {}
-        for entry in description.extra_arguments or []:
-            for key, value in entry.items():
-                extra[perform_text(context, key) if not isinstance(key, str) else key] = value
-        remaps = [f"{perform_text(context, a)}:={perform_text(context, b)}"
-                  for a, b in list(context.global_remaps) + list(description.remappings or [])]
-        request = {"package_name": perform_text(context, description.package),
-                   "plugin_name": perform_text(context, description.node_plugin),
-                   "node_name": perform_text(context, description.node_name) or "",
-                   "node_namespace": namespace, "remap_rules": remaps,
-                   "parameters": parameters, "extra_arguments": extra,
-                   "params_files": files}
-        return json.dumps(request)
-
     def execute(self, context):
         container = self._container(context)
-        requests = [self._request(context, d) for d in self.composable_node_descriptions
+        requests = [json.dumps(load_request_fields(context, d))
+                    for d in self.composable_node_descriptions
                     if d.condition is None or d.condition.evaluate(context)]
         if not requests:
             return None
@@ -378,6 +454,6 @@ class LoadComposableNodes(Action):
         return None
 
 
-__all__ = ["Node", "LifecycleNode", "PushRosNamespace", "PushROSNamespace", "SetParameter",
+__all__ = ["get_composable_node_load_request", "Node", "LifecycleNode", "PushRosNamespace", "PushROSNamespace", "SetParameter",
            "SetParametersFromFile", "SetRemap", "SetROSLogDir", "ComposableNodeContainer",
            "LoadComposableNodes", "GroupAction"]

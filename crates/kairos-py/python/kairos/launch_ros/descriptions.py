@@ -1,6 +1,10 @@
 """``launch_ros.descriptions``: what a launch file says of a composable node, and the
 parameter descriptions."""
 
+#: This module stands for ROS 2's package of one-class modules of the same name:
+#: ``launch_ros.descriptions.<module>`` imports as this module under ``kairos.run`` (see ``kairos.run``).
+__path__ = []
+
 from kairos.launch_ros.parameter_descriptions import Parameter, ParameterFile, ParameterValue
 
 

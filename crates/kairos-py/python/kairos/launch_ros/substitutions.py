@@ -1,5 +1,9 @@
 """``launch_ros.substitutions``: packages found in ament's index (``AMENT_PREFIX_PATH``)."""
 
+#: This module stands for ROS 2's package of one-class modules of the same name:
+#: ``launch_ros.substitutions.<module>`` imports as this module under ``kairos.run`` (see ``kairos.run``).
+__path__ = []
+
 import os
 
 from kairos.ament_index_python.packages import (
