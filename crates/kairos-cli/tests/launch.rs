@@ -55,6 +55,21 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// A package's sources in a temporary folder: `src/`, with an empty `src/launch/`.
+fn package_source() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("launch")).unwrap();
+    (dir, src)
+}
+
+/// Marks `path` executable (a Python node with its `#!` line, as colcon installs one).
+fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+        .expect("chmod +x a test program");
+}
+
 /// `kairos pkg install PACKAGE --prefix PREFIX --exe ... --share ...`, checked.
 fn install_package(prefix: &Path, package: &str, executables: &[PathBuf], shared: &[PathBuf]) {
     let mut cmd = zenoh_support::kairos();
@@ -202,9 +217,7 @@ fn a_system_starts_from_one_file_and_ctrl_c_stops_it_within_its_deadlines() {
 /// the launch file `name` with `text` in its share folder.
 fn demo_package(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
     let examples = examples();
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("src");
-    std::fs::create_dir_all(src.join("launch")).unwrap();
+    let (dir, src) = package_source();
     write(
         &src,
         "params.yaml",
@@ -311,9 +324,7 @@ def generate_launch_description():
 /// file starts it as a `Node`, with its namespace and global parameter; Ctrl-C stops it.
 #[test]
 fn an_rclpy_node_of_a_package_runs_as_it_is_from_a_python_launch_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("src");
-    std::fs::create_dir_all(src.join("launch")).unwrap();
+    let (dir, src) = package_source();
     let node = write(
         &src,
         "greeter.py",
@@ -348,14 +359,7 @@ if __name__ == '__main__':
     main()
 "#,
     );
-    assert!(
-        Command::new("chmod")
-            .arg("+x")
-            .arg(&node)
-            .status()
-            .unwrap()
-            .success()
-    );
+    make_executable(&node);
     write(
         &src.join("launch"),
         "greet.launch.py",
@@ -438,19 +442,12 @@ class Listener(Node):
               flush=True)
 "#;
 
-/// Composable nodes from a Python launch file: rclcpp_components' container is kairos's,
-/// the package's registered Python components (`kairos pkg install --component`) are
-/// made in it, named as the file says, and hear each other in that one process;
-/// `LoadComposableNodes` adds one more to the running container, and a component that
-/// cannot be composed (a C++ plugin) is refused with the reason while the rest runs on.
 /// A package `composed` installed in ament's layout (under the returned folder's
 /// `install`): the talker and listener components registered with `kairos pkg install
 /// --component`, a C++ plugin registered beside them (as a ROS 2 package would have one),
 /// and the launch file `name` with `text` in its share folder.
 fn composed_package(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("src");
-    std::fs::create_dir_all(src.join("launch")).unwrap();
+    let (dir, src) = package_source();
     let talker = write(&src, "talker_component.py", TALKER_COMPONENT);
     let listener = write(&src, "listener_component.py", LISTENER_COMPONENT);
     write(&src.join("launch"), name, text);
@@ -501,6 +498,11 @@ fn composed_system_runs(router: &Router, prefix: &Path, file: &str) -> (Running,
     (launcher, lines, container)
 }
 
+/// Composable nodes from a Python launch file: rclcpp_components' container is kairos's,
+/// the package's registered Python components (`kairos pkg install --component`) are
+/// made in it, named as the file says, and hear each other in that one process;
+/// `LoadComposableNodes` adds one more to the running container, and a component that
+/// cannot be composed (a C++ plugin) is refused with the reason while the rest runs on.
 #[test]
 fn composable_nodes_of_a_package_run_in_one_container() {
     let (_dir, prefix) = composed_package(
@@ -725,18 +727,9 @@ if __name__ == '__main__':
 /// `install`): the rclpy managed talker as its executable `lc_talker.py`, and the launch
 /// file `name` with `text` in its share folder.
 fn managed_package(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("src");
-    std::fs::create_dir_all(src.join("launch")).unwrap();
+    let (dir, src) = package_source();
     let node = write(&src, "lc_talker.py", LIFECYCLE_TALKER);
-    assert!(
-        Command::new("chmod")
-            .arg("+x")
-            .arg(&node)
-            .status()
-            .unwrap()
-            .success()
-    );
+    make_executable(&node);
     write(&src.join("launch"), name, text);
     let prefix = dir.path().join("install");
     install_package(&prefix, "managed", &[node], &[src.join("launch")]);
@@ -1483,14 +1476,7 @@ fn run_starts_a_package_s_executable_as_ros2_run_does() {
         "show_args",
         "#!/bin/sh\necho \"args: $*\"\nexit 7\n",
     );
-    assert!(
-        Command::new("chmod")
-            .arg("+x")
-            .arg(&script)
-            .status()
-            .unwrap()
-            .success()
-    );
+    make_executable(&script);
     let prefix = dir.path().join("install");
     install_package(&prefix, "tools", std::slice::from_ref(&script), &[]);
     let kairos = || {

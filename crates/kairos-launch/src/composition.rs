@@ -8,7 +8,6 @@
 use crate::description::{Context, Fields, LaunchError, join_namespace};
 use crate::tree::{Node, Value};
 use kairos::graph::ParameterValue;
-use std::path::PathBuf;
 
 /// The arguments of kairos's container for rclcpp_components' `exec`, or None when the
 /// container is another package's program (run as it is).
@@ -60,13 +59,7 @@ pub(crate) fn load_request(ctx: &Context, item: &Node) -> Result<String, LaunchE
                 parameters.insert(name, typed(ctx, value)?);
             }
             (None, None, Some(from)) => {
-                let path = PathBuf::from(ctx.text(from, "from")?);
-                let path = if path.is_relative() {
-                    ctx.scope.dir().join(path)
-                } else {
-                    path
-                };
-                files.push(path.display().to_string());
+                files.push(ctx.path(from, "from")?.display().to_string());
             }
             _ => {
                 return Err(ctx.error(

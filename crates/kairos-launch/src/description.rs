@@ -160,6 +160,16 @@ impl Context {
         }
     }
 
+    /// A path the file names: relative to the launch file's folder unless absolute.
+    pub(crate) fn path(&self, node: &Node, key: &str) -> Result<PathBuf, LaunchError> {
+        let path = PathBuf::from(self.text(node, key)?);
+        Ok(if path.is_relative() {
+            self.scope.dir().join(path)
+        } else {
+            path
+        })
+    }
+
     pub(crate) fn text(&self, node: &Node, key: &str) -> Result<String, LaunchError> {
         let raw = match &node.value {
             Value::Scalar { text, .. } => text.clone(),
@@ -504,12 +514,7 @@ impl Reader {
 
     fn include(&mut self, ctx: &Context, body: &Node) -> Result<(), LaunchError> {
         let f = Fields::of(ctx, "include", body, &["file", "arg"])?;
-        let path = PathBuf::from(ctx.text(f.required(ctx, "file")?, "file")?);
-        let path = if path.is_relative() {
-            ctx.scope.dir().join(path)
-        } else {
-            path
-        };
+        let path = ctx.path(f.required(ctx, "file")?, "file")?;
         if ctx.depth >= MAX_INCLUDE_DEPTH {
             return Err(ctx.error(
                 body.line,
@@ -547,15 +552,21 @@ impl Reader {
 
     fn node(&mut self, ctx: &Context, body: &Node) -> Result<(), LaunchError> {
         let f = Fields::of(ctx, "node", body, NODE_KEYS)?;
+        self.push_node(ctx, &f, body)
+    }
+
+    /// A node entity's process: its package's executable (an rclpy program under
+    /// `kairos.run`), its `args`, then its ROS arguments; labelled after the executable.
+    fn push_node(&mut self, ctx: &Context, f: &Fields<'_>, body: &Node) -> Result<(), LaunchError> {
         let exec = ctx.text(f.required(ctx, "exec")?, "exec")?;
         let (program, mut args) =
-            python::command_for(ctx, body.line, node_program(ctx, &f, body, &exec)?)?;
+            python::command_for(ctx, body.line, node_program(ctx, f, body, &exec)?)?;
         if let Some(text) = f.text(ctx, "args")? {
             args.extend(split_words(ctx, body.line, &text)?);
         }
-        args.extend(node_ros_args(ctx, &f, body)?);
+        args.extend(node_ros_args(ctx, f, body)?);
         let label = Some(exec.rsplit('/').next().unwrap_or(&exec).to_owned());
-        self.push(ctx, &f, body.line, program, args, label)
+        self.push(ctx, f, body.line, program, args, label)
     }
 
     /// A managed node (`lifecycle_node`): a node, and with `autostart: true` a short
@@ -564,16 +575,8 @@ impl Reader {
     fn lifecycle_node(&mut self, ctx: &Context, body: &Node) -> Result<(), LaunchError> {
         let keys: Vec<&str> = NODE_KEYS.iter().copied().chain(["autostart"]).collect();
         let f = Fields::of(ctx, "lifecycle_node", body, &keys)?;
-        let exec = ctx.text(f.required(ctx, "exec")?, "exec")?;
         let name = ctx.text(f.required(ctx, "name")?, "name")?;
-        let (program, mut args) =
-            python::command_for(ctx, body.line, node_program(ctx, &f, body, &exec)?)?;
-        if let Some(text) = f.text(ctx, "args")? {
-            args.extend(split_words(ctx, body.line, &text)?);
-        }
-        args.extend(node_ros_args(ctx, &f, body)?);
-        let label = Some(exec.rsplit('/').next().unwrap_or(&exec).to_owned());
-        self.push(ctx, &f, body.line, program, args, label)?;
+        self.push_node(ctx, &f, body)?;
         let autostart = f
             .get("autostart")
             .map(|n| ctx.bool(n, "autostart"))
@@ -733,12 +736,7 @@ fn node_ros_args(ctx: &Context, f: &Fields<'_>, body: &Node) -> Result<Vec<Strin
                 ros.extend(["-p".to_owned(), format!("{name}:={value}")]);
             }
             (None, None, Some(from)) => {
-                let path = PathBuf::from(ctx.text(from, "from")?);
-                let path = if path.is_relative() {
-                    ctx.scope.dir().join(path)
-                } else {
-                    path
-                };
+                let path = ctx.path(from, "from")?;
                 ros.extend(["--params-file".to_owned(), path.display().to_string()]);
             }
             _ => {
