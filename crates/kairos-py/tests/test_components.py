@@ -140,6 +140,9 @@ def test_components_are_named_as_the_request_says_and_talk_in_one_process(compon
     ("demo::Broken", {}, "failed while making its node: RuntimeError: no sensor attached"),
     ("demo::NotANode", {}, "made no node .*int"),
     ("demo::Talker", {"log_level": 7}, "log_level 7 is not one of"),
+    # Arguments the node itself refuses: no half-made node is left to destroy.
+    ("demo::Talker", {"remap_rules": ["no_separator"]}, "failed while making its node"),
+    ("demo::Talker", {"node_name": "my-node"}, "failed while making its node"),
     ("demo::Talker", {"extra_arguments": [
         Parameter("use_intra_process_comms", value="yes").to_parameter_msg()]},
      "'use_intra_process_comms' must be a boolean"),

@@ -56,8 +56,8 @@ class _Handle:
 
 #: What a component container gives the next node made in this thread (see
 #: :mod:`kairos.components`): ``{"ros_args": [...], "parameters": [Parameter],
-#: "use_global_arguments": bool, "node": None}``; the node takes it (once) and records
-#: itself in ``"node"``.
+#: "use_global_arguments": bool, "taken": False, "node": None}``; the first node made
+#: takes it (``"taken"``) and, once it exists, records itself in ``"node"``.
 _component_options = contextvars.ContextVar("kairos_component_options", default=None)
 
 
@@ -78,10 +78,12 @@ class Node(GraphMixin, ParametersMixin):
         if not self._context.ok():
             raise NotInitializedException(f"cannot create node '{node_name}'")
         component = _component_options.get()
-        if component is not None and component["node"] is None:
+        if component is not None and component["taken"]:
+            component = None
+        if component is not None:
             # A container's request names this node, as NodeOptions name an rclcpp
             # component: its arguments come after the code's, so they win.
-            component["node"] = weakref.ref(self)
+            component["taken"] = True
             cli_args = [*(cli_args or []), "--ros-args", *component["ros_args"]]
             parameter_overrides = [*(parameter_overrides or []), *component["parameters"]]
             use_global_arguments = component["use_global_arguments"]
@@ -101,6 +103,10 @@ class Node(GraphMixin, ParametersMixin):
             full = namespace or "/"
             validate_namespace(full if full.startswith("/") else "/" + full)
             raise
+        if component is not None:
+            # Recorded once the node exists: a request whose arguments it refuses made
+            # no node for the container to destroy.
+            component["node"] = weakref.ref(self)
         self._executor = None
         self._logger = Logger(self._core, self._core.fully_qualified_name.lstrip("/").replace("/", "."))
         self.default_callback_group = _default_group(self)

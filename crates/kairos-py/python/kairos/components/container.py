@@ -34,7 +34,10 @@ def _destroy_made(options):
     """Destroys the node a failed component made before it failed, if any."""
     node = options["node"]() if options["node"] is not None else None
     if node is not None:
-        node.destroy_node()
+        try:
+            node.destroy_node()
+        except Exception:  # noqa: BLE001 - the load's own error is what the caller hears
+            pass
 
 
 class ComponentManager:
@@ -84,6 +87,7 @@ class ComponentManager:
             # The container's own arguments (its name among them) are not the
             # component's, unless the request forwards them, as rclcpp's container does.
             "use_global_arguments": forward_global_arguments,
+            "taken": False,
             "node": None,
         }
         token = _component_options.set(options)
@@ -123,22 +127,25 @@ class ComponentManager:
         node.destroy_node()
 
     def _on_load(self, request, response):
+        # Any failure is a refusal: an exception out of this callback would end the
+        # container's spin, and every node in it.
         try:
             response.unique_id, response.full_node_name = self.load(request)
             response.success = True
             self.node.get_logger().info(
                 f"loaded {response.full_node_name} ({request.package_name} "
                 f"{request.plugin_name}) as {response.unique_id}")
-        except ComponentError as e:
-            response.success, response.error_message = False, str(e)
-            self.node.get_logger().error(f"cannot load {request.plugin_name}: {e}")
+        except Exception as e:  # noqa: BLE001
+            reason = str(e) if isinstance(e, ComponentError) else f"{type(e).__name__}: {e}"
+            response.success, response.error_message = False, reason
+            self.node.get_logger().error(f"cannot load {request.plugin_name}: {reason}")
         return response
 
     def _on_unload(self, request, response):
         try:
             self.unload(request.unique_id)
             response.success = True
-        except ComponentError as e:
+        except Exception as e:  # noqa: BLE001 - a refusal, never the container's end
             response.success, response.error_message = False, str(e)
         return response
 
