@@ -127,6 +127,13 @@ def test_ros_2_s_module_layout_imports_what_its_package_holds():
     assert isinstance(launch.LaunchDescription([]), launch.SomeEntitiesType_types_tuple)
     with pytest.raises(ImportError, match="launch.frontend has no counterpart in kairos"):
         import launch.frontend  # noqa: F401
+    # Only the submodules ROS 2 has; importing one does not bind the module over the
+    # function of that name.
+    with pytest.raises(ImportError, match="launch.actions.typo has no counterpart"):
+        import launch.actions.typo  # noqa: F401
+    import launch_ros.utilities.normalize_remap_rule  # noqa: F401
+    from launch_ros.utilities import normalize_remap_rule
+    assert callable(normalize_remap_rule)
 
 
 def test_scoped_state_lives_in_the_launch_configurations():

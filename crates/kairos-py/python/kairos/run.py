@@ -17,6 +17,7 @@ import runpy
 import sys
 
 from kairos import _interfaces
+from kairos._layout import stands_for
 
 
 #: Python packages of ROS 2 that kairos has under the same name: helpers, the launch API
@@ -42,16 +43,15 @@ _MODULE_ALIASES = {
 
 def _counterpart(name):
     """The kairos module that ``name`` (a kairos module path) is: itself, an alias, or,
-    for a submodule of a kairos module that stands for a ROS 2 package of one-class
-    modules (it says so with ``__path__ = []``: ``launch.actions.execute_process``), that
-    module, which holds what ROS 2 spreads over its submodules."""
+    for one of ROS 2's one-class modules of a package kairos keeps in one module
+    (``launch.actions.execute_process``), that module (see ``kairos._layout``)."""
     if name in _MODULE_ALIASES:
         return _MODULE_ALIASES[name]
+    parent, _, child = name.rpartition(".")
+    if parent and stands_for(importlib.import_module(parent), child):
+        return parent
     if importlib.util.find_spec(name) is not None:
         return name
-    parent = name.rpartition(".")[0]
-    if getattr(importlib.import_module(parent), "__path__", None) == []:
-        return parent
     return None
 
 

@@ -70,18 +70,23 @@ def load(node, container, requests, timeout_sec):
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
+    usage = "usage: python -m kairos.components.load CONTAINER REQUEST_JSON... [--timeout S]"
     timeout = DEFAULT_TIMEOUT_SEC
     if "--timeout" in argv:
         at = argv.index("--timeout")
-        timeout = float(argv[at + 1])
+        try:
+            timeout = float(argv[at + 1])
+        except (IndexError, ValueError):
+            print(f"{usage}\n--timeout takes seconds", file=sys.stderr)
+            return 2
         del argv[at:at + 2]
     if len(argv) < 2:
-        print(__doc__.strip().splitlines()[1], file=sys.stderr)
+        print(usage, file=sys.stderr)
         return 2
     container, descriptions = argv[0], argv[1:]
     try:
         requests = [request_from(json.loads(d)) for d in descriptions]
-    except (ValueError, KeyError) as e:
+    except (ValueError, KeyError, TypeError) as e:
         print(f"kairos.components.load: bad request: {e}", file=sys.stderr)
         return 2
     kairos.init(args=[])

@@ -1,8 +1,17 @@
 """ROS 2's ``launch.actions`` on kairos."""
 
-#: This module stands for ROS 2's package of one-class modules of the same name:
-#: ``launch.actions.<module>`` imports as this module under ``kairos.run`` (see ``kairos.run``).
-__path__ = []
+from kairos._layout import stands_for_package
+
+# ROS 2's launch.actions.<module> paths are this module (see kairos._layout).
+stands_for_package(__name__, (
+    "append_environment_variable", "declare_launch_argument", "emit_event",
+    "execute_local", "execute_process", "group_action", "include_launch_description",
+    "log_info", "opaque_coroutine", "opaque_function", "pop_environment",
+    "pop_launch_configurations", "push_environment", "push_launch_configurations",
+    "register_event_handler", "reset_environment", "reset_launch_configurations",
+    "set_environment_variable", "set_launch_configuration", "shutdown_action",
+    "timer_action", "unregister_event_handler", "unset_environment_variable",
+    "unset_launch_configuration"))
 
 import os
 import shlex

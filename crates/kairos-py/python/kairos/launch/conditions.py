@@ -1,8 +1,12 @@
 """ROS 2's ``launch.conditions`` on kairos."""
 
-#: This module stands for ROS 2's package of one-class modules of the same name:
-#: ``launch.conditions.<module>`` imports as this module under ``kairos.run`` (see ``kairos.run``).
-__path__ = []
+from kairos._layout import stands_for_package
+
+# ROS 2's launch.conditions.<module> paths are this module (see kairos._layout).
+stands_for_package(__name__, (
+    "evaluate_condition_expression_impl", "if_condition",
+    "invalid_condition_expression_error", "launch_configuration_equals",
+    "launch_configuration_not_equals", "unless_condition"))
 
 from kairos.launch._core import (
     Condition, SubstitutionFailure, normalize_to_list_of_substitutions, perform_substitutions)

@@ -3,9 +3,13 @@ or prints, or when the launch shuts down. Handlers run in the launch driver, one
 at a time; what they ask for, the kairos launcher does, and a handler cannot delay the
 launcher's bounded stop."""
 
-#: This module stands for ROS 2's package of one-class modules of the same name:
-#: ``launch.event_handlers.<module>`` imports as this module under ``kairos.run`` (see ``kairos.run``).
-__path__ = []
+from kairos._layout import stands_for_package
+
+# ROS 2's launch.event_handlers.<module> paths are this module (see kairos._layout).
+stands_for_package(__name__, (
+    "event_named", "on_action_event_base", "on_execution_complete",
+    "on_include_launch_description", "on_process_exit", "on_process_io",
+    "on_process_start", "on_shutdown"))
 
 from kairos.launch._core import EventHandler, LaunchDescriptionEntity
 from kairos.launch.events import Shutdown

@@ -1,8 +1,12 @@
 """Where an included launch description comes from: a Python, XML or YAML file."""
 
-#: This module stands for ROS 2's package of one-class modules of the same name:
-#: ``launch.launch_description_sources.<module>`` imports as this module under ``kairos.run`` (see ``kairos.run``).
-__path__ = []
+from kairos._layout import stands_for_package
+
+# ROS 2's launch.launch_description_sources.<module> paths are this module (see kairos._layout).
+stands_for_package(__name__, (
+    "any_launch_description_source", "any_launch_file_utilities",
+    "frontend_launch_description_source", "frontend_launch_file_utilities",
+    "python_launch_description_source", "python_launch_file_utilities"))
 
 import importlib.util
 import json

@@ -1,8 +1,15 @@
 """ROS 2's ``launch.substitutions`` on kairos."""
 
-#: This module stands for ROS 2's package of one-class modules of the same name:
-#: ``launch.substitutions.<module>`` imports as this module under ``kairos.run`` (see ``kairos.run``).
-__path__ = []
+from kairos._layout import stands_for_package
+
+# ROS 2's launch.substitutions.<module> paths are this module (see kairos._layout).
+stands_for_package(__name__, (
+    "anon_name", "boolean_substitution", "command", "environment_variable",
+    "equals_substitution", "file_content", "find_executable", "if_else_substitution",
+    "launch_configuration", "launch_log_dir", "local_substitution",
+    "not_equals_substitution", "path_join_substitution", "python_expression",
+    "substitution_failure", "text_substitution", "this_launch_file",
+    "this_launch_file_dir"))
 
 import math
 import os

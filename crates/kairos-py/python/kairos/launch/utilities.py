@@ -1,8 +1,13 @@
 """Helpers of ROS 2's ``launch.utilities`` that launch files use."""
 
-#: This module stands for ROS 2's package of one-class modules of the same name:
-#: ``launch.utilities.<module>`` imports as this module under ``kairos.run`` (see ``kairos.run``).
-__path__ = []
+from kairos._layout import stands_for_package
+
+# ROS 2's launch.utilities.<module> paths are this module (see kairos._layout).
+stands_for_package(__name__, (
+    "class_tools_impl", "ensure_argument_type_impl", "normalize_to_list_of_entities_impl",
+    "normalize_to_list_of_substitutions_impl", "perform_substitutions_impl",
+    "signal_management", "type_utils", "typing_file_path",
+    "visit_all_entities_and_collect_futures_impl"))
 
 from kairos.launch._core import (  # noqa: F401
     normalize_to_list_of_substitutions, perform_substitutions)

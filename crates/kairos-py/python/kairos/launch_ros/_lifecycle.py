@@ -23,9 +23,13 @@ class LifecycleBridge:
         self.driver = driver
         self.posted = queue.SimpleQueue()
         self.read_fd, self.write_fd = os.pipe()
+        # Neither end blocks: a full pipe means the driver already has a wake-up coming.
         os.set_blocking(self.read_fd, False)
+        os.set_blocking(self.write_fd, False)
         self.node = None
         self.waiting = []
+        self.clients = {}
+        self.clients_lock = threading.Lock()
 
     @classmethod
     def of(cls, driver):
@@ -78,7 +82,11 @@ class LifecycleBridge:
         from kairos.lifecycle_msgs.msg import Transition
         from kairos.lifecycle_msgs.srv import ChangeState
         service = node_name.rstrip("/") + "/change_state"
-        client = self.node.create_client(ChangeState, service)
+        with self.clients_lock:
+            # One client per node for the launch, however often it is asked.
+            client = self.clients.get(service)
+            if client is None:
+                client = self.clients[service] = self.node.create_client(ChangeState, service)
         if not client.wait_for_service(timeout_sec=CHANGE_STATE_TIMEOUT_SEC):
             self._post(("log", f"no {service} within {CHANGE_STATE_TIMEOUT_SEC:g} s: "
                                f"transition {transition_ids[0]} of {node_name} not asked"))

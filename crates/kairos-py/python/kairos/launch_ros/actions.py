@@ -5,9 +5,13 @@ A node's executable is found in its package (``lib/PACKAGE`` under ament's index
 Python node (a ``#!...python`` first line) runs under ``kairos.run``, so that its
 ``import rclpy`` is kairos, as ``kairos run`` runs it."""
 
-#: This module stands for ROS 2's package of one-class modules of the same name:
-#: ``launch_ros.actions.<module>`` imports as this module under ``kairos.run`` (see ``kairos.run``).
-__path__ = []
+from kairos._layout import stands_for_package
+
+# ROS 2's launch_ros.actions.<module> paths are this module (see kairos._layout).
+stands_for_package(__name__, (
+    "composable_node_container", "lifecycle_node", "lifecycle_transition",
+    "load_composable_nodes", "node", "push_ros_namespace", "ros_timer", "set_parameter",
+    "set_parameters_from_file", "set_remap", "set_ros_log_dir", "set_use_sim_time"))
 
 import json
 import os
@@ -223,6 +227,9 @@ class LifecycleNode(Node):
         result = super().execute(context)
         bridge = LifecycleBridge.of(context._driver)
         node_name = self.node_fully_qualified_name
+        if node_name is None:
+            raise InvalidLaunchFileError(
+                "LifecycleNode needs a name: its transitions are asked of it by name")
         autostart = self.autostart if isinstance(self.autostart, bool) else \
             perform_text(context, self.autostart).strip().lower() in ("true", "1")
 
@@ -381,6 +388,8 @@ def load_request_fields(context, description):
     extra = {}
     for entry in description.extra_arguments or []:
         for key, value in entry.items():
+            if not isinstance(value, (bool, int, float, str)):
+                value = ParameterValue(value).evaluate(context)
             extra[perform_text(context, key) if not isinstance(key, str) else key] = value
     remaps = [f"{perform_text(context, a)}:={perform_text(context, b)}"
               for a, b in list(scoped.get("ros_remaps") or [])
@@ -433,7 +442,8 @@ class LoadComposableNodes(Action):
             if self.target_container.container_name is None:
                 raise InvalidLaunchFileError(
                     "LoadComposableNodes: its target ComposableNodeContainer has not been "
-                    "started yet (put the container before it in the launch description)")
+                    "started (put the container before it in the launch description, and "
+                    "check the container's condition)")
             return self.target_container.container_name
         name = perform_text(context, self.target_container)
         return name if name.startswith("/") else join_namespace(context.ros_namespace or "/",

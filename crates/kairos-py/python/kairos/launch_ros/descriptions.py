@@ -1,9 +1,11 @@
 """``launch_ros.descriptions``: what a launch file says of a composable node, and the
 parameter descriptions."""
 
-#: This module stands for ROS 2's package of one-class modules of the same name:
-#: ``launch_ros.descriptions.<module>`` imports as this module under ``kairos.run`` (see ``kairos.run``).
-__path__ = []
+from kairos._layout import stands_for_package
+
+# ROS 2's launch_ros.descriptions.<module> paths are this module (see kairos._layout).
+stands_for_package(__name__, (
+    "composable_node"))
 
 from kairos.launch_ros.parameter_descriptions import Parameter, ParameterFile, ParameterValue
 

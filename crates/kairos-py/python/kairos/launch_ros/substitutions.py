@@ -1,8 +1,10 @@
 """``launch_ros.substitutions``: packages found in ament's index (``AMENT_PREFIX_PATH``)."""
 
-#: This module stands for ROS 2's package of one-class modules of the same name:
-#: ``launch_ros.substitutions.<module>`` imports as this module under ``kairos.run`` (see ``kairos.run``).
-__path__ = []
+from kairos._layout import stands_for_package
+
+# ROS 2's launch_ros.substitutions.<module> paths are this module (see kairos._layout).
+stands_for_package(__name__, (
+    "executable_in_package", "find_package", "parameter"))
 
 import os
 

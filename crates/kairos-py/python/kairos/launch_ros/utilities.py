@@ -1,9 +1,12 @@
 """``launch_ros.utilities``: namespaces, remapping rules and node-name counts, as
 launch_ros' helpers compute them."""
 
-#: This module stands for ROS 2's package of one-class modules of the same name:
-#: ``launch_ros.utilities.<module>`` imports as this module under ``kairos.run``.
-__path__ = []
+from kairos._layout import stands_for_package
+
+# ROS 2's launch_ros.utilities.<module> paths are this module (see kairos._layout).
+stands_for_package(__name__, (
+    "evaluate_parameters", "namespace_utils", "normalize_parameters",
+    "normalize_remap_rule", "plugin_support", "to_parameters_list", "track_node_names"))
 
 from collections import defaultdict
 
