@@ -570,8 +570,8 @@ impl Reader {
     }
 
     /// A managed node (`lifecycle_node`): a node, and with `autostart: true` a short
-    /// process that configures then activates it (`kairos lifecycle set`, each step's
-    /// wait bounded), as ROS 2's `autostart` does.
+    /// process that configures then activates it (`kairos lifecycle set NODE configure
+    /// activate`, each step's wait bounded), as ROS 2's `autostart` does.
     fn lifecycle_node(&mut self, ctx: &Context, body: &Node) -> Result<(), LaunchError> {
         let keys: Vec<&str> = NODE_KEYS.iter().copied().chain(["autostart"]).collect();
         let f = Fields::of(ctx, "lifecycle_node", body, &keys)?;
@@ -592,26 +592,22 @@ impl Reader {
         let node = join_namespace(&join_namespace("/", &namespace), &name);
         let kairos = std::env::current_exe()
             .map_err(|e| ctx.error(body.line, format!("cannot find the kairos binary: {e}")))?;
-        let set = |transition: &str| {
-            shlex::try_join([
-                kairos.to_string_lossy().as_ref(),
-                "lifecycle",
-                "set",
-                &node,
-                transition,
-                "--timeout",
-                "30",
-            ])
-            .unwrap_or_default()
-        };
-        let script = format!("{} && {}", set("configure"), set("activate"));
+        let args = [
+            "lifecycle",
+            "set",
+            &node,
+            "configure",
+            "activate",
+            "--timeout",
+            "30",
+        ];
         let none = Fields::empty("lifecycle_node", body.line);
         self.push(
             ctx,
             &none,
             body.line,
-            PathBuf::from("/bin/sh"),
-            vec!["-c".to_owned(), script],
+            kairos,
+            args.iter().map(|a| a.to_string()).collect(),
             Some("autostart".into()),
         )
     }

@@ -30,10 +30,12 @@ pub enum LifecycleCmd {
         #[arg(long, default_value_t = 10.0)]
         timeout: f64,
     },
-    /// Ask a managed node for a transition, by label (configure, activate, ...) or id.
+    /// Ask a managed node for a transition, by label (configure, activate, ...) or id;
+    /// several are asked for in turn, each once the one before succeeded.
     Set {
         node: String,
-        transition: String,
+        #[arg(required = true)]
+        transitions: Vec<String>,
         #[arg(long, default_value_t = 10.0)]
         timeout: f64,
     },
@@ -102,58 +104,70 @@ pub fn lifecycle(cmd: LifecycleCmd) -> anyhow::Result<ExitCode> {
         }
         LifecycleCmd::Set {
             node,
-            transition,
+            transitions,
             timeout,
         } => {
             let cli = cli_node(&transport, "lifecycle")?;
             let timeout = kairos::time::Duration::from(seconds("--timeout", timeout)?);
-            let Some(available) = ready::<GetAvailableTransitions>(
-                &cli,
-                &node,
-                "get_available_transitions",
-                timeout,
-            )?
-            else {
-                return Ok(ExitCode::from(1));
-            };
-            let allowed = available
-                .call(GetAvailableTransitionsRequest::default(), timeout)?
-                .available_transitions;
-            let chosen = allowed.iter().find(|t| {
-                t.transition.label == transition || t.transition.id.to_string() == transition
-            });
-            let Some(chosen) = chosen else {
-                let names: Vec<String> = allowed
-                    .iter()
-                    .map(|t| format!("{} [{}]", t.transition.label, t.transition.id))
-                    .collect();
-                eprintln!(
-                    "{node} does not allow '{transition}' now; it allows: {}",
-                    if names.is_empty() {
-                        "none".into()
-                    } else {
-                        names.join(", ")
-                    }
-                );
-                return Ok(ExitCode::from(2));
-            };
-            let Some(change) = ready::<ChangeState>(&cli, &node, "change_state", timeout)? else {
-                return Ok(ExitCode::from(1));
-            };
-            let request = ChangeStateRequest {
-                transition: TransitionMsg {
-                    id: chosen.transition.id,
-                    label: chosen.transition.label.clone(),
-                },
-            };
-            if change.call(request, timeout)?.success {
-                println!("Transitioning successful");
-                Ok(ExitCode::SUCCESS)
-            } else {
-                println!("Transitioning failed");
-                Ok(ExitCode::from(1))
+            for transition in &transitions {
+                let status = set(&cli, &node, transition, timeout)?;
+                if status != ExitCode::SUCCESS {
+                    return Ok(status);
+                }
             }
+            Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// Asks `node` for `transition` (a label or an id) if it allows it now.
+fn set(
+    cli: &Node,
+    node: &str,
+    transition: &str,
+    timeout: kairos::time::Duration,
+) -> anyhow::Result<ExitCode> {
+    let Some(available) =
+        ready::<GetAvailableTransitions>(cli, node, "get_available_transitions", timeout)?
+    else {
+        return Ok(ExitCode::from(1));
+    };
+    let allowed = available
+        .call(GetAvailableTransitionsRequest::default(), timeout)?
+        .available_transitions;
+    let chosen = allowed
+        .iter()
+        .find(|t| t.transition.label == transition || t.transition.id.to_string() == transition);
+    let Some(chosen) = chosen else {
+        let names: Vec<String> = allowed
+            .iter()
+            .map(|t| format!("{} [{}]", t.transition.label, t.transition.id))
+            .collect();
+        eprintln!(
+            "{node} does not allow '{transition}' now; it allows: {}",
+            if names.is_empty() {
+                "none".into()
+            } else {
+                names.join(", ")
+            }
+        );
+        return Ok(ExitCode::from(2));
+    };
+    let Some(change) = ready::<ChangeState>(cli, node, "change_state", timeout)? else {
+        return Ok(ExitCode::from(1));
+    };
+    let request = ChangeStateRequest {
+        transition: TransitionMsg {
+            id: chosen.transition.id,
+            label: chosen.transition.label.clone(),
+        },
+    };
+    if change.call(request, timeout)?.success {
+        println!("Transitioning successful");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("Transitioning failed");
+        Ok(ExitCode::from(1))
     }
 }
 
