@@ -27,7 +27,7 @@ pub enum ComponentCmd {
     /// The components installed packages register (ament's `rclcpp_components` index).
     Types,
     /// The containers in the graph and the nodes each has loaded (of one container when
-    /// it is named).
+    /// it is named); `--json`: one JSON object per container.
     List {
         container: Option<String>,
         #[command(flatten)]
@@ -136,10 +136,26 @@ fn list(container: Option<String>, graph: &GraphArgs, timeout: f64) -> anyhow::R
             status = ExitCode::from(1);
             continue;
         };
-        let listed = client.call(ListNodesRequest::default(), timeout)?;
-        println!("{container}");
-        for (id, name) in listed.unique_ids.iter().zip(&listed.full_node_names) {
-            println!("  {id}  {name}");
+        match client.call(ListNodesRequest::default(), timeout) {
+            Ok(listed) => {
+                let pairs = listed.unique_ids.iter().zip(&listed.full_node_names);
+                if graph.json {
+                    let nodes: Vec<_> = pairs
+                        .map(|(id, name)| serde_json::json!({"unique_id": id, "name": name}))
+                        .collect();
+                    let line = serde_json::json!({"container": container, "nodes": nodes});
+                    println!("{line}");
+                } else {
+                    println!("{container}");
+                    for (id, name) in pairs {
+                        println!("  {id}  {name}");
+                    }
+                }
+            }
+            Err(e) => {
+                eprintln!("{container}: its list_nodes did not answer: {e}");
+                status = ExitCode::from(1);
+            }
         }
     }
     Ok(status)
@@ -196,7 +212,14 @@ fn unload(container: &str, unique_ids: &[u64], timeout: f64) -> anyhow::Result<E
     };
     let mut status = ExitCode::SUCCESS;
     for &unique_id in unique_ids {
-        let response = client.call(UnloadNodeRequest { unique_id }, timeout)?;
+        let response = match client.call(UnloadNodeRequest { unique_id }, timeout) {
+            Ok(response) => response,
+            Err(e) => {
+                eprintln!("Failed to unload component {unique_id}: {e}");
+                status = ExitCode::from(1);
+                continue;
+            }
+        };
         if response.success {
             println!(
                 "Unloaded component {unique_id} from '{}' container node",
