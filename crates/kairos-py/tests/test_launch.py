@@ -131,6 +131,7 @@ def test_ros_2_s_module_layout_imports_what_its_package_holds():
     # function of that name.
     with pytest.raises(ImportError, match="launch.actions.typo has no counterpart"):
         import launch.actions.typo  # noqa: F401
+    from launch_ros.descriptions.composable_node import ComposableNode  # noqa: F401
     import launch_ros.utilities.normalize_remap_rule  # noqa: F401
     from launch_ros.utilities import normalize_remap_rule
     assert callable(normalize_remap_rule)

@@ -22,6 +22,8 @@ class _StandsForPackage(types.ModuleType):
 
 def stands_for_package(module_name, submodules):
     """Makes the module ``module_name`` import as each of ROS 2's ``submodules`` of it."""
+    if isinstance(submodules, str):
+        raise TypeError("submodules is a tuple of names, not one string")
     module = sys.modules[module_name]
     module.__class__ = _StandsForPackage
     module.__path__ = []

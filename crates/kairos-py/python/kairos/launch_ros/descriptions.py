@@ -4,8 +4,7 @@ parameter descriptions."""
 from kairos._layout import stands_for_package
 
 # ROS 2's launch_ros.descriptions.<module> paths are this module (see kairos._layout).
-stands_for_package(__name__, (
-    "composable_node"))
+stands_for_package(__name__, ("composable_node",))
 
 from kairos.launch_ros.parameter_descriptions import Parameter, ParameterFile, ParameterValue
 
