@@ -5,7 +5,7 @@
 //! whose wait for the container is bounded), so these files mean what the same Python
 //! launch file means.
 
-use crate::description::{Context, Fields, LaunchError, join_namespace};
+use crate::description::{Context, Fields, LaunchError};
 use crate::tree::{Node, Value};
 use kairos::graph::ParameterValue;
 
@@ -45,10 +45,7 @@ pub(crate) fn load_request(ctx: &Context, item: &Node) -> Result<String, LaunchE
             "extra_arg",
         ],
     )?;
-    let namespace = match f.text(ctx, "namespace")? {
-        Some(ns) => join_namespace(&ctx.namespace, &ns),
-        None => ctx.namespace.clone(),
-    };
+    let namespace = ctx.namespace_of(&f)?;
     let mut parameters = serde_json::Map::new();
     let mut files = Vec::new();
     for entry in f.list(ctx, "param")? {

@@ -160,6 +160,15 @@ impl Context {
         }
     }
 
+    /// The namespace an entity's `namespace` key puts it in, under its groups' (the
+    /// groups' alone without the key).
+    pub(crate) fn namespace_of(&self, f: &Fields<'_>) -> Result<String, LaunchError> {
+        Ok(match f.text(self, "namespace")? {
+            Some(ns) => join_namespace(&self.namespace, &ns),
+            None => self.namespace.clone(),
+        })
+    }
+
     /// A path the file names: relative to the launch file's folder unless absolute.
     pub(crate) fn path(&self, node: &Node, key: &str) -> Result<PathBuf, LaunchError> {
         let path = PathBuf::from(self.text(node, key)?);
@@ -585,11 +594,8 @@ impl Reader {
         if !autostart {
             return Ok(());
         }
-        let namespace = match f.text(ctx, "namespace")? {
-            Some(ns) => join_namespace(&ctx.namespace, &ns),
-            None => ctx.namespace.clone(),
-        };
-        let node = join_namespace(&join_namespace("/", &namespace), &name);
+        let namespace = ctx.namespace_of(&f)?;
+        let node = fully_qualified(&namespace, &name);
         let kairos = std::env::current_exe()
             .map_err(|e| ctx.error(body.line, format!("cannot find the kairos binary: {e}")))?;
         let args = [
@@ -624,11 +630,8 @@ impl Reader {
         let f = Fields::of(ctx, "node_container", body, &keys)?;
         let exec = ctx.text(f.required(ctx, "exec")?, "exec")?;
         let name = ctx.text(f.required(ctx, "name")?, "name")?;
-        let namespace = match f.text(ctx, "namespace")? {
-            Some(ns) => join_namespace(&ctx.namespace, &ns),
-            None => ctx.namespace.clone(),
-        };
-        let container = join_namespace(&join_namespace("/", &namespace), &name);
+        let namespace = ctx.namespace_of(&f)?;
+        let container = fully_qualified(&namespace, &name);
         let (program, mut args) = match composition::kairos_container(f.text(ctx, "pkg")?, &exec) {
             Some(words) => (python::python(ctx, body.line)?, words),
             None => (node_program(ctx, &f, body, &exec)?, Vec::new()),
@@ -705,10 +708,7 @@ fn node_ros_args(ctx: &Context, f: &Fields<'_>, body: &Node) -> Result<Vec<Strin
     if let Some(name) = f.text(ctx, "name")? {
         ros.extend(["-r".to_owned(), format!("__node:={name}")]);
     }
-    let namespace = match f.text(ctx, "namespace")? {
-        Some(ns) => join_namespace(&ctx.namespace, &ns),
-        None => ctx.namespace.clone(),
-    };
+    let namespace = ctx.namespace_of(f)?;
     if !namespace.is_empty() {
         ros.extend(["-r".to_owned(), format!("__ns:={namespace}")]);
     }
@@ -870,8 +870,13 @@ pub(crate) fn split_words(
     shlex::split(text).ok_or_else(|| ctx.error(line, format!("'{text}' has an unclosed quote")))
 }
 
+/// A node's fully qualified name: `name` in `namespace` (the root when empty).
+fn fully_qualified(namespace: &str, name: &str) -> String {
+    join_namespace(&join_namespace("/", namespace), name)
+}
+
 /// `outer` with `inner` pushed: an absolute `inner` replaces it.
-pub(crate) fn join_namespace(outer: &str, inner: &str) -> String {
+fn join_namespace(outer: &str, inner: &str) -> String {
     let absolute = inner.starts_with('/');
     let inner = inner.trim_matches('/');
     if inner.is_empty() {
