@@ -165,11 +165,35 @@ fn send_images(shm: bool, pool: usize, sizes: &[usize], how: How) -> Counted {
             );
         }
     }
+    // Each image once and intact. Across processes the order is zenoh's: one link keeps a
+    // publisher's order, but two sessions that are both on a router and linked directly
+    // have two paths. A hunt beside CPU hogs once saw image 3 where image 2 was due, and
+    // the check then could not say whether 2 was late or lost; this one tells them apart
+    // and names what was heard, in order.
+    let mut heard: Vec<Option<Arc<Image>>> = vec![None; sizes.len()];
+    let mut order = Vec::new();
+    for _ in sizes {
+        let got = rx.recv_timeout(WAIT).unwrap_or_else(|_| {
+            panic!(
+                "{how:?}: of {} images, the other context heard only {order:?} within \
+                 {WAIT:?} ({} sequence gaps, {} malformed samples counted there)",
+                sizes.len(),
+                tb.sequence_gaps(),
+                tb.malformed_samples()
+            )
+        });
+        let index = got.height as usize;
+        order.push(index);
+        assert!(
+            index < sizes.len() && heard[index].is_none(),
+            "{how:?}: heard {order:?}: image {index} is not one of the {} sent or came twice",
+            sizes.len()
+        );
+        heard[index] = Some(got);
+    }
     let mut received = Vec::new();
     for (index, &size) in sizes.iter().enumerate() {
-        let got = rx
-            .recv_timeout(WAIT)
-            .unwrap_or_else(|_| panic!("image {index} of {} did not arrive", sizes.len()));
+        let got = heard[index].take().expect("each index was heard once");
         let want = image(index as u32, size);
         assert!(
             *got == want,
