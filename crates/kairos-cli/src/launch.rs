@@ -1,6 +1,7 @@
-//! `kairos launch FILE [name:=value ...]` and `kairos launch PKG FILE ...`: the command-line
-//! side of `kairos-launch` (the arguments, `--print`, the router and the log folder);
-//! reading, supervising and stopping are the library's.
+//! `kairos launch FILE [name:=value ...]`, `kairos launch PKG FILE ...` and `kairos
+//! launch-test FILE ...`: the command-line side of `kairos-launch` (the arguments,
+//! `--print`, the router and the log folder); reading, supervising, stopping and running
+//! launch tests are the library's.
 
 use anyhow::{Context as _, bail};
 use kairos_launch::driver::{Driver, Request};
@@ -45,10 +46,79 @@ pub struct LaunchArgs {
     print_json: bool,
 }
 
-pub fn run(args: LaunchArgs) -> anyhow::Result<ExitCode> {
-    let sigterm_timeout = kairos_tools::seconds("--sigterm-timeout", args.sigterm_timeout)?;
-    let sigkill_timeout = kairos_tools::seconds("--sigkill-timeout", args.sigkill_timeout)?;
-    let (file, rest) = launch_file(&args.file, &args.args)?;
+#[derive(Debug, clap::Args)]
+pub struct LaunchTestArgs {
+    /// A launch test: a Python file with generate_test_description() and unittest tests
+    /// (as ROS 2's `launch_test FILE`), or a package whose share folder holds the file named next.
+    file: PathBuf,
+    /// Launch arguments, `name:=value` (tests get them as `test_args`).
+    args: Vec<String>,
+    /// Seconds the whole run may take (every launch of a parametrized test); past them
+    /// the launch is stopped and the run fails.
+    #[arg(long)]
+    timeout: Option<f64>,
+    /// Seconds the post-shutdown tests may take once the launch has ended.
+    #[arg(long, default_value_t = 60.0)]
+    post_shutdown_timeout: f64,
+    /// Write a JUnit XML report of the tests here.
+    #[arg(long)]
+    junit_xml: Option<PathBuf>,
+    /// Seconds after SIGINT before a process still alive gets SIGTERM.
+    #[arg(long, default_value_t = 5.0)]
+    sigterm_timeout: f64,
+    /// Seconds after SIGTERM before a process still alive gets SIGKILL.
+    #[arg(long, default_value_t = 5.0)]
+    sigkill_timeout: f64,
+    /// Never start a router, even if none is reachable.
+    #[arg(long)]
+    no_router: bool,
+    /// Where `output: log` files go [default: $ROS_LOG_DIR, or ~/.ros/log, /kairos-launch-PID].
+    #[arg(long)]
+    log_dir: Option<PathBuf>,
+}
+
+/// `kairos launch-test FILE [name:=value ...]`: see `kairos_launch::launch_test`.
+pub fn run_test(args: LaunchTestArgs) -> anyhow::Result<ExitCode> {
+    let (file, launch_args) = file_and_arguments(&args.file, &args.args)?;
+    let timeout = args
+        .timeout
+        .map(|t| kairos_tools::seconds("--timeout", t))
+        .transpose()?;
+    let _router = if args.no_router {
+        None
+    } else {
+        ensure_router()?
+    };
+    let options = kairos_launch::launch_test::TestOptions {
+        launch: supervise::Options {
+            sigterm_timeout: kairos_tools::seconds("--sigterm-timeout", args.sigterm_timeout)?,
+            sigkill_timeout: kairos_tools::seconds("--sigkill-timeout", args.sigkill_timeout)?,
+            trace: None,
+            log_dir: args.log_dir.clone().unwrap_or_else(default_log_dir),
+            env: process_env(),
+            deadline: None,
+        },
+        timeout,
+        post_shutdown_timeout: kairos_tools::seconds(
+            "--post-shutdown-timeout",
+            args.post_shutdown_timeout,
+        )?,
+        evaluation_timeout: EVALUATION_TIMEOUT,
+        junit_xml: args.junit_xml.clone(),
+        python: PathBuf::from("python3"),
+        python_path: None,
+    };
+    let status = kairos_launch::launch_test::run(&file, &launch_args, &options);
+    Ok(ExitCode::from(status))
+}
+
+/// The launch file and its `name:=value` arguments, from `FILE args...` or `PKG FILE
+/// args...`.
+fn file_and_arguments(
+    first: &Path,
+    args: &[String],
+) -> anyhow::Result<(PathBuf, Vec<(String, String)>)> {
+    let (file, rest) = launch_file(first, args)?;
     let mut launch_args = Vec::new();
     for arg in rest {
         let Some((name, value)) = arg.split_once(":=") else {
@@ -56,6 +126,22 @@ pub fn run(args: LaunchArgs) -> anyhow::Result<ExitCode> {
         };
         launch_args.push((name.to_owned(), value.to_owned()));
     }
+    Ok((file, launch_args))
+}
+
+/// What every launched process gets: the Zenoh transport unless the environment picks one.
+fn process_env() -> Vec<(String, String)> {
+    let mut env = Vec::new();
+    if std::env::var_os("KAIROS_TRANSPORT").is_none() {
+        env.push(("KAIROS_TRANSPORT".to_owned(), "zenoh".to_owned()));
+    }
+    env
+}
+
+pub fn run(args: LaunchArgs) -> anyhow::Result<ExitCode> {
+    let sigterm_timeout = kairos_tools::seconds("--sigterm-timeout", args.sigterm_timeout)?;
+    let sigkill_timeout = kairos_tools::seconds("--sigkill-timeout", args.sigkill_timeout)?;
+    let (file, launch_args) = file_and_arguments(&args.file, &args.args)?;
     let text = std::fs::read_to_string(&file).unwrap_or_default();
     let python = description::Format::of(&file, &text) == description::Format::Python;
     let (processes, driven) = if python {
@@ -131,16 +217,13 @@ pub fn run(args: LaunchArgs) -> anyhow::Result<ExitCode> {
     } else {
         ensure_router()?
     };
-    let mut env = Vec::new();
-    if std::env::var_os("KAIROS_TRANSPORT").is_none() {
-        env.push(("KAIROS_TRANSPORT".to_owned(), "zenoh".to_owned()));
-    }
     let options = supervise::Options {
         sigterm_timeout,
         sigkill_timeout,
         trace: args.trace.clone(),
         log_dir: args.log_dir.clone().unwrap_or_else(default_log_dir),
-        env,
+        env: process_env(),
+        deadline: None,
     };
     let status = match driven {
         Some((driver, first)) => supervise::run_driven(driver, first, &options),

@@ -71,6 +71,8 @@ enum Command {
     Tf(kairos_tools::tf::TfCmd),
     /// Start a system of processes from a ROS 2 launch file (Python, XML, YAML); Ctrl-C stops it on time.
     Launch(launch::LaunchArgs),
+    /// Run a launch test (a Python file with generate_test_description()), as ROS 2's `launch_test`.
+    LaunchTest(launch::LaunchTestArgs),
     /// Installed packages (ament's index under AMENT_PREFIX_PATH): list, prefix, executables, install.
     #[command(subcommand)]
     Pkg(pkg::PkgCmd),
@@ -108,6 +110,7 @@ fn main() -> std::process::ExitCode {
         Command::Component(cmd) => kairos_tools::component(cmd),
         Command::Param(cmd) => kairos_tools::param::run(cmd),
         Command::Launch(args) => launch::run(args),
+        Command::LaunchTest(args) => launch::run_test(args),
         Command::Pkg(cmd) => pkg::run(cmd),
         Command::Run(args) => pkg::run_executable(args),
         Command::Bag(cmd) => bag::run(cmd),

@@ -68,6 +68,12 @@ pub enum Request {
     },
     /// The first evaluation is complete; the requests before this one are the launch.
     Ready,
+    /// The file is a launch test whose description is parametrized: it is `count`
+    /// launches, this driver being one of them (see [`crate::launch_test`]).
+    Runs {
+        /// How many launches the file is.
+        count: usize,
+    },
     /// The file cannot be launched (before [`Request::Ready`]), or an event handler failed.
     Error(LaunchError),
 }
@@ -81,6 +87,8 @@ pub enum Notice {
         id: u64,
         /// Its process id.
         pid: u32,
+        /// Its label in the launch's output (`talker-1`), ROS 2's process name.
+        label: String,
     },
     /// A process ended: its exit code, or the signal that ended it.
     Exited {
@@ -110,8 +118,8 @@ pub enum Notice {
 impl Notice {
     fn to_json(&self) -> String {
         let value = match self {
-            Notice::Started { id, pid } => {
-                serde_json::json!({"ev": "started", "id": id, "pid": pid})
+            Notice::Started { id, pid, label } => {
+                serde_json::json!({"ev": "started", "id": id, "pid": pid, "label": label})
             }
             Notice::Exited { id, code, signal } => {
                 serde_json::json!({"ev": "exited", "id": id, "code": code, "signal": signal})
@@ -165,6 +173,9 @@ enum Line {
         seen: u64,
     },
     Ready,
+    Runs {
+        count: usize,
+    },
     Error {
         file: PathBuf,
         line: usize,
@@ -232,6 +243,7 @@ fn request(line: &str, file: &Path) -> Request {
         Line::Log { text } => Request::Log { text },
         Line::Busy { busy, seen } => Request::Busy { busy, seen },
         Line::Ready => Request::Ready,
+        Line::Runs { count } => Request::Runs { count },
         Line::Error { file, line, what } => Request::Error(LaunchError { file, line, what }),
     }
 }
@@ -278,6 +290,20 @@ impl Driver {
         python_path: Option<&Path>,
         timeout: Duration,
     ) -> Result<(Driver, Vec<Request>), LaunchError> {
+        Driver::start_module(DRIVER_MODULE, &[], file, args, python, python_path, timeout)
+    }
+
+    /// As [`Driver::start`], with the driver `python3 -m MODULE [OPTIONS] FILE [name:=value
+    /// ...]` (a launch test's driver, [`crate::launch_test::TEST_DRIVER_MODULE`]).
+    pub fn start_module(
+        module: &str,
+        options: &[std::ffi::OsString],
+        file: &Path,
+        args: &[(String, String)],
+        python: &Path,
+        python_path: Option<&Path>,
+        timeout: Duration,
+    ) -> Result<(Driver, Vec<Request>), LaunchError> {
         let file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
         let error = |line: usize, what: String| LaunchError {
             file: file.clone(),
@@ -286,7 +312,8 @@ impl Driver {
         };
         let mut command = Command::new(python);
         command
-            .args(["-m", DRIVER_MODULE])
+            .args(["-m", module])
+            .args(options)
             .arg(&file)
             .args(args.iter().map(|(k, v)| format!("{k}:={v}")))
             .stdin(Stdio::piped())
@@ -418,12 +445,19 @@ impl Driver {
     /// Ends the driver: closes its input (its signal to exit), gives it [`DRIVER_GRACE`],
     /// then kills it.
     pub fn finish(&mut self) {
+        self.finish_within(DRIVER_GRACE);
+    }
+
+    /// Ends the driver as [`Driver::finish`] does, giving it `grace` to exit by itself;
+    /// returns how it exited, `None` when it had to be killed.
+    pub fn finish_within(&mut self, grace: Duration) -> Option<std::process::ExitStatus> {
         self.notices.take();
-        match self.child.wait_timeout(DRIVER_GRACE) {
-            Ok(Some(_)) => {}
+        match self.child.wait_timeout(grace) {
+            Ok(Some(status)) => Some(status),
             _ => {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
+                None
             }
         }
     }

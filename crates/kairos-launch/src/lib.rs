@@ -33,6 +33,7 @@
 mod composition;
 pub mod description;
 pub mod driver;
+pub mod launch_test;
 pub use kairos_ament as package;
 pub mod process;
 mod python;

@@ -50,6 +50,9 @@ pub struct Options {
     pub log_dir: PathBuf,
     /// Environment for every process (before each entity's own).
     pub env: Vec<(String, String)>,
+    /// When the launch is stopped if it still runs (`kairos launch-test --timeout`); the
+    /// stop then keeps its own bound.
+    pub deadline: Option<Instant>,
 }
 
 /// The launcher's exit status.
@@ -182,14 +185,20 @@ pub fn run(specs: Vec<ProcessSpec>, options: &Options) -> u8 {
 /// requests of its first evaluation; later ones come as the launch runs. The launch ends
 /// when no process runs and the driver has no work pending, or when a stop has ended it.
 pub fn run_driven(mut driver: Driver, first: Vec<Request>, options: &Options) -> u8 {
+    let status = drive(&mut driver, first, options);
+    driver.finish();
+    status
+}
+
+/// As [`run_driven`], leaving the driver running once the launch has ended, for the
+/// caller to end it (a launch test's driver then runs its post-shutdown tests).
+pub fn drive(driver: &mut Driver, first: Vec<Request>, options: &Options) -> u8 {
     let (tx, rx) = mpsc::channel();
     for request in first {
         let _ = tx.send(Event::Driver(Some(request)));
     }
     driver.forward(tx.clone(), Event::Driver);
-    let status = supervise_events(Vec::new(), options, Some(&driver), tx, rx);
-    driver.finish();
-    status
+    supervise_events(Vec::new(), options, Some(driver), tx, rx)
 }
 
 fn supervise(slots: Vec<Slot>, options: &Options, driver: Option<&Driver>) -> u8 {
@@ -251,6 +260,16 @@ fn supervise_events(
                     break;
                 }
             }
+            None if options.deadline.is_some_and(|d| d <= now) => {
+                let reason = "the run reached its deadline (--timeout)".to_owned();
+                announce("launch", &format!("{reason}: stopping every process"));
+                notify(Notice::Shutdown {
+                    reason: reason.clone(),
+                });
+                stop = Some((reason, now));
+                begin_stop(&mut slots, now);
+                continue;
+            }
             None => {
                 for (index, slot) in slots.iter_mut().enumerate() {
                     if slot.respawn_at.is_some_and(|t| t <= now) {
@@ -261,7 +280,8 @@ fn supervise_events(
                             }
                             Ok(pid) => {
                                 if let Some(id) = slot.driver_id {
-                                    notify(Notice::Started { id, pid });
+                                    let label = slot.spec.label.clone();
+                                    notify(Notice::Started { id, pid, label });
                                 }
                             }
                         }
@@ -387,7 +407,11 @@ fn supervise_events(
                     slots.push(Slot::new(spec, Some(id), io));
                     let slot = &mut slots[index];
                     match start(slot, index, options, &tx) {
-                        Ok(pid) => notify(Notice::Started { id, pid }),
+                        Ok(pid) => notify(Notice::Started {
+                            id,
+                            pid,
+                            label: slot.spec.label.clone(),
+                        }),
                         Err(err) => {
                             announce(&slot.spec.label, &format!("could not start: {err}"));
                             slot.spawn_error = Some(err);
@@ -427,7 +451,7 @@ fn supervise_events(
                     driver_busy = busy;
                     seen = handled;
                 }
-                Request::Ready => {}
+                Request::Ready | Request::Runs { .. } => {}
                 Request::Error(err) => {
                     announce("launch", &format!("error: {err}"));
                     if stop.is_none() {

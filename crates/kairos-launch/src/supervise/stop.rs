@@ -21,7 +21,11 @@ pub(super) fn next_deadline(
                 .find(|t| *t > now)
                 .or(Some(now))
         }
-        None => slots.iter().filter_map(|s| s.respawn_at).min(),
+        None => slots
+            .iter()
+            .filter_map(|s| s.respawn_at)
+            .chain(options.deadline)
+            .min(),
     }
 }
 

@@ -329,6 +329,9 @@ class ExecuteProcess(Action):
         self.respawn_delay = respawn_delay
         self.process_name = None
         self.process_description = None
+        #: What the launch started, once it has: ``name`` (``talker-1``), ``cmd``,
+        #: ``cwd``, ``env`` (what the launch file set), ``pid``; ``None`` before.
+        self.process_details = None
 
     def get_sub_entities(self):
         return []

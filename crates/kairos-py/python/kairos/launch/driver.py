@@ -23,7 +23,7 @@ import traceback
 
 from kairos.launch._core import (
     InvalidLaunchFileError, LaunchContext, SubstitutionFailure, _KAIROS_DIR, visit_all)
-from kairos.launch.events import Shutdown
+from kairos.launch.events import IncludeLaunchDescription, Shutdown
 from kairos.launch.events.process import (
     ProcessExited, ProcessStarted, ProcessStderr, ProcessStdout, SignalProcess)
 
@@ -31,6 +31,7 @@ from kairos.launch.events.process import (
 class Driver:
     def __init__(self, file, argv, out):
         self.file = os.path.abspath(file)
+        self.argv = list(argv)
         self.out = out
         self.buffer = []
         self.ready = False
@@ -83,6 +84,13 @@ class Driver:
     def emit(self, event):
         if isinstance(event, Shutdown):
             self.send({"op": "shutdown", "reason": event.reason})
+        elif isinstance(event, IncludeLaunchDescription):
+            # As ROS 2's launch service does for every launch: the description is launched.
+            self.context._push()
+            try:
+                visit_all([event.launch_description], self.context)
+            finally:
+                self.context._pop()
         elif isinstance(event, SignalProcess):
             for pid, process in self.processes.items():
                 if event.process_matcher(process["action"]):
@@ -120,10 +128,17 @@ class Driver:
         process = self.processes.get(notice.get("id"))
         if process is None:
             return
-        common = {"action": process["action"], "name": process["name"],
-                  "cmd": process["cmd"], "cwd": process["cwd"], "env": process["env"]}
         if kind == "started":
             process["pid"] = notice["pid"]
+            process["label"] = notice.get("label") or process["name"]
+            if hasattr(process["action"], "process_details"):
+                process["action"].process_details = {
+                    "action": process["action"], "name": process["label"],
+                    "cmd": process["cmd"], "cwd": process["cwd"], "env": process["env"],
+                    "pid": process["pid"]}
+        common = {"action": process["action"], "name": process.get("label", process["name"]),
+                  "cmd": process["cmd"], "cwd": process["cwd"], "env": process["env"]}
+        if kind == "started":
             self.dispatch(ProcessStarted(pid=notice["pid"], **common))
         elif kind == "exited":
             code = notice.get("code")
@@ -164,7 +179,9 @@ class Driver:
 
     def evaluate(self):
         from kairos.launch.launch_description_sources import launch_description_of
-        description = launch_description_of(self.file)
+        self.evaluate_description(launch_description_of(self.file))
+
+    def evaluate_description(self, description):
         visit_all([description], self.context)
 
     def run(self):
@@ -238,22 +255,28 @@ def main(argv=None):
     if not argv:
         print("usage: python -m kairos.launch.driver FILE [name:=value ...]", file=sys.stderr)
         return 2
-    # Ctrl-C is the launcher's: it tells this driver of the stop as a notice.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # The protocol keeps the real standard output; the file's prints go to stderr.
-    out = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    driver = Driver(argv[0], argv[1:], out)
+    driver = Driver(argv[0], argv[1:], take_protocol_stream())
     try:
-        return _run(driver, argv)
+        return run_with_arguments(driver, argv[1:])
     except BrokenPipeError:
         # The launcher has ended and closed the pipe: so does the driver, quietly.
         os._exit(0)
 
 
-def _run(driver, argv):
-    for arg in argv[1:]:
+def take_protocol_stream():
+    """The stream to the launcher: the real standard output, which the protocol keeps;
+    the file's own prints go to standard error from now on. Ctrl-C is the launcher's (it
+    tells the driver of the stop as a notice), so this process ignores SIGINT."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return out
+
+
+def run_with_arguments(driver, launch_arguments):
+    """Sets the launch arguments (``name:=value``) and runs ``driver``."""
+    for arg in launch_arguments:
         name, sep, value = arg.partition(":=")
         if not sep:
             print(f"launch argument '{arg}': write name:=value", file=sys.stderr)

@@ -16,6 +16,11 @@ class ProcessEvent:
     def execute_process_action(self):
         return self.action
 
+    @property
+    def process_name(self):
+        """The process's name in the launch (``talker-1``), as ROS 2 numbers them."""
+        return self.name
+
 
 class ProcessStarted(ProcessEvent):
     name_ = "launch.events.process.ProcessStarted"
@@ -32,6 +37,14 @@ class ProcessIO(ProcessEvent):
         super().__init__(**kwargs)
         self.text = text
         self.fd = fd
+
+    @property
+    def from_stdout(self):
+        return self.fd == 1
+
+    @property
+    def from_stderr(self):
+        return self.fd == 2
 
 
 class ProcessStdout(ProcessIO):
