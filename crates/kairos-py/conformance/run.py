@@ -2,7 +2,8 @@
 only the imports mapped.
 
     python3 crates/kairos-py/conformance/run.py CHECKOUT
-        [--suite rclpy|geometry2|rosbag2|launch|launch_ros] [--timeout S] [--only FILE...]
+        [--suite rclpy|geometry2|rosbag2|launch|launch_ros|launch_testing] [--timeout S]
+        [--only FILE...]
 
 ``CHECKOUT`` is a checkout of ros2/rclpy (its ``rclpy/test`` is what runs) or, with
 ``--suite geometry2``, of ros2/geometry2 (the Python tests of ``tf2_py``, ``tf2_ros_py``,
@@ -10,7 +11,9 @@ only the imports mapped.
 (``rosbag2_py/test``, with its test bags as ``ROSBAG2_PY_TEST_RESOURCES_DIR``), or, with
 ``--suite launch``, of ros2/launch (``launch/test``, ``launch_xml/test``,
 ``launch_yaml/test``, every level; they import ``osrf_pycommon``) or, with ``--suite
-launch_ros``, of ros2/launch_ros (``test_launch_ros/test``); their linter tests
+launch_ros``, of ros2/launch_ros (``test_launch_ros/test``) or, with ``--suite
+launch_testing``, of ros2/launch (``launch_testing/test/launch_testing`` and its
+examples); their linter tests
 (copyright, flake8, pep257, xmllint, mypy) do not run, nor their packages' doctests. Each
 test file runs in its own ``python -m kairos.run -m pytest`` (``rclpy`` and the interface
 packages resolve to kairos, nothing else changes), bounded by ``--timeout`` seconds, and
@@ -23,11 +26,19 @@ kairos must be importable (PYTHONPATH pointing at a staged build, as scripts/tes
 A test file that its suite runs from a launch file, beside other programs, gets those
 programs as kairos's own commands (``COMPANIONS``), all on a ``kairos router`` of their
 own on loopback; ``--kairos`` names the binary (default: this checkout's release build).
+
+A launch test (a file with ``generate_test_description()``, which ROS 2 runs with
+``launch_test``) runs with ``kairos launch-test FILE --junit-xml REPORT`` on a router of
+its own, with the launch arguments its package's pytest.ini gives (``LAUNCH_ARGUMENTS``)
+and the executables its launch file starts installed in a prefix of ament's layout
+(``LAUNCH_TEST_PACKAGES``): the suite's own programs as they are, and each C++ program as
+the kairos command that does its job (a stand-in that says so).
 """
 
 import argparse
 import os
 import pathlib
+import re
 import socket
 import subprocess
 import sys
@@ -43,10 +54,47 @@ SUITES = {
     "rosbag2": ["rosbag2_py/test"],
     "launch": ["launch/test", "launch_xml/test", "launch_yaml/test"],
     "launch_ros": ["test_launch_ros/test"],
+    "launch_testing": ["launch_testing/test/launch_testing"],
 }
 
 #: Suites whose tests are in subfolders of their folders too.
-RECURSIVE = {"launch", "launch_ros"}
+RECURSIVE = {"launch", "launch_ros", "launch_testing"}
+
+#: Launch tests a suite has under other names than test_*.py.
+LAUNCH_TEST_GLOBS = {"launch_testing": ["examples/*.py"]}
+
+#: The launch arguments a suite gives its launch tests (launch_testing's pytest.ini:
+#: ``addopts = --launch-args dut_arg:=test``).
+LAUNCH_ARGUMENTS = {"launch_testing": ["dut_arg:=test"]}
+
+#: What a suite's launch tests start, installed as packages: PACKAGE -> {EXECUTABLE: the
+#: checkout's file, or ["kairos", ...] for a C++ program kairos stands in for}.
+LAUNCH_TEST_PACKAGES = {
+    "launch_testing": {"launch_testing": {
+        name: f"launch_testing/example_processes/{name}"
+        for name in ("good_proc.py", "terminating_proc.py", "exit_code_proc.py")}},
+    "geometry2": {
+        "test_tf2": {
+            "test_buffer_client.py": "test_tf2/test/test_buffer_client.py",
+            # test_tf2's C++ buffer server, serving tf_action.
+            "test_buffer_server": ["tf", "buffer-server", "--name", "tf_action"],
+        },
+        # tf2_ros's C++ static_transform_publisher: kairos tf static takes its arguments.
+        "tf2_ros": {"static_transform_publisher": ["tf", "static"]},
+    },
+}
+
+#: A stand-in for a C++ program: a Python executable (run under kairos.run, as launch_ros
+#: runs Python executables) that becomes the kairos command, with the arguments before
+#: --ros-args.
+STAND_IN = """#!/usr/bin/env python3
+# A stand-in for a C++ program of ROS 2 that kairos has a command for: {command}.
+import os, sys
+args = sys.argv[1:]
+if "--ros-args" in args:
+    args = args[:args.index("--ros-args")]
+os.execv({kairos!r}, [{kairos!r}, *{command!r}, *args])
+"""
 
 #: Tests of a suite's code style, not of what it does.
 LINTERS = {"test_copyright.py", "test_flake8.py", "test_pep257.py", "test_xmllint.py",
@@ -56,7 +104,8 @@ LINTERS = {"test_copyright.py", "test_flake8.py", "test_pep257.py", "test_xmllin
 #: its own package, not kairos's), and its conftest.py only tunes that collection (with a
 #: hook argument pytest 9 no longer has).
 PYTEST_OPTIONS = {"launch": ["--noconftest", "-o", "addopts="],
-                  "launch_ros": ["--noconftest", "-o", "addopts="]}
+                  "launch_ros": ["--noconftest", "-o", "addopts="],
+                  "launch_testing": ["--noconftest", "-o", "addopts="]}
 
 
 #: What a test file's launch file starts beside it, as kairos commands (the file's path
@@ -142,6 +191,62 @@ def run_file(path, timeout, workdir, extra_env=None, options=()):
     return dict(counts, passed=passed, elapsed=elapsed, note=note)
 
 
+def install_executables(checkout, packages, prefix, kairos):
+    """The executables of ``packages`` (see ``LAUNCH_TEST_PACKAGES``) under ``prefix``,
+    registered in ament's index."""
+    index = prefix / "share" / "ament_index" / "resource_index" / "packages"
+    index.mkdir(parents=True, exist_ok=True)
+    for package, executables in packages.items():
+        (index / package).write_text("")
+        (prefix / "share" / package).mkdir(parents=True, exist_ok=True)
+        lib = prefix / "lib" / package
+        lib.mkdir(parents=True, exist_ok=True)
+        for name, source in executables.items():
+            target = lib / name
+            if isinstance(source, list):
+                target.write_text(STAND_IN.format(command=source, kairos=kairos))
+            else:
+                target.write_bytes((checkout / source).read_bytes())
+            target.chmod(0o755)
+
+
+def is_launch_test(path):
+    return re.search(r"^def generate_test_description", path.read_text(errors="replace"),
+                     re.MULTILINE) is not None
+
+
+def run_launch_test(path, timeout, workdir, kairos, extra_env, arguments):
+    """Runs the launch test ``path`` with ``kairos launch-test``; the counts as run_file's."""
+    report = pathlib.Path(workdir) / ("_".join(path.parts[-4:]) + ".xml")
+    args = [kairos, "launch-test", str(path), *arguments, "--no-router",
+            "--junit-xml", str(report), "--timeout", str(timeout)]
+    env = dict(os.environ, PYTHONUNBUFFERED="1", **(extra_env or {}))
+    started = time.monotonic()
+    try:
+        done = subprocess.run(args, capture_output=True, text=True, timeout=timeout + 30,
+                              env=env, cwd=path.parent)
+        output = done.stdout + done.stderr
+    except subprocess.TimeoutExpired:
+        output = f"E timed out after {timeout:.0f} s (killed)"
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    if report.exists():
+        try:
+            for suite in ET.parse(report).getroot().iter("testsuite"):
+                for key in counts:
+                    counts[key] += int(suite.get(key, 0))
+        except ET.ParseError:
+            pass
+    passed = counts["tests"] - counts["failures"] - counts["errors"] - counts["skipped"]
+    note = ""
+    if passed <= 0:
+        lines = [line.strip() for line in output.splitlines()
+                 if "kairos launch-test:" in line or line.startswith("E ")]
+        note = (lines or output.strip().splitlines()[-1:] or [""])[0][:120]
+        if not counts["tests"]:
+            counts["tests"] = counts["errors"] = 1
+    return dict(counts, passed=passed, elapsed=time.monotonic() - started, note=note)
+
+
 def install_packages(checkout, names, prefix):
     """The interface packages ``names`` of ``checkout`` in ament's layout under ``prefix``,
     as colcon installs their definition files (``share/PKG/{msg,srv}`` and the index's
@@ -178,6 +283,8 @@ def main():
     pattern = "**/test_*.py" if args.suite in RECURSIVE else "test_*.py"
     tests = [t for folder in folders for t in sorted((args.checkout / folder).glob(pattern))
              if t.name not in LINTERS]
+    tests += [t for folder in folders for glob in LAUNCH_TEST_GLOBS.get(args.suite, [])
+              for t in sorted((args.checkout / folder).glob(glob)) if t not in tests]
     if args.only:
         tests = [t for t in tests if t.name in args.only]
     if args.suite == "launch" and subprocess.run(
@@ -197,11 +304,34 @@ def main():
             if install_packages(args.checkout, ["rosbag2_test_msgdefs"], prefix):
                 prefix_env["AMENT_PREFIX_PATH"] = os.pathsep.join(
                     p for p in (str(prefix), os.environ.get("AMENT_PREFIX_PATH", "")) if p)
+        launch_prefix = {}
+        if args.suite in LAUNCH_TEST_PACKAGES:
+            prefix = pathlib.Path(workdir) / "launch-test-install"
+            install_executables(args.checkout, LAUNCH_TEST_PACKAGES[args.suite], prefix,
+                                args.kairos)
+            launch_prefix = {"AMENT_PREFIX_PATH": os.pathsep.join(
+                p for p in (str(prefix), os.environ.get("AMENT_PREFIX_PATH", "")) if p)}
         for test in tests:
+            if is_launch_test(test):
+                companions = Companions(args.kairos, [])
+                try:
+                    r = run_launch_test(test, args.timeout, workdir, args.kairos,
+                                        dict(companions.env, **launch_prefix),
+                                        LAUNCH_ARGUMENTS.get(args.suite, []))
+                finally:
+                    companions.close()
+                for key in totals:
+                    totals[key] += r[key]
+                note = r["note"].replace("|", "\\|")
+                print(f"| {test.relative_to(args.checkout)} | {r['tests']} | {r['passed']} | "
+                      f"{r['failures']} | {r['errors']} | {r['skipped']} | {note} |",
+                      flush=True)
+                continue
             programs = COMPANIONS.get(test.relative_to(args.checkout).as_posix())
             companions = Companions(args.kairos, programs) if programs is not None else None
             extra = dict(companions.env) if companions else {}
             extra.update(prefix_env)
+            extra.update(launch_prefix)
             if args.suite == "rosbag2":
                 # rosbag2_py's tests find their bags here; Player and Recorder run kairos.
                 extra["ROSBAG2_PY_TEST_RESOURCES_DIR"] = str(

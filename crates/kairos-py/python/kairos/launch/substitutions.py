@@ -42,9 +42,16 @@ class TextSubstitution(Substitution):
 class LaunchConfiguration(Substitution):
     def __init__(self, variable_name, *, default=None):
         self.variable_name = normalize_to_list_of_substitutions(variable_name)
-        self.default = None if default is None else normalize_to_list_of_substitutions(
-            default if not isinstance(default, (list, tuple)) or not default
-            or not all(isinstance(d, str) for d in default) else "".join(default))
+        if default is None:
+            self.default = None
+        else:
+            # As ROS 2's: any item that is neither text nor a substitution is its str()
+            # (default=2 is "2").
+            items = default if isinstance(default, (list, tuple)) else [default]
+            items = [d if isinstance(d, (str, Substitution)) else str(d) for d in items]
+            self.default = normalize_to_list_of_substitutions(
+                "".join(items) if items and all(isinstance(d, str) for d in items)
+                else items)
 
     def perform(self, context):
         name = perform_substitutions(context, self.variable_name)

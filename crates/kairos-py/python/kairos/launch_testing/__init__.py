@@ -19,8 +19,13 @@ What this promises, beside ``launch_test``'s semantics:
   each process that exited with a failure.
 """
 
+import functools
+import threading
+
 from kairos.launch_testing import actions, asserts, io_handler, markers  # noqa: F401
 from kairos.launch_testing import proc_info_handler, tools, util  # noqa: F401
+from kairos.launch_testing.io_handler import ActiveIoHandler, IoHandler
+from kairos.launch_testing.proc_info_handler import ActiveProcInfoHandler, ProcInfoHandler
 
 
 def post_shutdown_test():
@@ -42,14 +47,44 @@ def ready_to_test_action_timeout(timeout):
 
 
 def parametrize(argnames, argvalues):
-    """ROS 2's ``launch_testing.parametrize``: one launch per set of values. kairos runs
-    one launch per test file; a parametrized description is refused with that reason."""
+    """Makes a test description several launches, one per value of ``argvalues`` (a
+    tuple of values when ``argnames`` names several, ``'a, b'``); the tests get the
+    values as arguments of those names. Called, the description gives each launch's
+    description function and its values."""
+    names = [name.strip() for name in argnames.split(",") if name.strip()]
+    values = [value if isinstance(value, tuple) else (value,) for value in argvalues]
+
     def decorator(function):
-        function.__parametrized__ = (argnames, argvalues)
-        return function
+        @functools.wraps(function)
+        def launches():
+            for value in values:
+                bound = dict(zip(names, value))
+                launch = functools.partial(function, **bound)
+                functools.update_wrapper(launch, function)
+                yield launch, bound
+        launches.__parametrized__ = True
+        return launches
     return decorator
 
 
-__all__ = ["actions", "asserts", "io_handler", "markers", "parametrize",
+class ReadyAggregator:
+    """Calls ``ready_fn`` once its own ``ready_fn`` has been called ``num_to_aggregate`` times
+    (one call for each part of a launch that reports it is ready)."""
+
+    def __init__(self, ready_fn, num_to_aggregate):
+        self._ready_fn = ready_fn
+        self._left = num_to_aggregate
+        self._lock = threading.Lock()
+
+    def ready_fn(self, *args, **kwargs):
+        with self._lock:
+            self._left -= 1
+            if self._left != 0:
+                return
+        self._ready_fn()
+
+
+__all__ = ["ActiveIoHandler", "ActiveProcInfoHandler", "IoHandler", "ProcInfoHandler",
+           "ReadyAggregator", "actions", "asserts", "io_handler", "markers", "parametrize",
            "post_shutdown_test", "proc_info_handler", "ready_to_test_action_timeout", "tools",
            "util"]

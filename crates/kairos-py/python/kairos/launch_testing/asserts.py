@@ -8,6 +8,7 @@ stands_for_package(__name__, ("assert_exit_codes", "assert_output",
 import contextlib  # noqa: E402
 import re  # noqa: E402
 
+from kairos.launch_testing.tools import build_text_match  # noqa: E402
 from kairos.launch_testing.util import NO_CMD_ARGS, resolveProcesses  # noqa: E402
 
 EXIT_OK = 0
@@ -18,33 +19,6 @@ EXIT_SIGSEGV = 139
 EXIT_FORCED = 1
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
-
-def _find(expected, text, start=0):
-    """Where ``expected`` (text, a compiled regex, or a list of them, in order) first
-    shows in ``text`` from ``start``: ``(begin, end)``, or ``None``."""
-    if isinstance(expected, str):
-        at = text.find(expected, start)
-        return None if at < 0 else (at, at + len(expected))
-    if hasattr(expected, "search"):
-        match = expected.search(text, start)
-        return None if match is None else (match.start(), match.end())
-    try:
-        parts = list(expected)
-    except TypeError:
-        raise ValueError(f"Unknown format for expected text: {expected!r}") from None
-    if not parts:
-        raise ValueError("expected text is an empty list")
-    first = _find(parts[0], text, start)
-    if first is None:
-        return None
-    end = first[1]
-    for part in parts[1:]:
-        found = _find(part, text, end)
-        if found is None:
-            return None
-        end = found[1]
-    return first[0], end
 
 
 def assertExitCodes(proc_info, allowable_exit_codes=(EXIT_OK,), process=None,  # noqa: N802
@@ -80,7 +54,7 @@ def assertInStream(proc_output, expected_output, process, cmd_args=None, *,  # n
             text = _ANSI.sub("", text)
         if output_filter is not None:
             text = output_filter(text)
-        if _find(expected_output, text) is not None:
+        if build_text_match(expected_output)(text) is not None:
             return
     names = ", ".join(sorted(p.process_details["name"] for p in processes))
     raise AssertionError(
@@ -134,8 +108,19 @@ class SequentialTextChecker:
             f"matched line:\n{self.get_nearby_lines()}")
 
     def get_nearby_lines(self):
-        start = max(0, self._array_index - 2)
-        return "".join(self._output[start:self._array_index + 4])
+        """Up to three lines either side of where the last match ended."""
+        first = max(0, self._array_index - 2)
+        text = "".join(self._output[first:self._array_index + 4])
+        at = self._substring_index + sum(len(t) for t in self._output[first:self._array_index])
+        begin = at
+        for _ in range(3):
+            begin = max(text.rfind("\n", 0, begin), 0)
+        if begin:
+            begin += 1
+        end = at
+        for _ in range(3):
+            end = max(text.find("\n", end + 1), end)
+        return text[begin:end]
 
 
 @contextlib.contextmanager

@@ -200,23 +200,14 @@ def _find_ready(entities):
 
 
 def parametrizations(generate):
-    """The launches a test description is: one dict of arguments per launch."""
-    spec = getattr(generate, "__parametrized__", None)
-    if spec is None:
-        return [{}]
-    names, values = spec
-    names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
-    runs = []
-    for value in values:
-        value = (value,) if len(names) == 1 else tuple(value)
-        if len(value) != len(names):
-            raise InvalidLaunchFileError(
-                f"parametrize: {value!r} has {len(value)} values for {len(names)} names "
-                f"({', '.join(names)})")
-        runs.append(dict(zip(names, value)))
-    if not runs:
+    """The launches a test description is: each one's description function and the
+    values it was given (``launch_testing.parametrize``)."""
+    if not getattr(generate, "__parametrized__", False):
+        return [(generate, {})]
+    launches = list(generate())
+    if not launches:
         raise InvalidLaunchFileError("parametrize: no values to run the test with")
-    return runs
+    return launches
 
 
 class TestDriver(launch_driver.Driver):
@@ -277,15 +268,15 @@ class TestDriver(launch_driver.Driver):
         if self.run_index >= len(runs):
             raise InvalidLaunchFileError(
                 f"run {self.run_index} asked of a test description of {len(runs)} runs")
-        self.params = runs[self.run_index]
+        describe, self.params = runs[self.run_index]
         self.keep_alive = bool(getattr(generate, "__markers__", {}).get("keep_alive"))
         self.ready_timeout = float(getattr(generate, "__ready_to_test_action_timeout__",
                                            READY_TIMEOUT))
-        arguments = dict(self.params)
-        takes_ready_fn = "ready_fn" in inspect.signature(generate).parameters
+        arguments = {}
+        takes_ready_fn = "ready_fn" in inspect.signature(describe).parameters
         if takes_ready_fn:
             arguments["ready_fn"] = self.ready_to_test.set
-        result = generate(**arguments)
+        result = describe(**arguments)
         description, test_context = result if isinstance(result, tuple) else (result, {})
         if not isinstance(description, LaunchDescription):
             raise InvalidLaunchFileError(
