@@ -44,6 +44,11 @@ pub struct LaunchArgs {
     /// the processes of an XML or YAML file it includes), and exit.
     #[arg(long, hide = true)]
     print_json: bool,
+    /// Serve a driver that started this launcher (kairos for Python's in-process
+    /// `LaunchService`): its requests on standard input, the notices to this file (a pipe,
+    /// `/dev/fd/N`); FILE only names the launch.
+    #[arg(long, hide = true)]
+    serve_driver: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -90,14 +95,12 @@ pub fn run_test(args: LaunchTestArgs) -> anyhow::Result<ExitCode> {
         ensure_router()?
     };
     let options = kairos_launch::launch_test::TestOptions {
-        launch: supervise::Options {
-            sigterm_timeout: kairos_tools::seconds("--sigterm-timeout", args.sigterm_timeout)?,
-            sigkill_timeout: kairos_tools::seconds("--sigkill-timeout", args.sigkill_timeout)?,
-            trace: None,
-            log_dir: args.log_dir.clone().unwrap_or_else(default_log_dir),
-            env: process_env(),
-            deadline: None,
-        },
+        launch: supervise_options(
+            args.sigterm_timeout,
+            args.sigkill_timeout,
+            None,
+            args.log_dir.clone(),
+        )?,
         timeout,
         post_shutdown_timeout: kairos_tools::seconds(
             "--post-shutdown-timeout",
@@ -129,6 +132,23 @@ fn file_and_arguments(
     Ok((file, launch_args))
 }
 
+/// How a launch stops and where its processes write, from the command line's options.
+fn supervise_options(
+    sigterm_timeout: f64,
+    sigkill_timeout: f64,
+    trace: Option<PathBuf>,
+    log_dir: Option<PathBuf>,
+) -> anyhow::Result<supervise::Options> {
+    Ok(supervise::Options {
+        sigterm_timeout: kairos_tools::seconds("--sigterm-timeout", sigterm_timeout)?,
+        sigkill_timeout: kairos_tools::seconds("--sigkill-timeout", sigkill_timeout)?,
+        trace,
+        log_dir: log_dir.unwrap_or_else(default_log_dir),
+        env: process_env(),
+        deadline: None,
+    })
+}
+
 /// What every launched process gets: the Zenoh transport unless the environment picks one.
 fn process_env() -> Vec<(String, String)> {
     let mut env = Vec::new();
@@ -139,8 +159,34 @@ fn process_env() -> Vec<(String, String)> {
 }
 
 pub fn run(args: LaunchArgs) -> anyhow::Result<ExitCode> {
-    let sigterm_timeout = kairos_tools::seconds("--sigterm-timeout", args.sigterm_timeout)?;
-    let sigkill_timeout = kairos_tools::seconds("--sigkill-timeout", args.sigkill_timeout)?;
+    if let Some(notices) = &args.serve_driver {
+        let notices = std::fs::OpenOptions::new()
+            .write(true)
+            .open(notices)
+            .with_context(|| format!("--serve-driver {}", notices.display()))?;
+        let (driver, first) =
+            match Driver::serve(&args.file, std::io::stdin(), notices, EVALUATION_TIMEOUT) {
+                Ok(served) => served,
+                Err(err) => {
+                    eprintln!("kairos launch: {err}\nkairos launch: nothing was started");
+                    return Ok(ExitCode::from(supervise::status::BAD_LAUNCH));
+                }
+            };
+        let _router = if args.no_router {
+            None
+        } else {
+            ensure_router()?
+        };
+        let options = supervise_options(
+            args.sigterm_timeout,
+            args.sigkill_timeout,
+            args.trace.clone(),
+            args.log_dir.clone(),
+        )?;
+        return Ok(ExitCode::from(supervise::run_driven(
+            driver, first, &options,
+        )));
+    }
     let (file, launch_args) = file_and_arguments(&args.file, &args.args)?;
     let text = std::fs::read_to_string(&file).unwrap_or_default();
     let python = description::Format::of(&file, &text) == description::Format::Python;
@@ -217,14 +263,12 @@ pub fn run(args: LaunchArgs) -> anyhow::Result<ExitCode> {
     } else {
         ensure_router()?
     };
-    let options = supervise::Options {
-        sigterm_timeout,
-        sigkill_timeout,
-        trace: args.trace.clone(),
-        log_dir: args.log_dir.clone().unwrap_or_else(default_log_dir),
-        env: process_env(),
-        deadline: None,
-    };
+    let options = supervise_options(
+        args.sigterm_timeout,
+        args.sigkill_timeout,
+        args.trace.clone(),
+        args.log_dir.clone(),
+    )?;
     let status = match driven {
         Some((driver, first)) => supervise::run_driven(driver, first, &options),
         None => supervise::run(processes, &options),

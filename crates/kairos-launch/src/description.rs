@@ -42,6 +42,9 @@ pub struct ProcessSpec {
     pub args: Vec<String>,
     /// Environment variables set for it (after the launcher's own).
     pub env: Vec<(String, String)>,
+    /// Whether `env` is its whole environment (a Python file's `ExecuteProcess(env=...)`,
+    /// which replaces the environment in ROS 2) rather than added to the launcher's.
+    pub env_only: bool,
     /// The folder it starts in (the launcher's when `None`).
     pub cwd: Option<PathBuf>,
     /// Where its output goes.
@@ -50,6 +53,8 @@ pub struct ProcessSpec {
     pub respawn: bool,
     /// How long to wait before starting it again.
     pub respawn_delay: Duration,
+    /// How many times it is started again at most (`None`: every time it exits).
+    pub respawn_max_retries: Option<u32>,
     /// Its exit stops the whole launch (`on_exit: shutdown` or `required: true`).
     pub required: bool,
     /// `file:line` of its entity, for messages.
@@ -851,10 +856,12 @@ impl Reader {
             program,
             args,
             env,
+            env_only: false,
             cwd: None,
             output,
             respawn,
             respawn_delay,
+            respawn_max_retries: None,
             required,
             origin: format!("{}:{line}", ctx.scope.file.display()),
         });

@@ -20,7 +20,7 @@ use serde::Deserialize;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 use wait_timeout::ChildExt;
@@ -152,6 +152,10 @@ enum Line {
         #[serde(default)]
         respawn_delay: f64,
         #[serde(default)]
+        respawn_max_retries: Option<u32>,
+        #[serde(default)]
+        env_only: bool,
+        #[serde(default)]
         required: bool,
         #[serde(default)]
         origin: String,
@@ -204,6 +208,8 @@ fn request(line: &str, file: &Path) -> Request {
             output,
             respawn,
             respawn_delay,
+            respawn_max_retries,
+            env_only,
             required,
             origin,
             io,
@@ -227,11 +233,13 @@ fn request(line: &str, file: &Path) -> Request {
                     program: PathBuf::from(program),
                     args: args.to_vec(),
                     env,
+                    env_only,
                     cwd,
                     output,
                     respawn,
                     respawn_delay: Duration::try_from_secs_f64(respawn_delay)
                         .unwrap_or(Duration::ZERO),
+                    respawn_max_retries,
                     required,
                     origin,
                 },
@@ -253,7 +261,7 @@ pub const NOTICE_QUEUE: usize = 4096;
 
 /// The thread that writes notices to the driver's input, one JSON line each; it ends (and
 /// closes the input) when the sender is dropped or the driver stops reading for good.
-fn writer(mut stdin: ChildStdin) -> mpsc::SyncSender<Notice> {
+fn writer(mut stdin: Box<dyn Write + Send>) -> mpsc::SyncSender<Notice> {
     let (tx, rx) = mpsc::sync_channel::<Notice>(NOTICE_QUEUE);
     std::thread::spawn(move || {
         for notice in rx {
@@ -265,10 +273,12 @@ fn writer(mut stdin: ChildStdin) -> mpsc::SyncSender<Notice> {
     tx
 }
 
-/// The driver process of one launch file.
+/// The driver of one launch file: a process of this launcher's, or the process that
+/// started this launcher (an in-process `LaunchService`, see [`Driver::serve`]).
 #[derive(Debug)]
 pub struct Driver {
-    child: Child,
+    /// The driver's process, when this launcher started it.
+    child: Option<Child>,
     /// To the thread that writes notices to the driver's input; dropped to close it.
     notices: Option<mpsc::SyncSender<Notice>>,
     requests: mpsc::Receiver<Request>,
@@ -345,11 +355,48 @@ impl Driver {
             )
         })?;
         let stdout = child.stdout.take().expect("piped stdout");
-        let stdin = child.stdin.take();
+        let stdin = child
+            .stdin
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Write + Send>);
+        Driver::connect(Some(child), stdout, stdin, file, timeout)
+    }
+
+    /// The driver of a launch whose Python side started this launcher (ROS 2's
+    /// `LaunchService` in the caller's process): its requests come on `requests` (this
+    /// launcher's standard input), the notices go to `notices`; `file` names the launch in
+    /// messages. Reads the first evaluation as [`Driver::start`] does.
+    pub fn serve(
+        file: &Path,
+        requests: impl std::io::Read + Send + 'static,
+        notices: impl Write + Send + 'static,
+        timeout: Duration,
+    ) -> Result<(Driver, Vec<Request>), LaunchError> {
+        Driver::connect(
+            None,
+            requests,
+            Some(Box::new(notices)),
+            file.to_path_buf(),
+            timeout,
+        )
+    }
+
+    fn connect(
+        child: Option<Child>,
+        requests: impl std::io::Read + Send + 'static,
+        notices: Option<Box<dyn Write + Send>>,
+        file: PathBuf,
+        timeout: Duration,
+    ) -> Result<(Driver, Vec<Request>), LaunchError> {
+        let error = |line: usize, what: String| LaunchError {
+            file: file.clone(),
+            line,
+            what,
+        };
         let (tx, rx) = mpsc::channel();
         let reader_file = file.clone();
         std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
+            for line in BufReader::new(requests).lines() {
                 let Ok(line) = line else { break };
                 if line.trim().is_empty() {
                     continue;
@@ -361,7 +408,7 @@ impl Driver {
         });
         let mut driver = Driver {
             child,
-            notices: stdin.map(writer),
+            notices: notices.map(writer),
             requests: rx,
             file: file.clone(),
         };
@@ -386,7 +433,7 @@ impl Driver {
                     ));
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    let status = driver.child.wait().ok();
+                    let status = driver.child.as_mut().and_then(|c| c.wait().ok());
                     let hint = match status.and_then(|s| s.code()) {
                         Some(1) => {
                             " (if it says \"No module named 'kairos'\": install kairos for \
@@ -450,13 +497,16 @@ impl Driver {
 
     /// Ends the driver as [`Driver::finish`] does, giving it `grace` to exit by itself;
     /// returns how it exited, `None` when it had to be killed.
+    /// A driver that started this launcher is not this launcher's to end: its notices
+    /// end, and `None` says no status was waited for.
     pub fn finish_within(&mut self, grace: Duration) -> Option<std::process::ExitStatus> {
         self.notices.take();
-        match self.child.wait_timeout(grace) {
+        let child = self.child.as_mut()?;
+        match child.wait_timeout(grace) {
             Ok(Some(status)) => Some(status),
             _ => {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
+                let _ = child.kill();
+                let _ = child.wait();
                 None
             }
         }
@@ -465,7 +515,11 @@ impl Driver {
 
 impl Drop for Driver {
     fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
+        let running = self
+            .child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(None)));
+        if running {
             self.finish();
         }
     }

@@ -332,11 +332,12 @@ def main():
             extra = dict(companions.env) if companions else {}
             extra.update(prefix_env)
             extra.update(launch_prefix)
+            # LaunchService, rosbag2_py's Player and Recorder run this kairos binary.
+            extra["KAIROS_BIN"] = args.kairos
             if args.suite == "rosbag2":
                 # rosbag2_py's tests find their bags here; Player and Recorder run kairos.
                 extra["ROSBAG2_PY_TEST_RESOURCES_DIR"] = str(
                     args.checkout / "rosbag2_py" / "test" / "resources")
-                extra["KAIROS_BIN"] = args.kairos
             try:
                 r = run_file(test, args.timeout, workdir, extra,
                              PYTEST_OPTIONS.get(args.suite, ()))

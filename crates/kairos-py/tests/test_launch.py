@@ -217,3 +217,124 @@ def test_a_composable_node_s_load_request_is_what_launch_ros_sends():
             for p in request.parameters] == [("rate", 5), ("greeting", "hey")]
     assert [(p.name, p.value.bool_value) for p in request.extra_arguments] == [
         ("use_intra_process_comms", True)]
+
+
+# -- LaunchService: a launch run from Python code, on the kairos launcher ----------------
+
+def _service(monkeypatch):
+    from conftest import kairos_bin
+    monkeypatch.setenv("KAIROS_BIN", kairos_bin())
+    run.install()
+    import launch
+    return launch
+
+
+def test_a_launch_service_runs_its_processes_and_their_handlers(monkeypatch, tmp_path):
+    launch = _service(monkeypatch)
+    from launch.actions import ExecuteProcess, RegisterEventHandler
+    from launch.event_handlers import OnProcessExit, OnProcessIO
+    seen, said = [], []
+    quitter = ExecuteProcess(cmd=["sh", "-c", "echo hello; exit 3"], name="quitter")
+    ld = launch.LaunchDescription([
+        RegisterEventHandler(OnProcessIO(target_action=quitter,
+                                         on_stdout=lambda e: said.append(e.text))),
+        RegisterEventHandler(OnProcessExit(target_action=quitter,
+                                           on_exit=lambda e, c: seen.append(e.returncode))),
+        quitter,
+    ])
+    ls = launch.LaunchService()
+    ls.include_launch_description(ld)
+    # A process that fails is a launch that ran: 0, as ROS 2's service returns.
+    assert ls.run() == 0
+    assert seen == [3]
+    assert said == [b"hello\n"]
+    assert quitter.process_details["name"] == "quitter-1"
+
+
+def test_env_is_the_whole_environment_and_additional_env_adds_to_it(monkeypatch, tmp_path):
+    launch = _service(monkeypatch)
+    from launch.actions import ExecuteProcess
+    monkeypatch.setenv("KAIROS_TEST_INHERITED", "from the caller")
+    out = tmp_path / "env.txt"
+    replaced = ExecuteProcess(cmd=["sh", "-c", f"env > {out}.replaced"],
+                              env={"PATH": os.environ["PATH"], "ONLY": "this"})
+    added = ExecuteProcess(cmd=["sh", "-c", f"env > {out}.added"],
+                           additional_env={"ALSO": "that"})
+    ls = launch.LaunchService()
+    ls.include_launch_description(launch.LaunchDescription([replaced, added]))
+    assert ls.run() == 0
+    replaced_env = dict(line.split("=", 1) for line in
+                        (tmp_path / "env.txt.replaced").read_text().splitlines() if "=" in line)
+    added_env = dict(line.split("=", 1) for line in
+                     (tmp_path / "env.txt.added").read_text().splitlines() if "=" in line)
+    assert replaced_env.get("ONLY") == "this"
+    assert "KAIROS_TEST_INHERITED" not in replaced_env
+    assert added_env.get("ALSO") == "that"
+    assert added_env.get("KAIROS_TEST_INHERITED") == "from the caller"
+    assert replaced.process_details["env"]["ONLY"] == "this"
+    assert "KAIROS_TEST_INHERITED" not in replaced.process_details["env"]
+    assert added.process_details["env"]["KAIROS_TEST_INHERITED"] == "from the caller"
+
+
+def test_respawn_stops_after_its_retries(monkeypatch):
+    launch = _service(monkeypatch)
+    from launch.actions import ExecuteProcess, RegisterEventHandler
+    from launch.event_handlers import OnProcessExit
+    exits = []
+    flaky = ExecuteProcess(cmd=["sh", "-c", "exit 1"], respawn=True, respawn_max_retries=2)
+    ls = launch.LaunchService()
+    ls.include_launch_description(launch.LaunchDescription([
+        RegisterEventHandler(OnProcessExit(target_action=flaky,
+                                           on_exit=lambda e, c: exits.append(e.returncode))),
+        flaky,
+    ]))
+    assert ls.run() == 0
+    assert exits == [1, 1, 1]  # the first run and two retries
+
+
+def test_shutdown_from_another_thread_ends_a_launch_kept_alive(monkeypatch):
+    import threading
+    launch = _service(monkeypatch)
+    from launch.actions import ExecuteProcess, RegisterEventHandler
+    from launch.event_handlers import OnProcessStart, OnShutdown
+    reasons = []
+    sleeper = ExecuteProcess(cmd=["sleep", "3600"])
+    ls = launch.LaunchService()
+    ls.include_launch_description(launch.LaunchDescription([
+        RegisterEventHandler(OnProcessStart(
+            target_action=sleeper,
+            on_start=lambda e, c: threading.Thread(target=ls.shutdown).start())),
+        RegisterEventHandler(OnShutdown(on_shutdown=lambda e, c: reasons.append(e.reason))),
+        sleeper,
+    ]))
+    assert ls.run(shutdown_when_idle=False) == 0
+    assert reasons == ["LaunchService.shutdown() was called"]
+
+
+def test_each_shutdown_event_reaches_the_handlers_with_its_own_reason(monkeypatch):
+    launch = _service(monkeypatch)
+    from launch.actions import ExecuteProcess, RegisterEventHandler, Shutdown, TimerAction
+    from launch.event_handlers import OnShutdown
+    reasons = []
+    ls = launch.LaunchService()
+    ls.include_launch_description(launch.LaunchDescription([
+        ExecuteProcess(cmd=["sleep", "3600"]),
+        RegisterEventHandler(OnShutdown(on_shutdown=lambda e, c: reasons.append(e.reason))),
+        TimerAction(period=0.1, actions=[Shutdown(reason="first")]),
+        # Not cancelled by the stop: it keeps the launch until it fires, within the
+        # stop's bound, and its Shutdown reaches the handlers too.
+        TimerAction(period=0.5, actions=[Shutdown(reason="second")],
+                    cancel_on_shutdown=False),
+    ]))
+    assert ls.run() == 0
+    assert reasons == ["first", "second"]
+
+
+def test_a_launch_service_without_the_kairos_binary_says_what_to_install(monkeypatch):
+    run.install()
+    import launch
+    monkeypatch.setenv("KAIROS_BIN", "")
+    monkeypatch.setenv("PATH", "/nonexistent")
+    ls = launch.LaunchService()
+    with pytest.raises(RuntimeError, match="no kairos binary was found"):
+        ls.run()

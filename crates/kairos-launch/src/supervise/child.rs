@@ -32,8 +32,12 @@ pub(super) fn start(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    for (name, value) in &options.env {
-        command.env(name, value);
+    if spec.env_only {
+        command.env_clear();
+    } else {
+        for (name, value) in &options.env {
+            command.env(name, value);
+        }
     }
     if let Some(trace) = &options.trace {
         command.env("KAIROS_TRACE", trace);

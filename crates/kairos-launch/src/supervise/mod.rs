@@ -244,9 +244,10 @@ fn supervise_events(
             .filter(|s| s.pid.is_some() && s.exit.is_none())
             .count();
         let respawning = stop.is_none() && slots.iter().any(|s| s.respawn_at.is_some());
-        // A driver with notices to handle (an exit, the stop) is waited for, on a stop
-        // too (its OnShutdown handlers), but never past the stop's bound below.
-        let driving = seen < sent.get() || (stop.is_none() && driver_busy);
+        // A driver with notices to handle (an exit, the stop) or work pending (a timer
+        // that a stop does not cancel) is waited for, on a stop too (its OnShutdown
+        // handlers), but never past the stop's bound below.
+        let driving = seen < sent.get() || driver_busy;
         if alive == 0 && !respawning && !driving {
             break;
         }
@@ -373,7 +374,12 @@ fn supervise_events(
                     });
                     stop = Some((reason, at));
                     begin_stop(&mut slots, at);
-                } else if slot.spec.respawn {
+                } else if slot.spec.respawn
+                    && slot
+                        .spec
+                        .respawn_max_retries
+                        .is_none_or(|max| slot.started <= u64::from(max))
+                {
                     slot.respawn_at = Some(Instant::now() + slot.spec.respawn_delay);
                 }
             }

@@ -16,17 +16,8 @@ from kairos.launch._core import (  # noqa: F401
 from kairos.launch.events import Event  # noqa: F401
 from kairos.launch.launch_description import LaunchDescription  # noqa: F401
 from kairos.launch.launch_description_sources import LaunchDescriptionSource  # noqa: F401
+from kairos.launch.launch_service import LaunchService  # noqa: F401
 from kairos.launch.some_entities_type import (  # noqa: F401
     SomeEntitiesType, SomeEntitiesType_types_tuple)
 from kairos.launch.some_substitutions_type import (  # noqa: F401
     SomeSubstitutionsType, SomeSubstitutionsType_types_tuple)
-
-
-class LaunchService:
-    """ROS 2's in-process launch service is not how kairos launches: use
-    ``kairos launch FILE`` (its launcher owns the processes and the bounded stop)."""
-
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError(
-            "LaunchService is not available on kairos: run the launch file with "
-            "`kairos launch FILE.launch.py`")

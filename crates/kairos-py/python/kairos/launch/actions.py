@@ -327,6 +327,7 @@ class ExecuteProcess(Action):
         self.on_exit = on_exit
         self.respawn = respawn
         self.respawn_delay = respawn_delay
+        self.respawn_max_retries = respawn_max_retries
         self.process_name = None
         self.process_description = None
         #: What the launch started, once it has: ``name`` (``talker-1``), ``cmd``,
@@ -334,6 +335,13 @@ class ExecuteProcess(Action):
         self.process_details = None
 
     def get_sub_entities(self):
+        """The actions of ``on_exit``, when it is actions (not a callable)."""
+        on_exit = self.on_exit
+        if isinstance(on_exit, LaunchDescriptionEntity):
+            return [on_exit]
+        if isinstance(on_exit, (list, tuple)) and \
+                all(isinstance(e, LaunchDescriptionEntity) for e in on_exit):
+            return list(on_exit)
         return []
 
     def command(self, context):
@@ -354,11 +362,15 @@ class ExecuteProcess(Action):
             words = ["sh", "-c", " ".join(words)]
         if not words:
             raise InvalidLaunchFileError("ExecuteProcess with an empty cmd")
-        env = dict(context._extra_env)
-        if self.env is not None:
-            env.update({perform_text(context, k): perform_text(context, v)
-                        for k, v in (self.env.items() if isinstance(self.env, dict)
-                                     else self.env)})
+        # As ROS 2's: env= is the process's whole environment, else the launch's with
+        # what the launch file set.
+        env_only = self.env is not None
+        if env_only:
+            env = {perform_text(context, k): perform_text(context, v)
+                   for k, v in (self.env.items() if isinstance(self.env, dict)
+                                else self.env)}
+        else:
+            env = dict(context._extra_env)
         if self.additional_env is not None:
             env.update({perform_text(context, k): perform_text(context, v)
                         for k, v in (self.additional_env.items()
@@ -385,6 +397,12 @@ class ExecuteProcess(Action):
                 context.register_event_handler(OnProcessExit(target_action=self,
                                                              on_exit=on_exit))
         cwd = perform_text(context, self.cwd) if self.cwd is not None else None
+        retries = self.respawn_max_retries
+        if not isinstance(retries, int):
+            retries = int(perform_text(context, retries))
         context._driver.start(self, name=name, cmd=words, env=env, cwd=cwd,
                               output=output if output in ("screen", "log", "both") else "log",
-                              respawn=respawn, respawn_delay=delay, required=required)
+                              respawn=respawn, respawn_delay=delay, required=required,
+                              env_only=env_only,
+                              respawn_max_retries=None if retries < 0 else retries)
+        self._environment = env if env_only else dict(context.environment, **env)

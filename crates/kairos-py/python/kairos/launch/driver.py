@@ -15,6 +15,7 @@ in it is reported with the launch file's line and nothing starts."""
 import heapq
 import json
 import os
+import queue
 import select
 import signal
 import sys
@@ -28,7 +29,38 @@ from kairos.launch.events.process import (
     ProcessExited, ProcessStarted, ProcessStderr, ProcessStdout, SignalProcess)
 
 
+class ThreadRequests:
+    """Requests of other threads for the driver's loop (a test shutting the launch
+    down, ``LaunchService.emit_event``): a queue, and a pipe the loop selects on, so the
+    loop alone talks to the launcher."""
+
+    def __init__(self, handle):
+        self._read, self._write = os.pipe()
+        self._queue = queue.SimpleQueue()
+        self._handle = handle
+
+    def fileno(self):
+        return self._read
+
+    def put(self, request):
+        self._queue.put(request)
+        os.write(self._write, b".")
+
+    def drain(self):
+        os.read(self._read, 4096)
+        while True:
+            try:
+                request = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            self._handle(request)
+
+
 class Driver:
+    #: Where the launcher's notices come from: the driver's standard input, unless the
+    #: driver started the launcher (``LaunchService``).
+    input_fd = 0
+
     def __init__(self, file, argv, out):
         self.file = os.path.abspath(file)
         self.argv = list(argv)
@@ -43,6 +75,9 @@ class Driver:
         #: Other inputs of the loop (``fileno()`` and ``drain()``), such as the bridge to
         #: managed nodes (``kairos.launch_ros._lifecycle``).
         self.sources = []
+        #: The Shutdown events this launch file emitted that the launcher has not yet
+        #: answered with its stop.
+        self.asked_shutdowns = []
         self.context = LaunchContext(driver=self, argv=argv)
         self.context.extend_locals({
             "current_launch_file_path": self.file,
@@ -58,7 +93,7 @@ class Driver:
             self.buffer.append(message)
 
     def start(self, action, *, name, cmd, env, cwd, output, respawn, respawn_delay,
-              required):
+              required, env_only=False, respawn_max_retries=None):
         if self.context.is_shutdown:
             return
         pid = self.next_id
@@ -69,6 +104,7 @@ class Driver:
                    "env": [[str(k), str(v)] for k, v in env.items()], "cwd": cwd,
                    "output": output, "respawn": bool(respawn),
                    "respawn_delay": float(respawn_delay), "required": bool(required),
+                   "env_only": bool(env_only), "respawn_max_retries": respawn_max_retries,
                    "origin": action.origin, "io": self.wants_io()})
 
     def wants_io(self):
@@ -83,6 +119,12 @@ class Driver:
 
     def emit(self, event):
         if isinstance(event, Shutdown):
+            # The handlers get each Shutdown event itself, as ROS 2's do: once the launcher
+            # says it is stopping (it words its own reason), or at once if it already is.
+            if self.context.is_shutdown:
+                self.dispatch(event)
+                return
+            self.asked_shutdowns.append(event)
             self.send({"op": "shutdown", "reason": event.reason})
         elif isinstance(event, IncludeLaunchDescription):
             # As ROS 2's launch service does for every launch: the description is launched.
@@ -123,7 +165,9 @@ class Driver:
                 self.context.is_shutdown = True
                 self.timers = [t for t in self.timers if not t[2].cancel_on_shutdown]
                 heapq.heapify(self.timers)
-                self.dispatch(Shutdown(reason=notice.get("reason", "")))
+                asked, self.asked_shutdowns = self.asked_shutdowns, []
+                for event in asked or [Shutdown(reason=notice.get("reason", ""))]:
+                    self.dispatch(event)
             return
         process = self.processes.get(notice.get("id"))
         if process is None:
@@ -132,9 +176,11 @@ class Driver:
             process["pid"] = notice["pid"]
             process["label"] = notice.get("label") or process["name"]
             if hasattr(process["action"], "process_details"):
+                # ROS 2's: the environment is the one the process got.
+                env = getattr(process["action"], "_environment", None) or process["env"]
                 process["action"].process_details = {
                     "action": process["action"], "name": process["label"],
-                    "cmd": process["cmd"], "cwd": process["cwd"], "env": process["env"],
+                    "cmd": process["cmd"], "cwd": process["cwd"], "env": env,
                     "pid": process["pid"]}
         common = {"action": process["action"], "name": process.get("label", process["name"]),
                   "cmd": process["cmd"], "cwd": process["cwd"], "env": process["env"]}
@@ -204,15 +250,15 @@ class Driver:
             timeout = None
             if self.timers:
                 timeout = max(0.0, self.timers[0][0] - time.monotonic())
-            readable, _, _ = select.select([0, *self.sources], [], [], timeout)
+            readable, _, _ = select.select([self.input_fd, *self.sources], [], [], timeout)
             for source in self.sources:
                 if source in readable:
                     try:
                         source.drain()
                     except Exception as e:  # noqa: BLE001
                         self.error(e)
-            if 0 in readable:
-                chunk = os.read(0, 65536)
+            if self.input_fd in readable:
+                chunk = os.read(self.input_fd, 65536)
                 if not chunk:
                     return 0
                 pending += chunk

@@ -48,14 +48,22 @@ def launch_description_of(path):
 
 
 class LaunchDescriptionSource:
-    def __init__(self, location, method="a launch file"):
+    """Where an included description comes from: a file (``location``), or, as ROS 2's
+    also takes, a ``LaunchDescription`` itself (``location`` then only names it)."""
+
+    def __init__(self, launch_description=None, location="<string>", method="a launch file"):
+        if not isinstance(launch_description, (LaunchDescription, type(None))):
+            launch_description, location = None, launch_description
+        self._description = launch_description
         self._location = normalize_to_list_of_substitutions(location)
         self.method = method
         self._performed = None
 
     def location_in(self, context):
         if self._performed is None:
-            self._performed = os.path.abspath(perform_substitutions(context, self._location))
+            text = perform_substitutions(context, self._location)
+            # A description given as it is has a name, not a file.
+            self._performed = text if self._description is not None else os.path.abspath(text)
         return self._performed
 
     @property
@@ -63,6 +71,8 @@ class LaunchDescriptionSource:
         return self._performed
 
     def get_launch_description(self, context):
+        if self._description is not None:
+            return self._description
         path = self.location_in(context)
         if path.endswith(".py"):
             return launch_description_of(path)
@@ -71,7 +81,7 @@ class LaunchDescriptionSource:
 
 class PythonLaunchDescriptionSource(LaunchDescriptionSource):
     def __init__(self, launch_file_path):
-        super().__init__(launch_file_path, "a Python launch file")
+        super().__init__(location=launch_file_path, method="a Python launch file")
 
     def get_launch_description(self, context):
         return launch_description_of(self.location_in(context))
@@ -79,7 +89,7 @@ class PythonLaunchDescriptionSource(LaunchDescriptionSource):
 
 class FrontendLaunchDescriptionSource(LaunchDescriptionSource):
     def __init__(self, launch_file_path, *, parser=None):
-        super().__init__(launch_file_path, "an XML or YAML launch file")
+        super().__init__(location=launch_file_path, method="an XML or YAML launch file")
 
     def get_launch_description(self, context):
         return LaunchDescription([_FrontendFile(self.location_in(context))])

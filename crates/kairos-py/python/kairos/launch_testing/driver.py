@@ -20,7 +20,6 @@ import argparse
 import functools
 import inspect
 import os
-import queue
 import sys
 import threading
 import time
@@ -39,32 +38,6 @@ from kairos.launch_testing.proc_info_handler import ActiveProcInfoHandler
 
 #: How long the tests wait for ``ReadyToTest`` unless the description says otherwise.
 READY_TIMEOUT = 15.0
-
-
-class _Wake:
-    """Requests of the test thread for the driver's loop: a queue, and a pipe the loop
-    selects on."""
-
-    def __init__(self, handle):
-        self._read, self._write = os.pipe()
-        self._queue = queue.SimpleQueue()
-        self._handle = handle
-
-    def fileno(self):
-        return self._read
-
-    def put(self, request):
-        self._queue.put(request)
-        os.write(self._write, b".")
-
-    def drain(self):
-        os.read(self._read, 4096)
-        while True:
-            try:
-                request = self._queue.get_nowait()
-            except queue.Empty:
-                return
-            self._handle(request)
 
 
 class LaunchServiceProxy:
@@ -221,7 +194,7 @@ class TestDriver(launch_driver.Driver):
         self.tests_done = threading.Event()
         self.keep_alive = False
         self.ready_timeout = READY_TIMEOUT
-        self.wake = _Wake(self.on_wake)
+        self.wake = launch_driver.ThreadRequests(self.on_wake)
         self.add_source(self.wake)
         self.active = unittest.TestSuite()
         self.post = unittest.TestSuite()
@@ -243,7 +216,9 @@ class TestDriver(launch_driver.Driver):
         super().dispatch(event)
 
     def busy(self):
-        waiting = self.keep_alive and not self.tests_done.is_set()
+        # Kept alive for the tests, until they are done or the launch stops.
+        waiting = (self.keep_alive and not self.tests_done.is_set()
+                   and not self.context.is_shutdown)
         self.send({"op": "busy", "busy": bool(self.timers) or waiting, "seen": self.seen})
 
     def on_wake(self, request):

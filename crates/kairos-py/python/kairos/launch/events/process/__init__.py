@@ -1,5 +1,13 @@
 """Events about processes: started, exited, their output; signals to send them."""
 
+from kairos._layout import stands_for_package
+
+# ROS 2's launch.events.process.<module> paths are this module (see kairos._layout).
+stands_for_package(__name__, (
+    "process_exited", "process_io", "process_matchers", "process_started", "process_stderr",
+    "process_stdin", "process_stdout", "process_targeted_event", "running_process_event",
+    "shutdown_process", "signal_process"))
+
 import signal as _signal
 
 
@@ -20,6 +28,10 @@ class ProcessEvent:
     def process_name(self):
         """The process's name in the launch (``talker-1``), as ROS 2 numbers them."""
         return self.name
+
+
+#: ROS 2's name for what every process event is.
+RunningProcessEvent = ProcessEvent
 
 
 class ProcessStarted(ProcessEvent):
