@@ -969,6 +969,50 @@ def generate_launch_description():
     assert_eq!(out.status.code(), Some(3), "{stdout}\n{stderr}");
 }
 
+/// A timer that a stop does not cancel (`cancel_on_shutdown=False`) keeps a stopping launch
+/// for its driver, but never past the stop's bound: an hour's timer ends with the stop.
+#[test]
+fn a_timer_kept_through_the_stop_cannot_hold_the_stop_past_its_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "kept.launch.py",
+        r#"
+from launch import LaunchDescription
+from launch.actions import ExecuteProcess, LogInfo, Shutdown, TimerAction
+
+
+def generate_launch_description():
+    return LaunchDescription([
+        ExecuteProcess(cmd=['sleep', '3600']),
+        TimerAction(period=0.2, actions=[Shutdown(reason='asked')]),
+        TimerAction(period=3600.0, actions=[LogInfo(msg='an hour later')],
+                    cancel_on_shutdown=False),
+    ])
+"#,
+    );
+    let started = Instant::now();
+    let out = finish(
+        spawn(
+            launch(
+                None,
+                &file,
+                &["--no-router", "--sigterm-timeout", "1", "--sigkill-timeout", "1"],
+            )
+            .env("PYTHONPATH", zenoh_support::kairos_python_path()),
+        ),
+        LIMIT,
+    );
+    let took = started.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("(asked): stopping every process"), "{stdout}");
+    assert!(!stdout.contains("an hour later"), "{stdout}");
+    assert!(
+        took < LIMIT,
+        "the stop (bound 2 s) waited for the hour's timer: {took:?}"
+    );
+}
+
 /// A Python launch file that cannot be launched names its line (the traceback's frame in
 /// the file, or where the failing action was made), exits 2 and starts nothing.
 #[test]
