@@ -57,6 +57,10 @@ SUITES = {
     "launch_testing": ["launch_testing/test/launch_testing"],
 }
 
+#: Folders of a suite's checkout its tests import helpers from (launch's tests import
+#: ``temporary_environment`` from ``launch/test``, as its test environment makes possible).
+SUITE_PATHS = {"launch": ["launch/test"]}
+
 #: Suites whose tests are in subfolders of their folders too.
 RECURSIVE = {"launch", "launch_ros", "launch_testing"}
 
@@ -334,6 +338,11 @@ def main():
             extra.update(launch_prefix)
             # LaunchService, rosbag2_py's Player and Recorder run this kairos binary.
             extra["KAIROS_BIN"] = args.kairos
+            helpers = [str(args.checkout / p) for p in SUITE_PATHS.get(args.suite, [])]
+            if helpers:
+                extra["PYTHONPATH"] = os.pathsep.join(
+                    helpers + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                               if p])
             if args.suite == "rosbag2":
                 # rosbag2_py's tests find their bags here; Player and Recorder run kairos.
                 extra["ROSBAG2_PY_TEST_RESOURCES_DIR"] = str(

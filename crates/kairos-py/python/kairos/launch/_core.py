@@ -22,7 +22,17 @@ def origin():
 
 
 class InvalidLaunchFileError(Exception):
-    pass
+    """A launch file that cannot be launched. ROS 2's form, ``extension=`` and
+    ``likely_errors=`` (the errors of each reader that tried it), is taken too."""
+
+    def __init__(self, *args, extension="", likely_errors=None):
+        if not args and likely_errors is not None:
+            errors = "\n".join(f"  {type(e).__name__}: {e}" for e in likely_errors)
+            what = f"the {extension} launch file" if extension else "the launch file"
+            args = (f"Caught exception(s) when trying to load {what}:\n{errors}",)
+        super().__init__(*args)
+        self._extension = extension
+        self._likely_errors = likely_errors
 
 
 class SubstitutionFailure(Exception):

@@ -53,6 +53,11 @@ class UnlessCondition(IfCondition):
 
 class LaunchConfigurationEquals(Condition):
     def __init__(self, launch_configuration_name, expected_value):
+        import warnings
+        warnings.warn(
+            "The 'LaunchConfigurationEquals' and 'LaunchConfigurationNotEquals' Conditions are "
+            "deprecated, as in ROS 2: use IfCondition(EqualsSubstitution("
+            "LaunchConfiguration('name'), 'value')) instead", UserWarning, stacklevel=2)
         self._name = launch_configuration_name
         self._expected = None if expected_value is None else \
             normalize_to_list_of_substitutions(expected_value)

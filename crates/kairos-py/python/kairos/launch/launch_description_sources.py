@@ -19,12 +19,21 @@ from kairos.launch._core import (
 from kairos.launch.launch_description import LaunchDescription
 
 
+class InvalidPythonLaunchFileError(InvalidLaunchFileError):
+    """A Python file that is no launch file (no ``generate_launch_description()``, or it
+    does not return a ``LaunchDescription``)."""
+
+
+class _MissingLaunchFile(InvalidLaunchFileError, FileNotFoundError):
+    """A launch file that does not exist (``FileNotFoundError``, as in ROS 2)."""
+
+
 def load_python_launch_file(path):
     """The module of a Python launch file (``import launch`` there is kairos's)."""
     from kairos import run
     run.install()
     if not os.path.isfile(path):
-        raise InvalidLaunchFileError(f"launch file {path} does not exist")
+        raise _MissingLaunchFile(f"launch file {path} does not exist")
     name = "launch_file_" + os.path.basename(path).replace(".", "_").replace("-", "_")
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -36,15 +45,20 @@ def launch_description_of(path):
     module = load_python_launch_file(path)
     generate = getattr(module, "generate_launch_description", None)
     if generate is None:
-        raise InvalidLaunchFileError(
+        raise InvalidPythonLaunchFileError(
             f"{path} has no generate_launch_description(): a Python launch file defines it "
             "and returns a LaunchDescription")
     description = generate()
     if not isinstance(description, LaunchDescription):
-        raise InvalidLaunchFileError(
+        raise InvalidPythonLaunchFileError(
             f"generate_launch_description() of {path} returned "
             f"{type(description).__name__}, not a LaunchDescription")
     return description
+
+
+#: ROS 2's names for the two steps.
+load_python_launch_file_as_module = load_python_launch_file
+get_launch_description_from_python_launch_file = launch_description_of
 
 
 class LaunchDescriptionSource:
@@ -81,7 +95,7 @@ class LaunchDescriptionSource:
 
 class PythonLaunchDescriptionSource(LaunchDescriptionSource):
     def __init__(self, launch_file_path):
-        super().__init__(location=launch_file_path, method="a Python launch file")
+        super().__init__(location=launch_file_path, method="interpreted python launch file")
 
     def get_launch_description(self, context):
         return launch_description_of(self.location_in(context))

@@ -135,23 +135,35 @@ class AnonName(Substitution):
 
 
 class PythonExpression(Substitution):
+    """The value of a Python expression, evaluated with ``python_modules`` imported
+    (``math`` by default, whose names are also there bare: ``ceil(1.6)``). An error in
+    it is the expression's own (a ``NameError`` for a module not given), as in ROS 2."""
+
     def __init__(self, expression, python_modules=("math",)):
         self.expression = normalize_to_list_of_substitutions(expression)
         self.python_modules = [normalize_to_list_of_substitutions(m) for m in python_modules]
+
+    def describe(self):
+        expression = "".join(s.describe() if not isinstance(s, TextSubstitution) else s.text
+                             for s in self.expression)
+        modules = ["".join(s.text if isinstance(s, TextSubstitution) else s.describe()
+                           for s in m) for m in self.python_modules]
+        return f"PythonExpr({expression!r}, {modules!r})"
 
     def perform(self, context):
         expression = perform_substitutions(context, self.expression)
         scope = {}
         for m in self.python_modules:
             name = perform_substitutions(context, m)
-            module = __import__(name)
-            scope[name] = module
+            scope[name] = __import__(name)
             if name == "math":
                 scope.update({k: getattr(math, k) for k in dir(math) if not k.startswith("_")})
         try:
             return str(eval(expression, scope))
         except Exception as e:
-            raise SubstitutionFailure(f"PythonExpression '{expression}': {type(e).__name__}: {e}")
+            if hasattr(e, "add_note"):
+                e.add_note(f"in PythonExpression '{expression}'")
+            raise
 
 
 class Command(Substitution):
@@ -280,20 +292,69 @@ class IfElseSubstitution(Substitution):
         return perform_substitutions(context, chosen)
 
 
+def _comparable(value):
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (str, Substitution, list, tuple)):
+        return value
+    return str(value)
+
+
+def _is_bool_text(text):
+    return text.lower() in ("true", "false", "1", "0")
+
+
+def _is_float_text(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 class EqualsSubstitution(Substitution):
+    """'true' when the two sides are equal, as ROS 2 compares them: as booleans when
+    both read as one (``true``/``false``/``1``/``0``, any case), as numbers when both
+    read as one (close enough is equal; NaN equals nothing), else as text. ``None`` is
+    empty text; a non-text value is its ``str()``."""
+
     def __init__(self, left, right):
-        self.left = normalize_to_list_of_substitutions(left)
-        self.right = normalize_to_list_of_substitutions(right)
+        self.left = normalize_to_list_of_substitutions(_comparable(left))
+        self.right = normalize_to_list_of_substitutions(_comparable(right))
+
+    def _equal(self, context):
+        left = perform_substitutions(context, self.left)
+        right = perform_substitutions(context, self.right)
+        if _is_bool_text(left) and _is_bool_text(right):
+            return (left.lower() in ("true", "1")) == (right.lower() in ("true", "1"))
+        if _is_float_text(left) and _is_float_text(right):
+            return math.isclose(float(left), float(right))
+        return left == right
 
     def perform(self, context):
-        return str(perform_substitutions(context, self.left)
-                   == perform_substitutions(context, self.right)).lower()
+        return str(self._equal(context)).lower()
 
 
 class NotEqualsSubstitution(EqualsSubstitution):
     def perform(self, context):
-        return str(perform_substitutions(context, self.left)
-                   != perform_substitutions(context, self.right)).lower()
+        return str(not self._equal(context)).lower()
+
+
+class FileContent(Substitution):
+    """The text of the file a path names."""
+
+    def __init__(self, path):
+        self.path = normalize_to_list_of_substitutions(path)
+
+    def perform(self, context):
+        path = perform_substitutions(context, self.path)
+        try:
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+        except OSError as e:
+            raise SubstitutionFailure(f"FileContent: cannot read {path}: {e}") from e
 
 
 def _expand_frontend(text, context):

@@ -10,7 +10,7 @@ stands_for_package(__name__, ("execution_complete", "include_launch_description"
 
 
 class Event:
-    name = "launch.events.Event"
+    name = "launch.Event"
 
 
 class Shutdown(Event):
