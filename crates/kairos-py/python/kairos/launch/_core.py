@@ -149,6 +149,9 @@ class EventHandler:
 
     def handle(self, event, context):
         context.extend_locals({"event": event})
+        # As ROS 2's: a handler that handles once takes itself out as it handles.
+        if self.handle_once:
+            context.unregister_event_handler(self)
         return self.entities
 
 
@@ -157,9 +160,10 @@ class LaunchContext:
     environment, the ROS namespace, global parameters and remappings, each scoped by
     groups and includes; and the launcher to ask."""
 
-    def __init__(self, driver=None, argv=None):
+    def __init__(self, driver=None, argv=None, *, noninteractive=False):
         self._driver = driver
         self.argv = list(argv or [])
+        self.noninteractive = noninteractive
         self._stack = []
         self.launch_configurations = {}
         self.environment = dict(os.environ)
@@ -259,7 +263,8 @@ class LaunchContext:
             self.event_handlers.insert(0, handler)
 
     def unregister_event_handler(self, handler):
-        self.event_handlers.remove(handler)
+        if handler in self.event_handlers:
+            self.event_handlers.remove(handler)
 
     def emit_event_sync(self, event):
         self._driver.emit(event)

@@ -24,6 +24,7 @@ import traceback
 
 from kairos.launch._core import (
     InvalidLaunchFileError, LaunchContext, SubstitutionFailure, _KAIROS_DIR, visit_all)
+from kairos.launch.event_handlers import _as_entities
 from kairos.launch.events import IncludeLaunchDescription, Shutdown
 from kairos.launch.events.process import (
     ProcessExited, ProcessStarted, ProcessStderr, ProcessStdout, SignalProcess)
@@ -150,11 +151,10 @@ class Driver:
     def dispatch(self, event):
         for handler in list(self.context.event_handlers):
             if handler.matches(event):
-                if handler.handle_once:
-                    self.context.unregister_event_handler(handler)
                 self.context._push()
                 try:
-                    visit_all(handler.handle(event, self.context), self.context)
+                    visit_all(_as_entities(handler.handle(event, self.context)),
+                              self.context)
                 finally:
                     self.context._pop()
 

@@ -17,6 +17,7 @@ from kairos.launch.events.process import ProcessExited, ProcessIO, ProcessStarte
 
 
 def _as_entities(value):
+    """What a handler gave, as a list to visit (the driver visits it)."""
     if value is None:
         return None
     if isinstance(value, LaunchDescriptionEntity):
@@ -24,12 +25,34 @@ def _as_entities(value):
     return list(value)
 
 
+def _checked_entities(value, what):
+    """``value`` (actions, or a callable) as ROS 2 takes it: a list of actions is kept as
+    a list; anything in it that is not an action is a ``TypeError``."""
+    if value is None or callable(value) or isinstance(value, LaunchDescriptionEntity):
+        return value
+    try:
+        entities = list(value)
+    except TypeError:
+        raise TypeError(f"{what} must be a callable, an action or a list of actions, "
+                        f"not {type(value).__name__}") from None
+    for entity in entities:
+        if not isinstance(entity, LaunchDescriptionEntity):
+            raise TypeError(f"{what} holds {type(entity).__name__}, not an action")
+    return entities
+
+
 class _ProcessHandler(EventHandler):
     kind = None
 
     def __init__(self, *, target_action=None, callback, **kwargs):
+        from kairos.launch.actions import ExecuteProcess
+        if target_action is not None and not callable(target_action) \
+                and not isinstance(target_action, ExecuteProcess):
+            raise TypeError(
+                "target_action must be an ExecuteProcess (a Node, ...), a callable that "
+                f"matches actions, or None, not {type(target_action).__name__}")
         self.target_action = target_action
-        self.callback = callback
+        self.callback = _checked_entities(callback, "the handler's actions")
         super().__init__(matcher=self._match, **kwargs)
 
     def _match(self, event):
@@ -44,8 +67,8 @@ class _ProcessHandler(EventHandler):
     def handle(self, event, context):
         super().handle(event, context)
         if callable(self.callback) and not isinstance(self.callback, LaunchDescriptionEntity):
-            return _as_entities(self.callback(event, context))
-        return _as_entities(self.callback)
+            return self.callback(event, context)
+        return self.callback
 
 
 class OnProcessStart(_ProcessHandler):
@@ -74,7 +97,7 @@ class OnProcessIO(_ProcessHandler):
     def handle(self, event, context):
         EventHandler.handle(self, event, context)
         callback = self.on_stdout if event.fd == 1 else self.on_stderr
-        return _as_entities(callback(event)) if callback else None
+        return callback(event) if callback else None
 
 
 class OnShutdown(EventHandler):
@@ -86,8 +109,8 @@ class OnShutdown(EventHandler):
         super().handle(event, context)
         if callable(self.on_shutdown) and not isinstance(self.on_shutdown,
                                                          LaunchDescriptionEntity):
-            return _as_entities(self.on_shutdown(event, context))
-        return _as_entities(self.on_shutdown)
+            return self.on_shutdown(event, context)
+        return self.on_shutdown
 
 
 class OnExecutionComplete(EventHandler):
