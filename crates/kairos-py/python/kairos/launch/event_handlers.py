@@ -113,6 +113,19 @@ class OnShutdown(EventHandler):
         return self.on_shutdown
 
 
+class OnIncludeLaunchDescription(EventHandler):
+    """Launches the description of each ``IncludeLaunchDescription`` event (what ROS 2's
+    launch service registers for every launch; the driver does it itself)."""
+
+    def __init__(self, **kwargs):
+        from kairos.launch.events import IncludeLaunchDescription
+        super().__init__(matcher=lambda e: isinstance(e, IncludeLaunchDescription), **kwargs)
+
+    def handle(self, event, context):
+        super().handle(event, context)
+        return event.launch_description
+
+
 class OnExecutionComplete(EventHandler):
     def __init__(self, *, target_action=None, on_completion, **kwargs):
         raise NotImplementedError(

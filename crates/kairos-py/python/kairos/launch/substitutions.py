@@ -13,6 +13,8 @@ stands_for_package(__name__, (
 
 import math
 import os
+import re
+import socket
 import shlex
 import shutil
 import subprocess
@@ -130,7 +132,10 @@ class AnonName(Substitution):
     def perform(self, context):
         name = perform_substitutions(context, self.name)
         if name not in context.anon_names:
-            context.anon_names[name] = f"{name}_{uuid.uuid4().hex[:12]}"
+            # As ROS 2 makes one: the name, the host, the process and a random number.
+            host = re.sub(r"[^A-Za-z0-9_]", "_", socket.gethostname())
+            context.anon_names[name] = \
+                f"{name}_{host}_{os.getpid()}_{uuid.uuid4().int % (1 << 63)}"
         return context.anon_names[name]
 
 
@@ -188,17 +193,19 @@ class Command(Substitution):
             result = subprocess.run(words, capture_output=True, text=True,
                                     timeout=COMMAND_TIMEOUT, env=context.environment)
         except FileNotFoundError as e:
-            raise SubstitutionFailure(f"Command '{line}': {e}")
+            raise SubstitutionFailure(f"file not found: Command '{line}': {e}")
         except subprocess.TimeoutExpired:
             raise SubstitutionFailure(
                 f"Command '{line}' did not finish within {COMMAND_TIMEOUT:.0f} s")
         if result.returncode != 0:
             raise SubstitutionFailure(
-                f"Command '{line}' exited with {result.returncode}: {result.stderr.strip()}")
+                f"executed command failed. Command: {line} (exit code {result.returncode}): "
+                f"{result.stderr.strip()}")
         if result.stderr.strip():
             if on_stderr == "fail":
                 raise SubstitutionFailure(
-                    f"Command '{line}' wrote to stderr: {result.stderr.strip()}")
+                    f"executed command showed stderr output. Command: {line}\n"
+                    f"Captured stderr output: {result.stderr.strip()}")
             if on_stderr in ("warn", "capture"):
                 if on_stderr == "capture":
                     return result.stdout + result.stderr
@@ -246,12 +253,15 @@ class AndSubstitution(Substitution):
         self.right = normalize_to_list_of_substitutions(right)
 
     def perform(self, context):
-        return str(_bool(context, self.left) and _bool(context, self.right)).lower()
+        # Both sides are read (and must be booleans) whatever the first one says.
+        left, right = _bool(context, self.left), _bool(context, self.right)
+        return str(left and right).lower()
 
 
 class OrSubstitution(AndSubstitution):
     def perform(self, context):
-        return str(_bool(context, self.left) or _bool(context, self.right)).lower()
+        left, right = _bool(context, self.left), _bool(context, self.right)
+        return str(left or right).lower()
 
 
 class AnySubstitution(Substitution):
@@ -354,7 +364,7 @@ class FileContent(Substitution):
             with open(path, encoding="utf-8") as f:
                 return f.read()
         except OSError as e:
-            raise SubstitutionFailure(f"FileContent: cannot read {path}: {e}") from e
+            raise SubstitutionFailure(f"File not found: {path} ({e.strerror})") from e
 
 
 def _expand_frontend(text, context):

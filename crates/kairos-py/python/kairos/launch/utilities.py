@@ -13,6 +13,12 @@ from kairos.launch._core import (  # noqa: F401
     normalize_to_list_of_substitutions, perform_substitutions)
 
 
+def isclassinstance(obj):
+    """Whether ``obj`` is an instance of a class (not a class or a module)."""
+    return hasattr(obj, "__class__") and not isinstance(obj, type) and \
+        type(obj).__name__ != "module"
+
+
 def is_a(obj, entity_type):
     return isinstance(obj, entity_type)
 
