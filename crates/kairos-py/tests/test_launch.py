@@ -338,3 +338,31 @@ def test_a_launch_service_without_the_kairos_binary_says_what_to_install(monkeyp
     ls = launch.LaunchService()
     with pytest.raises(RuntimeError, match="no kairos binary was found"):
         ls.run()
+
+
+def test_type_utils_read_text_as_ros_2_does():
+    run.install()
+    from typing import List
+
+    from launch.utilities.type_utils import (
+        coerce_list, coerce_to_type, get_typed_value, is_instance_of)
+    # YAML's rules when no type is asked for; a list holds one type.
+    assert coerce_to_type("on") is True and coerce_to_type("'1'") == "1"
+    assert coerce_to_type(".3") == 0.3 and coerce_to_type("[asd, bsd]") == ["asd", "bsd"]
+    assert coerce_to_type("[asd, 2.0]", can_be_str=True) == ["asd", 2.0]
+    for bad in ("[1, 2.0]", "{1}", "''1''"):
+        with pytest.raises(ValueError):
+            coerce_to_type(bad)
+    # A type asked for.
+    assert coerce_to_type("'1'", data_type=str) == "'1'"
+    assert coerce_to_type("0", data_type=bool) is False
+    with pytest.raises(ValueError):
+        coerce_to_type("1000.5", data_type=int)
+    assert coerce_list(["asd", "1000"], int, can_be_str=True) == ["asd", 1000]
+    with pytest.raises(ValueError):
+        coerce_list(["1.", "1000"])
+    with pytest.raises(TypeError):
+        get_typed_value(["1", "2"], int)
+    assert is_instance_of(["1", 2], List[int], can_be_str=True)
+    with pytest.raises(ValueError):
+        is_instance_of([1], List)

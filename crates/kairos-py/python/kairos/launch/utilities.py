@@ -11,6 +11,11 @@ stands_for_package(__name__, (
 
 from kairos.launch._core import (  # noqa: F401
     normalize_to_list_of_substitutions, perform_substitutions)
+# launch.utilities.type_utils (see kairos.launch._type_utils).
+from kairos.launch._type_utils import (  # noqa: F401
+    coerce_list, coerce_to_type, extract_type, get_typed_value, is_instance_of,
+    is_instance_of_valid_type, is_normalized_substitution, is_substitution, is_typing_list,
+    is_valid_scalar_type, normalize_typed_substitution, perform_typed_substitution)
 
 
 def isclassinstance(obj):
