@@ -84,28 +84,29 @@ pub struct LaunchTestArgs {
 
 /// `kairos launch-test FILE [name:=value ...]`: see `kairos_launch::launch_test`.
 pub fn run_test(args: LaunchTestArgs) -> anyhow::Result<ExitCode> {
-    let (file, launch_args) = file_and_arguments(&args.file, &args.args)?;
+    // A bad option is said before anything else is looked at.
+    let launch = supervise_options(
+        args.sigterm_timeout,
+        args.sigkill_timeout,
+        None,
+        args.log_dir.clone(),
+    )?;
     let timeout = args
         .timeout
         .map(|t| kairos_tools::seconds("--timeout", t))
         .transpose()?;
+    let post_shutdown_timeout =
+        kairos_tools::seconds("--post-shutdown-timeout", args.post_shutdown_timeout)?;
+    let (file, launch_args) = file_and_arguments(&args.file, &args.args)?;
     let _router = if args.no_router {
         None
     } else {
         ensure_router()?
     };
     let options = kairos_launch::launch_test::TestOptions {
-        launch: supervise_options(
-            args.sigterm_timeout,
-            args.sigkill_timeout,
-            None,
-            args.log_dir.clone(),
-        )?,
+        launch,
         timeout,
-        post_shutdown_timeout: kairos_tools::seconds(
-            "--post-shutdown-timeout",
-            args.post_shutdown_timeout,
-        )?,
+        post_shutdown_timeout,
         evaluation_timeout: EVALUATION_TIMEOUT,
         junit_xml: args.junit_xml.clone(),
         python: PathBuf::from("python3"),
@@ -159,6 +160,13 @@ fn process_env() -> Vec<(String, String)> {
 }
 
 pub fn run(args: LaunchArgs) -> anyhow::Result<ExitCode> {
+    // A bad option is said before anything else is looked at.
+    let options = supervise_options(
+        args.sigterm_timeout,
+        args.sigkill_timeout,
+        args.trace.clone(),
+        args.log_dir.clone(),
+    )?;
     if let Some(notices) = &args.serve_driver {
         let notices = std::fs::OpenOptions::new()
             .write(true)
@@ -177,12 +185,6 @@ pub fn run(args: LaunchArgs) -> anyhow::Result<ExitCode> {
         } else {
             ensure_router()?
         };
-        let options = supervise_options(
-            args.sigterm_timeout,
-            args.sigkill_timeout,
-            args.trace.clone(),
-            args.log_dir.clone(),
-        )?;
         return Ok(ExitCode::from(supervise::run_driven(
             driver, first, &options,
         )));
@@ -263,12 +265,6 @@ pub fn run(args: LaunchArgs) -> anyhow::Result<ExitCode> {
     } else {
         ensure_router()?
     };
-    let options = supervise_options(
-        args.sigterm_timeout,
-        args.sigkill_timeout,
-        args.trace.clone(),
-        args.log_dir.clone(),
-    )?;
     let status = match driven {
         Some((driver, first)) => supervise::run_driven(driver, first, &options),
         None => supervise::run(processes, &options),

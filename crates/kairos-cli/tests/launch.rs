@@ -997,7 +997,13 @@ def generate_launch_description():
             launch(
                 None,
                 &file,
-                &["--no-router", "--sigterm-timeout", "1", "--sigkill-timeout", "1"],
+                &[
+                    "--no-router",
+                    "--sigterm-timeout",
+                    "1",
+                    "--sigkill-timeout",
+                    "1",
+                ],
             )
             .env("PYTHONPATH", zenoh_support::kairos_python_path()),
         ),
@@ -1005,7 +1011,10 @@ def generate_launch_description():
     );
     let took = started.elapsed();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("(asked): stopping every process"), "{stdout}");
+    assert!(
+        stdout.contains("(asked): stopping every process"),
+        "{stdout}"
+    );
     assert!(!stdout.contains("an hour later"), "{stdout}");
     assert!(
         took < LIMIT,

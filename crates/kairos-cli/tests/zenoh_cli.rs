@@ -206,6 +206,10 @@ fn bad_seconds_and_rates_are_refused_naming_the_flag() {
             vec!["launch", "x.yaml", "--sigterm-timeout=-1"],
         ),
         (
+            "--post-shutdown-timeout",
+            vec!["launch-test", "x.py", "--post-shutdown-timeout=-1"],
+        ),
+        (
             "--max-bag-duration",
             vec!["bag", "record", "-a", "--max-bag-duration=nan"],
         ),

@@ -5,7 +5,9 @@
 //! implementation of ROS 2's `launch` and `launch_ros` Python APIs and asks the
 //! supervisor for what it needs, one JSON object per line on its standard output
 //! ([`Request`]); the supervisor tells it what happened, one JSON object per line on its
-//! standard input ([`Notice`]).
+//! standard input ([`Notice`]). A launch run from Python code (ROS 2's `LaunchService`)
+//! turns it round: the Python process is the driver and started this launcher
+//! ([`Driver::serve`]); the protocol and the promises are the same.
 //!
 //! What this promises:
 //! - The supervisor owns the processes, their signals and the stop; the driver only

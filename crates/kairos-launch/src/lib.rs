@@ -16,6 +16,9 @@
 //! - [`supervise`]: starting, watching and stopping the processes, with the stop report;
 //! - [`driver`]: a Python launch file's driver process, which asks the supervisor to start
 //!   processes and hears what they did (its event handlers), never able to delay a stop;
+//!   or the Python process that started the launcher (ROS 2's `LaunchService`);
+//! - [`launch_test`]: launch tests (`kairos launch-test`, ROS 2's `launch_test`), the
+//!   driver running the tests during and after the launch, every run bounded;
 //! - [`router`]: the Zenoh router the processes meet at, started when none answers;
 //! - [`process`]: children killed when dropped, signals, bounded waits for their lines
 //!   (the multi-process demos use them too);
