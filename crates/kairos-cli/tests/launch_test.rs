@@ -52,14 +52,12 @@ import launch_testing.actions
 import launch_testing.asserts
 
 COUNTER = """
-import sys, time
+import threading
 print('Starting Up', flush=True)
-n = 0
+for n in range(5):
+    print('Loop', n, flush=True)
 try:
-    while True:
-        print('Loop', n, flush=True)
-        n += 1
-        time.sleep(0.2)
+    threading.Event().wait()  # until the launch's SIGINT
 except KeyboardInterrupt:
     pass
 print('Shutting Down', flush=True)
