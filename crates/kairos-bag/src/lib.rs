@@ -20,6 +20,7 @@
 //!   through kairos's Zenoh transport, losses counted.
 //! - `play` (feature `zenoh`): `Player`, playing a bag back to a running system through
 //!   kairos's Zenoh transport at its recorded pace, never early, lateness measured.
+//! - `services` (feature `zenoh`): rosbag2's control services of a player and a recorder.
 //!
 //! ```no_run
 //! let bag = kairos_bag::Bag::open("my_bag")?;
@@ -48,6 +49,8 @@ pub mod reader;
 #[cfg(feature = "zenoh")]
 pub mod record;
 pub mod schema;
+#[cfg(feature = "zenoh")]
+pub mod services;
 mod sqlite;
 mod sqlite_writer;
 pub mod writer;

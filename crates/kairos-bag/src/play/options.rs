@@ -320,4 +320,81 @@ impl PlayReport {
     pub fn total_sent(&self) -> u64 {
         self.sent.values().sum()
     }
+
+    /// What `kairos bag play` prints at the end, one line each: the messages sent per
+    /// topic, the service calls sent again, `/clock`, and how late the sends were (or,
+    /// in lock-step, what the replay waited for).
+    pub fn describe(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .sent
+            .iter()
+            .map(|(topic, sent)| format!("{topic}: {sent} sent"))
+            .collect();
+        for (service, calls) in &self.services {
+            lines.push(format!(
+                "service {service}: {} request(s) sent, {} answered, {} failed, {} recorded without their request",
+                calls.sent, calls.answered, calls.failed, calls.without_request
+            ));
+        }
+        if self.clock_published > 0 {
+            lines.push(format!("/clock: {} sent", self.clock_published));
+        }
+        let stopped = if self.stopped { " (stopped)" } else { "" };
+        if let Some(lockstep) = &self.lockstep {
+            let elapsed = lockstep.elapsed.as_secs_f64();
+            let span = lockstep.bag_span.as_secs_f64();
+            lines.push(format!(
+                "lock-step: {} message(s){stopped} in {elapsed:.3} s for {span:.3} s of bag time ({:.1}x real time); {} settle waits, {} rounds, {} ran out",
+                self.total_sent(),
+                span / elapsed.max(1e-9),
+                lockstep.waits,
+                lockstep.rounds,
+                lockstep.unsettled
+            ));
+            return lines;
+        }
+        let l = self.lateness();
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        lines.push(format!(
+            "{} message(s) sent{stopped}; send time - planned time: p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms ({} later than 10 ms)",
+            self.total_sent(),
+            ms(l.p50),
+            ms(l.p99),
+            ms(l.max),
+            self.late
+        ));
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_says_what_was_sent_and_how_late() {
+        let mut report = PlayReport::default();
+        report.sent.insert("/a".into(), 2);
+        report.sent.insert("/b".into(), 1);
+        report.lateness_ns = vec![1_000_000, 2_000_000, 3_000_000];
+        report.lateness_max_ns = 3_000_000;
+        report.clock_published = 5;
+        let lines = report.describe();
+        assert_eq!(lines[..3], ["/a: 2 sent", "/b: 1 sent", "/clock: 5 sent"]);
+        assert!(
+            lines[3].starts_with("3 message(s) sent; send time - planned time: p50 2.000 ms"),
+            "{lines:?}"
+        );
+        assert!(
+            lines[3].ends_with("max 3.000 ms (0 later than 10 ms)"),
+            "{lines:?}"
+        );
+        report.stopped = true;
+        report.lockstep = Some(LockstepReport::default());
+        let last = report.describe().pop().unwrap();
+        assert!(
+            last.starts_with("lock-step: 3 message(s) (stopped) in 0.000 s"),
+            "{last}"
+        );
+    }
 }

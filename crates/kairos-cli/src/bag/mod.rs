@@ -14,12 +14,7 @@
 //! what kairos reads; nothing is printed as if the bag were whole.
 
 mod play;
-mod player_control;
 mod record;
-mod recorder_control;
-mod services;
-
-use services::ControlServices;
 
 use anyhow::Context;
 use clap::builder::TypedValueParser;

@@ -8,7 +8,7 @@
 //!
 //! The player is the node `rosbag2_player`, as rosbag2's, and serves its control services
 //! (`/rosbag2_player/pause`, `play_next`, `burst`, `seek`, `set_rate`, ...; see
-//! [`super::player_control`]).
+//! [`kairos_bag::services::player`]).
 
 use anyhow::Context;
 use clap::Args;
@@ -217,7 +217,7 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
     std::thread::spawn(move || spinner.spin());
     let player = Player::start(transport.clone(), node.clone(), &args.bag, options)
         .with_context(|| format!("playing {}", args.bag.display()))?;
-    let services = super::player_control::serve(&node, &player.control())
+    let services = kairos_bag::services::player::serve(&node, &player.control())
         .context("cannot serve the player's control services")?;
     // rosbag2's line, which tools wait for to know that playing started.
     node.logger().info(format!(
@@ -302,41 +302,7 @@ fn print_report(report: &PlayReport) {
     for topic in &report.without_subscribers {
         eprintln!("kairos bag play: {topic}: no subscription appeared; played all the same");
     }
-    for (topic, sent) in &report.sent {
-        println!("kairos bag play: {topic}: {sent} sent");
+    for line in report.describe() {
+        println!("kairos bag play: {line}");
     }
-    for (service, calls) in &report.services {
-        println!(
-            "kairos bag play: service {service}: {} request(s) sent, {} answered, {} failed, {} recorded without their request",
-            calls.sent, calls.answered, calls.failed, calls.without_request
-        );
-    }
-    if report.clock_published > 0 {
-        println!("kairos bag play: /clock: {} sent", report.clock_published);
-    }
-    if let Some(lockstep) = &report.lockstep {
-        let speed = lockstep.bag_span.as_secs_f64() / lockstep.elapsed.as_secs_f64().max(1e-9);
-        println!(
-            "kairos bag play: lock-step: {} message(s){} in {:.3} s for {:.3} s of bag time ({speed:.1}x real time); {} settle waits, {} rounds, {} ran out",
-            report.total_sent(),
-            if report.stopped { " (stopped)" } else { "" },
-            lockstep.elapsed.as_secs_f64(),
-            lockstep.bag_span.as_secs_f64(),
-            lockstep.waits,
-            lockstep.rounds,
-            lockstep.unsettled
-        );
-        return;
-    }
-    let l = report.lateness();
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    println!(
-        "kairos bag play: {} message(s) sent{}; send time - planned time: p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms ({} later than 10 ms)",
-        report.total_sent(),
-        if report.stopped { " (stopped)" } else { "" },
-        ms(l.p50),
-        ms(l.p99),
-        ms(l.max),
-        report.late
-    );
 }

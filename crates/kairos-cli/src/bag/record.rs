@@ -202,7 +202,7 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
         start_paused: args.start_paused,
         snapshot_mode: args.snapshot_mode,
         on_split: Some(
-            super::recorder_control::split_events(&node)
+            kairos_bag::services::recorder::split_events(&node)
                 .context("cannot publish the split events")?,
         ),
     };
@@ -215,8 +215,9 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     std::thread::spawn(move || spinner.spin());
     let recorder = Recorder::start(transport.clone(), node.clone(), clock, &output, options)
         .with_context(|| format!("cannot record into {}", output.display()))?;
-    let _services = super::recorder_control::serve(&node, &recorder.control(), args.snapshot_mode)
-        .context("cannot serve the recorder's control services")?;
+    let _services =
+        kairos_bag::services::recorder::serve(&node, &recorder.control(), args.snapshot_mode)
+            .context("cannot serve the recorder's control services")?;
     if args.snapshot_mode {
         eprintln!(
             "kairos bag record: snapshot mode: call {}/snapshot to write the latest messages",

@@ -3,14 +3,14 @@
 //! `rosbag2_interfaces`' types, and its split events on `events/write_split`: so `ros2
 //! service call /rosbag2_recorder/split_bagfile rosbag2_interfaces/srv/SplitBagfile` and a
 //! tool that waits for `WriteSplitEvent`s work on `kairos bag record`. Each answers
-//! through a [`RecorderControl`] (see `kairos_bag::record` for what each promises).
+//! through a [`RecorderControl`] (see [`crate::record`] for what each promises).
 //!
 //! `~/snapshot` is served in snapshot mode only (`--snapshot-mode`), as rosbag2 serves it.
 
 use super::ControlServices;
+use crate::FileSplit;
+use crate::record::{RecorderControl, SplitHook};
 use kairos::graph::{GraphError, Node, Publisher, Qos};
-use kairos_bag::FileSplit;
-use kairos_bag::record::{RecorderControl, SplitHook};
 use kairos_msgs::rosbag2_interfaces::msg::WriteSplitEvent;
 use kairos_msgs::rosbag2_interfaces::srv::*;
 use std::sync::Arc;

@@ -3,15 +3,15 @@
 //! `rosbag2_interfaces`' types: so `ros2 service call /rosbag2_player/pause
 //! rosbag2_interfaces/srv/Pause` works on `kairos bag play`, from a ROS 2 process on
 //! rmw_zenoh or a kairos one. Each answers through [`PlayerControl`] (see
-//! `kairos_bag::play` for what each promises).
+//! [`crate::play`] for what each promises).
 //!
 //! `~/play` answers `false` while the bag plays (paused included), as rosbag2's does
 //! ("Trying to play() while in playback"); `kairos bag play` ends when the bag has been
 //! played, so there is no idle player for it to start.
 
 use super::ControlServices;
+use crate::play::PlayerControl;
 use kairos::graph::{GraphError, Node};
-use kairos_bag::play::PlayerControl;
 use kairos_msgs::builtin_interfaces::msg::Time as RosTime;
 use kairos_msgs::rosbag2_interfaces::srv::*;
 
