@@ -3,11 +3,11 @@
 //! `--print`, the router and the log folder); reading, supervising, stopping and running
 //! launch tests are the library's.
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 use kairos_launch::driver::{Driver, Request};
 use kairos_launch::package::PackageIndex;
 use kairos_launch::router::ensure_router;
-use kairos_launch::{description, supervise};
+use kairos_launch::{description, invocation, supervise};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -116,23 +116,6 @@ pub fn run_test(args: LaunchTestArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(status))
 }
 
-/// The launch file and its `name:=value` arguments, from `FILE args...` or `PKG FILE
-/// args...`.
-fn file_and_arguments(
-    first: &Path,
-    args: &[String],
-) -> anyhow::Result<(PathBuf, Vec<(String, String)>)> {
-    let (file, rest) = launch_file(first, args)?;
-    let mut launch_args = Vec::new();
-    for arg in rest {
-        let Some((name, value)) = arg.split_once(":=") else {
-            bail!("launch argument '{arg}': write name:=value");
-        };
-        launch_args.push((name.to_owned(), value.to_owned()));
-    }
-    Ok((file, launch_args))
-}
-
 /// How a launch stops and where its processes write, from the command line's options.
 fn supervise_options(
     sigterm_timeout: f64,
@@ -144,7 +127,7 @@ fn supervise_options(
         sigterm_timeout: kairos_tools::seconds("--sigterm-timeout", sigterm_timeout)?,
         sigkill_timeout: kairos_tools::seconds("--sigkill-timeout", sigkill_timeout)?,
         trace,
-        log_dir: log_dir.unwrap_or_else(default_log_dir),
+        log_dir: log_dir.unwrap_or_else(invocation::default_log_dir),
         env: process_env(),
         deadline: None,
     })
@@ -217,24 +200,7 @@ pub fn run(args: LaunchArgs) -> anyhow::Result<ExitCode> {
     };
     if args.print_json {
         for p in &processes {
-            let name = p
-                .label
-                .rsplit_once('-')
-                .map_or(p.label.as_str(), |(b, _)| b);
-            let output = match p.output {
-                description::Output::Screen => "screen",
-                description::Output::Log => "log",
-                description::Output::Both => "both",
-            };
-            println!(
-                "{}",
-                serde_json::json!({
-                    "name": name, "program": p.program, "args": p.args, "env": p.env,
-                    "cwd": p.cwd, "output": output, "respawn": p.respawn,
-                    "respawn_delay": p.respawn_delay.as_secs_f64(), "required": p.required,
-                    "origin": p.origin,
-                })
-            );
+            println!("{}", invocation::process_json(p));
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -272,32 +238,14 @@ pub fn run(args: LaunchArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(status))
 }
 
-/// The launch file and the launch arguments: `FILE args...`, or `PKG FILE args...` when
-/// `FILE` is not a file and a name follows it.
-fn launch_file<'a>(first: &Path, rest: &'a [String]) -> anyhow::Result<(PathBuf, &'a [String])> {
-    if first.exists() {
-        return Ok((first.to_path_buf(), rest));
-    }
-    let package = first.to_string_lossy();
-    match rest.split_first() {
-        Some((name, rest)) if !name.contains(":=") && !package.contains('/') => {
-            let file = PackageIndex::from_env()
-                .find_file(&package, name)
-                .with_context(|| format!("kairos launch {package} {name}"))?;
-            Ok((file, rest))
-        }
-        _ => bail!(
-            "{}: no such launch file (to launch a package's file, write `kairos launch PKG FILE`)",
-            first.display()
-        ),
-    }
-}
-
-fn default_log_dir() -> PathBuf {
-    let base = std::env::var_os("ROS_LOG_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("ROS_HOME").map(|h| PathBuf::from(h).join("log")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".ros").join("log")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join(format!("kairos-launch-{}", std::process::id()))
+/// The launch file and its arguments (`FILE args...` or `PKG FILE args...`).
+fn file_and_arguments(
+    first: &Path,
+    args: &[String],
+) -> anyhow::Result<(PathBuf, Vec<(String, String)>)> {
+    Ok(invocation::file_and_arguments(
+        first,
+        args,
+        &PackageIndex::from_env(),
+    )?)
 }

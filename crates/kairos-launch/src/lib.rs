@@ -19,6 +19,8 @@
 //!   or the Python process that started the launcher (ROS 2's `LaunchService`);
 //! - [`launch_test`]: launch tests (`kairos launch-test`, ROS 2's `launch_test`), the
 //!   driver running the tests during and after the launch, every run bounded;
+//! - [`invocation`]: what a command line names: the file (or `PKG FILE`), its
+//!   `name:=value` arguments, the default log folder;
 //! - [`router`]: the Zenoh router the processes meet at, started when none answers;
 //! - [`process`]: children killed when dropped, signals, bounded waits for their lines
 //!   (the multi-process demos use them too);
@@ -36,6 +38,7 @@
 mod composition;
 pub mod description;
 pub mod driver;
+pub mod invocation;
 pub mod launch_test;
 pub use kairos_ament as package;
 pub mod process;
