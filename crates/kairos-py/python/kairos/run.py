@@ -22,7 +22,8 @@ from kairos._layout import stands_for
 
 #: Python packages of ROS 2 that kairos has under the same name: helpers, the launch API
 #: (``kairos launch FILE.launch.py``) and the package index.
-_HELPERS = ("sensor_msgs_py", "launch", "launch_ros", "launch_testing", "ament_index_python",
+_HELPERS = ("sensor_msgs_py", "launch", "launch_ros", "launch_testing", "launch_xml",
+            "launch_yaml", "ament_index_python",
             "tf2_py", "tf2_ros", "tf2_geometry_msgs", "rosbag2_py", "rosidl_runtime_py")
 
 

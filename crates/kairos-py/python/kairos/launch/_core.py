@@ -135,6 +135,24 @@ class Action(LaunchDescriptionEntity):
     def describe(self):
         return f"{type(self).__name__}"
 
+    @staticmethod
+    def parse(entity, parser):
+        """``(Action, kwargs)`` of a frontend entity's ``if`` or ``unless``; each action's
+        own ``parse`` adds its attributes (see ``kairos.launch.frontend``)."""
+        from kairos.launch.conditions import IfCondition, UnlessCondition
+        when = entity.get_attr("if", optional=True)
+        unless = entity.get_attr("unless", optional=True)
+        if when is not None and unless is not None:
+            raise RuntimeError("if and unless conditions can't be used simultaneously")
+        kwargs = {}
+        if when is not None:
+            kwargs["condition"] = IfCondition(
+                predicate_expression=parser.parse_substitution(when))
+        if unless is not None:
+            kwargs["condition"] = UnlessCondition(
+                predicate_expression=parser.parse_substitution(unless))
+        return Action, kwargs
+
 
 class EventHandler:
     """Actions, or a callable, run when a matching event happens."""

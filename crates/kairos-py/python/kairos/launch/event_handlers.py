@@ -45,11 +45,12 @@ class _ProcessHandler(EventHandler):
     kind = None
 
     def __init__(self, *, target_action=None, callback, **kwargs):
-        from kairos.launch.actions import ExecuteProcess
+        from kairos.launch.actions import ExecuteLocal
         if target_action is not None and not callable(target_action) \
-                and not isinstance(target_action, ExecuteProcess):
+                and not isinstance(target_action, ExecuteLocal):
             raise TypeError(
-                "target_action must be an ExecuteProcess (a Node, ...), a callable that "
+                "target_action must be an ExecuteLocal (an ExecuteProcess, a Node, ...), a "
+                "callable that "
                 f"matches actions, or None, not {type(target_action).__name__}")
         self.target_action = target_action
         self.callback = _checked_entities(callback, "the handler's actions")

@@ -367,22 +367,55 @@ class FileContent(Substitution):
             raise SubstitutionFailure(f"File not found: {path} ({e.strerror})") from e
 
 
-def _expand_frontend(text, context):
-    """``$(var NAME)``, ``$(env NAME [DEFAULT])`` and ``$(find-pkg-share PKG)`` in a
-    parameter file read with ``allow_substs=True``."""
-    import re
 
-    def one(match):
-        words = match.group(1).split()
-        kind, args = words[0], words[1:]
-        if kind == "var" and len(args) == 1:
-            return LaunchConfiguration(args[0]).perform(context)
-        if kind in ("env", "optenv") and args:
-            default = " ".join(args[1:]) if len(args) > 1 or kind == "optenv" else None
-            return EnvironmentVariable(args[0], default_value=default).perform(context)
-        if kind == "find-pkg-share" and len(args) == 1:
-            from kairos.launch_ros.substitutions import FindPackageShare
-            return FindPackageShare(args[0]).perform(context)
-        raise SubstitutionFailure(f"$({match.group(1)}) is not supported in parameter files")
+def _expose_to_frontends():
+    """``$(name args...)`` of XML and YAML launch files: which substitution each name
+    makes and from how many arguments (each argument a list of substitutions)."""
+    from kairos.launch.frontend.expose import expose_substitution
 
-    return re.sub(r"\$\(([^()]*)\)", one, text)
+    def one(name, make, least, most=None):
+        most = least if most is None else most
+
+        def parse(data):
+            if not least <= len(data) <= most:
+                count = str(least) if least == most else f"{least} to {most}"
+                raise TypeError(f"{name} substitution expects {count} argument(s), "
+                                f"got {len(data)}")
+            return make(*data)
+        expose_substitution(name)(parse)
+
+    def modules(data):
+        """``"math, sys"`` as module names."""
+        text = "".join(sub.perform(None) for sub in data)
+        return [m.strip() for m in text.split(",") if m.strip()]
+
+    one("var", lambda name, default=None: (LaunchConfiguration, dict(
+        variable_name=name, **({} if default is None else {"default": default}))), 1, 2)
+    one("env", lambda name, default=None: (EnvironmentVariable, dict(
+        name=name, **({} if default is None else {"default_value": default}))), 1, 2)
+    # Not ROS 2's (ROS 1's, which kairos's XML and YAML reader also reads): empty when unset.
+    one("optenv", lambda name, default="": (EnvironmentVariable, dict(
+        name=name, default_value=default)), 1, 2)
+    one("eval", lambda expression, mods=None: (PythonExpression, dict(
+        expression=expression,
+        **({} if mods is None else {"python_modules": modules(mods)}))), 1, 2)
+    one("command", lambda command, on_stderr=None: (Command, dict(
+        command=command, **({} if on_stderr is None else {"on_stderr": on_stderr}))), 1, 2)
+    one("find-exec", lambda name: (FindExecutable, {"name": name}), 1)
+    one("anon", lambda name: (AnonName, {"name": name}), 1)
+    one("dirname", lambda: (ThisLaunchFileDir, {}), 0)
+    one("filename", lambda: (ThisLaunchFile, {}), 0)
+    one("file-content", lambda path: (FileContent, {"path": path}), 1)
+    one("not", lambda value: (NotSubstitution, {"value": value}), 1)
+    one("and", lambda left, right: (AndSubstitution, {"left": left, "right": right}), 2)
+    one("or", lambda left, right: (OrSubstitution, {"left": left, "right": right}), 2)
+    one("equals", lambda left, right: (EqualsSubstitution, {"left": left, "right": right}), 2)
+    one("not-equals",
+        lambda left, right: (NotEqualsSubstitution, {"left": left, "right": right}), 2)
+    one("if", lambda condition, if_value, else_value="": (IfElseSubstitution, dict(
+        condition=condition, if_value=if_value, else_value=else_value)), 2, 3)
+    expose_substitution("any")(lambda data: (lambda: AnySubstitution(*data), {}))
+    expose_substitution("all")(lambda data: (lambda: AllSubstitution(*data), {}))
+
+
+_expose_to_frontends()

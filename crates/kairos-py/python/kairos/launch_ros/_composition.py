@@ -8,8 +8,7 @@ import os
 import sys
 
 from kairos.launch._core import Action, InvalidLaunchFileError, perform_text
-from kairos.launch.actions import GroupAction
-from kairos.launch_ros.actions import Node, evaluate_parameters, join_namespace
+from kairos.launch_ros.actions import Node, join_namespace, parameter_entries
 from kairos.launch_ros.parameter_descriptions import ParameterValue
 
 #: rclcpp_components' containers, which kairos runs as its own Python container.
@@ -67,7 +66,7 @@ def load_request_fields(context, description):
         scoped.get("ros_namespace") or "",
         perform_text(context, description.node_namespace) or "")
     parameters, files = {}, []
-    for entry in evaluate_parameters(
+    for entry in parameter_entries(
             context, list(scoped.get("global_params") or [])
             + list(description.parameters or [])):
         if entry[0] == "file":
@@ -151,8 +150,3 @@ class LoadComposableNodes(Action):
             env=dict(context._extra_env), cwd=None, output="screen", respawn=False,
             respawn_delay=0.0, required=False)
         return None
-
-
-__all__ = ["get_composable_node_load_request", "Node", "LifecycleNode", "PushRosNamespace", "PushROSNamespace", "SetParameter",
-           "SetParametersFromFile", "SetRemap", "SetROSLogDir", "ComposableNodeContainer",
-           "LoadComposableNodes", "GroupAction"]

@@ -15,12 +15,17 @@ stands_for_package(__name__, (
 
 import json
 import os
+import pathlib
 import sys
+from typing import List
 
 from kairos.launch._core import (
-    Action, InvalidLaunchFileError, normalize_to_list_of_substitutions,
+    Action, InvalidLaunchFileError, Substitution, normalize_to_list_of_substitutions,
     perform_substitutions, perform_text)
 from kairos.launch.actions import ExecuteProcess
+from kairos.launch.frontend.entity import Entity
+from kairos.launch.frontend.expose import expose_action
+from kairos.launch_ros._parameters import evaluate_parameters, normalize_parameters
 from kairos.launch_ros.parameter_descriptions import Parameter, ParameterFile, ParameterValue
 from kairos.launch_ros.substitutions import executable_in_package
 
@@ -61,56 +66,38 @@ def _yaml_value(value):
     return str(value)
 
 
-def _flatten(prefix, value, out):
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
-    else:
-        out.append((prefix, value))
-
-
-def evaluate_parameters(context, parameters):
-    """A node's ``parameters=[...]``, substitutions performed: ``("file", path)`` and
-    ``("value", name, value)`` entries, in order (later ones win)."""
-    from kairos.launch._core import Substitution
+def parameter_entries(context, parameters):
+    """A node's parameters, substitutions performed, as ROS 2 reads them (see
+    ``_parameters``): ``("file", path)`` and ``("value", name, value)`` entries, in order
+    (later ones win). Global parameters (``SetParameter``) come as ``(name, value)``
+    pairs, evaluated already."""
     out = []
     for entry in parameters or []:
-        if isinstance(entry, ParameterFile):
-            out.append(("file", entry.evaluate(context)))
-        elif isinstance(entry, (str, Substitution, os.PathLike)) or (
-                isinstance(entry, list) and entry):
-            out.append(("file", perform_text(context, entry)))
-        elif isinstance(entry, dict):
-            for key, value in entry.items():
-                name = perform_text(context, key) if not isinstance(key, str) else key
-                if isinstance(value, ParameterValue):
-                    value = value.evaluate(context)
-                elif isinstance(value, (Substitution,)) or (
-                        isinstance(value, list) and value
-                        and any(isinstance(v, Substitution) for v in value)):
-                    value = ParameterValue(value).evaluate(context)
-                flat = []
-                _flatten(name, value, flat)
-                out.extend(("value", n, v) for n, v in flat)
-        elif isinstance(entry, tuple) and len(entry) == 2:
-            # A global parameter (SetParameter), evaluated already.
+        if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str):
             out.append(("value", entry[0], entry[1]))
-        elif isinstance(entry, Parameter):
-            value = entry.value
-            if not isinstance(value, (int, float, bool, list, dict)):
-                value = ParameterValue(value).evaluate(context)
-            out.append(("value", perform_text(context, entry.name), value))
-        else:
+            continue
+        if not isinstance(entry, (dict, Parameter, ParameterFile, str, os.PathLike, list)) \
+                and not isinstance(entry, Substitution):
             raise InvalidLaunchFileError(
                 f"a node's parameters are dicts, parameter files or paths, not "
                 f"{type(entry).__name__}")
+        for evaluated in evaluate_parameters(context, normalize_parameters([entry])):
+            if isinstance(evaluated, pathlib.Path):
+                out.append(("file", os.fspath(evaluated)))
+            elif isinstance(evaluated, Parameter):
+                value = evaluated.value
+                if not isinstance(value, (int, float, bool, list, dict)):
+                    value = ParameterValue(value).evaluate(context)
+                out.append(("value", perform_text(context, evaluated.name), value))
+            else:
+                out.extend(("value", name, value) for name, value in evaluated.items())
     return out
 
 
 def _parameter_arguments(context, parameters):
     """``-p`` and ``--params-file`` arguments for a node's ``parameters=[...]``."""
     args = []
-    for entry in evaluate_parameters(context, parameters):
+    for entry in parameter_entries(context, parameters):
         if entry[0] == "file":
             args += ["--params-file", entry[1]]
         else:
@@ -118,6 +105,7 @@ def _parameter_arguments(context, parameters):
     return args
 
 
+@expose_action("node")
 class Node(ExecuteProcess):
     """A ROS node: an executable of a package, with its name, namespace, parameters and
     remappings as ROS arguments."""
@@ -136,12 +124,95 @@ class Node(ExecuteProcess):
         self.node_name_sub = name
         self.node_namespace_sub = namespace
         self.parameters = parameters
+        # As launch_ros keeps them (normalized when the node is made: a value no node
+        # could take is a TypeError here, at the line that made the node).
+        self.__parameters = [] if parameters is None else normalize_parameters(parameters)
         self.remappings = remappings
         self.ros_arguments = ros_arguments
         self.arguments = arguments
         self.node_name = None
         self.node_fully_qualified_name = None
         self.expanded_node_namespace = self.UNSPECIFIED_NODE_NAMESPACE
+
+    @classmethod
+    def parse(cls, entity, parser):
+        """``<node pkg= exec= name= namespace= exec_name= args= ros_args=>`` with
+        ``<param>`` (values, nested groups, ``from=`` files), ``<remap>`` and ``<env>``
+        children, and what an ``executable`` takes."""
+        _, kwargs = super().parse(entity, parser, ignore=["cmd"])
+        for attribute, key, words in (("args", "arguments", True),
+                                      ("ros_args", "ros_arguments", True),
+                                      ("name", "name", False), ("exec_name", "exec_name", False),
+                                      ("pkg", "package", False), ("namespace", "namespace", False)):
+            value = entity.get_attr(attribute, optional=True)
+            if value is not None:
+                kwargs[key] = ExecuteProcess._parse_cmdline(value, parser) if words \
+                    else parser.parse_substitution(value)
+        kwargs["executable"] = parser.parse_substitution(entity.get_attr("exec"))
+        remaps = entity.get_attr("remap", data_type=List[Entity], optional=True)
+        if remaps is not None:
+            kwargs["remappings"] = [(parser.parse_substitution(r.get_attr("from")),
+                                     parser.parse_substitution(r.get_attr("to")))
+                                    for r in remaps]
+            for r in remaps:
+                r.assert_entity_completely_parsed()
+        params = entity.get_attr("param", data_type=List[Entity], optional=True)
+        if params is not None:
+            kwargs["parameters"] = cls.parse_nested_parameters(params, parser)
+        return cls, kwargs
+
+    @staticmethod
+    def parse_nested_parameters(params, parser):
+        """``<param>`` entities as a node's ``parameters``: ``from=`` a file (with
+        ``allow_substs``), or ``name=`` with a ``value=`` (and a ``type=``) or nested
+        ``<param>``s, as ``{name: value}`` mappings."""
+        from kairos.launch.frontend.type_utils import get_data_type_from_identifier
+
+        def nested(entities):
+            values = {}
+            for param in entities:
+                name = tuple(parser.parse_substitution(param.get_attr("name")))
+                identifier = param.get_attr("type", data_type=None, optional=True)
+                data_type = None if identifier is None else \
+                    get_data_type_from_identifier(identifier)
+                value = param.get_attr("value", data_type=data_type, optional=True)
+                inner = param.get_attr("param", data_type=List[Entity], optional=True)
+                param.assert_entity_completely_parsed()
+                if inner and (value is not None or data_type is not None):
+                    raise RuntimeError(
+                        "a <param> has nested parameters or a value (and a type), not both")
+                if value is not None:
+                    values[name] = ParameterValue(parser.parse_if_substitutions(value),
+                                                  value_type=data_type)
+                elif inner:
+                    values[name] = nested(inner)
+                else:
+                    raise RuntimeError("either a value attribute or nested params are needed")
+            return values
+
+        parameters = []
+        for param in params:
+            source = param.get_attr("from", optional=True)
+            allow_substs = param.get_attr("allow_substs", data_type=bool, optional=True)
+            name = param.get_attr("name", optional=True)
+            if source is not None and name is not None:
+                raise RuntimeError("name and from attributes are mutually exclusive")
+            if source is not None:
+                if isinstance(allow_substs, str):
+                    allow_substs = parser.parse_substitution(allow_substs)
+                param.assert_entity_completely_parsed()
+                parameters.append(ParameterFile(parser.parse_substitution(source),
+                                                allow_substs=bool(allow_substs)
+                                                if not isinstance(allow_substs, list)
+                                                else allow_substs))
+            elif name is not None:
+                if allow_substs is not None:
+                    raise RuntimeError(
+                        "'allow_substs' can only be used together with 'from' attribute")
+                parameters.append(nested([param]))
+            else:
+                raise ValueError("param Entity should have name or from attribute")
+        return parameters
 
     def _perform_substitutions(self, context):
         """launch_ros' names of the node as the launch gives them: ``node_name`` (the
@@ -197,7 +268,7 @@ class Node(ExecuteProcess):
             self.node_fully_qualified_name = join_namespace(namespace or "/", name)
         self._perform_substitutions(context)
         ros += _parameter_arguments(context, context.global_parameters)
-        ros += _parameter_arguments(context, self.parameters)
+        ros += _parameter_arguments(context, self.__parameters)
         for source, target in list(context.global_remaps) + list(self.remappings or []):
             ros += ["-r", f"{perform_text(context, source)}:={perform_text(context, target)}"]
         for argument in self.ros_arguments or []:
@@ -262,10 +333,18 @@ def _append_scoped(context, key, *items):
     scoped[key] = [*(scoped.get(key) or []), *items]
 
 
+@expose_action("push_ros_namespace")
+@expose_action("push-ros-namespace")
 class PushRosNamespace(Action):
     def __init__(self, namespace, **kwargs):
         super().__init__(**kwargs)
         self.namespace = normalize_to_list_of_substitutions(namespace)
+
+    @classmethod
+    def parse(cls, entity, parser):
+        _, kwargs = super().parse(entity, parser)
+        kwargs["namespace"] = parser.parse_substitution(entity.get_attr("namespace"))
+        return cls, kwargs
 
     def execute(self, context):
         from kairos.launch_ros.utilities import make_namespace_absolute, prefix_namespace
@@ -278,6 +357,7 @@ class PushRosNamespace(Action):
 PushROSNamespace = PushRosNamespace
 
 
+@expose_action("set_parameter")
 class SetParameter(Action):
     """A parameter every node after it (in its scope) gets."""
 
@@ -286,21 +366,38 @@ class SetParameter(Action):
         self.name = name
         self.value = value
 
+    @classmethod
+    def parse(cls, entity, parser):
+        _, kwargs = super().parse(entity, parser)
+        kwargs["name"] = parser.parse_substitution(entity.get_attr("name"))
+        kwargs["value"] = parser.parse_substitution(entity.get_attr("value"))
+        return cls, kwargs
+
     def execute(self, context):
+        name = self.name if isinstance(self.name, str) else \
+            tuple(normalize_to_list_of_substitutions(self.name))
         values = [(entry[1], entry[2]) for entry in
-                  evaluate_parameters(context, [{self.name: self.value}])]
+                  parameter_entries(context, [{name: self.value}])]
         _append_scoped(context, "global_params", *values)
 
 
+@expose_action("set_parameters_from_file")
 class SetParametersFromFile(Action):
     def __init__(self, filename, **kwargs):
         super().__init__(**kwargs)
         self.filename = filename
 
+    @classmethod
+    def parse(cls, entity, parser):
+        _, kwargs = super().parse(entity, parser)
+        kwargs["filename"] = parser.parse_substitution(entity.get_attr("filename"))
+        return cls, kwargs
+
     def execute(self, context):
         _append_scoped(context, "global_params", perform_text(context, self.filename))
 
 
+@expose_action("set_remap")
 class SetRemap(Action):
     """A remapping every node after it (in its scope) gets."""
 
@@ -309,21 +406,48 @@ class SetRemap(Action):
         self.src = src
         self.dst = dst
 
+    @classmethod
+    def parse(cls, entity, parser):
+        _, kwargs = super().parse(entity, parser)
+        kwargs["src"] = parser.parse_substitution(entity.get_attr("from"))
+        kwargs["dst"] = parser.parse_substitution(entity.get_attr("to"))
+        return cls, kwargs
+
     def execute(self, context):
         _append_scoped(context, "ros_remaps", (perform_text(context, self.src),
                                              perform_text(context, self.dst)))
 
 
+@expose_action("set_ros_log_dir")
 class SetROSLogDir(Action):
-    def __init__(self, log_dir, **kwargs):
+    """``ROS_LOG_DIR`` for the nodes after it (in its scope); a relative folder is under
+    the current one."""
+
+    def __init__(self, new_log_dir, **kwargs):
         super().__init__(**kwargs)
-        self.log_dir = log_dir
+        self.new_log_dir = normalize_to_list_of_substitutions(new_log_dir)
+
+    @classmethod
+    def parse(cls, entity, parser):
+        _, kwargs = super().parse(entity, parser)
+        kwargs["new_log_dir"] = parser.parse_substitution(entity.get_attr("new_log_dir"))
+        return cls, kwargs
 
     def execute(self, context):
-        context.set_env("ROS_LOG_DIR", perform_text(context, self.log_dir))
+        folder = perform_text(context, self.new_log_dir)
+        if not os.path.isabs(folder):
+            env = context.environment
+            base = env.get("ROS_LOG_DIR") or os.path.join(
+                env.get("ROS_HOME") or os.path.join(os.path.expanduser("~"), ".ros"), "log")
+            folder = os.path.join(base, folder)
+        context.set_env("ROS_LOG_DIR", folder)
 
 
 # Containers and load requests live in their own module; ROS 2 keeps them here.
 from kairos.launch_ros._composition import (  # noqa: E402,F401
     ComposableNodeContainer, LoadComposableNodes, get_composable_node_load_request,
     load_request_fields)
+
+__all__ = ["ComposableNodeContainer", "LifecycleNode", "LoadComposableNodes", "Node",
+           "PushROSNamespace", "PushRosNamespace", "SetParameter", "SetParametersFromFile",
+           "SetROSLogDir", "SetRemap", "get_composable_node_load_request"]

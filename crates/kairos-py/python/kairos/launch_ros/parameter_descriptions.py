@@ -10,6 +10,13 @@ class ParameterValue:
 
     def evaluate(self, context):
         from kairos.launch._core import Substitution
+        if self.value_type not in (None, str):
+            # A typed value (a frontend's type="list_of_int", ...): read as that type.
+            from kairos.launch._type_utils import (
+                normalize_typed_substitution, perform_typed_substitution)
+            return perform_typed_substitution(
+                context, normalize_typed_substitution(self.value, self.value_type),
+                self.value_type)
         if isinstance(self.value, (str, Substitution)) or (
                 isinstance(self.value, list) and self.value
                 and all(isinstance(v, (str, Substitution)) for v in self.value)
@@ -26,23 +33,66 @@ class ParameterValue:
 
 
 class ParameterFile:
+    """A parameter file for a node; with ``allow_substs``, its ``$(...)`` substitutions
+    (ROS 2's grammar) are performed when the node is launched, into a temporary copy
+    that ``cleanup()`` deletes."""
+
     def __init__(self, param_file, *, allow_substs=False):
-        self.param_file = normalize_to_list_of_substitutions(param_file)
-        self.allow_substs = allow_substs
+        import pathlib
+        self._param_file = param_file if isinstance(param_file, pathlib.Path) else \
+            normalize_to_list_of_substitutions(param_file)
+        self._allow_substs = allow_substs
+        self._evaluated = None
+        self._temporary = False
+
+    @property
+    def param_file(self):
+        """The evaluated path once evaluated, else what was given."""
+        return self._evaluated if self._evaluated is not None else self._param_file
+
+    @property
+    def allow_substs(self):
+        return self._allow_substs
 
     def evaluate(self, context):
-        path = perform_substitutions(context, self.param_file)
-        if not self.allow_substs:
-            return path
-        import tempfile
-        from kairos.launch.substitutions import _expand_frontend
-        with open(path) as f:
-            text = _expand_frontend(f.read(), context)
-        out = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False,
-                                          prefix="kairos_launch_params_")
-        out.write(text)
-        out.close()
-        return out.name
+        """The file's path (``pathlib.Path``); with ``allow_substs``, a copy with its
+        substitutions performed, which must still be YAML."""
+        import pathlib
+        if self._evaluated is not None:
+            return self._evaluated
+        path = self._param_file if isinstance(self._param_file, pathlib.Path) else \
+            pathlib.Path(perform_substitutions(context, self._param_file))
+        allow = self._allow_substs
+        if not isinstance(allow, bool):
+            from kairos.launch._type_utils import perform_typed_substitution
+            allow = perform_typed_substitution(context, allow, bool)
+        if allow:
+            import tempfile
+            import yaml
+            from kairos.launch._core import SubstitutionFailure
+            from kairos.launch.frontend.parse_substitution import parse_substitution
+            with open(path) as f:
+                text = perform_substitutions(context, parse_substitution(f.read()))
+            try:
+                yaml.safe_load(text)
+            except yaml.YAMLError as e:
+                raise SubstitutionFailure(
+                    f"the parameter file {path}, substitutions performed, is not YAML: "
+                    f"{e}") from None
+            with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False,
+                                             prefix="kairos_launch_params_") as out:
+                out.write(text)
+            path = pathlib.Path(out.name)
+            self._temporary = True
+        self._evaluated = path
+        return path
+
+    def cleanup(self):
+        """Deletes the substituted copy, if one was made."""
+        if self._temporary and self._evaluated is not None:
+            self._evaluated.unlink(missing_ok=True)
+            self._temporary = False
+            self._evaluated = None
 
 
 class Parameter:

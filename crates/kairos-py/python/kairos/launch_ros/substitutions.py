@@ -63,3 +63,57 @@ def executable_in_package(executable, package):
             f"package '{package}' has no executable '{executable}'"
             + (f" (it has: {', '.join(have)})" if have else f" (it has none in {lib})"))
     return path
+
+
+
+class Parameter(Substitution):
+    """The value of a parameter set for the nodes in scope (``SetParameter``), as text;
+    else ``default``; else a ``SubstitutionFailure`` naming it."""
+
+    def __init__(self, name, *, default=None):
+        self.name = normalize_to_list_of_substitutions(name)
+        if default is None:
+            self.default = None
+        else:
+            items = default if isinstance(default, (list, tuple)) else [default]
+            self.default = normalize_to_list_of_substitutions(
+                [d if isinstance(d, (str, Substitution)) else str(d) for d in items])
+
+    def perform(self, context):
+        name = perform_substitutions(context, self.name)
+        for entry in context.launch_configurations.get("global_params") or []:
+            if isinstance(entry, tuple) and entry[0] == name:
+                return str(entry[1])
+        if self.default is None:
+            raise SubstitutionFailure(f"parameter '{name}' not found (set it with "
+                                      "SetParameter, or give a default)")
+        return perform_substitutions(context, self.default)
+
+    def describe(self):
+        return f"Parameter(name={' + '.join(s.describe() for s in self.name)})"
+
+def _expose_to_frontends():
+    """``$(find-pkg-prefix PKG)``, ``$(find-pkg-share PKG)``, ``$(exec-in-pkg EXE PKG)``
+    and ``$(param NAME [DEFAULT])`` in XML and YAML launch files and parameter files."""
+    from kairos.launch.frontend.expose import expose_substitution
+
+    def one(name, make, least, most=None):
+        most = least if most is None else most
+
+        def parse(data):
+            if not least <= len(data) <= most:
+                count = str(least) if least == most else f"{least} to {most}"
+                raise TypeError(f"{name} substitution expects {count} argument(s), got "
+                                f"{len(data)}")
+            return make(*data)
+        expose_substitution(name)(parse)
+
+    one("find-pkg-prefix", lambda package: (FindPackagePrefix, {"package": package}), 1)
+    one("find-pkg-share", lambda package: (FindPackageShare, {"package": package}), 1)
+    one("exec-in-pkg", lambda executable, package: (
+        ExecutableInPackage, {"executable": executable, "package": package}), 2)
+    one("param", lambda name, default=None: (Parameter, dict(
+        name=name, **({} if default is None else {"default": default}))), 1, 2)
+
+
+_expose_to_frontends()

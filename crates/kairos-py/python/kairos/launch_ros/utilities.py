@@ -72,3 +72,8 @@ def get_node_name_count(context, node_name):
 __all__ = ["add_node_name", "get_node_name_count", "is_namespace_absolute",
            "is_root_namespace", "make_namespace_absolute", "normalize_remap_rule",
            "normalize_remap_rules", "prefix_namespace"]
+
+
+from kairos.launch_ros._parameters import (  # noqa: E402  (imports this module's helpers)
+    evaluate_parameter_dict, evaluate_parameters, normalize_parameter_dict,
+    normalize_parameters)

@@ -15,10 +15,10 @@ class ProcessProxy:
     """A view of one ``ExecuteProcess`` of the launch: its state, its output, waits."""
 
     def __init__(self, process_action, proc_info, proc_output, *, output_filter=None):
-        from kairos.launch.actions import ExecuteProcess
+        from kairos.launch.actions import ExecuteLocal
         from kairos.launch_testing.io_handler import ActiveIoHandler
         from kairos.launch_testing.proc_info_handler import ActiveProcInfoHandler
-        for value, kind, name in ((process_action, ExecuteProcess, "process_action"),
+        for value, kind, name in ((process_action, ExecuteLocal, "process_action"),
                                   (proc_info, ActiveProcInfoHandler, "proc_info"),
                                   (proc_output, ActiveIoHandler, "proc_output")):
             if not isinstance(value, kind):
@@ -112,11 +112,11 @@ class _BoolWithText:
 def launch_process(launch_service, process_action, proc_info, proc_output, **kwargs):
     """Starts ``process_action`` in the running launch and yields its
     :class:`ProcessProxy`; on leaving, stops the process if it still runs."""
-    from kairos.launch.actions import ExecuteProcess
+    from kairos.launch.actions import ExecuteLocal
     from kairos.launch.events import IncludeLaunchDescription
     from kairos.launch.events.process import ShutdownProcess, matches_action
     from kairos.launch.launch_description import LaunchDescription
-    if not isinstance(process_action, ExecuteProcess):
+    if not isinstance(process_action, ExecuteLocal):
         raise TypeError(f"'process_action' must be an ExecuteProcess, not "
                         f"{type(process_action).__name__}")
     launch_service.emit_event(IncludeLaunchDescription(LaunchDescription([process_action])))

@@ -19,7 +19,7 @@ def _describe(process):
     details = getattr(process, "process_details", None)
     if details:
         return " ".join([details["name"], *details["cmd"][1:]])
-    return getattr(process, "process_description", None) or "a process not started yet"
+    return getattr(process, "command_line", None) or "a process not started yet"
 
 
 def _by_name(info, name, cmd_args):
@@ -39,13 +39,13 @@ def resolveProcesses(info_obj, *, process=None, cmd_args=None, strict_proc_match
     names: all of them for ``None``, that one for an ``ExecuteProcess``, those whose name
     contains it for a string (``cmd_args`` narrowing it; more than one is an error when
     ``strict_proc_matching``). None matching is :class:`NoMatchingProcessException`."""
-    from kairos.launch.actions import ExecuteProcess
+    from kairos.launch.actions import ExecuteLocal
     if process is None:
         found = list(info_obj.processes())
         if not found:
             raise NoMatchingProcessException("No data recorded for any process")
         return found
-    if isinstance(process, ExecuteProcess):
+    if isinstance(process, ExecuteLocal):
         if process in list(info_obj.processes()):
             return [process]
         raise NoMatchingProcessException(f"No data recorded for proc {_describe(process)}")

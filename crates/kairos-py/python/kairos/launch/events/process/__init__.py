@@ -96,4 +96,4 @@ def matches_name(name):
 
 
 def matches_executable(executable):
-    return lambda action: executable in str(getattr(action, "process_description", ""))
+    return lambda action: executable in (getattr(action, "command_line", None) or "")

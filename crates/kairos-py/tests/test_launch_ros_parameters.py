@@ -1,0 +1,80 @@
+"""A node's parameters as launch_ros reads them (``normalize_parameters`` then
+``evaluate_parameters``; ROS 2's own tests of those run through crates/kairos-py/
+conformance/run.py), and what kairos makes of them: the node's command line."""
+
+import io
+
+import pytest
+
+from kairos import run
+
+
+@pytest.fixture(autouse=True)
+def _mapped():
+    run.install()
+
+
+def _ros_arguments(node, context):
+    words = node.ros_arguments_for(context)
+    return [f"{a} {b}" for a, b in zip(words[1::2], words[2::2])]
+
+
+def test_an_xml_node_s_parameters_and_remaps_reach_its_command_line():
+    from launch import LaunchContext
+    from launch.frontend import Parser
+    root, parser = Parser.load(io.StringIO("""<launch>
+        <node exec="talker" name="n" namespace="ns">
+          <param name="rate" value="10"/>
+          <param name="group">
+            <param name="names" value="x, y" value-sep=", "/>
+            <param name="label" value="007" type="str"/>
+          </param>
+          <remap from="chatter" to="talk"/>
+        </node></launch>"""))
+    (node,) = parser.parse_description(root).entities
+    args = _ros_arguments(node, LaunchContext())
+    assert "-r __node:=n" in args and "-r __ns:=/ns" in args
+    assert "-p rate:=10" in args
+    assert '-p group.names:=["x", "y"]' in args
+    assert '-p group.label:="007"' in args
+    assert "-r chatter:=talk" in args
+
+
+def test_substitution_results_are_read_as_yaml_plain_text_is_not():
+    from launch import LaunchContext
+    from launch.substitutions import TextSubstitution
+    from launch_ros.utilities import evaluate_parameters, normalize_parameters
+    context = LaunchContext()
+    (values,) = evaluate_parameters(context, normalize_parameters(
+        [{"text": "off", "substituted": TextSubstitution(text="off"),
+          "nested": {"list": [TextSubstitution(text="[1, 2]")]}}]))
+    assert values == {"text": "off", "substituted": False, "nested.list": (1, 2)}
+
+
+def test_a_value_no_node_can_take_is_an_error_naming_the_parameter():
+    from launch import LaunchContext
+    from launch.substitutions import TextSubstitution
+    from launch_ros.utilities import evaluate_parameters, normalize_parameters
+    for value in ([1, "a"], TextSubstitution(text="{a: 1}")):
+        with pytest.raises(TypeError, match='"mixed"'):
+            evaluate_parameters(LaunchContext(), normalize_parameters([{"mixed": value}]))
+    with pytest.raises(TypeError, match="Expecting list of parameters"):
+        normalize_parameters({"not": "a list"})
+
+
+def test_a_parameter_file_s_substitutions_use_the_frontend_grammar(tmp_path):
+    from launch import LaunchContext
+    from launch_ros.parameter_descriptions import ParameterFile
+    source = tmp_path / "params.yaml"
+    source.write_text("/**:\n  ros__parameters:\n    who: '$(var who)'\n"
+                      "    home: \"$(env HOME_FOR_TEST 'no home')\"\n")
+    context = LaunchContext()
+    context.launch_configurations["who"] = "robot"
+    description = ParameterFile(str(source), allow_substs=True)
+    copy = description.evaluate(context)
+    assert copy != source
+    assert copy.read_text() == ("/**:\n  ros__parameters:\n    who: 'robot'\n"
+                                "    home: \"no home\"\n")
+    description.cleanup()
+    assert not copy.exists()
+    assert ParameterFile(str(source)).evaluate(context) == source
