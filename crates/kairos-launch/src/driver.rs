@@ -163,6 +163,12 @@ enum Line {
         origin: String,
         #[serde(default)]
         io: bool,
+        #[serde(default)]
+        sigterm_timeout: Option<f64>,
+        #[serde(default)]
+        sigkill_timeout: Option<f64>,
+        #[serde(default)]
+        emulate_tty: bool,
     },
     Shutdown {
         reason: String,
@@ -215,6 +221,9 @@ fn request(line: &str, file: &Path) -> Request {
             required,
             origin,
             io,
+            sigterm_timeout,
+            sigkill_timeout,
+            emulate_tty,
         } => {
             let Some((program, args)) = cmd.split_first() else {
                 return Request::Error(LaunchError {
@@ -244,6 +253,11 @@ fn request(line: &str, file: &Path) -> Request {
                     respawn_max_retries,
                     required,
                     origin,
+                    sigterm_timeout: sigterm_timeout
+                        .and_then(|s| Duration::try_from_secs_f64(s).ok()),
+                    sigkill_timeout: sigkill_timeout
+                        .and_then(|s| Duration::try_from_secs_f64(s).ok()),
+                    emulate_tty,
                 },
                 io,
             }

@@ -90,6 +90,9 @@ pub fn process_json(p: &ProcessSpec) -> serde_json::Value {
         "name": name, "program": p.program, "args": p.args, "env": p.env,
         "cwd": p.cwd, "output": output, "respawn": p.respawn,
         "respawn_delay": p.respawn_delay.as_secs_f64(), "required": p.required,
+        "respawn_max_retries": p.respawn_max_retries, "emulate_tty": p.emulate_tty,
+        "sigterm_timeout": p.sigterm_timeout.map(|t| t.as_secs_f64()),
+        "sigkill_timeout": p.sigkill_timeout.map(|t| t.as_secs_f64()),
         "origin": p.origin,
     })
 }

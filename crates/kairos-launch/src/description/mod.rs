@@ -63,6 +63,14 @@ pub struct ProcessSpec {
     pub respawn_max_retries: Option<u32>,
     /// Its exit stops the whole launch (`on_exit: shutdown` or `required: true`).
     pub required: bool,
+    /// Its own time from SIGINT to SIGTERM in a stop (`None`: the launch's
+    /// `--sigterm-timeout`); the stop's bound is the longest of them.
+    pub sigterm_timeout: Option<Duration>,
+    /// Its own time from SIGTERM to SIGKILL (`None`: the launch's `--sigkill-timeout`).
+    pub sigkill_timeout: Option<Duration>,
+    /// Its standard output and error are terminals (pseudo-terminals the launcher reads),
+    /// as ROS 2's `emulate_tty`: it line-buffers and colours as at a terminal.
+    pub emulate_tty: bool,
     /// `file:line` of its entity, for messages.
     pub origin: String,
 }
@@ -306,9 +314,16 @@ const EXECUTABLE_KEYS: &[&str] = &[
     "output",
     "respawn",
     "respawn_delay",
+    "respawn_max_retries",
     "on_exit",
     "required",
     "env",
+    "cwd",
+    "launch-prefix",
+    "shell",
+    "emulate_tty",
+    "sigterm_timeout",
+    "sigkill_timeout",
 ];
 
 impl Reader {
@@ -562,12 +577,31 @@ impl Reader {
         if words.is_empty() {
             return Err(ctx.error(body.line, "'cmd' is empty"));
         }
-        let program = find_executable(&words.remove(0), ctx.scope.dir())
-            .map_err(|why| ctx.error(body.line, why))?;
         if let Some(text) = f.text(ctx, "args")? {
             words.extend(split_words(ctx, body.line, &text)?);
         }
-        let name = f.text(ctx, "name")?;
+        let mut name = f.text(ctx, "name")?;
+        let shell = f
+            .get("shell")
+            .map(|n| ctx.bool(n, "shell"))
+            .transpose()?
+            .unwrap_or(false);
+        let (program, words) = if shell {
+            // As ROS 2's: the words joined by spaces, for `sh -c`; named after the first.
+            name.get_or_insert_with(|| {
+                Path::new(&words[0])
+                    .file_name()
+                    .map_or_else(|| words[0].clone(), |n| n.to_string_lossy().into_owned())
+            });
+            (
+                PathBuf::from("/bin/sh"),
+                vec!["-c".to_owned(), words.join(" ")],
+            )
+        } else {
+            let program = find_executable(&words.remove(0), ctx.scope.dir())
+                .map_err(|why| ctx.error(body.line, why))?;
+            (program, words)
+        };
         self.push(ctx, &f, body.line, program, words, name)
     }
 
@@ -593,16 +627,42 @@ impl Reader {
             .map(|n| ctx.bool(n, "respawn"))
             .transpose()?
             .unwrap_or(false);
-        let respawn_delay = match f.text(ctx, "respawn_delay")? {
-            None => Duration::ZERO,
-            Some(text) => text
-                .parse::<f64>()
-                .ok()
-                .and_then(|s| Duration::try_from_secs_f64(s).ok())
-                .ok_or_else(|| {
-                    ctx.error(line, format!("respawn_delay '{text}' is not seconds ≥ 0"))
-                })?,
+        let seconds = |key: &str| -> Result<Option<Duration>, LaunchError> {
+            f.text(ctx, key)?
+                .map(|text| {
+                    text.parse::<f64>()
+                        .ok()
+                        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                        .ok_or_else(|| {
+                            ctx.error(line, format!("{key} '{text}' is not seconds ≥ 0"))
+                        })
+                })
+                .transpose()
         };
+        let respawn_delay = seconds("respawn_delay")?.unwrap_or(Duration::ZERO);
+        let sigterm_timeout = seconds("sigterm_timeout")?;
+        let sigkill_timeout = seconds("sigkill_timeout")?;
+        let respawn_max_retries = match f.text(ctx, "respawn_max_retries")? {
+            None => None,
+            Some(text) => match text.parse::<i64>() {
+                Ok(n) if n < 0 => None,
+                Ok(n) => Some(u32::try_from(n).unwrap_or(u32::MAX)),
+                Err(_) => {
+                    return Err(ctx.error(
+                        line,
+                        format!("respawn_max_retries '{text}' is not a whole number (-1: always)"),
+                    ));
+                }
+            },
+        };
+        let flag = |key: &str| -> Result<bool, LaunchError> {
+            Ok(f.get(key)
+                .map(|n| ctx.bool(n, key))
+                .transpose()?
+                .unwrap_or(false))
+        };
+        let emulate_tty = flag("emulate_tty")?;
+        let (program, args) = with_prefix(ctx, f, line, program, args)?;
         let mut required = f
             .get("required")
             .map(|n| ctx.bool(n, "required"))
@@ -641,16 +701,42 @@ impl Reader {
             args,
             env,
             env_only: false,
-            cwd: None,
+            cwd: f.text(ctx, "cwd")?.map(PathBuf::from),
             output,
             respawn,
             respawn_delay,
-            respawn_max_retries: None,
+            respawn_max_retries,
             required,
             origin: format!("{}:{line}", ctx.scope.file.display()),
+            sigterm_timeout,
+            sigkill_timeout,
+            emulate_tty,
         });
         Ok(())
     }
+}
+
+/// The command line a process runs: with a `launch-prefix` (a debugger, `valgrind`),
+/// the prefix's words first, its program found as any executable is.
+fn with_prefix(
+    ctx: &Context,
+    f: &Fields<'_>,
+    line: usize,
+    program: PathBuf,
+    args: Vec<String>,
+) -> Result<(PathBuf, Vec<String>), LaunchError> {
+    let (mut program, mut args) = (program, args);
+    if let Some(prefix) = f.text(ctx, "launch-prefix")? {
+        let mut words = split_words(ctx, line, &prefix)?;
+        if !words.is_empty() {
+            let first = find_executable(&words.remove(0), ctx.scope.dir())
+                .map_err(|why| ctx.error(line, format!("launch-prefix: {why}")))?;
+            words.push(program.display().to_string());
+            words.extend(args);
+            (program, args) = (first, words);
+        }
+    }
+    Ok((program, args))
 }
 
 pub(crate) fn split_words(

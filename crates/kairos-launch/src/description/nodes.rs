@@ -18,9 +18,15 @@ const NODE_KEYS: &[&str] = &[
     "output",
     "respawn",
     "respawn_delay",
+    "respawn_max_retries",
     "on_exit",
     "required",
     "env",
+    "cwd",
+    "launch-prefix",
+    "emulate_tty",
+    "sigterm_timeout",
+    "sigkill_timeout",
 ];
 
 impl Reader {

@@ -2,6 +2,8 @@
 //! forwards its lines, labelled, to the terminal or its log file.
 
 use super::*;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
 
 pub(super) fn start(
     slot: &mut Slot,
@@ -27,11 +29,18 @@ pub(super) fn start(
             Ok(())
         });
     }
-    command
-        .args(&spec.args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    command.args(&spec.args).stdin(Stdio::null());
+    // With emulate_tty, the launcher keeps the terminals' reading ends; the child gets
+    // the other ends (dropped here once it is spawned, so its exit ends the reading).
+    let terminals = if spec.emulate_tty {
+        let (out, out_child) = terminal().map_err(|e| format!("emulate_tty: {e}"))?;
+        let (err, err_child) = terminal().map_err(|e| format!("emulate_tty: {e}"))?;
+        command.stdout(out_child).stderr(err_child);
+        Some((out, err))
+    } else {
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        None
+    };
     if spec.env_only {
         command.env_clear();
     } else {
@@ -51,6 +60,8 @@ pub(super) fn start(
     let mut child = command
         .spawn()
         .map_err(|e| format!("{}: {e}", spec.program.display()))?;
+    // The child's ends of the terminals are the child's alone now.
+    drop(command);
     let pid = child.id();
     slot.generation += 1;
     slot.started += 1;
@@ -87,7 +98,14 @@ pub(super) fn start(
     // Each reader holds a clone of `drained` until its stream ends: the exit is reported
     // after the process's last lines (an exit handler sees all it printed).
     let (drained, all_read) = mpsc::channel::<()>();
-    if let Some(out) = child.stdout.take() {
+    let (out, err): (Option<Stream>, Option<Stream>) = match terminals {
+        Some((out, err)) => (Some(Box::new(out)), Some(Box::new(err))),
+        None => (
+            child.stdout.take().map(|o| Box::new(o) as Stream),
+            child.stderr.take().map(|e| Box::new(e) as Stream),
+        ),
+    };
+    if let Some(out) = out {
         let sink = Sink {
             label: label.clone(),
             is_stderr: false,
@@ -99,7 +117,7 @@ pub(super) fn start(
         };
         pipe(out, sink);
     }
-    if let Some(err) = child.stderr.take() {
+    if let Some(err) = err {
         let sink = Sink {
             label,
             is_stderr: true,
@@ -125,6 +143,26 @@ pub(super) fn start(
         });
     });
     Ok(pid)
+}
+
+/// One output stream of a process: a pipe, or a terminal's reading end.
+type Stream = Box<dyn Read + Send>;
+
+/// A pseudo-terminal: the launcher's end (read; a read after the child's end has closed
+/// fails, which ends the reading as an end of file does) and the child's end.
+fn terminal() -> std::io::Result<(std::fs::File, std::fs::File)> {
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    use std::os::unix::fs::OpenOptionsExt;
+    let ours = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)?;
+    grantpt(&ours)?;
+    unlockpt(&ours)?;
+    let name = ptsname(&ours, Vec::new())?;
+    let theirs = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(std::ffi::OsStr::from_bytes(name.as_bytes()))?;
+    Ok((std::fs::File::from(ours), theirs))
 }
 
 /// Where the lines of one output stream of a process go.

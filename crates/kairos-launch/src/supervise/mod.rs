@@ -6,9 +6,13 @@
 //! - A stop (Ctrl-C, SIGTERM to the launcher, or the exit of a process marked
 //!   `on_exit: shutdown`) sends SIGINT to every process at once; a process still alive
 //!   after `sigterm_timeout` gets SIGTERM, one still alive `sigkill_timeout` later gets
-//!   SIGKILL. A second Ctrl-C sends SIGKILL at once. The stop therefore ends by
+//!   SIGKILL (a process's own timeouts, from its launch file, in place of the launch's).
+//!   A second Ctrl-C sends SIGKILL at once. The stop therefore ends by the longest
 //!   `sigterm_timeout + sigkill_timeout` (plus the kernel's reaping), whatever the
 //!   processes do: stuck in a callback, ignoring SIGINT, stopped with SIGSTOP.
+//! - A process with `emulate_tty` writes to pseudo-terminals (one for its output, one
+//!   for its errors) instead of pipes, so it behaves as at a terminal; its lines are read
+//!   and labelled as any other's.
 //! - The stop report names each process that did not stop by its deadline, what the
 //!   kernel said it was doing (`/proc/PID/stat`: stopped by a signal, sleeping, ...) and
 //!   the lines its own shutdown report printed (a kairos process prints what its
@@ -257,7 +261,7 @@ fn supervise_events(
         match &stop {
             Some((_, at)) => {
                 escalate(&mut slots, *at, now, options);
-                if now >= *at + options.sigterm_timeout + options.sigkill_timeout + REAP_GRACE {
+                if now >= stop_bound(&slots, *at, options) {
                     break;
                 }
             }

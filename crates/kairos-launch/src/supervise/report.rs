@@ -99,7 +99,8 @@ pub(super) fn print_stop_report(
                     ),
                     Stage::Terminated => (
                         format!(
-                            "did not stop on SIGINT within {term:.1} s; ended by SIGTERM after {after:.0} ms ({})",
+                            "did not stop on SIGINT within {:.1} s; ended by SIGTERM after {after:.0} ms ({})",
+                            slot.spec.sigterm_timeout.map_or(term, |t| t.as_secs_f64()),
                             describe(status)
                         ),
                         true,

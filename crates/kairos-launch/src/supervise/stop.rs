@@ -6,6 +6,25 @@ use super::*;
 /// How long after SIGKILL the supervisor waits for the kernel to reap a process.
 pub(super) const REAP_GRACE: Duration = Duration::from_secs(2);
 
+/// When a process gets SIGTERM and SIGKILL in a stop begun at `at`: its own timeouts
+/// (a launch file's `sigterm_timeout`, `sigkill_timeout`), else the launch's.
+pub(super) fn deadlines(slot: &Slot, at: Instant, options: &Options) -> (Instant, Instant) {
+    let term = at + slot.spec.sigterm_timeout.unwrap_or(options.sigterm_timeout);
+    let kill = term + slot.spec.sigkill_timeout.unwrap_or(options.sigkill_timeout);
+    (term, kill)
+}
+
+/// When a stop begun at `at` is over whatever the processes do: the last SIGKILL, plus
+/// the kernel's reaping.
+pub(super) fn stop_bound(slots: &[Slot], at: Instant, options: &Options) -> Instant {
+    slots
+        .iter()
+        .map(|slot| deadlines(slot, at, options).1)
+        .max()
+        .unwrap_or(at)
+        + REAP_GRACE
+}
+
 pub(super) fn next_deadline(
     slots: &[Slot],
     stop: Option<Instant>,
@@ -13,12 +32,16 @@ pub(super) fn next_deadline(
 ) -> Option<Instant> {
     match stop {
         Some(at) => {
-            let term = at + options.sigterm_timeout;
-            let kill = term + options.sigkill_timeout;
             let now = Instant::now();
-            [term, kill, kill + REAP_GRACE]
-                .into_iter()
-                .find(|t| *t > now)
+            slots
+                .iter()
+                .flat_map(|slot| {
+                    let (term, kill) = deadlines(slot, at, options);
+                    [term, kill]
+                })
+                .chain([stop_bound(slots, at, options)])
+                .filter(|t| *t > now)
+                .min()
                 .or(Some(now))
         }
         None => slots
@@ -38,9 +61,8 @@ pub(super) fn begin_stop(slots: &mut [Slot], _at: Instant) {
 
 /// SIGTERM, then SIGKILL, to whoever outlived its deadline.
 pub(super) fn escalate(slots: &mut [Slot], at: Instant, now: Instant, options: &Options) {
-    let term = at + options.sigterm_timeout;
-    let kill = term + options.sigkill_timeout;
     for slot in slots.iter_mut() {
+        let (term, kill) = deadlines(slot, at, options);
         if now >= kill && slot.stage != Stage::Killed {
             note_state(slot);
             send(slot, libc::SIGKILL, Stage::Killed);

@@ -517,18 +517,34 @@ class ExecuteLocal(Action):
             return perform_text(context, self.name)
         return os.path.basename(words[0]) if words else "process"
 
+    def _seconds(self, context, key):
+        """This process's own ``sigterm_timeout`` or ``sigkill_timeout`` (``None``: the
+        launch's), checked."""
+        value = getattr(self, key)
+        if value is None:
+            return None
+        text = perform_text(context, value)
+        try:
+            seconds = float(text)
+        except ValueError:
+            raise InvalidLaunchFileError(f"{key} '{text}' is not a number of seconds") from None
+        if not seconds >= 0.0 or seconds == float("inf"):
+            raise InvalidLaunchFileError(f"{key} '{text}' is not seconds >= 0")
+        return seconds
+
     def execute(self, context):
         words = self.command(context)
-        if self.shell:
-            words = ["sh", "-c", " ".join(words)]
         if not words:
             raise InvalidLaunchFileError(f"{type(self).__name__} with an empty cmd")
+        # Named after the command, a shell's too (as ROS 2's).
+        name = self.base_name(context, words)
+        if self.shell:
+            words = ["sh", "-c", " ".join(words)]
         description = self.process_description
         description.prepare(context, self, cmd=words)
         # As ROS 2's: env= is the process's whole environment, else the launch's with
         # what the launch file set.
         env, env_only = description.environment(context)
-        name = self.base_name(context, words)
         self.process_name = name
         self.command_line = " ".join(words)
         output = perform_text(context, self.output) if not isinstance(self.output, dict) \
@@ -551,11 +567,17 @@ class ExecuteLocal(Action):
         retries = self.respawn_max_retries
         if not isinstance(retries, int):
             retries = int(perform_text(context, retries))
+        emulate_tty = self.emulate_tty
+        if not isinstance(emulate_tty, bool):
+            emulate_tty = perform_text(context, emulate_tty).strip().lower() in ("true", "1")
         context._driver.start(self, name=name, cmd=words, env=env, cwd=description.final_cwd,
                               output=output if output in ("screen", "log", "both") else "log",
                               respawn=respawn, respawn_delay=delay, required=required,
                               env_only=env_only,
-                              respawn_max_retries=None if retries < 0 else retries)
+                              respawn_max_retries=None if retries < 0 else retries,
+                              emulate_tty=emulate_tty,
+                              sigterm_timeout=self._seconds(context, "sigterm_timeout"),
+                              sigkill_timeout=self._seconds(context, "sigkill_timeout"))
         self._environment = description.final_env
 
 

@@ -94,7 +94,8 @@ class Driver:
             self.buffer.append(message)
 
     def start(self, action, *, name, cmd, env, cwd, output, respawn, respawn_delay,
-              required, env_only=False, respawn_max_retries=None):
+              required, env_only=False, respawn_max_retries=None, emulate_tty=False,
+              sigterm_timeout=None, sigkill_timeout=None):
         if self.context.is_shutdown:
             return
         pid = self.next_id
@@ -106,6 +107,8 @@ class Driver:
                    "output": output, "respawn": bool(respawn),
                    "respawn_delay": float(respawn_delay), "required": bool(required),
                    "env_only": bool(env_only), "respawn_max_retries": respawn_max_retries,
+                   "emulate_tty": bool(emulate_tty), "sigterm_timeout": sigterm_timeout,
+                   "sigkill_timeout": sigkill_timeout,
                    "origin": action.origin, "io": self.wants_io()})
 
     def wants_io(self):

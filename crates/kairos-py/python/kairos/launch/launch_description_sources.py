@@ -143,4 +143,8 @@ class _FrontendFile(Action):
             context._driver.start(
                 action, name=spec["name"], cmd=[spec["program"], *spec["args"]], env=env,
                 cwd=spec.get("cwd"), output=spec["output"], respawn=spec["respawn"],
-                respawn_delay=spec["respawn_delay"], required=spec["required"])
+                respawn_delay=spec["respawn_delay"], required=spec["required"],
+                respawn_max_retries=spec.get("respawn_max_retries"),
+                emulate_tty=spec.get("emulate_tty", False),
+                sigterm_timeout=spec.get("sigterm_timeout"),
+                sigkill_timeout=spec.get("sigkill_timeout"))
