@@ -52,14 +52,15 @@ import launch_testing.actions
 import launch_testing.asserts
 
 COUNTER = """
+import signal
 import threading
+stop = threading.Event()
+# Before the first line: the launch's SIGINT may come while it still prints its loops.
+signal.signal(signal.SIGINT, lambda *_: stop.set())
 print('Starting Up', flush=True)
 for n in range(5):
     print('Loop', n, flush=True)
-try:
-    threading.Event().wait()  # until the launch's SIGINT
-except KeyboardInterrupt:
-    pass
+stop.wait()
 print('Shutting Down', flush=True)
 """
 
