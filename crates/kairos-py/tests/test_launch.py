@@ -292,6 +292,31 @@ def test_respawn_stops_after_its_retries(monkeypatch):
     assert exits == [1, 1, 1]  # the first run and two retries
 
 
+def test_execution_complete_comes_when_each_action_is_done(monkeypatch):
+    """A log at once, a timer once it has fired, a respawned process once its last run
+    has exited (ROS 2's ``OnExecutionComplete``)."""
+    launch = _service(monkeypatch)
+    from launch.actions import ExecuteProcess, LogInfo, RegisterEventHandler, TimerAction
+    from launch.event_handlers import OnExecutionComplete, OnProcessExit
+    order = []
+    flaky = ExecuteProcess(cmd=["sh", "-c", "exit 1"], respawn=True, respawn_max_retries=1)
+    log = LogInfo(msg="logged")
+    timer = TimerAction(period=0.0, actions=[LogInfo(msg="fired")])
+    handlers = [RegisterEventHandler(OnProcessExit(
+        target_action=flaky, on_exit=lambda e, c: order.append("exit")))]
+    for action, name in ((flaky, "flaky"), (log, "log"), (timer, "timer")):
+        handlers.append(RegisterEventHandler(OnExecutionComplete(
+            target_action=action, on_completion=lambda e, c, name=name: order.append(name))))
+    ls = launch.LaunchService()
+    ls.include_launch_description(launch.LaunchDescription([*handlers, log, timer, flaky]))
+    assert ls.run() == 0
+    assert sorted(order) == ["exit", "exit", "flaky", "log", "timer"], order
+    assert order.index("log") < order.index("flaky")
+    assert order[-1] == "flaky" and order[-2] == "exit", order
+    with pytest.raises(TypeError):
+        OnExecutionComplete(target_action="not an action", on_completion=lambda *a: None)
+
+
 def test_shutdown_from_another_thread_ends_a_launch_kept_alive(monkeypatch):
     import threading
     launch = _service(monkeypatch)

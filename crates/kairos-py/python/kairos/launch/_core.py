@@ -121,9 +121,17 @@ class Action(LaunchDescriptionEntity):
     def condition(self):
         return self.__condition
 
+    #: Whether the action's execution ends later than its visit (a process, a timer):
+    #: such an action says itself when it has completed (``context._completed``).
+    completes_later = False
+
     def visit(self, context):
         if self.__condition is None or self.__condition.evaluate(context):
-            return self.execute(context)
+            try:
+                return self.execute(context)
+            finally:
+                if not self.completes_later:
+                    context._completed(self)
         return None
 
     def execute(self, context):
@@ -286,6 +294,25 @@ class LaunchContext:
 
     def emit_event_sync(self, event):
         self._driver.emit(event)
+
+    def would_handle_event(self, event):
+        return any(handler.matches(event) for handler in self.event_handlers)
+
+    def _completed(self, action):
+        """``ExecutionComplete`` for ``action``, to the handlers that want it (none are
+        asked when none would handle it: most launches have none)."""
+        if not self.event_handlers:
+            return
+        from kairos.launch.events import ExecutionComplete
+        event = ExecutionComplete(action=action)
+        if not self.would_handle_event(event):
+            return
+        if self._driver is not None:
+            self._driver.emit(event)
+        else:
+            for handler in list(self.event_handlers):
+                if handler.matches(event):
+                    handler.handle(event, self)
 
     async def emit_event(self, event):
         self._driver.emit(event)

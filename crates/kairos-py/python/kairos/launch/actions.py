@@ -427,6 +427,8 @@ class TimerAction(Action):
     """Actions performed `period` seconds from now (on the launcher's monotonic clock;
     cancelled by the launch's stop)."""
 
+    completes_later = True
+
     def __init__(self, *, period, actions, cancel_on_shutdown=True, **kwargs):
         super().__init__(**kwargs)
         self.period = normalize_to_list_of_substitutions(period) \
@@ -465,6 +467,8 @@ class ExecuteLocal(Action):
     """A process the launcher starts, watches and stops, described by an
     ``Executable`` (``launch.descriptions``); how it runs: output, respawning,
     ``on_exit`` (actions or a callable ``(event, context)``)."""
+
+    completes_later = True
 
     def __init__(self, *, process_description, shell=False, sigterm_timeout=None,
                  sigkill_timeout=None, emulate_tty=False, output="log", output_format=None,
@@ -552,6 +556,7 @@ class ExecuteLocal(Action):
         respawn = self.respawn
         if not isinstance(respawn, bool):
             respawn = perform_text(context, respawn).strip().lower() in ("true", "1")
+        self._respawns = respawn
         delay = 0.0 if self.respawn_delay is None else float(self.respawn_delay)
         on_exit = self.on_exit
         required = False
@@ -567,6 +572,7 @@ class ExecuteLocal(Action):
         retries = self.respawn_max_retries
         if not isinstance(retries, int):
             retries = int(perform_text(context, retries))
+        self._respawn_limit = None if retries < 0 else retries
         emulate_tty = self.emulate_tty
         if not isinstance(emulate_tty, bool):
             emulate_tty = perform_text(context, emulate_tty).strip().lower() in ("true", "1")

@@ -194,6 +194,13 @@ class Driver:
             if code is None and notice.get("signal") is not None:
                 code = -notice["signal"]
             self.dispatch(ProcessExited(pid=process["pid"], returncode=code, **common))
+            # Complete once it will not run again: no respawn, a stop, or its retries spent.
+            action = process["action"]
+            process["exits"] = process.get("exits", 0) + 1
+            limit = getattr(action, "_respawn_limit", None)
+            if not getattr(action, "_respawns", False) or self.context.is_shutdown or (
+                    limit is not None and process["exits"] > limit):
+                self.context._completed(action)
         elif kind == "io":
             text = (notice.get("text", "") + "\n").encode()
             event = ProcessStderr if notice.get("stream") == "stderr" else ProcessStdout
@@ -204,6 +211,7 @@ class Driver:
         while self.timers and self.timers[0][0] <= now:
             _, _, action, snapshot = heapq.heappop(self.timers)
             if action.cancelled:
+                self.context._completed(action)
                 continue
             self.context._push()
             self.context.restore(snapshot)
@@ -211,6 +219,7 @@ class Driver:
                 visit_all(action.actions, self.context)
             finally:
                 self.context._pop()
+            self.context._completed(action)
 
     def busy(self):
         self.send({"op": "busy", "busy": bool(self.timers), "seen": self.seen})

@@ -128,7 +128,34 @@ class OnIncludeLaunchDescription(EventHandler):
 
 
 class OnExecutionComplete(EventHandler):
+    """Actions, or a callable ``(event, context)``, when an action has completed: at
+    once for most actions, when its process has exited for a process (for good: not
+    when it is respawned), when its timer has fired or been cancelled for a timer.
+    ``target_action``: that action, a callable that matches actions, or ``None`` (all)."""
+
     def __init__(self, *, target_action=None, on_completion, **kwargs):
-        raise NotImplementedError(
-            "OnExecutionComplete is not supported by kairos launch yet; use OnProcessExit "
-            "for processes")
+        from kairos.launch._core import Action
+        if target_action is not None and not callable(target_action) \
+                and not isinstance(target_action, Action):
+            raise TypeError("target_action must be an action, a callable that matches "
+                            f"actions, or None, not {type(target_action).__name__}")
+        self.target_action = target_action
+        self.on_completion = _checked_entities(on_completion, "on_completion")
+        super().__init__(matcher=self._match, **kwargs)
+
+    def _match(self, event):
+        from kairos.launch.events import ExecutionComplete
+        if not isinstance(event, ExecutionComplete):
+            return False
+        if self.target_action is None:
+            return True
+        if callable(self.target_action) and not hasattr(self.target_action, "execute"):
+            return bool(self.target_action(event.action))
+        return event.action is self.target_action
+
+    def handle(self, event, context):
+        super().handle(event, context)
+        if callable(self.on_completion) and \
+                not isinstance(self.on_completion, LaunchDescriptionEntity):
+            return self.on_completion(event, context)
+        return self.on_completion
