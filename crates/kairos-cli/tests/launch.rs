@@ -1029,7 +1029,7 @@ fn a_bad_python_launch_file_names_its_line_and_starts_nothing() {
     let cases = [
         (
             "from launch import LaunchDescription\nfrom launch.actions import ExecuteProcess, DeclareLaunchArgument\n\ndef generate_launch_description():\n    return LaunchDescription([\n        ExecuteProcess(cmd=['sleep', '100']),\n        DeclareLaunchArgument('needed'),\n    ])\n",
-            ":7: launch argument 'needed' has no default: pass needed:=VALUE",
+            ":7: Required launch argument 'needed' was not provided (it has no default): pass needed:=VALUE",
         ),
         (
             "from launch import LaunchDescription\nfrom launch.actions import ExecuteProcess\n\ndef generate_launch_description():\n    return LaunchDescription([\n        ExecuteProcess(cmd=['sleep', '100'], colour='red'),\n    ])\n",

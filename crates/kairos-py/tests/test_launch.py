@@ -317,6 +317,23 @@ def test_execution_complete_comes_when_each_action_is_done(monkeypatch):
         OnExecutionComplete(target_action="not an action", on_completion=lambda *a: None)
 
 
+def test_launch_configurations_emulate_tty_and_argument_choices(monkeypatch, tmp_path):
+    """``emulate_tty`` set as a launch configuration reaches every process (as ROS 2's);
+    a default outside its argument's choices is refused when the argument is made."""
+    launch = _service(monkeypatch)
+    from launch.actions import DeclareLaunchArgument, ExecuteProcess, SetLaunchConfiguration
+    out = tmp_path / "tty.txt"
+    ls = launch.LaunchService()
+    ls.include_launch_description(launch.LaunchDescription([
+        SetLaunchConfiguration("emulate_tty", "true"),
+        ExecuteProcess(cmd=["sh", "-c", f"[ -t 1 ] && echo tty > {out}"]),
+    ]))
+    assert ls.run() == 0
+    assert out.read_text() == "tty\n"
+    with pytest.raises(RuntimeError, match="not in provided choices"):
+        DeclareLaunchArgument("mode", default_value="fast", choices=["slow", "safe"])
+
+
 def test_shutdown_from_another_thread_ends_a_launch_kept_alive(monkeypatch):
     import threading
     launch = _service(monkeypatch)

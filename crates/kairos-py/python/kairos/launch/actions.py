@@ -45,6 +45,11 @@ class DeclareLaunchArgument(Action):
         self.name = name
         self.default_value = None if default_value is None else \
             normalize_to_list_of_substitutions(default_value)
+        # A default in text is checked now; one made of substitutions when performed.
+        if choices is not None and isinstance(default_value, str) and \
+                default_value not in choices:
+            raise RuntimeError(f"Provided default_value '{default_value}' is not in provided "
+                               f"choices '{choices}'.")
         if description is None:
             description = "no description given" if choices is None else \
                 f"One of: {choices}"
@@ -74,15 +79,21 @@ class DeclareLaunchArgument(Action):
     def execute(self, context):
         if self.name not in context.launch_configurations:
             if self.default_value is None:
-                raise InvalidLaunchFileError(
-                    f"launch argument '{self.name}' has no default: pass {self.name}:=VALUE")
+                raise LaunchArgumentError(
+                    f"Required launch argument '{self.name}' was not provided (it has no "
+                    f"default): pass {self.name}:=VALUE")
             context.launch_configurations[self.name] = perform_substitutions(
                 context, self.default_value)
         value = context.launch_configurations[self.name]
         if self.choices is not None and value not in self.choices:
-            raise InvalidLaunchFileError(
-                f"launch argument '{self.name}' is '{value}', not one of "
-                f"{', '.join(self.choices)}")
+            raise LaunchArgumentError(
+                f"launch argument '{self.name}' is '{value}', which is not valid. Valid "
+                f"options are: [{', '.join(self.choices)}]")
+
+
+class LaunchArgumentError(InvalidLaunchFileError, RuntimeError):
+    """A launch argument missing or not one of its choices (a ``RuntimeError``, as ROS
+    2's; reported as a bad launch file, with no traceback)."""
 
 
 @expose_action("let")
@@ -526,6 +537,9 @@ class ExecuteLocal(Action):
         launch's), checked."""
         value = getattr(self, key)
         if value is None:
+            # As ROS 2's: else the launch configuration of that name, else the launch's.
+            value = context.launch_configurations.get(key)
+        if value is None:
             return None
         text = perform_text(context, value)
         try:
@@ -574,8 +588,13 @@ class ExecuteLocal(Action):
             retries = int(perform_text(context, retries))
         self._respawn_limit = None if retries < 0 else retries
         emulate_tty = self.emulate_tty
+        if "emulate_tty" in context.launch_configurations:
+            # As ROS 2's: the launch configuration, when set, decides for every process.
+            emulate_tty = context.launch_configurations["emulate_tty"]
         if not isinstance(emulate_tty, bool):
-            emulate_tty = perform_text(context, emulate_tty).strip().lower() in ("true", "1")
+            from kairos.launch.conditions import evaluate_condition_expression
+            emulate_tty = evaluate_condition_expression(
+                context, normalize_to_list_of_substitutions(emulate_tty))
         context._driver.start(self, name=name, cmd=words, env=env, cwd=description.final_cwd,
                               output=output if output in ("screen", "log", "both") else "log",
                               respawn=respawn, respawn_delay=delay, required=required,
