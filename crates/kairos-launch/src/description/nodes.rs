@@ -4,34 +4,15 @@
 //! the node will use, a managed node's autostart as a bounded `kairos lifecycle set`, and
 //! composable nodes loaded into kairos's container (see the `composition` module).
 
+use super::process::process_keys;
 use super::*;
 
-const NODE_KEYS: &[&str] = &[
-    "pkg",
-    "exec",
-    "name",
-    "namespace",
-    "param",
-    "remap",
-    "args",
-    "ros_args",
-    "output",
-    "respawn",
-    "respawn_delay",
-    "respawn_max_retries",
-    "on_exit",
-    "required",
-    "env",
-    "cwd",
-    "launch-prefix",
-    "emulate_tty",
-    "sigterm_timeout",
-    "sigkill_timeout",
-];
+/// A node entity's own keys (see `process::process_keys` for the rest).
+const NODE_KEYS: &[&str] = &["pkg", "exec", "namespace", "param", "remap", "ros_args"];
 
 impl Reader {
     pub(super) fn node(&mut self, ctx: &Context, body: &Node) -> Result<(), LaunchError> {
-        let f = Fields::of(ctx, "node", body, NODE_KEYS)?;
+        let f = Fields::of(ctx, "node", body, &process_keys(NODE_KEYS))?;
         self.push_node(ctx, &f, body)
     }
 
@@ -53,7 +34,8 @@ impl Reader {
     /// process that configures then activates it (`kairos lifecycle set NODE configure
     /// activate`, each step's wait bounded), as ROS 2's `autostart` does.
     pub(super) fn lifecycle_node(&mut self, ctx: &Context, body: &Node) -> Result<(), LaunchError> {
-        let keys: Vec<&str> = NODE_KEYS.iter().copied().chain(["autostart"]).collect();
+        let mut keys = process_keys(NODE_KEYS);
+        keys.push("autostart");
         let f = Fields::of(ctx, "lifecycle_node", body, &keys)?;
         let name = ctx.text(f.required(ctx, "name")?, "name")?;
         self.push_node(ctx, &f, body)?;
@@ -93,11 +75,8 @@ impl Reader {
     /// rclcpp_components container is kairos's (`python3 -m kairos.components.container`);
     /// its composable nodes are loaded as `load_composable_node` loads them.
     pub(super) fn node_container(&mut self, ctx: &Context, body: &Node) -> Result<(), LaunchError> {
-        let keys: Vec<&str> = NODE_KEYS
-            .iter()
-            .copied()
-            .chain(["composable_node"])
-            .collect();
+        let mut keys = process_keys(NODE_KEYS);
+        keys.push("composable_node");
         let f = Fields::of(ctx, "node_container", body, &keys)?;
         let exec = ctx.text(f.required(ctx, "exec")?, "exec")?;
         let name = ctx.text(f.required(ctx, "name")?, "name")?;

@@ -5,8 +5,8 @@
 
 use super::*;
 
-const EXECUTABLE_KEYS: &[&str] = &[
-    "cmd",
+/// What every entity that starts a process takes, besides its own keys.
+const PROCESS_KEYS: &[&str] = &[
     "name",
     "args",
     "output",
@@ -18,15 +18,19 @@ const EXECUTABLE_KEYS: &[&str] = &[
     "env",
     "cwd",
     "launch-prefix",
-    "shell",
     "emulate_tty",
     "sigterm_timeout",
     "sigkill_timeout",
 ];
 
+/// An entity's keys: its own, and what every process entity takes.
+pub(super) fn process_keys(own: &[&'static str]) -> Vec<&'static str> {
+    own.iter().chain(PROCESS_KEYS).copied().collect()
+}
+
 impl Reader {
     pub(super) fn executable(&mut self, ctx: &Context, body: &Node) -> Result<(), LaunchError> {
-        let f = Fields::of(ctx, "executable", body, EXECUTABLE_KEYS)?;
+        let f = Fields::of(ctx, "executable", body, &process_keys(&["cmd", "shell"]))?;
         let cmd = ctx.text(f.required(ctx, "cmd")?, "cmd")?;
         let mut words = split_words(ctx, body.line, &cmd)?;
         if words.is_empty() {

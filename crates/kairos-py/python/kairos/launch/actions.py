@@ -25,6 +25,15 @@ from kairos.launch.events import Shutdown as ShutdownEvent
 from kairos.launch.frontend.expose import expose_action
 
 
+def parse_name_and_value(cls, entity, parser):
+    """``(cls, kwargs)`` of an entity with a ``name`` and a ``value`` (``let``,
+    ``set_env``, launch_ros' ``set_parameter``), each text with substitutions."""
+    _, kwargs = Action.parse(entity, parser)
+    kwargs["name"] = parser.parse_substitution(entity.get_attr("name"))
+    kwargs["value"] = parser.parse_substitution(entity.get_attr("value"))
+    return cls, kwargs
+
+
 def _keeps(entity, parser):
     """A ``<keep name= value=/>`` list as ``{name: value}``, or ``None``."""
     keeps = entity.get_attr("keep", data_type=List[Entity], optional=True)
@@ -103,12 +112,7 @@ class SetLaunchConfiguration(Action):
         self.name = normalize_to_list_of_substitutions(name)
         self.value = normalize_to_list_of_substitutions(value)
 
-    @classmethod
-    def parse(cls, entity, parser):
-        _, kwargs = super().parse(entity, parser)
-        kwargs["name"] = parser.parse_substitution(entity.get_attr("name"))
-        kwargs["value"] = parser.parse_substitution(entity.get_attr("value"))
-        return cls, kwargs
+    parse = classmethod(parse_name_and_value)
 
     def execute(self, context):
         context.launch_configurations[perform_substitutions(context, self.name)] = \
@@ -289,12 +293,7 @@ class SetEnvironmentVariable(Action):
         self.name = normalize_to_list_of_substitutions(name)
         self.value = normalize_to_list_of_substitutions(value)
 
-    @classmethod
-    def parse(cls, entity, parser):
-        _, kwargs = super().parse(entity, parser)
-        kwargs["name"] = parser.parse_substitution(entity.get_attr("name"))
-        kwargs["value"] = parser.parse_substitution(entity.get_attr("value"))
-        return cls, kwargs
+    parse = classmethod(parse_name_and_value)
 
     def execute(self, context):
         context.set_env(perform_substitutions(context, self.name),

@@ -12,7 +12,7 @@ stands_for_package(__name__, (
     "on_process_start", "on_shutdown"))
 
 from kairos.launch._core import EventHandler, LaunchDescriptionEntity
-from kairos.launch.events import Shutdown
+from kairos.launch.events import ExecutionComplete, Shutdown
 from kairos.launch.events.process import ProcessExited, ProcessIO, ProcessStarted
 
 
@@ -41,17 +41,19 @@ def _checked_entities(value, what):
     return entities
 
 
-class _ProcessHandler(EventHandler):
+class _ActionHandler(EventHandler):
+    """A handler of one kind of event about an action: for ``target_action`` (that
+    action, a callable that matches actions, or ``None`` for all), ``callback``
+    (actions, or a callable ``(event, context)``)."""
+
     kind = None
 
     def __init__(self, *, target_action=None, callback, **kwargs):
-        from kairos.launch.actions import ExecuteLocal
         if target_action is not None and not callable(target_action) \
-                and not isinstance(target_action, ExecuteLocal):
+                and not isinstance(target_action, self._targets()):
             raise TypeError(
-                "target_action must be an ExecuteLocal (an ExecuteProcess, a Node, ...), a "
-                "callable that "
-                f"matches actions, or None, not {type(target_action).__name__}")
+                f"target_action must be {self._targets_said}, a callable that matches "
+                f"actions, or None, not {type(target_action).__name__}")
         self.target_action = target_action
         self.callback = _checked_entities(callback, "the handler's actions")
         super().__init__(matcher=self._match, **kwargs)
@@ -70,6 +72,15 @@ class _ProcessHandler(EventHandler):
         if callable(self.callback) and not isinstance(self.callback, LaunchDescriptionEntity):
             return self.callback(event, context)
         return self.callback
+
+
+class _ProcessHandler(_ActionHandler):
+    _targets_said = "an ExecuteLocal (an ExecuteProcess, a Node, ...)"
+
+    @staticmethod
+    def _targets():
+        from kairos.launch.actions import ExecuteLocal
+        return ExecuteLocal
 
 
 class OnProcessStart(_ProcessHandler):
@@ -127,35 +138,20 @@ class OnIncludeLaunchDescription(EventHandler):
         return event.launch_description
 
 
-class OnExecutionComplete(EventHandler):
+class OnExecutionComplete(_ActionHandler):
     """Actions, or a callable ``(event, context)``, when an action has completed: at
     once for most actions, when its process has exited for a process (for good: not
     when it is respawned), when its timer has fired or been cancelled for a timer.
     ``target_action``: that action, a callable that matches actions, or ``None`` (all)."""
 
+    kind = ExecutionComplete
+    _targets_said = "an action"
+
     def __init__(self, *, target_action=None, on_completion, **kwargs):
+        super().__init__(target_action=target_action, callback=on_completion, **kwargs)
+        self.on_completion = self.callback
+
+    @staticmethod
+    def _targets():
         from kairos.launch._core import Action
-        if target_action is not None and not callable(target_action) \
-                and not isinstance(target_action, Action):
-            raise TypeError("target_action must be an action, a callable that matches "
-                            f"actions, or None, not {type(target_action).__name__}")
-        self.target_action = target_action
-        self.on_completion = _checked_entities(on_completion, "on_completion")
-        super().__init__(matcher=self._match, **kwargs)
-
-    def _match(self, event):
-        from kairos.launch.events import ExecutionComplete
-        if not isinstance(event, ExecutionComplete):
-            return False
-        if self.target_action is None:
-            return True
-        if callable(self.target_action) and not hasattr(self.target_action, "execute"):
-            return bool(self.target_action(event.action))
-        return event.action is self.target_action
-
-    def handle(self, event, context):
-        super().handle(event, context)
-        if callable(self.on_completion) and \
-                not isinstance(self.on_completion, LaunchDescriptionEntity):
-            return self.on_completion(event, context)
-        return self.on_completion
+        return Action

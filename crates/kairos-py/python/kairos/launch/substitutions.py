@@ -372,17 +372,7 @@ def _expose_to_frontends():
     """``$(name args...)`` of XML and YAML launch files: which substitution each name
     makes and from how many arguments (each argument a list of substitutions)."""
     from kairos.launch.frontend.expose import expose_substitution
-
-    def one(name, make, least, most=None):
-        most = least if most is None else most
-
-        def parse(data):
-            if not least <= len(data) <= most:
-                count = str(least) if least == most else f"{least} to {most}"
-                raise TypeError(f"{name} substitution expects {count} argument(s), "
-                                f"got {len(data)}")
-            return make(*data)
-        expose_substitution(name)(parse)
+    from kairos.launch.frontend.expose import expose_substitution_of as one
 
     def modules(data):
         """``"math, sys"`` as module names."""

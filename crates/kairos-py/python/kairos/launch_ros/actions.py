@@ -22,7 +22,7 @@ from typing import List
 from kairos.launch._core import (
     Action, InvalidLaunchFileError, Substitution, normalize_to_list_of_substitutions,
     perform_substitutions, perform_text)
-from kairos.launch.actions import ExecuteProcess
+from kairos.launch.actions import ExecuteProcess, parse_name_and_value
 from kairos.launch.frontend.entity import Entity
 from kairos.launch.frontend.expose import expose_action
 from kairos.launch_ros._parameters import evaluate_parameters, normalize_parameters
@@ -366,12 +366,7 @@ class SetParameter(Action):
         self.name = name
         self.value = value
 
-    @classmethod
-    def parse(cls, entity, parser):
-        _, kwargs = super().parse(entity, parser)
-        kwargs["name"] = parser.parse_substitution(entity.get_attr("name"))
-        kwargs["value"] = parser.parse_substitution(entity.get_attr("value"))
-        return cls, kwargs
+    parse = classmethod(parse_name_and_value)
 
     def execute(self, context):
         name = self.name if isinstance(self.name, str) else \

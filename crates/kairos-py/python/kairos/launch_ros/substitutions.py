@@ -95,18 +95,7 @@ class Parameter(Substitution):
 def _expose_to_frontends():
     """``$(find-pkg-prefix PKG)``, ``$(find-pkg-share PKG)``, ``$(exec-in-pkg EXE PKG)``
     and ``$(param NAME [DEFAULT])`` in XML and YAML launch files and parameter files."""
-    from kairos.launch.frontend.expose import expose_substitution
-
-    def one(name, make, least, most=None):
-        most = least if most is None else most
-
-        def parse(data):
-            if not least <= len(data) <= most:
-                count = str(least) if least == most else f"{least} to {most}"
-                raise TypeError(f"{name} substitution expects {count} argument(s), got "
-                                f"{len(data)}")
-            return make(*data)
-        expose_substitution(name)(parse)
+    from kairos.launch.frontend.expose import expose_substitution_of as one
 
     one("find-pkg-prefix", lambda package: (FindPackagePrefix, {"package": package}), 1)
     one("find-pkg-share", lambda package: (FindPackageShare, {"package": package}), 1)

@@ -68,3 +68,17 @@ def expose_substitution(name):
     """Makes the decorated class (its ``parse``) or function the substitution
     ``$(name ...)``."""
     return __expose_impl(name, substitution_parse_methods, "substitution")
+
+
+def expose_substitution_of(name, make, least, most=None):
+    """Exposes ``$(name ...)`` taking ``least`` to ``most`` arguments (``least`` when
+    ``most`` is not given): ``make(*arguments)`` gives ``(type, kwargs)``; another count is
+    a ``TypeError`` saying how many it takes."""
+    most = least if most is None else most
+
+    def parse(data):
+        if not least <= len(data) <= most:
+            count = str(least) if least == most else f"{least} to {most}"
+            raise TypeError(f"{name} substitution expects {count} argument(s), got {len(data)}")
+        return make(*data)
+    expose_substitution(name)(parse)
