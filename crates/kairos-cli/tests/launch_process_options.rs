@@ -195,7 +195,16 @@ fn a_bad_process_option_names_file_and_line_and_starts_nothing() {
     for (text, says) in [
         (
             "    sigterm_timeout: soon\n",
-            "sigterm_timeout 'soon' is not seconds",
+            "sigterm_timeout 'soon' is not a number of seconds",
+        ),
+        // Past any clock: refused, never added to one.
+        (
+            "    sigkill_timeout: 1e300\n",
+            "sigkill_timeout '1e300' is not seconds from 0 to",
+        ),
+        (
+            "    respawn_delay: 1e300\n",
+            "respawn_delay '1e300' is not seconds from 0 to",
         ),
         (
             "    respawn_max_retries: many\n",

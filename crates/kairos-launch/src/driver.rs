@@ -17,7 +17,7 @@
 //! - Nothing starts until the file's first evaluation is complete: an error in it (with
 //!   the file and line the traceback names) starts nothing, as with YAML and XML files.
 
-use crate::description::{LaunchError, Output, ProcessSpec};
+use crate::description::{LaunchError, Output, ProcessSpec, seconds};
 use serde::Deserialize;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
@@ -237,6 +237,24 @@ fn request(line: &str, file: &Path) -> Request {
                 Some("both") => Output::Both,
                 _ => Output::Screen,
             };
+            let times = (|| {
+                let optional = |key, value: Option<f64>| value.map(|v| seconds(key, v)).transpose();
+                Ok::<_, String>((
+                    seconds("respawn_delay", respawn_delay)?,
+                    optional("sigterm_timeout", sigterm_timeout)?,
+                    optional("sigkill_timeout", sigkill_timeout)?,
+                ))
+            })();
+            let (respawn_delay, sigterm_timeout, sigkill_timeout) = match times {
+                Ok(times) => times,
+                Err(why) => {
+                    return Request::Error(LaunchError {
+                        file: file.to_path_buf(),
+                        line: 0,
+                        what: format!("{origin}: {why}"),
+                    });
+                }
+            };
             Request::Start {
                 id,
                 spec: ProcessSpec {
@@ -248,15 +266,12 @@ fn request(line: &str, file: &Path) -> Request {
                     cwd,
                     output,
                     respawn,
-                    respawn_delay: Duration::try_from_secs_f64(respawn_delay)
-                        .unwrap_or(Duration::ZERO),
+                    respawn_delay,
                     respawn_max_retries,
                     required,
                     origin,
-                    sigterm_timeout: sigterm_timeout
-                        .and_then(|s| Duration::try_from_secs_f64(s).ok()),
-                    sigkill_timeout: sigkill_timeout
-                        .and_then(|s| Duration::try_from_secs_f64(s).ok()),
+                    sigterm_timeout,
+                    sigkill_timeout,
                     emulate_tty,
                 },
                 io,
@@ -537,6 +552,49 @@ impl Drop for Driver {
             .is_some_and(|c| matches!(c.try_wait(), Ok(None)));
         if running {
             self.finish();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start(extra: &str) -> Request {
+        let line = format!(
+            r#"{{"op": "start", "id": 1, "name": "talker", "cmd": ["talker"], "origin": "a.launch.py:3"{extra}}}"#
+        );
+        request(&line, Path::new("a.launch.py"))
+    }
+
+    #[test]
+    fn a_process_s_own_times_reach_its_spec() {
+        let Request::Start { spec, .. } = start(
+            r#", "respawn_delay": 0.5, "sigterm_timeout": 0.2, "sigkill_timeout": 1, "emulate_tty": true"#,
+        ) else {
+            panic!("a start request");
+        };
+        assert_eq!(spec.respawn_delay, Duration::from_millis(500));
+        assert_eq!(spec.sigterm_timeout, Some(Duration::from_millis(200)));
+        assert_eq!(spec.sigkill_timeout, Some(Duration::from_secs(1)));
+        assert!(spec.emulate_tty);
+    }
+
+    #[test]
+    fn a_time_no_clock_could_take_is_an_error_naming_where() {
+        for extra in [
+            r#", "sigterm_timeout": 1e300"#,
+            r#", "sigkill_timeout": -1"#,
+            r#", "respawn_delay": 1e300"#,
+        ] {
+            let Request::Error(err) = start(extra) else {
+                panic!("{extra}: an error, not a start");
+            };
+            assert!(
+                err.what.starts_with("a.launch.py:3: ") && err.what.contains("is not seconds"),
+                "{extra}: {}",
+                err.what
+            );
         }
     }
 }

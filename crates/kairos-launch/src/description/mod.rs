@@ -103,6 +103,20 @@ const CONDITIONS: [&str; 2] = ["if", "unless"];
 /// How deep `include`s may nest (an include cycle ends here with an error).
 const MAX_INCLUDE_DEPTH: usize = 32;
 
+/// The longest time a launch file may give in seconds (a delay, a stop timeout): 100
+/// years, as the command line's options; a longer one could not be added to a clock.
+pub const MAX_SECONDS: f64 = 100.0 * 365.25 * 24.0 * 3600.0;
+
+/// `value` seconds as a duration, or why not (not a number from 0 to [`MAX_SECONDS`]).
+pub fn seconds(key: &str, value: f64) -> Result<Duration, String> {
+    if !(0.0..=MAX_SECONDS).contains(&value) {
+        return Err(format!(
+            "{key} {value} is not seconds from 0 to {MAX_SECONDS} (100 years)"
+        ));
+    }
+    Ok(Duration::from_secs_f64(value))
+}
+
 /// The formats a launch file may be written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {

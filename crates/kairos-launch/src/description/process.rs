@@ -89,12 +89,17 @@ impl Reader {
         let seconds = |key: &str| -> Result<Option<Duration>, LaunchError> {
             f.text(ctx, key)?
                 .map(|text| {
-                    text.parse::<f64>()
-                        .ok()
-                        .and_then(|s| Duration::try_from_secs_f64(s).ok())
-                        .ok_or_else(|| {
-                            ctx.error(line, format!("{key} '{text}' is not seconds ≥ 0"))
-                        })
+                    let value = text.parse::<f64>().map_err(|_| {
+                        ctx.error(line, format!("{key} '{text}' is not a number of seconds"))
+                    })?;
+                    seconds(key, value).map_err(|_| {
+                        ctx.error(
+                            line,
+                            format!(
+                                "{key} '{text}' is not seconds from 0 to {MAX_SECONDS} (100 years)"
+                            ),
+                        )
+                    })
                 })
                 .transpose()
         };

@@ -14,12 +14,14 @@ pub(super) fn deadlines(slot: &Slot, at: Instant, options: &Options) -> (Instant
     (term, kill)
 }
 
-/// When a stop begun at `at` is over whatever the processes do: the last SIGKILL, plus
-/// the kernel's reaping.
+/// When a stop begun at `at` is over whatever the processes do: the last SIGKILL (the
+/// launch's own, or a process's later one), plus the kernel's reaping. A busy driver
+/// (its `OnShutdown` handlers) is waited for until then too, processes or not.
 pub(super) fn stop_bound(slots: &[Slot], at: Instant, options: &Options) -> Instant {
     slots
         .iter()
         .map(|slot| deadlines(slot, at, options).1)
+        .chain([at + options.sigterm_timeout + options.sigkill_timeout])
         .max()
         .unwrap_or(at)
         + REAP_GRACE
