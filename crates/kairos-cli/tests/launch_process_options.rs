@@ -6,7 +6,7 @@
 
 mod zenoh_support;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 use zenoh_support::{finish, spawn, stdout_lines};
@@ -49,6 +49,20 @@ fn check_ran_as_asked(file: &Path, folder: &Path) {
         "{}: the errors of an emulate_tty process go to a terminal too:\n{stderr}",
         file.display()
     );
+}
+
+/// Writes a Python launch file at `path` whose description holds `actions` (the text of
+/// `ExecuteProcess(...)` items), and returns the path.
+fn python_launch(path: &Path, actions: &str) -> PathBuf {
+    std::fs::write(
+        path,
+        format!(
+            "from launch import LaunchDescription\nfrom launch.actions import ExecuteProcess\n\n\n\
+             def generate_launch_description():\n    return LaunchDescription([{actions}\n    ])\n"
+        ),
+    )
+    .unwrap();
+    path.to_path_buf()
 }
 
 const TTY_CMD: &str = r#"pwd; [ -t 1 ] && echo out-tty; [ -t 2 ] && echo err-tty >&2; echo prefixed=$KAIROS_PREFIXED"#;
@@ -108,30 +122,20 @@ fn cwd_prefix_shell_and_terminals_in_yaml_xml_and_python() {
     .unwrap();
     check_ran_as_asked(&xml, &folder);
 
-    let python = dir.path().join("options.launch.py");
-    std::fs::write(
-        &python,
-        format!(
+    let python = python_launch(
+        &dir.path().join("options.launch.py"),
+        &format!(
             r#"
-from launch import LaunchDescription
-from launch.actions import ExecuteProcess
-
-
-def generate_launch_description():
-    return LaunchDescription([
         ExecuteProcess(cmd=['sh', '-c', {tty:?}], name='tty', cwd={folder:?},
                        emulate_tty=True, prefix='env KAIROS_PREFIXED=yes', output='screen'),
         ExecuteProcess(cmd=['sh', '-c', {pipe:?}], name='pipe', output='screen'),
         ExecuteProcess(cmd=['echo forty-two | tr a-z A-Z'], name='shell', shell=True,
-                       output='screen'),
-    ])
-"#,
+                       output='screen'),"#,
             tty = TTY_CMD,
             pipe = PIPE_CMD,
             folder = folder.display().to_string()
         ),
-    )
-    .unwrap();
+    );
     check_ran_as_asked(&python, &folder);
 }
 
@@ -149,24 +153,14 @@ fn a_process_s_own_sigterm_timeout_ends_its_stop() {
         ),
     )
     .unwrap();
-    let python = dir.path().join("stubborn.launch.py");
-    std::fs::write(
-        &python,
-        format!(
+    let python = python_launch(
+        &dir.path().join("stubborn.launch.py"),
+        &format!(
             r#"
-from launch import LaunchDescription
-from launch.actions import ExecuteProcess
-
-
-def generate_launch_description():
-    return LaunchDescription([
         ExecuteProcess(cmd=['sh', '-c', {stubborn:?}], name='stubborn', output='screen',
-                       sigterm_timeout='0.2'),
-    ])
-"#
+                       sigterm_timeout='0.2'),"#
         ),
-    )
-    .unwrap();
+    );
     for file in [&yaml, &python] {
         let mut launcher = spawn(&mut launch(file, &["--sigterm-timeout", "600"]));
         let mut lines = stdout_lines(&mut launcher);

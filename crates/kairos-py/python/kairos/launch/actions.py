@@ -561,7 +561,7 @@ class ExecuteLocal(Action):
         description.prepare(context, self, cmd=words)
         # As ROS 2's: env= is the process's whole environment, else the launch's with
         # what the launch file set.
-        env, env_only = description.environment(context)
+        env, env_only = description.launch_env, description.env_only
         self.process_name = name
         self.command_line = " ".join(words)
         output = perform_text(context, self.output) if not isinstance(self.output, dict) \
@@ -602,7 +602,6 @@ class ExecuteLocal(Action):
                               emulate_tty=emulate_tty,
                               sigterm_timeout=self._seconds(context, "sigterm_timeout"),
                               sigkill_timeout=self._seconds(context, "sigkill_timeout"))
-        self._environment = description.final_env
 
 
 @expose_action("executable")

@@ -53,6 +53,8 @@ class Executable:
         self.final_name = None
         self.final_cwd = None
         self.final_env = None
+        self.launch_env = None
+        self.env_only = None
 
     def command(self, context):
         """The command line, the prefix first where it applies."""
@@ -65,7 +67,7 @@ class Executable:
             cmd = shlex.split(perform_substitutions(context, self.prefix)) + cmd
         return cmd
 
-    def environment(self, context):
+    def _launch_environment(self, context):
         """``(what the launch file sets, whether it is the whole environment)``."""
         whole = self.env is not None
         env = {perform_substitutions(context, k): perform_substitutions(context, v)
@@ -75,13 +77,17 @@ class Executable:
         return env, whole
 
     def prepare(self, context, action, cmd=None):
-        """Performs the substitutions (``cmd``: a command line the action made itself)."""
+        """Performs the substitutions (``cmd``: a command line the action made itself).
+        Besides the ``final_*`` values: ``launch_env``, what the launch file sets, and
+        ``env_only``, whether that is the whole environment (``env=``) or added to the
+        launch's (the launcher adds its own)."""
         self.final_cmd = self.command(context) if cmd is None else cmd
         self.final_name = perform_substitutions(context, self.name) if self.name is not None \
             else os.path.basename(self.final_cmd[0]) if self.final_cmd else "process"
         self.final_cwd = None if self.cwd is None else perform_substitutions(context, self.cwd)
-        env, whole = self.environment(context)
-        self.final_env = env if whole else dict(context.environment, **env)
+        self.launch_env, self.env_only = self._launch_environment(context)
+        self.final_env = self.launch_env if self.env_only else \
+            dict(context.environment, **self.launch_env)
 
     def __str__(self):
         return " ".join(self.final_cmd) if self.final_cmd is not None else \

@@ -180,7 +180,8 @@ class Driver:
             process["label"] = notice.get("label") or process["name"]
             if hasattr(process["action"], "process_details"):
                 # ROS 2's: the environment is the one the process got.
-                env = getattr(process["action"], "_environment", None) or process["env"]
+                description = getattr(process["action"], "process_description", None)
+                env = getattr(description, "final_env", None) or process["env"]
                 process["action"].process_details = {
                     "action": process["action"], "name": process["label"],
                     "cmd": process["cmd"], "cwd": process["cwd"], "env": env,
