@@ -181,6 +181,7 @@ pub fn run(args: LaunchArgs) -> anyhow::Result<ExitCode> {
             &launch_args,
             Path::new("python3"),
             None,
+            &options.log_dir,
             EVALUATION_TIMEOUT,
         ) {
             Ok((driver, first)) => (Vec::new(), Some((driver, first))),

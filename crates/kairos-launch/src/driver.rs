@@ -319,19 +319,35 @@ pub struct Driver {
 /// The Python program that drives a launch file, run as `python3 -m MODULE FILE`.
 pub const DRIVER_MODULE: &str = "kairos.launch.driver";
 
+/// The driver's option naming the launch's log folder (`launch.logging`'s folder).
+pub fn log_dir_option(log_dir: &Path) -> Vec<std::ffi::OsString> {
+    vec!["--log-dir".into(), log_dir.into()]
+}
+
 impl Driver {
     /// Starts the driver of `file` with the launch arguments `args`, and reads its first
     /// evaluation: the requests up to [`Request::Ready`], or the error that means
     /// nothing starts. `python` is the interpreter (`python3`), with `python_path` added
-    /// to its module path if given.
+    /// to its module path if given. The file's `launch.logging` writes in `log_dir`, the
+    /// launch's log folder, beside its processes' `output: log` files.
     pub fn start(
         file: &Path,
         args: &[(String, String)],
         python: &Path,
         python_path: Option<&Path>,
+        log_dir: &Path,
         timeout: Duration,
     ) -> Result<(Driver, Vec<Request>), LaunchError> {
-        Driver::start_module(DRIVER_MODULE, &[], file, args, python, python_path, timeout)
+        let options = log_dir_option(log_dir);
+        Driver::start_module(
+            DRIVER_MODULE,
+            &options,
+            file,
+            args,
+            python,
+            python_path,
+            timeout,
+        )
     }
 
     /// As [`Driver::start`], with the driver `python3 -m MODULE [OPTIONS] FILE [name:=value

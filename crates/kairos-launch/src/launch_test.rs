@@ -69,6 +69,7 @@ pub fn run(file: &Path, args: &[(String, String)], options: &TestOptions) -> u8 
     let mut failed = false;
     while run < runs {
         let mut driver_options: Vec<OsString> = vec!["--run".into(), run.to_string().into()];
+        driver_options.extend(crate::driver::log_dir_option(&options.launch.log_dir));
         if let Some(path) = &options.junit_xml {
             driver_options.push("--junit-xml".into());
             driver_options.push(path.into());

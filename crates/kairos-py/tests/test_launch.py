@@ -125,8 +125,9 @@ def test_ros_2_s_module_layout_imports_what_its_package_holds():
     assert Action is launch.Action and LaunchContext is launch.LaunchContext
     assert Node.__module__ == "kairos.launch_ros.actions"
     assert isinstance(launch.LaunchDescription([]), launch.SomeEntitiesType_types_tuple)
-    with pytest.raises(ImportError, match="launch.logging has no counterpart in kairos"):
-        import launch.logging  # noqa: F401
+    with pytest.raises(ImportError,
+                       match="launch.launch_introspector has no counterpart in kairos"):
+        import launch.launch_introspector  # noqa: F401
     # Only the submodules ROS 2 has; importing one does not bind the module over the
     # function of that name.
     with pytest.raises(ImportError, match="launch.actions.typo has no counterpart"):

@@ -9,7 +9,7 @@ timers) runs in a driver process that can ask for things but never delay the sto
 ``kairos.launch.driver``."""
 
 from kairos.launch import actions, conditions, event_handlers, events, substitutions  # noqa
-from kairos.launch import launch_description_sources  # noqa: F401
+from kairos.launch import launch_description_sources, logging  # noqa: F401
 from kairos.launch._core import (  # noqa: F401
     Action, Condition, EventHandler, InvalidLaunchFileError, LaunchContext,
     LaunchDescriptionEntity, Substitution, SubstitutionFailure)

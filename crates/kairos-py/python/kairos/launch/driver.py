@@ -311,8 +311,12 @@ def where(exc, launch_file):
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--log-dir"] and len(argv) > 1:
+        use_log_dir(argv[1])
+        argv = argv[2:]
     if not argv:
-        print("usage: python -m kairos.launch.driver FILE [name:=value ...]", file=sys.stderr)
+        print("usage: python -m kairos.launch.driver [--log-dir DIR] FILE [name:=value ...]",
+              file=sys.stderr)
         return 2
     driver = Driver(argv[0], argv[1:], take_protocol_stream())
     try:
@@ -320,6 +324,13 @@ def main(argv=None):
     except BrokenPipeError:
         # The launcher has ended and closed the pipe: so does the driver, quietly.
         os._exit(0)
+
+
+def use_log_dir(folder):
+    """The launcher's log folder as ``launch.logging``'s (``LaunchLogDir``, the file's
+    ``launch.logging.get_logger``), so one launch writes in one place."""
+    from kairos.launch import logging as launch_logging
+    launch_logging.use_launcher_log_dir(folder)
 
 
 def take_protocol_stream():

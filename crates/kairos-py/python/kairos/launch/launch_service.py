@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 
+from kairos.launch import logging as launch_logging
 from kairos.launch.driver import Driver, ThreadRequests
 from kairos.launch.events import Shutdown
 
@@ -119,7 +120,8 @@ class LaunchService:
             # No router is started: as with ROS 2's LaunchService, the system's router is
             # the user's to run (`kairos router`).
             [kairos_binary(), "launch", "--no-router", "--serve-driver",
-             f"/dev/fd/{notices_write}", self._name],
+             f"/dev/fd/{notices_write}", "--log-dir", launch_logging.launch_config.log_dir,
+             self._name],
             # The terminal's Ctrl-C reaches the launcher too (one process group): it starts
             # the bounded stop.
             stdin=subprocess.PIPE, pass_fds=(notices_write,), text=True)

@@ -113,6 +113,18 @@ class ThisLaunchFile(Substitution):
         return path
 
 
+class LaunchLogDir(Substitution):
+    """The launch's log folder (``launch.logging``'s; under ``kairos launch``, the
+    launcher's)."""
+
+    def describe(self):
+        return "LaunchLogDir()"
+
+    def perform(self, context):
+        from kairos.launch.logging import launch_config
+        return launch_config.log_dir
+
+
 class FindExecutable(Substitution):
     def __init__(self, *, name):
         self.name = normalize_to_list_of_substitutions(name)
@@ -395,6 +407,8 @@ def _expose_to_frontends():
     one("anon", lambda name: (AnonName, {"name": name}), 1)
     one("dirname", lambda: (ThisLaunchFileDir, {}), 0)
     one("filename", lambda: (ThisLaunchFile, {}), 0)
+    one("launch_log_dir", lambda: (LaunchLogDir, {}), 0)
+    one("log_dir", lambda: (LaunchLogDir, {}), 0)
     one("file-content", lambda path: (FileContent, {"path": path}), 1)
     one("not", lambda value: (NotSubstitution, {"value": value}), 1)
     one("and", lambda left, right: (AndSubstitution, {"left": left, "right": right}), 2)

@@ -382,9 +382,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m kairos.launch_testing.driver")
     parser.add_argument("--run", type=int, default=0)
     parser.add_argument("--junit-xml")
+    parser.add_argument("--log-dir")
     parser.add_argument("file")
     parser.add_argument("launch_arguments", nargs="*")
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if options.log_dir:
+        launch_driver.use_log_dir(options.log_dir)
     out = launch_driver.take_protocol_stream()
     driver = TestDriver(options.file, options.launch_arguments, out, options.run)
     try:
