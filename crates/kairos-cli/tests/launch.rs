@@ -854,6 +854,75 @@ def generate_launch_description():
     );
 }
 
+/// `LifecycleTransition`, launch_ros' way to take managed nodes through a list of
+/// transitions: each node is asked for `activate` only once it is `inactive`, by name,
+/// with or without the leading `/`.
+#[test]
+fn a_lifecycle_transition_action_takes_each_node_through_its_list() {
+    let (_dir, prefix) = managed_package(
+        "managed.launch.py",
+        r#"
+from launch import LaunchDescription
+from launch.actions import LogInfo, RegisterEventHandler
+from launch_ros.actions import LifecycleNode, LifecycleTransition
+from launch_ros.event_handlers import OnStateTransition
+from lifecycle_msgs.msg import Transition
+
+
+def generate_launch_description():
+    first = LifecycleNode(package='managed', executable='lc_talker.py', name='first',
+                          namespace='', output='screen')
+    second = LifecycleNode(package='managed', executable='lc_talker.py', name='second',
+                           namespace='robot', output='screen')
+    return LaunchDescription([
+        first,
+        second,
+        RegisterEventHandler(OnStateTransition(
+            target_lifecycle_node=first, goal_state='active',
+            entities=[LogInfo(msg='first is active')])),
+        RegisterEventHandler(OnStateTransition(
+            target_lifecycle_node=second, goal_state='active',
+            entities=[LogInfo(msg='second is active')])),
+        LifecycleTransition(
+            lifecycle_node_names=['first', '/robot/second'],
+            transition_ids=[Transition.TRANSITION_CONFIGURE, '3']),
+    ])
+"#,
+    );
+    let router = Router::start(KAIROS);
+    let mut launcher = spawn(
+        router
+            .kairos()
+            .env("AMENT_PREFIX_PATH", &prefix)
+            .env("PYTHONPATH", zenoh_support::kairos_python_path())
+            .args(["launch", "managed", "managed.launch.py"]),
+    );
+    let mut lines = stdout_lines(&mut launcher);
+    lines.wait_for("[launch.user]: first is active", LIMIT);
+    seen_or_wait(&mut lines, "[launch.user]: second is active");
+    seen_or_wait(&mut lines, "/first activated");
+    seen_or_wait(&mut lines, "/robot/second activated");
+    let at = |text: &str| {
+        lines
+            .seen
+            .iter()
+            .position(|l| l.ends_with(text))
+            .unwrap_or_else(|| panic!("no {text:?} in {:#?}", lines.seen))
+    };
+    assert!(at("/first configured") < at("/first activated"));
+    assert!(at("/robot/second configured") < at("/robot/second activated"));
+    signal(launcher.0.id(), "INT");
+    let out = finish(launcher, LIMIT);
+    while lines.next_within(Duration::from_secs(5)).is_some() {}
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        lines.seen.join("\n"),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// `lifecycle_node` with `autostart: true` in a YAML file (and `<lifecycle_node
 /// autostart="true">` in XML): the managed node is configured, then activated, by the
 /// launch, with nothing else written.

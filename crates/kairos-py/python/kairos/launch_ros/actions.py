@@ -438,11 +438,122 @@ class SetROSLogDir(Action):
         context.set_env("ROS_LOG_DIR", folder)
 
 
+class LifecycleTransition(Action):
+    """Takes the managed nodes ``lifecycle_node_names`` through ``transition_ids`` in
+    order (``lifecycle_msgs.msg.Transition``'s ids, as numbers or text): each node is
+    asked for the next transition once it has reached the goal state of the one before,
+    each node at its own pace. A node that ends in ``errorprocessing`` is asked for no
+    more, and the launch log says why.
+
+    The nodes are ``LifecycleNode`` actions of the launch (a name without a leading
+    ``/`` is in the root namespace). An id that is not a transition a launch can ask
+    for is a ``ValueError`` naming it; so are empty lists."""
+
+    #: What each transition a launch can ask for goes through: (start, goal) states.
+    TRANSITION_STATES = {
+        1: ("configuring", "inactive"),        # TRANSITION_CONFIGURE
+        2: ("cleaningup", "unconfigured"),     # TRANSITION_CLEANUP
+        3: ("activating", "active"),           # TRANSITION_ACTIVATE
+        4: ("deactivating", "inactive"),       # TRANSITION_DEACTIVATE
+        5: ("shuttingdown", "finalized"),      # TRANSITION_UNCONFIGURED_SHUTDOWN
+        6: ("shuttingdown", "finalized"),      # TRANSITION_INACTIVE_SHUTDOWN
+        7: ("shuttingdown", "finalized"),      # TRANSITION_ACTIVE_SHUTDOWN
+    }
+
+    def __init__(self, *, lifecycle_node_names, transition_ids, **kwargs):
+        super().__init__(**kwargs)
+        lifecycle_node_names = list(lifecycle_node_names)
+        transition_ids = list(transition_ids)
+        if not transition_ids:
+            raise ValueError("LifecycleTransition: no transition_ids given")
+        if not lifecycle_node_names:
+            raise ValueError("LifecycleTransition: no lifecycle_node_names given")
+        self.lifecycle_node_names = [normalize_to_list_of_substitutions(name)
+                                     for name in lifecycle_node_names]
+        self.transition_ids = [
+            normalize_to_list_of_substitutions(str(tid) if isinstance(tid, int) else tid)
+            for tid in transition_ids]
+        self._handlers = {}
+
+    def _ids(self, context):
+        ids = []
+        for tid in self.transition_ids:
+            text = perform_text(context, tid).strip()
+            try:
+                number = int(text)
+            except ValueError:
+                raise ValueError(
+                    f"LifecycleTransition: expected an integer transition id, got {text!r}")
+            if number not in self.TRANSITION_STATES:
+                raise ValueError(
+                    f"LifecycleTransition: {number} is not a transition a launch can ask "
+                    f"for; give one of {sorted(self.TRANSITION_STATES)} "
+                    "(lifecycle_msgs.msg.Transition.TRANSITION_CONFIGURE, ...)")
+            ids.append(number)
+        return ids
+
+    def _forget(self, context, node_name, reason=None):
+        if reason is not None:
+            from kairos.launch.logging import get_logger
+            get_logger("launch_ros.lifecycle_transition").info(
+                f"Stopping transitions for {node_name} because '{reason}'")
+        for handler in self._handlers.pop(node_name, []):
+            context.unregister_event_handler(handler)
+
+    def execute(self, context):
+        from kairos.launch._core import EventHandler
+        from kairos.launch.actions import EmitEvent, OpaqueFunction, RegisterEventHandler
+        from kairos.launch_ros.event_handlers import OnStateTransition
+        from kairos.launch_ros.events.lifecycle import ChangeState, StateTransition
+
+        names = [perform_text(context, name) for name in self.lifecycle_node_names]
+        names = [name if name.startswith("/") else "/" + name for name in names]
+        ids = self._ids(context)
+
+        def ask(name, tid):
+            return EmitEvent(event=ChangeState(
+                lifecycle_node_matcher=lambda action: getattr(
+                    action, "node_fully_qualified_name", None) == name,
+                transition_id=tid))
+
+        def reached(name, start, goal):
+            return lambda event: (event.action.node_fully_qualified_name == name
+                                  and event.start_state == start
+                                  and event.goal_state == goal)
+
+        actions = []
+        for index, tid in enumerate(ids):
+            start, goal = self.TRANSITION_STATES[tid]
+            for name in names:
+                if index + 1 < len(ids):
+                    then = [ask(name, ids[index + 1])]
+                else:
+                    then = [OpaqueFunction(function=lambda ctx, name=name:
+                                           self._forget(ctx, name))]
+                handler = OnStateTransition(matcher=reached(name, start, goal),
+                                            entities=then, handle_once=True)
+                self._handlers.setdefault(name, []).append(handler)
+                actions.append(RegisterEventHandler(event_handler=handler))
+        for name in names:
+            failed = EventHandler(
+                matcher=lambda event, name=name: isinstance(event, StateTransition)
+                and event.action.node_fully_qualified_name == name
+                and event.goal_state == "errorprocessing",
+                entities=[OpaqueFunction(function=lambda ctx, name=name: self._forget(
+                    ctx, name, "error occured during transitions"))],
+                handle_once=True)
+            self._handlers.setdefault(name, []).append(failed)
+            context.register_event_handler(failed)
+        actions.extend(ask(name, ids[0]) for name in names)
+        return actions
+
+
 # Containers and load requests live in their own module; ROS 2 keeps them here.
 from kairos.launch_ros._composition import (  # noqa: E402,F401
     ComposableNodeContainer, LoadComposableNodes, get_composable_node_load_request,
     load_request_fields)
 
-__all__ = ["ComposableNodeContainer", "LifecycleNode", "LoadComposableNodes", "Node",
+__all__ = ["ComposableNodeContainer", "LifecycleNode", "LifecycleTransition",
+           "LoadComposableNodes", "Node",
            "PushROSNamespace", "PushRosNamespace", "SetParameter", "SetParametersFromFile",
            "SetROSLogDir", "SetRemap", "get_composable_node_load_request"]
