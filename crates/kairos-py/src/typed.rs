@@ -138,6 +138,7 @@ impl<T: Message> DynPublisher for TypedPublisher<T> {
     /// `serialize_message` returns and rclpy's `publish` takes), decoded here so that
     /// subscriptions in the process get the message itself.
     fn publish(&self, message: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let py = message.py();
         let message = match message.downcast::<pyo3::types::PyBytes>() {
             Ok(bytes) => kairos_msgs::message::decode::<T>(bytes.as_bytes()).map_err(|e| {
                 pyo3::exceptions::PyTypeError::new_err(format!(
@@ -147,7 +148,11 @@ impl<T: Message> DynPublisher for TypedPublisher<T> {
             })?,
             Err(_) => from_py::<T>(message, &self.layout)?,
         };
-        Ok(self.publisher.publish(message))
+        // A publish may wait: for a reliable link with no room, or, on `/clock`, for the
+        // callbacks the step made due (a thread sleeping on that clock among them) to run.
+        // Those need the interpreter, so the wait is made without holding it.
+        let publisher = &self.publisher;
+        Ok(py.allow_threads(move || publisher.publish(message)))
     }
 
     fn topic(&self) -> &str {

@@ -251,3 +251,52 @@ def test_a_timer_callback_that_asks_for_timer_info_gets_its_deadline(session):
     timer.cancel()
     assert timer.time_until_next_call() is None
     executor.shutdown()
+
+
+def _parked_in(thread, function):
+    """Whether ``thread`` is asleep in the kernel (``S``) inside the Python function
+    ``function``: a kairos wait there has registered with its clock before it parked."""
+    import sys
+    frame = sys._current_frames().get(thread.ident)
+    if frame is None or frame.f_code.co_name != function:
+        return False
+    try:
+        with open(f"/proc/self/task/{thread.native_id}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "S"
+    except OSError:
+        return False
+
+
+def test_a_clock_publish_lets_the_thread_it_wakes_run_before_it_returns(session):
+    """Lock-step simulated time: a ``/clock`` publish returns once every thread it woke
+    is waiting on the clock again or has ended. A thread asleep on a node's simulated
+    clock runs Python when woken, so the publish must not hold the interpreter while it
+    waits: it did, and the woken thread could not run until the step gave up (its 2 s
+    settle timeout); the publish returned with the thread still stuck."""
+    import threading
+
+    from kairos.rosgraph_msgs.msg import Clock as ClockMsg
+    from kairos.time import Time
+
+    sim = Node("lockstep_sim", parameter_overrides=[Parameter("use_sim_time", value=True)])
+    clock = sim.get_clock()
+    # Simulated time is the process's: it reads what an earlier /clock said, if any.
+    base = clock.now().nanoseconds
+    publisher = Node("lockstep_clock").create_publisher(ClockMsg, "/clock", 10)
+    woke = []
+    sleeper = threading.Thread(target=lambda: woke.append(clock.sleep_until(
+        Time(nanoseconds=base + 2 * 10**9, clock_type=ClockType.ROS_TIME))))
+    sleeper.start()
+    for _ in range(6000):
+        if _parked_in(sleeper, "sleep_for") or not sleeper.is_alive():
+            break
+        threading.Event().wait(0.01)
+    assert _parked_in(sleeper, "sleep_for"), f"the sleeper did not wait on the clock: {woke}"
+    for second in (1, 2):
+        msg = ClockMsg()
+        msg.clock.sec, msg.clock.nanosec = divmod(base + second * 10**9, 10**9)
+        publisher.publish(msg)
+        if second == 1:
+            assert woke == [], "the sleep ended before /clock reached its deadline"
+    assert woke == [True], "the /clock publish returned before the thread it woke ran"
+    sleeper.join(60)
