@@ -465,12 +465,17 @@ class TimerAction(Action):
             kwargs["cancel_on_shutdown"] = parser.parse_if_substitutions(cancel)
         return cls, kwargs
 
-    def execute(self, context):
+    def _period(self, context):
         period = self.period if isinstance(self.period, (int, float)) else \
             float(perform_substitutions(context, self.period))
-        if period < 0:
-            raise InvalidLaunchFileError(f"TimerAction period {period} is negative")
-        context._driver.schedule(period, self, context)
+        if not period >= 0:
+            raise InvalidLaunchFileError(
+                f"{type(self).__name__} period {period} is not a time: give seconds, 0 "
+                "or more")
+        return period
+
+    def execute(self, context):
+        context._driver.schedule(self._period(context), self, context)
 
 
 class ExecuteLocal(Action):

@@ -61,6 +61,8 @@ class Driver:
     #: Where the launcher's notices come from: the driver's standard input, unless the
     #: driver started the launcher (``LaunchService``).
     input_fd = 0
+    #: Whether this process is the driver's own (started by the launcher for the file).
+    owns_process = True
 
     def __init__(self, file, argv, out):
         self.file = os.path.abspath(file)
@@ -72,6 +74,11 @@ class Driver:
         self.processes = {}
         self.timers = []
         self.timer_seq = 0
+        #: Timers another clock keeps (``ROSTimer`` on ROS time): their actions, each
+        #: fired through :meth:`fire_timer` from a source of the loop when due.
+        self.timers_elsewhere = set()
+        #: What to close when the loop ends (the launch's ROS node).
+        self.closers = []
         self.seen = 0
         #: Other inputs of the loop (``fileno()`` and ``drain()``), such as the bridge to
         #: managed nodes (``kairos.launch_ros._lifecycle``).
@@ -117,6 +124,15 @@ class Driver:
 
     def add_source(self, source):
         self.sources.append(source)
+
+    def prepare_ros(self):
+        """Readies this process for a ROS node of the launch's own (managed nodes' bridge,
+        ``launch_ros.ros_adapters``): the processes' transport, and Ctrl-C left to the
+        launcher. Only in a driver process of the launcher's; a ``LaunchService`` runs in
+        its caller's process, whose environment and signals stay the caller's."""
+        if self.owns_process:
+            os.environ.setdefault("KAIROS_TRANSPORT", "zenoh")
+            os.environ["KAIROS_SIGNAL_HANDLER"] = "off"
 
     def log(self, text):
         self.send({"op": "log", "text": text})
@@ -168,6 +184,10 @@ class Driver:
                 self.context.is_shutdown = True
                 self.timers = [t for t in self.timers if not t[2].cancel_on_shutdown]
                 heapq.heapify(self.timers)
+                for action in [a for a in self.timers_elsewhere if a.cancel_on_shutdown]:
+                    action.cancel()
+                    self.timers_elsewhere.discard(action)
+                    self.context._completed(action)
                 asked, self.asked_shutdowns = self.asked_shutdowns, []
                 for event in asked or [Shutdown(reason=notice.get("reason", ""))]:
                     self.dispatch(event)
@@ -211,19 +231,27 @@ class Driver:
         now = time.monotonic()
         while self.timers and self.timers[0][0] <= now:
             _, _, action, snapshot = heapq.heappop(self.timers)
-            if action.cancelled:
-                self.context._completed(action)
-                continue
+            self.fire_timer(action, snapshot)
+
+    def fire_timer(self, action, snapshot):
+        """The actions of the timer ``action``, in the scope it was started in (none if it
+        was cancelled)."""
+        self.timers_elsewhere.discard(action)
+        if not action.cancelled:
             self.context._push()
             self.context.restore(snapshot)
             try:
                 visit_all(action.actions, self.context)
             finally:
                 self.context._pop()
-            self.context._completed(action)
+        self.context._completed(action)
+
+    def timers_pending(self):
+        """Whether a timer of the launch is still to fire (the launch is not idle)."""
+        return bool(self.timers or self.timers_elsewhere)
 
     def busy(self):
-        self.send({"op": "busy", "busy": bool(self.timers), "seen": self.seen})
+        self.send({"op": "busy", "busy": self.timers_pending(), "seen": self.seen})
 
     # -- the run
     def error(self, exc):
@@ -244,6 +272,13 @@ class Driver:
         visit_all([description], self.context)
 
     def run(self):
+        try:
+            return self._run()
+        finally:
+            for close in reversed(self.closers):
+                close()
+
+    def _run(self):
         try:
             self.evaluate()
         except Exception as e:  # noqa: BLE001 - every error of the file is the user's to see

@@ -39,6 +39,8 @@ def kairos_binary():
 
 
 class _ServiceDriver(Driver):
+    owns_process = False
+
     def __init__(self, service, argv):
         super().__init__(service._name, argv, None)
         self.service = service
@@ -50,7 +52,7 @@ class _ServiceDriver(Driver):
 
     def busy(self):
         waiting = not self.service._shutdown_when_idle and not self.context.is_shutdown
-        self.send({"op": "busy", "busy": bool(self.timers) or waiting, "seen": self.seen})
+        self.send({"op": "busy", "busy": self.timers_pending() or waiting, "seen": self.seen})
 
 
 class LaunchService:

@@ -46,9 +46,7 @@ class LifecycleBridge:
     def open(self):
         if self.node is not None:
             return
-        # The processes' transport, and Ctrl-C stays the launcher's (the driver ignores it).
-        os.environ.setdefault("KAIROS_TRANSPORT", "zenoh")
-        os.environ["KAIROS_SIGNAL_HANDLER"] = "off"
+        self.driver.prepare_ros()
         import kairos
         from kairos.executors import SingleThreadedExecutor
         kairos.init(args=[])

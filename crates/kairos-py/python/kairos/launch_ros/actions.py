@@ -22,7 +22,7 @@ from typing import List
 from kairos.launch._core import (
     Action, InvalidLaunchFileError, Substitution, normalize_to_list_of_substitutions,
     perform_substitutions, perform_text)
-from kairos.launch.actions import ExecuteProcess, parse_name_and_value
+from kairos.launch.actions import ExecuteProcess, TimerAction, parse_name_and_value
 from kairos.launch.frontend.entity import Entity
 from kairos.launch.frontend.expose import expose_action
 from kairos.launch_ros._parameters import evaluate_parameters, normalize_parameters
@@ -438,6 +438,53 @@ class SetROSLogDir(Action):
         context.set_env("ROS_LOG_DIR", folder)
 
 
+@expose_action("ros_timer")
+class ROSTimer(TimerAction):
+    """A ``TimerAction`` on ROS time: the launch's own ROS node's clock
+    (``launch_ros.ros_adapters``), which is simulated time after ``SetUseSimTime(True)``
+    once ``/clock`` is heard. Never early on that clock; cancelled by the launch's stop
+    as a ``TimerAction`` is; a timer whose clock never gets there ends with the launch."""
+
+    def describe(self):
+        return f"ROSTimer(period={self.period}, actions=<actions>)"
+
+    def execute(self, context):
+        from kairos.launch_ros.ros_adapters import get_ros_adapter
+        get_ros_adapter(context).start_timer(self, self._period(context), context)
+
+
+@expose_action("set_use_sim_time")
+class SetUseSimTime(Action):
+    """Sets ``use_sim_time`` on the launch's own ROS node (what ``ROSTimer`` waits on);
+    the launched nodes take theirs from their parameters, as in ROS 2."""
+
+    def __init__(self, value, **kwargs):
+        super().__init__(**kwargs)
+        self._value = value
+
+    @property
+    def value(self):
+        return self._value
+
+    @classmethod
+    def parse(cls, entity, parser):
+        _, kwargs = super().parse(entity, parser)
+        kwargs["value"] = parser.parse_substitution(entity.get_attr("value"))
+        return cls, kwargs
+
+    def execute(self, context):
+        from kairos.launch_ros.ros_adapters import get_ros_adapter
+        value = self._value
+        if not isinstance(value, bool):
+            text = perform_text(context, normalize_to_list_of_substitutions(value))
+            words = {"true": True, "1": True, "false": False, "0": False}
+            if text.strip().lower() not in words:
+                raise InvalidLaunchFileError(
+                    f"SetUseSimTime: value {text!r} is not true or false")
+            value = words[text.strip().lower()]
+        get_ros_adapter(context).set_use_sim_time(value)
+
+
 class LifecycleTransition(Action):
     """Takes the managed nodes ``lifecycle_node_names`` through ``transition_ids`` in
     order (``lifecycle_msgs.msg.Transition``'s ids, as numbers or text): each node is
@@ -554,6 +601,6 @@ from kairos.launch_ros._composition import (  # noqa: E402,F401
     load_request_fields)
 
 __all__ = ["ComposableNodeContainer", "LifecycleNode", "LifecycleTransition",
-           "LoadComposableNodes", "Node",
-           "PushROSNamespace", "PushRosNamespace", "SetParameter", "SetParametersFromFile",
-           "SetROSLogDir", "SetRemap", "get_composable_node_load_request"]
+           "LoadComposableNodes", "Node", "PushROSNamespace", "PushRosNamespace",
+           "ROSTimer", "SetParameter", "SetParametersFromFile", "SetROSLogDir", "SetRemap",
+           "SetUseSimTime", "get_composable_node_load_request"]

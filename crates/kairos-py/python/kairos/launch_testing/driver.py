@@ -219,7 +219,7 @@ class TestDriver(launch_driver.Driver):
         # Kept alive for the tests, until they are done or the launch stops.
         waiting = (self.keep_alive and not self.tests_done.is_set()
                    and not self.context.is_shutdown)
-        self.send({"op": "busy", "busy": bool(self.timers) or waiting, "seen": self.seen})
+        self.send({"op": "busy", "busy": self.timers_pending() or waiting, "seen": self.seen})
 
     def on_wake(self, request):
         kind, value = request
