@@ -80,7 +80,8 @@ def test_the_launch_s_stop_ends_a_ros_timer_its_clock_never_reaches(launch):
     service.include_launch_description(ld)
     assert service.run() == 0
     assert ran == [] and ros_timer.cancelled
-    adapter = service._driver._ros_adapter
+    from launch_ros.ros_adapters import ROSAdapter
+    adapter = service._driver.attachments[ROSAdapter]
     assert adapter.closed and not any(t.is_alive() for t in adapter.waits)
 
 

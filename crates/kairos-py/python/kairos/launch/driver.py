@@ -79,6 +79,8 @@ class Driver:
         self.timers_elsewhere = set()
         #: What to close when the loop ends (the launch's ROS node).
         self.closers = []
+        #: See :meth:`attachment`.
+        self.attachments = {}
         self.seen = 0
         #: Other inputs of the loop (``fileno()`` and ``drain()``), such as the bridge to
         #: managed nodes (``kairos.launch_ros._lifecycle``).
@@ -124,6 +126,18 @@ class Driver:
 
     def add_source(self, source):
         self.sources.append(source)
+
+    def attachment(self, cls):
+        """The driver's one ``cls`` (the managed nodes' bridge, the launch's ROS node),
+        made as ``cls(driver)`` on first use: a source of the loop (``fileno()``,
+        ``drain()``), and closed with the loop if it has a ``close()``."""
+        attached = self.attachments.get(cls)
+        if attached is None:
+            attached = self.attachments[cls] = cls(self)
+            self.add_source(attached)
+            if hasattr(attached, "close"):
+                self.closers.append(attached.close)
+        return attached
 
     def prepare_ros(self):
         """Readies this process for a ROS node of the launch's own (managed nodes' bridge,

@@ -34,11 +34,7 @@ class LifecycleBridge:
     @classmethod
     def of(cls, driver):
         """The driver's bridge, made (not opened) on first use."""
-        bridge = getattr(driver, "_lifecycle_bridge", None)
-        if bridge is None:
-            bridge = driver._lifecycle_bridge = cls(driver)
-            driver.add_source(bridge)
-        return bridge
+        return driver.attachment(cls)
 
     def fileno(self):
         return self.read_fd

@@ -474,14 +474,10 @@ class SetUseSimTime(Action):
 
     def execute(self, context):
         from kairos.launch_ros.ros_adapters import get_ros_adapter
+        from kairos.launch.substitutions import _bool
         value = self._value
         if not isinstance(value, bool):
-            text = perform_text(context, normalize_to_list_of_substitutions(value))
-            words = {"true": True, "1": True, "false": False, "0": False}
-            if text.strip().lower() not in words:
-                raise InvalidLaunchFileError(
-                    f"SetUseSimTime: value {text!r} is not true or false")
-            value = words[text.strip().lower()]
+            value = _bool(context, normalize_to_list_of_substitutions(value))
         get_ros_adapter(context).set_use_sim_time(value)
 
 

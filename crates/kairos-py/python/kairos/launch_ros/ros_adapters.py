@@ -46,16 +46,6 @@ class ROSAdapter:
                                         daemon=True)
         self.spinner.start()
 
-    @classmethod
-    def of(cls, driver):
-        """The driver's adapter, opened on first use and closed with its loop."""
-        adapter = getattr(driver, "_ros_adapter", None)
-        if adapter is None:
-            adapter = driver._ros_adapter = cls(driver)
-            driver.add_source(adapter)
-            driver.closers.append(adapter.close)
-        return adapter
-
     # -- the driver's loop
     def fileno(self):
         return self.read_fd
@@ -133,7 +123,7 @@ class ROSAdapter:
 
 def get_ros_adapter(context):
     """The launch's ROS adapter (opened on first use)."""
-    return ROSAdapter.of(context._driver)
+    return context._driver.attachment(ROSAdapter)
 
 
 def get_ros_node(context):
