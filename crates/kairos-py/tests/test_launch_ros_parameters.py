@@ -78,3 +78,50 @@ def test_a_parameter_file_s_substitutions_use_the_frontend_grammar(tmp_path):
     description.cleanup()
     assert not copy.exists()
     assert ParameterFile(str(source)).evaluate(context) == source
+
+
+def test_a_node_refuses_what_no_node_could_take_when_it_is_made():
+    from launch_ros.actions import Node
+
+    def node(**kwargs):
+        return Node(package="p", executable="e", name="n", namespace="ns", **kwargs)
+
+    with pytest.raises(TypeError, match="not a mapping"):
+        node(remappings={"chatter": "new_chatter"})
+    with pytest.raises(TypeError, match="tuple"):
+        node(remappings=[{"chatter": "new_chatter"}])
+    with pytest.raises(TypeError, match="nested lists"):
+        node(parameters=[{"group": {"param": [1, 2, [3, 4]]}}])
+    with pytest.raises(TypeError, match=r"not int \(5\)"):
+        node(parameters=[{"group": {5: "x"}}])
+
+
+def test_typed_parameters_remaps_and_names_as_launch_ros_expands_them(monkeypatch):
+    from typing import List
+
+    from launch import LaunchContext
+    from launch.substitutions import EnvironmentVariable
+    from launch_ros.actions import Node
+    from launch_ros.parameter_descriptions import Parameter
+
+    monkeypatch.setenv("PARAM2", "param2")
+    monkeypatch.setenv("TOPIC", "chatter")
+    node = Node(package="p", executable="e", name="n", namespace="ns",
+                remappings=[(EnvironmentVariable("TOPIC"), ["new_", EnvironmentVariable("TOPIC")])],
+                parameters=[
+                    Parameter(name="as_text", value="42", value_type=str),
+                    Parameter(name=EnvironmentVariable("PARAM2"),
+                              value=[[EnvironmentVariable("PARAM2")], "_value"],
+                              value_type=List[str]),
+                    Parameter(name="plain", value=[1.5, 2.5])])
+    context = LaunchContext()
+    words = _ros_arguments(node, context)
+    # A str-typed value stays text (quoted, or YAML would read 42 as a number).
+    assert words[2:] == ['-p as_text:="42"', '-p param2:=["param2", "_value"]',
+                         "-p plain:=[1.5, 2.5]", "-r chatter:=new_chatter"], words
+    assert node._Node__expanded_remappings == [("chatter", "new_chatter")]
+    assert [is_file for _, is_file in node._Node__expanded_parameter_arguments] == [False] * 3
+    assert node.is_node_name_fully_specified()
+    unnamed = Node(package="p", executable="e", namespace="ns")
+    unnamed._perform_substitutions(context)
+    assert not unnamed.is_node_name_fully_specified()

@@ -32,8 +32,12 @@ def _normalize_array(value):
             kinds.add(Substitution)
         elif isinstance(item, _SCALARS):
             kinds.add(type(item))
+        elif isinstance(item, Sequence) and all(isinstance(x, (str, Substitution))
+                                                for x in item):
+            kinds.add(tuple)  # one item written as text and substitutions
         elif isinstance(item, Sequence):
-            kinds.add(tuple)
+            raise TypeError(f"a parameter's list holds a list ({item!r}): nested lists are "
+                            "not supported")
         else:
             raise TypeError(f"a parameter's list holds {type(item).__name__} ({item!r})")
     if kinds == {int}:
@@ -57,6 +61,9 @@ def normalize_parameter_dict(parameters, *, _prefix=None):
         raise TypeError("expected dict")
     normalized = {}
     for name, value in parameters.items():
+        if not isinstance(name, (str, Substitution, Sequence)) or isinstance(name, bytes):
+            raise TypeError(f"a parameter's name is text or substitutions, not "
+                            f"{type(name).__name__} ({name!r})")
         name = normalize_to_list_of_substitutions(name)
         if _prefix:
             name = [*_prefix, TextSubstitution(text="."), *name]

@@ -17,6 +17,7 @@ import json
 import os
 import pathlib
 import sys
+from collections.abc import Mapping
 from typing import List
 
 from kairos.launch._core import (
@@ -28,6 +29,7 @@ from kairos.launch.frontend.expose import expose_action
 from kairos.launch_ros._parameters import evaluate_parameters, normalize_parameters
 from kairos.launch_ros.parameter_descriptions import Parameter, ParameterFile, ParameterValue
 from kairos.launch_ros.substitutions import executable_in_package
+from kairos.launch_ros.utilities import normalize_remap_rules
 
 
 def is_python_script(path):
@@ -85,23 +87,25 @@ def parameter_entries(context, parameters):
             if isinstance(evaluated, pathlib.Path):
                 out.append(("file", os.fspath(evaluated)))
             elif isinstance(evaluated, Parameter):
-                value = evaluated.value
-                if not isinstance(value, (int, float, bool, list, dict)):
-                    value = ParameterValue(value).evaluate(context)
-                out.append(("value", perform_text(context, evaluated.name), value))
+                out.append(("value", *evaluated.evaluate(context)))
             else:
                 out.extend(("value", name, value) for name, value in evaluated.items())
     return out
 
 
-def _parameter_arguments(context, parameters):
-    """``-p`` and ``--params-file`` arguments for a node's ``parameters=[...]``."""
+def _expanded_parameters(context, parameters):
+    """A node's parameters as launch_ros expands them: ``(path, True)`` for a file,
+    ``("name:=value", False)`` for a value."""
+    return [(entry[1], True) if entry[0] == "file" else
+            (f"{entry[1]}:={_yaml_value(entry[2])}", False)
+            for entry in parameter_entries(context, parameters)]
+
+
+def _parameter_arguments(expanded):
+    """``-p`` and ``--params-file`` arguments for expanded parameters."""
     args = []
-    for entry in parameter_entries(context, parameters):
-        if entry[0] == "file":
-            args += ["--params-file", entry[1]]
-        else:
-            args += ["-p", f"{entry[1]}:={_yaml_value(entry[2])}"]
+    for item, is_file in expanded:
+        args += ["--params-file" if is_file else "-p", item]
     return args
 
 
@@ -127,7 +131,13 @@ class Node(ExecuteProcess):
         # As launch_ros keeps them (normalized when the node is made: a value no node
         # could take is a TypeError here, at the line that made the node).
         self.__parameters = [] if parameters is None else normalize_parameters(parameters)
-        self.remappings = remappings
+        if isinstance(remappings, Mapping):
+            raise TypeError("remappings are a list of (from, to) pairs, not a mapping: "
+                            f"{remappings!r}")
+        # Checked now (a pair each, TypeError otherwise), performed when launched.
+        self.remappings = None if remappings is None else list(normalize_remap_rules(remappings))
+        self.__expanded_remappings = None
+        self.__expanded_parameter_arguments = None
         self.ros_arguments = ros_arguments
         self.arguments = arguments
         self.node_name = None
@@ -231,6 +241,13 @@ class Node(ExecuteProcess):
             self.expanded_node_namespace = namespace
         self.node_name = prefix_namespace(self.expanded_node_namespace, name)
 
+    def is_node_name_fully_specified(self):
+        """Whether the launch gives both the node's name and its namespace (after
+        ``_perform_substitutions``)."""
+        return self.node_name is not None and not any(
+            unspecified in self.node_name
+            for unspecified in (self.UNSPECIFIED_NODE_NAME, self.UNSPECIFIED_NODE_NAMESPACE))
+
     def command(self, context):
         executable = perform_text(context, self.node_executable)
         if self.node_package is not None:
@@ -267,10 +284,15 @@ class Node(ExecuteProcess):
         if name:
             self.node_fully_qualified_name = join_namespace(namespace or "/", name)
         self._perform_substitutions(context)
-        ros += _parameter_arguments(context, context.global_parameters)
-        ros += _parameter_arguments(context, self.__parameters)
-        for source, target in list(context.global_remaps) + list(self.remappings or []):
+        ros += _parameter_arguments(_expanded_parameters(context, context.global_parameters))
+        self.__expanded_parameter_arguments = _expanded_parameters(context, self.__parameters)
+        ros += _parameter_arguments(self.__expanded_parameter_arguments)
+        self.__expanded_remappings = [(perform_text(context, source),
+                                       perform_text(context, target))
+                                      for source, target in self.remappings or []]
+        for source, target in list(context.global_remaps):
             ros += ["-r", f"{perform_text(context, source)}:={perform_text(context, target)}"]
+        ros += [arg for rule in self.__expanded_remappings for arg in ("-r", ":=".join(rule))]
         for argument in self.ros_arguments or []:
             ros.append(perform_text(context, argument))
         return ["--ros-args", *ros] if ros else []

@@ -96,6 +96,23 @@ class ParameterFile:
 
 
 class Parameter:
-    def __init__(self, name, value):
+    """One parameter for a node: ``name`` (text or substitutions) and ``value``;
+    ``value_type`` (``int``, ``List[str]``, ...) says how a substitution's result is
+    read, or checks a plain value, as in ROS 2."""
+
+    def __init__(self, name, value, *, value_type=None):
         self.name = name
-        self.value = value
+        self._value = ParameterValue(value, value_type=value_type)
+
+    @property
+    def value(self):
+        return self._value.value
+
+    @property
+    def value_type(self):
+        return self._value.value_type
+
+    def evaluate(self, context):
+        """``(name, value)`` with the name's substitutions performed and the value read."""
+        return (perform_substitutions(context, normalize_to_list_of_substitutions(self.name)),
+                self._value.evaluate(context))
