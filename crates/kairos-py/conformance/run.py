@@ -33,6 +33,10 @@ its own, with the launch arguments its package's pytest.ini gives (``LAUNCH_ARGU
 and the executables its launch file starts installed in a prefix of ament's layout
 (``LAUNCH_TEST_PACKAGES``): the suite's own programs as they are, and each C++ program as
 the kairos command that does its job (a stand-in that says so).
+
+launch_ros' tests start ROS 2's ``demo_nodes_py`` (``talker_qos``, ``listener_qos``):
+``--demos CHECKOUT`` installs it from a ros2/demos checkout as colcon would (its console
+scripts, running the checkout's modules unchanged) for the run.
 """
 
 import argparse
@@ -251,6 +255,30 @@ def run_launch_test(path, timeout, workdir, kairos, extra_env, arguments):
     return dict(counts, passed=passed, elapsed=time.monotonic() - started, note=note)
 
 
+def install_demo_nodes_py(demos, prefix):
+    """ROS 2's ``demo_nodes_py`` of a ros2/demos checkout, as colcon installs it: each
+    console script of its ``setup.py`` an executable in ``lib/demo_nodes_py`` that runs
+    the checkout's module unchanged; registered in ament's index. The executables that
+    launch_ros' tests start (``talker_qos``, ...)."""
+    source = demos / "demo_nodes_py"
+    scripts = re.findall(r"'([\w-]+)\s*=\s*([\w.]+):(\w+)'",
+                         (source / "setup.py").read_text())
+    if not scripts:
+        sys.exit(f"no console scripts in {source / 'setup.py'}: give a ros2/demos checkout")
+    index = prefix / "share" / "ament_index" / "resource_index" / "packages"
+    index.mkdir(parents=True, exist_ok=True)
+    (index / "demo_nodes_py").write_text("")
+    (prefix / "share" / "demo_nodes_py").mkdir(parents=True, exist_ok=True)
+    lib = prefix / "lib" / "demo_nodes_py"
+    lib.mkdir(parents=True, exist_ok=True)
+    for name, module, function in scripts:
+        (lib / name).write_text(
+            f"#!/usr/bin/env python3\nimport sys\nsys.path.insert(0, {str(source)!r})\n"
+            f"from {module} import {function}\nsys.exit({function}())\n")
+        (lib / name).chmod(0o755)
+    return [name for name, _, _ in scripts]
+
+
 def install_packages(checkout, names, prefix):
     """The interface packages ``names`` of ``checkout`` in ament's layout under ``prefix``,
     as colcon installs their definition files (``share/PKG/{msg,srv}`` and the index's
@@ -280,6 +308,9 @@ def main():
     parser.add_argument("--suite", choices=sorted(SUITES), default="rclpy")
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--only", nargs="*")
+    parser.add_argument("--demos", type=pathlib.Path,
+                        help="a ros2/demos checkout: its demo_nodes_py, installed for the "
+                        "launch_ros suite (the programs its tests start)")
     parser.add_argument("--kairos", default=str(pathlib.Path(__file__).resolve().parents[3]
                                                 / "target" / "release" / "kairos"))
     args = parser.parse_args()
@@ -308,6 +339,11 @@ def main():
             if install_packages(args.checkout, ["rosbag2_test_msgdefs"], prefix):
                 prefix_env["AMENT_PREFIX_PATH"] = os.pathsep.join(
                     p for p in (str(prefix), os.environ.get("AMENT_PREFIX_PATH", "")) if p)
+        if args.demos is not None:
+            prefix = pathlib.Path(workdir) / "demos-install"
+            install_demo_nodes_py(args.demos, prefix)
+            prefix_env["AMENT_PREFIX_PATH"] = os.pathsep.join(
+                p for p in (str(prefix), os.environ.get("AMENT_PREFIX_PATH", "")) if p)
         launch_prefix = {}
         if args.suite in LAUNCH_TEST_PACKAGES:
             prefix = pathlib.Path(workdir) / "launch-test-install"

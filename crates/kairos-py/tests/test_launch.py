@@ -409,3 +409,34 @@ def test_type_utils_read_text_as_ros_2_does():
     assert is_instance_of(["1", 2], List[int], can_be_str=True)
     with pytest.raises(ValueError):
         is_instance_of([1], List)
+
+
+def test_run_async_s_shutdown_is_awaitable_and_nodes_of_one_name_are_counted(monkeypatch,
+                                                                             capsys):
+    import asyncio
+
+    launch = _service(monkeypatch)
+    from launch.actions import ExecuteProcess
+    from launch_ros.actions import Node
+    from launch_ros.utilities import get_node_name_count
+
+    first = Node(executable="true", name="twin", namespace="ns")
+    second = Node(executable="true", name="twin", namespace="ns")
+    unnamed = Node(executable="true", namespace="ns")
+    service = launch.LaunchService()
+    service.include_launch_description(launch.LaunchDescription([
+        first, second, unnamed, ExecuteProcess(cmd=["sleep", "60"], name="keeps_it_up")]))
+    assert launch.LaunchService().shutdown() is None  # not running: nothing to await
+
+    async def launch_then_stop():
+        running = asyncio.ensure_future(service.run_async())
+        for _ in range(6000):
+            if service._running or running.done():
+                break
+            await asyncio.sleep(0.01)
+        await service.shutdown()
+        return await running
+
+    assert asyncio.run(launch_then_stop()) == 0
+    assert get_node_name_count(service.context, "/ns/twin") == 2
+    assert "there are now at least 2 nodes with the name /ns/twin" in capsys.readouterr().out

@@ -115,6 +115,11 @@ def test_typed_parameters_remaps_and_names_as_launch_ros_expands_them(monkeypatc
                               value_type=List[str]),
                     Parameter(name="plain", value=[1.5, 2.5])])
     context = LaunchContext()
+    assert node.ros_arguments_for(context)[:3] == ["--ros-args", "-r", "__node:=n"]
+    node.ros_arguments = ["--log-level", "debug"]
+    # The node's own ROS arguments first, as launch_ros writes them.
+    assert node.ros_arguments_for(context)[:3] == ["--ros-args", "--log-level", "debug"]
+    node.ros_arguments = None
     words = _ros_arguments(node, context)
     # A str-typed value stays text (quoted, or YAML would read 42 as a number).
     assert words[2:] == ['-p as_text:="42"', '-p param2:=["param2", "_value"]',

@@ -38,6 +38,10 @@ def kairos_binary():
     return found
 
 
+async def _asked():
+    """What :meth:`LaunchService.shutdown` gives to await: the stop is asked already."""
+
+
 class _ServiceDriver(Driver):
     owns_process = False
 
@@ -65,6 +69,7 @@ class LaunchService:
         self._shutdown_when_idle = True
         self._running = False
         self._stop_asked = None
+        self._async = False
         self.noninteractive = noninteractive
         self.debug = debug
         self._driver = _ServiceDriver(self, argv or [])
@@ -91,11 +96,16 @@ class LaunchService:
         self._requests.put(("event", event))
 
     def shutdown(self, force_sync=False):
-        """Stops the launch (from any thread): the launcher's bounded stop."""
+        """Stops the launch (from any thread): the launcher's bounded stop, asked at once.
+        While :meth:`run_async` runs, also returns a coroutine to await or schedule, as
+        ROS 2's does (the stop is asked whether or not it is awaited)."""
         if self._running:
             self._requests.put(("shutdown", "LaunchService.shutdown() was called"))
         else:
             self._stop_asked = "LaunchService.shutdown() was called before run()"
+        if self._async and not force_sync:
+            return _asked()
+        return None
 
     def _on_request(self, request):
         kind, value = request
@@ -164,5 +174,9 @@ class LaunchService:
         """:meth:`run` on a thread of the running event loop's executor."""
         import asyncio
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            None, lambda: self.run(shutdown_when_idle=shutdown_when_idle))
+        self._async = True
+        try:
+            return await loop.run_in_executor(
+                None, lambda: self.run(shutdown_when_idle=shutdown_when_idle))
+        finally:
+            self._async = False

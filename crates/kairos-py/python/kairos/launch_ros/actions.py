@@ -136,6 +136,7 @@ class Node(ExecuteProcess):
                             f"{remappings!r}")
         # Checked now (a pair each, TypeError otherwise), performed when launched.
         self.remappings = None if remappings is None else list(normalize_remap_rules(remappings))
+        self.__remappings = self.remappings
         self.__expanded_remappings = None
         self.__expanded_parameter_arguments = None
         self.ros_arguments = ros_arguments
@@ -241,6 +242,19 @@ class Node(ExecuteProcess):
             self.expanded_node_namespace = namespace
         self.node_name = prefix_namespace(self.expanded_node_namespace, name)
 
+    def execute(self, context):
+        from kairos.launch.logging import get_logger
+        from kairos.launch_ros.utilities import add_node_name, get_node_name_count
+        result = super().execute(context)
+        if self.is_node_name_fully_specified():
+            add_node_name(context, self.node_name)
+            count = get_node_name_count(context, self.node_name)
+            if count > 1:
+                get_logger("launch_ros").warning(
+                    f"there are now at least {count} nodes with the name {self.node_name} "
+                    "created within this launch context")
+        return result
+
     def is_node_name_fully_specified(self):
         """Whether the launch gives both the node's name and its namespace (after
         ``_perform_substitutions``)."""
@@ -273,7 +287,8 @@ class Node(ExecuteProcess):
     def ros_arguments_for(self, context):
         """``--ros-args`` and the node's name, namespace, parameters and remappings (none
         when it has none)."""
-        ros = []
+        # The node's own ROS arguments first, as launch_ros writes them.
+        ros = [perform_text(context, argument) for argument in self.ros_arguments or []]
         name = perform_text(context, self.node_name_sub)
         if name:
             ros += ["-r", f"__node:={name}"]
@@ -293,8 +308,6 @@ class Node(ExecuteProcess):
         for source, target in list(context.global_remaps):
             ros += ["-r", f"{perform_text(context, source)}:={perform_text(context, target)}"]
         ros += [arg for rule in self.__expanded_remappings for arg in ("-r", ":=".join(rule))]
-        for argument in self.ros_arguments or []:
-            ros.append(perform_text(context, argument))
         return ["--ros-args", *ros] if ros else []
 
     def base_name(self, context, words):
