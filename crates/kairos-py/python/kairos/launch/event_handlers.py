@@ -28,8 +28,10 @@ def _as_entities(value):
 def _checked_entities(value, what):
     """``value`` (actions, or a callable) as ROS 2 takes it: a list of actions is kept as
     a list; anything in it that is not an action is a ``TypeError``."""
-    if value is None or callable(value) or isinstance(value, LaunchDescriptionEntity):
+    if value is None or callable(value):
         return value
+    if isinstance(value, LaunchDescriptionEntity):
+        return [value]
     try:
         entities = list(value)
     except TypeError:
@@ -63,7 +65,7 @@ class _ActionHandler(EventHandler):
             return False
         if self.target_action is None:
             return True
-        if callable(self.target_action) and not hasattr(self.target_action, "execute"):
+        if callable(self.target_action):
             return bool(self.target_action(event.action))
         return event.action is self.target_action
 
