@@ -440,3 +440,24 @@ def test_run_async_s_shutdown_is_awaitable_and_nodes_of_one_name_are_counted(mon
     assert asyncio.run(launch_then_stop()) == 0
     assert get_node_name_count(service.context, "/ns/twin") == 2
     assert "there are now at least 2 nodes with the name /ns/twin" in capsys.readouterr().out
+
+
+def test_event_handlers_register_describe_and_unregister_as_ros_2_s(capsys):
+    run.install()
+    from launch import LaunchContext
+    from launch.actions import LogInfo, RegisterEventHandler, UnregisterEventHandler
+    from launch.event_handlers import OnProcessExit
+
+    said = LogInfo(msg="it ended")
+    handler = OnProcessExit(target_action=lambda action: True, on_exit=said)
+    register = RegisterEventHandler(handler)
+    assert [entities for _, entities in register.describe_conditional_sub_entities()] == \
+        [[said]]
+    context = LaunchContext()
+    register.execute(context)
+    UnregisterEventHandler(handler).execute(context)
+    with pytest.raises(ValueError):
+        UnregisterEventHandler(handler).execute(context)
+    # A context of no launch logs to the launch logger.
+    said.execute(context)
+    assert "[INFO] [launch.user]: it ended" in capsys.readouterr().out

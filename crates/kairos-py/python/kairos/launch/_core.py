@@ -173,6 +173,15 @@ class EventHandler:
     def matches(self, event):
         return bool(self.matcher(event))
 
+    def describe(self):
+        """``(text, the actions it runs)`` (none listed for a callable)."""
+        entities = self.entities
+        if entities is None or callable(entities):
+            entities = []
+        elif isinstance(entities, LaunchDescriptionEntity):
+            entities = [entities]
+        return (f"{type(self).__name__}", list(entities))
+
     def handle(self, event, context):
         context.extend_locals({"event": event})
         # As ROS 2's: a handler that handles once takes itself out as it handles.
@@ -289,8 +298,8 @@ class LaunchContext:
             self.event_handlers.insert(0, handler)
 
     def unregister_event_handler(self, handler):
-        if handler in self.event_handlers:
-            self.event_handlers.remove(handler)
+        """Takes ``handler`` out; a ``ValueError`` if it is not registered, as in ROS 2."""
+        self.event_handlers.remove(handler)
 
     def emit_event_sync(self, event):
         self._driver.emit(event)

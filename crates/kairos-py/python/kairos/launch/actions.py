@@ -364,7 +364,13 @@ class LogInfo(Action):
         return cls, kwargs
 
     def execute(self, context):
-        context._driver.log(perform_substitutions(context, self.msg))
+        message = perform_substitutions(context, self.msg)
+        if context._driver is None:
+            # A context of no launch (a test's own): the launch logger, as ROS 2 logs it.
+            from kairos.launch.logging import get_logger
+            get_logger("launch.user").info(message)
+        else:
+            context._driver.log(message)
 
 
 class OpaqueFunction(Action):
@@ -387,6 +393,11 @@ class RegisterEventHandler(Action):
     def __init__(self, event_handler, **kwargs):
         super().__init__(**kwargs)
         self.event_handler = event_handler
+
+    def describe_conditional_sub_entities(self):
+        """The handler's actions, run only if its event comes."""
+        text, entities = self.event_handler.describe()
+        return [(f"{text} (when its event comes)", entities)]
 
     def execute(self, context):
         context.register_event_handler(self.event_handler)

@@ -60,6 +60,10 @@ class _ActionHandler(EventHandler):
         self.callback = _checked_entities(callback, "the handler's actions")
         super().__init__(matcher=self._match, **kwargs)
 
+    def describe(self):
+        entities = self.callback if isinstance(self.callback, list) else []
+        return (type(self).__name__, list(entities))
+
     def _match(self, event):
         if not isinstance(event, self.kind):
             return False

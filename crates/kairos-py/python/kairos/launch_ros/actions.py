@@ -576,7 +576,10 @@ class LifecycleTransition(Action):
             get_logger("launch_ros.lifecycle_transition").info(
                 f"Stopping transitions for {node_name} because '{reason}'")
         for handler in self._handlers.pop(node_name, []):
-            context.unregister_event_handler(handler)
+            try:
+                context.unregister_event_handler(handler)
+            except ValueError:
+                pass  # a handler that handles once has taken itself out
 
     def execute(self, context):
         from kairos.launch._core import EventHandler
