@@ -461,3 +461,14 @@ def test_event_handlers_register_describe_and_unregister_as_ros_2_s(capsys):
     # A context of no launch logs to the launch logger.
     said.execute(context)
     assert "[INFO] [launch.user]: it ended" in capsys.readouterr().out
+
+
+def test_a_description_source_with_nothing_to_load_says_so():
+    run.install()
+    from launch import LaunchContext, LaunchDescription, LaunchDescriptionSource
+    with pytest.raises(RuntimeError, match="without a launch description"):
+        LaunchDescriptionSource().get_launch_description(LaunchContext())
+    given = LaunchDescription()
+    source = LaunchDescriptionSource(given, "named")
+    assert source.get_launch_description(LaunchContext()) is given
+    assert source.location == "named"

@@ -82,11 +82,19 @@ class LaunchDescriptionSource:
 
     @property
     def location(self):
+        """The location performed, once it is; before, its substitutions described."""
+        if self._performed is None:
+            return " + ".join(str(sub) for sub in self._location)
         return self._performed
 
     def get_launch_description(self, context):
         if self._description is not None:
+            self.location_in(context)
             return self._description
+        if self._location == [] or [getattr(s, "text", None) for s in self._location] == \
+                ["<string>"]:
+            raise RuntimeError("LaunchDescriptionSource.get_launch_description(): called "
+                               "without a launch description or a file to load it from")
         path = self.location_in(context)
         if path.endswith(".py"):
             return launch_description_of(path)
