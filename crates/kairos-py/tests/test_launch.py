@@ -472,3 +472,19 @@ def test_a_description_source_with_nothing_to_load_says_so():
     source = LaunchDescriptionSource(given, "named")
     assert source.get_launch_description(LaunchContext()) is given
     assert source.location == "named"
+
+
+def test_base_entities_conditions_and_normalizing_as_ros_2_s(capsys):
+    run.install()
+    from launch import Condition, LaunchContext, LaunchDescription, LaunchDescriptionEntity
+    from launch.utilities import normalize_to_list_of_substitutions
+    with pytest.raises(NotImplementedError):
+        LaunchDescriptionEntity().describe()
+    assert LaunchDescriptionEntity().get_asyncio_future() is None
+    assert Condition().evaluate(LaunchContext()) is False
+    for bad in (None, 1, [1.4142, "bar"], ["foo", ["bar"]]):
+        with pytest.raises(TypeError):
+            normalize_to_list_of_substitutions(bad)
+    old = LaunchDescription([], deprecated_reason="use new.launch.py")
+    assert old.deprecated and old.visit(LaunchContext()) == []
+    assert "is deprecated: use new.launch.py" in capsys.readouterr().out

@@ -45,11 +45,20 @@ class LaunchDescriptionEntity:
     def visit(self, context):
         return None
 
+    def describe(self):
+        """What the entity is, for a reader; each kind of entity says it."""
+        raise NotImplementedError(f"{type(self).__name__} does not describe itself")
+
     def describe_sub_entities(self):
         return []
 
     def describe_conditional_sub_entities(self):
         return []
+
+    def get_asyncio_future(self):
+        """ROS 2's future of an entity still running; kairos's launcher runs what
+        entities start, so there is none to wait on in the file's process."""
+        return None
 
 
 class Substitution:
@@ -101,7 +110,9 @@ class Condition:
         self._predicate = predicate
 
     def evaluate(self, context):
-        return bool(self._predicate(context)) if self._predicate else True
+        """The predicate's answer; a condition with no predicate holds for nothing, as
+        ROS 2's."""
+        return bool(self._predicate(context)) if self._predicate else False
 
     def describe(self):
         return self.__repr__()

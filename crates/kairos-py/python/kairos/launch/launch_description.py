@@ -8,7 +8,21 @@ class LaunchDescription(LaunchDescriptionEntity):
         self.entities = list(initial_entities or [])
         self.deprecated_reason = deprecated_reason
 
+    @property
+    def deprecated(self):
+        """Whether the description was marked deprecated (``deprecated_reason``)."""
+        return self.deprecated_reason is not None
+
+    def describe(self):
+        return "LaunchDescription"
+
     def visit(self, context):
+        if self.deprecated:
+            from kairos.launch.logging import get_logger
+            location = getattr(context, "locals_", {}).get("current_launch_file_path")
+            where = f" ({location})" if location else ""
+            get_logger("launch").warning(
+                f"launch description{where} is deprecated: {self.deprecated_reason}")
         return list(self.entities)
 
     def describe_sub_entities(self):

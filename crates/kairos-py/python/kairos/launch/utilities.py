@@ -9,13 +9,30 @@ stands_for_package(__name__, (
     "signal_management", "type_utils", "typing_file_path",
     "visit_all_entities_and_collect_futures_impl"))
 
-from kairos.launch._core import (  # noqa: F401
-    normalize_to_list_of_substitutions, perform_substitutions)
+from kairos.launch._core import Substitution, perform_substitutions  # noqa: F401
+from kairos.launch._core import normalize_to_list_of_substitutions as _normalize
 # launch.utilities.type_utils (see kairos.launch._type_utils).
 from kairos.launch._type_utils import (  # noqa: F401
     coerce_list, coerce_to_type, extract_type, get_typed_value, is_instance_of,
     is_instance_of_valid_type, is_normalized_substitution, is_substitution, is_typing_list,
     is_valid_scalar_type, normalize_typed_substitution, perform_typed_substitution)
+
+
+def normalize_to_list_of_substitutions(subs):
+    """Text, a substitution, or an iterable of both, as a list of substitutions; anything
+    else (``None``, a number, a nested list) is a ``TypeError`` naming it, as in ROS 2.
+    (kairos's own actions also take numbers where ROS 2's take them as text.)"""
+    items = [subs] if isinstance(subs, (str, Substitution)) else subs
+    try:
+        items = list(items)
+    except TypeError:
+        raise TypeError(f"expected text, a Substitution or a list of them, not "
+                        f"{type(subs).__name__} ({subs!r})") from None
+    for item in items:
+        if not isinstance(item, (str, Substitution)):
+            raise TypeError(f"expected text or a Substitution in the list, not "
+                            f"{type(item).__name__} ({item!r})")
+    return _normalize(items)
 
 
 def isclassinstance(obj):
