@@ -130,3 +130,21 @@ def test_typed_parameters_remaps_and_names_as_launch_ros_expands_them(monkeypatc
     unnamed = Node(package="p", executable="e", namespace="ns")
     unnamed._perform_substitutions(context)
     assert not unnamed.is_node_name_fully_specified()
+
+
+def test_parameter_values_are_checked_when_made_and_read_once_when_evaluated():
+    from typing import List
+
+    from launch import LaunchContext
+    from launch.substitutions import TextSubstitution
+    from launch_ros.parameter_descriptions import Parameter, ParameterValue
+
+    with pytest.raises(TypeError):
+        ParameterValue("1", value_type=int)
+    typed = ParameterValue(["[", TextSubstitution(text="1, 2"), "]"], value_type=List[int])
+    assert typed.evaluate(LaunchContext()) == [1, 2] and typed.value == [1, 2]
+    with pytest.raises(ValueError):
+        ParameterValue(TextSubstitution(text="[1, asd, 3]")).evaluate(LaunchContext())
+    named = Parameter(name=["my_", TextSubstitution(text="param")], value="x")
+    assert named.evaluate(LaunchContext()) == ("my_param", "x")
+    assert named.name == "my_param"

@@ -4,32 +4,33 @@ from kairos.launch._core import normalize_to_list_of_substitutions, perform_subs
 
 
 class ParameterValue:
+    """A parameter's value: plain (checked against ``value_type`` when one is given: a
+    ``TypeError`` naming it otherwise), or with substitutions, read when evaluated as
+    ``value_type`` says (YAML's rules when none: a list of mixed types is a
+    ``ValueError``). Evaluated once; ``value`` is then the result, as in ROS 2."""
+
+    _UNSET = object()
+
     def __init__(self, value, *, value_type=None):
-        self.value = value
-        self.value_type = value_type
+        from kairos.launch._type_utils import normalize_typed_substitution
+        self._value = normalize_typed_substitution(value, value_type)
+        self._value_type = value_type
+        self._evaluated = self._UNSET
+
+    @property
+    def value(self):
+        return self._value if self._evaluated is self._UNSET else self._evaluated
+
+    @property
+    def value_type(self):
+        return self._value_type
 
     def evaluate(self, context):
-        from kairos.launch._core import Substitution
-        if self.value_type not in (None, str):
-            # A typed value (a frontend's type="list_of_int", ...): read as that type.
-            from kairos.launch._type_utils import (
-                normalize_typed_substitution, perform_typed_substitution)
-            return perform_typed_substitution(
-                context, normalize_typed_substitution(self.value, self.value_type),
-                self.value_type)
-        if isinstance(self.value, (str, Substitution)) or (
-                isinstance(self.value, list) and self.value
-                and all(isinstance(v, (str, Substitution)) for v in self.value)
-                and any(isinstance(v, Substitution) for v in self.value)):
-            text = perform_substitutions(context, normalize_to_list_of_substitutions(self.value))
-            if self.value_type is str:
-                return text
-            import yaml
-            try:
-                return yaml.safe_load(text) if text else text
-            except yaml.YAMLError:
-                return text
-        return self.value
+        if self._evaluated is self._UNSET:
+            from kairos.launch._type_utils import perform_typed_substitution
+            self._evaluated = perform_typed_substitution(context, self._value,
+                                                         self._value_type)
+        return self._evaluated
 
 
 class ParameterFile:
@@ -96,13 +97,18 @@ class ParameterFile:
 
 
 class Parameter:
-    """One parameter for a node: ``name`` (text or substitutions) and ``value``;
-    ``value_type`` (``int``, ``List[str]``, ...) says how a substitution's result is
-    read, or checks a plain value, as in ROS 2."""
+    """One parameter for a node: ``name`` (text or substitutions) and ``value`` (see
+    :class:`ParameterValue`; ``value_type`` says how a substitution's result is read, or
+    checks a plain value). Evaluated once: ``name`` and ``value`` are then the results."""
 
     def __init__(self, name, value, *, value_type=None):
-        self.name = name
+        self._name = normalize_to_list_of_substitutions(name)
         self._value = ParameterValue(value, value_type=value_type)
+        self._evaluated_name = None
+
+    @property
+    def name(self):
+        return self._name if self._evaluated_name is None else self._evaluated_name
 
     @property
     def value(self):
@@ -114,5 +120,6 @@ class Parameter:
 
     def evaluate(self, context):
         """``(name, value)`` with the name's substitutions performed and the value read."""
-        return (perform_substitutions(context, normalize_to_list_of_substitutions(self.name)),
-                self._value.evaluate(context))
+        if self._evaluated_name is None:
+            self._evaluated_name = perform_substitutions(context, self._name)
+        return (self._evaluated_name, self._value.evaluate(context))
