@@ -955,6 +955,61 @@ fn an_xml_or_yaml_lifecycle_node_with_autostart_comes_up_active() {
         );
     }
 }
+/// launch_ros' timers on ROS time in a Python launch file: one on the launch's own ROS
+/// node's clock fires; on simulated time with no `/clock` at all, another never comes due,
+/// and the launch's stop ends it: the launcher exits at once, cleanly.
+#[test]
+fn a_python_launch_file_s_ros_timers_fire_on_ros_time_and_end_with_the_launch() {
+    let dir = tempfile::tempdir().unwrap();
+    let timers = |sim: &str, period: &str| {
+        format!(
+            r#"
+from launch import LaunchDescription
+from launch.actions import LogInfo, RegisterEventHandler, Shutdown, TimerAction
+from launch.event_handlers import OnShutdown
+from launch_ros.actions import ROSTimer, SetUseSimTime
+
+
+def generate_launch_description():
+    return LaunchDescription([
+        SetUseSimTime({sim}),
+        ROSTimer(period={period}, actions=[LogInfo(msg='ros timer fired')]),
+        TimerAction(period=1.0, actions=[Shutdown(reason='enough')]),
+        RegisterEventHandler(OnShutdown(on_shutdown=[LogInfo(msg='on shutdown')])),
+    ])
+"#
+        )
+    };
+    let router = Router::start(KAIROS);
+    for (name, sim, period, fired) in [
+        ("ros_time.launch.py", "False", "0.2", true),
+        ("sim_time.launch.py", "True", "1000000.0", false),
+    ] {
+        let file = write(dir.path(), name, &timers(sim, period));
+        let out = finish(
+            spawn(
+                launch(Some(&router), &file, &[])
+                    .env("PYTHONPATH", zenoh_support::kairos_python_path()),
+            ),
+            LIMIT,
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let said: Vec<&str> = stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("[INFO] [launch.user]: "))
+            .collect();
+        let expected: &[&str] = if fired {
+            &["ros timer fired", "on shutdown"]
+        } else {
+            &["on shutdown"]
+        };
+        assert_eq!(said, expected, "{name}:\n{stdout}\n{stderr}");
+        assert!(!stderr.contains("did not end"), "{name}:\n{stderr}");
+        assert_eq!(out.status.code(), Some(0), "{name}:\n{stdout}\n{stderr}");
+    }
+}
+
 /// A Python launch file's event handlers run as the processes start, print and exit; a
 /// timer, an emitted shutdown and the OnShutdown handler; in order, each once.
 #[test]
