@@ -765,6 +765,34 @@ fn managed_package(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, prefix)
 }
 
+/// `kairos launch managed FILE` on `router`, the package installed under `prefix`; the
+/// launcher and its output's lines.
+fn launch_managed(router: &Router, prefix: &Path, file: &str) -> (Running, Lines) {
+    let mut launcher = spawn(
+        router
+            .kairos()
+            .env("AMENT_PREFIX_PATH", prefix)
+            .env("PYTHONPATH", zenoh_support::kairos_python_path())
+            .args(["launch", "managed", file]),
+    );
+    let lines = stdout_lines(&mut launcher);
+    (launcher, lines)
+}
+
+/// Ctrl-C to `launcher`, which must then end cleanly (exit 0), its output read to the end.
+fn interrupt_for_a_clean_exit(launcher: Running, mut lines: Lines, what: &str) {
+    signal(launcher.0.id(), "INT");
+    let out = finish(launcher, LIMIT);
+    while lines.next_within(Duration::from_secs(5)).is_some() {}
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{what}:\n{}\n{}",
+        lines.seen.join("\n"),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Managed nodes from a Python launch file, as ROS 2's lifecycle demo drives them: a
 /// `ChangeState` event configures one, an `OnStateTransition` handler activates it when
 /// it reaches `inactive`, another hears it become `active`; `autostart=True` configures
@@ -809,14 +837,7 @@ def generate_launch_description():
 "#,
     );
     let router = Router::start(KAIROS);
-    let mut launcher = spawn(
-        router
-            .kairos()
-            .env("AMENT_PREFIX_PATH", &prefix)
-            .env("PYTHONPATH", zenoh_support::kairos_python_path())
-            .args(["launch", "managed", "managed.launch.py"]),
-    );
-    let mut lines = stdout_lines(&mut launcher);
+    let (launcher, mut lines) = launch_managed(&router, &prefix, "managed.launch.py");
     lines.wait_for("[launch.user]: lc_talker is active", LIMIT);
     seen_or_wait(&mut lines, "[launch.user]: auto_talker is active");
     seen_or_wait(&mut lines, "/lc_talker activated");
@@ -842,16 +863,7 @@ def generate_launch_description():
     assert!(position("lc_talker is inactive: activating it") < position("lc_talker is active"));
     assert!(position("/lc_talker configured") < position("/lc_talker activated"));
     assert!(position("/robot/auto_talker configured") < position("/robot/auto_talker activated"));
-    signal(launcher.0.id(), "INT");
-    let out = finish(launcher, LIMIT);
-    while lines.next_within(Duration::from_secs(5)).is_some() {}
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\n{}",
-        lines.seen.join("\n"),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    interrupt_for_a_clean_exit(launcher, lines, "managed.launch.py");
 }
 
 /// `LifecycleTransition`, launch_ros' way to take managed nodes through a list of
@@ -890,14 +902,7 @@ def generate_launch_description():
 "#,
     );
     let router = Router::start(KAIROS);
-    let mut launcher = spawn(
-        router
-            .kairos()
-            .env("AMENT_PREFIX_PATH", &prefix)
-            .env("PYTHONPATH", zenoh_support::kairos_python_path())
-            .args(["launch", "managed", "managed.launch.py"]),
-    );
-    let mut lines = stdout_lines(&mut launcher);
+    let (launcher, mut lines) = launch_managed(&router, &prefix, "managed.launch.py");
     lines.wait_for("[launch.user]: first is active", LIMIT);
     seen_or_wait(&mut lines, "[launch.user]: second is active");
     seen_or_wait(&mut lines, "/first activated");
@@ -911,16 +916,7 @@ def generate_launch_description():
     };
     assert!(at("/first configured") < at("/first activated"));
     assert!(at("/robot/second configured") < at("/robot/second activated"));
-    signal(launcher.0.id(), "INT");
-    let out = finish(launcher, LIMIT);
-    while lines.next_within(Duration::from_secs(5)).is_some() {}
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\n{}",
-        lines.seen.join("\n"),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    interrupt_for_a_clean_exit(launcher, lines, "managed.launch.py");
 }
 
 /// `lifecycle_node` with `autostart: true` in a YAML file (and `<lifecycle_node
@@ -933,26 +929,11 @@ fn an_xml_or_yaml_lifecycle_node_with_autostart_comes_up_active() {
     let router = Router::start(KAIROS);
     for (name, text) in [("managed.launch.yaml", yaml), ("managed.launch.xml", xml)] {
         let (_dir, prefix) = managed_package(name, text);
-        let mut launcher = spawn(
-            router
-                .kairos()
-                .env("AMENT_PREFIX_PATH", &prefix)
-                .env("PYTHONPATH", zenoh_support::kairos_python_path())
-                .args(["launch", "managed", name]),
-        );
-        let mut lines = stdout_lines(&mut launcher);
+        let (launcher, mut lines) = launch_managed(&router, &prefix, name);
         lines.wait_for("/robot/auto_talker configured", LIMIT);
         seen_or_wait(&mut lines, "/robot/auto_talker activated");
         seen_or_wait(&mut lines, "[autostart-1]: process has finished cleanly");
-        signal(launcher.0.id(), "INT");
-        let out = finish(launcher, LIMIT);
-        while lines.next_within(Duration::from_secs(5)).is_some() {}
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{name}:\n{}",
-            lines.seen.join("\n")
-        );
+        interrupt_for_a_clean_exit(launcher, lines, name);
     }
 }
 /// launch_ros' timers on ROS time in a Python launch file: one on the launch's own ROS
