@@ -66,6 +66,8 @@ class ROSAdapter:
             self.driver.fire_timer(action, snapshot)
 
     def _wake(self):
+        if self.closed:
+            return
         try:
             os.write(self.write_fd, b".")
         except BlockingIOError:
@@ -111,12 +113,17 @@ class ROSAdapter:
         self.closed = True
         self.ros_context.try_shutdown()
         self.executor.shutdown()
+        stuck = []
         for thread in [self.spinner, *self.waits]:
             thread.join(timeout=5.0)
             if thread.is_alive():
-                get_logger("launch_ros").warning(
-                    f"the launch's ROS thread {thread.name} did not end within 5 s of the "
-                    "launch")
+                stuck.append(thread.name)
+        if stuck:
+            # Its pipe stays open: a thread still alive may yet write to it.
+            get_logger("launch_ros").warning(
+                f"the launch's ROS threads {', '.join(stuck)} did not end within 5 s of "
+                "the launch")
+            return
         os.close(self.read_fd)
         os.close(self.write_fd)
 
