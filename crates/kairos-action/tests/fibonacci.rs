@@ -11,7 +11,6 @@ use kairos_action::{
     GoalStatus, ServerGoalHandle,
 };
 use kairos_msgs::example_interfaces::action::{Fibonacci, FibonacciGoal, FibonacciResult};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Duration as StdDuration;
 
@@ -113,8 +112,10 @@ fn a_canceled_goal_ends_canceled_with_its_partial_result() {
     let mut system = System::new();
     // The goal's token, seen by the cancel decision: it must not fire before it.
     let token = Arc::new(std::sync::Mutex::new(None::<CancelToken>));
-    let (decided, ended) = (token.clone(), Arc::new(AtomicBool::new(false)));
-    let canceled_at_once = ended.clone();
+    // Whether the worker could end the goal canceled at once: it says so after
+    // `canceled` returns, which can be after the client already has the result.
+    let decided = token.clone();
+    let (ended, canceled_at_once) = mpsc::channel();
     let _server = ActionServer::<Fibonacci>::new(
         &system.server_node,
         "fibonacci",
@@ -136,7 +137,7 @@ fn a_canceled_goal_ends_canceled_with_its_partial_result() {
                 let at_once = handle.canceled(FibonacciResult {
                     sequence: vec![0, 1],
                 });
-                ended.store(at_once.is_ok(), Ordering::Release);
+                let _ = ended.send(at_once.is_ok());
                 if let Err(e) = at_once {
                     handle.abort(FibonacciResult::default()).ok();
                     panic!("{e}");
@@ -154,7 +155,11 @@ fn a_canceled_goal_ends_canceled_with_its_partial_result() {
     let outcome = goal.get_result(LIMIT).unwrap();
     assert_eq!(outcome.status, GoalStatus::Canceled);
     assert_eq!(outcome.result.sequence, [0, 1]);
-    assert!(canceled_at_once.load(Ordering::Acquire));
+    assert_eq!(
+        canceled_at_once.recv_timeout(LIMIT),
+        Ok(true),
+        "the worker could not end its canceling goal canceled at once"
+    );
     // Canceling every goal (zero id, zero stamp) now finds only ended goals.
     let all = kairos_msgs::action_msgs::srv::CancelGoalRequest::default();
     let cancel: kairos::graph::Client<kairos_msgs::action_msgs::srv::CancelGoal> = system
