@@ -136,7 +136,6 @@ class Node(ExecuteProcess):
                             f"{remappings!r}")
         # Checked now (a pair each, TypeError otherwise), performed when launched.
         self.remappings = None if remappings is None else list(normalize_remap_rules(remappings))
-        self.__remappings = self.remappings
         self.__expanded_remappings = None
         self.__expanded_parameter_arguments = None
         self.ros_arguments = ros_arguments
@@ -254,6 +253,11 @@ class Node(ExecuteProcess):
                     f"there are now at least {count} nodes with the name {self.node_name} "
                     "created within this launch context")
         return result
+
+    @property
+    def __remappings(self):
+        # launch_ros keeps the normalized rules under this name; its tests read it.
+        return self.remappings
 
     def is_node_name_fully_specified(self):
         """Whether the launch gives both the node's name and its namespace (after
