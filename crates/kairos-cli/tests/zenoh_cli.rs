@@ -1,6 +1,7 @@
 //! The ros2-shaped graph tools against live kairos processes on Zenoh (loopback only):
 //! `topic hz` measures a publisher's rate, `topic info` names both ends with their types,
-//! and `topic echo` of a type this process does not know prints size and hex.
+//! `node info` lists a node's entities as `ros2 node info` does, and `topic echo` of a
+//! type this process does not know prints size and hex.
 
 mod zenoh_support;
 
@@ -105,6 +106,110 @@ fn topic_info_names_publisher_and_subscription_with_their_nodes() {
             .trim_start()
             .starts_with("Subscription: node /kairos_echo_")),
         "no subscription line naming its node:\n{text}"
+    );
+}
+
+#[test]
+fn node_info_lists_what_a_node_does_and_what_access_control_did_to_its_process() {
+    let router = Router::start(KAIROS);
+    let publisher = spawn(router.kairos().args([
+        "topic",
+        "pub",
+        "/node_info_topic",
+        "std_msgs/msg/String",
+        "{data: x}",
+        "--times",
+        "1",
+        "--keep-alive",
+        "600",
+    ]));
+    // The publisher is in the graph before its node is asked about. The waits below are
+    // generous: what is asserted is what the node shows, not how fast a loaded machine
+    // answers.
+    topic_info_until(
+        &router,
+        "/node_info_topic",
+        &[],
+        Duration::from_secs(30),
+        |text| text.contains("Publisher count: 1"),
+    );
+    let node = format!("/kairos_pub_{}", publisher.0.id());
+    let out = router
+        .kairos()
+        .args([
+            "node",
+            "info",
+            &node,
+            "--spin-time",
+            "30",
+            "--timeout",
+            "30",
+        ])
+        .output()
+        .expect("kairos node info");
+    let text = assert_ok("kairos node info", &out);
+    // ros2 node info's headings, in its order, then kairos's access control.
+    let headings: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .collect();
+    assert_eq!(
+        headings[..headings.len().min(6)],
+        [
+            "  Subscribers:",
+            "  Publishers:",
+            "  Service Servers:",
+            "  Service Clients:",
+            "  Action Servers:",
+            "  Action Clients:",
+        ],
+        "{text}"
+    );
+    assert_eq!(headings.len(), 7, "{text}");
+    assert!(
+        headings[6].starts_with("  Access control (this process, process "),
+        "{text}"
+    );
+    assert!(text.starts_with(&format!("{node}\n")), "{text}");
+    assert!(
+        text.contains("  Publishers:\n    /node_info_topic: std_msgs/msg/String\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("    Rules: none: zenoh lets every operation through"),
+        "{text}"
+    );
+    let json = router
+        .kairos()
+        .args([
+            "node",
+            "info",
+            &node,
+            "--json",
+            "--spin-time",
+            "30",
+            "--timeout",
+            "30",
+        ])
+        .output()
+        .expect("kairos node info --json");
+    let json: serde_json::Value =
+        serde_json::from_str(&assert_ok("kairos node info --json", &json)).expect("JSON");
+    assert_eq!(json["publishers"][0]["name"], "/node_info_topic", "{json}");
+    assert_eq!(
+        json["access"][0]["report"]["denials"],
+        serde_json::json!([])
+    );
+
+    let unknown = router
+        .kairos()
+        .args(["node", "info", "/nobody_here", "--spin-time", "1"])
+        .output()
+        .expect("kairos node info of no node");
+    kairos_testkit::process::assert_fails(
+        "node info of a node not in the graph",
+        &unknown,
+        &["Unable to find node '/nobody_here'"],
     );
 }
 

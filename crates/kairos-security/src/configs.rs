@@ -22,7 +22,10 @@
 //!   links; rules in each session alone trust every session to keep them);
 //! - a session's configuration also has the router's subject, with its own enclave's
 //!   rules in its own words: it sends the router only what it may send, and accepts from
-//!   it only what it may receive, whatever the router's configuration.
+//!   it only what it may receive, whatever the router's configuration;
+//! - the router's configuration has the router's subject too, for other routers of the
+//!   router's enclave (rmw_zenoh#468): between routers, whatever some enclave of the
+//!   policy may send or receive crosses both ways (each router checks its own sessions).
 //!
 //! Key expressions, for a name `/robot/chatter` in domain 0 (rmw_zenoh's layout,
 //! [`topic_keys`]): the data `0/robot/chatter/*/*` (type and type hash follow the name)
@@ -371,12 +374,42 @@ fn access_control(policy: &Policy, options: &Options, own: Option<&EnclavePolicy
         rules.push(graph_rule(domain));
         acl.subject(&enclave.path, rules);
     }
-    if let Some(own) = own {
-        let mut rules = own_rules(domain, own);
-        rules.push(graph_rule(domain));
-        acl.subject(&options.router_enclave, rules);
+    match own {
+        Some(own) => {
+            let mut rules = own_rules(domain, own);
+            rules.push(graph_rule(domain));
+            acl.subject(&options.router_enclave, rules);
+        }
+        None => acl.subject(&options.router_enclave, router_rules(policy, domain)),
     }
     acl.into_json()
+}
+
+/// What one router may exchange with another of the router's enclave (rmw_zenoh#468):
+/// whatever some enclave may send or receive, both ways. Each router checks its own
+/// sessions; between routers, only what no enclave may do at all is refused.
+fn router_rules(policy: &Policy, domain: u32) -> Vec<Rule> {
+    let mut merged: Vec<Rule> = Vec::new();
+    for rule in policy.enclaves.iter().flat_map(|e| own_rules(domain, e)) {
+        match merged
+            .iter_mut()
+            .find(|m| m.what == rule.what && m.messages == rule.messages)
+        {
+            Some(m) => {
+                for key in rule.keys {
+                    if !m.keys.contains(&key) {
+                        m.keys.push(key);
+                    }
+                }
+            }
+            None => merged.push(Rule {
+                flow: "both",
+                ..rule
+            }),
+        }
+    }
+    merged.push(graph_rule(domain));
+    merged
 }
 
 /// The `transport/link/tls` settings of a process of `enclave`: mutual TLS with its
@@ -569,8 +602,19 @@ mod tests {
                     "0/fib/_action/send_goal/*/*"
                 ])
             );
-            let trusts_router = acl["subjects"].to_string().contains("\"/zenohd\"");
-            assert_eq!(trusts_router, !g.router, "{}", g.files[0]);
+            // Sessions know their router; routers know other routers (rmw_zenoh#468).
+            let knows_routers = acl["subjects"].to_string().contains("\"/zenohd\"");
+            assert!(knows_routers, "{}", g.files[0]);
+            if g.router {
+                let between = rule(&g.config, "/zenohd outgoing_publications");
+                assert_eq!(between["flows"], json!(["ingress", "egress"]));
+                assert!(
+                    between["key_exprs"]
+                        .to_string()
+                        .contains("\"0/chatter/*/*\""),
+                    "{between}"
+                );
+            }
         }
         // Toward the router, a session keeps to its own enclave's rules, in its own words.
         let own = rule(&generated[0].config, "/zenohd outgoing_publications");

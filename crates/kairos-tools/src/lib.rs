@@ -144,7 +144,13 @@ fn cli_node(transport: &ZenohTransport, role: &str) -> anyhow::Result<Node> {
     Ok(Node::new(&name)?)
 }
 
-/// Gathers the graph for `spin_time`, or until `wait_for` is in it.
+/// How long the graph's routers and peers have to say what they know, once the
+/// command has waited; they answer in milliseconds.
+const GRAPH_QUERY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Gathers the graph for `spin_time`, or until `wait_for` is in it; then asks for every
+/// token the routers and peers know (a node's first token comes before the rest of its
+/// entities, and a snapshot at that moment would miss them).
 fn gather(transport: &ZenohTransport, args: &GraphArgs) -> anyhow::Result<Vec<Token>> {
     let deadline = Instant::now() + seconds("--spin-time", args.spin_time)?;
     let wait_for = args.wait_for.clone();
@@ -155,7 +161,7 @@ fn gather(transport: &ZenohTransport, args: &GraphArgs) -> anyhow::Result<Vec<To
             })
         })
     });
-    Ok(transport.graph().tokens())
+    Ok(transport.graph_now(GRAPH_QUERY_TIMEOUT))
 }
 
 fn node_name(token: &Token) -> String {

@@ -18,7 +18,9 @@
 //!
 //! The runtime's own entities (`/rosout`, `/parameter_events`, `/clock`, parameter and
 //! type-description services) are not refused: a denied one is counted in
-//! [`AccessRules::denied`] and logged once, and zenoh drops its traffic.
+//! [`AccessRules::denied`] and logged once, and zenoh drops its traffic. Every denial,
+//! refused or not, is kept in [`AccessRules::denials`], which the process's
+//! [`crate::access_report`] answers with.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,6 +29,7 @@ use parking_lot::Mutex;
 use serde_json::Value;
 use zenoh::key_expr::KeyExpr;
 
+use crate::access_report::Denial;
 use crate::graph_key::EntityKind;
 
 /// An entity the access rules forbid.
@@ -72,7 +75,12 @@ pub struct AccessRules {
     rules: Vec<Rule>,
     denied: AtomicU64,
     logged: Mutex<std::collections::HashSet<String>>,
+    /// Every denial so far, by kind and name (bounded: see [`MAX_DENIALS`]).
+    denials: Mutex<Vec<Denial>>,
 }
+
+/// Distinct denied declarations kept apart; later ones are counted under `(others)`.
+pub const MAX_DENIALS: usize = 256;
 
 fn strings(value: &Value) -> Vec<String> {
     value
@@ -105,10 +113,16 @@ impl AccessRules {
             .ok()
             .and_then(|text| serde_json::from_str(&text).ok())
             .unwrap_or(Value::Null);
-        if acl["enabled"] != Value::Bool(true) {
-            return Self::default();
-        }
         let cn = common_name(config);
+        let identity = cn
+            .as_ref()
+            .map_or_else(|| "this process".to_owned(), |cn| format!("enclave {cn}"));
+        if acl["enabled"] != Value::Bool(true) {
+            return Self {
+                identity,
+                ..Self::default()
+            };
+        }
         let subjects = acl["subjects"].as_array().cloned().unwrap_or_default();
         let mine = |attribute_free: bool| -> Vec<String> {
             subjects
@@ -171,11 +185,44 @@ impl AccessRules {
         Self {
             enabled: true,
             default_allow: acl["default_permission"] == "allow",
-            identity: cn.map_or_else(|| "this process".to_owned(), |cn| format!("enclave {cn}")),
+            identity,
             rules,
             denied: AtomicU64::new(0),
             logged: Mutex::default(),
+            denials: Mutex::default(),
         }
+    }
+
+    /// Whose rules these are: `enclave /robot/driver`, or `this process`.
+    pub fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    /// Every declaration denied so far, in the order first asked, with how often.
+    pub fn denials(&self) -> Vec<Denial> {
+        self.denials.lock().clone()
+    }
+
+    fn record(&self, kind: EntityKind, name: &str, key: &str, rule: &str, refused: bool) {
+        let kind = kind_name(kind);
+        let mut denials = self.denials.lock();
+        let full = denials.len() >= MAX_DENIALS;
+        let name = if full { "(others)" } else { name };
+        if let Some(denial) = denials
+            .iter_mut()
+            .find(|d| d.kind == kind && d.name == name)
+        {
+            denial.count += 1;
+            return;
+        }
+        denials.push(Denial {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            key: if full { String::new() } else { key.to_owned() },
+            rule: rule.to_owned(),
+            refused,
+            count: 1,
+        });
     }
 
     /// What the rules are, in a line: how many concern this process and what happens
@@ -239,14 +286,17 @@ impl AccessRules {
         if deny.is_none() && (covering(true).is_some() || self.default_allow) {
             return Ok(());
         }
+        let rule = deny.map_or("", |r| &r.id);
+        let refused = !runtime_own(kind, name);
         kairos::trace::tp::access_denied(
             kind_name(kind),
             name,
             key,
             self.identity.strip_prefix("enclave ").unwrap_or_default(),
-            deny.map_or("", |r| &r.id),
-            i32::from(!runtime_own(kind, name)),
+            rule,
+            i32::from(refused),
         );
+        self.record(kind, name, key, rule, refused);
         let denied = Denied {
             identity: self.identity.clone(),
             what,
@@ -359,6 +409,24 @@ mod tests {
             )
             .unwrap();
         assert_eq!(rules.denied(), 1);
+        let denials = rules.denials();
+        assert_eq!(
+            denials
+                .iter()
+                .map(|d| (
+                    d.kind.as_str(),
+                    d.name.as_str(),
+                    d.rule.as_str(),
+                    d.refused,
+                    d.count
+                ))
+                .collect::<Vec<_>>(),
+            [
+                ("publisher", "/secret", "no secrets", true, 1),
+                ("client", "/add", "", true, 1),
+                ("service", "/n/get_parameters", "", false, 1),
+            ]
+        );
         assert_eq!(
             rules.describe(),
             "3 rule(s) for this process; anything else denied"

@@ -247,6 +247,22 @@ impl GraphCache {
         }
     }
 
+    /// Waits until no token has come or gone for `quiet`, or until `deadline`.
+    pub fn wait_quiet(&self, quiet: std::time::Duration, deadline: Instant) {
+        let mut tokens = self.tokens.lock();
+        loop {
+            let now = Instant::now();
+            if now >= deadline
+                || self
+                    .changed
+                    .wait_until(&mut tokens, (now + quiet).min(deadline))
+                    .timed_out()
+            {
+                return;
+            }
+        }
+    }
+
     /// Waits until `ready` holds of the tokens or `deadline` passes; true if it holds.
     pub fn wait_until(&self, deadline: Instant, ready: impl Fn(&[Token]) -> bool) -> bool {
         let mut tokens = self.tokens.lock();

@@ -22,6 +22,8 @@
 //! - [`config`]: rmw_zenoh's defaults and environment variables, ROS 2's security ones.
 //! - [`access`]: a declaration the security configuration forbids is an error that says
 //!   what to allow, not a silent nothing.
+//! - [`access_report`]: what access control denied and dropped, answered by each process
+//!   for `kairos node info`.
 //! - [`parameter_services`]: ROS 2's parameter services for a node's parameters.
 //! - [`shared_waits`]: blocked waits shared between kairos processes (deadlock checks).
 //! - `liveliness`: manual-liveliness publishers whose lease lapsed, told to other
@@ -36,6 +38,7 @@
 #![warn(missing_docs)]
 
 pub mod access;
+pub mod access_report;
 pub mod attachment;
 pub mod config;
 pub mod graph_cache;

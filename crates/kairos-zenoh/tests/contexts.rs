@@ -1235,3 +1235,58 @@ fn large_requests_and_responses_cross_whole() {
     }
     server.stop();
 }
+
+/// A snapshot of the graph taken as soon as a node's first token arrives
+/// (`graph_now`, what `kairos node info` and `kairos topic info` print) holds every entity
+/// of that node the router knew: the cache alone fills as tokens stream in, and such a
+/// snapshot once printed a node without its publisher. Randomized: the node's number of
+/// publishers, and a new session asks each round.
+#[test]
+fn a_snapshot_of_the_graph_holds_every_entity_the_router_knew() {
+    let mut rng = kairos_testkit::random::seeded();
+    let port = free_port();
+    let _router = router(port);
+    let (a, _ta) = carried(port);
+    let many = Node::new_in(&a, "many", "/").unwrap();
+    let count = rng.usize(8..40);
+    let _publishers: Vec<_> = (0..count)
+        .map(|i| {
+            many.create_publisher::<StringMsg>(&format!("/many_{i}"), Qos::default())
+                .unwrap()
+        })
+        .collect();
+    let publishers_of_many = |tokens: &[kairos_zenoh::graph_key::Token]| {
+        tokens
+            .iter()
+            .filter(|t| t.node.name == "many" && t.kind == EntityKind::Publisher)
+            .count()
+    };
+    // Every publisher reached the router before any round asks.
+    let (_w, watcher) = carried(port);
+    assert!(
+        watcher
+            .graph()
+            .wait_until(Instant::now() + WAIT, |t| publishers_of_many(t) == count),
+        "the router never knew the {count} publishers"
+    );
+    let mut partial_caches = 0;
+    for round in 0..6 {
+        let (_b, tb) = carried(port);
+        assert!(
+            tb.graph().wait_until(Instant::now() + WAIT, |tokens| tokens
+                .iter()
+                .any(|t| t.node.name == "many")),
+            "round {round}: the node never appeared"
+        );
+        if publishers_of_many(&tb.graph().tokens()) < count {
+            partial_caches += 1;
+        }
+        let now = tb.graph_now(WAIT);
+        assert_eq!(
+            publishers_of_many(&now),
+            count,
+            "round {round}: a snapshot lacked publishers the router knew"
+        );
+    }
+    println!("{partial_caches} of 6 caches lacked publishers when the node appeared");
+}

@@ -38,6 +38,7 @@ mod service;
 mod subscription;
 
 use crate::access::AccessRules;
+use crate::access_report::AccessReport;
 use crate::attachment::Gid;
 use crate::graph_cache::GraphCache;
 use crate::shared_memory::{SharedMemory, SharedMemoryStats};
@@ -57,12 +58,17 @@ pub(crate) use publisher::Sender;
 use service::ServiceQueryable;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 
 pub(crate) use subscription::Sink;
 use zenoh::Session;
 use zenoh::Wait;
 use zenoh::sample::SampleKind;
+
+/// How long the graph must stay unchanged for [`ZenohTransport::graph_now`] to take it
+/// as complete: a router's tokens arrive as one burst, microseconds apart; a pause this
+/// long inside one would be a process off the CPU for that long.
+const GRAPH_QUIET: std::time::Duration = std::time::Duration::from_millis(300);
 
 /// Nodes the transport makes for itself (to serve remote calls) are named with this prefix
 /// and never announced.
@@ -94,6 +100,8 @@ pub struct ZenohTransport {
     /// What this transport sent, heard and waits for, for lock-step replays.
     settle: Arc<crate::settle::Board>,
     _settle_queryable: zenoh::query::Queryable<()>,
+    /// Answers `kairos node info`'s question about this process's access denials.
+    _access_queryable: zenoh::query::Queryable<()>,
     _graph_subscriber: zenoh::pubsub::Subscriber<()>,
     _lapsed_subscriber: zenoh::pubsub::Subscriber<()>,
 }
@@ -119,6 +127,8 @@ impl ZenohTransport {
     pub fn open_with(config: zenoh::Config, domain: u32) -> Result<Arc<Self>, TransportError> {
         let shm_threshold = SharedMemory::threshold(&config);
         let access = AccessRules::of(&config);
+        let mut config = config;
+        crate::access_report::read_own_counters(&mut config);
         let session = zenoh::open(config)
             .wait()
             .map_err(zenoh_err("open a session"))?;
@@ -152,7 +162,17 @@ impl ZenohTransport {
                 names
             })
             .map_err(zenoh_err("answer lock-step replays' settle questions"))?;
-        Ok(Arc::new(Self {
+        // The report is made by the transport, which the queryable must not keep alive.
+        let this: Arc<OnceLock<Weak<Self>>> = Arc::default();
+        let asked = this.clone();
+        let access_queryable = crate::access_report::serve(&session, domain, move || {
+            asked
+                .get()
+                .and_then(Weak::upgrade)
+                .map(|transport| transport.access_report())
+        })
+        .map_err(zenoh_err("answer questions about its access denials"))?;
+        let transport = Arc::new(Self {
             domain,
             zid,
             next_id: AtomicU64::new(0),
@@ -169,10 +189,13 @@ impl ZenohTransport {
             access,
             settle,
             _settle_queryable: settle_queryable,
+            _access_queryable: access_queryable,
             session,
             _graph_subscriber: graph_subscriber,
             _lapsed_subscriber: lapsed_subscriber,
-        }))
+        });
+        let _ = this.set(Arc::downgrade(&transport));
+        Ok(transport)
     }
 
     /// Carries `context` from now on, and lets `rosgraph_msgs/msg/Clock` messages on
@@ -190,6 +213,36 @@ impl ZenohTransport {
     /// What this process sees of the graph.
     pub fn graph(&self) -> &GraphCache {
         &self.graph
+    }
+
+    /// Every liveliness token of the graph now, as completely as this process can learn
+    /// it within `timeout`. The cache fills as tokens stream in (a node's first token may
+    /// come before its other entities'), so this asks too: a liveliness query of the
+    /// domain, which a client's router answers with every token it knows and then ends
+    /// (a peer's own session answers it from what it has received so far); then it waits
+    /// until no token has come or gone for 300 ms (`GRAPH_QUIET`), which lets a peer's stream
+    /// from its router finish. A tool that shows one node or topic asks this, not
+    /// [`GraphCache::tokens`]. The answers are not put into the cache, where a token
+    /// undeclared while its answer travelled would come back to life.
+    pub fn graph_now(&self, timeout: std::time::Duration) -> Vec<crate::graph_key::Token> {
+        let deadline = std::time::Instant::now() + timeout;
+        let mut answered = Vec::new();
+        let key = format!("{}/{}/**", crate::graph_key::ADMIN_SPACE, self.domain);
+        if let Ok(replies) = self.session.liveliness().get(key).timeout(timeout).wait() {
+            while let Ok(Some(reply)) =
+                replies.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
+            {
+                if let Ok(sample) = reply.result()
+                    && let Ok(token) = crate::graph_key::Token::parse(sample.key_expr().as_str())
+                {
+                    answered.push(token);
+                }
+            }
+        }
+        self.graph.wait_quiet(GRAPH_QUIET, deadline);
+        let mut tokens: std::collections::HashSet<_> = self.graph.tokens().into_iter().collect();
+        tokens.extend(answered);
+        tokens.into_iter().collect()
     }
 
     /// The zenoh session the transport runs on (for tools and tests that declare raw
@@ -214,6 +267,12 @@ impl ZenohTransport {
     /// entities they denied.
     pub fn access_rules(&self) -> &AccessRules {
         &self.access
+    }
+
+    /// What access control did to this process: its denied declarations and the messages
+    /// zenoh dropped (see [`crate::access_report`]).
+    pub fn access_report(&self) -> AccessReport {
+        AccessReport::of(&self.access, &self.session)
     }
 
     /// Messages lost on the way, over all subscriptions: the gaps in each remote
