@@ -53,14 +53,15 @@ import launch_testing.asserts
 
 COUNTER = """
 import signal
-import threading
-stop = threading.Event()
-# Before the first line: the launch's SIGINT may come while it still prints its loops.
-signal.signal(signal.SIGINT, lambda *_: stop.set())
+# Blocked before the first line: the launch's SIGINT may come while the loops are still
+# printed, and stays pending until sigwait takes it. (A handler that sets a
+# threading.Event deadlocks when the signal lands while the main thread holds the
+# Event's lock, on its way into wait: the launch then ends the process with SIGTERM.)
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 print('Starting Up', flush=True)
 for n in range(5):
     print('Loop', n, flush=True)
-stop.wait()
+signal.sigwait({signal.SIGINT})
 print('Shutting Down', flush=True)
 """
 
