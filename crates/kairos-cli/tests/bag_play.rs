@@ -18,15 +18,35 @@ use kairos_bag::play::{PlayOptions, Player, Remap};
 use kairos_bag::{Bag, BagWriter, ReadFilter, TopicInfo, WriterOptions};
 use kairos_testkit::zenoh_session::loopback_config;
 use kairos_zenoh::ZenohTransport;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 use zenoh_support::{
-    KAIROS, Lines, Router, assert_fails, assert_ok, finish, kairos, spawn, stdout_lines,
+    KAIROS, Lines, Router, Running, assert_fails, assert_ok, finish, kairos, spawn, stdout_lines,
     topic_info_until,
 };
 
 const LIMIT: Duration = Duration::from_secs(90);
+
+/// `kairos bag SUBCOMMAND BAG ARGS` (`play` or `burst`) on the router's network, `args`
+/// written as on a command line (split at whitespace; no argument here holds a space).
+fn spawn_bag(router: &Router, subcommand: &str, bag: &Path, args: &str) -> Running {
+    spawn(
+        router
+            .kairos()
+            .args(["bag", subcommand, bag.to_str().unwrap()])
+            .args(args.split_whitespace()),
+    )
+}
+
+/// Ctrl-C to a child: SIGINT, as a terminal sends it.
+fn interrupt(child: &Running) {
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.0.id().to_string()])
+        .status()
+        .expect("kill -INT");
+    assert!(killed.success(), "kill -INT {}", child.0.id());
+}
 
 fn rosbag2_bag(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -99,18 +119,10 @@ sub.close()
         early.contains(&format!("hash {kairos_hash}")),
         "Python's hash of std_msgs/msg/String differs from kairos's {kairos_hash}:\n{early}"
     );
-    let player = spawn(router.kairos().args([
-        "bag",
-        "play",
-        bag.to_str().unwrap(),
-        "--rate",
-        "2",
-        // The peer listens to /topic only; waiting is for every played topic.
-        "--exclude-regex",
-        "^/(rosout|parameter_events)$",
-        "--wait-for-subscribers",
-        "30",
-    ]));
+    // The peer listens to /topic only; waiting is for every played topic.
+    let exclude = "--exclude-regex ^/(rosout|parameter_events)$";
+    let args = format!("--rate 2 {exclude} --wait-for-subscribers 30");
+    let player = spawn_bag(&router, "play", &bag, &args);
     let out = assert_ok("kairos bag play", &finish(player, LIMIT));
     assert!(out.contains("/topic: 10 sent"), "{out}");
     assert!(!out.contains("/rosout"), "{out}");
@@ -154,19 +166,12 @@ fn remapped_playback_at_10x_reaches_kairos_topic_echo_in_order() {
         "--timeout",
         "80",
     ]));
-    let player = spawn(router.kairos().args([
-        "bag",
+    let player = spawn_bag(
+        &router,
         "play",
-        bag.to_str().unwrap(),
-        "--topics",
-        "/topic",
-        "--remap",
-        "/topic:=/replayed",
-        "--rate",
-        "10",
-        "--wait-for-subscribers",
-        "40",
-    ]));
+        &bag,
+        "--topics /topic --remap /topic:=/replayed --rate 10 --wait-for-subscribers 40",
+    );
     let played = assert_ok("kairos bag play", &finish(player, LIMIT));
     assert!(played.contains("/replayed: 10 sent"), "{played}");
     assert!(
@@ -406,16 +411,12 @@ fn a_ros2_client_drives_the_player_through_its_control_services() {
     let expected = recorded_strings(&bag);
     let start = Bag::open(&bag).unwrap().info().starting_time_ns;
     let router = Router::start(KAIROS);
-    let player = spawn(router.kairos().args([
-        "bag",
+    let player = spawn_bag(
+        &router,
         "play",
-        bag.to_str().unwrap(),
-        "--topics",
-        "/topic",
-        "--start-paused",
-        "--wait-for-subscribers",
-        "60",
-    ]));
+        &bag,
+        "--topics /topic --start-paused --wait-for-subscribers 60",
+    );
     let mut py = router.python(PY_CONTROL);
     py.env(
         "IFACES",
@@ -594,17 +595,12 @@ fn clock_carries_the_bags_time() {
     let info = Bag::open(&bag).unwrap().info().clone();
     let router = Router::start(KAIROS);
     let echo = echo_clock(&router, 3);
-    let player = spawn(router.kairos().args([
-        "bag",
+    let player = spawn_bag(
+        &router,
         "play",
-        bag.to_str().unwrap(),
-        "--clock",
-        "20",
-        "--topics",
-        "/topic",
-        "--delay",
-        "0.5",
-    ]));
+        &bag,
+        "--clock 20 --topics /topic --delay 0.5",
+    );
     let played = assert_ok("kairos bag play", &finish(player, LIMIT));
     assert!(played.contains("/clock: "), "{played}");
     let echoed = assert_ok("kairos topic echo /clock", &finish(echo, LIMIT));
@@ -626,14 +622,7 @@ fn clock_carries_the_bags_time() {
 fn ctrl_c_stops_a_looping_playback_and_prints_the_report() {
     let bag = rosbag2_bag("mcap/talker");
     let router = Router::start(KAIROS);
-    let player = spawn(router.kairos().args([
-        "bag",
-        "play",
-        bag.to_str().unwrap(),
-        "--loop",
-        "--rate",
-        "4",
-    ]));
+    let player = spawn_bag(&router, "play", &bag, "--loop --rate 4");
     // Playing once its publisher is in the graph (the signal handler is installed by then).
     let announced = |text: &str| text.contains("Publisher count: 1");
     let text = topic_info_until(&router, "/topic", &[], Duration::from_secs(40), announced);
@@ -641,11 +630,7 @@ fn ctrl_c_stops_a_looping_playback_and_prints_the_report() {
         announced(&text),
         "kairos bag play did not announce /topic within 40 s: {text}"
     );
-    let killed = std::process::Command::new("kill")
-        .args(["-INT", &player.0.id().to_string()])
-        .status()
-        .expect("kill -INT");
-    assert!(killed.success());
+    interrupt(&player);
     // A looping playback never ends by itself: only the Ctrl-C can have ended it.
     let out = assert_ok("kairos bag play --loop, Ctrl-C", &finish(player, LIMIT));
     assert!(out.contains("(stopped)"), "{out}");
@@ -659,17 +644,7 @@ fn burst_sends_the_first_messages_at_once_then_stays_paused() {
     // is answered.
     let bag = rosbag2_bag("mcap/talker");
     let router = Router::start(KAIROS);
-    let mut player = spawn(router.kairos().args([
-        "bag",
-        "burst",
-        bag.to_str().unwrap(),
-        "-n",
-        "3",
-        "--topics",
-        "/topic",
-        "--rate",
-        "100",
-    ]));
+    let mut player = spawn_bag(&router, "burst", &bag, "-n 3 --topics /topic --rate 100");
     let mut stderr = Lines::of(player.0.stderr.take().expect("stderr"));
     stderr.wait_for("burst 3 message(s), now paused", LIMIT);
     let out = router
@@ -685,21 +660,12 @@ fn burst_sends_the_first_messages_at_once_then_stays_paused() {
         .expect("kairos service call");
     let answer = assert_ok("kairos service call .../is_paused", &out);
     assert!(answer.contains("paused: true"), "{answer}");
-    let killed = std::process::Command::new("kill")
-        .args(["-INT", &player.0.id().to_string()])
-        .status()
-        .expect("kill -INT");
-    assert!(killed.success());
+    interrupt(&player);
     let out = assert_ok("kairos bag burst, Ctrl-C", &finish(player, LIMIT));
     assert!(out.contains("/topic: 3 sent"), "{out}");
 
     // -n 0 (the default): every message at once; the bag's end ends the command.
-    let all =
-        spawn(
-            router
-                .kairos()
-                .args(["bag", "burst", bag.to_str().unwrap(), "--topics", "/topic"]),
-        );
+    let all = spawn_bag(&router, "burst", &bag, "--topics /topic");
     let out = assert_ok("kairos bag burst", &finish(all, LIMIT));
     assert!(out.contains("/topic: 10 sent"), "{out}");
 }
@@ -724,11 +690,11 @@ fn topics_and_services_are_chosen_as_ros2_bag_play_chooses_them() {
     let router = Router::start(KAIROS);
     let play = |extra: &[&str]| {
         finish(
-            spawn(
-                router
-                    .kairos()
-                    .args(["bag", "play", bag.to_str().unwrap(), "--rate", "100"])
-                    .args(extra),
+            spawn_bag(
+                &router,
+                "play",
+                &bag,
+                &format!("--rate 100 {}", extra.join(" ")),
             ),
             LIMIT,
         )
@@ -789,15 +755,7 @@ fn clock_topics_move_the_clock_to_each_of_their_messages() {
     assert_eq!(expected.len(), 10);
     let router = Router::start(KAIROS);
     let echo = echo_clock(&router, 10);
-    let player = spawn(router.kairos().args([
-        "bag",
-        "play",
-        bag.to_str().unwrap(),
-        "--rate",
-        "5",
-        "--clock-topics",
-        "topic",
-    ]));
+    let player = spawn_bag(&router, "play", &bag, "--rate 5 --clock-topics topic");
     let played = assert_ok("kairos bag play", &finish(player, LIMIT));
     let sent = sent_counts(&played);
     assert_eq!(
