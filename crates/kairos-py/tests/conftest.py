@@ -2,6 +2,7 @@
 
 import os
 import pathlib
+import random
 import socket
 import subprocess
 import sys
@@ -34,26 +35,50 @@ def kairos_bin():
     return str(path)
 
 
+def free_loopback_port():
+    """A loopback port no one listens on now, from just below the kernel's ephemeral
+    range: no connection's local port and no bind to port 0 can take it before the router
+    binds it (kairos_testkit::router::free_loopback_port picks the same way)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    candidates = range(max(10000, low - 12000), low)
+    for _ in range(1000 if len(candidates) >= 1024 else 0):
+        port = random.choice(candidates)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 class Router:
     """`kairos router` on a free loopback port, and the environment that points a
-    process at it (and only at it)."""
+    process at it (and only at it). A router that exits before it runs (its port was
+    taken after all) is started again on another port, up to 20 times."""
 
     def __init__(self):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.process = subprocess.Popen(
-            [kairos_bin(), "router", "--listen", f"tcp/127.0.0.1:{self.port}"],
-            stdout=subprocess.PIPE, text=True)
-        first = []
-        reader = threading.Thread(target=lambda: first.append(self.process.stdout.readline()),
-                                  daemon=True)
-        reader.start()
-        reader.join(30)
-        if not first or "running" not in first[0]:
+        for _ in range(20):
+            self.port = free_loopback_port()
+            self.process = subprocess.Popen(
+                [kairos_bin(), "router", "--listen", f"tcp/127.0.0.1:{self.port}"],
+                stdout=subprocess.PIPE, text=True)
+            first = []
+            reader = threading.Thread(
+                target=lambda: first.append(self.process.stdout.readline()), daemon=True)
+            reader.start()
+            reader.join(30)
+            if first and "running" in first[0]:
+                threading.Thread(target=self.process.stdout.read, daemon=True).start()
+                return
             self.close()
-            pytest.fail(f"kairos router did not start within 30 s: {first!r}")
-        threading.Thread(target=self.process.stdout.read, daemon=True).start()
+        pytest.fail(f"kairos router did not start within 30 s, 20 times: {first!r}")
 
     def env(self, **extra):
         env = dict(os.environ)

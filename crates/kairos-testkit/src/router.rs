@@ -2,9 +2,11 @@
 //! points kairos processes (and zenoh-ros2-sdk scripts) at it and nowhere else.
 
 use crate::process::{Lines, Running};
+use std::collections::BTreeSet;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// Put before every script of [`Router::python`]: an uncaught exception (not Ctrl-C, whose
@@ -21,12 +23,57 @@ def _exit_at_once(kind, value, trace):
 _sys.excepthook = _exit_at_once
 ";
 
-/// A loopback port no one listens on now (the OS's pick); bind it soon.
+/// A loopback port no one listens on now, for a router or session a test starts next.
+///
+/// The port comes from outside the kernel's ephemeral range
+/// (`/proc/sys/net/ipv4/ip_local_port_range`), so no connection's local port and no
+/// `bind(0)` of any process can take it between this pick and the bind: with the OS's own
+/// pick (`bind(0)`), a port released here was free for every other test's next connection
+/// too, and a router whose configuration already named it failed to start. Never the same
+/// port twice in one process; the OS's pick when the range leaves no room outside it.
 pub fn free_loopback_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
+    static GIVEN: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+    let mut given = GIVEN
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let (low, high) = ephemeral_range();
+    let outside = if low >= NON_EPHEMERAL_FLOOR + 1024 {
+        NON_EPHEMERAL_FLOOR.max(low.saturating_sub(NON_EPHEMERAL_SPAN))..low
+    } else {
+        high.saturating_add(1)..u16::MAX
+    };
+    if outside.len() >= 1024 {
+        let mut rng = fastrand::Rng::new();
+        for _ in 0..1000 {
+            let port = rng.u16(outside.clone());
+            if !given.contains(&port) && TcpListener::bind(("127.0.0.1", port)).is_ok() {
+                given.insert(port);
+                return port;
+            }
+        }
+    }
+    let port = TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a free loopback port")
-        .port()
+        .port();
+    given.insert(port);
+    port
+}
+
+/// Ports below this are left to services that expect their well-known numbers.
+const NON_EPHEMERAL_FLOOR: u16 = 10_000;
+/// How many ports just below the ephemeral range the tests pick from.
+const NON_EPHEMERAL_SPAN: u16 = 12_000;
+
+/// The kernel's range of ephemeral ports (Linux's default where it cannot be read).
+fn ephemeral_range() -> (u16, u16) {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|text| {
+            let mut bounds = text.split_whitespace().map(|n| n.parse::<u16>().ok());
+            Some((bounds.next()??, bounds.next()??))
+        })
+        .unwrap_or((32768, 60999))
 }
 
 /// A router on a free loopback port, and the environment that points processes at it.
@@ -40,9 +87,9 @@ pub struct Router {
 
 impl Router {
     /// `exe router` on a free loopback port (`exe` is a kairos binary, in a test
-    /// `env!("CARGO_BIN_EXE_kairos")`). A port found free can be taken before the router
-    /// binds it (another test's connection gets it as its ephemeral port): a router that
-    /// exits before it runs is started again on another free port, up to 20 times.
+    /// `env!("CARGO_BIN_EXE_kairos")`). A port found free can still be taken before the
+    /// router binds it (by a process that picks ports another way): a router that exits
+    /// before it runs is started again on another free port, up to 20 times.
     pub fn start(exe: impl AsRef<Path>) -> Self {
         let mut last = String::new();
         for _ in 0..20 {
@@ -112,5 +159,26 @@ impl Router {
             "connect/endpoints=[\"tcp/127.0.0.1:{}\"];listen/endpoints=[\"tcp/127.0.0.1:0\"]",
             self.port
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_come_from_outside_the_ephemeral_range_and_never_twice() {
+        let (low, high) = ephemeral_range();
+        let ports: Vec<u16> = (0..300).map(|_| free_loopback_port()).collect();
+        let distinct: BTreeSet<u16> = ports.iter().copied().collect();
+        assert_eq!(distinct.len(), ports.len(), "a port given twice: {ports:?}");
+        let inside: Vec<u16> = ports
+            .into_iter()
+            .filter(|p| (low..=high).contains(p))
+            .collect();
+        assert!(
+            inside.is_empty(),
+            "ports inside the ephemeral range {low}-{high}: {inside:?}"
+        );
     }
 }
