@@ -55,7 +55,7 @@ pub fn ensure_router() -> anyhow::Result<Option<LocalRouter>> {
     Ok(Some(router))
 }
 
-/// A `kairos router` on a free loopback port, stopped when dropped.
+/// A `kairos router` on a loopback port, stopped when dropped.
 #[derive(Debug)]
 pub struct LocalRouter {
     _process: Running,
@@ -63,20 +63,17 @@ pub struct LocalRouter {
 }
 
 impl LocalRouter {
-    /// Starts `exe router` on a free loopback port and waits (at most `timeout`) until it
-    /// says it runs.
+    /// Starts `exe router` on a loopback port of the OS's choosing and waits (at most
+    /// `timeout`) until it says it runs, and where. The router binds port 0 itself: a port
+    /// picked here and handed to it could be taken in between by any process's
+    /// connection.
     pub fn start(exe: &Path, timeout: Duration) -> anyhow::Result<Self> {
-        // The OS picks a free port; the router binds it right after.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .context("no free loopback port for the router")?
-            .port();
-        Self::start_listening(exe, &format!("tcp/127.0.0.1:{port}"), timeout)
-            .map(|router| Self { port, ..router })
+        Self::start_listening(exe, "tcp/127.0.0.1:0", timeout)
     }
 
     /// Starts `exe router --listen endpoint` and waits (at most `timeout`) until it says
-    /// it runs.
+    /// it runs; its port is the one it says it listens on (the endpoint's, unless that is
+    /// 0).
     pub fn start_listening(exe: &Path, endpoint: &str, timeout: Duration) -> anyhow::Result<Self> {
         let mut process = Running(
             Command::new(exe)
@@ -87,12 +84,15 @@ impl LocalRouter {
                 .context("cannot start kairos router")?,
         );
         let lines = lines_of(&mut process.0)?;
-        expect_line(&lines, "kairos router", timeout, "the router")?;
-        let port = endpoint
+        let running = expect_line(&lines, "kairos router", timeout, "the router")?;
+        let asked = endpoint
             .rsplit(':')
             .next()
             .and_then(|p| p.parse().ok())
-            .unwrap_or(0);
+            .filter(|&p: &u16| p != 0);
+        let port = listening_port(&running)
+            .or(asked)
+            .with_context(|| format!("the router did not say where it listens: {running}"))?;
         Ok(Self {
             _process: process,
             port,
@@ -113,5 +113,33 @@ impl LocalRouter {
             )
             .env_remove("ROS_DOMAIN_ID");
         command
+    }
+}
+
+/// The port of the first TCP locator in `kairos router`'s line
+/// `kairos router ZID running on tcp/127.0.0.1:PORT[, ...]; ...`.
+fn listening_port(running: &str) -> Option<u16> {
+    let (_, on) = running.split_once(" running on ")?;
+    let locators = on.split(';').next()?;
+    locators
+        .split(", ")
+        .find_map(|locator| locator.trim().strip_prefix("tcp/"))
+        .and_then(|address| address.rsplit_once(':'))
+        .and_then(|(_, port)| port.parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::listening_port;
+
+    #[test]
+    fn the_port_is_read_from_the_routers_first_tcp_locator() {
+        let line = "kairos router 83ab running on tls/127.0.0.1:7000, tcp/[::1]:45451, \
+                    tcp/127.0.0.1:1; stop it with Ctrl-C";
+        assert_eq!(listening_port(line), Some(45451));
+        assert_eq!(
+            listening_port("kairos router 83ab running; stop it with Ctrl-C"),
+            None
+        );
     }
 }

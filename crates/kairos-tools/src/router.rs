@@ -1,5 +1,5 @@
 //! `kairos router`: a Zenoh router with rmw_zenoh's configuration, which counts the
-//! connections it refuses.
+//! connections it refuses and the messages its access rules drop.
 //!
 //! Zenoh 1.10 refuses a peer that fails the TLS handshake (a certificate from another CA,
 //! an expired one, none, or bytes that are no TLS at all) with a warning in its log and
@@ -31,6 +31,8 @@ pub fn router(args: RouterArgs) -> anyhow::Result<ExitCode> {
     kairos::logging::install_log_bridge();
     kairos::logging::set_log_tap(count_refusal);
     let mut config = kairos_zenoh::config::router_config()?;
+    let ruled = kairos_zenoh::access::AccessRules::of(&config).enabled();
+    kairos_zenoh::access_report::read_own_counters(&mut config);
     if !args.listen.is_empty() {
         let endpoints = serde_json::to_string(&args.listen)?;
         config
@@ -39,14 +41,28 @@ pub fn router(args: RouterArgs) -> anyhow::Result<ExitCode> {
     }
     use zenoh::Wait;
     let session = zenoh::open(config).wait().map_err(|e| anyhow!("{e}"))?;
+    // Where it listens, with the ports the OS chose for `:0` endpoints: a launcher or a
+    // test reads its port here rather than handing it one that could be taken first.
+    let locators: Vec<String> = session
+        .info()
+        .locators()
+        .wait()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let on = if locators.is_empty() {
+        String::new()
+    } else {
+        format!(" on {}", locators.join(", "))
+    };
     println!(
-        "kairos router {} running; stop it with Ctrl-C",
+        "kairos router {} running{on}; stop it with Ctrl-C",
         session.zid()
     );
     // A router runs until it is stopped (a signal ends the process); meanwhile it reports
     // what it refused.
     let logger = Logger::new("kairos_router");
-    let mut reported = 0;
+    let (mut reported, mut dropped, mut unreadable) = (0, 0, false);
     loop {
         std::thread::sleep(REPORT_PERIOD);
         let grown = {
@@ -59,7 +75,33 @@ pub fn router(args: RouterArgs) -> anyhow::Result<ExitCode> {
         if let Some(summary) = grown {
             logger.warn(summary);
         }
+        if ruled {
+            match kairos_zenoh::access_report::network_drops(&session, REPORT_PERIOD) {
+                Ok(drops) => {
+                    let total: u64 = drops.iter().map(|d| d.count).sum();
+                    if total != dropped {
+                        dropped = total;
+                        logger.warn(drop_summary(&drops));
+                    }
+                }
+                Err(reason) if !unreadable => {
+                    unreadable = true;
+                    logger.warn(format!("cannot count what access control drops: {reason}"));
+                }
+                Err(_) => {}
+            }
+        }
     }
+}
+
+/// The access-control drops in one line.
+fn drop_summary(drops: &[kairos_zenoh::access_report::Dropped]) -> String {
+    let total: u64 = drops.iter().map(|d| d.count).sum();
+    let parts: Vec<String> = drops.iter().map(ToString::to_string).collect();
+    format!(
+        "access control dropped {total} messages: {}",
+        parts.join(", ")
+    )
 }
 
 /// How often the router may say that its count of refused connections grew.
