@@ -186,8 +186,9 @@ pub(super) fn analyze(
         .max_by_key(|c| c.count)
         .with_context(|| {
             format!(
-                "the analyzer found no chain from source to printer in {}",
-                dir.display()
+                "the analyzer found no chain from source to printer in {}; it found: {}",
+                dir.display(),
+                chains_found(&chains.0)
             )
         })?;
     let measured_mean = measured.iter().sum::<i64>() as f64 / measured.len().max(1) as f64;
@@ -269,7 +270,13 @@ pub(super) fn analyze(
             " -- TRACE AND IN-PROCESS LATENCY DISAGREE"
         }
     );
-    let json = json!({
+    // A failed run says what else the analyzer followed: which hop lost the messages.
+    let verdict = if passed {
+        verdict
+    } else {
+        format!("{verdict}; chains found: {}", chains_found(&chains.0))
+    };
+    let mut json = json!({
         "chain": chain.path,
         "messages": chain.count,
         "dominant": dominant,
@@ -280,10 +287,33 @@ pub(super) fn analyze(
         "report": html,
         "perfetto": perfetto,
     });
+    if !passed && let Some(fields) = json.as_object_mut() {
+        fields.insert("chains_found".into(), chains_found(&chains.0).into());
+    }
     Ok(Outcome {
         passed,
         verdict,
         report,
         json,
     })
+}
+
+/// Every chain the analyzer followed, with how many messages went its whole way and why
+/// it ends where it does.
+fn chains_found(chains: &[kairos_analyze::chains::Chain]) -> String {
+    if chains.is_empty() {
+        return "none".to_owned();
+    }
+    let found: Vec<String> = chains
+        .iter()
+        .map(|c| {
+            let breaks = if c.breaks.is_empty() {
+                String::new()
+            } else {
+                format!(" (ends: {})", c.breaks.join("; "))
+            };
+            format!("{} x{}{breaks}", c.name(), c.count)
+        })
+        .collect();
+    found.join(", ")
 }
