@@ -224,10 +224,10 @@ fn a_flood_is_delivered_or_counted_never_lost() {
     let spinner = spin_in_background(&exec);
     let sub = Arc::new(sub);
     let flooding = Arc::new(AtomicBool::new(true));
+    let snapshots = Arc::new(AtomicU64::new(0));
     let reader = {
-        let (sub, flooding) = (sub.clone(), flooding.clone());
+        let (sub, flooding, snapshots) = (sub.clone(), flooding.clone(), snapshots.clone());
         std::thread::spawn(move || {
-            let mut snapshots = 0u64;
             while flooding.load(Ordering::Acquire) {
                 let stats = sub.stats();
                 let accounted = stats.delivered
@@ -235,29 +235,33 @@ fn a_flood_is_delivered_or_counted_never_lost() {
                     + stats.expired
                     + stats.queued
                     + stats.in_flight;
-                assert_eq!(stats.received, accounted, "snapshot {snapshots}: {stats:?}");
-                snapshots += 1;
+                let taken = snapshots.load(Ordering::Relaxed);
+                assert_eq!(stats.received, accounted, "snapshot {taken}: {stats:?}");
+                snapshots.store(taken + 1, Ordering::Release);
             }
-            snapshots
         })
     };
     // Rounds of bursts with a pause for the queue to empty: every round ends with the
     // worker releasing the schedule flag while the publisher may still be publishing.
-    for round in 0..(MESSAGES / 100) {
+    // A round also waits for a snapshot the reader took after it began, so snapshots are
+    // read during the flood however late the scheduler first runs the reader.
+    let rounds = MESSAGES / 100;
+    for round in 0..rounds {
+        let before = snapshots.load(Ordering::Acquire);
         for seq in 0..100 {
             publisher.publish(round * 100 + seq);
         }
-        wait_until("every message counted", || {
+        wait_until("every message counted, and a snapshot taken", || {
             let stats = sub.stats();
-            stats.queued + stats.in_flight == 0
+            stats.queued + stats.in_flight == 0 && snapshots.load(Ordering::Acquire) > before
         });
     }
     let stats = sub.stats();
     flooding.store(false, Ordering::Release);
-    let snapshots = reader.join().expect("every snapshot adds up");
+    reader.join().expect("every snapshot adds up");
     assert!(exec.shutdown(LONG).is_clean());
     spinner.join().unwrap().unwrap();
-    assert!(snapshots > 0);
+    assert!(snapshots.load(Ordering::Acquire) >= rounds);
     assert_eq!(stats.received, MESSAGES);
     assert_eq!((stats.queued, stats.in_flight, stats.expired), (0, 0, 0));
     assert_eq!(stats.received, stats.delivered + stats.dropped);
