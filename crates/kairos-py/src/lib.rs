@@ -13,10 +13,12 @@
 //! (clocks and sleeps), `typed` (the Rust entities per message type), `msg` (the
 //! interfaces of kairos-msgs, by name), `node` (nodes and entities), `rust_node`,
 //! `executor`, `tf2` (the transform buffer behind `tf2_py` and `tf2_ros`), `bag` (kairos-bag
-//! behind `rosbag2_py`).
+//! behind `rosbag2_py`), `action` (kairos-action's goal state machine, ids and trace for
+//! `kairos.action`).
 
 #![warn(missing_docs)]
 
+mod action;
 mod bag;
 mod convert;
 mod env;
@@ -120,32 +122,10 @@ fn log(severity: u8, name: &str, message: &str, file: &str, line: u32) {
     kairos::logging::Logger::new(name).log(self::severity(severity), message, file, line);
 }
 
-/// Declares an action server (`server`) or client of `name` on `node` in the trace, and
-/// returns the handle its goal steps name ([`trace_goal`]); the same events as
-/// `kairos-action` records, so `kairos trace goals` reads Python and Rust actions alike.
-#[pyfunction]
-fn trace_action(node: &node::NodeCore, name: &str, server: bool) -> u64 {
-    let handle = kairos::trace::next_handle();
-    let node = node.node.trace_handle();
-    if server {
-        kairos::trace::tp::action_server_init(handle, node, name);
-    } else {
-        kairos::trace::tp::action_client_init(handle, node, name);
-    }
-    handle
-}
-
 /// Whether a trace session records: Python skips formatting a goal's id when none does.
 #[pyfunction]
 fn tracing() -> bool {
     kairos::trace::tp::enabled()
-}
-
-/// Records step `event` of goal `goal_id` (UUID text) at the action server or client
-/// `handle`, with the goal's status code after it (`kairos:goal`).
-#[pyfunction]
-fn trace_goal(handle: u64, goal_id: &str, event: &str, status: i32) {
-    kairos::trace::tp::goal(handle, goal_id, event, status);
 }
 
 /// The steady clock in nanoseconds (kairos's monotonic clock), for measurements.
@@ -183,6 +163,7 @@ fn _kairos(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<rust_node::RustRelay>()?;
     tf2::register(m)?;
     bag::register(m)?;
+    action::register(m)?;
     m.add_function(wrap_pyfunction!(msg::interfaces, m)?)?;
     m.add_function(wrap_pyfunction!(msg::serialize_message, m)?)?;
     m.add_function(wrap_pyfunction!(msg::deserialize_message, m)?)?;
@@ -191,9 +172,7 @@ fn _kairos(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(graph::wait_for_node, m)?)?;
     m.add_function(wrap_pyfunction!(node::ros_args_error, m)?)?;
     m.add_function(wrap_pyfunction!(init, m)?)?;
-    m.add_function(wrap_pyfunction!(trace_action, m)?)?;
     m.add_function(wrap_pyfunction!(tracing, m)?)?;
-    m.add_function(wrap_pyfunction!(trace_goal, m)?)?;
     m.add_function(wrap_pyfunction!(shutdown, m)?)?;
     m.add_function(wrap_pyfunction!(ok, m)?)?;
     m.add_function(wrap_pyfunction!(steady_ns, m)?)?;

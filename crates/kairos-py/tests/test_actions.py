@@ -9,10 +9,12 @@ import signal
 import subprocess
 import sys
 import threading
+import uuid
 
 import pytest
 
 import kairos
+from kairos import _kairos
 from conftest import LIMIT, kairos_bin, run, spin_in_thread, wait_until
 from kairos.action import (
     ActionClient,
@@ -191,6 +193,49 @@ def test_a_goal_ends_once(session):
     handle = system.wait(system.client.send_goal_async(Fibonacci.Goal(order=3)))
     assert system.wait(handle.get_result_async()).status == GoalStatus.STATUS_SUCCEEDED
     assert len(seen) == 3 and all("is succeeded" in text for text in seen), seen
+
+
+def test_the_server_asks_the_state_machine_rust_servers_run():
+    """Python goals move by kairos-action's machine: every pair of statuses gets ROS 2's
+    actions design's answer (a goal executes, may be canceled while accepted or
+    executing, may be aborted before it executes, and ends once)."""
+    s = GoalStatus
+    allowed = {
+        (s.STATUS_ACCEPTED, s.STATUS_EXECUTING), (s.STATUS_ACCEPTED, s.STATUS_CANCELING),
+        (s.STATUS_ACCEPTED, s.STATUS_ABORTED), (s.STATUS_EXECUTING, s.STATUS_CANCELING),
+        (s.STATUS_EXECUTING, s.STATUS_SUCCEEDED), (s.STATUS_EXECUTING, s.STATUS_ABORTED),
+        (s.STATUS_CANCELING, s.STATUS_SUCCEEDED), (s.STATUS_CANCELING, s.STATUS_ABORTED),
+        (s.STATUS_CANCELING, s.STATUS_CANCELED),
+    }
+    for frm, to in itertools.product(range(7), repeat=2):
+        assert _kairos.goal_can_become(frm, to) == ((frm, to) in allowed), (frm, to)
+    ended = {s.STATUS_SUCCEEDED, s.STATUS_CANCELED, s.STATUS_ABORTED}
+    assert [code for code in range(7) if _kairos.goal_is_terminal(code)] == sorted(ended)
+
+
+def test_canceled_without_a_cancel_request_is_refused(session):
+    seen = []
+
+    def execute(goal_handle):
+        try:
+            goal_handle.canceled()
+        except GoalTransitionError as error:
+            seen.append(str(error))
+        goal_handle.succeed()
+        return Fibonacci.Result()
+
+    system = System(execute)
+    handle = system.wait(system.client.send_goal_async(Fibonacci.Goal(order=3)))
+    assert system.wait(handle.get_result_async()).status == GoalStatus.STATUS_SUCCEEDED
+    assert len(seen) == 1 and "is executing: canceled is not a transition" in seen[0], seen
+
+
+def test_goal_ids_print_as_the_uuid_module_prints_them():
+    for _ in range(100):
+        raw = uuid.uuid4().bytes
+        assert _kairos.goal_id_text(raw) == str(uuid.UUID(bytes=raw))
+    with pytest.raises(ValueError, match="a goal id is 16 bytes"):
+        _kairos.goal_id_text(b"short")
 
 
 def test_an_async_execute_callback_awaits_and_holds_no_worker(session):

@@ -55,20 +55,15 @@ class GoalTransitionError(RuntimeError):
     twice, or ``canceled()`` without a cancel request)."""
 
 
-_TRANSITIONS = {
-    (GoalStatus.STATUS_ACCEPTED, GoalEvent.EXECUTE): GoalStatus.STATUS_EXECUTING,
-    (GoalStatus.STATUS_ACCEPTED, GoalEvent.CANCEL_GOAL): GoalStatus.STATUS_CANCELING,
-    (GoalStatus.STATUS_ACCEPTED, GoalEvent.ABORT): GoalStatus.STATUS_ABORTED,
-    (GoalStatus.STATUS_EXECUTING, GoalEvent.CANCEL_GOAL): GoalStatus.STATUS_CANCELING,
-    (GoalStatus.STATUS_EXECUTING, GoalEvent.SUCCEED): GoalStatus.STATUS_SUCCEEDED,
-    (GoalStatus.STATUS_EXECUTING, GoalEvent.ABORT): GoalStatus.STATUS_ABORTED,
-    (GoalStatus.STATUS_CANCELING, GoalEvent.SUCCEED): GoalStatus.STATUS_SUCCEEDED,
-    (GoalStatus.STATUS_CANCELING, GoalEvent.ABORT): GoalStatus.STATUS_ABORTED,
-    (GoalStatus.STATUS_CANCELING, GoalEvent.CANCELED): GoalStatus.STATUS_CANCELED,
+#: The status each event asks for; whether the goal may take it from where it is is
+#: kairos-action's state machine (``_kairos.goal_can_become``), the one Rust servers run.
+_EVENT_STATUS = {
+    GoalEvent.EXECUTE: GoalStatus.STATUS_EXECUTING,
+    GoalEvent.CANCEL_GOAL: GoalStatus.STATUS_CANCELING,
+    GoalEvent.SUCCEED: GoalStatus.STATUS_SUCCEEDED,
+    GoalEvent.ABORT: GoalStatus.STATUS_ABORTED,
+    GoalEvent.CANCELED: GoalStatus.STATUS_CANCELED,
 }
-
-_ACTIVE = (GoalStatus.STATUS_ACCEPTED, GoalStatus.STATUS_EXECUTING,
-           GoalStatus.STATUS_CANCELING)
 
 _STATUS_NAMES = {
     GoalStatus.STATUS_UNKNOWN: "unknown", GoalStatus.STATUS_ACCEPTED: "accepted",
@@ -83,8 +78,7 @@ STATUS_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 def goal_id_text(goal_id):
     """A goal id (``unique_identifier_msgs/UUID``) as the canonical UUID text."""
-    h = bytes(goal_id.uuid).hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    return _kairos.goal_id_text(bytes(goal_id.uuid))
 
 
 def trace_goal(handle, goal_id, event, status=0):
@@ -139,7 +133,7 @@ class ServerGoalHandle:
 
     @property
     def is_active(self):
-        return self._status in _ACTIVE
+        return not _kairos.goal_is_terminal(self._status)
 
     @property
     def is_cancel_requested(self):
@@ -183,8 +177,8 @@ class ServerGoalHandle:
 
     def _update_state(self, event):
         with self._lock:
-            to = _TRANSITIONS.get((self._status, event))
-            if to is None:
+            to = _EVENT_STATUS[event]
+            if not _kairos.goal_can_become(self._status, to):
                 raise GoalTransitionError(
                     f"goal {goal_id_text(self.goal_id)} of action "
                     f"'{self._server._action_name}' is {_STATUS_NAMES[self._status]}: "
