@@ -41,4 +41,4 @@ mod trace;
 pub use client::{ActionClient, ClientGoalHandle, GoalOutcome};
 pub use error::{ActionError, GoalError};
 pub use goal::{CancelResponse, GoalId, GoalResponse, GoalStatus};
-pub use server::{ActionServer, ActionServerOptions, ServerGoalHandle};
+pub use server::{ActionServer, ActionServerOptions, Decision, PendingResult, ServerGoalHandle};

@@ -4,12 +4,17 @@
 //! # Ground rules
 //! - The goal table's lock is taken before a goal's own lock, never the other way, and
 //!   no user callback runs under either.
-//! - `send_goal` and `cancel_goal` run in the node's group (they are quick and call the
-//!   user's decisions); `get_result` runs in a reentrant group of its own and waits for the
-//!   goal without holding a thread: its future completes when the goal ends.
+//! - `send_goal` and `cancel_goal` run in the node's group and call the user's decisions;
+//!   a decision may wait ([`ActionServer::with_async_decisions`]), and holds the group
+//!   while it does, as an async service does. `get_result` runs in a reentrant group of
+//!   its own and waits for the goal without holding a thread: its future completes when
+//!   the goal ends.
 //! - A goal ends once. Its final status and result go to every waiting `get_result` and
 //!   stay for later askers for `result_timeout` after the end (expired goals are removed
-//!   when the server next takes a goal, answers or publishes status).
+//!   when the server next takes a goal, answers or publishes status). A goal may end with
+//!   its result to follow ([`ServerGoalHandle::end_result_pending`], rcl_action's order):
+//!   its final status is published at once, `get_result` waits for the result, and the
+//!   timeout counts from the result.
 //! - A goal whose last [`ServerGoalHandle`] is dropped before it ended is aborted (with
 //!   the default result, and a warning on the node's logger), so no client waits for a
 //!   result no one will give.
@@ -34,6 +39,8 @@ use kairos_msgs::unique_identifier_msgs::msg::UUID;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::future::{Future, ready};
+use std::pin::Pin;
 use std::sync::Arc;
 
 type SendGoalRequest<A> = <<A as ActionType>::SendGoal as ServiceType>::Request;
@@ -57,8 +64,12 @@ impl Default for ActionServerOptions {
     }
 }
 
+/// A decision that may wait before it is made (a service call, a sleep, a question to a
+/// Python callback): what the decisions of [`ActionServer::with_async_decisions`] return.
+pub type Decision<R> = Pin<Box<dyn Future<Output = R> + Send>>;
+
 /// A decision on a goal (a new one, or a cancel request for one).
-type Decide<A, R> = Box<dyn Fn(GoalId, &<A as ActionType>::Goal) -> R + Send + Sync>;
+type Decide<A, R> = Box<dyn Fn(GoalId, Arc<<A as ActionType>::Goal>) -> Decision<R> + Send + Sync>;
 
 /// The user's decisions and the code that runs accepted goals.
 struct Callbacks<A: ActionType> {
@@ -74,8 +85,10 @@ struct Shared<A: ActionType> {
     clock: Clock,
     logger: Logger,
     result_timeout: Duration,
-    /// Goals in the order they were accepted (ids are random; the stamp orders them).
+    /// The goals, by id (ids are random; the stamp orders them).
     goals: Mutex<BTreeMap<GoalId, Arc<Goal<A>>>>,
+    /// Ids of goals whose decision is pending (a copy sent meanwhile is a duplicate).
+    deciding: Mutex<Vec<GoalId>>,
     status: Publisher<GoalStatusArray>,
     feedback: Publisher<A::FeedbackMessage>,
     callbacks: Callbacks<A>,
@@ -155,6 +168,28 @@ impl<A: ActionType> ActionServer<A> {
         handle_cancel: impl Fn(GoalId, &A::Goal) -> CancelResponse + Send + Sync + 'static,
         handle_accepted: impl Fn(ServerGoalHandle<A>) + Send + Sync + 'static,
     ) -> Result<Self, GraphError> {
+        Self::with_async_decisions(
+            node,
+            name,
+            options,
+            move |id, goal| Box::pin(ready(handle_goal(id, &goal))),
+            move |id, goal| Box::pin(ready(handle_cancel(id, &goal))),
+            handle_accepted,
+        )
+    }
+
+    /// [`with_options`](Self::with_options) whose decisions may wait: `handle_goal` and
+    /// `handle_cancel` return futures, polled on the node's executor in the node's group
+    /// (which they hold until they decide, as an async service does). A goal sent again
+    /// while its first copy is being decided is rejected, as one sent after it.
+    pub fn with_async_decisions(
+        node: &Node,
+        name: &str,
+        options: ActionServerOptions,
+        handle_goal: impl Fn(GoalId, Arc<A::Goal>) -> Decision<GoalResponse> + Send + Sync + 'static,
+        handle_cancel: impl Fn(GoalId, Arc<A::Goal>) -> Decision<CancelResponse> + Send + Sync + 'static,
+        handle_accepted: impl Fn(ServerGoalHandle<A>) + Send + Sync + 'static,
+    ) -> Result<Self, GraphError> {
         let names = ActionNames::resolve(node, name)?;
         let handle = kairos::trace::next_handle();
         kairos::trace::tp::action_server_init(handle, node.trace_handle(), &names.action);
@@ -165,6 +200,7 @@ impl<A: ActionType> ActionServer<A> {
             logger: node.logger().clone(),
             result_timeout: options.result_timeout,
             goals: Mutex::new(BTreeMap::new()),
+            deciding: Mutex::new(Vec::new()),
             status: node.create_publisher(&names.status, STATUS_QOS)?,
             feedback: node.create_publisher(&names.feedback, FEEDBACK_QOS)?,
             callbacks: Callbacks {
@@ -175,12 +211,12 @@ impl<A: ActionType> ActionServer<A> {
             closing: CancelToken::new(),
         });
         let on_goal = shared.clone();
-        let send_goal = node.create_service(&names.send_goal, move |request| {
-            Shared::send_goal(&on_goal, request)
+        let send_goal = node.create_service_async(&names.send_goal, move |request| {
+            Shared::send_goal(on_goal.clone(), request)
         })?;
         let on_cancel = shared.clone();
-        let cancel_goal = node.create_service(&names.cancel_goal, move |request| {
-            on_cancel.cancel_goal(request)
+        let cancel_goal = node.create_service_async(&names.cancel_goal, move |request| {
+            Shared::cancel_goal(on_cancel.clone(), request)
         })?;
         let results = node.create_callback_group("action results", GroupKind::Reentrant);
         let on_result = shared.clone();
@@ -208,6 +244,15 @@ impl<A: ActionType> ActionServer<A> {
         self.shared.prune();
         self.shared.goals.lock().len()
     }
+
+    /// The ids of the goals the server knows, in the order they were accepted.
+    pub fn goal_ids(&self) -> Vec<GoalId> {
+        self.shared.prune();
+        let goals = self.shared.goals.lock();
+        let mut known: Vec<_> = goals.values().map(|g| (g.stamp, g.id)).collect();
+        known.sort();
+        known.into_iter().map(|(_, id)| id).collect()
+    }
 }
 
 impl<A: ActionType> Drop for ActionServer<A> {
@@ -226,20 +271,30 @@ impl<A: ActionType> Shared<A> {
         )
     }
 
-    fn send_goal(this: &Arc<Self>, request: SendGoalRequest<A>) -> SendGoalResponse<A> {
+    async fn send_goal(this: Arc<Self>, request: SendGoalRequest<A>) -> SendGoalResponse<A> {
         let (uuid, goal) = A::split_send_goal_request(request);
         let id = GoalId(uuid);
-        let stamp = this.stamp();
         this.prune();
-        if this.goals.lock().contains_key(&id) {
+        let duplicate = this.goals.lock().contains_key(&id) || {
+            let mut deciding = this.deciding.lock();
+            let pending = deciding.contains(&id);
+            if !pending {
+                deciding.push(id);
+            }
+            pending
+        };
+        if duplicate {
             this.logger.warn(format_args!(
                 "action {}: goal {id} was sent again; the second is rejected",
                 this.action
             ));
             trace::goal(this.handle, id, Step::Rejected, GoalStatus::Unknown);
-            return A::send_goal_response(false, stamp);
+            return A::send_goal_response(false, this.stamp());
         }
-        let decision = (this.callbacks.handle_goal)(id, &goal);
+        let goal = Arc::new(goal);
+        let decision = (this.callbacks.handle_goal)(id, goal.clone()).await;
+        this.deciding.lock().retain(|pending| *pending != id);
+        let stamp = this.stamp();
         let status = match decision {
             GoalResponse::Reject => {
                 trace::goal(this.handle, id, Step::Rejected, GoalStatus::Unknown);
@@ -252,7 +307,7 @@ impl<A: ActionType> Shared<A> {
             id,
             server: this.handle,
             stamp,
-            goal: Arc::new(goal),
+            goal,
             cancel: this.closing.child(),
             state: Mutex::new(GoalState {
                 status,
@@ -273,7 +328,7 @@ impl<A: ActionType> Shared<A> {
         A::send_goal_response(true, stamp)
     }
 
-    fn cancel_goal(&self, request: CancelGoalRequest) -> CancelGoalResponse {
+    async fn cancel_goal(this: Arc<Self>, request: CancelGoalRequest) -> CancelGoalResponse {
         const NONE: i8 = 0;
         const REJECTED: i8 = 1;
         const UNKNOWN_GOAL_ID: i8 = 2;
@@ -283,7 +338,7 @@ impl<A: ActionType> Shared<A> {
         let before = (info.stamp.sec, info.stamp.nanosec);
         // ROS 2's cancel policy: a zero id and zero stamp is every goal; a stamp adds every
         // goal accepted at or before it; an id adds that goal.
-        let candidates: Vec<Arc<Goal<A>>> = self
+        let mut candidates: Vec<Arc<Goal<A>>> = this
             .goals
             .lock()
             .values()
@@ -294,6 +349,7 @@ impl<A: ActionType> Shared<A> {
             })
             .cloned()
             .collect();
+        candidates.sort_by_key(|g| g.stamp);
         let mut canceling = Vec::new();
         let mut ended = 0;
         for goal in &candidates {
@@ -302,10 +358,12 @@ impl<A: ActionType> Shared<A> {
                 ended += 1;
                 continue;
             }
-            if status == GoalStatus::Canceling
-                || ((self.callbacks.handle_cancel)(goal.id, &goal.goal) == CancelResponse::Accept
-                    && goal.transition(GoalStatus::Canceling).is_ok())
-            {
+            let cancels = status == GoalStatus::Canceling
+                || ((this.callbacks.handle_cancel)(goal.id, goal.goal.clone()).await
+                    == CancelResponse::Accept
+                    // A goal that ended while its cancel was decided stays ended.
+                    && goal.transition(GoalStatus::Canceling).is_ok());
+            if cancels {
                 canceling.push(goal_info(goal.id, goal.stamp));
             }
         }
@@ -321,7 +379,7 @@ impl<A: ActionType> Shared<A> {
             REJECTED
         };
         if !canceling.is_empty() {
-            self.publish_status();
+            this.publish_status();
         }
         CancelGoalResponse {
             return_code,
@@ -435,25 +493,41 @@ impl<A: ActionType> Goal<A> {
 
     /// Ends the goal with `status` and `result`, and hands them to every waiter.
     fn end(&self, status: GoalStatus, result: A::Result) -> Result<(), GoalError> {
-        let waiters = {
+        self.finish(status)?;
+        self.deliver(result);
+        Ok(())
+    }
+
+    /// Moves the goal to the terminal `status`; its result follows with [`deliver`].
+    fn finish(&self, status: GoalStatus) -> Result<(), GoalError> {
+        let mut state = self.state.lock();
+        if !status.is_terminal() || !state.status.can_become(status) {
+            return Err(GoalError {
+                goal: self.id,
+                from: state.status,
+                to: status,
+            });
+        }
+        state.status = status;
+        trace::goal(self.server, self.id, Step::Ended, status);
+        Ok(())
+    }
+
+    /// Keeps the ended goal's `result` and hands it to every waiter; the result timeout
+    /// counts from now.
+    fn deliver(&self, result: A::Result) {
+        let (status, waiters) = {
             let mut state = self.state.lock();
-            if !state.status.can_become(status) {
-                return Err(GoalError {
-                    goal: self.id,
-                    from: state.status,
-                    to: status,
-                });
+            if state.result.is_some() {
+                return;
             }
-            state.status = status;
             state.ended_at = Some(Clock::steady().now());
             state.result = Some(result.clone());
-            trace::goal(self.server, self.id, Step::Ended, status);
-            std::mem::take(&mut state.waiters)
+            (state.status, std::mem::take(&mut state.waiters))
         };
         for waiter in waiters {
             let _ = waiter.send((status, result.clone()));
         }
-        Ok(())
     }
 }
 
@@ -572,10 +646,57 @@ impl<A: ActionType> ServerGoalHandle<A> {
         self.end(GoalStatus::Canceled, result)
     }
 
+    /// Ends the goal with the terminal `status` now and its result later: rcl_action's
+    /// order, where a goal's status is set first and its result follows when the code
+    /// that ran it returns (what Python's rclpy-shaped goals do). The final status is
+    /// published at once; clients asking for the result wait for
+    /// [`PendingResult::send`], and a `PendingResult` dropped unsent sends the default
+    /// result. A `status` that is not terminal, or not allowed from the goal's status, is
+    /// a [`GoalError`].
+    pub fn end_result_pending(&self, status: GoalStatus) -> Result<PendingResult<A>, GoalError> {
+        self.owner.goal.finish(status)?;
+        self.owner.server.publish_status();
+        Ok(PendingResult {
+            goal: Some(self.owner.goal.clone()),
+        })
+    }
+
     fn end(&self, status: GoalStatus, result: A::Result) -> Result<(), GoalError> {
         self.owner.goal.end(status, result)?;
         self.owner.server.publish_status();
         Ok(())
+    }
+}
+
+/// The result an ended goal still owes its clients
+/// ([`ServerGoalHandle::end_result_pending`]).
+#[must_use = "clients wait for the result until it is sent (or this is dropped)"]
+pub struct PendingResult<A: ActionType> {
+    goal: Option<Arc<Goal<A>>>,
+}
+
+impl<A: ActionType> fmt::Debug for PendingResult<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PendingResult")
+            .field("goal", &self.goal.as_ref().map(|g| g.id))
+            .finish()
+    }
+}
+
+impl<A: ActionType> PendingResult<A> {
+    /// Hands `result` to every client waiting for it, and keeps it for later askers.
+    pub fn send(mut self, result: A::Result) {
+        if let Some(goal) = self.goal.take() {
+            goal.deliver(result);
+        }
+    }
+}
+
+impl<A: ActionType> Drop for PendingResult<A> {
+    fn drop(&mut self) {
+        if let Some(goal) = self.goal.take() {
+            goal.deliver(A::Result::default());
+        }
     }
 }
 

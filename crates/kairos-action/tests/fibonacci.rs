@@ -305,3 +305,119 @@ fn sending_a_goal_from_a_callback_that_blocks_the_server_is_would_deadlock() {
     };
     assert!(started.elapsed() < LIMIT);
 }
+
+#[test]
+fn a_decision_may_wait_and_a_copy_of_its_goal_sent_meanwhile_is_rejected() {
+    use kairos::exec::GroupKind;
+    use kairos::graph::ActionType;
+    let mut system = System::new();
+    // A reentrant group, so the copy is answered while the first decision still waits.
+    let group = system
+        .server_node
+        .create_callback_group("decisions", GroupKind::Reentrant);
+    let (asked, asked_rx) = mpsc::channel::<FibonacciGoal>();
+    let (release, decision) = futures_channel::oneshot::channel::<GoalResponse>();
+    let decision = std::sync::Mutex::new(Some(decision));
+    let _server = ActionServer::<Fibonacci>::with_async_decisions(
+        &system.server_node.with_group(&group).unwrap(),
+        "fibonacci",
+        ActionServerOptions::default(),
+        move |_, goal: Arc<FibonacciGoal>| {
+            asked.send((*goal).clone()).unwrap();
+            let decision = decision.lock().unwrap().take();
+            Box::pin(async move {
+                match decision {
+                    Some(decision) => decision.await.unwrap_or(GoalResponse::Reject),
+                    None => panic!("the copy of a goal being decided was decided again"),
+                }
+            })
+        },
+        |_, _| Box::pin(std::future::ready(CancelResponse::Reject)),
+        |handle: ServerGoalHandle<Fibonacci>| {
+            handle
+                .succeed(FibonacciResult { sequence: vec![1] })
+                .unwrap();
+        },
+    )
+    .unwrap();
+    let send_goal = system
+        .client_node
+        .create_client::<<Fibonacci as ActionType>::SendGoal>("fibonacci/_action/send_goal")
+        .unwrap();
+    let send_goal = Arc::new(send_goal);
+    system.spin();
+    let id = kairos_action::GoalId::random();
+    let first = {
+        let send_goal = send_goal.clone();
+        std::thread::spawn(move || {
+            send_goal.call(
+                Fibonacci::send_goal_request(id.0, FibonacciGoal { order: 4 }),
+                LIMIT,
+            )
+        })
+    };
+    assert_eq!(asked_rx.recv_timeout(LIMIT).unwrap().order, 4);
+    let copy = send_goal
+        .call(
+            Fibonacci::send_goal_request(id.0, FibonacciGoal { order: 4 }),
+            LIMIT,
+        )
+        .unwrap();
+    assert!(
+        !Fibonacci::split_send_goal_response(copy).0,
+        "the copy was accepted"
+    );
+    assert!(
+        !first.is_finished(),
+        "the first copy was answered before it was decided"
+    );
+    release.send(GoalResponse::AcceptAndExecute).unwrap();
+    let first = first.join().unwrap().unwrap();
+    assert!(
+        Fibonacci::split_send_goal_response(first).0,
+        "the goal was not accepted"
+    );
+    assert!(asked_rx.try_recv().is_err(), "a goal was decided twice");
+}
+
+#[test]
+fn a_goal_may_end_before_its_result_is_ready_and_clients_wait_for_the_result() {
+    let mut system = System::new();
+    let (ended, pending) = mpsc::channel();
+    let _server = ActionServer::<Fibonacci>::new(
+        &system.server_node,
+        "fibonacci",
+        |_, _| GoalResponse::AcceptAndExecute,
+        |_, _| CancelResponse::Reject,
+        move |handle: ServerGoalHandle<Fibonacci>| {
+            let refused = handle
+                .end_result_pending(GoalStatus::Canceling)
+                .unwrap_err();
+            assert_eq!(refused.to, GoalStatus::Canceling);
+            let result = handle.end_result_pending(GoalStatus::Succeeded).unwrap();
+            assert!(handle.end_result_pending(GoalStatus::Aborted).is_err());
+            ended.send(result).unwrap();
+        },
+    )
+    .unwrap();
+    let client = ActionClient::<Fibonacci>::new(&system.client_node, "fibonacci").unwrap();
+    system.spin();
+    for send in [true, false] {
+        let goal = client.send_goal(FibonacciGoal { order: 2 }, LIMIT).unwrap();
+        let result = pending.recv_timeout(LIMIT).unwrap();
+        let waiting = std::thread::spawn(move || goal.get_result(LIMIT));
+        // The client's request reaches the server before the result exists, or after:
+        // either way it gets the result sent, or the default one of a dropped promise.
+        if send {
+            result.send(FibonacciResult {
+                sequence: vec![1, 1],
+            });
+        } else {
+            drop(result);
+        }
+        let outcome = waiting.join().unwrap().unwrap();
+        assert_eq!(outcome.status, GoalStatus::Succeeded);
+        let expected = if send { vec![1, 1] } else { vec![] };
+        assert_eq!(outcome.result.sequence, expected);
+    }
+}
