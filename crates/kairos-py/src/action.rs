@@ -1,7 +1,7 @@
-//! What Python's actions (`kairos.action`) take from `kairos-action`, so the parts of the
-//! protocol that decide something exist once: the goal state machine (which status may
-//! follow which), a goal id's text, and the trace of a goal's steps. Python keeps the
-//! entities (rclpy's callback shapes run on its own services and topics).
+//! What Python's actions (`kairos.action`) take from `kairos-action` beside the server
+//! itself (`action_server.rs`): the goal state machine (which status may follow which), a
+//! goal id's text, and the trace of a goal's steps, which Python's action client records
+//! on its own services and topics.
 
 use crate::node::NodeCore;
 use kairos_action::{GoalId, GoalStatus};

@@ -13,7 +13,7 @@
 //!   is a `TypeError` saying so.
 
 use crate::convert::to_plain;
-use kairos::graph::{Message, ServiceType};
+use kairos::graph::{ActionType, Message, ServiceType};
 use kairos_msgs::InterfaceVisitor;
 use kairos_msgs::type_hash::TypeDescription;
 use pyo3::exceptions::PyTypeError;
@@ -45,10 +45,16 @@ pub(crate) struct ServiceKind {
     pub(crate) client: crate::typed::MakeClient,
 }
 
+/// One action type: the monomorphized constructor of its server.
+pub(crate) struct ActionKind {
+    pub(crate) server: crate::action_server::MakeActionServer,
+}
+
 /// Every type Python can use, by ROS type name.
 struct Registry {
     messages: BTreeMap<&'static str, MessageKind>,
     services: BTreeMap<&'static str, ServiceKind>,
+    actions: BTreeMap<&'static str, ActionKind>,
 }
 
 impl InterfaceVisitor for Registry {
@@ -75,6 +81,15 @@ impl InterfaceVisitor for Registry {
         self.messages
             .entry(S::Response::TYPE_NAME)
             .or_insert_with(message_kind::<S::Response>);
+    }
+
+    fn action<A: ActionType>(&mut self) {
+        self.actions.insert(
+            A::TYPE_NAME,
+            ActionKind {
+                server: crate::action_server::make_action_server::<A>,
+            },
+        );
     }
 }
 
@@ -146,6 +161,7 @@ fn registry() -> &'static Registry {
         let mut registry = Registry {
             messages: BTreeMap::new(),
             services: BTreeMap::new(),
+            actions: BTreeMap::new(),
         };
         // A Python `rosgraph_msgs.msg.Clock` publisher drives `use_sim_time` nodes: its
         // topic is the twin of the runtime's own `/clock` (`ClockMsg`) in the process.
@@ -182,6 +198,16 @@ pub(crate) fn service_kind_of(class: &Bound<'_, PyAny>) -> PyResult<&'static Ser
     registry().services.get(name.as_str()).ok_or_else(|| {
         PyTypeError::new_err(format!(
             "service type '{name}' has no Rust type in kairos; the shipped packages are those of kairos-msgs ({})",
+            packages().join(", ")
+        ))
+    })
+}
+
+pub(crate) fn action_kind_of(class: &Bound<'_, PyAny>) -> PyResult<&'static ActionKind> {
+    let name = type_name_of(class)?;
+    registry().actions.get(name.as_str()).ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "action type '{name}' has no Rust type in kairos; the shipped packages are those of kairos-msgs ({})",
             packages().join(", ")
         ))
     })

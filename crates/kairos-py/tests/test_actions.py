@@ -65,11 +65,15 @@ class System:
         assert self.client.wait_for_server(timeout_sec=LIMIT)
 
     def wait(self, future):
-        """The future's result, once the spinning executor completed it."""
-        done = threading.Event()
-        future.add_done_callback(lambda _: done.set())
-        assert done.wait(LIMIT), "the future did not complete"
-        return future.result()
+        return completed(future)
+
+
+def completed(future):
+    """The future's result, once the spinning executor completed it."""
+    done = threading.Event()
+    future.add_done_callback(lambda _: done.set())
+    assert done.wait(LIMIT), "the future did not complete"
+    return future.result()
 
 
 def test_a_goal_runs_with_feedback_and_its_result_reaches_every_asker(session):
@@ -114,7 +118,7 @@ def test_a_canceled_goal_ends_canceled_and_the_cancel_names_it(session):
     assert canceling.return_code == 0
     assert [bytes(i.goal_id.uuid) for i in canceling.goals_canceling] == [
         bytes(handle.goal_id.uuid)]
-    result = system.wait(handle.get_result_async())
+    result = completed(handle.get_result_async())
     assert result.status == GoalStatus.STATUS_CANCELED
     assert result.result.sequence.tolist() == [7]
     # A goal that ended cannot be canceled: ROS 2's return code says so.
@@ -228,6 +232,66 @@ def test_canceled_without_a_cancel_request_is_refused(session):
     handle = system.wait(system.client.send_goal_async(Fibonacci.Goal(order=3)))
     assert system.wait(handle.get_result_async()).status == GoalStatus.STATUS_SUCCEEDED
     assert len(seen) == 1 and "is executing: canceled is not a transition" in seen[0], seen
+
+
+def test_goal_and_cancel_callbacks_may_await_before_they_decide(session):
+    """rclpy's goal and cancel callbacks may be ``async def``: kairos-action's server waits
+    for their decision on the executor."""
+    node = kairos.create_node("deciding_server")
+    clock = node.get_clock()
+    decided = []
+    release = threading.Event()
+
+    async def goal_callback(goal):
+        await clock.sleep_async(0.01)
+        decided.append(("goal", goal.order))
+        return GoalResponse.ACCEPT if goal.order >= 0 else GoalResponse.REJECT
+
+    async def cancel_callback(goal_handle):
+        await clock.sleep_async(0.01)
+        decided.append(("cancel", goal_handle.request.order))
+        return CancelResponse.ACCEPT
+
+    def execute(goal_handle):
+        assert release.wait(LIMIT)
+        assert goal_handle.is_cancel_requested
+        goal_handle.canceled()
+        return Fibonacci.Result(sequence=[goal_handle.request.order])
+
+    name = action_name()
+    ActionServer(node, Fibonacci, name, execute, goal_callback=goal_callback,
+                 cancel_callback=cancel_callback, callback_group=ReentrantCallbackGroup())
+    client_node = kairos.create_node("deciding_client")
+    client = ActionClient(client_node, Fibonacci, name)
+    executor = MultiThreadedExecutor(num_threads=3)
+    executor.add_node(node)
+    executor.add_node(client_node)
+    spin_in_thread(executor)
+    assert client.wait_for_server(timeout_sec=LIMIT)
+    assert not completed(client.send_goal_async(Fibonacci.Goal(order=-1))).accepted
+    handle = completed(client.send_goal_async(Fibonacci.Goal(order=5)))
+    assert handle.accepted
+    cancel = completed(handle.cancel_goal_async())
+    assert [bytes(g.goal_id.uuid) for g in cancel.goals_canceling] == [bytes(handle.goal_id.uuid)]
+    release.set()
+    result = completed(handle.get_result_async())
+    assert result.status == GoalStatus.STATUS_CANCELED
+    assert result.result.sequence.tolist() == [5]
+    assert decided == [("goal", -1), ("goal", 5), ("cancel", 5)]
+
+
+def test_destroying_the_node_takes_its_action_servers_off_the_graph(session):
+    """The Rust server's services go with the node, as rclpy destroys a node's waitables:
+    a goal sent afterwards finds no server instead of one no executor runs."""
+    name = action_name()
+    node = kairos.create_node("leaving_server")
+    server = ActionServer(node, Fibonacci, name, fibonacci)
+    client_node = kairos.create_node("staying_client")
+    client = ActionClient(client_node, Fibonacci, name)
+    assert client.wait_for_server(timeout_sec=LIMIT)
+    node.destroy_node()
+    assert wait_until(lambda: not client.server_is_ready()), "the server stayed on the graph"
+    server.destroy()  # after the node, as rclpy allows: nothing left to do
 
 
 def test_goal_ids_print_as_the_uuid_module_prints_them():

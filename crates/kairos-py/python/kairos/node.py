@@ -112,6 +112,8 @@ class Node(GraphMixin, ParametersMixin):
         self.default_callback_group = _default_group(self)
         self.publishers, self.subscriptions, self.timers = [], [], []
         self.services, self.clients, self.guards = [], [], []
+        # Action servers, destroyed with the node as rclpy destroys its waitables.
+        self._action_servers = []
         # The program's ROS arguments (-p, --params-file) first, then the overrides the
         # code gives, as rclpy orders them.
         overrides = {
@@ -369,6 +371,8 @@ class Node(GraphMixin, ParametersMixin):
             self._executor.remove_node(self)
         for timer in self.timers:
             timer.cancel()
+        for action_server in list(self._action_servers):
+            action_server.destroy()
         for entity in self.publishers + self.subscriptions + self.services + self.guards:
             entity.destroy()
         self._parameter_event_publisher = None

@@ -13,10 +13,11 @@
 //! Ground rules: a node's `CallbackEnv` (`env.rs`) is shared by its callbacks; the
 //! entities behind them are made per message type in `typed.rs`.
 
+use crate::action_server::{PyActionServer, ServerCallbacks};
 use crate::env::{CallbackEnv, FOREVER};
 use crate::errors::graph_error;
 use crate::future::{CoroutineTask, PyFuture};
-use crate::msg::{message_kind_of, service_kind_of};
+use crate::msg::{action_kind_of, message_kind_of, service_kind_of};
 use crate::qos_status::QosEventSource;
 use crate::time::{PyClock, duration_arg};
 use crate::typed::{Callable, DynClient, DynPublisher, Entity, Handler, ServiceHandler};
@@ -533,6 +534,42 @@ impl NodeCore {
         Ok(PyClient {
             inner: (kind.client)(&node, name, srv_type)?,
             destroyed: AtomicBool::new(false),
+        })
+    }
+
+    /// Serves action `action` (an action class) as `name`, in `group`: kairos-action's
+    /// server, asking `decide_goal(goal)` and `decide_cancel(goal_id)` (either may be
+    /// `async def`) and handing each accepted goal to `accepted` (see `action_server.rs`).
+    #[pyo3(signature = (action, name, result_timeout, decide_goal, decide_cancel, accepted, group = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn create_action_server(
+        &self,
+        action: &Bound<'_, PyAny>,
+        name: &str,
+        result_timeout: f64,
+        decide_goal: PyObject,
+        decide_cancel: PyObject,
+        accepted: PyObject,
+        group: Option<PyRef<'_, PyGroup>>,
+    ) -> PyResult<PyActionServer> {
+        let kind = action_kind_of(action)?;
+        if !(result_timeout.is_finite() && result_timeout >= 0.0) {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "result_timeout is the seconds an ended goal's result is kept, 0 or more, \
+                 not {result_timeout}"
+            )));
+        }
+        let node = self.in_group(group.as_deref())?;
+        let callbacks = ServerCallbacks {
+            decide_goal: Arc::new(decide_goal),
+            decide_cancel: Arc::new(decide_cancel),
+            accepted: Arc::new(accepted),
+            action: action.clone().unbind(),
+            env: self.env.clone(),
+        };
+        let timeout = kairos::time::Duration::from_secs_f64(result_timeout);
+        Ok(PyActionServer {
+            inner: Mutex::new(Some((kind.server)(&node, name, timeout, callbacks)?)),
         })
     }
 

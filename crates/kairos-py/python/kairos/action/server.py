@@ -1,31 +1,32 @@
-"""The action server: takes goals, answers cancel requests, runs accepted goals on the
-executor, publishes feedback and status, and hands each goal's result to every client
-that asks for it.
+"""The action server, rclpy's shape on kairos-action's server: the goal table, ROS 2's
+cancel policy, the three services, the status and feedback topics, result keeping and
+expiry and the goal trace are the Rust server's (``_kairos.ActionServerCore``, one
+protocol for Rust and Python servers); this module maps rclpy's callbacks onto it and
+runs accepted goals on the executor.
 
 Ground rules:
 
-- The goal table's lock is never held while user code runs (goal, cancel, accepted and
-  execute callbacks), so a callback may call back into the server.
-- ``send_goal`` and ``cancel_goal`` run in the server's callback group; ``get_result``
-  runs in a reentrant group of its own and awaits the goal's result without holding a
-  worker, so any number of clients can wait for results while goals execute.
+- The goal and cancel callbacks (plain or ``async def``) decide in the server's callback
+  group; ``get_result`` runs in a reentrant group of its own and awaits the goal's result
+  without holding a worker, so any number of clients can wait for results while goals
+  execute.
 - Each goal has a guard condition in the server's group; its steps (the accepted
   callback, then the execution ``execute()`` asks for) run there, after the goal's
   response is on its way, as rclpy runs them after answering.
-- A goal ends once. Its result goes to every waiting ``get_result`` and stays for
-  ``result_timeout`` seconds after the end for clients that ask later.
+- A goal ends once, in rcl_action's order: ``succeed()``, ``abort()`` or ``canceled()``
+  sets its final status (published at once), and the execute callback's return value is
+  its result, handed to every waiting ``get_result`` and kept ``result_timeout`` seconds
+  for clients that ask later.
 """
 
 import collections
 import enum
 import inspect
-import threading
-import time
 
 from kairos import _kairos
-from kairos.action_msgs.msg import GoalInfo, GoalStatus, GoalStatusArray
-from kairos.callback_groups import ReentrantCallbackGroup
+from kairos.action_msgs.msg import GoalStatus
 from kairos.qos import DurabilityPolicy, QoSProfile
+from kairos.unique_identifier_msgs.msg import UUID
 from kairos.waitable import NumberOfEntities
 
 
@@ -104,16 +105,13 @@ def default_cancel_callback(cancel_request):
 
 
 class ServerGoalHandle:
-    """One accepted goal, as the server's callbacks see it."""
+    """One accepted goal, as the server's callbacks see it: a view of the Rust goal
+    (``_kairos.ActionGoal``) with rclpy's methods."""
 
-    def __init__(self, action_server, goal_info, goal_request):
+    def __init__(self, action_server, core):
         self._server = action_server
-        self._goal_info = goal_info
-        self._goal_request = goal_request
-        self._status = GoalStatus.STATUS_ACCEPTED
-        self._lock = threading.Lock()
-        self._result = _kairos.Future()
-        self._ended_at = None
+        self._core = core
+        self._goal_id = UUID(uuid=list(core.goal_id))
         self._steps = collections.deque()
         self._guard = action_server._node.create_guard_condition(
             self._next_step, callback_group=action_server._callback_group, _coroutines=True)
@@ -121,23 +119,23 @@ class ServerGoalHandle:
     @property
     def request(self):
         """The goal message the client sent."""
-        return self._goal_request
+        return self._core.request
 
     @property
     def goal_id(self):
-        return self._goal_info.goal_id
+        return self._goal_id
 
     @property
     def status(self):
-        return self._status
+        return self._core.status
 
     @property
     def is_active(self):
-        return not _kairos.goal_is_terminal(self._status)
+        return not _kairos.goal_is_terminal(self.status)
 
     @property
     def is_cancel_requested(self):
-        return self._status == GoalStatus.STATUS_CANCELING
+        return self.status == GoalStatus.STATUS_CANCELING
 
     def execute(self, execute_callback=None):
         """Runs the execute callback (the server's, or ``execute_callback``) on the
@@ -155,12 +153,8 @@ class ServerGoalHandle:
         if not isinstance(feedback, feedback_type):
             raise TypeError(f"publish_feedback takes a {feedback_type.__qualname__}, "
                             f"not a {type(feedback).__qualname__}")
-        if not self.is_active:
-            return
-        message = self._server._action_type.Impl.FeedbackMessage(
-            goal_id=self.goal_id, feedback=feedback)
-        trace_goal(self._server._trace, self.goal_id, "feedback", self._status)
-        self._server._feedback_publisher.publish(message)
+        if self.is_active:
+            self._core.publish_feedback(feedback)
 
     def succeed(self):
         self._update_state(GoalEvent.SUCCEED)
@@ -176,21 +170,20 @@ class ServerGoalHandle:
         self._server._node.destroy_guard_condition(self._guard)
 
     def _update_state(self, event):
-        with self._lock:
-            to = _EVENT_STATUS[event]
-            if not _kairos.goal_can_become(self._status, to):
-                raise GoalTransitionError(
-                    f"goal {goal_id_text(self.goal_id)} of action "
-                    f"'{self._server._action_name}' is {_STATUS_NAMES[self._status]}: "
-                    f"{event.name.lower()} is not a transition it allows (a goal ends once; "
-                    "canceled() needs an accepted cancel request)")
-            self._status = to
-        step = {GoalEvent.EXECUTE: "executing", GoalEvent.CANCEL_GOAL: "canceling"}.get(
-            event, _STATUS_NAMES[to])
-        trace_goal(self._server._trace, self.goal_id, step, to)
-        if not self.is_active:
-            self._ended_at = time.monotonic()
-        self._server._publish_status()
+        if event == GoalEvent.CANCEL_GOAL:
+            raise GoalTransitionError(
+                "a goal becomes canceling when its server accepts a client's cancel request "
+                "(the cancel callback returns CancelResponse.ACCEPT), not by a call")
+        if event == GoalEvent.EXECUTE:
+            refused = self._core.execute()
+        else:
+            refused = self._core.end(_EVENT_STATUS[event])
+        if refused is not None:
+            raise GoalTransitionError(
+                f"goal {goal_id_text(self.goal_id)} of action "
+                f"'{self._server._action_name}' is {_STATUS_NAMES[self.status]}: "
+                f"{event.name.lower()} is not a transition it allows (a goal ends once; "
+                "canceled() needs an accepted cancel request)")
 
     def _abort_if_active(self):
         try:
@@ -212,14 +205,17 @@ class ServerGoalHandle:
 
     def __repr__(self):
         return (f"<ServerGoalHandle {goal_id_text(self.goal_id)} "
-                f"{_STATUS_NAMES[self._status]}>")
+                f"{_STATUS_NAMES[self.status]}>")
 
 
 class ActionServer:
     """rclpy's ``ActionServer``: ``execute_callback(goal_handle)`` returns the result (an
     ``async def`` one may await futures and sleeps); ``goal_callback(goal)`` and
-    ``cancel_callback(goal_handle)`` decide; ``handle_accepted_callback(goal_handle)``
-    starts or defers ``goal_handle.execute()``."""
+    ``cancel_callback(goal_handle)`` decide (either may be ``async def``);
+    ``handle_accepted_callback(goal_handle)`` starts or defers ``goal_handle.execute()``.
+
+    The QoS profile arguments are accepted as rclpy's are; the entities use rcl_action's
+    QoS (what rclpy's defaults are), as kairos-action's Rust servers do."""
 
     def __init__(self, node, action_type, action_name, execute_callback, *,
                  callback_group=None, goal_callback=default_goal_callback,
@@ -235,35 +231,20 @@ class ActionServer:
         self._goal_callback = goal_callback
         self._handle_accepted_callback = handle_accepted_callback
         self._cancel_callback = cancel_callback
-        self._result_timeout = result_timeout
         self._callback_group = callback_group or node.default_callback_group
-        self._goals = {}
-        self._lock = threading.Lock()
-        impl = action_type.Impl
-        entity = f"{action_name}/_action/"
-        self._services = [
-            node.create_service(impl.SendGoalService, entity + "send_goal", self._send_goal,
-                                callback_group=self._callback_group),
-            node.create_service(impl.CancelGoalService, entity + "cancel_goal",
-                                self._cancel_goal, callback_group=self._callback_group),
-            node.create_service(impl.GetResultService, entity + "get_result",
-                                self._get_result, callback_group=ReentrantCallbackGroup()),
-        ]
-        self._feedback_publisher = node.create_publisher(
-            impl.FeedbackMessage, entity + "feedback", feedback_pub_qos_profile or 10,
-            callback_group=self._callback_group)
-        self._status_publisher = node.create_publisher(
-            impl.GoalStatusMessage, entity + "status", status_pub_qos_profile or STATUS_QOS,
-            callback_group=self._callback_group)
-        # Ended goals are forgotten result_timeout after their end, checked four times per
-        # timeout (at most ten times a second): a result is kept at least its timeout, and
-        # at most a quarter of it (or 0.1 s) longer.
+        # The Python handles of the goals the Rust server knows, by goal id bytes.
+        self._handles = {}
+        self._core = node._core.create_action_server(
+            action_type, action_name, float(result_timeout), self._decide_goal,
+            self._decide_cancel, self._accepted, node._group(callback_group))
+        # Ended goals are forgotten result_timeout after their end (the Rust server
+        # forgets them whenever it is asked); this timer asks four times per timeout (at
+        # most ten times a second), so a result is kept at least its timeout, and at most
+        # a quarter of it (or 0.1 s) longer, and the status topic says so.
         self._expire_timer = node.create_timer(
             max(float(result_timeout) / 4.0, 0.1), self._prune,
             callback_group=self._callback_group)
-        self._destroyed = False
-        self._trace = _kairos.trace_action(
-            node._core, node.resolve_service_name(action_name), True)
+        node._action_servers.append(self)
 
     @property
     def action_type(self):
@@ -273,8 +254,7 @@ class ActionServer:
     def _goal_handles(self):
         """rclpy's name for the goals the server keeps (running, or ended with their result
         kept), by goal id bytes."""
-        with self._lock:
-            return dict(self._goals)
+        return self._prune()
 
     def get_num_entities(self):
         """The action server's own entities, as rcl_action counts them: three services and
@@ -294,92 +274,27 @@ class ActionServer:
         self._handle_accepted_callback = (handle_accepted_callback
                                           or default_handle_accepted_callback)
 
-    # -- the three services -----------------------------------------------------------
+    # -- what the Rust server asks ------------------------------------------------------
 
-    async def _send_goal(self, request, response):
-        key = bytes(request.goal_id.uuid)
-        self._prune()
-        with self._lock:
-            duplicate = key in self._goals
-        if duplicate:
-            self._node.get_logger().warning(
-                f"action '{self._action_name}': a goal with id {goal_id_text(request.goal_id)} "
-                "exists already; the request is rejected (clients must make each goal id new)")
-            trace_goal(self._trace, request.goal_id, "rejected")
-            response.accepted = False
-            return response
-        decision = self._goal_callback(request.goal)
+    async def _decide_goal(self, goal):
+        decision = self._goal_callback(goal)
         if inspect.isawaitable(decision):
             decision = await decision
-        if decision != GoalResponse.ACCEPT:
-            trace_goal(self._trace, request.goal_id, "rejected")
-            response.accepted = False
-            return response
-        sec, nanosec = self._node.get_clock().now().seconds_nanoseconds()
-        info = GoalInfo(goal_id=request.goal_id)
-        info.stamp.sec, info.stamp.nanosec = sec, nanosec
-        goal = ServerGoalHandle(self, info, request.goal)
-        with self._lock:
-            self._goals[key] = goal
-        trace_goal(self._trace, request.goal_id, "accepted", goal.status)
-        self._publish_status()
-        goal._schedule(lambda: self._handle_accepted_callback(goal))
-        response.accepted = True
-        response.stamp = info.stamp
-        return response
+        return decision == GoalResponse.ACCEPT
 
-    async def _cancel_goal(self, request, response):
-        """ROS 2's cancel policy: a zero id and zero stamp is every goal; a stamp adds the
-        goals accepted at or before it; an id adds that goal."""
-        info = request.goal_info
-        key = bytes(info.goal_id.uuid)
-        zero_id = not any(key)
-        before = (info.stamp.sec, info.stamp.nanosec)
-        with self._lock:
-            candidates = [
-                g for k, g in self._goals.items()
-                if (zero_id and before == (0, 0)) or k == key
-                or (before != (0, 0)
-                    and (g._goal_info.stamp.sec, g._goal_info.stamp.nanosec) <= before)]
-        canceling, ended = [], 0
-        for goal in candidates:
-            if not goal.is_active:
-                ended += 1
-                continue
-            if not goal.is_cancel_requested:
-                decision = self._cancel_callback(goal)
-                if inspect.isawaitable(decision):
-                    decision = await decision
-                if decision != CancelResponse.ACCEPT:
-                    continue
-                try:
-                    goal._update_state(GoalEvent.CANCEL_GOAL)
-                except GoalTransitionError:
-                    continue  # it ended meanwhile
-            canceling.append(goal._goal_info)
-        cancel = self._action_type.Impl.CancelGoalService.Response
-        if canceling:
-            response.return_code = cancel.ERROR_NONE
-        elif not candidates:
-            response.return_code = cancel.ERROR_NONE if zero_id else cancel.ERROR_UNKNOWN_GOAL_ID
-        elif ended == len(candidates):
-            response.return_code = cancel.ERROR_GOAL_TERMINATED
-        else:
-            response.return_code = cancel.ERROR_REJECTED
-        response.goals_canceling = canceling
-        return response
-
-    async def _get_result(self, request, response):
-        self._prune()
-        with self._lock:
-            goal = self._goals.get(bytes(request.goal_id.uuid))
+    async def _decide_cancel(self, goal_id):
+        goal = self._handles.get(goal_id)
         if goal is None:
-            response.status = GoalStatus.STATUS_UNKNOWN
-            return response
-        status, result = await goal._result
-        response.status = status
-        response.result = result
-        return response
+            return False
+        decision = self._cancel_callback(goal)
+        if inspect.isawaitable(decision):
+            decision = await decision
+        return decision == CancelResponse.ACCEPT
+
+    def _accepted(self, core):
+        goal = ServerGoalHandle(self, core)
+        self._handles[core.goal_id] = goal
+        goal._schedule(lambda: self._handle_accepted_callback(goal))
 
     # -- execution ----------------------------------------------------------------------
 
@@ -414,49 +329,40 @@ class ActionServer:
                            "returned without succeed(), abort() or canceled(); the goal is "
                            "aborted")
             goal._abort_if_active()
-        if result is None:
-            result = self._action_type.Result()
-        goal._result.set_result((goal.status, result))
+        try:
+            goal._core.send_result(result)
+        except TypeError as wrong:
+            logger.error(f"action '{self._action_name}': the execute callback of goal {name} "
+                         f"returned what is not its Result ({wrong}); the default result is "
+                         "sent")
+            goal._core.send_result(None)
         goal.destroy()
         return None
 
-    # -- status -------------------------------------------------------------------------
-
-    def _publish_status(self):
-        if self._destroyed:
-            return
-        with self._lock:
-            goals = list(self._goals.values())
-        array = GoalStatusArray(status_list=[
-            GoalStatus(goal_info=g._goal_info, status=g.status) for g in goals])
-        self._status_publisher.publish(array)
+    # -- results ------------------------------------------------------------------------
 
     def _prune(self):
-        """Forgets goals whose result was kept for ``result_timeout`` seconds."""
-        now = time.monotonic()
-        with self._lock:
-            expired = [k for k, g in self._goals.items()
-                       if g._ended_at is not None and now - g._ended_at >= self._result_timeout]
-            for key in expired:
-                goal = self._goals.pop(key)
-                trace_goal(self._trace, goal.goal_id, "expired", goal.status)
-        if expired:
-            self._publish_status()
+        """Forgets the handles of goals whose result was kept for ``result_timeout``
+        seconds (the Rust server forgets the goals); the goals kept, by id bytes."""
+        # Only handles made before the Rust server was asked can have expired: a goal
+        # accepted meanwhile is in the table, but not yet in what it answered.
+        before = list(self._handles)
+        known = set(self._core.goal_ids())
+        for key in before:
+            if key not in known:
+                self._handles.pop(key, None)
+        return dict(self._handles)
 
     def destroy(self):
         """Removes the server's services and topics; goals still running are aborted, and
-        the results they leave go to nobody."""
-        with self._lock:
-            goals = list(self._goals.values())
-        for goal in goals:
+        the results they leave go to nobody. The node's ``destroy_node`` calls it."""
+        if self not in self._node._action_servers:
+            return
+        self._node._action_servers.remove(self)
+        for goal in list(self._handles.values()):
             goal._abort_if_active()
+            goal._core.send_result(None)
             goal.destroy()
-            if not goal._result.done():
-                goal._result.set_result((goal.status, self._action_type.Result()))
-        self._destroyed = True
-        for service in self._services:
-            self._node.destroy_service(service)
-        self._node.destroy_publisher(self._feedback_publisher)
-        self._node.destroy_publisher(self._status_publisher)
+        self._handles = {}
+        self._core.destroy()
         self._node.destroy_timer(self._expire_timer)
-        self._services = []
