@@ -2,8 +2,8 @@
 //! status, and hands each goal's result to every client that asks for it.
 //!
 //! # Ground rules
-//! - The goal table's lock is taken before a goal's own lock, never the other way, and
-//!   no user callback runs under either.
+//! - The list of goals being decided is locked before the goal table, and the table before
+//!   a goal's own lock, never the other way; no user callback runs under any of them.
 //! - `send_goal` and `cancel_goal` run in the node's group and call the user's decisions;
 //!   a decision may wait ([`ActionServer::with_async_decisions`]), and holds the group
 //!   while it does, as an async service does. `get_result` runs in a reentrant group of
@@ -94,6 +94,23 @@ struct Shared<A: ActionType> {
     callbacks: Callbacks<A>,
     /// Fired when the [`ActionServer`] is dropped; every goal's token is its child.
     closing: CancelToken,
+}
+
+/// A goal id on the list of goals being decided, until this is dropped: when its request
+/// was answered (after an accepted goal entered the table), or dropped unanswered with
+/// its executor.
+struct Deciding<A: ActionType> {
+    server: Arc<Shared<A>>,
+    id: GoalId,
+}
+
+impl<A: ActionType> Drop for Deciding<A> {
+    fn drop(&mut self) {
+        self.server
+            .deciding
+            .lock()
+            .retain(|pending| *pending != self.id);
+    }
 }
 
 /// One accepted goal.
@@ -275,13 +292,15 @@ impl<A: ActionType> Shared<A> {
         let (uuid, goal) = A::split_send_goal_request(request);
         let id = GoalId(uuid);
         this.prune();
-        let duplicate = this.goals.lock().contains_key(&id) || {
+        let duplicate = {
+            // Both checked under the `deciding` lock: a goal leaves that list only after
+            // it entered the table (see `Deciding`), so a copy always sees one of them.
             let mut deciding = this.deciding.lock();
-            let pending = deciding.contains(&id);
-            if !pending {
+            let known = deciding.contains(&id) || this.goals.lock().contains_key(&id);
+            if !known {
                 deciding.push(id);
             }
-            pending
+            known
         };
         if duplicate {
             this.logger.warn(format_args!(
@@ -291,9 +310,12 @@ impl<A: ActionType> Shared<A> {
             trace::goal(this.handle, id, Step::Rejected, GoalStatus::Unknown);
             return A::send_goal_response(false, this.stamp());
         }
+        let _deciding = Deciding {
+            server: this.clone(),
+            id,
+        };
         let goal = Arc::new(goal);
         let decision = (this.callbacks.handle_goal)(id, goal.clone()).await;
-        this.deciding.lock().retain(|pending| *pending != id);
         let stamp = this.stamp();
         let status = match decision {
             GoalResponse::Reject => {

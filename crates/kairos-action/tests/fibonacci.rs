@@ -421,3 +421,101 @@ fn a_goal_may_end_before_its_result_is_ready_and_clients_wait_for_the_result() {
         assert_eq!(outcome.result.sequence, expected);
     }
 }
+
+/// A future that is pending `n` times (waking itself each time) before it is ready: a
+/// decision that takes a few turns of the executor, without a sleep.
+struct Turns(u32);
+
+impl std::future::Future for Turns {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.0 == 0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 -= 1;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
+#[test]
+fn copies_of_goals_sent_at_once_from_many_threads_are_accepted_once_each() {
+    use kairos::exec::GroupKind;
+    use kairos::graph::ActionType;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    println!("seed {seed}");
+    let mut system = System::new();
+    let group = system
+        .server_node
+        .create_callback_group("decisions", GroupKind::Reentrant);
+    let state = Arc::new(AtomicU64::new(seed));
+    let turns = state.clone();
+    let _server = ActionServer::<Fibonacci>::with_async_decisions(
+        &system.server_node.with_group(&group).unwrap(),
+        "fibonacci",
+        ActionServerOptions::default(),
+        move |_, _| {
+            // xorshift: each decision takes 0 to 7 turns of the executor.
+            let mut x = turns.load(Ordering::Relaxed);
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            turns.store(x, Ordering::Relaxed);
+            let n = (x % 8) as u32;
+            Box::pin(async move {
+                Turns(n).await;
+                GoalResponse::AcceptAndExecute
+            })
+        },
+        |_, _| Box::pin(std::future::ready(CancelResponse::Reject)),
+        |handle: ServerGoalHandle<Fibonacci>| {
+            handle.succeed(FibonacciResult::default()).unwrap();
+        },
+    )
+    .unwrap();
+    let send_goal = Arc::new(
+        system
+            .client_node
+            .create_client::<<Fibonacci as ActionType>::SendGoal>("fibonacci/_action/send_goal")
+            .unwrap(),
+    );
+    system.spin();
+    const GOALS: usize = 20;
+    const COPIES: usize = 4;
+    let ids: Arc<Vec<_>> = Arc::new(
+        (0..GOALS)
+            .map(|_| kairos_action::GoalId::random())
+            .collect(),
+    );
+    let senders: Vec<_> = (0..COPIES)
+        .map(|_| {
+            let (send_goal, ids) = (send_goal.clone(), ids.clone());
+            std::thread::spawn(move || {
+                ids.iter()
+                    .map(|id| {
+                        let request =
+                            Fibonacci::send_goal_request(id.0, FibonacciGoal { order: 1 });
+                        Fibonacci::split_send_goal_response(send_goal.call(request, LIMIT).unwrap())
+                            .0
+                    })
+                    .collect::<Vec<bool>>()
+            })
+        })
+        .collect();
+    let answers: Vec<Vec<bool>> = senders.into_iter().map(|s| s.join().unwrap()).collect();
+    for goal in 0..GOALS {
+        let accepted = answers.iter().filter(|a| a[goal]).count();
+        assert_eq!(
+            accepted, 1,
+            "goal {goal} accepted {accepted} times (seed {seed})"
+        );
+    }
+}
