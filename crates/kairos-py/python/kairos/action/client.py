@@ -24,10 +24,23 @@ import uuid
 import weakref
 
 from kairos import _kairos
-from kairos.action.server import STATUS_QOS, trace_goal
+from kairos.action.server import goal_id_text
 from kairos.action_msgs.msg import GoalInfo, GoalStatus
+from kairos.qos import DurabilityPolicy, QoSProfile
 from kairos.unique_identifier_msgs.msg import UUID
 from kairos.waitable import NumberOfEntities
+
+#: rcl_action's QoS of the status topic: the latest status, kept for late joiners.
+STATUS_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def trace_goal(handle, goal_id, event, status=0):
+    """Records a step of a goal in the trace (``kairos:goal``), as Rust clients do (Python
+    servers are kairos-action's and trace themselves), so ``kairos trace goals`` joins
+    both sides."""
+    if _kairos.tracing():
+        _kairos.trace_goal(handle, goal_id_text(goal_id), event, int(status))
+
 
 _ENDED = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_CANCELED, GoalStatus.STATUS_ABORTED)
 

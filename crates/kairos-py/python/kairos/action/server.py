@@ -25,7 +25,6 @@ import inspect
 
 from kairos import _kairos
 from kairos.action_msgs.msg import GoalStatus
-from kairos.qos import DurabilityPolicy, QoSProfile
 from kairos.unique_identifier_msgs.msg import UUID
 from kairos.waitable import NumberOfEntities
 
@@ -73,20 +72,9 @@ _STATUS_NAMES = {
     GoalStatus.STATUS_ABORTED: "aborted",
 }
 
-#: rcl_action's QoS of the status topic: the latest status, kept for late joiners.
-STATUS_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-
-
 def goal_id_text(goal_id):
     """A goal id (``unique_identifier_msgs/UUID``) as the canonical UUID text."""
     return _kairos.goal_id_text(bytes(goal_id.uuid))
-
-
-def trace_goal(handle, goal_id, event, status=0):
-    """Records a step of a goal in the trace (``kairos:goal``), as Rust actions do, so
-    ``kairos trace goals`` follows goals of Python and Rust servers and clients alike."""
-    if _kairos.tracing():
-        _kairos.trace_goal(handle, goal_id_text(goal_id), event, int(status))
 
 
 def default_goal_callback(goal_request):
