@@ -4,30 +4,110 @@
 //! Every wait here is a call of one of the action's services through a
 //! `kairos::graph::Client`, so it has the client's guarantees: a deadline, an end at
 //! shutdown, `WouldDeadlock` at once where the server could never answer, and an error
-//! when the server goes away.
+//! when the server goes away. Each request also comes as an [`ActionFuture`], for async
+//! callbacks and done callbacks.
+//!
+//! A goal is followed (its status noted, its feedback routed to its callback) from before
+//! its request leaves, so no feedback the server sends once it accepts is missed, until:
+//! - its handle is dropped (the default), or
+//! - with [`GoalOptions::feedback_until_result`] (rclpy's rule), the server answers a
+//!   request for its result, or
+//!   its handle was dropped and the status topic says it ended (a status that comes
+//!   before the goal's response does not count: its handle is not made yet).
+//!
+//! Feedback for a goal the client does not follow is counted, never dropped silently.
 
 use crate::error::ActionError;
 use crate::goal::{GoalId, GoalStatus};
 use crate::names::{ActionNames, FEEDBACK_QOS, STATUS_QOS};
+use crate::request::ActionFuture;
 use crate::trace::{self, Step};
-use kairos::graph::{ActionType, Client, GraphError, Node, Subscription, SubscriptionStats};
+use kairos::graph::{
+    ActionType, CallError, Client, GraphError, Node, ServiceType, Subscription, SubscriptionStats,
+};
 use kairos::time::Duration;
 use kairos_msgs::action_msgs::msg::{GoalInfo, GoalStatusArray};
-use kairos_msgs::action_msgs::srv::{CancelGoal, CancelGoalRequest};
+use kairos_msgs::action_msgs::srv::{CancelGoal, CancelGoalRequest, CancelGoalResponse};
 use kairos_msgs::builtin_interfaces::msg::Time as TimeMsg;
 use kairos_msgs::unique_identifier_msgs::msg::UUID;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI8, AtomicU64, Ordering};
 
 type FeedbackCallback<A> = Box<dyn Fn(<A as ActionType>::Feedback) + Send + Sync>;
+type SendGoalResponse<A> = <<A as ActionType>::SendGoal as ServiceType>::Response;
+type GetResultResponse<A> = <<A as ActionType>::GetResult as ServiceType>::Response;
 
 /// A goal the client follows: its last status and where its feedback goes.
 struct Followed<A: ActionType> {
     status: AtomicI8,
     on_feedback: Option<FeedbackCallback<A>>,
+    /// rclpy's rule: followed until its result arrives (see the module docs).
+    until_result: bool,
+    /// Its handle was dropped before it ended; the status topic ends its following.
+    orphaned: AtomicBool,
+}
+
+/// How a goal is sent: its id, where its feedback goes, and for how long.
+pub struct GoalOptions<A: ActionType> {
+    id: Option<GoalId>,
+    on_feedback: Option<FeedbackCallback<A>>,
+    until_result: bool,
+}
+
+impl<A: ActionType> Default for GoalOptions<A> {
+    fn default() -> Self {
+        Self {
+            id: None,
+            on_feedback: None,
+            until_result: false,
+        }
+    }
+}
+
+impl<A: ActionType> fmt::Debug for GoalOptions<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GoalOptions")
+            .field("id", &self.id)
+            .field("on_feedback", &self.on_feedback.is_some())
+            .field("until_result", &self.until_result)
+            .finish()
+    }
+}
+
+impl<A: ActionType> GoalOptions<A> {
+    /// A fresh random id, no feedback callback, followed while its handle lives.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sends the goal with this id rather than a fresh random one (rclpy's `goal_uuid`).
+    /// An id the server already knows gets the goal rejected.
+    pub fn id(mut self, id: GoalId) -> Self {
+        self.id = Some(id);
+        self
+    }
+
+    /// Calls `on_feedback` with each feedback of the goal, on the executor that spins the
+    /// client's node.
+    pub fn on_feedback(
+        mut self,
+        on_feedback: impl Fn(A::Feedback) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_feedback = Some(Box::new(on_feedback));
+        self
+    }
+
+    /// rclpy's rule: the goal is followed until the server answers a request for its
+    /// result (whatever the answer says), even if its handle is dropped before (then
+    /// until the status topic says it ended); feedback that comes after the answer is
+    /// counted in [`ActionClient::unmatched_feedback`].
+    pub fn feedback_until_result(mut self) -> Self {
+        self.until_result = true;
+        self
+    }
 }
 
 struct Shared<A: ActionType> {
@@ -134,7 +214,7 @@ impl<A: ActionType> ActionClient<A> {
         goal: A::Goal,
         timeout: impl Into<Duration>,
     ) -> Result<ClientGoalHandle<A>, ActionError> {
-        self.send(goal, None, timeout.into())
+        self.send_goal_with(goal, GoalOptions::new(), timeout)
     }
 
     /// [`send_goal`](Self::send_goal), with `on_feedback` called with each feedback of the
@@ -145,57 +225,54 @@ impl<A: ActionType> ActionClient<A> {
         on_feedback: impl Fn(A::Feedback) + Send + Sync + 'static,
         timeout: impl Into<Duration>,
     ) -> Result<ClientGoalHandle<A>, ActionError> {
-        self.send(goal, Some(Box::new(on_feedback)), timeout.into())
+        self.send_goal_with(goal, GoalOptions::new().on_feedback(on_feedback), timeout)
     }
 
-    fn send(
+    /// Sends `goal` as `options` say and waits up to `timeout` for the server to accept it.
+    pub fn send_goal_with(
         &self,
         goal: A::Goal,
-        on_feedback: Option<FeedbackCallback<A>>,
-        timeout: Duration,
+        options: GoalOptions<A>,
+        timeout: impl Into<Duration>,
     ) -> Result<ClientGoalHandle<A>, ActionError> {
-        let id = GoalId::random();
+        let (sending, request) = self.start(goal, options);
+        sending.answered(self.shared.send_goal.call(request, timeout))
+    }
+
+    /// Sends `goal` as `options` say; the future completes with its handle once the server
+    /// accepted it, or with [`ActionError::Rejected`].
+    pub fn send_goal_async(
+        &self,
+        goal: A::Goal,
+        options: GoalOptions<A>,
+    ) -> ActionFuture<Result<ClientGoalHandle<A>, ActionError>> {
+        let (sending, request) = self.start(goal, options);
+        let response = self.shared.send_goal.call_async(request);
+        ActionFuture::new(response, move |response| sending.answered(response))
+    }
+
+    /// Follows the goal (before its request leaves: feedback may come as soon as the
+    /// server accepts) and makes its request.
+    fn start(
+        &self,
+        goal: A::Goal,
+        options: GoalOptions<A>,
+    ) -> (Sending<A>, <A::SendGoal as ServiceType>::Request) {
+        let id = options.id.unwrap_or_else(GoalId::random);
         let followed = Arc::new(Followed {
             status: AtomicI8::new(GoalStatus::Unknown.code()),
-            on_feedback,
+            on_feedback: options.on_feedback,
+            until_result: options.until_result,
+            orphaned: AtomicBool::new(false),
         });
-        // Followed before it is sent: feedback may come as soon as the server accepts.
-        self.shared.followed.lock().insert(id, followed.clone());
-        let unfollow = || self.shared.followed.lock().remove(&id);
+        self.shared.follow(id, &followed);
         trace::goal(self.shared.handle, id, Step::Sent, GoalStatus::Unknown);
-        let response = match self
-            .shared
-            .send_goal
-            .call(A::send_goal_request(id.0, goal), timeout)
-        {
-            Ok(response) => response,
-            Err(source) => {
-                unfollow();
-                return Err(self.shared.call_error(source));
-            }
-        };
-        let (accepted, stamp) = A::split_send_goal_response(response);
-        if !accepted {
-            trace::goal(self.shared.handle, id, Step::Rejected, GoalStatus::Unknown);
-            unfollow();
-            return Err(ActionError::Rejected {
-                action: self.shared.action.clone(),
-                goal: id,
-            });
-        }
-        let _ = followed.status.compare_exchange(
-            GoalStatus::Unknown.code(),
-            GoalStatus::Accepted.code(),
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        );
-        trace::goal(self.shared.handle, id, Step::Accepted, GoalStatus::Accepted);
-        Ok(ClientGoalHandle {
-            id,
-            stamp,
-            followed,
+        let sending = Sending {
             shared: self.shared.clone(),
-        })
+            id,
+            followed: Some(followed),
+        };
+        (sending, A::send_goal_request(id.0, goal))
     }
 
     /// Feedback messages for goals this client does not follow (other clients' goals, or
@@ -214,6 +291,23 @@ impl<A: ActionType> ActionClient<A> {
 }
 
 impl<A: ActionType> Shared<A> {
+    /// Follows goal `id` (unless a goal with its id is followed already: a copy the server
+    /// will reject must not take the first one's place).
+    fn follow(&self, id: GoalId, followed: &Arc<Followed<A>>) {
+        self.followed
+            .lock()
+            .entry(id)
+            .or_insert_with(|| followed.clone());
+    }
+
+    /// Stops following goal `id`, if `followed` is what is followed under its id.
+    fn unfollow(&self, id: GoalId, followed: &Arc<Followed<A>>) {
+        let mut all = self.followed.lock();
+        if all.get(&id).is_some_and(|f| Arc::ptr_eq(f, followed)) {
+            all.remove(&id);
+        }
+    }
+
     fn call_error(&self, source: kairos::graph::CallError) -> ActionError {
         ActionError::Call {
             action: self.action.clone(),
@@ -246,17 +340,72 @@ impl<A: ActionType> Shared<A> {
     }
 
     fn status(&self, array: &GoalStatusArray) {
-        let followed = self.followed.lock();
+        let mut followed = self.followed.lock();
         for status in &array.status_list {
-            if let Some(goal) = followed.get(&GoalId(status.goal_info.goal_id.uuid)) {
-                goal.status.store(status.status, Ordering::Relaxed);
+            let id = GoalId(status.goal_info.goal_id.uuid);
+            let Some(goal) = followed.get(&id) else {
+                continue;
+            };
+            goal.status.store(status.status, Ordering::Relaxed);
+            let ended = GoalStatus::from_code(status.status).is_terminal();
+            if ended && goal.orphaned.load(Ordering::Relaxed) {
+                followed.remove(&id);
             }
         }
     }
 }
 
+/// A goal whose request is out: followed until its answer, and no longer if the answer
+/// is a rejection, an error, or never read (its future dropped).
+struct Sending<A: ActionType> {
+    shared: Arc<Shared<A>>,
+    id: GoalId,
+    /// Taken by the handle of an accepted goal.
+    followed: Option<Arc<Followed<A>>>,
+}
+
+impl<A: ActionType> Sending<A> {
+    fn answered(
+        mut self,
+        response: Result<SendGoalResponse<A>, CallError>,
+    ) -> Result<ClientGoalHandle<A>, ActionError> {
+        let (shared, id) = (self.shared.clone(), self.id);
+        let (accepted, stamp) =
+            A::split_send_goal_response(response.map_err(|e| shared.call_error(e))?);
+        if !accepted {
+            trace::goal(shared.handle, id, Step::Rejected, GoalStatus::Unknown);
+            return Err(ActionError::Rejected {
+                action: shared.action.clone(),
+                goal: id,
+            });
+        }
+        let followed = self.followed.take().expect("a goal is answered once");
+        let _ = followed.status.compare_exchange(
+            GoalStatus::Unknown.code(),
+            GoalStatus::Accepted.code(),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+        trace::goal(shared.handle, id, Step::Accepted, GoalStatus::Accepted);
+        Ok(ClientGoalHandle {
+            id,
+            stamp,
+            followed,
+            shared,
+        })
+    }
+}
+
+impl<A: ActionType> Drop for Sending<A> {
+    fn drop(&mut self) {
+        if let Some(followed) = &self.followed {
+            self.shared.unfollow(self.id, followed);
+        }
+    }
+}
+
 /// A goal the server accepted. Dropping it stops routing the goal's feedback (the goal
-/// itself runs on).
+/// itself runs on), unless it was sent with [`GoalOptions::feedback_until_result`].
 pub struct ClientGoalHandle<A: ActionType> {
     id: GoalId,
     stamp: (i32, u32),
@@ -297,85 +446,114 @@ impl<A: ActionType> ClientGoalHandle<A> {
         let response = self
             .shared
             .get_result
-            .call(A::get_result_request(self.id.0), timeout)
-            .map_err(|e| self.shared.call_error(e))?;
-        self.outcome(response)
+            .call(A::get_result_request(self.id.0), timeout);
+        outcome(&self.shared, self.id, &self.followed, response)
     }
 
-    /// The goal's outcome, as a future (for `async` callbacks and tasks).
-    pub fn get_result_async(
-        &self,
-    ) -> impl Future<Output = Result<GoalOutcome<A::Result>, ActionError>> + Send + 'static {
+    /// The goal's outcome, as a future (for `async` callbacks, tasks and done callbacks).
+    pub fn get_result_async(&self) -> ActionFuture<Result<GoalOutcome<A::Result>, ActionError>> {
         let call = self
             .shared
             .get_result
             .call_async(A::get_result_request(self.id.0));
         let (shared, id, followed) = (self.shared.clone(), self.id, self.followed.clone());
-        async move {
-            let response = call.await.map_err(|e| shared.call_error(e))?;
-            outcome::<A>(&shared, id, &followed, response)
-        }
-    }
-
-    fn outcome(
-        &self,
-        response: <A::GetResult as kairos::graph::ServiceType>::Response,
-    ) -> Result<GoalOutcome<A::Result>, ActionError> {
-        outcome::<A>(&self.shared, self.id, &self.followed, response)
+        ActionFuture::new(call, move |response| {
+            outcome(&shared, id, &followed, response)
+        })
     }
 
     /// Asks the server to cancel the goal, waiting up to `timeout` for its answer. `Ok`
     /// means the goal is canceling: its result (status canceled, or how it ended if it
     /// ended first) still comes through [`get_result`](Self::get_result).
     pub fn cancel(&self, timeout: impl Into<Duration>) -> Result<(), ActionError> {
-        let request = CancelGoalRequest {
-            goal_info: GoalInfo {
-                goal_id: UUID { uuid: self.id.0 },
-                stamp: TimeMsg::default(),
-            },
-        };
-        trace::goal(self.shared.handle, self.id, Step::CancelSent, self.status());
-        let response = self
-            .shared
-            .cancel_goal
-            .call(request, timeout)
-            .map_err(|e| self.shared.call_error(e))?;
-        let canceling = response
-            .goals_canceling
-            .iter()
-            .any(|info| info.goal_id.uuid == self.id.0);
-        if response.return_code == 0 && canceling {
-            self.followed
-                .status
-                .store(GoalStatus::Canceling.code(), Ordering::Relaxed);
-            trace::goal(
-                self.shared.handle,
-                self.id,
-                Step::Canceling,
-                GoalStatus::Canceling,
-            );
+        let response = self.cancel_answer(timeout)?;
+        if canceling(self.id, &response) {
             return Ok(());
         }
-        trace::goal(
-            self.shared.handle,
-            self.id,
-            Step::CancelRefused,
-            self.status(),
-        );
         Err(ActionError::CancelRefused {
             action: self.shared.action.clone(),
             goal: self.id,
             code: response.return_code,
         })
     }
+
+    /// Asks the server to cancel the goal, waiting up to `timeout` for its answer, which
+    /// it returns as it came (rclpy's `cancel_goal`): `return_code` 0 with this goal among
+    /// `goals_canceling` means it is canceling; an error only if the call failed.
+    pub fn cancel_answer(
+        &self,
+        timeout: impl Into<Duration>,
+    ) -> Result<CancelGoalResponse, ActionError> {
+        let response = self
+            .shared
+            .cancel_goal
+            .call(self.cancel_request(), timeout)
+            .map_err(|e| self.shared.call_error(e))?;
+        cancel_answered(&self.shared, self.id, &self.followed, &response);
+        Ok(response)
+    }
+
+    /// [`cancel_answer`](Self::cancel_answer) as a future (rclpy's `cancel_goal_async`).
+    pub fn cancel_async(&self) -> ActionFuture<Result<CancelGoalResponse, ActionError>> {
+        let call = self.shared.cancel_goal.call_async(self.cancel_request());
+        let (shared, id, followed) = (self.shared.clone(), self.id, self.followed.clone());
+        ActionFuture::new(call, move |response| {
+            let response = response.map_err(|e| shared.call_error(e))?;
+            cancel_answered(&shared, id, &followed, &response);
+            Ok(response)
+        })
+    }
+
+    /// The cancel request of this goal (traced as sent).
+    fn cancel_request(&self) -> CancelGoalRequest {
+        trace::goal(self.shared.handle, self.id, Step::CancelSent, self.status());
+        CancelGoalRequest {
+            goal_info: GoalInfo {
+                goal_id: UUID { uuid: self.id.0 },
+                stamp: TimeMsg::default(),
+            },
+        }
+    }
+}
+
+/// Whether the server's answer to a cancel request says goal `id` is canceling.
+fn canceling(id: GoalId, response: &CancelGoalResponse) -> bool {
+    response.return_code == 0
+        && response
+            .goals_canceling
+            .iter()
+            .any(|info| info.goal_id.uuid == id.0)
+}
+
+/// Notes the server's answer to a cancel request of goal `id`, and traces it.
+fn cancel_answered<A: ActionType>(
+    shared: &Shared<A>,
+    id: GoalId,
+    followed: &Followed<A>,
+    response: &CancelGoalResponse,
+) {
+    if canceling(id, response) {
+        followed
+            .status
+            .store(GoalStatus::Canceling.code(), Ordering::Relaxed);
+        trace::goal(shared.handle, id, Step::Canceling, GoalStatus::Canceling);
+    } else {
+        let status = GoalStatus::from_code(followed.status.load(Ordering::Relaxed));
+        trace::goal(shared.handle, id, Step::CancelRefused, status);
+    }
 }
 
 fn outcome<A: ActionType>(
     shared: &Shared<A>,
     id: GoalId,
-    followed: &Followed<A>,
-    response: <A::GetResult as kairos::graph::ServiceType>::Response,
+    followed: &Arc<Followed<A>>,
+    response: Result<GetResultResponse<A>, CallError>,
 ) -> Result<GoalOutcome<A::Result>, ActionError> {
+    let response = response.map_err(|e| shared.call_error(e))?;
+    if followed.until_result {
+        // rclpy's rule: whatever the answer says, the result request was answered.
+        shared.unfollow(id, followed);
+    }
     let (code, result) = A::split_get_result_response(response);
     let status = GoalStatus::from_code(code);
     if !status.is_terminal() {
@@ -391,7 +569,20 @@ fn outcome<A: ActionType>(
 
 impl<A: ActionType> Drop for ClientGoalHandle<A> {
     fn drop(&mut self) {
-        self.shared.followed.lock().remove(&self.id);
+        let mut all = self.shared.followed.lock();
+        if !all
+            .get(&self.id)
+            .is_some_and(|f| Arc::ptr_eq(f, &self.followed))
+        {
+            return;
+        }
+        // Under the lock the status callback notes statuses under: an end it notes from
+        // now on sees the goal orphaned.
+        if self.followed.until_result && !self.status().is_terminal() {
+            self.followed.orphaned.store(true, Ordering::Relaxed);
+        } else {
+            all.remove(&self.id);
+        }
     }
 }
 

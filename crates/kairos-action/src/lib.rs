@@ -35,10 +35,12 @@ mod client;
 mod error;
 mod goal;
 mod names;
+mod request;
 mod server;
 mod trace;
 
-pub use client::{ActionClient, ClientGoalHandle, GoalOutcome};
+pub use client::{ActionClient, ClientGoalHandle, GoalOptions, GoalOutcome};
 pub use error::{ActionError, GoalError};
 pub use goal::{CancelResponse, GoalId, GoalResponse, GoalStatus};
+pub use request::ActionFuture;
 pub use server::{ActionServer, ActionServerOptions, Decision, PendingResult, ServerGoalHandle};

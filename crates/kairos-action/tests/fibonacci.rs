@@ -10,7 +10,9 @@ use kairos_action::{
     ActionClient, ActionError, ActionServer, ActionServerOptions, CancelResponse, GoalResponse,
     GoalStatus, ServerGoalHandle,
 };
-use kairos_msgs::example_interfaces::action::{Fibonacci, FibonacciGoal, FibonacciResult};
+use kairos_msgs::example_interfaces::action::{
+    Fibonacci, FibonacciFeedback, FibonacciGoal, FibonacciResult,
+};
 use std::sync::{Arc, mpsc};
 use std::time::Duration as StdDuration;
 
@@ -518,4 +520,203 @@ fn copies_of_goals_sent_at_once_from_many_threads_are_accepted_once_each() {
             "goal {goal} accepted {accepted} times (seed {seed})"
         );
     }
+}
+
+/// A server whose goals the test steps: each accepted goal's handle comes out of the
+/// channel, for the test to publish its feedback and end it.
+fn stepped_server(
+    node: &Node,
+) -> (
+    ActionServer<Fibonacci>,
+    mpsc::Receiver<ServerGoalHandle<Fibonacci>>,
+) {
+    let (goals, accepted) = mpsc::channel();
+    let goals = std::sync::Mutex::new(goals);
+    let server = ActionServer::<Fibonacci>::new(
+        node,
+        "fibonacci",
+        |_, _| GoalResponse::AcceptAndExecute,
+        |_, _| CancelResponse::Accept,
+        move |handle| {
+            let _ = goals.lock().unwrap().send(handle);
+        },
+    )
+    .unwrap();
+    (server, accepted)
+}
+
+fn feedback(server_goal: &ServerGoalHandle<Fibonacci>, n: i32) {
+    server_goal.publish_feedback(FibonacciFeedback { sequence: vec![n] });
+}
+
+/// Waits (at most `LIMIT`) until `done()`.
+fn wait_until(done: impl Fn() -> bool) -> bool {
+    let give_up = std::time::Instant::now() + LIMIT;
+    while !done() {
+        if std::time::Instant::now() > give_up {
+            return false;
+        }
+        std::thread::sleep(StdDuration::from_millis(1));
+    }
+    true
+}
+
+#[test]
+fn a_goal_sent_async_with_its_own_id_is_followed_canceled_and_ended_through_futures() {
+    use kairos_action::{GoalId, GoalOptions};
+    let mut system = System::new();
+    let (_server, accepted) = stepped_server(&system.server_node);
+    let client = ActionClient::<Fibonacci>::new(&system.client_node, "fibonacci").unwrap();
+    system.spin();
+    assert!(client.wait_for_server(LIMIT));
+    let id = GoalId([7; 16]);
+    let (got_feedback, feedback_seen) = mpsc::channel();
+    let sent = client.send_goal_async(
+        FibonacciGoal { order: 3 },
+        GoalOptions::new()
+            .id(id)
+            .on_feedback(move |f: FibonacciFeedback| {
+                let _ = got_feedback.send(f.sequence);
+            }),
+    );
+    let (answered, answer) = mpsc::channel();
+    sent.on_done_spun(move |handle| {
+        let _ = answered.send(handle);
+    });
+    let goal = answer.recv_timeout(LIMIT).unwrap().unwrap();
+    assert_eq!(goal.id(), id);
+    let server_goal = accepted.recv_timeout(LIMIT).unwrap();
+    assert_eq!(server_goal.id(), id);
+    // A copy with the same id is rejected, and the first goal stays followed.
+    let copy = client.send_goal_with(FibonacciGoal { order: 3 }, GoalOptions::new().id(id), LIMIT);
+    assert!(matches!(copy, Err(ActionError::Rejected { goal, .. }) if goal == id));
+    feedback(&server_goal, 1);
+    assert_eq!(feedback_seen.recv_timeout(LIMIT).unwrap(), [1]);
+
+    let (answered, answer) = mpsc::channel();
+    goal.cancel_async().on_done_spun(move |response| {
+        let _ = answered.send(response);
+    });
+    let response = answer.recv_timeout(LIMIT).unwrap().unwrap();
+    assert_eq!(response.return_code, 0);
+    let canceling: Vec<_> = response
+        .goals_canceling
+        .iter()
+        .map(|i| i.goal_id.uuid)
+        .collect();
+    assert_eq!(canceling, [id.0]);
+    assert_eq!(goal.status(), GoalStatus::Canceling);
+
+    let (answered, answer) = mpsc::channel();
+    goal.get_result_async().on_done_spun(move |outcome| {
+        let _ = answered.send(outcome);
+    });
+    server_goal
+        .canceled(FibonacciResult { sequence: vec![0] })
+        .unwrap();
+    let outcome = answer.recv_timeout(LIMIT).unwrap().unwrap();
+    assert_eq!(outcome.status, GoalStatus::Canceled);
+    assert_eq!(outcome.result.sequence, [0]);
+    assert_eq!(goal.status(), GoalStatus::Canceled);
+    assert_eq!(client.unmatched_feedback(), 0);
+}
+
+#[test]
+fn a_goal_whose_send_future_is_dropped_is_not_followed() {
+    use kairos_action::GoalOptions;
+    let mut system = System::new();
+    let (_server, accepted) = stepped_server(&system.server_node);
+    let client = ActionClient::<Fibonacci>::new(&system.client_node, "fibonacci").unwrap();
+    system.spin();
+    assert!(client.wait_for_server(LIMIT));
+    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = calls.clone();
+    let sent = client.send_goal_async(
+        FibonacciGoal { order: 3 },
+        GoalOptions::new().on_feedback(move |_| {
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }),
+    );
+    drop(sent);
+    // The request left anyway; the server has the goal, the client no longer follows it.
+    let server_goal = accepted.recv_timeout(LIMIT).unwrap();
+    feedback(&server_goal, 1);
+    assert!(wait_until(|| client.unmatched_feedback() == 1));
+    assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), 0);
+    server_goal.succeed(FibonacciResult::default()).unwrap();
+}
+
+#[test]
+fn with_feedback_until_result_a_goal_is_followed_until_its_result_or_its_end() {
+    use kairos_action::GoalOptions;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let mut system = System::new();
+    let (_server, accepted) = stepped_server(&system.server_node);
+    let client = ActionClient::<Fibonacci>::new(&system.client_node, "fibonacci").unwrap();
+    system.spin();
+    assert!(client.wait_for_server(LIMIT));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let options = || {
+        let counted = calls.clone();
+        GoalOptions::new()
+            .feedback_until_result()
+            .on_feedback(move |_| {
+                counted.fetch_add(1, Ordering::Relaxed);
+            })
+    };
+    let delivered = |n| wait_until(|| calls.load(Ordering::Relaxed) == n);
+    let unmatched = |n| wait_until(|| client.unmatched_feedback() == n);
+
+    // Kept: followed until its result comes.
+    let kept = client
+        .send_goal_with(FibonacciGoal { order: 1 }, options(), LIMIT)
+        .unwrap();
+    let kept_at_server = accepted.recv_timeout(LIMIT).unwrap();
+    feedback(&kept_at_server, 1);
+    assert!(delivered(1));
+    kept_at_server.succeed(FibonacciResult::default()).unwrap();
+    assert_eq!(
+        kept.get_result(LIMIT).unwrap().status,
+        GoalStatus::Succeeded
+    );
+    feedback(&kept_at_server, 2);
+    assert!(unmatched(1), "feedback after the result is counted");
+
+    // Dropped before it ended: still followed, until the status says it ended.
+    let dropped = client
+        .send_goal_with(FibonacciGoal { order: 1 }, options(), LIMIT)
+        .unwrap();
+    let dropped_at_server = accepted.recv_timeout(LIMIT).unwrap();
+    drop(dropped);
+    feedback(&dropped_at_server, 3);
+    assert!(delivered(2), "a dropped handle's goal keeps its feedback");
+    dropped_at_server
+        .succeed(FibonacciResult::default())
+        .unwrap();
+    // Feedback and status travel apart: once the end is heard, feedback is unmatched.
+    let mut sent = 0;
+    while client.unmatched_feedback() < 2 && sent < 10_000 {
+        feedback(&dropped_at_server, 4);
+        sent += 1;
+        std::thread::sleep(StdDuration::from_millis(1));
+    }
+    assert!(
+        client.unmatched_feedback() >= 2,
+        "the goal's end never ended its following"
+    );
+
+    // Without the option, a dropped handle's goal is no longer followed at once.
+    let plain = client.send_goal(FibonacciGoal { order: 1 }, LIMIT).unwrap();
+    let plain_at_server = accepted.recv_timeout(LIMIT).unwrap();
+    // Every feedback so far (two of the kept goal, 1 + `sent` of the dropped one) was
+    // delivered or counted.
+    let heard = || calls.load(Ordering::Relaxed) as u64 + client.unmatched_feedback();
+    assert!(wait_until(|| heard() == 3 + sent));
+    let before = client.unmatched_feedback();
+    let delivered_before_plain = calls.load(Ordering::Relaxed);
+    drop(plain);
+    feedback(&plain_at_server, 5);
+    assert!(unmatched(before + 1));
+    assert_eq!(calls.load(Ordering::Relaxed), delivered_before_plain);
+    plain_at_server.succeed(FibonacciResult::default()).unwrap();
 }
