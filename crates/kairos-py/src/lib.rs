@@ -10,16 +10,18 @@
 //! Modules, each using only those listed before it: `convert` (Python messages to Rust
 //! ones and back), `errors`, `env` (where callbacks' exceptions go), `session` (the
 //! shutdown token and the transport), `future` (futures and `async def` callbacks), `time`
-//! (clocks and sleeps), `typed` (the Rust entities per message type), `action_server`
-//! (kairos-action's server per action type, behind `kairos.action.ActionServer`), `msg` (the
+//! (clocks and sleeps), `typed` (the Rust entities per message type), `action_server` and
+//! `action_client` (kairos-action's server and client per action type, behind
+//! `kairos.action.ActionServer` and `ActionClient`), `msg` (the
 //! interfaces of kairos-msgs, by name), `node` (nodes and entities), `rust_node`,
 //! `executor`, `tf2` (the transform buffer behind `tf2_py` and `tf2_ros`), `bag` (kairos-bag
-//! behind `rosbag2_py`), `action` (kairos-action's goal state machine, ids and trace for
+//! behind `rosbag2_py`), `action` (kairos-action's goal state machine and ids for
 //! `kairos.action`).
 
 #![warn(missing_docs)]
 
 mod action;
+mod action_client;
 mod action_server;
 mod bag;
 mod convert;
@@ -167,6 +169,7 @@ fn _kairos(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bag::register(m)?;
     action::register(m)?;
     action_server::register(m)?;
+    action_client::register(m)?;
     m.add_function(wrap_pyfunction!(msg::interfaces, m)?)?;
     m.add_function(wrap_pyfunction!(msg::serialize_message, m)?)?;
     m.add_function(wrap_pyfunction!(msg::deserialize_message, m)?)?;

@@ -45,9 +45,10 @@ pub(crate) struct ServiceKind {
     pub(crate) client: crate::typed::MakeClient,
 }
 
-/// One action type: the monomorphized constructor of its server.
+/// One action type: the monomorphized constructors of its server and client.
 pub(crate) struct ActionKind {
     pub(crate) server: crate::action_server::MakeActionServer,
+    pub(crate) client: crate::action_client::MakeActionClient,
 }
 
 /// Every type Python can use, by ROS type name.
@@ -88,6 +89,7 @@ impl InterfaceVisitor for Registry {
             A::TYPE_NAME,
             ActionKind {
                 server: crate::action_server::make_action_server::<A>,
+                client: crate::action_client::make_action_client::<A>,
             },
         );
     }

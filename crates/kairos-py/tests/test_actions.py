@@ -2,6 +2,7 @@
 across processes, against kairos's Rust action client (`kairos action send_goal`), and
 rclpy programs run unmodified with `python -m kairos.run`."""
 
+import gc
 import itertools
 import json
 import pathlib
@@ -9,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import uuid
 
 import pytest
@@ -141,13 +143,22 @@ def test_the_default_cancel_policy_rejects_and_unknown_goals_are_named(session):
     assert rejected.return_code == rejected.ERROR_REJECTED
     release.set()
     assert system.wait(handle.get_result_async()).status == GoalStatus.STATUS_SUCCEEDED
-    from kairos.action.client import ClientGoalHandle
+    from kairos.action_msgs.msg import GoalInfo
     from kairos.unique_identifier_msgs.msg import UUID
 
-    stranger = ClientGoalHandle(system.client, UUID(uuid=[9] * 16), handle._goal_response)
-    unknown = system.wait(stranger.cancel_goal_async())
+    # A goal the server never had, asked about through the action's own services.
+    stranger = UUID(uuid=[9] * 16)
+    services = f"{system.server._action_name}/_action/"
+    cancel = system.client_node.create_client(
+        Fibonacci.Impl.CancelGoalService, services + "cancel_goal")
+    unknown = system.wait(cancel.call_async(
+        Fibonacci.Impl.CancelGoalService.Request(goal_info=GoalInfo(goal_id=stranger))))
     assert unknown.return_code == unknown.ERROR_UNKNOWN_GOAL_ID
-    assert system.wait(stranger.get_result_async()).status == GoalStatus.STATUS_UNKNOWN
+    result = system.client_node.create_client(
+        Fibonacci.Impl.GetResultService, services + "get_result")
+    asked = system.wait(result.call_async(
+        Fibonacci.Impl.GetResultService.Request(goal_id=stranger)))
+    assert asked.status == GoalStatus.STATUS_UNKNOWN
 
 
 def test_a_rejected_goal_is_not_accepted_and_has_no_result(session):
@@ -292,6 +303,57 @@ def test_destroying_the_node_takes_its_action_servers_off_the_graph(session):
     node.destroy_node()
     assert wait_until(lambda: not client.server_is_ready()), "the server stayed on the graph"
     server.destroy()  # after the node, as rclpy allows: nothing left to do
+
+
+def test_destroying_the_node_takes_its_action_clients_off_the_graph(session):
+    """The Rust client's services and topics go with the node too."""
+    from kairos.action import get_action_names_and_types
+
+    name = f"/{action_name()}"
+    observer = kairos.create_node("observer")
+    node = kairos.create_node("leaving_client")
+    ActionClient(node, Fibonacci, name)
+
+    def listed():
+        return name in dict(get_action_names_and_types(observer))
+
+    assert wait_until(listed), get_action_names_and_types(observer)
+    node.destroy_node()
+    assert wait_until(lambda: not listed()), "the client stayed on the graph"
+
+
+def test_a_dropped_goal_handle_keeps_its_feedback_callback_until_the_goal_ends(session):
+    """rclpy's rule: a goal's feedback callback outlives its handle; once the status says
+    the goal ended, its feedback is counted, not delivered."""
+    release = threading.Event()
+    publish = threading.Event()
+
+    def execute(goal_handle):
+        assert publish.wait(LIMIT)
+        goal_handle.publish_feedback(Fibonacci.Feedback(sequence=[1]))
+        assert release.wait(LIMIT)
+        goal_handle.succeed()
+        return Fibonacci.Result()
+
+    system = System(execute)
+    got = []
+    handle = system.wait(system.client.send_goal_async(
+        Fibonacci.Goal(order=1), feedback_callback=got.append))
+    goal_id = handle.goal_id
+    del handle
+    gc.collect()
+    publish.set()
+    assert wait_until(lambda: len(got) == 1), "the dropped handle's feedback was lost"
+    release.set()
+    # Once the client heard the end, feedback for the goal is counted, not delivered.
+    late = system.client_node.create_publisher(
+        Fibonacci.Impl.FeedbackMessage, f"{system.server._action_name}/_action/feedback", 10)
+    sent = 0
+    while system.client.unmatched_feedback == 0 and sent < 5000:
+        late.publish(Fibonacci.Impl.FeedbackMessage(goal_id=goal_id))
+        sent += 1
+        time.sleep(0.002)
+    assert system.client.unmatched_feedback > 0, "the goal's end never ended its feedback"
 
 
 def test_goal_ids_print_as_the_uuid_module_prints_them():

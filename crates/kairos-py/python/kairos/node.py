@@ -112,8 +112,10 @@ class Node(GraphMixin, ParametersMixin):
         self.default_callback_group = _default_group(self)
         self.publishers, self.subscriptions, self.timers = [], [], []
         self.services, self.clients, self.guards = [], [], []
-        # Action servers, destroyed with the node as rclpy destroys its waitables.
+        # Action servers and clients, destroyed with the node as rclpy destroys its
+        # waitables.
         self._action_servers = []
+        self._action_clients = []
         # The program's ROS arguments (-p, --params-file) first, then the overrides the
         # code gives, as rclpy orders them.
         overrides = {
@@ -371,8 +373,8 @@ class Node(GraphMixin, ParametersMixin):
             self._executor.remove_node(self)
         for timer in self.timers:
             timer.cancel()
-        for action_server in list(self._action_servers):
-            action_server.destroy()
+        for action in list(self._action_servers) + list(self._action_clients):
+            action.destroy()
         for entity in self.publishers + self.subscriptions + self.services + self.guards:
             entity.destroy()
         self._parameter_event_publisher = None

@@ -13,6 +13,7 @@
 //! Ground rules: a node's `CallbackEnv` (`env.rs`) is shared by its callbacks; the
 //! entities behind them are made per message type in `typed.rs`.
 
+use crate::action_client::PyActionClient;
 use crate::action_server::{PyActionServer, ServerCallbacks};
 use crate::env::{CallbackEnv, FOREVER};
 use crate::errors::graph_error;
@@ -534,6 +535,23 @@ impl NodeCore {
         Ok(PyClient {
             inner: (kind.client)(&node, name, srv_type)?,
             destroyed: AtomicBool::new(false),
+        })
+    }
+
+    /// A client of action `action` (an action class) named `name`, in `group`:
+    /// kairos-action's client (see `action_client.rs`).
+    #[pyo3(signature = (action, name, group = None))]
+    fn create_action_client(
+        &self,
+        action: &Bound<'_, PyAny>,
+        name: &str,
+        group: Option<PyRef<'_, PyGroup>>,
+    ) -> PyResult<PyActionClient> {
+        let kind = action_kind_of(action)?;
+        let node = self.in_group(group.as_deref())?;
+        let client = (kind.client)(&node, name, action, self.env.clone())?;
+        Ok(PyActionClient {
+            inner: Mutex::new(Some(client.into())),
         })
     }
 

@@ -3,11 +3,13 @@ cancels.
 
 Ground rules:
 
+- The client is kairos-action's ``ActionClient`` (``_kairos.ActionClientCore``), made for
+  the action's type as topics and services are: the goal protocol, the status and
+  feedback routing and the goal trace are the Rust client's, shared with Rust programs.
 - A goal's feedback callback is registered before its request leaves, so no feedback
   the server sends after accepting it is missed. As in rclpy it stays until the goal's
   result comes, even if its :class:`ClientGoalHandle` is dropped before (or, for a
-  dropped handle, until the status topic says the goal ended; a status that comes before
-  the goal's response does not count, the handle is not made yet). Feedback and the result
+  dropped handle, until the status topic says the goal ended). Feedback and the result
   travel apart, so feedback sent just before the result may come after it: it is then
   counted in ``unmatched_feedback``, as is feedback for no goal this client follows;
   never dropped silently.
@@ -18,41 +20,26 @@ Ground rules:
   they raise ``WouldDeadlock`` at once where the answer could never come.
 """
 
-import threading
-import time
 import uuid
-import weakref
 
 from kairos import _kairos
-from kairos.action.server import goal_id_text
-from kairos.action_msgs.msg import GoalInfo, GoalStatus
-from kairos.qos import DurabilityPolicy, QoSProfile
+from kairos.builtin_interfaces.msg import Time
+from kairos.action_msgs.msg import GoalStatus
 from kairos.unique_identifier_msgs.msg import UUID
 from kairos.waitable import NumberOfEntities
 
-#: rcl_action's QoS of the status topic: the latest status, kept for late joiners.
-STATUS_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-
-
-def trace_goal(handle, goal_id, event, status=0):
-    """Records a step of a goal in the trace (``kairos:goal``), as Rust clients do (Python
-    servers are kairos-action's and trace themselves), so ``kairos trace goals`` joins
-    both sides."""
-    if _kairos.tracing():
-        _kairos.trace_goal(handle, goal_id_text(goal_id), event, int(status))
-
-
-_ENDED = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_CANCELED, GoalStatus.STATUS_ABORTED)
+#: How long a blocking call without a timeout waits: until shutdown or cancel.
+_FOREVER = float("inf")
 
 
 class ClientGoalHandle:
     """A goal a client sent, and what the server answered."""
 
-    def __init__(self, action_client, goal_id, goal_response):
+    def __init__(self, action_client, goal_id, core):
         self._client = action_client
         self._goal_id = goal_id
-        self._goal_response = goal_response
-        self._status = GoalStatus.STATUS_UNKNOWN
+        #: The Rust goal (``_kairos.ActionClientGoal``); None when the server rejected it.
+        self._core = core
 
     @property
     def goal_id(self):
@@ -60,43 +47,48 @@ class ClientGoalHandle:
 
     @property
     def stamp(self):
-        return self._goal_response.stamp
+        if self._core is None:
+            return Time()
+        sec, nanosec = self._core.stamp
+        return Time(sec=sec, nanosec=nanosec)
 
     @property
     def accepted(self):
-        return self._goal_response.accepted
+        return self._core is not None
 
     @property
     def status(self):
-        return self._status
+        return GoalStatus.STATUS_UNKNOWN if self._core is None else self._core.status
 
-    def _check_accepted(self, what):
-        if not self.accepted:
+    def _accepted_core(self, what):
+        if self._core is None:
             raise RuntimeError(f"cannot {what}: the server rejected this goal")
+        return self._core
 
     def cancel_goal(self):
-        """Asks the server to cancel the goal and waits for its answer."""
-        self._check_accepted("cancel the goal")
-        return self._client._cancel_goal(self)
+        """Asks the server to cancel the goal and waits for its answer
+        (``CancelGoal.Response``)."""
+        return self._accepted_core("cancel the goal").cancel(_FOREVER)
 
     def cancel_goal_async(self):
         """A future of the server's answer to a cancel request (``CancelGoal.Response``)."""
-        self._check_accepted("cancel the goal")
-        return self._client._cancel_goal_async(self)
+        return self._accepted_core("cancel the goal").cancel_async()
 
     def get_result(self):
         """Waits for the goal's result (``GetResult.Response``: ``status`` and ``result``)."""
-        self._check_accepted("get the result")
-        return self._client._get_result(self)
+        return self._result_within(_FOREVER)
+
+    def _result_within(self, timeout_sec):
+        """:meth:`get_result`, raising ``TimeoutError`` after ``timeout_sec``."""
+        return self._accepted_core("get the result").get_result(timeout_sec)
 
     def get_result_async(self):
         """A future of the goal's ``GetResult.Response`` (``status`` and ``result``)."""
-        self._check_accepted("get the result")
-        return self._client._get_result_async(self)
+        return self._accepted_core("get the result").get_result_async()
 
     def __repr__(self):
         return (f"<ClientGoalHandle {bytes(self._goal_id.uuid).hex()} "
-                f"accepted={self.accepted} status={self._status}>")
+                f"accepted={self.accepted} status={self.status}>")
 
 
 def _then(future, on_value):
@@ -117,7 +109,10 @@ def _then(future, on_value):
 
 
 class ActionClient:
-    """rclpy's ``ActionClient`` for the action ``action_name`` of type ``action_type``."""
+    """rclpy's ``ActionClient`` for the action ``action_name`` of type ``action_type``.
+
+    The QoS profile arguments are accepted and not applied: the services and topics use
+    rcl_action's QoS (rclpy's defaults), as the Rust client does."""
 
     def __init__(self, node, action_type, action_name, *, callback_group=None,
                  goal_service_qos_profile=None, result_service_qos_profile=None,
@@ -127,37 +122,18 @@ class ActionClient:
         self._action_type = action_type
         self._action_name = action_name
         self._callback_group = callback_group or node.default_callback_group
-        impl = action_type.Impl
-        entity = f"{action_name}/_action/"
-        group = self._callback_group
-        self._send_goal_client = node.create_client(
-            impl.SendGoalService, entity + "send_goal", callback_group=group)
-        self._cancel_client = node.create_client(
-            impl.CancelGoalService, entity + "cancel_goal", callback_group=group)
-        self._result_client = node.create_client(
-            impl.GetResultService, entity + "get_result", callback_group=group)
-        self._clients = [self._send_goal_client, self._cancel_client, self._result_client]
-        self._lock = threading.Lock()
-        self._feedback_callbacks = {}
-        self._goal_handles = weakref.WeakValueDictionary()
-        #: Accepted goals whose result has not come: their feedback callbacks live on.
-        self._awaiting_result = set()
-        #: Feedback messages for goals this client does not follow (any more).
-        self.unmatched_feedback = 0
-        self._subscriptions = [
-            node.create_subscription(impl.FeedbackMessage, entity + "feedback",
-                                     self._on_feedback, feedback_sub_qos_profile or 10,
-                                     callback_group=group),
-            node.create_subscription(impl.GoalStatusMessage, entity + "status",
-                                     self._on_status, status_sub_qos_profile or STATUS_QOS,
-                                     callback_group=group),
-        ]
-        self._trace = _kairos.trace_action(
-            node._core, node.resolve_service_name(action_name), False)
+        self._core = node._core.create_action_client(
+            action_type, action_name, node._group(callback_group))
+        node._action_clients.append(self)
 
     @property
     def action_type(self):
         return self._action_type
+
+    @property
+    def unmatched_feedback(self):
+        """Feedback messages for goals this client does not follow (any more)."""
+        return self._core.unmatched_feedback
 
     def get_num_entities(self):
         """The action client's own entities, as rcl_action counts them: three service
@@ -168,141 +144,45 @@ class ActionClient:
 
     def server_is_ready(self):
         """True when the action's three services have a server."""
-        return all(client.service_is_ready() for client in self._clients)
+        return self._core.server_is_ready()
 
     def wait_for_server(self, timeout_sec=None):
         """Waits until the server is ready; False at ``timeout_sec`` (None: no deadline,
         but shutdown ends the wait)."""
-        deadline = None if timeout_sec is None else time.monotonic() + timeout_sec
-        for client in self._clients:
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            if not client.wait_for_service(timeout_sec=left):
-                return False
-        return True
+        return self._core.wait_for_server(_FOREVER if timeout_sec is None else timeout_sec)
 
     # -- goals ----------------------------------------------------------------------------
 
-    def _request(self, goal, feedback_callback, goal_uuid):
-        goal_id = goal_uuid if goal_uuid is not None else UUID(uuid=list(uuid.uuid4().bytes))
-        if feedback_callback is not None:
-            with self._lock:
-                self._feedback_callbacks[bytes(goal_id.uuid)] = feedback_callback
-        trace_goal(self._trace, goal_id, "sent")
-        return goal_id, self._action_type.Impl.SendGoalService.Request(goal_id=goal_id,
-                                                                         goal=goal)
-
-    def _handle(self, goal_id, response):
-        key = bytes(goal_id.uuid)
-        handle = ClientGoalHandle(self, goal_id, response)
-        if response.accepted:
-            trace_goal(self._trace, goal_id, "accepted", GoalStatus.STATUS_ACCEPTED)
-        else:
-            trace_goal(self._trace, goal_id, "rejected")
-        with self._lock:
-            if response.accepted:
-                self._goal_handles[key] = handle
-                self._awaiting_result.add(key)
-            else:
-                self._feedback_callbacks.pop(key, None)
-        return handle
+    @staticmethod
+    def _goal_id(goal_uuid):
+        return goal_uuid if goal_uuid is not None else UUID(uuid=list(uuid.uuid4().bytes))
 
     def send_goal_async(self, goal, feedback_callback=None, goal_uuid=None):
         """Sends ``goal``; a future of its :class:`ClientGoalHandle` (``accepted`` says
         whether the server took it). ``feedback_callback(feedback_message)`` gets its
         feedback."""
-        goal_id, request = self._request(goal, feedback_callback, goal_uuid)
-        return _then(self._send_goal_client.call_async(request),
-                     lambda response: self._handle(goal_id, response))
+        goal_id = self._goal_id(goal_uuid)
+        future = self._core.send_goal_async(goal, bytes(goal_id.uuid), feedback_callback)
+        return _then(future, lambda core: ClientGoalHandle(self, goal_id, core))
 
     def send_goal(self, goal, feedback_callback=None, goal_uuid=None):
         """Sends ``goal``, waits until it is accepted, then for its result: the
         ``GetResult.Response``, or None when the server rejected it."""
-        goal_id, request = self._request(goal, feedback_callback, goal_uuid)
-        handle = self._handle(goal_id, self._send_goal_client.call(request))
+        handle = self._sent_within(goal, _FOREVER, feedback_callback, goal_uuid)
         if not handle.accepted:
             return None
         return handle.get_result()
 
-    def _result_request(self, goal_handle):
-        return self._action_type.Impl.GetResultService.Request(goal_id=goal_handle.goal_id)
-
-    def _on_result(self, goal_handle, response):
-        # As rclpy: a goal's feedback callback lives until its result came (its handle
-        # may be dropped before); feedback that comes later is counted, not delivered.
-        key = bytes(goal_handle.goal_id.uuid)
-        with self._lock:
-            self._feedback_callbacks.pop(key, None)
-            self._awaiting_result.discard(key)
-        goal_handle._status = response.status
-        trace_goal(self._trace, goal_handle.goal_id, "result", response.status)
-        return response
-
-    def _get_result_async(self, goal_handle):
-        future = self._result_client.call_async(self._result_request(goal_handle))
-        return _then(future, lambda response: self._on_result(goal_handle, response))
-
-    def _get_result(self, goal_handle):
-        response = self._result_client.call(self._result_request(goal_handle))
-        return self._on_result(goal_handle, response)
-
-    def _cancel_request(self, goal_handle):
-        return self._action_type.Impl.CancelGoalService.Request(
-            goal_info=GoalInfo(goal_id=goal_handle.goal_id))
-
-    def _cancel_sent(self, goal_handle):
-        trace_goal(self._trace, goal_handle.goal_id, "cancel_sent", goal_handle.status)
-        return self._cancel_request(goal_handle)
-
-    def _cancel_answered(self, goal_handle, response):
-        canceling = any(bytes(info.goal_id.uuid) == bytes(goal_handle.goal_id.uuid)
-                        for info in response.goals_canceling)
-        if response.return_code == 0 and canceling:
-            trace_goal(self._trace, goal_handle.goal_id, "canceling",
-                       GoalStatus.STATUS_CANCELING)
-        else:
-            trace_goal(self._trace, goal_handle.goal_id, "cancel_refused", goal_handle.status)
-        return response
-
-    def _cancel_goal_async(self, goal_handle):
-        future = self._cancel_client.call_async(self._cancel_sent(goal_handle))
-        return _then(future, lambda response: self._cancel_answered(goal_handle, response))
-
-    def _cancel_goal(self, goal_handle):
-        response = self._cancel_client.call(self._cancel_sent(goal_handle))
-        return self._cancel_answered(goal_handle, response)
-
-    # -- feedback and status --------------------------------------------------------------
-
-    def _on_feedback(self, message):
-        key = bytes(message.goal_id.uuid)
-        with self._lock:
-            callback = self._feedback_callbacks.get(key)
-            followed = self._goal_handles.get(key)
-            if callback is None and (followed is None or followed.status in _ENDED):
-                self.unmatched_feedback += 1
-        if callback is not None or followed is not None:
-            status = followed.status if followed is not None else 0
-            trace_goal(self._trace, message.goal_id, "feedback", status)
-        if callback is not None:
-            callback(message)
-
-    def _on_status(self, message):
-        with self._lock:
-            for status in message.status_list:
-                key = bytes(status.goal_info.goal_id.uuid)
-                handle = self._goal_handles.get(key)
-                if handle is not None:
-                    handle._status = status.status
-                elif status.status in _ENDED and key in self._awaiting_result:
-                    # Its handle was made and dropped, and the goal ended: no result will
-                    # be asked for. (A status can come before the goal's response: a goal
-                    # with no handle yet keeps its callback.)
-                    self._feedback_callbacks.pop(key, None)
-                    self._awaiting_result.discard(key)
+    def _sent_within(self, goal, timeout_sec, feedback_callback=None, goal_uuid=None):
+        """Sends ``goal`` and waits for the server's answer: its
+        :class:`ClientGoalHandle`; ``TimeoutError`` after ``timeout_sec``."""
+        goal_id = self._goal_id(goal_uuid)
+        core = self._core.send_goal(goal, bytes(goal_id.uuid), feedback_callback, timeout_sec)
+        return ClientGoalHandle(self, goal_id, core)
 
     def destroy(self):
-        for client in self._clients:
-            self._node.destroy_client(client)
-        for subscription in self._subscriptions:
-            self._node.destroy_subscription(subscription)
-        self._clients, self._subscriptions = [], []
+        """Takes the client's services and topics off the graph. The node's
+        ``destroy_node`` calls it."""
+        if self in self._node._action_clients:
+            self._node._action_clients.remove(self)
+        self._core.destroy()

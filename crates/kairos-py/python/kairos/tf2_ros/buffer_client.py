@@ -100,13 +100,11 @@ class BufferClient(BufferInterface):
                 f"no tf2 buffer server answers on {client._action_name!r} after {bound:.3f} s: start "
                 "one (kairos tf buffer-server, or tf2_ros's buffer_server) or look up with a "
                 "Buffer and a TransformListener of this program's own")
-        goal_id, request = client._request(goal, None, None)
         try:
-            handle = client._handle(goal_id, client._send_goal_client.call(request, bound))
+            handle = client._sent_within(goal, bound)
             if not handle.accepted:
                 raise TransformException("the buffer server refused the lookup")
-            response = client._on_result(
-                handle, client._result_client.call(client._result_request(handle), bound))
+            response = handle._result_within(bound)
         except TimeoutError as error:
             raise TimeoutException(f"the buffer server did not answer within {bound:.3f} s: "
                                    f"{error}") from None
