@@ -545,6 +545,21 @@ fn stepped_server(
     (server, accepted)
 }
 
+/// A spinning system with a stepped server and a client that found it.
+fn stepped_system() -> (
+    System,
+    ActionServer<Fibonacci>,
+    mpsc::Receiver<ServerGoalHandle<Fibonacci>>,
+    ActionClient<Fibonacci>,
+) {
+    let mut system = System::new();
+    let (server, accepted) = stepped_server(&system.server_node);
+    let client = ActionClient::<Fibonacci>::new(&system.client_node, "fibonacci").unwrap();
+    system.spin();
+    assert!(client.wait_for_server(LIMIT));
+    (system, server, accepted, client)
+}
+
 fn feedback(server_goal: &ServerGoalHandle<Fibonacci>, n: i32) {
     server_goal.publish_feedback(FibonacciFeedback { sequence: vec![n] });
 }
@@ -564,11 +579,7 @@ fn wait_until(done: impl Fn() -> bool) -> bool {
 #[test]
 fn a_goal_sent_async_with_its_own_id_is_followed_canceled_and_ended_through_futures() {
     use kairos_action::{GoalId, GoalOptions};
-    let mut system = System::new();
-    let (_server, accepted) = stepped_server(&system.server_node);
-    let client = ActionClient::<Fibonacci>::new(&system.client_node, "fibonacci").unwrap();
-    system.spin();
-    assert!(client.wait_for_server(LIMIT));
+    let (_system, _server, accepted, client) = stepped_system();
     let id = GoalId([7; 16]);
     let (got_feedback, feedback_seen) = mpsc::channel();
     let sent = client.send_goal_async(
@@ -624,11 +635,7 @@ fn a_goal_sent_async_with_its_own_id_is_followed_canceled_and_ended_through_futu
 #[test]
 fn a_goal_whose_send_future_is_dropped_is_not_followed() {
     use kairos_action::GoalOptions;
-    let mut system = System::new();
-    let (_server, accepted) = stepped_server(&system.server_node);
-    let client = ActionClient::<Fibonacci>::new(&system.client_node, "fibonacci").unwrap();
-    system.spin();
-    assert!(client.wait_for_server(LIMIT));
+    let (_system, _server, accepted, client) = stepped_system();
     let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counted = calls.clone();
     let sent = client.send_goal_async(
@@ -650,11 +657,7 @@ fn a_goal_whose_send_future_is_dropped_is_not_followed() {
 fn with_feedback_until_result_a_goal_is_followed_until_its_result_or_its_end() {
     use kairos_action::GoalOptions;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    let mut system = System::new();
-    let (_server, accepted) = stepped_server(&system.server_node);
-    let client = ActionClient::<Fibonacci>::new(&system.client_node, "fibonacci").unwrap();
-    system.spin();
-    assert!(client.wait_for_server(LIMIT));
+    let (_system, _server, accepted, client) = stepped_system();
     let calls = Arc::new(AtomicUsize::new(0));
     let options = || {
         let counted = calls.clone();
