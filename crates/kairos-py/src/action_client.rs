@@ -352,11 +352,13 @@ impl PyActionClientGoal {
     }
 }
 
+/// A timeout in seconds as rclpy reads it: infinite (or NaN) waits until shutdown, zero
+/// or less does not wait.
 fn seconds(timeout: f64) -> Duration {
-    if timeout.is_finite() && timeout >= 0.0 {
-        std::cmp::min(Duration::from_secs_f64(timeout), crate::env::FOREVER)
-    } else {
+    if timeout.is_nan() || timeout >= crate::env::FOREVER.as_secs_f64() {
         crate::env::FOREVER
+    } else {
+        Duration::from_secs_f64(timeout.max(0.0))
     }
 }
 
