@@ -17,8 +17,12 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// The answer to a request of an [`ActionClient`](crate::ActionClient), once it comes;
-/// see the [module docs](self).
+/// The answer to a request of an [`ActionClient`](crate::ActionClient), once it comes.
+///
+/// Awaited in a callback whose group the server needs, it fails at once with
+/// `WouldDeadlock`; a server that goes away fails it; dropped, it abandons the request
+/// (a goal not yet accepted is no longer followed). Done callbacks run on the client's
+/// executor, in its callback group.
 #[must_use = "a request's answer is lost unless awaited or given a done callback"]
 pub struct ActionFuture<T> {
     pending: Box<dyn Pending<T>>,
