@@ -205,41 +205,33 @@ fn cancel_answer(
 /// The answer of an [`ActionFuture`], as a [`PyFuture`]'s source.
 struct AnswerSource<T> {
     future: ActionFuture<T>,
-    convert: Box<dyn FnOnce(T) -> Outcome + Send>,
+    /// Taken by the one completion, polled or delivered.
+    convert: Option<Box<dyn FnOnce(T) -> Outcome + Send>>,
 }
 
 impl<T: 'static> AnswerSource<T> {
     fn new(future: ActionFuture<T>, convert: impl FnOnce(T) -> Outcome + Send + 'static) -> Self {
         Self {
             future,
-            convert: Box::new(convert),
+            convert: Some(Box::new(convert)),
         }
     }
 }
 
 impl<T: Send + 'static> Source for AnswerSource<T> {
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Outcome> {
-        match Pin::new(&mut self.future).poll(cx) {
-            Poll::Ready(answer) => {
-                // Ready once: the source is dropped when its future completes.
-                let convert = std::mem::replace(&mut self.convert, Box::new(|_| unreachable()));
-                Poll::Ready(convert(answer))
-            }
-            Poll::Pending => Poll::Pending,
-        }
+        Pin::new(&mut self.future).poll(cx).map(|answer| {
+            let convert = self.convert.take().expect("a source completes once");
+            convert(answer)
+        })
     }
 
     fn on_done(self: Box<Self>, done: DoneFn) -> Result<(), Box<dyn Source>> {
         let AnswerSource { future, convert } = *self;
+        let convert = convert.expect("a source completes once");
         future.on_done_spun(move |answer| done(convert(answer)));
         Ok(())
     }
-}
-
-fn unreachable() -> Outcome {
-    Err(PyRuntimeError::new_err(
-        "an action answer was converted twice (a kairos bug)",
-    ))
 }
 
 /// An accepted goal of some action type.
